@@ -1,0 +1,340 @@
+"""The streaming event protocol: one pydantic model per event type, written to LangGraph's ``custom`` channel.
+
+Contract for clients:
+- every event is a JSON object with a ``type`` from ``EVENT_TYPES``;
+- ``run_start`` is the first event of every run and carries ``protocol_version``: it is bumped only on
+  breaking shape changes, new keys or types do not bump it;
+- exactly one ``status`` with ``state`` ``done`` or ``error`` ends a run; its ``detail`` ends with
+  ``Run time Xm Ys.``;
+- events sent from inside a sub-agent carry that sub-agent's ``role`` and the ``task_id`` of the ``task``
+  tool call that started it; the orchestrator's events carry ``role: "orchestrator"``.
+
+``emit`` validates every event against its model. On drift it logs a warning and still emits, because a
+frontend that gets a slightly wrong event is better off than one that gets none. Known secrets are
+scrubbed from every string before it leaves the process.
+
+The JSON Schema of every event is published in ``schema/events.schema.json`` (``python -m
+deep_research_agent.events > schema/events.schema.json``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+from collections.abc import Iterable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+logger = logging.getLogger(__name__)
+
+PROTOCOL_VERSION = 1
+
+try:
+    ENGINE_VERSION = version("deep-research-agent")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    ENGINE_VERSION = "0+unknown"
+
+ORCHESTRATOR = "orchestrator"
+
+EndState = Literal["done", "error"]
+StatusState = Literal[
+    "done",
+    "error",
+    "subagent_start",
+    "subagent_done",
+    "subagent_failed",
+    "revising",
+    "warning",
+    "keyless_search",
+]
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    role: str = Field(default=ORCHESTRATOR, description="Who sent it: orchestrator or a sub-agent role.")
+    task_id: str | None = Field(default=None, description="The task tool call that started the sending sub-agent.")
+
+
+class RunStart(_Event):
+    """First event of every run: the version handshake and the clock anchor."""
+
+    type: Literal["run_start"] = "run_start"
+    protocol_version: int = PROTOCOL_VERSION
+    engine_version: str = ENGINE_VERSION
+    started_at: str = Field(description="UTC ISO-8601 time the run started.")
+    thread_id: str | None = None
+    run_id: str | None = None
+
+
+class Report(_Event):
+    """The delivered report. ``partial`` marks a report salvaged from an incomplete run."""
+
+    type: Literal["report"] = "report"
+    markdown: str
+    partial: bool = False
+
+
+class Limits(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    max_tool_calls: int
+    recursion_limit: int
+
+
+class RoleUsage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model_calls: int = 0
+    tool_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+
+
+class Usage(_Event):
+    """The run's ledger, sent once at the end."""
+
+    type: Literal["usage"] = "usage"
+    tool_calls: int
+    model_calls: int
+    input_tokens: int
+    output_tokens: int
+    cached_tokens: int = 0
+    total_tokens: int
+    cost_usd: float
+    per_role: dict[str, RoleUsage] = Field(default_factory=dict)
+    elapsed_s: float
+    elapsed: str
+    limits: Limits
+
+
+class Status(_Event):
+    """Lifecycle and errors. ``done``/``error`` is the run's single authoritative end state."""
+
+    type: Literal["status"] = "status"
+    state: StatusState
+    reason: str | None = None
+    detail: str | None = None
+    model: str | None = None
+    subagent: str | None = None
+    model_calls: int | None = None
+    total_tokens: int | None = None
+    tool_calls: int | None = None
+    elapsed_s: float | None = None
+    elapsed: str | None = None
+
+
+class SearchQuery(_Event):
+    """A web search is about to run."""
+
+    type: Literal["search_query"] = "search_query"
+    id: str
+    query: str
+    source: str = Field(description="The search backend, e.g. tavily.")
+
+
+class SearchHit(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    title: str
+    url: str
+    domain: str
+    snippet: str
+
+
+class SearchResults(_Event):
+    """What a web search returned; ``ok`` is false when it failed."""
+
+    type: Literal["search_results"] = "search_results"
+    id: str
+    query: str
+    ok: bool
+    count: int
+    results: list[SearchHit] = Field(default_factory=list)
+    error: str | None = None
+
+
+class Source(_Event):
+    """A URL seen for the first time in this run."""
+
+    type: Literal["source"] = "source"
+    title: str
+    url: str
+    domain: str
+
+
+class Finding(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    finding: str
+    evidence: str = ""
+    source: str
+
+
+class SubagentFindings(_Event):
+    """A research unit's validated findings, as the orchestrator received them."""
+
+    type: Literal["subagent_findings"] = "subagent_findings"
+    unit: str
+    summary: str
+    findings: list[Finding] = Field(default_factory=list)
+    gaps: list[str] = Field(default_factory=list)
+
+
+class Clarification(_Event):
+    """Questions for the user; the run ends after this and waits for the answers on the same thread."""
+
+    type: Literal["clarification"] = "clarification"
+    questions: list[str]
+
+
+class PageFetched(_Event):
+    """A page was read in full (or failed to be)."""
+
+    type: Literal["page_fetched"] = "page_fetched"
+    url: str
+    ok: bool
+    title: str | None = None
+    chars: int = 0
+    error: str | None = None
+
+
+Event = Annotated[
+    RunStart
+    | Report
+    | Usage
+    | Status
+    | SearchQuery
+    | SearchResults
+    | Source
+    | SubagentFindings
+    | Clarification
+    | PageFetched,
+    Field(discriminator="type"),
+]
+
+EVENT_MODELS: dict[str, type[_Event]] = {
+    model.model_fields["type"].default: model
+    for model in (
+        RunStart,
+        Report,
+        Usage,
+        Status,
+        SearchQuery,
+        SearchResults,
+        Source,
+        SubagentFindings,
+        Clarification,
+        PageFetched,
+    )
+}
+EVENT_TYPES = tuple(EVENT_MODELS)
+_EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(Event)
+
+
+@dataclass(frozen=True)
+class Sender:
+    """Who is emitting: the orchestrator, or a sub-agent started by one ``task`` call."""
+
+    role: str = ORCHESTRATOR
+    task_id: str | None = None
+
+
+current_sender: ContextVar[Sender] = ContextVar("current_sender", default=Sender())
+
+_secrets: set[str] = set()
+_SECRET_PATTERNS = (
+    re.compile(r"\bsk-[A-Za-z0-9_\-*]{6,}"),
+    re.compile(r"\btvly-[A-Za-z0-9_\-*]{6,}"),
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-~+/]{8,}=*"),
+)
+
+
+def register_secrets(values: Iterable[str]) -> None:
+    """Remember secrets so they are scrubbed from every event and log line."""
+    _secrets.update(v for v in values if v and len(v) >= 6)
+
+
+def redact(text: str) -> str:
+    """Replace known secrets and key-shaped tokens with ``[redacted]``."""
+    for secret in _secrets:
+        if secret in text:
+            text = text.replace(secret, "[redacted]")
+    for pattern in _SECRET_PATTERNS:
+        text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + "[redacted]", text)
+    return text
+
+
+def _redact_tree(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, Mapping):
+        return {k: _redact_tree(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_redact_tree(v) for v in value]
+    return value
+
+
+def build_event(event: _Event | Mapping[str, Any]) -> dict[str, Any]:
+    """Validate an event and stamp its sender; drift is logged, never raised."""
+    if isinstance(event, _Event):
+        payload = event.model_dump(mode="json", exclude_none=True)
+    else:
+        payload = dict(event)
+        sender = current_sender.get()
+        payload.setdefault("role", sender.role)
+        payload.setdefault("task_id", sender.task_id)
+        try:
+            payload = _EVENT_ADAPTER.validate_python(payload).model_dump(mode="json", exclude_none=True)
+        except ValidationError as exc:
+            logger.warning("event drift in %r: %s", payload.get("type"), exc.errors(include_url=False))
+    return _redact_tree(payload)
+
+
+def emit(event_type: str, /, **fields: Any) -> dict[str, Any]:
+    """Send one event on the ``custom`` stream channel; a no-op outside a graph run."""
+    payload = build_event({"type": event_type, **fields})
+    try:
+        from langgraph.config import get_stream_writer
+
+        writer = get_stream_writer()
+    except RuntimeError:  # called outside a runnable context, e.g. a unit test of a tool
+        return payload
+    writer(payload)
+    return payload
+
+
+def utc_now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def format_elapsed(seconds: float) -> str:
+    """Human run time such as ``4m 12s``."""
+    total = max(int(round(seconds)), 0)
+    minutes, secs = divmod(total, 60)
+    return f"{minutes}m {secs}s"
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of every event, for frontends to generate types from."""
+    schema = _EVENT_ADAPTER.json_schema(mode="serialization")
+    schema["title"] = "DeepResearchAgentEvent"
+    schema["description"] = f"Events on the custom stream channel, protocol version {PROTOCOL_VERSION}."
+    schema["x-protocol-version"] = PROTOCOL_VERSION
+    return schema
+
+
+def schema_text() -> str:
+    return json.dumps(json_schema(), indent=2, sort_keys=True) + "\n"
+
+
+if __name__ == "__main__":
+    sys.stdout.write(schema_text())

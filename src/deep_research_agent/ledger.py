@@ -1,0 +1,182 @@
+"""The run ledger: what one run has spent and seen, shared by the orchestrator and every sub-agent.
+
+Sub-agents run as separate graphs with their own state, so run-wide facts (usage per role, sources in
+first-seen order, the full text of every page read) cannot live in any one agent's state. They live
+here, keyed by the LangGraph run id, and the orchestrator copies them into its final state.
+
+A ledger is created on first use and dropped by ``close_ledger`` when the run ends. The registry is
+bounded, so a run that dies before its end hook cannot leak memory for long.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from langgraph.config import get_config
+
+from .events import current_sender, utc_now_iso
+
+_MAX_OPEN_LEDGERS = 256
+
+
+@dataclass
+class RoleCounters:
+    model_calls: int = 0
+    tool_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+@dataclass
+class SourceRecord:
+    index: int
+    url: str
+    title: str
+    domain: str
+
+
+@dataclass
+class EvidenceRecord:
+    """Text the run actually retrieved, kept whole for citation checks."""
+
+    id: str
+    url: str
+    title: str
+    kind: str
+    retrieved_at: str
+    agent: str
+    sha256: str
+    text: str
+
+
+@dataclass
+class RunLedger:
+    run_key: str
+    started_monotonic: float = field(default_factory=time.monotonic)
+    started_at: str = field(default_factory=utc_now_iso)
+    usage: dict[str, RoleCounters] = field(default_factory=dict)
+    usage_by_task: dict[str, RoleCounters] = field(default_factory=dict)
+    sources: OrderedDict[str, SourceRecord] = field(default_factory=OrderedDict)
+    evidence: list[EvidenceRecord] = field(default_factory=list)
+    notices: set[str] = field(default_factory=set)
+    research_started: bool = False
+    report_delivered: bool = False
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def elapsed_s(self) -> float:
+        return time.monotonic() - self.started_monotonic
+
+    def role(self, role: str) -> RoleCounters:
+        with self._lock:
+            return self.usage.setdefault(role, RoleCounters())
+
+    def task(self, task_id: str) -> RoleCounters:
+        with self._lock:
+            return self.usage_by_task.setdefault(task_id, RoleCounters())
+
+    def totals(self) -> RoleCounters:
+        total = RoleCounters()
+        for counters in list(self.usage.values()):
+            total.model_calls += counters.model_calls
+            total.tool_calls += counters.tool_calls
+            total.input_tokens += counters.input_tokens
+            total.output_tokens += counters.output_tokens
+            total.cached_tokens += counters.cached_tokens
+            total.cost_usd += counters.cost_usd
+        return total
+
+    def add_source(self, url: str, title: str = "") -> SourceRecord | None:
+        """Record a URL; returns the new record, or None when the run has seen it already."""
+        key = normalise_url(url)
+        with self._lock:
+            if key in self.sources:
+                existing = self.sources[key]
+                if title and not existing.title:
+                    existing.title = title
+                return None
+            record = SourceRecord(index=len(self.sources) + 1, url=url, title=title or domain_of(url), domain=domain_of(url))
+            self.sources[key] = record
+            return record
+
+    def add_evidence(self, *, url: str, title: str, kind: str, text: str) -> EvidenceRecord:
+        sender = current_sender.get()
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        with self._lock:
+            for record in self.evidence:
+                if record.url == url and record.sha256 == digest:
+                    return record
+            record = EvidenceRecord(
+                id=f"ev{len(self.evidence) + 1}",
+                url=url,
+                title=title,
+                kind=kind,
+                retrieved_at=utc_now_iso(),
+                agent=sender.role,
+                sha256=digest,
+                text=text,
+            )
+            self.evidence.append(record)
+            return record
+
+    def first_notice(self, key: str) -> bool:
+        """True the first time ``key`` is noticed in this run (for say-it-once messages)."""
+        with self._lock:
+            if key in self.notices:
+                return False
+            self.notices.add(key)
+            return True
+
+
+_ledgers: OrderedDict[str, RunLedger] = OrderedDict()
+_registry_lock = threading.Lock()
+
+
+def run_key(config: dict[str, Any] | None = None) -> str:
+    """The id that is shared by a run's orchestrator and its sub-agents."""
+    if config is None:
+        try:
+            config = get_config()
+        except RuntimeError:
+            return "no-run"
+    configurable = config.get("configurable") or {}
+    metadata = config.get("metadata") or {}
+    for candidate in (configurable.get("run_id"), metadata.get("run_id"), configurable.get("thread_id")):
+        if candidate:
+            return str(candidate)
+    return "no-run"
+
+
+def current_ledger(config: dict[str, Any] | None = None) -> RunLedger:
+    key = run_key(config)
+    with _registry_lock:
+        ledger = _ledgers.get(key)
+        if ledger is None:
+            ledger = _ledgers[key] = RunLedger(run_key=key)
+            while len(_ledgers) > _MAX_OPEN_LEDGERS:
+                _ledgers.popitem(last=False)
+        return ledger
+
+
+def close_ledger(key: str) -> None:
+    with _registry_lock:
+        _ledgers.pop(key, None)
+
+
+def normalise_url(url: str) -> str:
+    parts = urlsplit(url.strip())
+    path = parts.path.rstrip("/") or "/"
+    return f"{parts.scheme.lower()}://{parts.netloc.lower()}{path}" + (f"?{parts.query}" if parts.query else "")
+
+
+def domain_of(url: str) -> str:
+    host = urlsplit(url).hostname or ""
+    return host.removeprefix("www.")

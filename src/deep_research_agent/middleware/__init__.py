@@ -1,0 +1,1 @@
+"""Middleware that keeps every run honest and bounded; one module per concern."""

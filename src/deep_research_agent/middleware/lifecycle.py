@@ -1,0 +1,184 @@
+"""Run lifecycle: the first event, the last events, and the single authoritative end state.
+
+Contract (orchestrator only; it must be the outermost middleware):
+- ``run_start`` is the first event of every run; config warnings follow it as ``status: warning``;
+- a config problem (refused ``base_url``, missing key) ends the run before any model call;
+- a model call that fails for good (after the client's retries) does not raise: the error is classified
+  into a detail that says what to fix, and the agent stops;
+- at the end, exactly one ``usage`` event and exactly one ``status`` ``done``/``error`` with a reason code
+  and a ``detail`` ending in ``Run time Xm Ys.``; the run's sources and evidence are copied into state.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, NotRequired
+
+import httpx
+import openai
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    AgentState,
+    ExtendedModelResponse,
+    ModelRequest,
+    ModelResponse,
+    hook_config,
+)
+from langchain.agents.middleware.types import PrivateStateAttr
+from langchain_core.messages import AIMessage
+from langgraph.config import get_config
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+
+from ..config import ResearchConfig
+from ..events import emit, format_elapsed, redact
+from ..ledger import RunLedger, close_ledger, current_ledger, run_key
+
+logger = logging.getLogger(__name__)
+
+
+class LifecycleState(AgentState):
+    run_error: NotRequired[Annotated[dict[str, str] | None, PrivateStateAttr]]
+
+
+class RunLifecycleMiddleware(AgentMiddleware):
+    """Opens and closes every run with the protocol's handshake, ledger and end state."""
+
+    state_schema = LifecycleState
+
+    def __init__(self, settings: ResearchConfig) -> None:
+        super().__init__()
+        self.settings = settings
+
+    @hook_config(can_jump_to=["end"])
+    async def abefore_agent(self, state: LifecycleState, runtime: Runtime) -> dict[str, Any] | None:
+        config = get_config()
+        ledger = current_ledger(config)
+        configurable = config.get("configurable") or {}
+        emit(
+            "run_start",
+            started_at=ledger.started_at,
+            thread_id=configurable.get("thread_id"),
+            run_id=configurable.get("run_id"),
+        )
+        for warning in self.settings.warnings:
+            emit("status", state="warning", reason="config", detail=warning)
+        if self.settings.problems:
+            return {"run_error": {"reason": "config_error", "detail": " ".join(self.settings.problems)}, "jump_to": "end"}
+        return {"run_error": None}
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> Any:
+        try:
+            return await handler(request)
+        except (openai.APIError, httpx.HTTPError) as exc:
+            detail = describe_model_error(exc, self.settings)
+            logger.warning("model call failed: %s", detail)
+            notice = AIMessage(content=f"(The model call failed: {detail})")
+            return ExtendedModelResponse(
+                model_response=ModelResponse(result=[notice]),
+                command=Command(update={"run_error": {"reason": "model_error", "detail": detail}}),
+            )
+
+    async def aafter_agent(self, state: LifecycleState, runtime: Runtime) -> dict[str, Any] | None:
+        config = get_config()
+        ledger = current_ledger(config)
+        try:
+            state_reason, reason, detail = _end_state(state, ledger)
+            self._emit_usage(ledger)
+            elapsed = ledger.elapsed_s
+            emit(
+                "status",
+                state=state_reason,
+                reason=reason,
+                detail=f"{detail} Run time {format_elapsed(elapsed)}.",
+                tool_calls=ledger.totals().tool_calls,
+                elapsed_s=round(elapsed, 2),
+                elapsed=format_elapsed(elapsed),
+            )
+            return {
+                "sources": [
+                    {"index": s.index, "url": s.url, "domain": s.domain, "title": s.title}
+                    for s in ledger.sources.values()
+                ],
+                "evidence": [vars(record).copy() for record in ledger.evidence],
+            }
+        finally:
+            close_ledger(run_key(config))
+
+    def _emit_usage(self, ledger: RunLedger) -> None:
+        totals = ledger.totals()
+        emit(
+            "usage",
+            tool_calls=totals.tool_calls,
+            model_calls=totals.model_calls,
+            input_tokens=totals.input_tokens,
+            output_tokens=totals.output_tokens,
+            cached_tokens=totals.cached_tokens,
+            total_tokens=totals.input_tokens + totals.output_tokens,
+            cost_usd=round(totals.cost_usd, 6),
+            per_role={
+                role: {
+                    "model_calls": c.model_calls,
+                    "tool_calls": c.tool_calls,
+                    "input_tokens": c.input_tokens,
+                    "output_tokens": c.output_tokens,
+                    "cached_tokens": c.cached_tokens,
+                }
+                for role, c in ledger.usage.items()
+            },
+            elapsed_s=round(ledger.elapsed_s, 2),
+            elapsed=format_elapsed(ledger.elapsed_s),
+            limits={"max_tool_calls": self.settings.max_tool_calls, "recursion_limit": self.settings.recursion_limit},
+        )
+
+
+def _end_state(state: LifecycleState, ledger: RunLedger) -> tuple[str, str, str]:
+    """The single end state of the run, by first match."""
+    error = state.get("run_error")
+    if error:
+        return "error", error["reason"], error["detail"].rstrip(".") + "."
+    if ledger.report_delivered:
+        return "done", "report_delivered", f"Report delivered with {len(ledger.sources)} sources seen."
+    last = state["messages"][-1] if state.get("messages") else None
+    if not ledger.research_started and isinstance(last, AIMessage) and last.text.strip() and not last.tool_calls:
+        return "done", "direct_answer", "Answered directly, without research."
+    return "error", "ended_without_report", "The run ended without delivering a report."
+
+
+def describe_model_error(exc: BaseException, settings: ResearchConfig) -> str:
+    """A one-line, secret-free explanation of a failed model call that says what to fix."""
+    where = settings.base_url
+    if isinstance(exc, openai.AuthenticationError):
+        text = (
+            f"The model endpoint {where} rejected the API key (401 Unauthorized). "
+            "Fix OPENAI_API_KEY (or OPENROUTER_API_KEY) in .env, or configurable.apiKeys.OPENAI_API_KEY"
+        )
+    elif isinstance(exc, openai.PermissionDeniedError):
+        text = f"The model endpoint {where} refused access (403). Check the key's permissions and credit"
+    elif isinstance(exc, openai.NotFoundError):
+        text = (
+            f"The model endpoint {where} does not know a model of tier {settings.model_tier!r} (404). "
+            "Check OPENAI_BASE_URL and DRA_MODEL_TIER"
+        )
+    elif isinstance(exc, openai.RateLimitError):
+        text = f"The model endpoint {where} kept rate-limiting (429) after retries. Retry later or raise your limits"
+    elif isinstance(exc, openai.BadRequestError):
+        text = f"The model endpoint {where} rejected the request (400): {_message_of(exc)}"
+    elif isinstance(exc, openai.APITimeoutError | httpx.TimeoutException):
+        text = f"The model endpoint {where} timed out after {settings.request_timeout:g} s. Retry, or raise DRA_REQUEST_TIMEOUT"
+    elif isinstance(exc, openai.APIConnectionError | httpx.TransportError):
+        text = f"Cannot reach the model endpoint {where}. Check OPENAI_BASE_URL and that the server is up"
+    elif isinstance(exc, openai.APIStatusError):
+        text = f"The model endpoint {where} failed with HTTP {exc.status_code} after retries: {_message_of(exc)}"
+    else:
+        text = f"The model call failed ({type(exc).__name__})"
+    return redact(text)
+
+
+def _message_of(exc: openai.APIStatusError) -> str:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    message = body.get("message") or (body.get("error") or {}).get("message") if body else None
+    return str(message or exc.message)[:300]

@@ -1,0 +1,38 @@
+"""Scripted scenarios shared by the end-to-end tests, matched on each role's prompt."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tests.support.scripted_model import agent, call, turn
+
+ORCHESTRATOR_MATCH = "You are the orchestrator of a deep research run"
+RESEARCHER_MATCH = "You are a research sub-agent"
+
+
+def findings_json(summary: str, findings: list[dict[str, str]] | None = None, gaps: list[str] | None = None) -> str:
+    return json.dumps({"summary": summary, "findings": findings or [], "gaps": gaps or []})
+
+
+def orchestrator(*turns: dict[str, Any], repeat_last: bool = False) -> dict[str, Any]:
+    return agent("orchestrator", ORCHESTRATOR_MATCH, *turns, repeat_last=repeat_last)
+
+
+def researcher(*turns: dict[str, Any], repeat_last: bool = False) -> dict[str, Any]:
+    return agent("researcher", RESEARCHER_MATCH, *turns, repeat_last=repeat_last)
+
+
+def plan_and_delegate(*briefs: str) -> dict[str, Any]:
+    """The orchestrator's planning turn: a todo list plus one parallel task per brief."""
+    todos = [{"content": brief, "status": "in_progress"} for brief in briefs] + [
+        {"content": "Write the report", "status": "pending"}
+    ]
+    return turn(
+        tool_calls=[call("write_todos", todos=todos)]
+        + [call("task", description=brief, subagent_type="research-subagent") for brief in briefs]
+    )
+
+
+def submit(markdown: str) -> dict[str, Any]:
+    return turn(tool_calls=[call("submit_report", report_markdown=markdown)])

@@ -1,0 +1,166 @@
+"""One real ``langgraph dev`` server for the whole end-to-end suite, and a helper to stream runs through the SDK.
+
+The dev server silently moves to a random port when its port is busy, so ``start`` checks the log for
+that warning and checks that the port it asked for answers with this project's graph.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from langgraph_sdk import get_client
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+GRAPH_ID = "deep_research_agent"
+STREAM_MODES = ["messages", "updates", "custom"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class AgentServer:
+    """``langgraph dev`` in a subprocess, in a scratch directory so its pickles never touch the tree."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        self.port = 0
+        self.process: subprocess.Popen[bytes] | None = None
+        self.workdir = Path(tempfile.mkdtemp(prefix="dra-dev-"))
+        self.log_path = self.workdir / "server.log"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 90.0) -> AgentServer:
+        self.port = free_port()
+        shutil.copy(PROJECT_ROOT / "langgraph.json", self.workdir / "langgraph.json")
+        config = (self.workdir / "langgraph.json").read_text().replace('"./src/', f'"{PROJECT_ROOT}/src/')
+        config = config.replace('"dependencies": ["."]', f'"dependencies": ["{PROJECT_ROOT}"]')
+        (self.workdir / "langgraph.json").write_text(config)
+        env = {
+            **os.environ,
+            "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+            "LANGGRAPH_NO_VERSION_CHECK": "true",
+            "LANGGRAPH_DISABLE_FILE_PERSISTENCE": "true",
+            **self.env,
+        }
+        langgraph = Path(sys.executable).with_name("langgraph")
+        command = [
+            str(langgraph), "dev", "--no-browser", "--no-reload",
+            "--host", "127.0.0.1", "--port", str(self.port),
+            "--n-jobs-per-worker", "10", "--config", str(self.workdir / "langgraph.json"),
+        ]  # fmt: skip
+        log = self.log_path.open("wb")
+        self.process = subprocess.Popen(
+            command, cwd=self.workdir, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"langgraph dev exited early:\n{self.log()}")
+            if "already in use" in self.log():
+                self.stop()
+                raise RuntimeError(f"port {self.port} was taken; langgraph dev moved away from it:\n{self.log()}")
+            try:
+                if httpx.get(f"{self.url}/ok", timeout=1).status_code == 200:
+                    self._check_it_is_ours()
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.3)
+        self.stop()
+        raise RuntimeError(f"langgraph dev did not come up within {timeout}s:\n{self.log()}")
+
+    def _check_it_is_ours(self) -> None:
+        found = httpx.post(f"{self.url}/assistants/search", json={"graph_id": GRAPH_ID}, timeout=5).json()
+        if not found:
+            raise RuntimeError(f"the server on port {self.port} does not serve {GRAPH_ID}")
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+@dataclass
+class RunResult:
+    """Everything a client saw during one streamed run, plus the thread state afterwards."""
+
+    thread_id: str
+    parts: list[tuple[str, Any]] = field(default_factory=list)
+    state: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """Protocol events from the custom channel, orchestrator and sub-agents alike, in arrival order."""
+        return [data for name, data in self.parts if name.split("|")[0] == "custom"]
+
+    def of_type(self, event_type: str) -> list[dict[str, Any]]:
+        return [e for e in self.events if e.get("type") == event_type]
+
+    def statuses(self, state: str | None = None) -> list[dict[str, Any]]:
+        return [e for e in self.of_type("status") if state is None or e.get("state") == state]
+
+    @property
+    def end_statuses(self) -> list[dict[str, Any]]:
+        return [e for e in self.of_type("status") if e.get("state") in ("done", "error")]
+
+    @property
+    def values(self) -> dict[str, Any]:
+        return self.state.get("values") or {}
+
+    def stream_errors(self) -> list[Any]:
+        return [data for name, data in self.parts if name == "error"]
+
+
+async def stream_run(
+    url: str,
+    message: str,
+    *,
+    configurable: dict[str, Any] | None = None,
+    thread_id: str | None = None,
+    timeout: float = 120.0,
+) -> RunResult:
+    """Stream one run through langgraph_sdk the way a frontend does, then read the thread state."""
+    client = get_client(url=url)
+    if thread_id is None:
+        thread_id = (await client.threads.create())["thread_id"]
+    result = RunResult(thread_id=thread_id)
+
+    async def consume() -> None:
+        async for part in client.runs.stream(
+            thread_id,
+            GRAPH_ID,
+            input={"messages": [{"role": "user", "content": message}]},
+            config={"configurable": configurable or {}},
+            stream_mode=STREAM_MODES,
+            stream_subgraphs=True,
+        ):
+            result.parts.append((part.event, part.data))
+
+    await asyncio.wait_for(consume(), timeout=timeout)
+    result.state = await client.threads.get_state(thread_id)
+    return result
