@@ -8,6 +8,7 @@ import pytest
 
 from tests.support.agent_server import AgentServer
 from tests.support.scripted_model import ScriptedModelServer
+from tests.support.web import WebStandIn
 
 E2E_MODEL_KEY = "sk-e2e-model-key-0123456789"
 
@@ -24,13 +25,23 @@ def model_server() -> Iterator[ScriptedModelServer]:
 
 
 @pytest.fixture(scope="session")
-def agent_server(model_server: ScriptedModelServer) -> Iterator[AgentServer]:
+def web_server() -> Iterator[WebStandIn]:
+    """Loopback pages plus a Tavily-compatible API. No TAVILY_API_KEY is set, so runs default to keyless."""
+    with WebStandIn() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def agent_server(model_server: ScriptedModelServer, web_server: WebStandIn) -> Iterator[AgentServer]:
     server = AgentServer(
         {
             "OPENAI_BASE_URL": model_server.base_url,
             "OPENAI_API_KEY": E2E_MODEL_KEY,
             "DRA_MODEL_TIER": "extra-low",
             "DRA_MAX_RETRIES": "0",
+            "TAVILY_API_BASE_URL": web_server.base_url,
+            "TAVILY_API_KEY": "",
+            "DRA_FETCH_ALLOW_HOSTS": web_server.allow_host,
         }
     ).start()
     try:
@@ -44,3 +55,10 @@ def scripted(model_server: ScriptedModelServer) -> ScriptedModelServer:
     """The model server with a clean scenario and request log for this test."""
     model_server.reset()
     return model_server
+
+
+@pytest.fixture
+def web(web_server: WebStandIn) -> WebStandIn:
+    """The web stand-in with Tavily's behaviour switches and request log cleared for this test."""
+    web_server.tavily_reset()
+    return web_server

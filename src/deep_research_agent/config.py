@@ -212,6 +212,34 @@ class ResearchConfig(BaseModel):
         env="DRA_MAX_TOOL_CALLS",
         configurable=("max_tool_calls", "max_react_tool_calls"),
     )
+    tavily_api_key: SecretStr | None = _setting(
+        None,
+        "Tavily key for web_search; without one, Tavily's keyless access is used (rate-limited).",
+        env="TAVILY_API_KEY",
+        configurable="apiKeys.TAVILY_API_KEY",
+    )
+    tavily_api_base_url: str = _setting(
+        "", "Tavily API endpoint (self-hosted or test); empty means Tavily's own.", env="TAVILY_API_BASE_URL", operator_only=True
+    )
+    web_search: bool = _setting(True, "Give research sub-agents the web_search tool.", env="DRA_WEB_SEARCH", configurable="web_search")
+    search_max_results: int = _setting(
+        6, "Results per web search.", env="DRA_SEARCH_MAX_RESULTS", configurable="search_max_results"
+    )
+    web_fetch: bool = _setting(
+        True, "Give research sub-agents the web_fetch full-page reader.", env="DRA_WEB_FETCH", configurable="web_fetch"
+    )
+    max_fetch_chars: int = _setting(
+        30000,
+        "Characters of a fetched page the model sees; the full text is kept for citation checks.",
+        env="DRA_MAX_FETCH_CHARS",
+        configurable="max_fetch_chars",
+    )
+    fetch_allow_hosts: tuple[str, ...] = _setting(
+        (),
+        "Comma-separated host[:port] that web_fetch may read although they are private addresses.",
+        env="DRA_FETCH_ALLOW_HOSTS",
+        operator_only=True,
+    )
     domain_prompt: str = _setting(
         "",
         "Deployment guidance injected into every role's prompt as a DOMAIN CONTEXT block.",
@@ -303,12 +331,15 @@ class ResearchConfig(BaseModel):
 
     def secret_values(self) -> tuple[str, ...]:
         """Every secret this config holds, so emitters and loggers can scrub them."""
-        return tuple(s.get_secret_value() for s in (self.openai_api_key,) if s is not None and s.get_secret_value())
+        keys = (self.openai_api_key, self.tavily_api_key)
+        return tuple(s.get_secret_value() for s in keys if s is not None and s.get_secret_value())
 
     def cache_key(self) -> str:
         """A digest of everything that shapes the graph; secrets enter only as a hash."""
         payload = self.model_dump(mode="json")
-        payload["openai_api_key"] = _digest(self.openai_api_key.get_secret_value()) if self.openai_api_key else None
+        for name in ("openai_api_key", "tavily_api_key"):
+            secret = getattr(self, name)
+            payload[name] = _digest(secret.get_secret_value()) if secret else None
         payload["problems"] = list(self.problems)
         payload["warnings"] = list(self.warnings)
         return _digest(json.dumps(payload, sort_keys=True, default=str))
@@ -370,19 +401,31 @@ def _coerce(annotation: Any, raw: Any, default: Any) -> Any:
         except ValueError:
             raise ValueError(f"{raw!r} is not a number") from None
     if kind is tuple:
-        if isinstance(raw, (list, tuple)):
-            return tuple(raw)
-        text = str(raw).strip()
-        if text.startswith("["):
-            try:
-                parsed = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"not valid JSON ({exc.msg})") from None
-            if not isinstance(parsed, list):
-                raise ValueError("expected a JSON list")
-            return tuple(parsed)
-        return tuple(part.strip() for part in text.split(",") if part.strip())
+        items = _as_list(raw)
+        wants_objects = "dict" in str(annotation)
+        if wants_objects and not all(isinstance(item, dict) for item in items):
+            raise ValueError("expected a JSON list of objects")
+        if not wants_objects and not all(isinstance(item, str) for item in items):
+            raise ValueError("expected a comma-separated list")
+        return tuple(items)
     return str(raw)
+
+
+def _as_list(raw: Any) -> list[Any]:
+    if isinstance(raw, (list, tuple)):
+        return list(raw)
+    if isinstance(raw, dict):
+        raise ValueError("expected a list, got a single object")
+    text = str(raw).strip()
+    if text.startswith(("[", "{")):
+        try:
+            parsed = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not valid JSON ({exc.msg})") from None
+        if not isinstance(parsed, list):
+            raise ValueError("expected a JSON list")
+        return parsed
+    return [part.strip() for part in text.split(",") if part.strip()]
 
 
 def settings_table() -> list[dict[str, str]]:
@@ -407,3 +450,46 @@ def settings_table() -> list[dict[str, str]]:
             }
         )
     return rows
+
+
+RUNNER_SETTINGS: tuple[tuple[str, str, str], ...] = (
+    ("DRA_HOST", "127.0.0.1", "Address ./run.sh serves the dev server on."),
+    ("DRA_PORT", "2024", "Port of the dev server; ./run.sh stops with a message when it is taken."),
+    ("DRA_JOBS", "10", "Runs the dev server executes at once (--n-jobs-per-worker)."),
+    ("DRA_RELOAD", "0", "1 restarts the server on source changes (kills in-flight runs)."),
+    ("DRA_URL", "", "Server URL for ./run.sh ask/smoke/doctor; defaults to http://DRA_HOST:DRA_PORT."),
+)
+
+
+def env_example() -> str:
+    """The text of ``.env.example``: every environment variable, its default, one line on what it does."""
+    lines = ["# deep-research-agent settings. Copy to .env; run.sh loads it. Per-run configurable keys override these."]
+    for row in settings_table():
+        for env in row["env"].split(" / "):
+            lines += ["", f"# {row['description']}", f"{env}={row['default']}"]
+    lines += ["", "# --- ./run.sh and the dev server ---"]
+    for env, default, description in RUNNER_SETTINGS:
+        lines += ["", f"# {description}", f"{env}={default}"]
+    return "\n".join(lines) + "\n"
+
+
+def markdown_table() -> str:
+    """The README's configuration table."""
+    lines = ["| Env var | Configurable key | Default | What it does |", "|---|---|---|---|"]
+    for row in settings_table():
+        env = " / ".join(f"`{e}`" for e in row["env"].split(" / "))
+        keys = row["configurable"] if row["configurable"] == "—" else " / ".join(
+            f"`{k}`" for k in row["configurable"].split(" / ")
+        )
+        default = f"`{row['default']}`" if row["default"] else "—"
+        lines.append(f"| {env} | {keys} | {default} | {row['description']} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    import sys
+
+    outputs = {"env-example": env_example, "markdown": markdown_table}
+    if len(sys.argv) != 2 or sys.argv[1] not in outputs:
+        sys.exit(f"usage: python -m deep_research_agent.config {{{'|'.join(outputs)}}}")
+    sys.stdout.write(outputs[sys.argv[1]]())

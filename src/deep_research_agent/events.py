@@ -251,10 +251,12 @@ class Sender:
 current_sender: ContextVar[Sender] = ContextVar("current_sender", default=Sender())
 
 _secrets: set[str] = set()
+# Key-shaped tokens carry a long random run; prose and URL slugs ("sk-hynix-posts-...", "bearer securities")
+# have short hyphenated words, so they are left alone.
 _SECRET_PATTERNS = (
-    re.compile(r"\bsk-[A-Za-z0-9_\-*]{6,}"),
-    re.compile(r"\btvly-[A-Za-z0-9_\-*]{6,}"),
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-~+/]{8,}=*"),
+    re.compile(r"(?<![/\w-])sk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_]{12,}"),
+    re.compile(r"(?<![/\w-])tvly-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_]{12,}"),
+    re.compile(r"(?i)(bearer\s+)(?=[A-Za-z0-9._\-~+/]*\d)[A-Za-z0-9._\-~+/]{12,}=*"),
 )
 
 
@@ -295,7 +297,8 @@ def build_event(event: _Event | Mapping[str, Any]) -> dict[str, Any]:
         try:
             payload = _EVENT_ADAPTER.validate_python(payload).model_dump(mode="json", exclude_none=True)
         except ValidationError as exc:
-            logger.warning("event drift in %r: %s", payload.get("type"), exc.errors(include_url=False))
+            problems = [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)]
+            logger.warning("event drift in %r: %s", payload.get("type"), redact("; ".join(problems)))
     return _redact_tree(payload)
 
 

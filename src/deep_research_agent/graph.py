@@ -29,11 +29,15 @@ from langgraph.graph.state import CompiledStateGraph
 from . import prompts
 from .config import ResearchConfig
 from .events import ORCHESTRATOR, register_secrets
+from .middleware.clarification import ClarificationMiddleware
 from .middleware.lifecycle import RunLifecycleMiddleware
 from .middleware.metering import UsageMeteringMiddleware
 from .middleware.subagent_lifecycle import SubagentLifecycleMiddleware
+from .middleware.tool_errors import ClassifiedToolErrorsMiddleware
 from .models import chat_model
 from .report import ReportMiddleware
+from .tools.fetch import build_web_fetch_tool
+from .tools.search import build_web_search_tool
 
 logger = logging.getLogger(__name__)
 
@@ -77,12 +81,14 @@ def make_graph(config: dict[str, Any] | None = None) -> CompiledStateGraph:
 def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
     """Assemble the orchestrator and its sub-agents for one configuration."""
     tier = settings.tier
+    research_tools = [t for t in (build_web_search_tool(settings), build_web_fetch_tool(settings)) if t is not None]
     research_subagent = create_agent(
         chat_model(settings, "subagent"),
-        tools=[],
+        tools=research_tools,
         system_prompt=prompts.render(prompts.RESEARCH_SUBAGENT, domain_prompt=settings.domain_prompt),
         middleware=[
             UsageMeteringMiddleware(role=RESEARCH_SUBAGENT, spec=tier.subagent),
+            ClassifiedToolErrorsMiddleware(role=RESEARCH_SUBAGENT),
             PatchToolCallsMiddleware(),
         ],
         name=RESEARCH_SUBAGENT,
@@ -101,7 +107,9 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
         middleware=[
             RunLifecycleMiddleware(settings),
             UsageMeteringMiddleware(role=ORCHESTRATOR, spec=tier.research),
+            ClassifiedToolErrorsMiddleware(role=ORCHESTRATOR),
             SubagentLifecycleMiddleware(models_by_role={RESEARCH_SUBAGENT: tier.subagent.slug}),
+            ClarificationMiddleware(),
             TodoListMiddleware(system_prompt=_TODOS_PROMPT, tool_description=_TODOS_DESCRIPTION),
             SubAgentMiddleware(backend=StateBackend(), subagents=subagents, task_description=_TASK_DESCRIPTION),
             ReportMiddleware(),

@@ -69,6 +69,7 @@ class RunLedger:
     notices: set[str] = field(default_factory=set)
     research_started: bool = False
     report_delivered: bool = False
+    clarification_requested: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property

@@ -36,3 +36,11 @@ def plan_and_delegate(*briefs: str) -> dict[str, Any]:
 
 def submit(markdown: str) -> dict[str, Any]:
     return turn(tool_calls=[call("submit_report", report_markdown=markdown)])
+
+
+def system_text(body: dict[str, Any]) -> str:
+    """The system prompt of a recorded model request, whether sent as a string or as content parts."""
+    content = body["messages"][0]["content"]
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content)

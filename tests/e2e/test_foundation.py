@@ -63,7 +63,7 @@ async def test_the_orchestrator_sees_only_its_own_tools(agent_server, scripted):
 
     first = scripted.requests()[0]["body"]
     tool_names = {t["function"]["name"] for t in first["tools"]}
-    assert tool_names == {"write_todos", "task", "submit_report"}
+    assert tool_names == {"write_todos", "task", "submit_report", "request_clarification"}
     task_tool = next(t for t in first["tools"] if t["function"]["name"] == "task")
     assert "research-subagent" in task_tool["function"]["description"]
     assert "general-purpose" not in task_tool["function"]["description"]
@@ -82,7 +82,7 @@ async def test_a_rejected_model_key_ends_the_run_with_one_error_that_says_what_t
     assert RUN_TIME.search(end["detail"])
     assert len(run.of_type("usage")) == 1
     assert run.stream_errors() == []
-    assert E2E_MODEL_KEY not in str(run.parts) and E2E_MODEL_KEY not in str(run.state)
+    assert E2E_MODEL_KEY not in str(run.parts) and E2E_MODEL_KEY not in str(run.values)
 
 
 async def test_a_base_url_not_on_the_allowlist_is_refused_before_any_model_call(agent_server, scripted):

@@ -142,6 +142,8 @@ def _end_state(state: LifecycleState, ledger: RunLedger) -> tuple[str, str, str]
         return "error", error["reason"], error["detail"].rstrip(".") + "."
     if ledger.report_delivered:
         return "done", "report_delivered", f"Report delivered with {len(ledger.sources)} sources seen."
+    if ledger.clarification_requested:
+        return "done", "awaiting_clarification", "Waiting for the answers to the clarifying questions."
     last = state["messages"][-1] if state.get("messages") else None
     if not ledger.research_started and isinstance(last, AIMessage) and last.text.strip() and not last.tool_calls:
         return "done", "direct_answer", "Answered directly, without research."

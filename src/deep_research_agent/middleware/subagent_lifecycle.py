@@ -6,7 +6,9 @@ Contract (orchestrator only):
 - while the sub-agent runs, every event it emits carries its role and this ``task`` call's id (through
   the ``current_sender`` context variable, which parallel ``task`` calls each hold separately);
 - a sub-agent that raises becomes an error result for that ``task`` ("not researched, retry once") and a
-  ``subagent_failed`` status: one dead worker never kills the run.
+  ``subagent_failed`` status: one dead worker never kills the run;
+- when the sub-agent's answer carries the findings object, the orchestrator receives that object alone
+  (normalised JSON), a ``subagent_findings`` event shows it, and its source URLs join the run's sources.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from ..events import Sender, current_sender, emit, redact
-from ..ledger import current_ledger
+from ..findings import parse_findings
+from ..ledger import RunLedger, current_ledger
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +71,7 @@ class SubagentLifecycleMiddleware(AgentMiddleware):
                 status="error",
             )
         current_sender.reset(token)
+        result = _hand_over_findings(result, unit=str(args.get("description") or ""), ledger=ledger, sender=Sender(role, task_id))
         spent = ledger.task(task_id)
         emit(
             "status",
@@ -81,3 +85,44 @@ class SubagentLifecycleMiddleware(AgentMiddleware):
             tool_calls=spent.tool_calls,
         )
         return result
+
+
+_UNIT_CHARS = 300
+
+
+def _hand_over_findings(result: ToolMessage | Command, *, unit: str, ledger: RunLedger, sender: Sender) -> ToolMessage | Command:
+    """Replace the sub-agent's answer by its parsed findings object and publish it."""
+    message = _tool_message_of(result)
+    if message is None:
+        return result
+    findings = parse_findings(message.text)
+    if findings is None:
+        return result
+    emit(
+        "subagent_findings",
+        role=sender.role,
+        task_id=sender.task_id,
+        unit=unit[:_UNIT_CHARS],
+        summary=findings.summary,
+        findings=[f.model_dump() for f in findings.findings],
+        gaps=findings.gaps,
+    )
+    for finding in findings.findings:
+        if finding.source.startswith(("http://", "https://")):
+            record = ledger.add_source(finding.source)
+            if record is not None:
+                emit("source", role=sender.role, task_id=sender.task_id, title=record.title, url=record.url, domain=record.domain)
+    replacement = message.model_copy(update={"content": findings.to_json()})
+    if isinstance(result, ToolMessage):
+        return replacement
+    update = dict(result.update or {})
+    update["messages"] = [replacement if m is message else m for m in update.get("messages", [])]
+    return Command(graph=result.graph, update=update, resume=result.resume, goto=result.goto)
+
+
+def _tool_message_of(result: ToolMessage | Command) -> ToolMessage | None:
+    if isinstance(result, ToolMessage):
+        return result
+    update = result.update if isinstance(result.update, dict) else {}
+    messages = [m for m in update.get("messages", []) if isinstance(m, ToolMessage)]
+    return messages[-1] if messages else None

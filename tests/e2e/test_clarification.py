@@ -1,0 +1,78 @@
+"""Clarifying questions through ``langgraph dev``: the card, the end of the turn, the answer on the same thread."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, submit
+from tests.support.agent_server import stream_run
+from tests.support.scripted_model import call, scenario, turn
+
+pytestmark = pytest.mark.anyio
+
+QUESTIONS = ["Which region should I cover?", "Which timeframe matters: the last 12 months or longer?"]
+ANSWERS = (
+    "Answers to your clarifying questions:\n"
+    f"1. Q: {QUESTIONS[0]} A: Nordic countries\n"
+    f"2. Q: {QUESTIONS[1]} A: last 12 months"
+)
+
+
+async def test_a_clarification_ends_the_turn_and_the_answers_on_the_same_thread_start_the_research(agent_server, scripted):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(
+                turn(tool_calls=[call("request_clarification", questions=QUESTIONS)]),
+                plan_and_delegate("Find Nordic kelp farm figures for the last 12 months"),
+                submit("# Kelp\n\nDone.\n\n## Sources\n"),
+            ),
+            researcher(turn(content=findings_json("Nothing new."))),
+        )
+    )
+
+    asked = await stream_run(agent_server.url, "Tell me about kelp farms.")
+
+    assert [e["questions"] for e in asked.of_type("clarification")] == [QUESTIONS]
+    assert [(e["state"], e["reason"]) for e in asked.end_statuses] == [("done", "awaiting_clarification")]
+    assert len([r for r in scripted.requests() if r["agent"] == "orchestrator"]) == 1, "the turn went on after asking"
+    echoed = asked.values["messages"][-1]
+    assert echoed["type"] == "tool" and all(q in echoed["content"] for q in QUESTIONS)
+
+    answered = await stream_run(agent_server.url, ANSWERS, thread_id=asked.thread_id)
+
+    assert [(e["state"], e["reason"]) for e in answered.end_statuses] == [("done", "report_delivered")]
+    assert answered.of_type("clarification") == []
+    planning_request = [r for r in scripted.requests() if r["agent"] == "orchestrator"][1]["body"]["messages"]
+    assert planning_request[-1]["role"] == "user" and "A: Nordic countries" in planning_request[-1]["content"]
+
+
+async def test_questions_asked_in_prose_still_produce_the_clarification_card(agent_server, scripted):
+    prose = "Before I start, could you clarify two things?\n1. Which region should I cover?\n2. Which timeframe?"
+    scripted.set_scenario(scenario(orchestrator(turn(content=prose))))
+
+    run = await stream_run(agent_server.url, "Tell me about kelp farms.")
+
+    assert [e["questions"] for e in run.of_type("clarification")] == [
+        ["Which region should I cover?", "Which timeframe?"]
+    ]
+    assert [(e["state"], e["reason"]) for e in run.end_statuses] == [("done", "awaiting_clarification")]
+
+
+async def test_once_research_has_started_a_clarification_is_refused_and_the_model_is_told_to_finish(agent_server, scripted):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(
+                plan_and_delegate("Find kelp figures"),
+                turn(tool_calls=[call("request_clarification", questions=["Which region?"])]),
+                submit("# Kelp\n\nDone.\n\n## Sources\n"),
+            ),
+            researcher(turn(content=findings_json("Nothing new."))),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "Tell me about kelp farms.")
+
+    assert run.of_type("clarification") == []
+    assert [(e["state"], e["reason"]) for e in run.end_statuses] == [("done", "report_delivered")]
+    final_request = [r for r in scripted.requests() if r["agent"] == "orchestrator"][-1]["body"]["messages"]
+    assert "research has already started" in final_request[-1]["content"]

@@ -1,0 +1,278 @@
+"""Specification of the streaming event protocol: the registry, ``emit``, senders, redaction and the schema."""
+
+from __future__ import annotations
+
+import json
+import logging
+import typing
+from pathlib import Path
+from typing import TypedDict
+
+import pytest
+from langgraph.graph import END, START, StateGraph
+
+from deep_research_agent import events
+from deep_research_agent.events import (
+    ENGINE_VERSION,
+    EVENT_MODELS,
+    EVENT_TYPES,
+    PROTOCOL_VERSION,
+    Event,
+    Sender,
+    current_sender,
+    emit,
+    format_elapsed,
+    register_secrets,
+)
+
+SCHEMA_FILE = Path(__file__).resolve().parents[1] / "schema" / "events.schema.json"
+LIVE_KEY = "sk-live-abcdef123456"
+
+
+@pytest.fixture(autouse=True)
+def isolated_secrets(monkeypatch):
+    """Each test starts with no registered secrets and leaves none behind."""
+    monkeypatch.setattr(events, "_secrets", set())
+
+
+@pytest.fixture
+def sender():
+    """Set ``current_sender`` for the test and restore it afterwards."""
+    tokens = []
+
+    def set_sender(value: Sender) -> None:
+        tokens.append(current_sender.set(value))
+
+    yield set_sender
+    for token in reversed(tokens):
+        current_sender.reset(token)
+
+
+def drift_records(caplog) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.name == events.__name__ and r.levelno == logging.WARNING]
+
+
+# --- registry -----------------------------------------------------------------------------------
+
+
+def test_event_types_lists_the_registry_keys_in_order():
+    assert EVENT_TYPES == tuple(EVENT_MODELS)
+
+
+def test_the_registry_has_one_model_per_event_type():
+    union_members = typing.get_args(typing.get_args(Event)[0])
+
+    assert len(set(EVENT_MODELS.values())) == len(EVENT_MODELS)
+    assert set(union_members) == set(EVENT_MODELS.values())
+    assert len(union_members) == len(EVENT_TYPES)
+
+
+@pytest.mark.parametrize("event_type", EVENT_TYPES)
+def test_every_models_type_literal_equals_its_registry_key(event_type):
+    field = EVENT_MODELS[event_type].model_fields["type"]
+
+    assert typing.get_args(field.annotation) == (event_type,)
+    assert field.default == event_type
+
+
+# --- emit -------------------------------------------------------------------------------------
+
+
+def test_emit_outside_a_graph_run_returns_the_validated_payload():
+    payload = emit("page_fetched", url="https://example.org/a", ok=True)
+
+    assert payload == {"type": "page_fetched", "url": "https://example.org/a", "ok": True, "chars": 0, "role": "orchestrator"}
+
+
+def test_emit_inside_a_graph_run_writes_to_the_custom_stream():
+    class State(TypedDict):
+        topic: str
+
+    def node(state: State) -> dict:
+        emit("status", state="warning", detail=f"looking into {state['topic']}")
+        emit("source", title="A", url="https://example.org/a", domain="example.org")
+        return {}
+
+    builder = StateGraph(State)
+    builder.add_node("research", node)
+    builder.add_edge(START, "research")
+    builder.add_edge("research", END)
+
+    chunks = list(builder.compile().stream({"topic": "sodium"}, stream_mode="custom"))
+
+    assert chunks == [
+        {"type": "status", "state": "warning", "detail": "looking into sodium", "role": "orchestrator"},
+        {"type": "source", "title": "A", "url": "https://example.org/a", "domain": "example.org", "role": "orchestrator"},
+    ]
+
+
+def test_a_valid_event_logs_no_drift_warning(caplog):
+    emit("status", state="done", detail="Run time 0m 1s.")
+
+    assert drift_records(caplog) == []
+
+
+def test_an_unknown_field_is_logged_as_drift_and_still_emitted(caplog):
+    payload = emit("source", title="A", url="https://example.org/a", domain="example.org", favicon="a.ico")
+
+    assert payload["favicon"] == "a.ico"
+    assert payload["title"] == "A"
+    assert payload["type"] == "source"
+    [record] = drift_records(caplog)
+    assert "drift" in record.getMessage()
+    assert "favicon" in record.getMessage()
+
+
+def test_a_bad_status_state_is_logged_as_drift_and_still_emitted(caplog):
+    payload = emit("status", state="finished", detail="all good")
+
+    assert payload["state"] == "finished"
+    assert payload["detail"] == "all good"
+    assert payload["role"] == "orchestrator"
+    [record] = drift_records(caplog)
+    assert "'status'" in record.getMessage()
+
+
+def test_an_unknown_event_type_is_logged_as_drift_and_still_emitted(caplog):
+    payload = emit("heartbeat", beat=1)
+
+    assert payload["type"] == "heartbeat"
+    assert payload["beat"] == 1
+    assert len(drift_records(caplog)) == 1
+
+
+# --- sender -------------------------------------------------------------------------------------
+
+
+def test_events_are_sent_by_the_orchestrator_by_default():
+    payload = emit("status", state="revising")
+
+    assert payload["role"] == "orchestrator"
+    assert "task_id" not in payload
+
+
+def test_events_inside_a_subagent_carry_its_role_and_task_id(sender):
+    sender(Sender(role="research-subagent", task_id="call_1"))
+
+    payload = emit("search_query", id="q1", query="sodium cells", source="tavily")
+
+    assert payload["role"] == "research-subagent"
+    assert payload["task_id"] == "call_1"
+
+
+# --- secrets ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("secret", [LIVE_KEY, "correct-horse-battery-staple"])
+def test_a_registered_secret_never_appears_in_an_emitted_event(secret):
+    register_secrets([secret])
+
+    payload = emit(
+        "subagent_findings",
+        unit="costs",
+        summary=f"The key is {secret}.",
+        findings=[{"finding": f"leaked {secret}", "evidence": f"[{secret}]", "source": "https://example.org/a"}],
+        gaps=[f"ask for {secret}"],
+    )
+
+    text = json.dumps(payload)
+    assert secret not in text
+    assert payload["summary"] == "The key is [redacted]."
+    assert payload["findings"][0]["finding"] == "leaked [redacted]"
+    assert payload["gaps"] == ["ask for [redacted]"]
+
+
+def test_a_registered_secret_is_redacted_in_drifted_events_too():
+    register_secrets(["correct-horse-battery-staple"])
+
+    payload = emit("status", state="error", extra={"nested": ["correct-horse-battery-staple"]})
+
+    assert payload["extra"] == {"nested": ["[redacted]"]}
+
+
+@pytest.mark.parametrize(
+    ("token", "kept"),
+    [
+        ("sk-or-v1-0123456789abcdef", ""),
+        ("sk-proj-AbCdEf123456", ""),
+        ("tvly-dev-AbC123xyz789", ""),
+        ("Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig", "Bearer "),
+        ("bearer abcdef0123456789", "bearer "),
+    ],
+)
+def test_key_shaped_tokens_are_redacted_even_if_unregistered(token, kept):
+    payload = emit("status", state="error", detail=f"auth failed with {token} today")
+
+    assert payload["detail"] == f"auth failed with {kept}[redacted] today"
+
+
+def test_ordinary_prose_is_untouched():
+    prose = (
+        "Task-based agents ask-the-expert style; risk-adjusted returns rose 4% "
+        "(see https://example.org/desk-research/2024). Bearer bonds are rare."
+    )
+
+    payload = emit("report", markdown=prose)
+
+    assert payload["markdown"] == prose
+
+
+def test_prose_about_bearer_instruments_is_untouched():
+    prose = "Bearer instruments and bearer securities were abolished in the UK in 2015."
+
+    payload = emit("report", markdown=prose)
+
+    assert payload["markdown"] == prose
+
+
+def test_a_url_slug_starting_with_sk_is_not_a_key():
+    url = "https://www.reuters.com/technology/sk-hynix-posts-record-profit-2024-07-25/"
+
+    payload = emit("source", title="SK hynix posts record profit", url=url, domain="www.reuters.com")
+
+    assert payload["url"] == url
+
+
+def test_the_drift_warning_never_logs_a_registered_secret(caplog):
+    register_secrets(["correct-horse-battery-staple"])
+
+    emit("status", state="error", note="the key is correct-horse-battery-staple")
+
+    assert drift_records(caplog)
+    assert "correct-horse-battery-staple" not in caplog.text
+
+
+# --- helpers and defaults -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(0, "0m 0s"), (59.6, "1m 0s"), (60, "1m 0s"), (252, "4m 12s"), (3725, "62m 5s"), (-3, "0m 0s")],
+)
+def test_format_elapsed_renders_minutes_and_seconds(seconds, text):
+    assert format_elapsed(seconds) == text
+
+
+def test_run_start_carries_the_protocol_and_engine_versions_by_default():
+    payload = emit("run_start", started_at="2026-01-01T00:00:00Z", thread_id="t1")
+
+    assert payload["protocol_version"] == PROTOCOL_VERSION
+    assert payload["engine_version"] == ENGINE_VERSION
+    assert payload["started_at"] == "2026-01-01T00:00:00Z"
+
+
+# --- published schema ---------------------------------------------------------------------------
+
+
+def test_the_published_schema_is_fresh():
+    assert SCHEMA_FILE.read_text(encoding="utf-8") == events.schema_text(), (
+        "schema/events.schema.json is stale; regenerate it with "
+        "`uv run python -m deep_research_agent.events > schema/events.schema.json`"
+    )
+
+
+def test_the_schema_names_every_event_type():
+    schema = json.loads(events.schema_text())
+
+    assert set(schema["discriminator"]["mapping"]) == set(EVENT_TYPES)
+    assert schema["x-protocol-version"] == PROTOCOL_VERSION
