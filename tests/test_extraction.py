@@ -25,7 +25,7 @@ try:
         SHORT_HTML,
         SHORT_TITLE,
         ZIP_BYTES,
-        _article_html,
+        article_html,
         make_pdf,
     )
 except ImportError:  # pytest's rootdir-less import mode puts tests/ itself on sys.path
@@ -41,7 +41,7 @@ except ImportError:  # pytest's rootdir-less import mode puts tests/ itself on s
         SHORT_HTML,
         SHORT_TITLE,
         ZIP_BYTES,
-        _article_html,
+        article_html,
         make_pdf,
     )
 
@@ -53,7 +53,7 @@ def download(body: bytes, content_type: str, charset: str | None = None) -> Down
 @pytest.mark.parametrize("slug", ["halvorsen-cell", "norre-bay-kelp"])
 def test_article_text_keeps_every_fact_and_number(slug: str) -> None:
     article = ARTICLES[slug]
-    text = extract_html(_article_html(article)).as_text()
+    text = extract_html(article_html(article)).as_text()
     for fact in article.facts:
         assert fact in text
     for paragraph in article.paragraphs:
@@ -63,25 +63,25 @@ def test_article_text_keeps_every_fact_and_number(slug: str) -> None:
 @pytest.mark.parametrize("slug", ["halvorsen-cell", "norre-bay-kelp"])
 def test_article_metadata_becomes_title_author_and_date_lines(slug: str) -> None:
     article = ARTICLES[slug]
-    document = extract_html(_article_html(article))
+    document = extract_html(article_html(article))
     assert (document.title, document.author, document.date) == (article.title, article.author, article.date)
     assert document.as_text().startswith(f"Title: {article.title}\nAuthor: {article.author}\nDate: {article.date}\n\n")
 
 
 @pytest.mark.parametrize("part", sorted(JUNK_PHRASES))
 def test_article_text_drops_page_furniture(part: str) -> None:
-    text = extract_html(_article_html(ARTICLES["halvorsen-cell"])).as_text()
+    text = extract_html(article_html(ARTICLES["halvorsen-cell"])).as_text()
     assert JUNK_PHRASES[part] not in text
 
 
 def test_markdown_carries_no_yaml_front_matter() -> None:
-    text = extract_html(_article_html(ARTICLES["norre-bay-kelp"])).text
+    text = extract_html(article_html(ARTICLES["norre-bay-kelp"])).text
     assert not text.startswith("---")
     assert "fingerprint:" not in text
 
 
 def test_very_long_article_is_extracted_to_its_last_paragraph() -> None:
-    text = extract_html(_article_html(ARTICLES["long"])).as_text()
+    text = extract_html(article_html(ARTICLES["long"])).as_text()
     assert len(text) > 80_000
     assert "final measurement: a fleet-wide capacity factor of 47.3 percent" in text
 
@@ -161,7 +161,7 @@ def test_plain_text_is_kept_as_it_is() -> None:
 
 
 def test_html_without_a_content_type_is_recognised_by_its_markup() -> None:
-    document = extract_document(download(_article_html(ARTICLES["halvorsen-cell"]).encode(), ""))
+    document = extract_document(download(article_html(ARTICLES["halvorsen-cell"]).encode(), ""))
     assert "412 Wh/kg" in document.text
 
 

@@ -212,6 +212,39 @@ class ResearchConfig(BaseModel):
         env="DRA_MAX_TOOL_CALLS",
         configurable=("max_tool_calls", "max_react_tool_calls"),
     )
+    max_total_tokens: int = _setting(
+        4_000_000,
+        "Token ceiling of a run, all agents together; cached input counts at 0.1.",
+        env="DRA_MAX_TOTAL_TOKENS",
+        configurable="max_total_tokens",
+    )
+    max_run_seconds: float = _setting(
+        2700.0, "Wall-clock ceiling of a run; 0 means no cap.", env="DRA_MAX_RUN_SECONDS", configurable="max_run_seconds"
+    )
+    max_cost_usd: float = _setting(
+        0.0,
+        "Dollar ceiling of a run at the tier's prices; 0 means no cap.",
+        env="DRA_MAX_COST_USD",
+        configurable="max_cost_usd",
+    )
+    model_rate_limit_max_wait: float = _setting(
+        120.0,
+        "Seconds a model call may spend backing off from 429/5xx before it gives up.",
+        env="DRA_MODEL_RATE_LIMIT_MAX_WAIT",
+        configurable="model_rate_limit_max_wait",
+    )
+    compaction_tokens: int = _setting(
+        100_000,
+        "Estimated context size at which an agent's older messages are summarized; 0 disables.",
+        env="DRA_COMPACTION_TOKENS",
+        configurable="compaction_tokens",
+    )
+    prompt_caching: bool = _setting(
+        True,
+        "Send cache_control breakpoints on the system prompt and newest messages.",
+        env="DRA_PROMPT_CACHING",
+        configurable="prompt_caching",
+    )
     tavily_api_key: SecretStr | None = _setting(
         None,
         "Tavily key for web_search; without one, Tavily's keyless access is used (rate-limited).",

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 from langgraph.config import get_config
 
 from .events import current_sender, utc_now_iso
+from .findings import Findings
 
 _MAX_OPEN_LEDGERS = 256
 
@@ -66,6 +67,7 @@ class RunLedger:
     usage_by_task: dict[str, RoleCounters] = field(default_factory=dict)
     sources: OrderedDict[str, SourceRecord] = field(default_factory=OrderedDict)
     evidence: list[EvidenceRecord] = field(default_factory=list)
+    findings: list[tuple[str, Findings]] = field(default_factory=list)
     notices: set[str] = field(default_factory=set)
     research_started: bool = False
     report_delivered: bool = False

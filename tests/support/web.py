@@ -216,7 +216,7 @@ ARTICLES: dict[str, Article] = {
 }
 
 
-def _article_html(article: Article) -> str:
+def article_html(article: Article) -> str:
     paragraphs = "\n".join(f"      <p>{escape(p)}</p>" for p in article.paragraphs)
     return f"""<!DOCTYPE html>
 <html lang="en">
@@ -478,7 +478,7 @@ def _web_routes() -> list[Route]:
         found = ARTICLES.get(request.path_params["slug"])
         if found is None:
             return HTMLResponse("<h1>Not found</h1>", status_code=404)
-        return HTMLResponse(_article_html(found))
+        return HTMLResponse(article_html(found))
 
     async def short(_: Request) -> Response:
         return HTMLResponse(SHORT_HTML)

@@ -98,6 +98,7 @@ def _hand_over_findings(result: ToolMessage | Command, *, unit: str, ledger: Run
     findings = parse_findings(message.text)
     if findings is None:
         return result
+    ledger.findings.append((unit, findings))
     emit(
         "subagent_findings",
         role=sender.role,

@@ -42,4 +42,4 @@ class ToolFailure(Exception):
         text = f"ERROR [{self.kind}] {tool}: {self.message}"
         if self.kind == "transient" and self.retry_after is not None:
             text += f" Retry in about {max(math.ceil(self.retry_after), 1)} s, or continue with what you have."
-        return redact(text)
+        return text

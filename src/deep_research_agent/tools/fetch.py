@@ -386,10 +386,8 @@ def extract_html(html: str, *, url: str | None = None) -> Document:
 
 def _strip_front_matter(markdown: str) -> str:
     # with_metadata puts a YAML header first; its fields are already on the Document.
-    if markdown.startswith("---\n"):
-        _, _, rest = markdown[4:].partition("\n---\n")
-        return rest
-    return markdown
+    end = markdown.find("\n---\n", 3) if markdown.startswith("---\n") else -1
+    return markdown[end + 5 :] if end >= 0 else markdown
 
 
 def _fallback_text(html: str) -> tuple[str, str]:
