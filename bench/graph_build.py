@@ -1,7 +1,7 @@
 """How long ``make_graph`` takes per run: a cold build versus the cached (warm) path the server hits.
 
 The dev server calls the factory on every run and every state read, on its event loop, so the warm path
-must stay under 50 ms. Run: ``uv run python bench/graph_build.py``. Exits 1 when the warm median is over.
+must stay under 50 ms. Run: ``uv run python -m bench.graph_build``. Exits 1 when the warm median is over.
 """
 
 from __future__ import annotations
