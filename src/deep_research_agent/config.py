@@ -284,12 +284,12 @@ class ResearchConfig(BaseModel):
     )
     mcp_servers: tuple[dict[str, Any], ...] = _setting(
         (),
-        "MCP servers as a JSON list of {label, url, headers}.",
+        "MCP servers as a JSON list of {label, url, headers}. Parsed and validated; MCP tools are not wired in yet.",
         env="DRA_MCP_SERVERS",
         configurable=("mcp_servers", "mcp_config"),
     )
     mcp_prompt: str = _setting(
-        "", "Extra guidance on how to use the MCP tools.", env="DRA_MCP_PROMPT", configurable="mcp_prompt"
+        "", "Extra guidance for the MCP tools (accepted for compatibility; MCP tools are not wired in yet).", env="DRA_MCP_PROMPT", configurable="mcp_prompt"
     )
 
     warnings: tuple[str, ...] = Field(default=(), exclude=True)
@@ -491,6 +491,7 @@ RUNNER_SETTINGS: tuple[tuple[str, str, str], ...] = (
     ("DRA_JOBS", "10", "Runs the dev server executes at once (--n-jobs-per-worker)."),
     ("DRA_RELOAD", "0", "1 restarts the server on source changes (kills in-flight runs)."),
     ("DRA_URL", "", "Server URL for ./run.sh ask/smoke/doctor; defaults to http://DRA_HOST:DRA_PORT."),
+    ("LLM_SANDBOX_URL", "", "Code sandbox sidecar that ./run.sh doctor checks; code execution is not wired in yet."),
 )
 
 
@@ -515,7 +516,8 @@ def markdown_table() -> str:
             f"`{k}`" for k in row["configurable"].split(" / ")
         )
         default = f"`{row['default']}`" if row["default"] else "—"
-        lines.append(f"| {env} | {keys} | {default} | {row['description']} |")
+        description = row["description"].replace("|", "\\|")
+        lines.append(f"| {env} | {keys} | {default} | {description} |")
     return "\n".join(lines) + "\n"
 
 

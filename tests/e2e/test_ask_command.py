@@ -1,0 +1,78 @@
+"""``./run.sh ask`` against the real dev server: a person watching a run from a shell."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.e2e.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, submit
+from tests.support.scripted_model import call, scenario, turn
+from tests.support.web import ARTICLES
+
+REPORT_TITLE = "Sodium-glass batteries"
+
+
+def ask(url: str, *args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "120", "NO_COLOR": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "deep_research_agent.cli", "ask", "--url", url, *args],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout, env=env,
+    )  # fmt: skip
+
+
+def test_ask_streams_a_run_through_to_the_rendered_report_and_the_run_time(agent_server, scripted, web, tmp_path):
+    url = web.url(ARTICLES["halvorsen-cell"].path)
+    scripted.set_scenario(
+        scenario(
+            orchestrator(
+                plan_and_delegate("Find the energy density of sodium-glass batteries"),
+                submit(f"# {REPORT_TITLE}\n\nThey reach 412 Wh/kg [1].\n\n## Sources\n[1] Halvorsen — {url}\n"),
+            ),
+            researcher(
+                turn(tool_calls=[call("web_search", query="sodium glass battery")]),
+                turn(tool_calls=[call("web_fetch", url=url)]),
+                turn(content=findings_json("412 Wh/kg", [{"finding": "412 Wh/kg", "evidence": "412 Wh/kg", "source": url}])),
+            ),
+        )
+    )
+    evidence_file = tmp_path / "out" / "evidence.json"
+
+    done = ask(agent_server.url, "How dense are sodium-glass batteries?", "--evidence", str(evidence_file))
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert "sodium glass battery" in out and "research-subagent" in out
+    assert REPORT_TITLE in out and "Run time" in out
+    assert out.index(REPORT_TITLE) < out.rindex("Run time")
+    first_user_message = [r for r in scripted.requests() if r["agent"] == "orchestrator"][0]["body"]["messages"][1]
+    assert "Do not ask clarifying questions" in first_user_message["content"]
+    audit = json.loads(evidence_file.read_text())
+    assert audit["report"].startswith(f"# {REPORT_TITLE}")
+    assert any(e["url"] == url and "412 Wh/kg" in e["text"] for e in audit["evidence"])
+
+
+def test_ask_without_a_terminal_answers_a_clarification_by_proceeding_on_assumptions(agent_server, scripted):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(
+                turn(tool_calls=[call("request_clarification", questions=["Which region?"])]),
+                submit(f"# {REPORT_TITLE}\n\nAssumed global scope.\n\n## Sources\n"),
+            )
+        )
+    )
+
+    done = ask(agent_server.url, "Tell me about batteries")
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Which region?" in done.stdout and REPORT_TITLE in done.stdout
+    follow_up = [r for r in scripted.requests() if r["agent"] == "orchestrator"][1]["body"]["messages"][-1]
+    assert follow_up["role"] == "user" and "proceed on your stated assumptions" in follow_up["content"]
+
+
+def test_ask_with_no_server_fails_fast_with_a_message():
+    done = ask("http://127.0.0.1:9", "Anything", timeout=20)
+
+    assert done.returncode == 2
+    assert "./run.sh" in done.stdout + done.stderr

@@ -1,0 +1,413 @@
+"""The CLI client: RunView rendering and decisions from synthetic events, the ask session against a fake
+SDK client, the no-server fast failure, and doctor's secret hygiene. No agent server is started."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterable
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import anyio
+import pytest
+from rich.console import Console
+
+from deep_research_agent.cli import (
+    CLARIFICATION_HEADER,
+    NO_ANSWERS_REPLY,
+    NO_CLARIFY_PREFIX,
+    RunView,
+    ask,
+    default_url,
+    format_clarification_reply,
+    read_dotenv,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+TASK = "call_task_1"
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def make_view(clock: FakeClock | None = None) -> tuple[RunView, io.StringIO]:
+    out = io.StringIO()
+    console = Console(file=out, width=200, force_terminal=False, color_system=None)
+    return RunView(console, clock=clock or FakeClock()), out
+
+
+def custom(event_type: str, *, sub: bool = False, **fields: Any) -> tuple[str, dict[str, Any]]:
+    data = {"type": event_type, "role": "orchestrator", **fields}
+    if sub:
+        data.update(role="research-subagent", task_id=TASK)
+    return ("custom|tools:6f1c" if sub else "custom"), data
+
+
+def end_status(state: str = "done", **fields: Any) -> tuple[str, dict[str, Any]]:
+    detail = "Report delivered with 2 sources seen. Run time 1m 5s." if state == "done" else "Model failed. Run time 0m 9s."
+    return custom("status", state=state, reason="r", detail=detail, elapsed_s=65.0, elapsed="1m 5s", **fields)
+
+
+def feed(view: RunView, parts: Iterable[tuple[str, Any]]) -> None:
+    view.start_run()
+    for event, data in parts:
+        view.handle(event, data)
+
+
+# --- RunView -----------------------------------------------------------------------------------------
+
+
+def test_search_results_print_query_and_count() -> None:
+    view, out = make_view()
+    feed(
+        view,
+        [
+            custom("search_query", sub=True, id="s1", query="EU AI act timeline", source="tavily"),
+            custom("search_results", sub=True, id="s1", query="EU AI act timeline", ok=True, count=5, results=[]),
+            custom("search_results", id="s2", query="broken query", ok=False, count=0, error="HTTP 432"),
+        ],
+    )
+    text = out.getvalue()
+    assert "🔎" in text and "EU AI act timeline → 5 results" in text
+    assert "broken query → failed: HTTP 432" in text
+    assert view.searches == 2
+
+
+def test_search_query_updates_live_status_with_who_is_searching() -> None:
+    view, _ = make_view()
+    feed(
+        view,
+        [
+            custom("status", state="subagent_start", sub=True, subagent="research-subagent", model="m/x"),
+            custom("search_query", sub=True, id="s1", query="solar prices", source="tavily"),
+        ],
+    )
+    status = view.status_text().plain
+    assert "research-subagent #1 searching “solar prices”" in status
+    assert "1 sub-agent running" in status
+
+
+def test_each_source_is_shown_once() -> None:
+    view, out = make_view()
+    source = custom("source", title="IEA report", url="https://iea.org/r", domain="iea.org")
+    feed(view, [source, source, custom("source", title="Other", url="https://b.com/x", domain="b.com")])
+    text = out.getvalue()
+    assert text.count("IEA report — iea.org") == 1
+    assert "Other — b.com" in text
+    assert len(view.sources) == 2
+
+
+def test_markup_in_stream_text_is_printed_literally() -> None:
+    view, out = make_view()
+    feed(view, [custom("source", title="[bold]Title[/bold]", url="https://x.org", domain="x.org")])
+    assert "[bold]Title[/bold] — x.org" in out.getvalue()
+
+
+def test_subagent_lines_show_model_and_tokens() -> None:
+    view, out = make_view()
+    feed(
+        view,
+        [
+            custom("status", state="subagent_start", sub=True, subagent="research-subagent", model="deepseek/v4"),
+            custom(
+                "status",
+                state="subagent_done",
+                sub=True,
+                subagent="research-subagent",
+                model="deepseek/v4",
+                model_calls=7,
+                total_tokens=12345,
+                tool_calls=9,
+            ),
+            custom("subagent_findings", unit="Market size", summary="s", findings=[{"finding": "f", "source": "u"}] * 3, gaps=["g"]),
+        ],
+    )
+    text = out.getvalue()
+    assert "research-subagent #1 started · deepseek/v4" in text
+    assert "research-subagent #1 done · deepseek/v4 · 7 model calls · 12,345 tokens · 9 tool calls" in text
+    assert "Market size — 3 findings, 1 gap" in text
+    assert not view.active
+
+
+def test_subagent_failure_and_warnings_are_printed() -> None:
+    view, out = make_view()
+    feed(
+        view,
+        [
+            custom("status", state="subagent_start", sub=True, subagent="research-subagent"),
+            custom("status", state="subagent_failed", sub=True, subagent="research-subagent", detail="Boom"),
+            custom("status", state="warning", reason="config", detail="Unknown model tier 'x'"),
+        ],
+    )
+    text = out.getvalue()
+    assert "✖ research-subagent #1 failed: Boom" in text
+    assert "! Unknown model tier 'x'" in text
+
+
+def test_report_is_rendered_as_markdown() -> None:
+    view, out = make_view()
+    feed(view, [custom("report", markdown="# Findings\n\n- **bold point**\n", partial=True)])
+    text = out.getvalue()
+    assert "Findings" in text and "bold point" in text
+    assert "# Findings" not in text and "**" not in text  # rendered, not echoed raw
+    assert "Partial report" in text
+    assert view.report is not None
+
+
+@pytest.mark.parametrize(("state", "code"), [("done", 0), ("error", 1)])
+def test_end_status_decides_exit_code_and_detail_is_printed(state: str, code: int) -> None:
+    view, out = make_view()
+    feed(view, [end_status(state)])
+    view.finish()
+    text = out.getvalue()
+    assert view.exit_code == code
+    assert "Run time 1m 5s." in text or "Run time 0m 9s." in text
+    assert text.rstrip().endswith("⏱ Run time 1m 5s")
+
+
+def test_missing_end_status_is_a_failure_and_run_time_falls_back_to_wall_clock() -> None:
+    clock = FakeClock()
+    view, out = make_view(clock)
+    feed(view, [custom("run_start", protocol_version=1, started_at="2026-01-01T00:00:00Z")])
+    clock.now += 125
+    view.finish()
+    text = out.getvalue()
+    assert view.exit_code == 1
+    assert "without an end status" in text
+    assert "⏱ Run time 2m 5s" in text
+
+
+def test_stream_error_event_fails_the_run() -> None:
+    view, out = make_view()
+    feed(view, [end_status("done"), ("error", {"error": "RuntimeError", "message": "worker died"})])
+    assert view.exit_code == 1
+    assert "worker died" in out.getvalue()
+
+
+def test_unknown_protocol_version_warns() -> None:
+    view, out = make_view()
+    feed(view, [custom("run_start", protocol_version=2, started_at="x")])
+    assert "protocol v2" in out.getvalue()
+
+
+def test_plan_items_print_once_and_on_completion() -> None:
+    view, out = make_view()
+    todo = {"content": "Research unit A", "status": "pending"}
+    feed(
+        view,
+        [
+            ("updates", {"tools": {"todos": [todo]}}),
+            ("updates", {"tools": {"todos": [todo]}}),
+            ("updates", {"tools": {"todos": [{**todo, "status": "completed"}]}}),
+        ],
+    )
+    text = out.getvalue()
+    assert text.count("Research unit A") == 2
+    assert "☐ Research unit A" in text and "☑ Research unit A" in text
+
+
+def test_message_chunks_name_the_current_activity() -> None:
+    view, _ = make_view()
+    feed(
+        view,
+        [
+            ("messages/metadata", {"m1": {"metadata": {"lc_agent_name": "orchestrator"}}}),
+            ("messages/partial", [{"id": "m1", "type": "ai", "content": "", "tool_calls": [{"name": "task", "args": {}}]}]),
+        ],
+    )
+    assert "orchestrator calling task" in view.status_text().plain
+    feed(
+        view,
+        [
+            ("messages/metadata|tools:1", {"m2": {"metadata": {"lc_agent_name": "research-subagent"}}}),
+            ("messages/complete|tools:1", [{"id": "m2", "type": "tool", "content": "results"}]),
+        ],
+    )
+    assert "research-subagent thinking" in view.status_text().plain
+
+
+# --- clarification -----------------------------------------------------------------------------------
+
+
+def test_clarification_reply_format() -> None:
+    reply = format_clarification_reply(["Which region?", "Which  years?"], ["EU", " "])
+    assert reply == (
+        f"{CLARIFICATION_HEADER}\n"
+        "1. Q: Which region? A: EU\n"
+        "2. Q: Which years? A: (no answer; use your assumption)"
+    )
+    assert CLARIFICATION_HEADER == "Answers to your clarifying questions:"
+
+
+class FakeClient:
+    """Just enough of the async SDK client: each ``runs.stream`` call plays the next script."""
+
+    def __init__(self, scripts: list[list[tuple[str, Any]] | Exception], values: dict[str, Any] | None = None) -> None:
+        self.scripts = scripts
+        self.sent: list[dict[str, Any]] = []
+        self.values = values or {}
+        self.threads = SimpleNamespace(create=self._create, get_state=self._get_state)
+        self.runs = SimpleNamespace(stream=self._stream)
+
+    async def _create(self) -> dict[str, Any]:
+        return {"thread_id": "t1"}
+
+    async def _get_state(self, thread_id: str) -> dict[str, Any]:
+        return {"values": self.values}
+
+    def _stream(self, thread_id: str, assistant_id: str, **kwargs: Any) -> AsyncIterator[Any]:
+        self.sent.append({"thread_id": thread_id, "assistant_id": assistant_id, **kwargs})
+        script = self.scripts.pop(0)
+
+        async def parts() -> AsyncIterator[Any]:
+            if isinstance(script, Exception):
+                raise script
+            for event, data in script:
+                yield SimpleNamespace(event=event, data=data)
+
+        return parts()
+
+
+def run_ask(client: FakeClient, **kwargs: Any) -> tuple[int, str]:
+    view, out = make_view()
+    kwargs.setdefault("interactive", False)
+    kwargs.setdefault("configurable", {})
+
+    async def go() -> int:
+        return await ask(client, view, "What is X?", **kwargs)
+
+    return anyio.run(go), out.getvalue()
+
+
+def message_of(call: dict[str, Any]) -> str:
+    return call["input"]["messages"][0]["content"]
+
+
+def test_interactive_clarification_sends_one_formatted_follow_up() -> None:
+    client = FakeClient(
+        [
+            [custom("clarification", questions=["Which region?", "Which years?"]), end_status("done")],
+            [custom("report", markdown="# R"), end_status("done")],
+        ]
+    )
+    answers = iter(["EU", "2020-2025"])
+    code, text = run_ask(client, interactive=True, read_answer=lambda prompt: next(answers))
+    assert code == 0
+    assert [c["thread_id"] for c in client.sent] == ["t1", "t1"]
+    assert message_of(client.sent[0]) == "What is X?"
+    assert message_of(client.sent[1]) == (
+        "Answers to your clarifying questions:\n1. Q: Which region? A: EU\n2. Q: Which years? A: 2020-2025"
+    )
+    call = client.sent[0]
+    assert call["assistant_id"] == "deep_research_agent"
+    assert call["stream_mode"] == ["messages", "updates", "custom"] and call["stream_subgraphs"] is True
+    assert "Which region?" in text
+
+
+def test_non_interactive_prefixes_question_and_answers_a_clarification_once() -> None:
+    clarify = [custom("clarification", questions=["Which region?"]), end_status("done")]
+    client = FakeClient([clarify, clarify])
+    code, _ = run_ask(client)
+    assert message_of(client.sent[0]) == NO_CLARIFY_PREFIX + "What is X?"
+    assert message_of(client.sent[1]) == NO_ANSWERS_REPLY
+    assert len(client.sent) == 2  # once: a second clarification gets no further reply
+    assert code == 0
+
+
+def test_stream_exception_exits_1_and_still_prints_run_time() -> None:
+    client = FakeClient([RuntimeError("connection reset")])
+    code, text = run_ask(client)
+    assert code == 1
+    assert "The stream failed: RuntimeError: connection reset" in text
+    assert "⏱ Run time" in text.strip().splitlines()[-1]
+
+
+def test_evidence_file_is_written(tmp_path: Path) -> None:
+    values = {"final_report": "# R", "sources": [{"url": "u"}], "evidence": [{"id": "ev1"}], "messages": []}
+    client = FakeClient([[end_status("done")]], values=values)
+    target = tmp_path / "out" / "evidence.json"
+    code, text = run_ask(client, evidence=target)
+    assert code == 0
+    assert json.loads(target.read_text()) == {
+        "question": "What is X?",
+        "report": "# R",
+        "sources": [{"url": "u"}],
+        "evidence": [{"id": "ev1"}],
+    }
+    assert str(target) in text.replace("\n", "")
+
+
+# --- settings helpers --------------------------------------------------------------------------------
+
+
+def test_default_url_follows_run_sh() -> None:
+    assert default_url({}) == "http://127.0.0.1:2024"
+    assert default_url({"PORT": "3000"}) == "http://127.0.0.1:3000"
+    assert default_url({"DRA_HOST": "0.0.0.0", "DRA_PORT": "2100", "PORT": "1"}) == "http://127.0.0.1:2100"
+    assert default_url({"DRA_URL": "http://h:1/"}) == "http://h:1"
+
+
+def test_read_dotenv(tmp_path: Path) -> None:
+    env = tmp_path / ".env"
+    env.write_text("# comment\n\nexport A=1\nB = 'two words'\nC=\"x=y\"\nnot a pair\n")
+    assert read_dotenv(env) == {"A": "1", "B": "two words", "C": "x=y"}
+
+
+# --- subprocesses ------------------------------------------------------------------------------------
+
+
+def _cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "deep_research_agent.cli", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_ask_without_server_fails_fast_with_exit_2() -> None:
+    url = f"http://127.0.0.1:{_closed_port()}"
+    started = time.monotonic()
+    result = _cli("ask", "anything", "--url", url, timeout=20)
+    output = result.stdout + result.stderr
+    assert result.returncode == 2, output
+    assert f"No agent server at {url}" in output and "./run.sh" in output
+    assert time.monotonic() - started < 10
+
+
+def test_doctor_never_prints_secret_values() -> None:
+    env = {
+        **os.environ,
+        "OPENAI_API_KEY": "sk-secret-xyz",
+        "TAVILY_API_KEY": "tvly-secret-abc",
+        "DRA_URL": f"http://127.0.0.1:{_closed_port()}",
+        "COLUMNS": "200",
+    }
+    env.pop("LLM_SANDBOX_URL", None)
+    result = _cli("doctor", env=env)
+    output = result.stdout + result.stderr
+    assert "sk-secret-xyz" not in output and "tvly-secret-abc" not in output
+    assert "set (OPENAI_API_KEY)" in output
+    assert "set (TAVILY_API_KEY)" in output
+    assert "not configured (code execution disabled)" in output

@@ -1,0 +1,50 @@
+"""The README and .env.example stay true to the code."""
+
+from __future__ import annotations
+
+import re
+import typing
+from pathlib import Path
+
+from deep_research_agent import config, events
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_readme_configuration_table_is_generated_from_the_settings():
+    table = README.split("<!-- config-table:start -->\n", 1)[1].split("<!-- config-table:end -->", 1)[0]
+    assert table == config.markdown_table(), (
+        "README config table is stale: paste the output of `uv run python -m deep_research_agent.config markdown`"
+    )
+
+
+def test_the_readme_event_table_names_every_event_type():
+    for event_type in events.EVENT_TYPES:
+        assert f"| `{event_type}` |" in README, f"README's event table lacks {event_type}"
+
+
+def test_the_readme_explains_every_status_state():
+    for state in typing.get_args(events.StatusState):
+        assert f"`{state}`" in README, f"README never explains status state {state!r}"
+
+
+def test_the_readme_first_screen_gives_the_two_commands():
+    first_screen = "\n".join(README.splitlines()[:25])
+    assert "./run.sh " in first_screen and "./run.sh test" in first_screen
+
+
+def test_the_readme_tier_table_matches_model_tiers():
+    for name, tier in config.MODEL_TIERS.items():
+        row = next(line for line in README.splitlines() if line.startswith(f"| `{name}`"))
+        for slot in config.SLOTS:
+            assert tier.slot(slot).slug in row, f"README tier {name} does not list its {slot} model"
+
+
+def test_every_env_var_the_code_reads_is_in_env_example():
+    example = (ROOT / ".env.example").read_text(encoding="utf-8")
+    declared = set(re.findall(r"^([A-Z][A-Z0-9_]+)=", example, flags=re.M))
+    read_in_code = set()
+    for path in (ROOT / "src").rglob("*.py"):
+        read_in_code |= set(re.findall(r"""environ(?:\.get)?\(\s*["']((?:DRA|OPENAI|TAVILY|LLM)_[A-Z0-9_]+)""", path.read_text()))
+    assert read_in_code <= declared, f"undocumented: {sorted(read_in_code - declared)}"

@@ -1,0 +1,116 @@
+"""run.sh: the busy-port guard (no dev server is ever started here), .env loading without echo, and help."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMANDS = ("up", "--sync", "ask", "smoke", "doctor", "test", "help")
+
+
+@pytest.fixture
+def held_port() -> Iterator[int]:
+    """A port some other process is listening on, as far as run.sh can tell."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        yield s.getsockname()[1]
+
+
+def clean_env(**overrides: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DRA_") and k != "PORT"}
+    env.update(overrides)
+    return env
+
+
+def run(script: Path, *args: str, env: dict[str, str], timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(script), *args],
+        cwd=script.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_up_refuses_a_busy_port(held_port: int) -> None:
+    started = time.monotonic()
+    result = run(ROOT / "run.sh", "up", env=clean_env(DRA_PORT=str(held_port)))
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert f"Port {held_port} on 127.0.0.1 is already in use" in output
+    assert "DRA_PORT" in output
+    assert time.monotonic() - started < 15
+
+
+def test_bare_port_is_used_when_dra_port_is_unset(held_port: int) -> None:
+    result = run(ROOT / "run.sh", env=clean_env(PORT=str(held_port)))
+    assert result.returncode != 0
+    assert f"Port {held_port}" in result.stderr
+
+
+def test_dotenv_is_loaded_without_echoing_values(tmp_path: Path, held_port: int) -> None:
+    # A copy of run.sh in an empty directory, so the real .env is neither read nor touched.
+    script = tmp_path / "run.sh"
+    shutil.copy2(ROOT / "run.sh", script)
+    (tmp_path / ".env").write_text(
+        f"# settings\n\nDRA_PORT={held_port}\nexport OPENAI_API_KEY='sk-dotenv-secret-123'\nTAVILY_API_KEY=tvly-x-secret\n"
+    )
+    result = run(script, "up", env=clean_env())
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert f"Port {held_port}" in output
+    assert "sk-dotenv-secret-123" not in output and "tvly-x-secret" not in output
+
+
+def test_missing_uv_is_installed_with_pip(tmp_path: Path, held_port: int) -> None:
+    """A PATH without uv: run.sh asks pip for it (a stub here) and finds it in the user base."""
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    log = tmp_path / "pip.log"
+    python3 = stubs / "python3"
+    python3.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1 $2 $3" = "-m pip install" ]; then\n'
+        f'  echo "$*" >> {log}\n'
+        '  mkdir -p "$HOME/.local/bin"\n'
+        "  printf '#!/bin/sh\\necho uv 0.0.0-stub\\n' > \"$HOME/.local/bin/uv\"\n"
+        '  chmod +x "$HOME/.local/bin/uv"\n'
+        "  exit 0\n"
+        "fi\n"
+        f'exec {sys.executable} "$@"\n'
+    )
+    python3.chmod(0o755)
+    env = clean_env(PATH=f"{stubs}:/usr/bin:/bin", HOME=str(tmp_path / "home"), DRA_PORT=str(held_port))
+    env.pop("PYTHONUSERBASE", None)
+    result = run(ROOT / "run.sh", "up", env=env)
+    output = result.stdout + result.stderr
+    assert "installing it with pip" in output
+    assert log.read_text().strip() == "-m pip install --user uv"
+    assert "uv 0.0.0-stub" in output
+    assert f"Port {held_port}" in output and result.returncode != 0
+
+
+def test_help_lists_the_commands() -> None:
+    result = run(ROOT / "run.sh", "help", env=clean_env())
+    assert result.returncode == 0
+    for command in COMMANDS:
+        assert command in result.stdout
+
+
+def test_unknown_command_fails_with_usage() -> None:
+    result = run(ROOT / "run.sh", "frobnicate", env=clean_env())
+    assert result.returncode != 0
+    assert "unknown command: frobnicate" in result.stderr
+    assert "Usage:" in result.stderr
