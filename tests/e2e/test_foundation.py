@@ -115,3 +115,17 @@ async def test_a_plain_answer_without_research_ends_as_a_direct_answer(agent_ser
 
     assert [(e["state"], e["reason"]) for e in run.end_statuses] == [("done", "direct_answer")]
     assert "final_report" not in run.values
+
+
+async def test_the_server_publishes_what_studio_needs_to_open_the_graph(agent_server):
+    from langgraph_sdk import get_client
+
+    client = get_client(url=agent_server.url)
+    [assistant] = await client.assistants.search(graph_id="deep_research_agent")
+
+    drawing = await client.assistants.get_graph(assistant["assistant_id"], xray=True)
+    schemas = await client.assistants.get_schemas(assistant["assistant_id"])
+
+    assert {"model", "tools"} <= {node["id"] for node in drawing["nodes"]}
+    state_fields = schemas["state_schema"]["properties"]
+    assert {"messages", "final_report", "sources"} <= set(state_fields)
