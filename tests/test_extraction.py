@@ -47,7 +47,8 @@ except ImportError:  # pytest's rootdir-less import mode puts tests/ itself on s
 
 
 def download(body: bytes, content_type: str, charset: str | None = None) -> Download:
-    return Download(url="https://example.org/x", final_url="https://example.org/x", content_type=content_type, charset=charset, body=body)
+    url = "https://example.org/x"
+    return Download(url=url, final_url=url, content_type=content_type, charset=charset, body=body)
 
 
 @pytest.mark.parametrize("slug", ["halvorsen-cell", "norre-bay-kelp"])
@@ -112,7 +113,10 @@ def test_fragment_that_trafilatura_rejects_falls_back_to_plain_text_without_code
 
 
 def test_declared_charset_is_honoured() -> None:
-    body = "<html><head><title>Café</title></head><body><article><p>Smørrebrød costs 95 kroner at the café in Århus, says the menu.</p></article></body></html>"
+    body = (
+        "<html><head><title>Café</title></head><body><article>"
+        "<p>Smørrebrød costs 95 kroner at the café in Århus, says the menu.</p></article></body></html>"
+    )
     document = extract_document(download(body.encode("latin-1"), "text/html", "iso-8859-1"))
     assert "Smørrebrød costs 95 kroner" in document.text
 

@@ -16,12 +16,18 @@ import httpx
 import pytest
 
 from deep_research_agent.tools.errors import ToolFailure
-from deep_research_agent.tools.fetch import FetchLimits, build_web_fetch_tool, download, resolve_public_target
+from deep_research_agent.tools.fetch import (
+    FetchLimits,
+    build_web_fetch_tool,
+    download,
+    new_client,
+    resolve_public_target,
+)
 
 try:
-    from tests.support.web import SHORT_FACT, WebStandIn, run_tools_in_graph
+    from tests.support.web import SHORT_FACT, WebStandIn, run_tools_in_graph, self_signed_identity
 except ImportError:  # pytest's rootdir-less import mode puts tests/ itself on sys.path
-    from support.web import SHORT_FACT, WebStandIn, run_tools_in_graph  # type: ignore[no-redef]
+    from support.web import SHORT_FACT, WebStandIn, run_tools_in_graph, self_signed_identity  # type: ignore[no-redef]
 
 PUBLIC_IP = "93.184.216.34"
 
@@ -213,7 +219,8 @@ class RecordingTransport(httpx.AsyncBaseTransport):
 
 
 def html(text: str) -> httpx.Response:
-    return httpx.Response(200, headers={"content-type": "text/html"}, content=f"<html><body><p>{text}</p></body></html>".encode())
+    page = f"<html><body><p>{text}</p></body></html>".encode()
+    return httpx.Response(200, headers={"content-type": "text/html"}, content=page)
 
 
 @pytest.mark.anyio
@@ -261,6 +268,32 @@ async def test_more_than_five_redirects_are_refused() -> None:
     transport = RecordingTransport(*loop)
     async with httpx.AsyncClient(transport=transport) as client:
         with pytest.raises(ToolFailure) as caught:
-            await download("http://news.example/", client=client, resolver=resolver, limits=FetchLimits(max_redirects=5))
+            await download("http://news.example/", client=client, resolver=resolver, limits=FetchLimits())
     assert "redirected more than 5 times" in caught.value.message
     assert len(transport.requests) == 6
+
+
+@pytest.mark.anyio
+async def test_https_dials_the_checked_address_and_verifies_the_certificate_for_the_name(tmp_path) -> None:
+    # One client for both calls: new_client never reuses a connection, so the impostor gets its own handshake.
+    pytest.importorskip("cryptography")
+    identity = self_signed_identity(tmp_path, "pinned.test")
+    resolver = ScriptedResolver(["127.0.0.1"])
+    with WebStandIn(tls=identity) as server:
+        async with new_client(FetchLimits(), verify=identity.client_context()) as client:
+            got = await download(
+                f"https://pinned.test:{server.port}/short",
+                client=client,
+                allow_hosts=["pinned.test"],
+                resolver=resolver,
+            )
+            with pytest.raises(ToolFailure) as caught:
+                await download(
+                    f"https://impostor.test:{server.port}/short",
+                    client=client,
+                    allow_hosts=["impostor.test"],
+                    resolver=resolver,
+                )
+    assert SHORT_FACT.encode() in got.body
+    assert caught.value.kind == "permanent"
+    assert "invalid TLS certificate" in caught.value.message

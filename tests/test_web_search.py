@@ -145,7 +145,8 @@ async def test_every_hit_is_kept_as_search_result_evidence(web: WebStandIn) -> N
 @pytest.mark.anyio
 async def test_result_count_defaults_to_the_setting_and_is_capped_at_twenty(web: WebStandIn) -> None:
     tool = search_tool(web, search_max_results=4)
-    await run_tools_in_graph([(tool, {"query": "wind"}), (tool, {"query": "wind", "max_results": 50}), (tool, {"query": "wind", "max_results": 2})])
+    calls = [{"query": "wind"}, {"query": "wind", "max_results": 50}, {"query": "wind", "max_results": 2}]
+    await run_tools_in_graph([(tool, args) for args in calls])
     assert [r["max_results"] for r in web.tavily_requests()] == [4, 20, 2]
 
 
@@ -189,7 +190,9 @@ async def test_the_key_never_appears_in_results_or_events(web: WebStandIn) -> No
 
 
 @pytest.mark.anyio
-async def test_without_a_key_search_runs_keyless_and_says_so_once_per_run(web: WebStandIn, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_without_a_key_search_runs_keyless_and_says_so_once_per_run(
+    web: WebStandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("TAVILY_API_KEY", "tvly-from-the-environment-not-the-settings")
     tool = search_tool(web, key=None)
     run = await run_tools_in_graph([(tool, {"query": "battery"}), (tool, {"query": "kelp"})])

@@ -36,6 +36,11 @@ Web routes
 ``GET /status/{code}``
     An HTML error page with that status (``Retry-After: 7`` on 429 and 503).
 
+HTTPS
+=====
+``WebStandIn(tls=self_signed_identity(tmp_dir, "pinned.test"))`` serves the same routes over TLS with a
+certificate for that name only; ``TlsIdentity.client_context()`` is an SSL context that trusts it.
+
 Tavily-compatible API
 =====================
 ``POST /search``
@@ -58,6 +63,7 @@ Tavily-compatible API
 
 ``run_tools_in_graph`` calls tools inside a one-node LangGraph graph, so they see a real run config, a
 run ledger and the ``custom`` stream writer, and returns the tool results plus the streamed events.
+``closed_port()`` gives a loopback port nothing listens on, for connection-refused cases.
 """
 
 from __future__ import annotations
@@ -67,6 +73,7 @@ import hashlib
 import io
 import re
 import socket
+import ssl
 import struct
 import threading
 import time
@@ -75,7 +82,9 @@ import zipfile
 import zlib
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from html import escape
+from pathlib import Path
 from typing import Any, TypedDict
 
 import httpx
@@ -84,7 +93,14 @@ from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
 from starlette.routing import Route
 
 from deep_research_agent.ledger import RunLedger, current_ledger
@@ -256,7 +272,9 @@ def article_html(article: Article) -> str:
     </aside>
     <section class="newsletter">
       <h3>Stay informed</h3>
-      <form><p>{JUNK_PHRASES['newsletter']} and never miss a story.</p><input type="email"><button>Subscribe</button></form>
+      <form>
+        <p>{JUNK_PHRASES['newsletter']} and never miss a story.</p><input type="email"><button>Subscribe</button>
+      </form>
     </section>
   </main>
   <footer class="site-footer">
@@ -330,7 +348,8 @@ def _png_1x1() -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
     header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00")) + chunk(b"IEND", b"")
+    pixel = zlib.compress(b"\x00\xff\x00\x00")
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixel) + chunk(b"IEND", b"")
 
 
 def _zip_bytes() -> bytes:
@@ -425,7 +444,8 @@ def _tavily_routes(state: _TavilyState) -> list[Route]:
             return JSONResponse({"error": envelope}, status_code=429)
         if status != 200:
             headers = {"Retry-After": _retry_after_text(retry_after)} if retry_after is not None else {}
-            return JSONResponse({"detail": {"error": f"fake Tavily error {status}"}}, status_code=status, headers=headers)
+            error = {"detail": {"error": f"fake Tavily error {status}"}}
+            return JSONResponse(error, status_code=status, headers=headers)
         base = f"{request.url.scheme}://{request.url.netloc}"
         results = _search_corpus(str(body.get("query", "")), base, int(body.get("max_results") or 5))
         return JSONResponse(
@@ -519,7 +539,8 @@ def _web_routes() -> list[Route]:
 
         headers = {"Content-Length": str(total + 45)} if request.query_params.get("declared") == "1" else {}
         if headers:
-            payload = (b"<html><head><title>Huge</title></head><body>" + chunk * (total // len(chunk) + 1))[: total + 45]
+            payload = (b"<html><head><title>Huge</title></head><body>" + chunk * (total // len(chunk) + 1))
+            payload = payload[: total + 45]
             return Response(payload, media_type="text/html", headers=headers)
         return StreamingResponse(body(), media_type="text/html")
 
@@ -563,14 +584,57 @@ def closed_port() -> int:
         return sock.getsockname()[1]
 
 
+@dataclass(frozen=True)
+class TlsIdentity:
+    """A self-signed certificate for one host name, and a client context that trusts it."""
+
+    name: str
+    certfile: str
+    keyfile: str
+
+    def client_context(self) -> ssl.SSLContext:
+        return ssl.create_default_context(cafile=self.certfile)
+
+
+def self_signed_identity(directory: Path, name: str) -> TlsIdentity:
+    """Write a one-day self-signed certificate for ``name`` (needs ``cryptography``, imported here)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = datetime.now(UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(minutes=5))
+        .not_valid_after(now + timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    certfile, keyfile = directory / f"{name}.crt", directory / f"{name}.key"
+    certfile.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    keyfile.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return TlsIdentity(name=name, certfile=str(certfile), keyfile=str(keyfile))
+
+
 class WebStandIn:
     """The web and Tavily stand-ins on ``127.0.0.1`` with a port picked by the OS.
 
     ``start()`` binds the socket before uvicorn runs, so the port is known without racing, and returns once
-    ``/_health`` answers.
+    ``/_health`` answers. With ``tls`` it serves HTTPS with that identity's certificate.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, tls: TlsIdentity | None = None) -> None:
+        self._tls = tls
         self._state = _TavilyState()
         self._port: int | None = None
         self._server: uvicorn.Server | None = None
@@ -586,7 +650,7 @@ class WebStandIn:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self._tls else 'http'}://127.0.0.1:{self.port}"
 
     @property
     def allow_host(self) -> str:
@@ -605,12 +669,21 @@ class WebStandIn:
         self._socket = sock
         self._port = sock.getsockname()[1]
         config = uvicorn.Config(
-            build_app(self._state), log_level="warning", lifespan="off", access_log=False, timeout_graceful_shutdown=1
+            build_app(self._state),
+            log_level="warning",
+            lifespan="off",
+            access_log=False,
+            timeout_graceful_shutdown=1,
+            ssl_certfile=self._tls.certfile if self._tls else None,
+            ssl_keyfile=self._tls.keyfile if self._tls else None,
         )
         self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, name="web-stand-in", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [sock]}, name="web-stand-in", daemon=True
+        )
         self._thread.start()
-        self._client = httpx.Client(base_url=self.base_url, timeout=10.0)
+        # The admin channel dials the IP, which the certificate does not name; it is not what is under test.
+        self._client = httpx.Client(base_url=self.base_url, timeout=10.0, verify=not self._tls)
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -683,7 +756,9 @@ class ToolRun:
         return [e for e in self.events if e.get("type") == event_type]
 
 
-async def run_tools_in_graph(calls: Sequence[tuple[BaseTool, Mapping[str, Any]]], *, thread_id: str | None = None) -> ToolRun:
+async def run_tools_in_graph(
+    calls: Sequence[tuple[BaseTool, Mapping[str, Any]]], *, thread_id: str | None = None
+) -> ToolRun:
     """Invoke ``calls`` in order inside one node of one graph run; return results, custom events and ledger."""
 
     async def node(_: _RunState) -> dict[str, list[str]]:

@@ -25,6 +25,7 @@ import ipaddress
 import logging
 import re
 import socket
+import ssl
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from html import escape
@@ -63,7 +64,7 @@ _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _NUMERIC_HOST = re.compile(r"^[0-9a-fx.]+$", re.IGNORECASE)
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-_TEXT_TYPES = frozenset({"application/json", "application/xml", "application/javascript"})
+_TEXT_TYPES = frozenset({"application/json", "application/xml"})
 _FALLBACK_DROP = "//nav|//header|//form|//noscript|//iframe|//button|//select|//menu"
 
 
@@ -126,7 +127,8 @@ class Document:
     text: str
 
     def as_text(self) -> str:
-        header = [f"{label}: {value}" for label, value in (("Title", self.title), ("Author", self.author), ("Date", self.date)) if value]
+        fields = (("Title", self.title), ("Author", self.author), ("Date", self.date))
+        header = [f"{label}: {value}" for label, value in fields if value]
         return "\n".join(header) + ("\n\n" if header else "") + self.text.strip()
 
 
@@ -192,7 +194,9 @@ def _is_allowed(host: str, port: int, allow_hosts: Sequence[str]) -> bool:
     return False
 
 
-async def resolve_public_target(url: str, allow_hosts: Sequence[str] = (), *, resolver: Resolver = system_resolver) -> Target:
+async def resolve_public_target(
+    url: str, allow_hosts: Sequence[str] = (), *, resolver: Resolver = system_resolver
+) -> Target:
     """Check ``url`` against the SSRF rules and return it with its checked addresses.
 
     Raises ``ToolFailure`` (permanent, saying why) for a refused URL.
@@ -219,9 +223,13 @@ async def resolve_public_target(url: str, allow_hosts: Sequence[str] = (), *, re
         for ip in addresses:
             if reason := refusal_reason(ip):
                 where = f"{host} is" if str(ip) == host else f"{host} resolves to {ip}, which is"
-                raise ToolFailure.permanent(f"refused {url}: {where} {reason}. Only public web addresses can be fetched.")
+                raise ToolFailure.permanent(
+                    f"refused {url}: {where} {reason}. Only public web addresses can be fetched."
+                )
     normalised = urlunsplit((scheme, parts.netloc.rpartition("@")[2], parts.path, parts.query, ""))
-    return Target(url=normalised, scheme=scheme, host=host, port=port, explicit_port=explicit is not None, addresses=addresses)
+    return Target(
+        url=normalised, scheme=scheme, host=host, port=port, explicit_port=explicit is not None, addresses=addresses
+    )
 
 
 async def _resolve(host: str, port: int, resolver: Resolver) -> tuple[IPAddress, ...]:
@@ -242,8 +250,10 @@ async def _resolve(host: str, port: int, resolver: Resolver) -> tuple[IPAddress,
 # --------------------------------------------------------------------------
 
 
-def new_client(limits: FetchLimits) -> httpx.AsyncClient:
+def new_client(limits: FetchLimits, *, verify: ssl.SSLContext | bool = True) -> httpx.AsyncClient:
+    """The HTTP client ``download`` expects: no automatic redirects, no proxies, no reused connections."""
     return httpx.AsyncClient(
+        verify=verify,
         follow_redirects=False,  # every hop goes back through the guard
         trust_env=False,  # an environment proxy would resolve names itself, past the guard
         timeout=httpx.Timeout(limits.timeout_s),
@@ -261,17 +271,34 @@ async def download(
     limits: FetchLimits = FetchLimits(),
     resolver: Resolver = system_resolver,
 ) -> Download:
-    """GET ``url`` through the guard, following at most ``limits.max_redirects`` redirects by hand."""
+    """GET ``url`` through the guard, following at most ``limits.max_redirects`` redirects by hand.
+
+    ``client`` should come from ``new_client``: a pooled connection to the same IP could otherwise carry a
+    request for another host name past its own TLS check.
+    """
     try:
         async with asyncio.timeout(limits.timeout_s):
             return await _follow(url, client, allow_hosts, limits, resolver)
     except (TimeoutError, httpx.TimeoutException):
         raise ToolFailure.transient(f"{url} did not answer within {limits.timeout_s:g} s.") from None
     except httpx.TransportError as exc:
+        if _caused_by(exc, ssl.SSLCertVerificationError):
+            raise ToolFailure.permanent(f"{url} has an invalid TLS certificate; do not retry it.") from None
         raise ToolFailure.transient(f"could not connect to or read from {url} ({type(exc).__name__}).") from None
 
 
-async def _follow(url: str, client: httpx.AsyncClient, allow_hosts: Sequence[str], limits: FetchLimits, resolver: Resolver) -> Download:
+def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, kind):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+async def _follow(
+    url: str, client: httpx.AsyncClient, allow_hosts: Sequence[str], limits: FetchLimits, resolver: Resolver
+) -> Download:
     current = url
     for _ in range(limits.max_redirects + 1):
         try:
@@ -305,7 +332,9 @@ async def _connect(client: httpx.AsyncClient, target: Target) -> httpx.Response:
     """Send the GET to the first checked address that accepts a connection."""
 
     async def send(ip: IPAddress) -> httpx.Response:
-        request = client.build_request("GET", target.connect_url(ip), headers={"Host": target.host_header}, extensions=target.extensions)
+        request = client.build_request(
+            "GET", target.connect_url(ip), headers={"Host": target.host_header}, extensions=target.extensions
+        )
         return await client.send(request, stream=True)
 
     for ip in target.addresses[:-1]:
@@ -335,7 +364,9 @@ def _retry_after(response: httpx.Response) -> float | None:
 
 
 async def _read_capped(response: httpx.Response, max_bytes: int, url: str) -> bytes:
-    too_large = f"{url} is larger than the {max_bytes / 1_048_576:g} MB reading limit; look for a smaller page or a summary."
+    too_large = (
+        f"{url} is larger than the {max_bytes / 1_048_576:g} MB reading limit; look for a smaller page or a summary."
+    )
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > max_bytes:
         raise ToolFailure.permanent(too_large)
@@ -360,10 +391,12 @@ def extract_document(got: Download) -> Document:
         return extract_pdf(got.body)
     if got.content_type in _HTML_TYPES or (not got.content_type and _looks_like_html(got.body)):
         return extract_html(_decode(got.body, got.charset), url=got.final_url)
-    if got.content_type.startswith("text/") or got.content_type in _TEXT_TYPES or got.content_type.endswith(("+xml", "+json")):
+    kind = got.content_type
+    if kind.startswith("text/") or kind in _TEXT_TYPES or kind.endswith(("+xml", "+json")):
         return Document(title="", author="", date="", text=_decode(got.body, got.charset))
     raise ToolFailure.permanent(
-        f"unsupported content type {got.content_type or 'unknown'} at {got.final_url}; only web pages, PDFs and plain text can be read."
+        f"unsupported content type {kind or 'unknown'} at {got.final_url}; "
+        "only web pages, PDFs and plain text can be read."
     )
 
 
@@ -464,7 +497,9 @@ def _neutralise(text: str) -> str:
     return re.sub(r"(?i)<(/?)page\b", r"&lt;\1page", text)
 
 
-async def fetch_page(url: str, *, allow_hosts: Sequence[str], max_chars: int, limits: FetchLimits = FetchLimits()) -> str:
+async def fetch_page(
+    url: str, *, allow_hosts: Sequence[str], max_chars: int, limits: FetchLimits = FetchLimits()
+) -> str:
     """The body of ``web_fetch``: download, extract, record, render; failures become error text."""
     url = url.strip()
     try:
@@ -505,4 +540,6 @@ def build_web_fetch_tool(settings: Any, *, limits: FetchLimits = FetchLimits()) 
     async def web_fetch(url: str) -> str:
         return await fetch_page(url, allow_hosts=allow_hosts, max_chars=max_chars, limits=limits)
 
-    return StructuredTool.from_function(coroutine=web_fetch, name=TOOL_NAME, description=DESCRIPTION, args_schema=WebFetchArgs)
+    return StructuredTool.from_function(
+        coroutine=web_fetch, name=TOOL_NAME, description=DESCRIPTION, args_schema=WebFetchArgs
+    )

@@ -64,16 +64,6 @@ _EVENT_SNIPPET_CHARS = 300
 _MAX_CLIENTS_PER_LOOP = 32
 
 
-class _TavilyClient(AsyncTavilyClient):
-    """tavily-python maps HTTP errors to exceptions but drops the status and ``Retry-After``; keep them."""
-
-    def _handle_error_response(self, response: httpx.Response, body_override: Any = None) -> None:
-        try:
-            super()._handle_error_response(response, body_override)
-        except Exception as exc:
-            raise TavilyHTTPError(response.status_code, _retry_after(response, exc), str(exc)) from exc
-
-
 class TavilyHTTPError(Exception):
     """A non-2xx Tavily answer; the library's own exception is the ``__cause__``."""
 
@@ -82,6 +72,19 @@ class TavilyHTTPError(Exception):
         self.status = status
         self.retry_after = retry_after
         self.detail = detail
+
+
+class _TavilyClient(AsyncTavilyClient):
+    """tavily-python maps HTTP errors to exceptions but drops the status and ``Retry-After``; keep them.
+
+    This overrides a private hook of tavily-python 0.8 (pinned below 0.9 in pyproject for that reason).
+    """
+
+    def _handle_error_response(self, response: httpx.Response, body_override: Any = None) -> None:
+        try:
+            super()._handle_error_response(response, body_override)
+        except Exception as exc:
+            raise TavilyHTTPError(response.status_code, _retry_after(response, exc), str(exc)) from exc
 
 
 def _retry_after(response: httpx.Response, exc: Exception) -> float | None:
@@ -140,7 +143,9 @@ def classify_search_error(exc: BaseException) -> ToolFailure:
         return ToolFailure.transient("Tavily did not answer in time.")
     if isinstance(exc, httpx.TransportError):
         return ToolFailure.transient(f"could not reach Tavily ({type(exc).__name__}).")
-    return ToolFailure.permanent(f"search failed unexpectedly ({type(exc).__name__}: {exc}); do not retry the same call.")
+    return ToolFailure.permanent(
+        f"search failed unexpectedly ({type(exc).__name__}: {exc}); do not retry the same call."
+    )
 
 
 def _classify_status(exc: TavilyHTTPError) -> ToolFailure:
@@ -157,8 +162,8 @@ def _classify_status(exc: TavilyHTTPError) -> ToolFailure:
         return ToolFailure.transient("Tavily rate limit reached (429).", retry_after=exc.retry_after)
     if status in (403, 432, 433):
         return ToolFailure.permanent(
-            f"Tavily refused the request ({status}): the key's plan or usage limit does not allow it{suffix}. "
-            f"{_KEY_FIX} or its plan; do not retry."
+            f"Tavily refused the request ({status}){suffix}. The key's plan or usage limit does not allow it: "
+            "check the plan behind TAVILY_API_KEY (or configurable apiKeys.TAVILY_API_KEY); do not retry."
         )
     if status == 400:
         return ToolFailure.permanent(f"Tavily rejected the query (400){suffix}. Fix the query before searching again.")
@@ -229,7 +234,8 @@ def render_results(query: str, hits: list[dict[str, str]]) -> str:
     else:
         body = "No results. Try different or broader terms."
     body = re.sub(r"(?i)<(/?)search_results\b", r"&lt;\1search_results", body)
-    return f'{RESULTS_PREAMBLE}\n<search_results query="{escape(query)}" count="{len(hits)}">\n{body}\n</search_results>'
+    opening = f'<search_results query="{escape(query)}" count="{len(hits)}">'
+    return f"{RESULTS_PREAMBLE}\n{opening}\n{body}\n</search_results>"
 
 
 def _snippet(text: str) -> str:
@@ -277,7 +283,10 @@ async def search_web(
         query=query,
         ok=True,
         count=len(hits),
-        results=[{"title": h["title"], "url": h["url"], "domain": h["domain"], "snippet": _snippet(h["content"])} for h in hits],
+        results=[
+            {"title": h["title"], "url": h["url"], "domain": h["domain"], "snippet": _snippet(h["content"])}
+            for h in hits
+        ],
     )
     for hit in hits:
         if record := ledger.add_source(hit["url"], hit["title"]):
@@ -300,7 +309,14 @@ def build_web_search_tool(settings: Any, *, timeout_s: float = SEARCH_TIMEOUT_S)
 
     async def web_search(query: str, max_results: int | None = None) -> str:
         return await search_web(
-            query, max_results, api_key=api_key, base_url=base_url, default_max_results=default_max_results, timeout_s=timeout_s
+            query,
+            max_results,
+            api_key=api_key,
+            base_url=base_url,
+            default_max_results=default_max_results,
+            timeout_s=timeout_s,
         )
 
-    return StructuredTool.from_function(coroutine=web_search, name=TOOL_NAME, description=DESCRIPTION, args_schema=WebSearchArgs)
+    return StructuredTool.from_function(
+        coroutine=web_search, name=TOOL_NAME, description=DESCRIPTION, args_schema=WebSearchArgs
+    )
