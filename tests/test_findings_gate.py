@@ -1,0 +1,234 @@
+"""The findings gate: which final messages a research sub-agent may hand over, and what is handed over."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from deep_research_agent.findings_gate import (
+    MAX_FALLBACK_CHARS,
+    MAX_FIELD_CHARS,
+    NO_SOURCES_GAP,
+    NOT_PARSED,
+    PROVENANCE,
+    bounce_message,
+    source_problem,
+    validate_findings,
+)
+
+URL = "https://example.com/battery"
+
+
+def finding(claim: str = "The cell reaches 412 Wh/kg.", source: str = URL, evidence: str = "reaches 412 Wh/kg") -> dict:
+    return {"finding": claim, "evidence": evidence, "source": source}
+
+
+def message(summary: str = "Solid-state cells lead on density.", findings: object = None, gaps: object = None) -> str:
+    payload: dict = {"summary": summary, "findings": [finding()] if findings is None else findings}
+    if gaps is not None:
+        payload["gaps"] = gaps
+    return json.dumps(payload)
+
+
+SERIES = ", ".join(f"2024-01-{day:02d}: {40 + day}" for day in range(1, 9))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param(message(), id="bare"),
+        pytest.param(f"```json\n{message()}\n```", id="fenced"),
+        pytest.param(f"Here are my findings:\n{message()}\nThat is all.", id="in-prose"),
+        pytest.param(f'{{"note": "scratch"}} then {message()}', id="unrelated-object-first"),
+        pytest.param(f'{message(summary="draft")}\nRevised:\n{message()}', id="last-object-wins"),
+        pytest.param(message(findings=[]), id="empty-findings-is-honest"),
+        pytest.param(message(findings=[], gaps="No data for 2025."), id="gaps-as-string"),
+        pytest.param(message(findings=[finding(source="MCP: pricing-db")]), id="mcp-label-source"),
+        pytest.param(message(findings=[finding(source="Tavily search")]), id="search-label-source"),
+    ],
+)
+def test_valid_messages_pass(text: str) -> None:
+    verdict = validate_findings(text, tool_calls_made=2)
+    assert verdict.ok, verdict.problems
+    assert verdict.findings is not None
+    assert verdict.findings.summary == "Solid-state cells lead on density."
+
+
+def test_last_object_is_the_one_read() -> None:
+    verdict = validate_findings(f'{message(summary="draft")} {message(summary="final")}', tool_calls_made=1)
+    assert verdict.findings is not None and verdict.findings.summary == "final"
+
+
+@pytest.mark.parametrize(
+    ("text", "tool_calls", "expected"),
+    [
+        pytest.param("I could not find anything useful.", 3, [NOT_PARSED], id="prose-only"),
+        pytest.param('{"answer": 42}', 3, [NOT_PARSED], id="json-without-contract-keys"),
+        pytest.param('{"summary": "cut off', 3, [NOT_PARSED], id="truncated-json"),
+        pytest.param(message(summary=""), 3, ["`summary` is empty"], id="empty-summary"),
+        pytest.param(message(summary="   "), 3, ["`summary` is empty"], id="blank-summary"),
+        pytest.param(message(findings="prices rose"), 3, ["`findings` is not a list"], id="findings-string"),
+        pytest.param(message(findings={"finding": "x"}), 3, ["`findings` is not a list"], id="findings-object"),
+        pytest.param(message(findings=["just a sentence"]), 3, ["finding 1 is not an object"], id="finding-not-object"),
+        pytest.param(message(findings=[finding(claim="")]), 3, ["finding 1 has no text"], id="finding-without-text"),
+        pytest.param(message(findings=[finding(source="")]), 3, ["has no source"], id="finding-without-source"),
+        pytest.param(message(findings=[{"finding": "x"}]), 3, ["has no source"], id="finding-source-key-missing"),
+        pytest.param(message(findings=[finding(source="/workspace/prices.csv")]), 3, ["is a sandbox path"], id="workspace-path"),
+        pytest.param(message(findings=[finding(source="/large_tool_results/call_7")]), 3, ["is a sandbox path"], id="offload-path"),
+        pytest.param(message(findings=[finding(source="./data.json")]), 3, ["is a file path"], id="relative-path"),
+        pytest.param(message(findings=[finding(source="C:\\data\\prices.xlsx")]), 3, ["is a file path"], id="windows-path"),
+        pytest.param(message(findings=[finding(source="prices.csv")]), 3, ["is a file path"], id="bare-data-file"),
+        pytest.param(message(findings=[finding(source="web_search")]), 3, ["names an internal tool"], id="tool-web-search"),
+        pytest.param(message(findings=[finding(source="web_fetch")]), 3, ["names an internal tool"], id="tool-web-fetch"),
+        pytest.param(message(findings=[finding(source="task")]), 3, ["names an internal tool"], id="tool-task"),
+        pytest.param(message(findings=[finding(source="execute")]), 3, ["names an internal tool"], id="tool-execute"),
+        pytest.param(message(findings=[finding(source="read_file")]), 3, ["names an internal tool"], id="tool-read-file"),
+        pytest.param(message(findings=[finding(source="get_price_history(asset='BTC')")]), 3, ["names an internal tool"], id="snake-call"),
+        pytest.param(message(findings=[finding(source="research-subagent")]), 3, ["names an internal tool"], id="subagent-role"),
+        pytest.param(message(summary="x" * (MAX_FIELD_CHARS + 1)), 3, ["`summary` is 1,201 characters"], id="long-summary"),
+        pytest.param(message(findings=[finding(evidence="y" * 1500)]), 3, ["`evidence` is 1,500 characters"], id="long-evidence"),
+        pytest.param(message(gaps=["z" * 1300]), 3, ["gap 1 is 1,300 characters"], id="long-gap"),
+        pytest.param(message(findings=[finding(claim=f"Daily closes: {SERIES}.")]), 3, ["transcribes a series of 8 dated values"], id="series-in-finding"),
+        pytest.param(message(summary=f"Prices were {SERIES}."), 3, ["`summary` transcribes a series"], id="series-in-summary"),
+        pytest.param(message(), 0, [PROVENANCE], id="findings-without-tool-calls"),
+    ],
+)
+def test_problems_are_named(text: str, tool_calls: int, expected: list[str]) -> None:
+    verdict = validate_findings(text, tool_calls_made=tool_calls)
+    assert len(verdict.problems) == len(expected), verdict.problems
+    for problem, fragment in zip(verdict.problems, expected, strict=True):
+        assert fragment in problem
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    text = message(
+        summary="",
+        findings=[finding(claim=""), finding(source="/workspace/a.csv"), finding(source="web_search(query='x')"), finding()],
+    )
+    verdict = validate_findings(text, tool_calls_made=0)
+    assert len(verdict.problems) == 5
+    assert verdict.problems[-1] == PROVENANCE
+
+
+def test_empty_findings_without_tool_calls_is_fine() -> None:
+    """Nothing claimed, nothing to prove: "found nothing without looking" is a gap, not a provenance breach."""
+    assert validate_findings(message(findings=[]), tool_calls_made=0).ok
+
+
+@pytest.mark.parametrize(
+    ("source", "problem"),
+    [
+        (URL, None),
+        ("http://example.org/a?b=1#c", None),
+        ("HTTPS://EXAMPLE.COM", None),
+        ("https://example.com/workspace/report", None),
+        ("Tavily search", None),
+        ("MCP: pricing-db", None),
+        ("Reuters", None),
+        ("Company 10-K filing, 2024", None),
+        ("Task Force on Climate Disclosures", None),
+        ("/workspace/data/prices.csv", "is a sandbox path"),
+        ("/workspace", "is a sandbox path"),
+        ("/large_tool_results/abc123", "is a sandbox path"),
+        ("/skills/pricing/SKILL.md", "is a sandbox path"),
+        ("offloaded to /workspace/x.json", "is a sandbox path"),
+        ("/home/user/notes.txt", "is a file path"),
+        ("/tmp/out.json", "is a file path"),
+        ("./data.json", "is a file path"),
+        ("../data/prices.csv", "is a file path"),
+        ("~/Downloads/report.pdf", "is a file path"),
+        ("C:\\Users\\me\\prices.csv", "is a file path"),
+        ("file:///etc/passwd", "is a file path"),
+        ("data.json", "is a file path"),
+        ("web_search", "names an internal tool, not a source"),
+        ("`web_fetch`", "names an internal tool, not a source"),
+        ("Web_Search", "names an internal tool, not a source"),
+        ("submit_report", "names an internal tool, not a source"),
+        ("task", "names an internal tool, not a source"),
+        ("execute", "names an internal tool, not a source"),
+        ("grep", "names an internal tool, not a source"),
+        ("web_search results for 'battery'", "names an internal tool, not a source"),
+        ("fetch_prices(symbol='X')", "names an internal tool, not a source"),
+        ("execute(command='python a.py')", "names an internal tool, not a source"),
+        ("get_price_history", "names an internal tool, not a source"),
+        ("research-subagent", "names an internal tool, not a source"),
+        ("the research sub-agent", "names an internal tool, not a source"),
+    ],
+)
+def test_source_classification(source: str, problem: str | None) -> None:
+    assert source_problem(source) == problem
+
+
+def test_cleaned_findings_drop_unusable_entries_and_keep_the_rest() -> None:
+    text = message(
+        findings=[
+            finding(),
+            finding(claim="", source=URL),
+            finding(claim="From a file.", source="/workspace/a.csv"),
+            finding(claim="From a tool.", source="web_fetch"),
+            "not an object",
+            finding(claim="From the pricing server.", source="MCP: pricing-db"),
+        ],
+        gaps=["No 2025 data."],
+    )
+    verdict = validate_findings(text, tool_calls_made=4)
+    assert verdict.findings is not None
+    assert [f.source for f in verdict.findings.findings] == [URL, "MCP: pricing-db"]
+    assert verdict.findings.gaps == ["No 2025 data."]
+    assert json.loads(verdict.fallback_text) == verdict.findings.model_dump()
+
+
+def test_cleaning_summarises_a_series_and_caps_long_fields() -> None:
+    text = message(findings=[finding(claim=f"Daily closes: {SERIES}.", evidence="e" * 2000)])
+    verdict = validate_findings(text, tool_calls_made=1)
+    assert verdict.findings is not None
+    cleaned = verdict.findings.findings[0]
+    assert cleaned.finding == (
+        "Daily closes: Series of 8 values, 2024-01-01 → 2024-01-08: min 41 (2024-01-01), max 48 (2024-01-08), mean 44.5."
+    )
+    assert len(cleaned.evidence) == MAX_FIELD_CHARS and cleaned.evidence.endswith("…")
+
+
+def test_provenance_failure_hands_over_no_findings() -> None:
+    verdict = validate_findings(message(gaps=["Pricing."]), tool_calls_made=0)
+    assert verdict.findings is not None
+    assert verdict.findings.findings == []
+    assert verdict.findings.gaps == ["Pricing.", NO_SOURCES_GAP]
+    assert verdict.findings.summary == "Solid-state cells lead on density."
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("  Nothing parseable here.  ", "Nothing parseable here."),
+        ("", ""),
+        ("a" * (MAX_FALLBACK_CHARS + 50), "a" * (MAX_FALLBACK_CHARS - 1) + "…"),
+    ],
+)
+def test_fallback_for_unparsable_text_is_the_trimmed_prose(text: str, expected: str) -> None:
+    verdict = validate_findings(text, tool_calls_made=1)
+    assert verdict.findings is None
+    assert verdict.fallback_text == expected
+
+
+def test_findings_null_is_an_empty_list() -> None:
+    verdict = validate_findings('{"summary": "Nothing found.", "findings": null}', tool_calls_made=1)
+    assert verdict.ok and verdict.findings is not None and verdict.findings.findings == []
+
+
+@pytest.mark.parametrize(
+    "problems",
+    [
+        [NOT_PARSED],
+        ["`summary` is empty: answer the unit.", "finding 2 has no source: give the URL."],
+        [PROVENANCE],
+    ],
+)
+def test_bounce_message_lists_each_problem_and_restates_the_contract(problems: list[str]) -> None:
+    text = bounce_message(problems)
+    for problem in problems:
+        assert f"- {problem}" in text
+    for part in ('"summary"', '"findings"', '"finding"', '"evidence"', '"source"', '"gaps"', "1,200", "file path", "tool name"):
+        assert part in text
+    assert "empty findings list is fine" in text
