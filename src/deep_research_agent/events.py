@@ -53,6 +53,16 @@ StatusState = Literal[
     "revising",
     "warning",
     "keyless_search",
+    "model_call",
+    "rate_limited",
+    "model_unavailable",
+    "budget_soft",
+    "budget_halt",
+    "recursion_limit",
+    "loop_detected",
+    "loop_halt",
+    "runaway_output",
+    "runaway_halt",
 ]
 
 
@@ -83,9 +93,14 @@ class Report(_Event):
 
 
 class Limits(BaseModel):
+    """The run's ceilings; 0 for ``max_run_seconds`` or ``max_cost_usd`` means no cap."""
+
     model_config = ConfigDict(extra="forbid")
 
     max_tool_calls: int
+    max_total_tokens: int = 0
+    max_run_seconds: float = 0
+    max_cost_usd: float = 0
     recursion_limit: int
 
 
@@ -97,6 +112,7 @@ class RoleUsage(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
+    cost_usd: float = 0.0
 
 
 class Usage(_Event):
@@ -109,15 +125,31 @@ class Usage(_Event):
     output_tokens: int
     cached_tokens: int = 0
     total_tokens: int
-    cost_usd: float
+    budget_tokens: int = Field(
+        default=0, description="Tokens as the token ceiling counts them: cached input at a tenth."
+    )
+    cost_usd: float = Field(
+        description="Best-effort dollars: the provider's reported cost where a response carried one, else tier prices."
+    )
+    reported_cost_usd: float = Field(default=0.0, description="Part of the cost the provider reported itself.")
     per_role: dict[str, RoleUsage] = Field(default_factory=dict)
+    compactions: int = 0
+    messages_summarized: int = 0
     elapsed_s: float
     elapsed: str
     limits: Limits
 
 
 class Status(_Event):
-    """Lifecycle and errors. ``done``/``error`` is the run's single authoritative end state."""
+    """Lifecycle, guards and errors. ``done``/``error`` is the run's single authoritative end state.
+
+    Guard states: ``budget_soft``/``budget_halt`` (``reason`` names the binding ceiling: tool_calls, tokens,
+    time or cost; ``used``/``limit``), ``recursion_limit`` (``used``/``limit`` in graph steps),
+    ``loop_detected``/``loop_halt`` (``repeats``), ``runaway_output``/``runaway_halt`` (``reason``
+    repetition or length; ``chars`` before and ``kept_chars`` after trimming), ``rate_limited`` (one per
+    wait: ``wait_s``, ``attempt``), ``model_unavailable`` (the retries gave up) and the ``model_call``
+    heartbeat (``step``, ``unit``, and after tool results ``after``/``after_chars``).
+    """
 
     type: Literal["status"] = "status"
     state: StatusState
@@ -128,8 +160,20 @@ class Status(_Event):
     model_calls: int | None = None
     total_tokens: int | None = None
     tool_calls: int | None = None
+    report_chars: int | None = None
     elapsed_s: float | None = None
     elapsed: str | None = None
+    used: float | None = Field(default=None, description="How much of the named ceiling is spent.")
+    limit: float | None = Field(default=None, description="The named ceiling.")
+    repeats: int | None = Field(default=None, description="Identical tool calls in the agent's recent window.")
+    chars: int | None = None
+    kept_chars: int | None = None
+    wait_s: float | None = None
+    attempt: int | None = None
+    step: int | None = Field(default=None, description="The agent's model step, counted from 1 per run.")
+    unit: str | None = Field(default=None, description="The brief the agent works on.")
+    after: list[str] | None = Field(default=None, description="Tools whose results the model is about to read.")
+    after_chars: int | None = None
 
 
 class SearchQuery(_Event):
@@ -187,6 +231,9 @@ class SubagentFindings(_Event):
     summary: str
     findings: list[Finding] = Field(default_factory=list)
     gaps: list[str] = Field(default_factory=list)
+    halted: str | None = Field(
+        default=None, description="Set when a guard stopped the sub-agent: budget, loop_guard, runaway_guard or step_limit."
+    )
 
 
 class Clarification(_Event):
@@ -242,10 +289,11 @@ _EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(Event)
 
 @dataclass(frozen=True)
 class Sender:
-    """Who is emitting: the orchestrator, or a sub-agent started by one ``task`` call."""
+    """Who is emitting: the orchestrator, or a sub-agent started by one ``task`` call (``unit`` is its brief)."""
 
     role: str = ORCHESTRATOR
     task_id: str | None = None
+    unit: str | None = None
 
 
 current_sender: ContextVar[Sender] = ContextVar("current_sender", default=Sender())

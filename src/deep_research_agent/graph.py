@@ -9,6 +9,15 @@ The agent is composed from deepagents' parts (``SubAgentMiddleware`` and its ``t
 dangling tool calls) around langchain's ``create_agent``, rather than through ``create_deep_agent``:
 that helper always gives the orchestrator file tools and a general-purpose sub-agent, which this product
 must not have, and switching them off there means a process-global harness profile.
+
+Every agent, the orchestrator and each sub-agent alike, carries the same guards, in this order (the first
+middleware is the outermost): the step limit, the run budget (its clock covers everything inside), the
+loop guard, the runaway-output guard (which may ask the model twice in one step), the model-call
+heartbeat, retries and usage metering (once per real call), then the agent's own middleware, and prompt
+caching innermost so it marks only the request that leaves. The guards work inside the model and tool
+calls rather than as graph nodes, so they add no graph steps (each step costs a checkpoint), and they
+run as one middleware layer (``GuardChainMiddleware``), since langchain adds a span per layer and call;
+ten concurrent runs share one event loop.
 """
 
 from __future__ import annotations
@@ -23,15 +32,21 @@ from deepagents.graph import DeepAgentState
 from deepagents.middleware.patch_tool_calls import PatchToolCallsMiddleware
 from deepagents.middleware.subagents import CompiledSubAgent, SubAgentMiddleware
 from langchain.agents import create_agent
-from langchain.agents.middleware import TodoListMiddleware
+from langchain.agents.middleware import AgentMiddleware, TodoListMiddleware
 from langgraph.graph.state import CompiledStateGraph
 
 from . import prompts
-from .config import ResearchConfig
+from .config import ModelSpec, ResearchConfig
 from .events import ORCHESTRATOR, register_secrets
+from .middleware.budget import BudgetMiddleware, StepLimitMiddleware, effective_recursion_limit
+from .middleware.caching import PromptCachingMiddleware
 from .middleware.clarification import ClarificationMiddleware
+from .middleware.guard_chain import GuardChainMiddleware
 from .middleware.lifecycle import RunLifecycleMiddleware
-from .middleware.metering import UsageMeteringMiddleware
+from .middleware.loop_guard import LoopGuardMiddleware
+from .middleware.metering import ModelCallHeartbeatMiddleware, UsageMeteringMiddleware
+from .middleware.model_retry import ModelCallRetryMiddleware
+from .middleware.runaway import RunawayOutputMiddleware
 from .middleware.subagent_lifecycle import SubagentLifecycleMiddleware
 from .middleware.tool_errors import ClassifiedToolErrorsMiddleware
 from .models import chat_model
@@ -82,31 +97,39 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
     """Assemble the orchestrator and its sub-agents for one configuration."""
     tier = settings.tier
     research_tools = [t for t in (build_web_search_tool(settings), build_web_fetch_tool(settings)) if t is not None]
+    subagent_steps = StepLimitMiddleware(role=RESEARCH_SUBAGENT)
     research_subagent = create_agent(
         chat_model(settings, "subagent"),
         tools=research_tools,
         system_prompt=prompts.render(prompts.RESEARCH_SUBAGENT, domain_prompt=settings.domain_prompt),
         middleware=[
-            UsageMeteringMiddleware(role=RESEARCH_SUBAGENT, spec=tier.subagent),
+            _guards(settings, RESEARCH_SUBAGENT, tier.subagent, subagent_steps),
             ClassifiedToolErrorsMiddleware(role=RESEARCH_SUBAGENT),
             PatchToolCallsMiddleware(),
+            *_caching(settings, RESEARCH_SUBAGENT),
         ],
         name=RESEARCH_SUBAGENT,
+        # A sub-agent is never resumed midway, so its steps are not checkpointed: inherited from the
+        # orchestrator, every step would store the whole growing conversation for the thread's lifetime.
+        checkpointer=False,
     )
+    subagent_steps.reserve_for(research_subagent)
     subagents: list[CompiledSubAgent] = [
         {
             "name": RESEARCH_SUBAGENT,
             "description": "Researches one unit on the web (search, read pages) and returns JSON findings with quotes and URLs.",
-            "runnable": research_subagent,
+            # Its own step budget: without one it would inherit the orchestrator's whole limit per task.
+            "runnable": research_subagent.with_config({"recursion_limit": effective_recursion_limit(settings)}),
         }
     ]
+    orchestrator_steps = StepLimitMiddleware(role=ORCHESTRATOR)
     orchestrator = create_agent(
         chat_model(settings, "research"),
         tools=[],
         system_prompt=prompts.render(prompts.ORCHESTRATOR, domain_prompt=settings.domain_prompt),
         middleware=[
             RunLifecycleMiddleware(settings),
-            UsageMeteringMiddleware(role=ORCHESTRATOR, spec=tier.research),
+            _guards(settings, ORCHESTRATOR, tier.research, orchestrator_steps),
             ClassifiedToolErrorsMiddleware(role=ORCHESTRATOR),
             SubagentLifecycleMiddleware(models_by_role={RESEARCH_SUBAGENT: tier.subagent.slug}),
             ClarificationMiddleware(),
@@ -114,8 +137,32 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
             SubAgentMiddleware(backend=StateBackend(), subagents=subagents, task_description=_TASK_DESCRIPTION),
             ReportMiddleware(),
             PatchToolCallsMiddleware(),
+            *_caching(settings, ORCHESTRATOR),
         ],
         state_schema=DeepAgentState,
         name=ORCHESTRATOR,
     )
-    return orchestrator.with_config({"recursion_limit": settings.recursion_limit})
+    orchestrator_steps.reserve_for(orchestrator)
+    return orchestrator.with_config({"recursion_limit": effective_recursion_limit(settings)})
+
+
+def _guards(settings: ResearchConfig, role: str, spec: ModelSpec, steps: StepLimitMiddleware) -> GuardChainMiddleware:
+    """Step limit, budget, loop and runaway guards, heartbeat, retries and metering of one agent, outermost first."""
+    return GuardChainMiddleware(
+        [
+            steps,
+            BudgetMiddleware(settings, role=role),
+            LoopGuardMiddleware(role=role),
+            RunawayOutputMiddleware(role=role),
+            ModelCallHeartbeatMiddleware(role=role, model=spec.slug),
+            ModelCallRetryMiddleware(
+                role=role, model=spec.slug, max_retries=settings.max_retries, max_wait_s=settings.model_rate_limit_max_wait
+            ),
+            UsageMeteringMiddleware(role=role, spec=spec),
+        ],
+        role=role,
+    )
+
+
+def _caching(settings: ResearchConfig, role: str) -> list[AgentMiddleware]:
+    return [PromptCachingMiddleware(role=role)] if settings.prompt_caching else []

@@ -26,6 +26,9 @@ from .findings import Findings
 _MAX_OPEN_LEDGERS = 256
 
 
+CACHED_TOKEN_WEIGHT = 0.1
+
+
 @dataclass
 class RoleCounters:
     model_calls: int = 0
@@ -34,6 +37,26 @@ class RoleCounters:
     output_tokens: int = 0
     cached_tokens: int = 0
     cost_usd: float = 0.0
+    reported_cost_usd: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    @property
+    def budget_tokens(self) -> float:
+        """Tokens as the token ceiling counts them: cached input is cheap, so it weighs a tenth."""
+        cached = min(self.cached_tokens, self.input_tokens)
+        return self.input_tokens - cached + cached * CACHED_TOKEN_WEIGHT + self.output_tokens
+
+
+@dataclass(frozen=True)
+class Halt:
+    """Why the whole run stopped early. ``reason`` is the end-status reason code."""
+
+    reason: str
+    detail: str
+    ceiling: str | None = None
 
 
 @dataclass
@@ -69,6 +92,11 @@ class RunLedger:
     evidence: list[EvidenceRecord] = field(default_factory=list)
     findings: list[tuple[str, Findings]] = field(default_factory=list)
     notices: set[str] = field(default_factory=set)
+    halt: Halt | None = None
+    budget_soft: str | None = None
+    halted_tasks: dict[str, str] = field(default_factory=dict)
+    compactions: int = 0
+    messages_summarized: int = 0
     research_started: bool = False
     report_delivered: bool = False
     clarification_requested: bool = False
@@ -95,7 +123,30 @@ class RunLedger:
             total.output_tokens += counters.output_tokens
             total.cached_tokens += counters.cached_tokens
             total.cost_usd += counters.cost_usd
+            total.reported_cost_usd += counters.reported_cost_usd
         return total
+
+    def halt_run(self, halt: Halt) -> bool:
+        """Stop the whole run; True only for the first halt, so its event is sent once."""
+        with self._lock:
+            if self.halt is not None:
+                return False
+            self.halt = halt
+            return True
+
+    def enter_budget_soft_stage(self, ceiling: str) -> bool:
+        """Note that a ceiling passed its wrap-up mark; True only the first time in the run."""
+        with self._lock:
+            if self.budget_soft is not None:
+                return False
+            self.budget_soft = ceiling
+            return True
+
+    def record_compaction(self, messages_summarized: int) -> None:
+        """Count one context compaction; the summarized work keeps counting against the budget."""
+        with self._lock:
+            self.compactions += 1
+            self.messages_summarized += messages_summarized
 
     def add_source(self, url: str, title: str = "") -> SourceRecord | None:
         """Record a URL; returns the new record, or None when the run has seen it already."""

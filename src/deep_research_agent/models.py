@@ -1,7 +1,9 @@
 """Chat models for each tier slot, on any OpenAI-compatible endpoint.
 
 Models are ``ChatOpenAI`` instances on the chat-completions API (not the Responses API, which most
-compatible servers lack), each with a context-window profile so compaction knows its trigger.
+compatible servers lack), each with a context-window profile so compaction knows its trigger. The
+client never retries by itself: ``ModelCallRetryMiddleware`` does, so every wait is visible as an event
+and bounded by the run's settings.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ def chat_model(settings: ResearchConfig, slot: Slot) -> ChatOpenAI:
         temperature=settings.temperature,
         max_tokens=settings.max_output_tokens or None,
         timeout=settings.request_timeout,
-        max_retries=settings.max_retries,
+        max_retries=0,
         streaming=streaming,
         stream_usage=True,
         profile={"max_input_tokens": spec.context_window},

@@ -38,9 +38,14 @@ def submit(markdown: str) -> dict[str, Any]:
     return turn(tool_calls=[call("submit_report", report_markdown=markdown)])
 
 
-def system_text(body: dict[str, Any]) -> str:
-    """The system prompt of a recorded model request, whether sent as a string or as content parts."""
-    content = body["messages"][0]["content"]
+def message_text(message: dict[str, Any]) -> str:
+    """The text of a recorded request message, whether sent as a string or as content parts (prompt caching)."""
+    content = message["content"]
     if isinstance(content, str):
         return content
     return "".join(part.get("text", "") for part in content)
+
+
+def system_text(body: dict[str, Any]) -> str:
+    """The system prompt of a recorded model request."""
+    return message_text(body["messages"][0])

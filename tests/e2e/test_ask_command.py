@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from tests.e2e.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, submit
+from tests.e2e.scenarios import findings_json, message_text, orchestrator, plan_and_delegate, researcher, submit
 from tests.support.scripted_model import call, scenario, turn
 from tests.support.web import ARTICLES
 
@@ -47,7 +47,7 @@ def test_ask_streams_a_run_through_to_the_rendered_report_and_the_run_time(agent
     assert REPORT_TITLE in out and "Run time" in out
     assert out.index(REPORT_TITLE) < out.rindex("Run time")
     first_user_message = [r for r in scripted.requests() if r["agent"] == "orchestrator"][0]["body"]["messages"][1]
-    assert "Do not ask clarifying questions" in first_user_message["content"]
+    assert "Do not ask clarifying questions" in message_text(first_user_message)
     audit = json.loads(evidence_file.read_text())
     assert audit["report"].startswith(f"# {REPORT_TITLE}")
     assert any(e["url"] == url and "412 Wh/kg" in e["text"] for e in audit["evidence"])
@@ -68,7 +68,7 @@ def test_ask_without_a_terminal_answers_a_clarification_by_proceeding_on_assumpt
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Which region?" in done.stdout and REPORT_TITLE in done.stdout
     follow_up = [r for r in scripted.requests() if r["agent"] == "orchestrator"][1]["body"]["messages"][-1]
-    assert follow_up["role"] == "user" and "proceed on your stated assumptions" in follow_up["content"]
+    assert follow_up["role"] == "user" and "proceed on your stated assumptions" in message_text(follow_up)
 
 
 def test_ask_with_no_server_fails_fast_with_a_message():

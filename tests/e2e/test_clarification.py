@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, submit
+from tests.e2e.scenarios import findings_json, message_text, orchestrator, plan_and_delegate, researcher, submit
 from tests.support.agent_server import stream_run
 from tests.support.scripted_model import call, scenario, turn
 
@@ -43,7 +43,7 @@ async def test_a_clarification_ends_the_turn_and_the_answers_on_the_same_thread_
     assert [(e["state"], e["reason"]) for e in answered.end_statuses] == [("done", "report_delivered")]
     assert answered.of_type("clarification") == []
     planning_request = [r for r in scripted.requests() if r["agent"] == "orchestrator"][1]["body"]["messages"]
-    assert planning_request[-1]["role"] == "user" and "A: Nordic countries" in planning_request[-1]["content"]
+    assert planning_request[-1]["role"] == "user" and "A: Nordic countries" in message_text(planning_request[-1])
 
 
 async def test_questions_asked_in_prose_still_produce_the_clarification_card(agent_server, scripted):

@@ -70,8 +70,11 @@ TURN (every key optional)::
     finish_reason: str            override ("length", ...); the default is
                                   "tool_calls" with tool calls, else "stop"
     usage: {"prompt_tokens": int, "completion_tokens": int,
-            "cached_tokens": int} override (cached_tokens goes to
-                                  usage.prompt_tokens_details.cached_tokens)
+            "cached_tokens": int, "cost": float}
+                                  override (cached_tokens goes to
+                                  usage.prompt_tokens_details.cached_tokens;
+                                  cost is reported as usage.cost, the way
+                                  OpenRouter reports a call's charge)
     error: {"status": int, "message": str, "retry_after": float,
             "type": str, "code": str}
                                   reply with that status and an OpenAI-style
@@ -185,7 +188,7 @@ def turn(
     *,
     tool_calls: list[Json] | None = None,
     finish_reason: str | None = None,
-    usage: Mapping[str, int] | None = None,
+    usage: Mapping[str, float] | None = None,
     error: Json | None = None,
     error_times: int | None = None,
     delay_s: float | None = None,
@@ -424,6 +427,8 @@ def _usage(body: Json, output: str, override: Mapping[str, Any] | None) -> Json:
     usage: Json = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
     if "cached_tokens" in override:
         usage["prompt_tokens_details"] = {"cached_tokens": int(override["cached_tokens"])}
+    if "cost" in override:
+        usage["cost"] = float(override["cost"])
     return usage
 
 

@@ -3,10 +3,15 @@
 Contract (orchestrator only; it must be the outermost middleware):
 - ``run_start`` is the first event of every run; config warnings follow it as ``status: warning``;
 - a config problem (refused ``base_url``, missing key) ends the run before any model call;
-- a model call that fails for good (after the client's retries) does not raise: the error is classified
-  into a detail that says what to fix, and the agent stops;
-- at the end, exactly one ``usage`` event and exactly one ``status`` ``done``/``error`` with a reason code
-  and a ``detail`` ending in ``Run time Xm Ys.``; the run's sources and evidence are copied into state.
+- a model call that fails for good (once the retry middleware gave up) does not raise: the error is
+  classified into a detail that says what to fix, and the agent stops;
+- a run a guard halted (budget, recursion limit, or the orchestrator's loop or runaway guard) without a
+  delivered report still ends with one: ``salvage_report`` assembles it from the findings so far, it is
+  sent as a ``report`` with ``partial: true`` and stored as ``final_report``, and the end status is
+  ``error`` with the halt's reason (``budget_exhausted``, ``recursion_limit``, ``loop_halt``, ``runaway_halt``);
+- at the end, exactly one ``usage`` event and exactly one ``status`` ``done``/``error`` with a reason code,
+  the run's tool calls, tokens, report size and run time, and a ``detail`` ending in ``Run time Xm Ys.``;
+  the run's sources and evidence are copied into state.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ from langgraph.types import Command
 from ..config import ResearchConfig
 from ..events import emit, format_elapsed, redact
 from ..ledger import RunLedger, close_ledger, current_ledger, run_key
+from ..report.salvage import salvage_report
+from .budget import effective_recursion_limit
 
 logger = logging.getLogger(__name__)
 
@@ -86,30 +93,39 @@ class RunLifecycleMiddleware(AgentMiddleware):
         config = get_config()
         ledger = current_ledger(config)
         try:
+            update: dict[str, Any] = {}
+            report_chars = len(state.get("final_report") or "") if ledger.report_delivered else 0
+            if ledger.halt is not None and not ledger.report_delivered and not state.get("run_error"):
+                salvaged = salvage_report(ledger, reason=ledger.halt.detail)
+                emit("report", markdown=salvaged, partial=True)
+                update["final_report"] = salvaged
+                report_chars = len(salvaged)
             state_reason, reason, detail = _end_state(state, ledger)
             self._emit_usage(ledger)
+            totals = ledger.totals()
             elapsed = ledger.elapsed_s
             emit(
                 "status",
                 state=state_reason,
                 reason=reason,
                 detail=f"{detail} Run time {format_elapsed(elapsed)}.",
-                tool_calls=ledger.totals().tool_calls,
+                tool_calls=totals.tool_calls,
+                total_tokens=totals.total_tokens,
+                report_chars=report_chars,
                 elapsed_s=round(elapsed, 2),
                 elapsed=format_elapsed(elapsed),
             )
-            return {
-                "sources": [
-                    {"index": s.index, "url": s.url, "domain": s.domain, "title": s.title}
-                    for s in ledger.sources.values()
-                ],
-                "evidence": [vars(record).copy() for record in ledger.evidence],
-            }
+            update["sources"] = [
+                {"index": s.index, "url": s.url, "domain": s.domain, "title": s.title} for s in ledger.sources.values()
+            ]
+            update["evidence"] = [vars(record).copy() for record in ledger.evidence]
+            return update
         finally:
             close_ledger(run_key(config))
 
     def _emit_usage(self, ledger: RunLedger) -> None:
         totals = ledger.totals()
+        settings = self.settings
         emit(
             "usage",
             tool_calls=totals.tool_calls,
@@ -117,8 +133,10 @@ class RunLifecycleMiddleware(AgentMiddleware):
             input_tokens=totals.input_tokens,
             output_tokens=totals.output_tokens,
             cached_tokens=totals.cached_tokens,
-            total_tokens=totals.input_tokens + totals.output_tokens,
+            total_tokens=totals.total_tokens,
+            budget_tokens=round(totals.budget_tokens),
             cost_usd=round(totals.cost_usd, 6),
+            reported_cost_usd=round(totals.reported_cost_usd, 6),
             per_role={
                 role: {
                     "model_calls": c.model_calls,
@@ -126,12 +144,21 @@ class RunLifecycleMiddleware(AgentMiddleware):
                     "input_tokens": c.input_tokens,
                     "output_tokens": c.output_tokens,
                     "cached_tokens": c.cached_tokens,
+                    "cost_usd": round(c.cost_usd, 6),
                 }
-                for role, c in ledger.usage.items()
+                for role, c in list(ledger.usage.items())
             },
+            compactions=ledger.compactions,
+            messages_summarized=ledger.messages_summarized,
             elapsed_s=round(ledger.elapsed_s, 2),
             elapsed=format_elapsed(ledger.elapsed_s),
-            limits={"max_tool_calls": self.settings.max_tool_calls, "recursion_limit": self.settings.recursion_limit},
+            limits={
+                "max_tool_calls": settings.max_tool_calls,
+                "max_total_tokens": settings.max_total_tokens,
+                "max_run_seconds": settings.max_run_seconds,
+                "max_cost_usd": settings.max_cost_usd,
+                "recursion_limit": effective_recursion_limit(settings),
+            },
         )
 
 
@@ -142,6 +169,15 @@ def _end_state(state: LifecycleState, ledger: RunLedger) -> tuple[str, str, str]
         return "error", error["reason"], error["detail"].rstrip(".") + "."
     if ledger.report_delivered:
         return "done", "report_delivered", f"Report delivered with {len(ledger.sources)} sources seen."
+    if ledger.halt is not None:
+        detail = ledger.halt.detail[:1].upper() + ledger.halt.detail[1:].rstrip(".")
+        units = len(ledger.findings)
+        return (
+            "error",
+            ledger.halt.reason,
+            f"{detail}. An incomplete report was assembled from the findings of {units} research "
+            f"unit{'s' if units != 1 else ''}.",
+        )
     if ledger.clarification_requested:
         return "done", "awaiting_clarification", "Waiting for the answers to the clarifying questions."
     last = state["messages"][-1] if state.get("messages") else None

@@ -8,7 +8,11 @@ Contract (orchestrator only):
 - a sub-agent that raises becomes an error result for that ``task`` ("not researched, retry once") and a
   ``subagent_failed`` status: one dead worker never kills the run;
 - when the sub-agent's answer carries the findings object, the orchestrator receives that object alone
-  (normalised JSON), a ``subagent_findings`` event shows it, and its source URLs join the run's sources.
+  (normalised JSON), a ``subagent_findings`` event shows it (``halted`` names the guard that stopped the
+  sub-agent, if one did), and its source URLs join the run's sources;
+- what reaches the orchestrator is capped at ``MAX_HANDOVER_CHARS``: findings beyond the cap are dropped
+  (and named as a gap), any other answer is cut with a note, so one degenerate worker cannot flood the
+  orchestrator's context.
 """
 
 from __future__ import annotations
@@ -23,12 +27,17 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from ..events import Sender, current_sender, emit, redact
-from ..findings import parse_findings
+from ..findings import Findings, parse_findings
 from ..ledger import RunLedger, current_ledger
 
 logger = logging.getLogger(__name__)
 
 TASK_TOOL = "task"
+MAX_HANDOVER_CHARS = 20_000
+_UNIT_CHARS = 300
+_SUMMARY_CHARS = 4000
+_GAP_CHARS = 500
+_MAX_GAPS = 20
 
 
 class SubagentLifecycleMiddleware(AgentMiddleware):
@@ -46,12 +55,13 @@ class SubagentLifecycleMiddleware(AgentMiddleware):
         args = request.tool_call.get("args") or {}
         role = str(args.get("subagent_type") or "unknown")
         task_id = request.tool_call["id"]
+        unit = str(args.get("description") or "")
         model = self.models_by_role.get(role)
         ledger = current_ledger()
         ledger.research_started = True
 
         emit("status", state="subagent_start", role=role, task_id=task_id, subagent=role, model=model)
-        token = current_sender.set(Sender(role=role, task_id=task_id))
+        token = current_sender.set(Sender(role=role, task_id=task_id, unit=unit[:_UNIT_CHARS]))
         try:
             result = await handler(request)
         except GraphBubbleUp:
@@ -71,7 +81,7 @@ class SubagentLifecycleMiddleware(AgentMiddleware):
                 status="error",
             )
         current_sender.reset(token)
-        result = _hand_over_findings(result, unit=str(args.get("description") or ""), ledger=ledger, sender=Sender(role, task_id))
+        result = _hand_over(result, unit=unit, ledger=ledger, sender=Sender(role, task_id))
         spent = ledger.task(task_id)
         emit(
             "status",
@@ -87,17 +97,15 @@ class SubagentLifecycleMiddleware(AgentMiddleware):
         return result
 
 
-_UNIT_CHARS = 300
-
-
-def _hand_over_findings(result: ToolMessage | Command, *, unit: str, ledger: RunLedger, sender: Sender) -> ToolMessage | Command:
-    """Replace the sub-agent's answer by its parsed findings object and publish it."""
+def _hand_over(result: ToolMessage | Command, *, unit: str, ledger: RunLedger, sender: Sender) -> ToolMessage | Command:
+    """Replace the sub-agent's answer by its parsed findings object (or its capped text) and publish it."""
     message = _tool_message_of(result)
     if message is None:
         return result
     findings = parse_findings(message.text)
     if findings is None:
-        return result
+        return _replace_message(result, message, _capped_text(message.text))
+    findings = _capped_findings(findings)
     ledger.findings.append((unit, findings))
     emit(
         "subagent_findings",
@@ -107,13 +115,51 @@ def _hand_over_findings(result: ToolMessage | Command, *, unit: str, ledger: Run
         summary=findings.summary,
         findings=[f.model_dump() for f in findings.findings],
         gaps=findings.gaps,
+        halted=ledger.halted_tasks.get(sender.task_id or ""),
     )
     for finding in findings.findings:
         if finding.source.startswith(("http://", "https://")):
             record = ledger.add_source(finding.source)
             if record is not None:
                 emit("source", role=sender.role, task_id=sender.task_id, title=record.title, url=record.url, domain=record.domain)
-    replacement = message.model_copy(update={"content": findings.to_json()})
+    return _replace_message(result, message, findings.to_json())
+
+
+def _capped_text(text: str) -> str:
+    if len(text) <= MAX_HANDOVER_CHARS:
+        return text
+    return (
+        text[:MAX_HANDOVER_CHARS].rstrip()
+        + f"\n\n[Cut: the sub-agent's answer was {len(text):,} characters; only the first {MAX_HANDOVER_CHARS:,} are shown.]"
+    )
+
+
+def _capped_findings(findings: Findings) -> Findings:
+    """Fit the findings object under the hand-over cap: clip summary and gaps, then drop findings from the end."""
+    if len(findings.to_json()) <= MAX_HANDOVER_CHARS:
+        return findings
+    summary = _clip(findings.summary, _SUMMARY_CHARS)
+    gaps = [_clip(gap, _GAP_CHARS) for gap in findings.gaps[:_MAX_GAPS]]
+    kept = list(findings.findings)
+
+    def build() -> Findings:
+        dropped = len(findings.findings) - len(kept)
+        note = f"{dropped} findings were dropped" if dropped else "The answer was shortened"
+        return Findings(summary=summary, findings=kept, gaps=[*gaps, f"{note} to fit the hand-over size cap."])
+
+    while kept and len(build().to_json()) > MAX_HANDOVER_CHARS:
+        kept.pop()
+    return build()
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit].rstrip() + " …"
+
+
+def _replace_message(result: ToolMessage | Command, message: ToolMessage, content: str) -> ToolMessage | Command:
+    if content == message.content:
+        return result
+    replacement = message.model_copy(update={"content": content})
     if isinstance(result, ToolMessage):
         return replacement
     update = dict(result.update or {})

@@ -8,6 +8,10 @@ from importlib.resources import files
 
 ORCHESTRATOR = "orchestrator"
 RESEARCH_SUBAGENT = "research_subagent"
+COMPACTION = "compaction"
+TRIAGE = "triage"
+DIRECT_ANSWER = "direct_answer"
+FOLLOW_UP = "follow_up"
 
 
 @cache

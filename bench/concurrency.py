@@ -1,0 +1,94 @@
+"""Concurrency: ten happy-path runs at once against one dev server, versus one run alone.
+
+Every model call takes 200 ms (the scripted model's ``delay_s``), so a run spends most of its time
+waiting on the model, as real runs do. Guards, metering and the ledger must not serialise runs: ten
+concurrent runs should take little longer than one. The baseline (one run, after a warm-up) is
+measured in the same process, alternating with the concurrent batch for a few rounds, because the dev
+server's queue picks runs up on a 0.5 s poll and one round alone is noisy.
+
+Run: ``uv run python -m bench.concurrency``. Exits 1 when the median ratio is over 1.5x, or any run fails
+to deliver its report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import time
+
+from tests.e2e.scenarios import findings_json, orchestrator, plan_and_delegate, researcher
+from tests.support.agent_server import AgentServer, stream_run
+from tests.support.scripted_model import ScriptedModelServer, call, scenario, turn
+from tests.support.web import WebStandIn
+
+CONCURRENT_RUNS = 10
+MODEL_LATENCY_S = 0.2
+RATIO_TARGET = 1.5
+ROUNDS = 3
+REPORT = "# Sodium\n\nDone [1].\n\n## Sources\n[1] Short — https://example.org/a\n"
+
+
+def slow_happy_path() -> dict:
+    plan = plan_and_delegate("Find sodium prices")
+    return scenario(
+        orchestrator(
+            {**plan, "delay_s": MODEL_LATENCY_S},
+            turn(tool_calls=[call("submit_report", report_markdown=REPORT)], delay_s=MODEL_LATENCY_S),
+        ),
+        researcher(
+            turn(tool_calls=[call("web_search", query="sodium battery")], delay_s=MODEL_LATENCY_S),
+            turn(content=findings_json("Cheap."), delay_s=MODEL_LATENCY_S),
+        ),
+    )
+
+
+async def one_run(url: str) -> tuple[float, str]:
+    started = time.monotonic()
+    run = await stream_run(url, "How cheap are sodium batteries?", timeout=120)
+    reasons = [e.get("reason") for e in run.end_statuses]
+    return time.monotonic() - started, ",".join(map(str, reasons))
+
+
+async def measure() -> int:
+    with ScriptedModelServer() as model, WebStandIn() as web:
+        server = AgentServer(
+            {
+                "OPENAI_BASE_URL": model.base_url,
+                "OPENAI_API_KEY": "sk-bench-000000000000",
+                "TAVILY_API_BASE_URL": web.base_url,
+                "DRA_FETCH_ALLOW_HOSTS": web.allow_host,
+            }
+        ).start()
+        try:
+            model.set_scenario(slow_happy_path())
+            await one_run(server.url)  # warm-up: imports, graph compile, first client connections
+            print(f"model latency per call: {MODEL_LATENCY_S * 1000:.0f} ms, 4 model calls per run")
+            ratios, delivered, total = [], 0, 0
+            for round_no in range(1, ROUNDS + 1):
+                single, single_end = await one_run(server.url)
+                started = time.monotonic()
+                results = await asyncio.gather(*(one_run(server.url) for _ in range(CONCURRENT_RUNS)))
+                concurrent = time.monotonic() - started
+                ratios.append(concurrent / single)
+                ends = [single_end, *(end for _, end in results)]
+                delivered += sum(end == "report_delivered" for end in ends)
+                total += len(ends)
+                print(
+                    f"round {round_no}: one run alone {single:5.2f} s | {CONCURRENT_RUNS} at once {concurrent:5.2f} s "
+                    f"(slowest {max(t for t, _ in results):5.2f} s) | ratio {ratios[-1]:4.2f}"
+                )
+            ratio = statistics.median(ratios)
+            print(f"median ratio concurrent/single: {ratio:4.2f}   target <= {RATIO_TARGET}")
+            print(f"reports delivered: {delivered}/{total}")
+            return 0 if ratio <= RATIO_TARGET and delivered == total else 1
+        finally:
+            server.stop()
+
+
+def main() -> int:
+    return asyncio.run(measure())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

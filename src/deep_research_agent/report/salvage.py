@@ -1,0 +1,75 @@
+"""A report assembled from what a run found, for runs that stop before the orchestrator writes one.
+
+Contract: ``salvage_report(ledger, reason=...)`` is deterministic and calls no model. It opens with an
+"Incomplete" notice that says why the run stopped and what is missing, then one section per research
+unit that returned findings (its summary, each finding with ``[n]`` citations, its gaps), and ends with a
+``## Sources`` list numbered in order of first citation.
+"""
+
+from __future__ import annotations
+
+from ..findings import Findings
+from ..ledger import RunLedger, domain_of, normalise_url
+
+_UNIT_TITLE_CHARS = 120
+
+
+def salvage_report(ledger: RunLedger, *, reason: str) -> str:
+    """The run's findings as a cited Markdown report, marked incomplete because of ``reason``."""
+    citations: dict[str, int] = {}
+    sections: list[str] = []
+    gap_count = 0
+    for unit, findings in list(ledger.findings):
+        sections.append(_section(unit, findings, citations, ledger))
+        gap_count += len(findings.gaps)
+
+    lines = ["# Research findings (incomplete)", "", _notice(reason, units=len(sections), gaps=gap_count), ""]
+    if sections:
+        lines += sections
+    else:
+        lines += ["No research unit returned findings before the run stopped.", ""]
+    lines += ["## Sources"]
+    lines += [f"[{n}] {_title(url, ledger)} — {url}" for url, n in citations.items()] or ["None."]
+    return "\n".join(lines).strip() + "\n"
+
+
+def _notice(reason: str, *, units: int, gaps: int) -> str:
+    missing = ["a synthesis across the units"]
+    if units == 0:
+        missing = ["every finding: no research unit finished"]
+    elif gaps:
+        missing.append(f"{gaps} gap{'s' if gaps != 1 else ''} named under the units below")
+    return (
+        f"> **Incomplete.** This run stopped before its report was written: {reason.rstrip('.')}. "
+        f"What follows is assembled from the findings gathered so far. Missing: {'; '.join(missing)}."
+    )
+
+
+def _section(unit: str, findings: Findings, citations: dict[str, int], ledger: RunLedger) -> str:
+    title = " ".join(unit.split()) or "Research unit"
+    if len(title) > _UNIT_TITLE_CHARS:
+        title = title[: _UNIT_TITLE_CHARS - 1].rstrip() + "…"
+    lines = [f"## {title}", ""]
+    if findings.summary:
+        lines += [findings.summary, ""]
+    for finding in findings.findings:
+        claim = finding.finding.rstrip()
+        stop = claim[-1] if claim[-1:] in ".!?" else ""
+        lines.append(f"- {claim.removesuffix(stop)}{_cite(finding.source, citations)}{stop}")
+    if findings.findings:
+        lines.append("")
+    if findings.gaps:
+        lines += ["Not established: " + "; ".join(findings.gaps), ""]
+    return "\n".join(lines)
+
+
+def _cite(source: str, citations: dict[str, int]) -> str:
+    if not source.startswith(("http://", "https://")):
+        return f" (source: {source})" if source else ""
+    number = citations.setdefault(source, len(citations) + 1)
+    return f" [{number}]"
+
+
+def _title(url: str, ledger: RunLedger) -> str:
+    record = ledger.sources.get(normalise_url(url))
+    return record.title if record and record.title else domain_of(url)

@@ -1,0 +1,348 @@
+"""Guards through ``langgraph dev`` and the SDK: budgets, the loop and runaway guards, retries, caching.
+
+Every guard binds every role, so most scenarios misbehave in the research sub-agent, where the original
+design had no bound at all. Each test asserts the guard's status events and the run's single end status.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from tests.e2e.scenarios import findings_json, message_text, orchestrator, plan_and_delegate, researcher, submit
+from tests.support.agent_server import stream_run
+from tests.support.scripted_model import call, error, scenario, turn
+from tests.support.web import ARTICLES
+
+pytestmark = pytest.mark.anyio
+
+REPORT = "# Sodium batteries\n\nSodium cells are cheaper [1].\n\n## Sources\n[1] Example — https://example.org/a\n"
+DEGENERATE = "The price path of the token is summarised below.\n" + "".join(f"BTC{2026 + i}, " for i in range(900))
+
+
+def end_of(run) -> tuple[str, str]:
+    assert len(run.end_statuses) == 1, run.end_statuses
+    return run.end_statuses[0]["state"], run.end_statuses[0]["reason"]
+
+
+def requests_of(scripted, agent: str) -> list[dict]:
+    return [r for r in scripted.requests() if r["agent"] == agent]
+
+
+def task_results(run) -> list[str]:
+    return [m["content"] for m in run.values["messages"] if m["type"] == "tool" and m["name"] == "task"]
+
+
+async def test_a_sub_agent_repeating_one_search_forever_is_halted_and_the_report_still_arrives(agent_server, scripted, web):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Find sodium battery prices"), submit(REPORT)),
+            researcher(turn(tool_calls=[call("web_search", query="sodium battery price")]), repeat_last=True),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "How cheap are sodium batteries?", timeout=60)
+
+    assert end_of(run) == ("done", "report_delivered")
+    detected = run.statuses("loop_detected")
+    assert [e["repeats"] for e in detected] == [3, 4], "two nudges per turn at most"
+    assert all(e["role"] == "research-subagent" for e in detected)
+    halts = run.statuses("loop_halt")
+    assert len(halts) == 1 and halts[0]["repeats"] == 6 and halts[0]["role"] == "research-subagent"
+    assert len(requests_of(scripted, "researcher")) == 6, "the sub-agent made a model call after its halt"
+    nudged = requests_of(scripted, "researcher")[3]["body"]["messages"][-1]
+    assert nudged["role"] == "user" and nudged["name"] == "dra_harness" and "LOOP DETECTED" in message_text(nudged)
+
+    findings = run.of_type("subagent_findings")
+    assert len(findings) == 1 and findings[0]["halted"] == "loop_guard"
+    assert any("loop guard" in gap for gap in findings[0]["gaps"])
+    assert json.loads(task_results(run)[0])["gaps"] == findings[0]["gaps"]
+    assert run.values["final_report"] == REPORT.strip()
+    assert run.of_type("usage")[0]["tool_calls"] == 2 + 6 + 1, "todos and task, six searches, the report"
+    assert run.stream_errors() == []
+
+
+async def test_the_same_tool_with_different_arguments_is_never_a_loop(agent_server, scripted, web):
+    pages = [turn(tool_calls=[call("web_search", query="sodium battery price", max_results=n)]) for n in range(1, 8)]
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Find sodium battery prices"), submit(REPORT)),
+            researcher(*pages, turn(content=findings_json("Prices vary."))),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "How cheap are sodium batteries?", timeout=60)
+
+    assert end_of(run) == ("done", "report_delivered")
+    assert run.statuses("loop_detected") == [] and run.statuses("loop_halt") == []
+    assert run.of_type("subagent_findings")[0].get("halted") is None
+
+
+async def test_a_degenerate_reply_is_trimmed_and_the_sub_agent_is_nudged_once_to_continue(agent_server, scripted, web):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Track the token price"), submit(REPORT)),
+            researcher(turn(content=DEGENERATE), turn(content=findings_json("The token trades near its high."))),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "Where is the token price going?", timeout=60)
+
+    assert end_of(run) == ("done", "report_delivered")
+    runaway = run.statuses("runaway_output")
+    assert len(runaway) == 1 and runaway[0]["role"] == "research-subagent" and runaway[0]["reason"] == "repetition"
+    assert runaway[0]["chars"] == len(DEGENERATE) and runaway[0]["kept_chars"] < 200
+    retry_messages = requests_of(scripted, "researcher")[1]["body"]["messages"]
+    trimmed, nudge = retry_messages[-2], retry_messages[-1]
+    assert trimmed["role"] == "assistant" and message_text(trimmed).endswith("BTC2026")
+    assert nudge["name"] == "dra_harness" and "RUNAWAY OUTPUT" in message_text(nudge)
+    assert run.statuses("runaway_halt") == []
+    assert run.of_type("subagent_findings")[0]["summary"] == "The token trades near its high."
+
+
+async def test_a_second_runaway_ends_the_sub_agent_and_only_a_small_hand_back_reaches_the_orchestrator(
+    agent_server, scripted, web
+):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Track the token price"), submit(REPORT)),
+            researcher(turn(content=DEGENERATE * 20), repeat_last=True),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "Where is the token price going?", timeout=60)
+
+    assert end_of(run) == ("done", "report_delivered")
+    assert len(run.statuses("runaway_output")) == 1
+    halts = run.statuses("runaway_halt")
+    assert len(halts) == 1 and halts[0]["role"] == "research-subagent"
+    assert len(requests_of(scripted, "researcher")) == 2
+    hand_back = task_results(run)[0]
+    assert len(DEGENERATE * 20) > 50_000 and len(hand_back) < 3_000
+    assert run.of_type("subagent_findings")[0]["halted"] == "runaway_guard"
+
+
+async def test_a_tool_call_ceiling_halts_every_role_and_the_run_ends_with_a_salvaged_report(agent_server, scripted, web):
+    url = web.url(ARTICLES["halvorsen-cell"].path)
+    partial = findings_json(
+        "The Halvorsen cell reached 412 Wh/kg.",
+        [{"finding": "The Halvorsen cell reached 412 Wh/kg.", "evidence": "412 Wh/kg", "source": url}],
+    )
+    searches = [turn(content=partial, tool_calls=[call("web_search", query=f"sodium glass {n}")]) for n in range(12)]
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Find the energy density of sodium-glass cells"), submit(REPORT)),
+            researcher(*searches),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "How dense?", configurable={"max_tool_calls": 10}, timeout=60)
+
+    assert end_of(run) == ("error", "budget_exhausted")
+    soft, halt = run.statuses("budget_soft"), run.statuses("budget_halt")
+    assert len(soft) == 1 and soft[0]["reason"] == "tool_calls" and soft[0]["limit"] == 10
+    assert len(halt) == 1 and halt[0]["reason"] == "tool_calls"
+    assert run.of_type("usage")[0]["tool_calls"] == 10
+    assert run.end_statuses[0]["tool_calls"] == 10
+    wrap_up = [m for r in requests_of(scripted, "researcher") for m in r["body"]["messages"] if "WRAP UP NOW" in message_text(m)]
+    assert wrap_up and wrap_up[0]["name"] == "dra_harness"
+
+    assert run.of_type("subagent_findings")[0]["halted"] == "budget"
+    report = run.of_type("report")
+    assert len(report) == 1 and report[0]["partial"] is True
+    markdown = report[0]["markdown"]
+    assert run.values["final_report"] == markdown
+    assert "**Incomplete.**" in markdown and "tool-calls budget is used up" in markdown
+    assert "412 Wh/kg [1]" in markdown and f"[1] {ARTICLES['halvorsen-cell'].title} — {url}" in markdown
+    assert run.end_statuses[0]["report_chars"] == len(markdown)
+    assert requests_of(scripted, "orchestrator")[-1]["turn"] == 0, "the orchestrator made a model call after the halt"
+    assert run.stream_errors() == []
+
+
+async def test_a_tiny_dollar_ceiling_stops_the_run_on_the_providers_reported_cost(agent_server, scripted, web):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(
+                turn(
+                    tool_calls=plan_and_delegate("Find prices")["tool_calls"],
+                    usage={"prompt_tokens": 900, "completion_tokens": 40, "cost": 0.25},
+                ),
+                submit(REPORT),
+            ),
+            researcher(turn(content=findings_json("Cheap."))),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "Prices?", configurable={"max_cost_usd": 0.01}, timeout=60)
+
+    assert end_of(run) == ("error", "budget_exhausted")
+    halt = run.statuses("budget_halt")
+    assert len(halt) == 1 and halt[0]["reason"] == "cost" and halt[0]["used"] == pytest.approx(0.25)
+    usage = run.of_type("usage")[0]
+    assert usage["cost_usd"] == pytest.approx(0.25) and usage["reported_cost_usd"] == pytest.approx(0.25)
+    assert usage["limits"] == {
+        "max_tool_calls": 200,
+        "max_total_tokens": 4_000_000,
+        "max_run_seconds": 2700,
+        "max_cost_usd": 0.01,
+        "recursion_limit": 4500,
+    }
+    assert usage["compactions"] == 0 and usage["messages_summarized"] == 0
+    assert usage["tool_calls"] == 0, "a tool call started after the halt"
+    assert requests_of(scripted, "researcher") == []
+    assert run.of_type("report")[0]["partial"] is True and "No research unit returned findings" in run.values["final_report"]
+
+
+async def test_a_wall_clock_ceiling_cuts_a_slow_model_call_and_ends_the_run_near_the_ceiling(agent_server, scripted, web):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Find prices"), submit(REPORT)),
+            researcher(turn(content=findings_json("Too late."), delay_s=30)),
+        )
+    )
+
+    started = time.monotonic()
+    run = await stream_run(agent_server.url, "Prices?", configurable={"max_run_seconds": 5}, timeout=60)
+    took = time.monotonic() - started
+
+    assert end_of(run) == ("error", "budget_exhausted")
+    halt = run.statuses("budget_halt")
+    assert len(halt) == 1 and halt[0]["reason"] == "time"
+    assert 5 <= run.end_statuses[0]["elapsed_s"] < 8 and took < 15, f"the run took {took:.1f} s against a 5 s ceiling"
+    assert run.of_type("subagent_findings")[0]["halted"] == "budget"
+    assert run.of_type("report")[0]["partial"] is True
+
+
+async def test_a_burst_of_rate_limits_is_waited_out_visibly_then_the_run_succeeds(agent_server, scripted):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(
+                turn(
+                    tool_calls=[call("submit_report", report_markdown=REPORT)],
+                    error=error(429, "Rate limit reached", retry_after=0.1),
+                    error_times=4,
+                )
+            )
+        )
+    )
+
+    run = await stream_run(agent_server.url, "Sodium?", configurable={"max_retries": 4}, timeout=60)
+
+    assert end_of(run) == ("done", "report_delivered")
+    waits = run.statuses("rate_limited")
+    assert [w["attempt"] for w in waits] == [1, 2, 3, 4]
+    assert all(0.1 <= w["wait_s"] <= 0.12 and w["model"] == "deepseek/deepseek-v4-flash" for w in waits)
+    assert all(w["role"] == "orchestrator" and w["reason"] == "HTTP 429" for w in waits)
+    assert [r["status"] for r in scripted.requests()] == [429, 429, 429, 429, 200], "hidden client retries"
+    assert len(run.statuses("model_call")) == 1, "the heartbeat is per model step, not per attempt"
+    assert run.statuses("model_unavailable") == []
+
+
+async def test_rate_limits_beyond_the_retry_count_make_the_model_unavailable(agent_server, scripted):
+    scripted.set_scenario(
+        scenario(orchestrator(turn(content="never", error=error(503, "Overloaded", retry_after=0.05), error_times=9)))
+    )
+
+    run = await stream_run(agent_server.url, "Sodium?", configurable={"max_retries": 2}, timeout=60)
+
+    assert end_of(run) == ("error", "model_error")
+    assert len(run.statuses("rate_limited")) == 2
+    unavailable = run.statuses("model_unavailable")
+    assert len(unavailable) == 1 and unavailable[0]["attempt"] == 3 and unavailable[0]["reason"] == "HTTP 503"
+    assert "503" in run.end_statuses[0]["detail"]
+    assert len(scripted.requests()) == 3
+
+
+async def test_a_rejected_key_fails_fast_without_retries(agent_server, scripted):
+    scripted.set_scenario(scenario(orchestrator(turn(error=error(401, "Incorrect API key provided")))))
+
+    run = await stream_run(agent_server.url, "Sodium?", configurable={"max_retries": 5}, timeout=60)
+
+    assert end_of(run) == ("error", "model_error")
+    assert "401" in run.end_statuses[0]["detail"] and "OPENAI_API_KEY" in run.end_statuses[0]["detail"]
+    assert len(scripted.requests()) == 1
+    assert run.statuses("rate_limited") == [] and run.statuses("model_unavailable") == []
+
+
+async def test_a_sub_agent_whose_model_call_raises_fails_alone_and_the_run_goes_on(agent_server, scripted, web):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Find prices"), submit(REPORT)),
+            researcher(turn(error=error(500, "upstream exploded"))),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "Prices?", timeout=60)
+
+    assert end_of(run) == ("done", "report_delivered")
+    failed = run.statuses("subagent_failed")
+    assert len(failed) == 1 and failed[0]["role"] == "research-subagent"
+    assert [e["role"] for e in run.statuses("model_unavailable")] == ["research-subagent"]
+    assert task_results(run)[0].startswith("ERROR [transient] task")
+    assert run.stream_errors() == []
+
+
+async def test_the_orchestrators_recursion_limit_ends_the_run_cleanly_with_a_salvaged_report(agent_server, scripted):
+    plans = [turn(tool_calls=[call("write_todos", todos=[{"content": f"step {n}", "status": "pending"}])]) for n in range(20)]
+    scripted.set_scenario(scenario(orchestrator(*plans)))
+
+    run = await stream_run(agent_server.url, "Plan forever.", configurable={"recursion_limit": 40}, timeout=60)
+
+    assert run.stream_errors() == []
+    assert end_of(run) == ("error", "recursion_limit")
+    limit = run.statuses("recursion_limit")
+    assert len(limit) == 1 and limit[0]["limit"] == 40 and limit[0]["used"] < 40
+    assert run.of_type("report")[0]["partial"] is True and "recursion limit" in run.values["final_report"]
+
+
+async def test_a_sub_agents_recursion_limit_hands_back_and_the_orchestrator_still_reports(agent_server, scripted, web):
+    searches = [turn(tool_calls=[call("web_search", query=f"sodium {n}")]) for n in range(40)]
+    scripted.set_scenario(
+        scenario(orchestrator(plan_and_delegate("Find prices"), submit(REPORT)), researcher(*searches))
+    )
+
+    run = await stream_run(agent_server.url, "Prices?", configurable={"recursion_limit": 60}, timeout=60)
+
+    assert run.stream_errors() == []
+    assert end_of(run) == ("done", "report_delivered")
+    limit = run.statuses("recursion_limit")
+    assert len(limit) == 1 and limit[0]["role"] == "research-subagent"
+    assert run.of_type("subagent_findings")[0]["halted"] == "step_limit"
+
+
+async def test_every_model_step_is_announced_with_its_role_model_step_and_unit(agent_server, scripted, web):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Find the cost of sodium cells"), submit(REPORT)),
+            researcher(turn(tool_calls=[call("web_search", query="sodium cell cost")]), turn(content=findings_json("Cheap."))),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "How cheap are sodium batteries?", timeout=60)
+
+    beats = [(e["role"], e["step"], e["unit"], e.get("after")) for e in run.statuses("model_call")]
+    assert beats == [
+        ("orchestrator", 1, "How cheap are sodium batteries?", None),
+        ("research-subagent", 1, "Find the cost of sodium cells", None),
+        ("research-subagent", 2, "Find the cost of sodium cells", ["web_search"]),
+        ("orchestrator", 2, "How cheap are sodium batteries?", ["write_todos", "task"]),
+    ]
+    assert all(e["model"] for e in run.statuses("model_call"))
+
+
+async def test_prompt_cache_breakpoints_reach_the_wire_and_can_be_switched_off(agent_server, scripted):
+    scripted.set_scenario(scenario(orchestrator(submit(REPORT))))
+    await stream_run(agent_server.url, "Summarise sodium batteries.")
+    cached = scripted.requests()[0]["body"]["messages"]
+
+    scripted.set_scenario(scenario(orchestrator(submit(REPORT))))
+    await stream_run(agent_server.url, "Summarise sodium batteries.", configurable={"prompt_caching": False})
+    plain = scripted.requests()[0]["body"]["messages"]
+
+    system, user = cached[0], cached[-1]
+    assert system["role"] == "system" and system["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert user["role"] == "user" and user["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert "cache_control" not in json.dumps(plain)
+    assert [message_text(m) for m in plain] == [message_text(m) for m in cached]

@@ -1,0 +1,183 @@
+"""Budgets in-process: ceiling arithmetic, the soft and hard stages, refusals, the clock, and the salvaged report."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from langchain.agents.middleware import ExtendedModelResponse, ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langgraph.prebuilt.tool_node import ToolCallRequest
+
+from deep_research_agent.config import ResearchConfig
+from deep_research_agent.findings import Findings, parse_findings
+from deep_research_agent.ledger import close_ledger, current_ledger
+from deep_research_agent.middleware import budget
+from deep_research_agent.middleware.budget import BudgetMiddleware, binding_ceiling, ceiling_uses
+from deep_research_agent.middleware.harness import is_harness_message
+from deep_research_agent.report.salvage import salvage_report
+
+pytestmark = pytest.mark.anyio
+
+
+def settings(**configurable) -> ResearchConfig:
+    return ResearchConfig.resolve({"configurable": configurable}, environ={"OPENAI_API_KEY": "sk-test"})
+
+
+@pytest.fixture
+def ledger():
+    close_ledger("no-run")
+    yield current_ledger()
+    close_ledger("no-run")
+
+
+@pytest.fixture
+def events(monkeypatch):
+    sent: list[dict] = []
+    monkeypatch.setattr(budget, "emit", lambda kind, **fields: sent.append({"type": kind, **fields}))
+    return sent
+
+
+def tool_request(name: str = "web_search") -> ToolCallRequest:
+    return ToolCallRequest(tool_call={"name": name, "args": {}, "id": f"call-{name}"}, tool=None, state={}, runtime=None)
+
+
+async def run_tool(request: ToolCallRequest) -> ToolMessage:
+    return ToolMessage("ran", tool_call_id=request.tool_call["id"])
+
+
+def test_cached_input_counts_a_tenth_against_the_token_ceiling(ledger):
+    counters = ledger.role("orchestrator")
+    counters.input_tokens, counters.cached_tokens, counters.output_tokens = 10_000, 8_000, 500
+
+    tokens = next(u for u in ceiling_uses(ledger, settings(max_total_tokens=10_000)) if u.name == "tokens")
+
+    assert tokens.used == 2_000 + 800 + 500
+
+
+def test_ceilings_of_zero_are_no_caps_and_the_binding_ceiling_is_the_fullest(ledger):
+    ledger.role("orchestrator").tool_calls = 5
+    ledger.role("research-subagent").tool_calls = 2
+    ledger.role("research-subagent").cost_usd = 0.2
+    uses = ceiling_uses(ledger, settings(max_tool_calls=10, max_cost_usd=0.25, max_run_seconds=0))
+
+    assert {u.name for u in uses} == {"tool_calls", "tokens", "cost"}
+    assert binding_ceiling(uses).name == "cost" and binding_ceiling(uses).fraction == pytest.approx(0.8)
+
+
+async def model_call(guard: BudgetMiddleware, state: dict) -> tuple[list[BaseMessage], list[BaseMessage] | None]:
+    """One model call through the guard, applied to ``state``; returns what it added and what the model got."""
+    sent: list[list[BaseMessage]] = []
+
+    async def model(request: ModelRequest) -> ModelResponse:
+        sent.append(request.messages)
+        return ModelResponse(result=[AIMessage("working")])
+
+    result = await guard.awrap_model_call(ModelRequest(model=None, messages=state["messages"], state=state), model)
+    response = result.model_response if isinstance(result, ExtendedModelResponse) else result
+    if isinstance(result, ExtendedModelResponse) and result.command is not None:
+        state.update(result.command.update)
+    state["messages"] = [*state["messages"], *response.result]
+    return response.result, sent[0] if sent else None
+
+
+async def test_the_soft_stage_is_announced_once_per_run_and_nudges_each_agent_once(ledger, events):
+    ledger.role("orchestrator").tool_calls = 8
+    orchestrator = BudgetMiddleware(settings(max_tool_calls=10), role="orchestrator")
+    worker = BudgetMiddleware(settings(max_tool_calls=10), role="research-subagent")
+    orchestrator_state = {"messages": [HumanMessage("q")]}
+    worker_state = {"messages": [HumanMessage("brief")]}
+
+    added, sent = await model_call(orchestrator, orchestrator_state)
+    again, _ = await model_call(orchestrator, orchestrator_state)
+    _, worker_sent = await model_call(worker, worker_state)
+
+    assert [(e["state"], e["reason"]) for e in events] == [("budget_soft", "tool_calls")]
+    nudge = sent[-1]
+    assert is_harness_message(nudge) and "submit_report" in nudge.text and added == [nudge, added[-1]]
+    assert [m.text for m in again] == ["working"], "the orchestrator was nudged twice"
+    assert "findings" in worker_sent[-1].text
+
+
+async def test_at_the_ceiling_tool_calls_are_refused_except_the_report_and_model_calls_end_the_agent(ledger, events):
+    ledger.role("research-subagent").tool_calls = 10
+    guard = BudgetMiddleware(settings(max_tool_calls=10), role="research-subagent")
+
+    refused = await guard.awrap_tool_call(tool_request(), run_tool)
+    delivered = await guard.awrap_tool_call(tool_request("submit_report"), run_tool)
+    added, sent = await model_call(guard, {"messages": [HumanMessage("brief"), AIMessage('{"summary": "so far"}')]})
+
+    assert refused.status == "error" and "budget is used up" in refused.text
+    assert delivered.text == "ran"
+    assert sent is None and len(added) == 1 and not added[0].tool_calls
+    assert parse_findings(added[0].text).summary == "so far"
+    assert [(e["state"], e["reason"]) for e in events] == [("budget_halt", "tool_calls")]
+    assert ledger.halt.reason == "budget_exhausted" and ledger.halt.ceiling == "tool_calls"
+
+
+async def test_a_model_call_still_running_at_the_deadline_is_cut_off(ledger, events):
+    ledger.started_monotonic -= 9.8
+    guard = BudgetMiddleware(settings(max_run_seconds=10), role="research-subagent")
+
+    async def slow_model(request):
+        await asyncio.sleep(30)
+
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    result = await guard.awrap_model_call(ModelRequest(model=None, messages=[HumanMessage("brief")], state={}), slow_model)
+
+    assert loop.time() - started < 1
+    wrap_up, stop = result.model_response.result
+    assert "WRAP UP NOW" in wrap_up.text and "Halted by the run's budget" in stop.text
+    assert [(e["state"], e["reason"]) for e in events] == [("budget_soft", "time"), ("budget_halt", "time")]
+
+
+async def test_a_slow_tool_is_cut_off_at_the_deadline_but_a_sub_agent_task_is_left_to_its_own_guard(ledger, events):
+    ledger.started_monotonic -= 9.8
+    guard = BudgetMiddleware(settings(max_run_seconds=10), role="orchestrator")
+
+    async def slow_tool(request):
+        await asyncio.sleep(0.5)
+        return ToolMessage("finished", tool_call_id=request.tool_call["id"])
+
+    task = await guard.awrap_tool_call(tool_request("task"), slow_tool)
+    cut = await guard.awrap_tool_call(tool_request("web_fetch"), slow_tool)
+
+    assert task.text == "finished"
+    assert cut.status == "error" and "time budget" in cut.text
+
+
+def test_the_salvaged_report_cites_findings_and_says_why_and_what_is_missing(ledger):
+    ledger.add_source("https://a.example/cells", title="Cell tests")
+    ledger.findings.append(
+        (
+            "Find the energy density of sodium-glass cells",
+            Findings.model_validate(
+                {
+                    "summary": "The cell reached 412 Wh/kg.",
+                    "findings": [
+                        {"finding": "The cell reached 412 Wh/kg.", "source": "https://a.example/cells"},
+                        {"finding": "Costs fell by a third", "source": "https://b.example/costs"},
+                        {"finding": "A lab confirmed it.", "source": "https://a.example/cells"},
+                    ],
+                    "gaps": ["cycle life"],
+                }
+            ),
+        )
+    )
+
+    report = salvage_report(ledger, reason="the run's time budget is used up")
+
+    head, sources = report.split("## Sources")
+    assert head.startswith("# Research findings (incomplete)\n\n> **Incomplete.**")
+    assert "time budget is used up" in head and "Missing: a synthesis across the units; 1 gap" in head
+    assert "- The cell reached 412 Wh/kg [1].\n- Costs fell by a third [2]\n- A lab confirmed it [1]." in head
+    assert "Not established: cycle life" in head
+    assert sources.strip().splitlines() == ["[1] Cell tests — https://a.example/cells", "[2] b.example — https://b.example/costs"]
+
+
+def test_a_salvaged_report_without_findings_says_so(ledger):
+    report = salvage_report(ledger, reason="the run reached its recursion limit")
+
+    assert "No research unit returned findings" in report and "every finding" in report
+    assert report.rstrip().endswith("## Sources\nNone.")

@@ -1,0 +1,364 @@
+"""Context compaction: trigger math, safe cut points, the summary's shape, persistence, failure and callbacks.
+
+Agents are real ``create_agent`` graphs run in-process on recording fake models.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from deepagents.graph import DeepAgentState
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+from langchain_core.messages.utils import count_tokens_approximately
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+
+from deep_research_agent.config import ResearchConfig
+from deep_research_agent.middleware.compaction import (
+    ContextCompactionMiddleware,
+    compaction_trigger,
+    plan_compaction,
+    safe_tail_start,
+)
+from deep_research_agent.middleware.harness import HARNESS_MESSAGE_NAME, is_harness_message
+from deep_research_agent.middleware.turns import bump_counter, counters_for_turn
+from tests.support.recording_model import RecordingChatModel, factory
+
+SECTIONS = ("## Request", "## Findings", "## Offloaded files", "## Gaps", "## Next steps")
+SUMMARY = (
+    "## Request\nGDP growth\n## Findings\n- GDP grew 1.5% (https://example.org/1)\n"
+    "## Offloaded files\nNone.\n## Gaps\nNone.\n## Next steps\nWrite it up."
+)
+REQUEST = "How fast did GDP grow in each quarter?"
+
+
+def settings(compaction_tokens: int, tier: str = "extra-low") -> ResearchConfig:
+    configurable = {"compaction_tokens": compaction_tokens, "model_tier": tier}
+    return ResearchConfig.resolve({"configurable": configurable}, environ={})
+
+
+@tool
+def fetch(page: int) -> str:
+    """Read one page of the statistics bulletin."""
+    return f"page {page}: " + "lorem ipsum " * 100 + f"GDP grew {page}.5% (https://example.org/{page})"
+
+
+def research_script(pages: int) -> list[Any]:
+    """One ``fetch`` per step for ``pages`` steps, then a final answer."""
+    replies: list[Any] = [
+        AIMessage(content="", tool_calls=[{"name": "fetch", "args": {"page": p}, "id": f"call-{p}"}])
+        for p in range(1, pages + 1)
+    ]
+    return [*replies, "GDP grew every quarter."]
+
+
+def call(call_id: str, *ids: str) -> AIMessage:
+    return AIMessage(content="", tool_calls=[{"name": "fetch", "args": {"page": 1}, "id": i} for i in (call_id, *ids)])
+
+
+def result(call_id: str, size: int) -> ToolMessage:
+    return ToolMessage("r" * size, tool_call_id=call_id)
+
+
+async def run(agent: Any, messages: list[AnyMessage], config: dict[str, Any] | None = None) -> tuple[list[dict], dict]:
+    """Run to the end; returns the custom events and the final state values."""
+    events, values = [], {}
+    async for mode, data in agent.astream({"messages": messages}, config, stream_mode=["custom", "values"]):
+        if mode == "custom":
+            events.append(data)
+        else:
+            values = data
+    return events, values
+
+
+def statuses(events: list[dict], state: str) -> list[dict]:
+    return [e for e in events if e.get("type") == "status" and e.get("state") == state]
+
+
+# --- trigger math -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("compaction_tokens", "window", "trigger"),
+    [
+        (100_000, 1_048_576, 100_000),  # the setting is below 80% of the window
+        (100_000, 100_000, 80_000),  # 80% of a small window is smaller
+        (500_000, 262_144, 209_715),
+        (0, 1_048_576, 0),  # 0 disables
+        (-5, 1_048_576, 0),
+    ],
+)
+def test_trigger_is_the_setting_or_80_percent_of_the_window_whichever_is_smaller(
+    compaction_tokens: int, window: int, trigger: int
+) -> None:
+    assert compaction_trigger(compaction_tokens, window) == trigger
+
+
+@pytest.mark.parametrize(
+    ("tier", "slot", "compaction_tokens", "trigger"),
+    [
+        ("extra-low", "research", 100_000, 100_000),
+        ("low", "research", 500_000, 209_715),  # qwen3.8-27b: 262,144-token window
+        ("extra-low", "coding", 500_000, 160_000),  # glm-5.3-flash: 200,000-token window
+        ("low", "research", 0, 0),
+    ],
+)
+def test_middleware_takes_the_window_of_its_roles_model(
+    tier: str, slot: Any, compaction_tokens: int, trigger: int
+) -> None:
+    middleware = ContextCompactionMiddleware(role="r", slot=slot, settings=settings(compaction_tokens, tier))
+    assert middleware.trigger_tokens == trigger
+    assert middleware.tail_tokens == trigger // 4
+
+
+def test_each_role_gets_its_own_middleware_name() -> None:
+    names = {
+        ContextCompactionMiddleware(role=role, slot="research", settings=settings(1000)).name
+        for role in ("orchestrator", "research-subagent")
+    }
+    assert names == {"ContextCompaction[orchestrator]", "ContextCompaction[research-subagent]"}
+
+
+# --- safe cut points ----------------------------------------------------------------------------------
+
+
+def transcript_with_parallel_calls() -> list[AnyMessage]:
+    return [
+        HumanMessage(REQUEST, id="u1"),
+        call("a"),
+        result("a", 900),
+        call("b", "c"),
+        result("b", 700),
+        result("c", 300),
+        AIMessage("thinking it over"),
+        call("d"),
+        result("d", 500),
+        HumanMessage("Keep going.", name=HARNESS_MESSAGE_NAME),
+        call("e"),
+        result("e", 100),
+    ]
+
+
+def test_no_tail_budget_ever_leaves_a_tool_result_without_its_tool_call() -> None:
+    messages = transcript_with_parallel_calls()
+    total = count_tokens_approximately(messages)
+    for budget in range(0, total + 50, 5):
+        plan = plan_compaction(messages, budget)
+        if plan is None:
+            continue
+        tail = plan.kept[1:] if plan.kept and plan.kept[0].id == "u1" else plan.kept
+        assert not (tail and isinstance(tail[0], ToolMessage)), budget
+        calls = {c["id"] for m in tail if isinstance(m, AIMessage) for c in m.tool_calls}
+        assert all(m.tool_call_id in calls for m in tail if isinstance(m, ToolMessage)), budget
+        assert len(plan.summarized) + len(plan.kept) == len(messages)
+
+
+def test_a_cut_inside_parallel_results_moves_forward_past_them() -> None:
+    messages = transcript_with_parallel_calls()
+    # Index 5 is the second of two results of one AI message: the tail may not start there.
+    assert safe_tail_start(messages, 5) == 6
+    assert safe_tail_start(messages, 4) == 6
+    assert safe_tail_start(messages, 3) == 3
+    assert safe_tail_start(messages, len(messages)) == len(messages)
+
+
+def test_the_request_is_kept_and_the_tail_starts_on_a_tool_call() -> None:
+    messages = transcript_with_parallel_calls()
+    budget = count_tokens_approximately(messages[-2:])
+    plan = plan_compaction(messages, budget)
+    assert plan is not None
+    assert [m.id for m in plan.kept[:1]] == ["u1"]
+    assert plan.kept[1:] == messages[-2:]
+    assert plan.summarized == messages[1:-2]
+
+
+def test_a_request_already_in_the_tail_is_not_duplicated() -> None:
+    messages = [AIMessage("earlier answer"), *transcript_with_parallel_calls()[:1], call("z"), result("z", 10)]
+    plan = plan_compaction(messages, 10_000)
+    assert plan is None  # everything fits the tail: nothing to summarize
+    plan = plan_compaction(messages, count_tokens_approximately(messages[1:]))
+    assert plan is not None
+    assert plan.summarized == messages[:1]
+    assert plan.kept == messages[1:]
+
+
+def test_nothing_to_summarize_but_the_request_means_no_compaction() -> None:
+    assert plan_compaction([HumanMessage("x" * 10_000, id="u1")], 10) is None
+
+
+# --- the compaction step in a real agent --------------------------------------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("state_schema", [None, DeepAgentState], ids=["AgentState", "DeepAgentState"])
+async def test_compaction_replaces_history_with_summary_request_and_tail_and_persists(state_schema: Any) -> None:
+    agent_model = RecordingChatModel(replies=research_script(8))
+    summarizer = RecordingChatModel(replies=[SUMMARY])
+    compacted: list[tuple[int, int]] = []
+    metered: list[AIMessage] = []
+    middleware = ContextCompactionMiddleware(
+        role="orchestrator",
+        slot="research",
+        settings=settings(2000),
+        model_factory=factory(summarizer),
+        on_compacted=lambda summarized, kept: compacted.append((summarized, kept)),
+        on_model_response=metered.append,
+    )
+    agent = create_agent(
+        agent_model,
+        tools=[fetch],
+        system_prompt="You research.",
+        middleware=[middleware],
+        state_schema=state_schema,
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "t1"}}
+    request = HumanMessage(REQUEST, id="request-1")
+
+    events, values = await run(agent, [request], config)
+
+    assert len(summarizer.calls) == 1
+    [compacting] = statuses(events, "compacting")
+    [done] = statuses(events, "compacted")
+    assert compacting["tokens_estimate"] >= 2000
+    assert done["tokens_estimate"] < compacting["tokens_estimate"]
+    assert compacted == [(done["messages_summarized"], done["messages_kept"])]
+    assert [m.text for m in metered] == [SUMMARY]
+
+    # The model step right after compaction saw [summary, request, tail]; the tail starts on a tool call.
+    after = next(c for c in agent_model.calls if any(is_harness_message(m) for m in c.messages))
+    convo = [m for m in after.messages if m.type != "system"]
+    assert is_harness_message(convo[0]) and SUMMARY in convo[0].text
+    assert convo[1].id == "request-1" and convo[1].text == REQUEST
+    assert isinstance(convo[2], AIMessage) and convo[2].tool_calls
+    assert len(convo) == 1 + done["messages_kept"]
+
+    # The compacted transcript is what the thread keeps.
+    saved = (await agent.aget_state(config)).values["messages"]
+    assert saved == values["messages"]
+    assert is_harness_message(saved[0])
+    assert saved[1].id == "request-1"
+    assert saved[-1].text == "GDP grew every quarter."
+    assert not any(isinstance(m, ToolMessage) and m.tool_call_id == "call-1" for m in saved)
+
+
+@pytest.mark.anyio
+async def test_the_summarizer_is_asked_for_the_fixed_sections_and_gets_the_transcript() -> None:
+    summarizer = RecordingChatModel(replies=[SUMMARY])
+    middleware = ContextCompactionMiddleware(
+        role="orchestrator", slot="research", settings=settings(2000), model_factory=factory(summarizer)
+    )
+    agent = create_agent(RecordingChatModel(replies=research_script(8)), tools=[fetch], middleware=[middleware])
+
+    await run(agent, [HumanMessage(REQUEST)])
+
+    [summary_call] = summarizer.calls
+    for section in SECTIONS:
+        assert section in summary_call.system
+    assert "GDP grew 1.5% (https://example.org/1)" in summary_call.messages[-1].text
+    assert "nostream" in summary_call.tags  # the summary must not stream as the agent's own output
+
+
+@pytest.mark.anyio
+async def test_system_prompt_and_tool_schemas_count_toward_the_trigger() -> None:
+    big_prompt = "Rules of the house. " * 400  # ~2,000 tokens; the messages alone stay far below the trigger
+    summarizer = RecordingChatModel(replies=[SUMMARY])
+    middleware = ContextCompactionMiddleware(
+        role="orchestrator", slot="research", settings=settings(2300), model_factory=factory(summarizer)
+    )
+    agent = create_agent(
+        RecordingChatModel(replies=research_script(2)), tools=[fetch], system_prompt=big_prompt, middleware=[middleware]
+    )
+
+    events, values = await run(agent, [HumanMessage(REQUEST)])
+
+    assert count_tokens_approximately(values["messages"]) < 2300
+    assert len(summarizer.calls) == 1
+    assert statuses(events, "compacting")[0]["tokens_estimate"] >= 2300
+
+
+@pytest.mark.anyio
+async def test_a_failed_summary_compacts_nothing_warns_and_the_run_goes_on() -> None:
+    summarizer = RecordingChatModel(replies=[RuntimeError("compaction endpoint down")])
+    compacted: list[tuple[int, int]] = []
+    middleware = ContextCompactionMiddleware(
+        role="orchestrator",
+        slot="research",
+        settings=settings(2000),
+        model_factory=factory(summarizer),
+        on_compacted=lambda s, k: compacted.append((s, k)),
+    )
+    agent = create_agent(RecordingChatModel(replies=research_script(8)), tools=[fetch], middleware=[middleware])
+
+    events, values = await run(agent, [HumanMessage(REQUEST, id="request-1")])
+
+    assert summarizer.calls
+    assert not statuses(events, "compacted") and compacted == []
+    warnings = statuses(events, "warning")
+    assert warnings and all(w["reason"] == "compaction_failed" for w in warnings)
+    assert "compaction endpoint down" in warnings[0]["detail"]
+    messages = values["messages"]
+    assert not any(is_harness_message(m) for m in messages)
+    assert len(messages) == 1 + 2 * 8 + 1  # request, 8 calls with results, the answer: all still there
+    assert messages[-1].text == "GDP grew every quarter."
+
+
+def long_state(retry_above: int = 0) -> dict[str, Any]:
+    messages: list[AnyMessage] = [HumanMessage(REQUEST, id="u1")]
+    for i in range(6):
+        messages += [call(f"c{i}"), result(f"c{i}", 1000)]
+    return {"messages": messages, "compaction_retry_above": retry_above}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("reply", [RuntimeError("boom"), "   "], ids=["exception", "empty summary"])
+async def test_after_a_failure_the_summarizer_waits_for_the_context_to_grow(reply: Any) -> None:
+    summarizer = RecordingChatModel(replies=[reply])
+    middleware = ContextCompactionMiddleware(
+        role="orchestrator", slot="research", settings=settings(1000), model_factory=factory(summarizer)
+    )
+    state = long_state()
+
+    update = await middleware.abefore_model(state, None)  # type: ignore[arg-type]
+
+    assert update is not None and "messages" not in update
+    assert update["compaction_retry_above"] > count_tokens_approximately(state["messages"])
+    assert await middleware.abefore_model({**state, **update}, None) is None  # type: ignore[arg-type]
+    assert len(summarizer.calls) == 1
+    grown = {**state, **update, "messages": [*state["messages"], call("late"), result("late", 2000)]}
+    await middleware.abefore_model(grown, None)  # type: ignore[arg-type]
+    assert len(summarizer.calls) == 2
+
+
+@pytest.mark.anyio
+async def test_compaction_keeps_the_turn_so_per_turn_counters_carry_on() -> None:
+    summarizer = RecordingChatModel(replies=[SUMMARY])
+    middleware = ContextCompactionMiddleware(
+        role="orchestrator", slot="research", settings=settings(1000), model_factory=factory(summarizer)
+    )
+    state = long_state()
+    counters = bump_counter(None, state["messages"], "loops", by=4)
+
+    update = await middleware.abefore_model(state, None)  # type: ignore[arg-type]
+
+    assert update is not None
+    new_messages = update["messages"][1:]
+    assert counters_for_turn(counters, new_messages)["counts"] == {"loops": 4}
+    assert new_messages[0].name == HARNESS_MESSAGE_NAME
+
+
+@pytest.mark.anyio
+async def test_zero_disables_compaction() -> None:
+    summarizer = RecordingChatModel(replies=[SUMMARY])
+    middleware = ContextCompactionMiddleware(
+        role="orchestrator", slot="research", settings=settings(0), model_factory=factory(summarizer)
+    )
+    agent = create_agent(RecordingChatModel(replies=research_script(8)), tools=[fetch], middleware=[middleware])
+
+    events, values = await run(agent, [HumanMessage("x" * 50_000)])
+
+    assert summarizer.calls == []
+    assert not statuses(events, "compacting")
+    assert len(values["messages"]) == 1 + 2 * 8 + 1
