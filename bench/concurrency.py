@@ -17,9 +17,9 @@ import statistics
 import sys
 import time
 
-from tests.e2e.scenarios import findings_json, orchestrator, plan_and_delegate, researcher
+from tests.e2e.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario
 from tests.support.agent_server import AgentServer, stream_run
-from tests.support.scripted_model import ScriptedModelServer, call, scenario, turn
+from tests.support.scripted_model import ScriptedModelServer, call, turn
 from tests.support.web import WebStandIn
 
 CONCURRENT_RUNS = 10

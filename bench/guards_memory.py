@@ -18,9 +18,9 @@ import sys
 import time
 from pathlib import Path
 
-from tests.e2e.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, submit
+from tests.e2e.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit
 from tests.support.agent_server import AgentServer, stream_run
-from tests.support.scripted_model import ScriptedModelServer, call, scenario, turn
+from tests.support.scripted_model import ScriptedModelServer, call, turn
 from tests.support.web import WebStandIn
 
 RSS_RATIO_LIMIT = 1.5

@@ -18,9 +18,9 @@ from collections import defaultdict
 
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from tests.e2e.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, submit
+from tests.e2e.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit
 from tests.support.agent_server import AgentServer, stream_run
-from tests.support.scripted_model import ScriptedModelServer, call, scenario, turn
+from tests.support.scripted_model import ScriptedModelServer, call, turn
 from tests.support.web import WebStandIn
 
 BUDGET_CHARS = 90_000

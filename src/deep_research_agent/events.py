@@ -63,6 +63,9 @@ StatusState = Literal[
     "loop_halt",
     "runaway_output",
     "runaway_halt",
+    "triage",
+    "compacting",
+    "compacted",
 ]
 
 
@@ -174,6 +177,9 @@ class Status(_Event):
     unit: str | None = Field(default=None, description="The brief the agent works on.")
     after: list[str] | None = Field(default=None, description="Tools whose results the model is about to read.")
     after_chars: int | None = None
+    tokens_estimate: int | None = Field(default=None, description="Estimated context tokens, before or after compaction.")
+    messages_summarized: int | None = None
+    messages_kept: int | None = None
 
 
 class SearchQuery(_Event):

@@ -36,19 +36,22 @@ from langchain.agents.middleware import AgentMiddleware, TodoListMiddleware
 from langgraph.graph.state import CompiledStateGraph
 
 from . import prompts
-from .config import ModelSpec, ResearchConfig
+from .config import ModelSpec, ResearchConfig, Slot
 from .events import ORCHESTRATOR, register_secrets
+from .ledger import current_ledger
 from .middleware.budget import BudgetMiddleware, StepLimitMiddleware, effective_recursion_limit
 from .middleware.caching import PromptCachingMiddleware
 from .middleware.clarification import ClarificationMiddleware
+from .middleware.compaction import ContextCompactionMiddleware
 from .middleware.guard_chain import GuardChainMiddleware
 from .middleware.lifecycle import RunLifecycleMiddleware
 from .middleware.loop_guard import LoopGuardMiddleware
-from .middleware.metering import ModelCallHeartbeatMiddleware, UsageMeteringMiddleware
+from .middleware.metering import ModelCallHeartbeatMiddleware, UsageMeteringMiddleware, side_call_meter
 from .middleware.model_retry import ModelCallRetryMiddleware
 from .middleware.runaway import RunawayOutputMiddleware
 from .middleware.subagent_lifecycle import SubagentLifecycleMiddleware
 from .middleware.tool_errors import ClassifiedToolErrorsMiddleware
+from .middleware.triage import TriageRouterMiddleware
 from .models import chat_model
 from .report import ReportMiddleware
 from .tools.fetch import build_web_fetch_tool
@@ -58,6 +61,10 @@ logger = logging.getLogger(__name__)
 
 GRAPH_ID = "deep_research_agent"
 RESEARCH_SUBAGENT = "research-subagent"
+# Side calls made outside an agent's loop are metered under roles of their own, so per-role usage and
+# the heartbeat's step numbers describe each agent's own steps.
+TRIAGE = "triage"
+COMPACTION = "compaction"
 _CACHE_SIZE = 32
 
 _TASK_DESCRIPTION = (
@@ -107,6 +114,7 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
             ClassifiedToolErrorsMiddleware(role=RESEARCH_SUBAGENT),
             PatchToolCallsMiddleware(),
             *_caching(settings, RESEARCH_SUBAGENT),
+            _compaction(settings, RESEARCH_SUBAGENT, "subagent"),
         ],
         name=RESEARCH_SUBAGENT,
         # A sub-agent is never resumed midway, so its steps are not checkpointed: inherited from the
@@ -126,9 +134,13 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
     orchestrator = create_agent(
         chat_model(settings, "research"),
         tools=[],
-        system_prompt=prompts.render(prompts.ORCHESTRATOR, domain_prompt=settings.domain_prompt),
+        system_prompt=prompts.render(
+            prompts.ORCHESTRATOR, domain_prompt=settings.domain_prompt, extra=prompts.template(prompts.FOLLOW_UP)
+        ),
         middleware=[
             RunLifecycleMiddleware(settings),
+            # Before every other model hook: a SIMPLE turn ends here, without the orchestrator's harness.
+            TriageRouterMiddleware(settings=settings, on_model_response=side_call_meter(TRIAGE, tier.research)),
             _guards(settings, ORCHESTRATOR, tier.research, orchestrator_steps),
             ClassifiedToolErrorsMiddleware(role=ORCHESTRATOR),
             SubagentLifecycleMiddleware(models_by_role={RESEARCH_SUBAGENT: tier.subagent.slug}),
@@ -138,6 +150,8 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
             ReportMiddleware(),
             PatchToolCallsMiddleware(),
             *_caching(settings, ORCHESTRATOR),
+            # Innermost, so it measures the final system prompt and tools of each request.
+            _compaction(settings, ORCHESTRATOR, "research"),
         ],
         state_schema=DeepAgentState,
         name=ORCHESTRATOR,
@@ -161,6 +175,16 @@ def _guards(settings: ResearchConfig, role: str, spec: ModelSpec, steps: StepLim
             UsageMeteringMiddleware(role=role, spec=spec),
         ],
         role=role,
+    )
+
+
+def _compaction(settings: ResearchConfig, role: str, slot: Slot) -> ContextCompactionMiddleware:
+    return ContextCompactionMiddleware(
+        role=role,
+        slot=slot,
+        settings=settings,
+        on_compacted=lambda summarized, kept: current_ledger().record_compaction(summarized),
+        on_model_response=side_call_meter(COMPACTION, settings.tier.compaction),
     )
 
 

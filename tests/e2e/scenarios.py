@@ -5,10 +5,29 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tests.support import scripted_model
 from tests.support.scripted_model import agent, call, turn
 
 ORCHESTRATOR_MATCH = "You are the orchestrator of a deep research run"
 RESEARCHER_MATCH = "You are a research sub-agent"
+TRIAGE_MATCH = "Classify the user's message for a research assistant"
+DIRECT_ANSWER_MATCH = "Answer the user's message directly and briefly"
+
+
+def triage(verdict: str = "RESEARCH") -> dict[str, Any]:
+    """The pre-triage router's verdict call, for every fresh turn of a scenario."""
+    return agent("triage", TRIAGE_MATCH, turn(content=verdict), repeat_last=True)
+
+
+def direct_answerer(text: str) -> dict[str, Any]:
+    return agent("direct_answer", DIRECT_ANSWER_MATCH, turn(content=text), repeat_last=True)
+
+
+def scenario(*agents: dict[str, Any], default: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A scripted scenario whose turns are triaged as RESEARCH unless the test scripts its own router."""
+    if not any(a["name"] == "triage" for a in agents):
+        agents = (triage(), *agents)
+    return scripted_model.scenario(*agents, default=default)
 
 
 def findings_json(summary: str, findings: list[dict[str, str]] | None = None, gaps: list[str] | None = None) -> str:
@@ -43,9 +62,20 @@ def message_text(message: dict[str, Any]) -> str:
     content = message["content"]
     if isinstance(content, str):
         return content
-    return "".join(part.get("text", "") for part in content)
+    return "".join(part.get("text", "") for part in content or ())
 
 
 def system_text(body: dict[str, Any]) -> str:
     """The system prompt of a recorded model request."""
     return message_text(body["messages"][0])
+
+
+def end_of(run: Any) -> tuple[str, str]:
+    """The run's single end status as (state, reason); fails when there is not exactly one."""
+    assert len(run.end_statuses) == 1, run.end_statuses
+    return run.end_statuses[0]["state"], run.end_statuses[0]["reason"]
+
+
+def requests_of(scripted: Any, agent_name: str) -> list[dict[str, Any]]:
+    """The model requests one scripted agent answered."""
+    return [r for r in scripted.requests() if r["agent"] == agent_name]

@@ -7,8 +7,8 @@ import os
 import subprocess
 import sys
 
-from tests.e2e.scenarios import findings_json, message_text, orchestrator, plan_and_delegate, researcher, submit
-from tests.support.scripted_model import call, scenario, turn
+from tests.e2e.scenarios import findings_json, message_text, orchestrator, plan_and_delegate, researcher, scenario, submit
+from tests.support.scripted_model import call, turn
 from tests.support.web import ARTICLES
 
 REPORT_TITLE = "Sodium-glass batteries"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.scenarios import findings_json, message_text, orchestrator, plan_and_delegate, researcher, submit
+from tests.e2e.scenarios import findings_json, message_text, orchestrator, plan_and_delegate, researcher, scenario, submit
 from tests.support.agent_server import stream_run
-from tests.support.scripted_model import call, scenario, turn
+from tests.support.scripted_model import call, turn
 
 pytestmark = pytest.mark.anyio
 

@@ -11,24 +11,25 @@ import time
 
 import pytest
 
-from tests.e2e.scenarios import findings_json, message_text, orchestrator, plan_and_delegate, researcher, submit
+from tests.e2e.scenarios import (
+    end_of,
+    findings_json,
+    message_text,
+    orchestrator,
+    plan_and_delegate,
+    requests_of,
+    researcher,
+    scenario,
+    submit,
+)
 from tests.support.agent_server import stream_run
-from tests.support.scripted_model import call, error, scenario, turn
+from tests.support.scripted_model import call, error, turn
 from tests.support.web import ARTICLES
 
 pytestmark = pytest.mark.anyio
 
 REPORT = "# Sodium batteries\n\nSodium cells are cheaper [1].\n\n## Sources\n[1] Example — https://example.org/a\n"
 DEGENERATE = "The price path of the token is summarised below.\n" + "".join(f"BTC{2026 + i}, " for i in range(900))
-
-
-def end_of(run) -> tuple[str, str]:
-    assert len(run.end_statuses) == 1, run.end_statuses
-    return run.end_statuses[0]["state"], run.end_statuses[0]["reason"]
-
-
-def requests_of(scripted, agent: str) -> list[dict]:
-    return [r for r in scripted.requests() if r["agent"] == agent]
 
 
 def task_results(run) -> list[str]:
@@ -179,9 +180,9 @@ async def test_a_tiny_dollar_ceiling_stops_the_run_on_the_providers_reported_cos
 
     assert end_of(run) == ("error", "budget_exhausted")
     halt = run.statuses("budget_halt")
-    assert len(halt) == 1 and halt[0]["reason"] == "cost" and halt[0]["used"] == pytest.approx(0.25)
+    assert len(halt) == 1 and halt[0]["reason"] == "cost" and halt[0]["used"] == pytest.approx(0.25, abs=1e-3)
     usage = run.of_type("usage")[0]
-    assert usage["cost_usd"] == pytest.approx(0.25) and usage["reported_cost_usd"] == pytest.approx(0.25)
+    assert usage["cost_usd"] == pytest.approx(0.25, abs=1e-3) and usage["reported_cost_usd"] == pytest.approx(0.25)
     assert usage["limits"] == {
         "max_tool_calls": 200,
         "max_total_tokens": 4_000_000,
@@ -235,7 +236,7 @@ async def test_a_burst_of_rate_limits_is_waited_out_visibly_then_the_run_succeed
     assert [w["attempt"] for w in waits] == [1, 2, 3, 4]
     assert all(0.1 <= w["wait_s"] <= 0.12 and w["model"] == "deepseek/deepseek-v4-flash" for w in waits)
     assert all(w["role"] == "orchestrator" and w["reason"] == "HTTP 429" for w in waits)
-    assert [r["status"] for r in scripted.requests()] == [429, 429, 429, 429, 200], "hidden client retries"
+    assert [r["status"] for r in requests_of(scripted, "orchestrator")] == [429, 429, 429, 429, 200], "hidden client retries"
     assert len(run.statuses("model_call")) == 1, "the heartbeat is per model step, not per attempt"
     assert run.statuses("model_unavailable") == []
 
@@ -252,7 +253,7 @@ async def test_rate_limits_beyond_the_retry_count_make_the_model_unavailable(age
     unavailable = run.statuses("model_unavailable")
     assert len(unavailable) == 1 and unavailable[0]["attempt"] == 3 and unavailable[0]["reason"] == "HTTP 503"
     assert "503" in run.end_statuses[0]["detail"]
-    assert len(scripted.requests()) == 3
+    assert len(requests_of(scripted, "orchestrator")) == 3
 
 
 async def test_a_rejected_key_fails_fast_without_retries(agent_server, scripted):
@@ -262,7 +263,7 @@ async def test_a_rejected_key_fails_fast_without_retries(agent_server, scripted)
 
     assert end_of(run) == ("error", "model_error")
     assert "401" in run.end_statuses[0]["detail"] and "OPENAI_API_KEY" in run.end_statuses[0]["detail"]
-    assert len(scripted.requests()) == 1
+    assert len(requests_of(scripted, "orchestrator")) == 1
     assert run.statuses("rate_limited") == [] and run.statuses("model_unavailable") == []
 
 
@@ -335,11 +336,11 @@ async def test_every_model_step_is_announced_with_its_role_model_step_and_unit(a
 async def test_prompt_cache_breakpoints_reach_the_wire_and_can_be_switched_off(agent_server, scripted):
     scripted.set_scenario(scenario(orchestrator(submit(REPORT))))
     await stream_run(agent_server.url, "Summarise sodium batteries.")
-    cached = scripted.requests()[0]["body"]["messages"]
+    cached = requests_of(scripted, "orchestrator")[0]["body"]["messages"]
 
     scripted.set_scenario(scenario(orchestrator(submit(REPORT))))
     await stream_run(agent_server.url, "Summarise sodium batteries.", configurable={"prompt_caching": False})
-    plain = scripted.requests()[0]["body"]["messages"]
+    plain = requests_of(scripted, "orchestrator")[0]["body"]["messages"]
 
     system, user = cached[0], cached[-1]
     assert system["role"] == "system" and system["content"][-1]["cache_control"] == {"type": "ephemeral"}

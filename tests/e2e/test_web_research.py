@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from tests.e2e.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, submit, system_text
+from tests.e2e.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit, system_text
 from tests.support.agent_server import stream_run
-from tests.support.scripted_model import call, scenario, turn
+from tests.support.scripted_model import call, turn
 from tests.support.web import ARTICLES, INJECTION
 
 pytestmark = pytest.mark.anyio
@@ -225,7 +225,7 @@ async def test_the_domain_prompt_reaches_every_role_as_a_labelled_block(agent_se
     scripted.reset()
     scripted.set_scenario(scenario(orchestrator(submit("# Kelp\n\nDone.\n\n## Sources\n"))))
     await stream_run(agent_server.url, "Kelp?")
-    without_domain = system_text(scripted.requests()[0]["body"])
+    without_domain = system_text(next(r for r in scripted.requests() if r["agent"] == "orchestrator")["body"])
 
     for role in ("orchestrator", "researcher"):
         assert "## DOMAIN CONTEXT\nFocus on Nordic blue-carbon projects." in with_domain[role]

@@ -101,8 +101,13 @@ def request_overhead_tokens(system_message: SystemMessage | None, tools: Sequenc
 
 
 def plan_compaction(messages: Sequence[AnyMessage], tail_tokens: int) -> CompactionPlan | None:
-    """Split a transcript into what to summarize and what to keep; None when there is nothing to summarize."""
-    cut = safe_tail_start(messages, _tail_start_within(messages, tail_tokens))
+    """Split a transcript into what to summarize and what to keep; None when there is nothing to summarize.
+
+    The newest model turn and its tool results always stay: the agent has not read those results yet, and
+    the loop and runaway guards judge them at the next model call.
+    """
+    newest_turn = next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], AIMessage)), len(messages))
+    cut = safe_tail_start(messages, min(_tail_start_within(messages, tail_tokens), newest_turn))
     request_index = last_real_user_index(messages)
     keeps_request = request_index is not None and request_index < cut
     summarized = [message for index, message in enumerate(messages[:cut]) if index != request_index]

@@ -167,6 +167,8 @@ def _end_state(state: LifecycleState, ledger: RunLedger) -> tuple[str, str, str]
     error = state.get("run_error")
     if error:
         return "error", error["reason"], error["detail"].rstrip(".") + "."
+    if state.get("triage_verdict") == "simple":
+        return "done", "direct_answer", "Answered directly: the question needed no research."
     if ledger.report_delivered:
         return "done", "report_delivered", f"Report delivered with {len(ledger.sources)} sources seen."
     if ledger.halt is not None:

@@ -46,23 +46,7 @@ class UsageMeteringMiddleware(AgentMiddleware):
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> Any:
         response = await handler(request)
-        ledger = current_ledger()
-        for counters in self._counters(ledger):
-            counters.model_calls += 1
-        for message in _messages_of(response):
-            if isinstance(message, AIMessage) and message.usage_metadata:
-                usage = message.usage_metadata
-                cached = (usage.get("input_token_details") or {}).get("cache_read", 0) or 0
-                reported = _reported_cost(message)
-                cost = reported if reported is not None else self.spec.cost_usd(
-                    usage.get("input_tokens", 0), usage.get("output_tokens", 0), cached
-                )
-                for counters in self._counters(ledger):
-                    counters.input_tokens += usage.get("input_tokens", 0)
-                    counters.output_tokens += usage.get("output_tokens", 0)
-                    counters.cached_tokens += cached
-                    counters.cost_usd += cost
-                    counters.reported_cost_usd += reported or 0.0
+        record_model_call(self.role, self.spec, _messages_of(response))
         return response
 
     async def awrap_tool_call(
@@ -72,12 +56,43 @@ class UsageMeteringMiddleware(AgentMiddleware):
             counters.tool_calls += 1
         return await handler(request)
 
-    def _counters(self, ledger: Any) -> list[RoleCounters]:
-        counters = [ledger.role(self.role)]
-        task_id = current_sender.get().task_id
-        if task_id:
-            counters.append(ledger.task(task_id))
-        return counters
+    def _counters(self, ledger: RunLedger) -> list[RoleCounters]:
+        return _role_and_task_counters(ledger, self.role)
+
+
+def record_model_call(role: str, spec: ModelSpec, messages: list[Any]) -> None:
+    """Add one model call, its tokens and its cost to the role's and the current task's counters."""
+    ledger = current_ledger()
+    counters = _role_and_task_counters(ledger, role)
+    for counter in counters:
+        counter.model_calls += 1
+    for message in messages:
+        if isinstance(message, AIMessage) and message.usage_metadata:
+            usage = message.usage_metadata
+            cached = (usage.get("input_token_details") or {}).get("cache_read", 0) or 0
+            reported = _reported_cost(message)
+            cost = reported if reported is not None else spec.cost_usd(
+                usage.get("input_tokens", 0), usage.get("output_tokens", 0), cached
+            )
+            for counter in counters:
+                counter.input_tokens += usage.get("input_tokens", 0)
+                counter.output_tokens += usage.get("output_tokens", 0)
+                counter.cached_tokens += cached
+                counter.cost_usd += cost
+                counter.reported_cost_usd += reported or 0.0
+
+
+def side_call_meter(role: str, spec: ModelSpec) -> Callable[[AIMessage], None]:
+    """A callback for model calls made outside the agent loop (triage, compaction), so budgets see them."""
+    return lambda message: record_model_call(role, spec, [message])
+
+
+def _role_and_task_counters(ledger: RunLedger, role: str) -> list[RoleCounters]:
+    counters = [ledger.role(role)]
+    task_id = current_sender.get().task_id
+    if task_id:
+        counters.append(ledger.task(task_id))
+    return counters
 
 
 class ModelCallHeartbeatMiddleware(AgentMiddleware):
