@@ -17,10 +17,16 @@ import statistics
 import sys
 import time
 
-from tests.e2e.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario
-from tests.support.agent_server import AgentServer, stream_run
-from tests.support.scripted_model import ScriptedModelServer, call, turn
-from tests.support.web import WebStandIn
+from bench.stack import running_stack
+from tests.e2e.scenarios import (
+    findings_json,
+    orchestrator,
+    plan_and_delegate,
+    researcher,
+    scenario,
+)
+from tests.support.agent_server import stream_run
+from tests.support.scripted_model import call, turn
 
 CONCURRENT_RUNS = 10
 MODEL_LATENCY_S = 0.2
@@ -51,39 +57,29 @@ async def one_run(url: str) -> tuple[float, str]:
 
 
 async def measure() -> int:
-    with ScriptedModelServer() as model, WebStandIn() as web:
-        server = AgentServer(
-            {
-                "OPENAI_BASE_URL": model.base_url,
-                "OPENAI_API_KEY": "sk-bench-000000000000",
-                "TAVILY_API_BASE_URL": web.base_url,
-                "DRA_FETCH_ALLOW_HOSTS": web.allow_host,
-            }
-        ).start()
-        try:
-            model.set_scenario(slow_happy_path())
-            await one_run(server.url)  # warm-up: imports, graph compile, first client connections
-            print(f"model latency per call: {MODEL_LATENCY_S * 1000:.0f} ms, 4 model calls per run")
-            ratios, delivered, total = [], 0, 0
-            for round_no in range(1, ROUNDS + 1):
-                single, single_end = await one_run(server.url)
-                started = time.monotonic()
-                results = await asyncio.gather(*(one_run(server.url) for _ in range(CONCURRENT_RUNS)))
-                concurrent = time.monotonic() - started
-                ratios.append(concurrent / single)
-                ends = [single_end, *(end for _, end in results)]
-                delivered += sum(end == "report_delivered" for end in ends)
-                total += len(ends)
-                print(
-                    f"round {round_no}: one run alone {single:5.2f} s | {CONCURRENT_RUNS} at once {concurrent:5.2f} s "
-                    f"(slowest {max(t for t, _ in results):5.2f} s) | ratio {ratios[-1]:4.2f}"
-                )
-            ratio = statistics.median(ratios)
-            print(f"median ratio concurrent/single: {ratio:4.2f}   target <= {RATIO_TARGET}")
-            print(f"reports delivered: {delivered}/{total}")
-            return 0 if ratio <= RATIO_TARGET and delivered == total else 1
-        finally:
-            server.stop()
+    with running_stack() as stack:
+        server, model = stack.server, stack.model
+        model.set_scenario(slow_happy_path())
+        await one_run(server.url)  # warm-up: imports, graph compile, first client connections
+        print(f"model latency per call: {MODEL_LATENCY_S * 1000:.0f} ms, 4 model calls per run")
+        ratios, delivered, total = [], 0, 0
+        for round_no in range(1, ROUNDS + 1):
+            single, single_end = await one_run(server.url)
+            started = time.monotonic()
+            results = await asyncio.gather(*(one_run(server.url) for _ in range(CONCURRENT_RUNS)))
+            concurrent = time.monotonic() - started
+            ratios.append(concurrent / single)
+            ends = [single_end, *(end for _, end in results)]
+            delivered += sum(end == "report_delivered" for end in ends)
+            total += len(ends)
+            print(
+                f"round {round_no}: one run alone {single:5.2f} s | {CONCURRENT_RUNS} at once {concurrent:5.2f} s "
+                f"(slowest {max(t for t, _ in results):5.2f} s) | ratio {ratios[-1]:4.2f}"
+            )
+        ratio = statistics.median(ratios)
+        print(f"median ratio concurrent/single: {ratio:4.2f}   target <= {RATIO_TARGET}")
+        print(f"reports delivered: {delivered}/{total}")
+        return 0 if ratio <= RATIO_TARGET and delivered == total else 1
 
 
 def main() -> int:

@@ -18,10 +18,17 @@ import sys
 import time
 from pathlib import Path
 
-from tests.e2e.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit
+from bench.stack import running_stack
+from tests.e2e.scenarios import (
+    findings_json,
+    orchestrator,
+    plan_and_delegate,
+    researcher,
+    scenario,
+    submit,
+)
 from tests.support.agent_server import AgentServer, stream_run
 from tests.support.scripted_model import ScriptedModelServer, call, turn
-from tests.support.web import WebStandIn
 
 RSS_RATIO_LIMIT = 1.5
 LOOPING_RUNS = 3
@@ -82,41 +89,30 @@ async def drive(server: AgentServer, model: ScriptedModelServer, sc: dict) -> tu
 
 
 async def measure() -> int:
-    with ScriptedModelServer() as model, WebStandIn() as web:
-        server = AgentServer(
-            {
-                "OPENAI_BASE_URL": model.base_url,
-                "OPENAI_API_KEY": "sk-bench-000000000000",
-                "TAVILY_API_BASE_URL": web.base_url,
-                "DRA_FETCH_ALLOW_HOSTS": web.allow_host,
-                "DRA_MAX_RETRIES": "0",
-            }
-        ).start()
-        try:
-            assert server.process is not None
-            pid = server.process.pid
-            for _ in range(3):
-                await drive(server, model, happy_path())
-            baseline = rss_mb(pid)
-            print(f"baseline after 3 happy-path runs:        {baseline:8.1f} MB RSS")
+    with running_stack(DRA_MAX_RETRIES="0") as stack:
+        server, model = stack.server, stack.model
+        assert server.process is not None
+        pid = server.process.pid
+        for _ in range(3):
+            await drive(server, model, happy_path())
+        baseline = rss_mb(pid)
+        print(f"baseline after 3 happy-path runs:        {baseline:8.1f} MB RSS")
 
-            ended_alone = True
-            for n in range(LOOPING_RUNS):
-                end, calls, took = await drive(server, model, identical_search_loop())
-                ended_alone &= end.startswith("done/")
-                print(f"identical-search loop {n + 1}: {end:<36} {calls:4d} tool calls {took:6.1f} s  {rss_mb(pid):8.1f} MB RSS")
-            for n in range(LOOPING_RUNS):
-                end, calls, took = await drive(server, model, paging_loop(400))
-                ended_alone &= end.startswith("error/budget_exhausted") and calls <= 200
-                print(f"paging loop {n + 1}:            {end:<36} {calls:4d} tool calls {took:6.1f} s  {rss_mb(pid):8.1f} MB RSS")
+        ended_alone = True
+        for n in range(LOOPING_RUNS):
+            end, calls, took = await drive(server, model, identical_search_loop())
+            ended_alone &= end.startswith("done/")
+            print(f"identical-search loop {n + 1}: {end:<36} {calls:4d} tool calls {took:6.1f} s  {rss_mb(pid):8.1f} MB RSS")
+        for n in range(LOOPING_RUNS):
+            end, calls, took = await drive(server, model, paging_loop(400))
+            ended_alone &= end.startswith("error/budget_exhausted") and calls <= 200
+            print(f"paging loop {n + 1}:            {end:<36} {calls:4d} tool calls {took:6.1f} s  {rss_mb(pid):8.1f} MB RSS")
 
-            after = rss_mb(pid)
-            ratio = after / baseline
-            print(f"after {2 * LOOPING_RUNS} looping runs:                {after:8.1f} MB RSS")
-            print(f"ratio after/baseline:                    {ratio:8.2f}   limit {RSS_RATIO_LIMIT}")
-            return 0 if ended_alone and ratio <= RSS_RATIO_LIMIT else 1
-        finally:
-            server.stop()
+        after = rss_mb(pid)
+        ratio = after / baseline
+        print(f"after {2 * LOOPING_RUNS} looping runs:                {after:8.1f} MB RSS")
+        print(f"ratio after/baseline:                    {ratio:8.2f}   limit {RSS_RATIO_LIMIT}")
+        return 0 if ended_alone and ratio <= RSS_RATIO_LIMIT else 1
 
 
 def main() -> int:

@@ -18,10 +18,16 @@ from collections import defaultdict
 
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from tests.e2e.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit
-from tests.support.agent_server import AgentServer, stream_run
-from tests.support.scripted_model import ScriptedModelServer, call, turn
-from tests.support.web import WebStandIn
+from bench.stack import running_stack
+from tests.e2e.scenarios import (
+    orchestrator,
+    plan_and_delegate,
+    researcher_reads,
+    scenario,
+    submit,
+)
+from tests.support.agent_server import stream_run
+from tests.support.web import SHORT_FACT, SHORT_TITLE
 
 BUDGET_CHARS = 90_000
 
@@ -37,39 +43,25 @@ def stock_orchestrator_tools_chars() -> int:
 
 
 async def measure() -> dict[str, int]:
-    with ScriptedModelServer() as model, WebStandIn() as web:
-        server = AgentServer(
-            {
-                "OPENAI_BASE_URL": model.base_url,
-                "OPENAI_API_KEY": "sk-bench-000000000000",
-                "TAVILY_API_BASE_URL": web.base_url,
-                "DRA_FETCH_ALLOW_HOSTS": web.allow_host,
-            }
-        ).start()
-        try:
-            url = web.url("/short")
-            model.set_scenario(
-                scenario(
-                    orchestrator(
-                        plan_and_delegate("Find what the short page says"),
-                        submit(f"# Short page\n\nIt says one thing [1].\n\n## Sources\n[1] Short — {url}\n"),
-                    ),
-                    researcher(
-                        turn(tool_calls=[call("web_search", query="sodium battery")]),
-                        turn(tool_calls=[call("web_fetch", url=url)]),
-                        turn(content=findings_json("One sentence.", [{"finding": "x", "evidence": "x", "source": url}])),
-                    ),
-                )
+    with running_stack() as stack:
+        model, web, server = stack.model, stack.web, stack.server
+        url = web.url("/short")
+        model.set_scenario(
+            scenario(
+                orchestrator(
+                    plan_and_delegate("Find what the short page says"),
+                    submit(f"# Meeting note\n\nThe meeting moved to Thursday [1].\n\n## Sources\n[1] {SHORT_TITLE} — {url}\n"),
+                ),
+                researcher_reads(url, query="sodium battery", finding="The meeting moved to Thursday.", quote=SHORT_FACT),
             )
-            run = await stream_run(server.url, "What does the short page say?")
-            if [e.get("reason") for e in run.end_statuses] != ["report_delivered"]:
-                raise SystemExit(f"the happy path did not deliver: {run.end_statuses}")
-            per_role: dict[str, int] = defaultdict(int)
-            for request in model.requests():
-                per_role[request["agent"] or "unmatched"] += request["body_chars"]
-            return dict(per_role)
-        finally:
-            server.stop()
+        )
+        run = await stream_run(server.url, "What does the short page say?")
+        if [e.get("reason") for e in run.end_statuses] != ["report_delivered"]:
+            raise SystemExit(f"the happy path did not deliver: {run.end_statuses}")
+        per_role: dict[str, int] = defaultdict(int)
+        for request in model.requests():
+            per_role[request["agent"] or "unmatched"] += request["body_chars"]
+        return dict(per_role)
 
 
 def main() -> int:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import SecretStr, ValidationError
+from pydantic import SecretStr
 
 from deep_research_agent import config
 from deep_research_agent.config import DEFAULT_BASE_URL, MODEL_TIERS, SLOTS, ResearchConfig

@@ -79,3 +79,12 @@ def end_of(run: Any) -> tuple[str, str]:
 def requests_of(scripted: Any, agent_name: str) -> list[dict[str, Any]]:
     """The model requests one scripted agent answered."""
     return [r for r in scripted.requests() if r["agent"] == agent_name]
+
+
+def researcher_reads(url: str, *, query: str, finding: str, quote: str) -> dict[str, Any]:
+    """A research sub-agent that searches once, reads one page, then hands back one quoted finding."""
+    return researcher(
+        turn(tool_calls=[call("web_search", query=query)]),
+        turn(tool_calls=[call("web_fetch", url=url)]),
+        turn(content=findings_json(finding, [{"finding": finding, "evidence": quote, "source": url}])),
+    )

@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from tests.e2e.scenarios import findings_json, message_text, orchestrator, plan_and_delegate, researcher, scenario, submit
+from tests.e2e.scenarios import message_text, orchestrator, plan_and_delegate, researcher_reads, scenario, submit
 from tests.support.scripted_model import call, turn
 from tests.support.web import ARTICLES
 
@@ -30,11 +30,7 @@ def test_ask_streams_a_run_through_to_the_rendered_report_and_the_run_time(agent
                 plan_and_delegate("Find the energy density of sodium-glass batteries"),
                 submit(f"# {REPORT_TITLE}\n\nThey reach 412 Wh/kg [1].\n\n## Sources\n[1] Halvorsen — {url}\n"),
             ),
-            researcher(
-                turn(tool_calls=[call("web_search", query="sodium glass battery")]),
-                turn(tool_calls=[call("web_fetch", url=url)]),
-                turn(content=findings_json("412 Wh/kg", [{"finding": "412 Wh/kg", "evidence": "412 Wh/kg", "source": url}])),
-            ),
+            researcher_reads(url, query="sodium glass battery", finding="412 Wh/kg", quote="412 Wh/kg"),
         )
     )
     evidence_file = tmp_path / "out" / "evidence.json"

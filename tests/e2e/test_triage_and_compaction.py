@@ -13,6 +13,7 @@ from tests.e2e.scenarios import (
     plan_and_delegate,
     requests_of,
     researcher,
+    researcher_reads,
     scenario,
     submit,
     triage,
@@ -33,11 +34,7 @@ def happy_path(url: str, title: str) -> dict:
             plan_and_delegate("Find the energy density of sodium-glass batteries"),
             submit(f"# Sodium-glass batteries\n\nThey reach 412 Wh/kg [1].\n\n## Sources\n[1] {title} — {url}\n"),
         ),
-        researcher(
-            turn(tool_calls=[call("web_search", query="sodium glass battery")]),
-            turn(tool_calls=[call("web_fetch", url=url)]),
-            turn(content=findings_json("412 Wh/kg", [{"finding": "412 Wh/kg", "evidence": "412 Wh/kg", "source": url}])),
-        ),
+        researcher_reads(url, query="sodium glass battery", finding="412 Wh/kg", quote="412 Wh/kg"),
     )
 
 

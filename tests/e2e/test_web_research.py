@@ -8,7 +8,16 @@ import re
 
 import pytest
 
-from tests.e2e.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit, system_text
+from tests.e2e.scenarios import (
+    findings_json,
+    orchestrator,
+    plan_and_delegate,
+    researcher,
+    researcher_reads,
+    scenario,
+    submit,
+    system_text,
+)
 from tests.support.agent_server import stream_run
 from tests.support.scripted_model import call, turn
 from tests.support.web import ARTICLES, INJECTION
@@ -19,17 +28,9 @@ HAPPY_PATH_CHAR_BUDGET = 90_000
 QUOTE = "reached an energy density of 412 Wh/kg in independent tests"
 
 
-def researcher_reads(url: str, *, query: str = "sodium glass battery energy density", quote: str = QUOTE):
-    """One search, one fetch, then findings that quote the fetched page."""
-    return researcher(
-        turn(tool_calls=[call("web_search", query=query)]),
-        turn(tool_calls=[call("web_fetch", url=url)]),
-        turn(
-            content=findings_json(
-                "The Halvorsen cell reached 412 Wh/kg.",
-                [{"finding": "The Halvorsen cell reached 412 Wh/kg.", "evidence": quote, "source": url}],
-            )
-        ),
+def reads_halvorsen(url: str, *, quote: str = QUOTE) -> dict:
+    return researcher_reads(
+        url, query="sodium glass battery energy density", finding="The Halvorsen cell reached 412 Wh/kg.", quote=quote
     )
 
 
@@ -51,7 +52,7 @@ async def test_a_research_run_searches_reads_and_delivers_a_report_citing_only_f
     scripted.set_scenario(
         scenario(
             orchestrator(plan_and_delegate("Find the energy density of sodium-glass batteries"), submit(cited_report(url, article.title))),
-            researcher_reads(url),
+            reads_halvorsen(url),
         )
     )
 

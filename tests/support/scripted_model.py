@@ -112,7 +112,6 @@ import json
 import re
 import secrets
 import signal
-import socket
 import sys
 import threading
 import time
@@ -120,12 +119,12 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+
+from tests.support.loopback import LoopbackServer
 
 __all__ = [
     "ScenarioError",
@@ -677,92 +676,17 @@ def build_app() -> Starlette:
 # --------------------------------------------------------------------------
 
 
-class ScriptedModelServer:
-    """Runs the scripted model with uvicorn in a background thread.
+class ScriptedModelServer(LoopbackServer):
+    """Runs the scripted model with uvicorn in a background thread (``port=0`` lets the OS pick)."""
 
-    ``start()`` binds ``host`` on ``port`` (0 = let the OS pick) before uvicorn
-    starts, so the port is known without racing, and returns once ``/_health``
-    answers.
-    """
+    label = "scripted model server"
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
-        self._host = host
-        self._requested_port = port
-        self._port: int | None = None
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
-        self._socket: socket.socket | None = None
-        self._client: httpx.Client | None = None
-
-    @property
-    def port(self) -> int:
-        if self._port is None:
-            raise RuntimeError("ScriptedModelServer is not started")
-        return self._port
-
-    @property
-    def root_url(self) -> str:
-        return f"http://{self._host}:{self.port}"
+    def build(self) -> Starlette:
+        return build_app()
 
     @property
     def base_url(self) -> str:
         return f"{self.root_url}/v1"
-
-    def start(self, timeout: float = 10.0) -> ScriptedModelServer:
-        if self._thread is not None:
-            raise RuntimeError("ScriptedModelServer already started")
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self._host, self._requested_port))
-        self._socket = sock
-        self._port = sock.getsockname()[1]
-
-        config = uvicorn.Config(build_app(), log_level="warning", lifespan="off", access_log=False)
-        self._server = uvicorn.Server(config)
-        # uvicorn skips signal handlers off the main thread, so the owning
-        # process (pytest, the CLI) keeps its own Ctrl-C behaviour.
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [sock]}, name="scripted-model", daemon=True
-        )
-        self._thread.start()
-        self._client = httpx.Client(base_url=self.root_url, timeout=10.0)
-
-        deadline = time.monotonic() + timeout
-        while True:
-            if not self._thread.is_alive():
-                self.stop()
-                raise RuntimeError("scripted model server thread exited during startup")
-            try:
-                if self._client.get("/_health").status_code == 200:
-                    return self
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"scripted model server did not answer /_health within {timeout}s")
-            time.sleep(0.02)
-
-    def stop(self, timeout: float = 5.0) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout)
-        if self._client is not None:
-            self._client.close()
-        if self._socket is not None:
-            self._socket.close()
-        self._server = self._thread = self._socket = self._client = None
-
-    def __enter__(self) -> ScriptedModelServer:
-        return self.start()
-
-    def __exit__(self, *_: object) -> None:
-        self.stop()
-
-    def _admin(self) -> httpx.Client:
-        if self._client is None:
-            raise RuntimeError("ScriptedModelServer is not started")
-        return self._client
 
     def set_scenario(self, sc: Mapping[str, Any]) -> None:
         """Install a scenario; raises ``ScenarioError`` if the server rejects it."""

@@ -76,7 +76,6 @@ import socket
 import ssl
 import struct
 import threading
-import time
 import uuid
 import zipfile
 import zlib
@@ -87,8 +86,6 @@ from html import escape
 from pathlib import Path
 from typing import Any, TypedDict
 
-import httpx
-import uvicorn
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 from starlette.applications import Starlette
@@ -104,6 +101,7 @@ from starlette.responses import (
 from starlette.routing import Route
 
 from deep_research_agent.ledger import RunLedger, current_ledger
+from tests.support.loopback import LoopbackServer
 
 METADATA_URL = "http://169.254.169.254/latest/meta-data/"
 
@@ -626,31 +624,36 @@ def self_signed_identity(directory: Path, name: str) -> TlsIdentity:
     return TlsIdentity(name=name, certfile=str(certfile), keyfile=str(keyfile))
 
 
-class WebStandIn:
+class WebStandIn(LoopbackServer):
     """The web and Tavily stand-ins on ``127.0.0.1`` with a port picked by the OS.
 
-    ``start()`` binds the socket before uvicorn runs, so the port is known without racing, and returns once
-    ``/_health`` answers. With ``tls`` it serves HTTPS with that identity's certificate.
+    With ``tls`` it serves HTTPS with that identity's certificate.
     """
 
+    label = "web stand-in"
+
     def __init__(self, tls: TlsIdentity | None = None) -> None:
+        super().__init__()
         self._tls = tls
         self._state = _TavilyState()
-        self._port: int | None = None
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
-        self._socket: socket.socket | None = None
-        self._client: httpx.Client | None = None
+        self.scheme = "https" if tls else "http"
 
-    @property
-    def port(self) -> int:
-        if self._port is None:
-            raise RuntimeError("WebStandIn is not started")
-        return self._port
+    def build(self) -> Starlette:
+        return build_app(self._state)
+
+    def uvicorn_options(self) -> dict[str, Any]:
+        options: dict[str, Any] = {"timeout_graceful_shutdown": 1}
+        if self._tls:
+            options |= {"ssl_certfile": self._tls.certfile, "ssl_keyfile": self._tls.keyfile}
+        return options
+
+    def admin_client_options(self) -> dict[str, Any]:
+        # The admin channel dials the IP, which the certificate does not name; it is not what is under test.
+        return {"verify": not self._tls}
 
     @property
     def base_url(self) -> str:
-        return f"{'https' if self._tls else 'http'}://127.0.0.1:{self.port}"
+        return self.root_url
 
     @property
     def allow_host(self) -> str:
@@ -659,64 +662,6 @@ class WebStandIn:
 
     def url(self, path: str) -> str:
         return self.base_url + path
-
-    def start(self, timeout: float = 10.0) -> WebStandIn:
-        if self._thread is not None:
-            raise RuntimeError("WebStandIn already started")
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
-        self._socket = sock
-        self._port = sock.getsockname()[1]
-        config = uvicorn.Config(
-            build_app(self._state),
-            log_level="warning",
-            lifespan="off",
-            access_log=False,
-            timeout_graceful_shutdown=1,
-            ssl_certfile=self._tls.certfile if self._tls else None,
-            ssl_keyfile=self._tls.keyfile if self._tls else None,
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [sock]}, name="web-stand-in", daemon=True
-        )
-        self._thread.start()
-        # The admin channel dials the IP, which the certificate does not name; it is not what is under test.
-        self._client = httpx.Client(base_url=self.base_url, timeout=10.0, verify=not self._tls)
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                if self._client.get("/_health").status_code == 200:
-                    return self
-            except httpx.TransportError:
-                pass
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"web stand-in did not answer /_health within {timeout}s")
-            time.sleep(0.02)
-
-    def stop(self, timeout: float = 5.0) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout)
-        if self._client is not None:
-            self._client.close()
-        if self._socket is not None:
-            self._socket.close()
-        self._server = self._thread = self._socket = self._client = None
-
-    def __enter__(self) -> WebStandIn:
-        return self.start()
-
-    def __exit__(self, *_: object) -> None:
-        self.stop()
-
-    def _admin(self) -> httpx.Client:
-        if self._client is None:
-            raise RuntimeError("WebStandIn is not started")
-        return self._client
 
     def tavily_configure(
         self,
