@@ -118,6 +118,17 @@ class RoleUsage(BaseModel):
     cost_usd: float = 0.0
 
 
+class CitationCounts(BaseModel):
+    """What vetting did to the delivered report's citations."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    valid: int = Field(default=0, description="Citations kept: their source was retrieved and their claims hold.")
+    repaired: int = Field(default=0, description="Citations the report gate sent back that the revision fixed.")
+    removed: int = Field(default=0, description="Citations of sources the run never retrieved, removed on delivery.")
+    flagged: int = Field(default=0, description="Citations kept but marked [unverified].")
+
+
 class Usage(_Event):
     """The run's ledger, sent once at the end."""
 
@@ -138,6 +149,7 @@ class Usage(_Event):
     per_role: dict[str, RoleUsage] = Field(default_factory=dict)
     compactions: int = 0
     messages_summarized: int = 0
+    citations: CitationCounts | None = Field(default=None, description="Set when the run delivered a report.")
     elapsed_s: float
     elapsed: str
     limits: Limits

@@ -12,9 +12,11 @@ must not have, and switching them off there means a process-global harness profi
 
 Every agent, the orchestrator and each sub-agent alike, carries the same guards, in this order (the first
 middleware is the outermost): the step limit, the run budget (its clock covers everything inside), the
-loop guard, the runaway-output guard (which may ask the model twice in one step), the model-call
-heartbeat, retries and usage metering (once per real call), then the agent's own middleware, and prompt
-caching innermost so it marks only the request that leaves. The guards work inside the model and tool
+loop guard, the agent's answer gate (the sub-agent's findings gate, the orchestrator's completion nudges;
+either may ask the model again in the same step), the runaway-output guard (which may too), the
+model-call heartbeat, retries and usage metering (once per real call), then the agent's own middleware,
+and prompt caching innermost so it marks only the request that leaves. The orchestrator's report gate
+wraps ``submit_report`` and sends a draft with citation problems back once before it is delivered. The guards work inside the model and tool
 calls rather than as graph nodes, so they add no graph steps (each step costs a checkpoint), and they
 run as one middleware layer (``GuardChainMiddleware``), since langchain adds a span per layer and call;
 ten concurrent runs share one event loop.
@@ -43,11 +45,14 @@ from .middleware.budget import BudgetMiddleware, StepLimitMiddleware, effective_
 from .middleware.caching import PromptCachingMiddleware
 from .middleware.clarification import ClarificationMiddleware
 from .middleware.compaction import ContextCompactionMiddleware
+from .middleware.completion import CompletionMiddleware
+from .middleware.findings_gate import FindingsGateMiddleware
 from .middleware.guard_chain import GuardChainMiddleware
 from .middleware.lifecycle import RunLifecycleMiddleware
 from .middleware.loop_guard import LoopGuardMiddleware
 from .middleware.metering import ModelCallHeartbeatMiddleware, UsageMeteringMiddleware, side_call_meter
 from .middleware.model_retry import ModelCallRetryMiddleware
+from .middleware.report_gate import ReportGateMiddleware
 from .middleware.runaway import RunawayOutputMiddleware
 from .middleware.subagent_lifecycle import SubagentLifecycleMiddleware
 from .middleware.tool_errors import ClassifiedToolErrorsMiddleware
@@ -110,7 +115,7 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
         tools=research_tools,
         system_prompt=prompts.render(prompts.RESEARCH_SUBAGENT, domain_prompt=settings.domain_prompt),
         middleware=[
-            _guards(settings, RESEARCH_SUBAGENT, tier.subagent, subagent_steps),
+            _guards(settings, RESEARCH_SUBAGENT, tier.subagent, subagent_steps, gate=FindingsGateMiddleware(role=RESEARCH_SUBAGENT)),
             ClassifiedToolErrorsMiddleware(role=RESEARCH_SUBAGENT),
             PatchToolCallsMiddleware(),
             *_caching(settings, RESEARCH_SUBAGENT),
@@ -141,13 +146,14 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
             RunLifecycleMiddleware(settings),
             # Before every other model hook: a SIMPLE turn ends here, without the orchestrator's harness.
             TriageRouterMiddleware(settings=settings, on_model_response=side_call_meter(TRIAGE, tier.research)),
-            _guards(settings, ORCHESTRATOR, tier.research, orchestrator_steps),
+            _guards(settings, ORCHESTRATOR, tier.research, orchestrator_steps, gate=CompletionMiddleware()),
             ClassifiedToolErrorsMiddleware(role=ORCHESTRATOR),
             SubagentLifecycleMiddleware(models_by_role={RESEARCH_SUBAGENT: tier.subagent.slug}),
             ClarificationMiddleware(),
             TodoListMiddleware(system_prompt=_TODOS_PROMPT, tool_description=_TODOS_DESCRIPTION),
             SubAgentMiddleware(backend=StateBackend(), subagents=subagents, task_description=_TASK_DESCRIPTION),
             ReportMiddleware(),
+            ReportGateMiddleware(),
             PatchToolCallsMiddleware(),
             *_caching(settings, ORCHESTRATOR),
             # Innermost, so it measures the final system prompt and tools of each request.
@@ -160,13 +166,18 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
     return orchestrator.with_config({"recursion_limit": effective_recursion_limit(settings)})
 
 
-def _guards(settings: ResearchConfig, role: str, spec: ModelSpec, steps: StepLimitMiddleware) -> GuardChainMiddleware:
-    """Step limit, budget, loop and runaway guards, heartbeat, retries and metering of one agent, outermost first."""
+def _guards(
+    settings: ResearchConfig, role: str, spec: ModelSpec, steps: StepLimitMiddleware, *, gate: AgentMiddleware
+) -> GuardChainMiddleware:
+    """Step limit, budget and loop guards, the agent's answer gate, runaway guard, heartbeat, retries and metering
+    of one agent, outermost first. The gate judges the answer the runaway guard let through, and may ask the
+    model again, so it sits outside the per-call guards."""
     return GuardChainMiddleware(
         [
             steps,
             BudgetMiddleware(settings, role=role),
             LoopGuardMiddleware(role=role),
+            gate,
             RunawayOutputMiddleware(role=role),
             ModelCallHeartbeatMiddleware(role=role, model=spec.slug),
             ModelCallRetryMiddleware(

@@ -100,6 +100,10 @@ class RunLedger:
     research_started: bool = False
     report_delivered: bool = False
     clarification_requested: bool = False
+    # The delivered report's citations as ``{index, url, evidence_id, verified, reason}`` and the counts of
+    # what vetting did to them (valid, repaired, removed, flagged); set once a report leaves the run.
+    citations: list[dict[str, Any]] = field(default_factory=list)
+    citation_summary: dict[str, int] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property

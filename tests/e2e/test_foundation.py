@@ -14,7 +14,8 @@ from tests.support.scripted_model import error, turn
 pytestmark = pytest.mark.anyio
 
 RUN_TIME = re.compile(r"Run time \d+m \d+s\.$")
-REPORT = "# Sodium batteries\n\nSodium cells are cheaper [1].\n\n## Sources\n[1] Example — https://example.org/a\n"
+# Cites nothing: a citation of a page the run never fetched would be sent back by the report gate.
+REPORT = "# Sodium batteries\n\nSodium cells are cheaper than lithium cells.\n"
 
 
 async def test_a_run_streams_handshake_subagent_report_usage_and_one_done_status(agent_server, scripted):

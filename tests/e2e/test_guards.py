@@ -28,7 +28,8 @@ from tests.support.web import ARTICLES
 
 pytestmark = pytest.mark.anyio
 
-REPORT = "# Sodium batteries\n\nSodium cells are cheaper [1].\n\n## Sources\n[1] Example — https://example.org/a\n"
+# Cites nothing: a citation of a page the run never fetched would be sent back by the report gate.
+REPORT = "# Sodium batteries\n\nSodium cells are cheaper than lithium cells.\n"
 DEGENERATE = "The price path of the token is summarised below.\n" + "".join(f"BTC{2026 + i}, " for i in range(900))
 
 
@@ -159,6 +160,12 @@ async def test_a_tool_call_ceiling_halts_every_role_and_the_run_ends_with_a_salv
     assert "412 Wh/kg [1]" in markdown and f"[1] {ARTICLES['halvorsen-cell'].title} — {url}" in markdown
     assert run.end_statuses[0]["report_chars"] == len(markdown)
     assert requests_of(scripted, "orchestrator")[-1]["turn"] == 0, "the orchestrator made a model call after the halt"
+    # The sub-agent only searched: its citation rests on the search-result snippet the run retrieved.
+    [citation] = run.values["citations"]
+    assert (citation["index"], citation["url"]) == (1, url) and citation["evidence_id"]
+    assert citation["evidence_id"] in {e["id"] for e in run.values["evidence"] if e["kind"] == "search_result"}
+    assert citation["reason"] in ("snippet_quote_verified", "search_snippet_only")
+    assert run.of_type("usage")[0]["citations"]["removed"] == 0
     assert run.stream_errors() == []
 
 

@@ -22,6 +22,8 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from .budget import BudgetState, StepLimitState
+from .completion import CompletionState
+from .findings_gate import FindingsGateState
 from .loop_guard import LoopGuardState
 from .runaway import RunawayState
 
@@ -29,8 +31,8 @@ ModelHandler = Callable[[ModelRequest], Awaitable[ModelResponse]]
 ToolHandler = Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
 
 
-class GuardChainState(BudgetState, StepLimitState, LoopGuardState, RunawayState):
-    """Every guard's private counters."""
+class GuardChainState(BudgetState, StepLimitState, LoopGuardState, RunawayState, FindingsGateState, CompletionState):
+    """Every guard's private counters (the answer gates' too: an agent without a gate never sets them)."""
 
 
 class GuardChainMiddleware(AgentMiddleware):

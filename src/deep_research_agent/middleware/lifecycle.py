@@ -5,13 +5,20 @@ Contract (orchestrator only; it must be the outermost middleware):
 - a config problem (refused ``base_url``, missing key) ends the run before any model call;
 - a model call that fails for good (once the retry middleware gave up) does not raise: the error is
   classified into a detail that says what to fix, and the agent stops;
-- a run a guard halted (budget, recursion limit, or the orchestrator's loop or runaway guard) without a
-  delivered report still ends with one: ``salvage_report`` assembles it from the findings so far, it is
-  sent as a ``report`` with ``partial: true`` and stored as ``final_report``, and the end status is
-  ``error`` with the halt's reason (``budget_exhausted``, ``recursion_limit``, ``loop_halt``, ``runaway_halt``);
-- at the end, exactly one ``usage`` event and exactly one ``status`` ``done``/``error`` with a reason code,
-  the run's tool calls, tokens, report size and run time, and a ``detail`` ending in ``Run time Xm Ys.``;
-  the run's sources and evidence are copied into state.
+- an unexpected exception in a model call or a tool call of the orchestrator (its middleware included)
+  does not reach the user as a traceback: it is logged, the run ends with reason ``internal_error``;
+- a run that ends without a delivered report, for any reason, still delivers one once research started:
+  the orchestrator's last report-like text (prose, or a draft the report gate sent back) under an
+  ``incomplete_banner``, or else ``salvage_report`` from the validated findings. Its citations are
+  vetted like a submitted report's (never-retrieved ones removed, unverifiable ones flagged); it is sent
+  as a ``report`` with ``partial: true`` and stored as ``final_report``;
+- at the end, exactly one ``usage`` event (with the citation summary) and exactly one ``status``
+  ``done``/``error`` with a reason code, by first match: ``report_delivered``, ``awaiting_clarification``,
+  ``direct_answer``, a halt (``budget_exhausted``, ``recursion_limit``, ``loop_halt``, ``runaway_halt``,
+  ``stalled_after_nudges``), ``report_salvaged``, ``ended_without_report``; a run error
+  (``config_error``, ``model_error``, ``internal_error``) comes first of all. The status carries the run's
+  tool calls, tokens, report size and run time, and a ``detail`` ending in ``Run time Xm Ys.``;
+  the run's sources, evidence and the delivered report's citations are copied into state.
 """
 
 from __future__ import annotations
@@ -31,18 +38,26 @@ from langchain.agents.middleware import (
     hook_config,
 )
 from langchain.agents.middleware.types import PrivateStateAttr
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.config import get_config
+from langgraph.errors import GraphBubbleUp
+from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from ..config import ResearchConfig
 from ..events import emit, format_elapsed, redact
 from ..ledger import RunLedger, close_ledger, current_ledger, run_key
+from ..report.completion import classify_final_text, incomplete_banner
 from ..report.salvage import salvage_report
+from ..report.submit import SUBMIT_REPORT
+from ..report.vetting import finalise, vet_report
 from .budget import effective_recursion_limit
+from .harness import is_harness_message
 
 logger = logging.getLogger(__name__)
+
+INTERNAL_ERROR = {"reason": "internal_error", "detail": "The run stopped on an internal error; the details are in the server log"}
 
 
 class LifecycleState(AgentState):
@@ -78,6 +93,9 @@ class RunLifecycleMiddleware(AgentMiddleware):
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> Any:
+        if request.state.get("run_error"):
+            # A tool call failed internally: end the run here instead of asking the model again.
+            return ModelResponse(result=[AIMessage(content="(The run stopped on an internal error.)")])
         try:
             return await handler(request)
         except (openai.APIError, httpx.HTTPError) as exc:
@@ -88,6 +106,31 @@ class RunLifecycleMiddleware(AgentMiddleware):
                 model_response=ModelResponse(result=[notice]),
                 command=Command(update={"run_error": {"reason": "model_error", "detail": detail}}),
             )
+        except GraphBubbleUp:
+            raise
+        except Exception:  # noqa: BLE001 - the user gets an end status, never a traceback
+            logger.exception("internal error in a model call of the orchestrator")
+            return ExtendedModelResponse(
+                model_response=ModelResponse(result=[AIMessage(content="(The run stopped on an internal error.)")]),
+                command=Command(update={"run_error": INTERNAL_ERROR}),
+            )
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
+    ) -> ToolMessage | Command:
+        try:
+            return await handler(request)
+        except GraphBubbleUp:
+            raise
+        except Exception:  # noqa: BLE001 - the user gets an end status, never a traceback
+            logger.exception("internal error in the orchestrator's %s tool call", request.tool_call["name"])
+            failed = ToolMessage(
+                "ERROR [permanent] the run stopped on an internal error.",
+                tool_call_id=request.tool_call["id"],
+                name=request.tool_call["name"],
+                status="error",
+            )
+            return Command(update={"messages": [failed], "run_error": INTERNAL_ERROR})
 
     async def aafter_agent(self, state: LifecycleState, runtime: Runtime) -> dict[str, Any] | None:
         config = get_config()
@@ -95,12 +138,18 @@ class RunLifecycleMiddleware(AgentMiddleware):
         try:
             update: dict[str, Any] = {}
             report_chars = len(state.get("final_report") or "") if ledger.report_delivered else 0
-            if ledger.halt is not None and not ledger.report_delivered and not state.get("run_error"):
-                salvaged = salvage_report(ledger, reason=ledger.halt.detail)
+            salvaged = None
+            if _owes_report(state, ledger):
+                try:
+                    salvaged = _fallback_report(state, ledger)
+                except Exception:  # noqa: BLE001 - the run still gets its end status, never a traceback
+                    logger.exception("could not assemble the fallback report")
+                    state = {**state, "run_error": state.get("run_error") or INTERNAL_ERROR}
+            if salvaged is not None:
                 emit("report", markdown=salvaged, partial=True)
                 update["final_report"] = salvaged
                 report_chars = len(salvaged)
-            state_reason, reason, detail = _end_state(state, ledger)
+            state_reason, reason, detail = _end_state(state, ledger, salvaged=salvaged is not None)
             self._emit_usage(ledger)
             totals = ledger.totals()
             elapsed = ledger.elapsed_s
@@ -119,6 +168,9 @@ class RunLifecycleMiddleware(AgentMiddleware):
                 {"index": s.index, "url": s.url, "domain": s.domain, "title": s.title} for s in ledger.sources.values()
             ]
             update["evidence"] = [vars(record).copy() for record in ledger.evidence]
+            if ledger.citation_summary is not None:
+                # Only a run that delivered a report replaces the citations of the thread's report.
+                update["citations"] = list(ledger.citations)
             return update
         finally:
             close_ledger(run_key(config))
@@ -150,6 +202,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
             },
             compactions=ledger.compactions,
             messages_summarized=ledger.messages_summarized,
+            citations=ledger.citation_summary,
             elapsed_s=round(ledger.elapsed_s, 2),
             elapsed=format_elapsed(ledger.elapsed_s),
             limits={
@@ -162,15 +215,59 @@ class RunLifecycleMiddleware(AgentMiddleware):
         )
 
 
-def _end_state(state: LifecycleState, ledger: RunLedger) -> tuple[str, str, str]:
+def _owes_report(state: LifecycleState, ledger: RunLedger) -> bool:
+    """True for a run that researched, or was halted, and has not delivered, asked or answered directly."""
+    if ledger.report_delivered or ledger.clarification_requested or state.get("triage_verdict") == "simple":
+        return False
+    return ledger.research_started or ledger.halt is not None
+
+
+def _fallback_report(state: LifecycleState, ledger: RunLedger) -> str:
+    """The report of a research run that ended undelivered: its last report-like text, or its findings."""
+    why = _why_undelivered(state, ledger)
+    draft = _last_report_like_text(state.get("messages") or [])
+    if draft is not None:
+        vetted = vet_report(draft, ledger)
+        return incomplete_banner(["the final review and delivery of this report"], why) + finalise(vetted, ledger)
+    return finalise(vet_report(salvage_report(ledger, reason=why), ledger), ledger)
+
+
+def _why_undelivered(state: LifecycleState, ledger: RunLedger) -> str:
+    error = state.get("run_error")
+    if error:
+        return error["detail"]
+    if ledger.halt is not None:
+        return ledger.halt.detail
+    return "the orchestrator stopped without delivering its report"
+
+
+def _last_report_like_text(messages: list[AnyMessage]) -> str | None:
+    """The newest report the orchestrator wrote: a prose reply, or a ``submit_report`` draft sent back."""
+    for message in reversed(messages):
+        if not isinstance(message, AIMessage) or is_harness_message(message):
+            continue
+        drafts = [str(c["args"].get("report_markdown") or "") for c in message.tool_calls if c["name"] == SUBMIT_REPORT]
+        for text in [*drafts, message.text]:
+            if text.strip() and classify_final_text(text) == "report_like":
+                return text
+    return None
+
+
+def _end_state(state: LifecycleState, ledger: RunLedger, *, salvaged: bool) -> tuple[str, str, str]:
     """The single end state of the run, by first match."""
     error = state.get("run_error")
     if error:
         return "error", error["reason"], error["detail"].rstrip(".") + "."
-    if state.get("triage_verdict") == "simple":
-        return "done", "direct_answer", "Answered directly: the question needed no research."
     if ledger.report_delivered:
         return "done", "report_delivered", f"Report delivered with {len(ledger.sources)} sources seen."
+    if ledger.clarification_requested:
+        return "done", "awaiting_clarification", "Waiting for the answers to the clarifying questions."
+    if state.get("triage_verdict") == "simple":
+        return "done", "direct_answer", "Answered directly: the question needed no research."
+    last = state["messages"][-1] if state.get("messages") else None
+    answered = isinstance(last, AIMessage) and not is_harness_message(last) and last.text.strip() and not last.tool_calls
+    if not ledger.research_started and ledger.halt is None and answered:
+        return "done", "direct_answer", "Answered directly, without research."
     if ledger.halt is not None:
         detail = ledger.halt.detail[:1].upper() + ledger.halt.detail[1:].rstrip(".")
         units = len(ledger.findings)
@@ -180,11 +277,8 @@ def _end_state(state: LifecycleState, ledger: RunLedger) -> tuple[str, str, str]
             f"{detail}. An incomplete report was assembled from the findings of {units} research "
             f"unit{'s' if units != 1 else ''}.",
         )
-    if ledger.clarification_requested:
-        return "done", "awaiting_clarification", "Waiting for the answers to the clarifying questions."
-    last = state["messages"][-1] if state.get("messages") else None
-    if not ledger.research_started and isinstance(last, AIMessage) and last.text.strip() and not last.tool_calls:
-        return "done", "direct_answer", "Answered directly, without research."
+    if salvaged:
+        return "done", "report_salvaged", "The orchestrator stopped without delivering; an incomplete report was assembled."
     return "error", "ended_without_report", "The run ended without delivering a report."
 
 

@@ -1,17 +1,20 @@
 """``submit_report``: the single explicit deliverable of a run.
 
 Contract: the orchestrator calls ``submit_report(report_markdown)`` once. The report is recorded in
-state as ``final_report``, a ``report`` event carries it to clients, and the turn ends (the tool is
-``return_direct``), so delivery never depends on the model choosing to stop.
+state as ``final_report``, a ``report`` event carries it to clients, and the turn ends before the next
+model call, so delivery never depends on the model choosing to stop. The tool is not ``return_direct``:
+langchain ends the turn after a ``return_direct`` tool even when it returned an error, and the report
+gate must be able to send a draft back for one revision.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, NotRequired
 
-from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
+from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from ..events import emit
@@ -24,9 +27,10 @@ class ReportState(AgentState):
     final_report: NotRequired[str]
     sources: NotRequired[list[dict[str, Any]]]
     evidence: NotRequired[list[dict[str, Any]]]
+    citations: NotRequired[list[dict[str, Any]]]
 
 
-@tool(SUBMIT_REPORT, return_direct=True)
+@tool(SUBMIT_REPORT)
 def submit_report(report_markdown: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
     """Deliver the final cited report (Markdown). Call exactly once, when the research is done."""
     text = report_markdown.strip()
@@ -53,7 +57,13 @@ def submit_report(report_markdown: str, tool_call_id: Annotated[str, InjectedToo
 
 
 class ReportMiddleware(AgentMiddleware):
-    """Gives the orchestrator ``submit_report`` and the ``final_report``/``sources``/``evidence`` state keys."""
+    """Gives the orchestrator ``submit_report`` and the report's state keys; ends the turn once it delivered."""
 
     state_schema = ReportState
     tools = [submit_report]
+
+    @hook_config(can_jump_to=["end"])
+    async def abefore_model(self, state: ReportState, runtime: Runtime) -> dict[str, Any] | None:
+        if current_ledger().report_delivered:
+            return {"jump_to": "end"}
+        return None

@@ -1,0 +1,46 @@
+"""Vetting a report against what the run retrieved: the one place a report is judged before it leaves.
+
+Contract:
+- ``vet_report(markdown, ledger, previous=...)`` scrubs the draft (``scrub_report``), lints its
+  numbering (``lint_citations``) and checks every citation against the run's evidence and findings
+  (``check_citations``). ``problems`` lists what the writer should fix; ``previous`` is the verdict on
+  the draft the report gate sent back, so fixed citations count as ``repaired``;
+- ``finalise(vetted, ledger)`` is the delivery: never-retrieved citations are removed and unverifiable
+  ones flagged (``repair_report``), and the ledger keeps the delivered report's citations (numbered as
+  delivered) and the summary of what was done to them, for the run's state and ``usage`` event.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ledger import RunLedger
+from .evidence import CitationReport, check_citations, repair_report
+from .hygiene import lint_citations, scrub_report
+
+
+@dataclass(frozen=True)
+class VettedReport:
+    markdown: str
+    check: CitationReport
+    problems: list[str]
+
+
+def vet_report(markdown: str, ledger: RunLedger, *, previous: CitationReport | None = None) -> VettedReport:
+    """The scrubbed draft, the verdict on its citations, and what its writer should fix."""
+    scrubbed = scrub_report(markdown)
+    check = check_citations(scrubbed, list(ledger.evidence), [findings for _, findings in list(ledger.findings)], previous=previous)
+    return VettedReport(markdown=scrubbed, check=check, problems=[*lint_citations(scrubbed).problems(), *check.problems()])
+
+
+def finalise(vetted: VettedReport, ledger: RunLedger) -> str:
+    """The report as delivered, with its citations recorded in the ledger."""
+    delivered = repair_report(vetted.markdown, vetted.check)
+    # Re-checked so the recorded citations carry the numbers the reader sees.
+    final = check_citations(delivered, list(ledger.evidence), [findings for _, findings in list(ledger.findings)])
+    ledger.citations = [
+        {"index": c.index, "url": c.url, "evidence_id": c.evidence_id, "verified": c.verified, "reason": c.reason}
+        for c in final.citations
+    ]
+    ledger.citation_summary = vetted.check.summary.model_dump()
+    return delivered

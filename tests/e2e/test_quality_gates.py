@@ -1,0 +1,366 @@
+"""The quality gates end to end: findings gate, report gate, citations checked against fetched text, completion."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.e2e.scenarios import (
+    end_of,
+    findings_json,
+    message_text,
+    orchestrator,
+    plan_and_delegate,
+    requests_of,
+    researcher,
+    scenario,
+    submit,
+)
+from tests.support.agent_server import stream_run
+from tests.support.scripted_model import call, turn
+from tests.support.web import ARTICLES
+
+pytestmark = pytest.mark.anyio
+
+QUOTE = "reached an energy density of 412 Wh/kg in independent tests"
+CLAIM = "The Halvorsen cell reached 412 Wh/kg."
+UNIT = "Find the energy density of sodium-glass batteries"
+PROSE = "The Halvorsen cell reached 412 Wh/kg in independent tests, nearly double typical sodium-ion packs."
+NEVER_FETCHED = "https://example.org/never-fetched"
+
+
+def halvorsen(web: Any) -> str:
+    return web.url(ARTICLES["halvorsen-cell"].path)
+
+
+def kelp(web: Any) -> str:
+    return web.url(ARTICLES["norre-bay-kelp"].path)
+
+
+def valid_findings(url: str) -> str:
+    return findings_json(CLAIM, [{"finding": CLAIM, "evidence": QUOTE, "source": url}])
+
+
+def cited_report(*entries: tuple[str, str], body: str = "The Halvorsen cell reached 412 Wh/kg in independent tests [1].") -> str:
+    sources = "\n".join(f"[{n}] {title} — {url}" for n, (title, url) in enumerate(entries, start=1))
+    return f"# Sodium-glass batteries\n\n{body}\n\n## Sources\n{sources}\n"
+
+
+def prose_report(url: str) -> str:
+    """A report written as plain text: a # title and several paragraphs, over 300 characters."""
+    return (
+        "# Sodium-glass batteries\n\n"
+        "The Halvorsen cell from the Nordlys Institute reached 412 Wh/kg in independent tests [1], nearly "
+        "double what commercial sodium-ion packs typically reach.\n\n"
+        "The result comes from small pouch cells, and scaling to automotive formats has historically cost "
+        "a good share of that density, so the figure is an upper bound for now.\n\n"
+        f"## Sources\n[1] The Halvorsen cell — {url}\n"
+    )
+
+
+def assert_end_carries_totals(run: Any) -> None:
+    end = run.end_statuses[0]
+    assert {"tool_calls", "total_tokens", "report_chars", "elapsed_s", "elapsed"} <= set(end)
+    assert end["report_chars"] == len(run.values.get("final_report") or "")
+    assert end["detail"].endswith("s.") and "Run time" in end["detail"]
+
+
+def assert_page_evidence(run: Any, url: str) -> dict[str, Any]:
+    pages = [e for e in run.values["evidence"] if e["kind"] == "page" and e["url"] == url]
+    assert pages, run.values["evidence"]
+    page = pages[0]
+    assert {"id", "url", "retrieved_at", "agent", "sha256", "text"} <= set(page)
+    assert page["agent"] == "research-subagent" and QUOTE in page["text"]
+    return page
+
+
+def revising(run: Any, reason: str) -> list[dict[str, Any]]:
+    return [s for s in run.statuses("revising") if s.get("reason") == reason]
+
+
+def last_message(scripted: Any, agent: str) -> dict[str, Any]:
+    return requests_of(scripted, agent)[-1]["body"]["messages"][-1]
+
+
+# --- findings gate ---------------------------------------------------------------------------------
+
+
+async def test_prose_instead_of_findings_is_bounced_once_and_the_second_answer_is_handed_over(agent_server, scripted, web):
+    url = halvorsen(web)
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate(UNIT), submit(cited_report(("The Halvorsen cell", url)))),
+            researcher(turn(tool_calls=[call("web_fetch", url=url)]), turn(content=PROSE), turn(content=valid_findings(url))),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "How dense are sodium-glass batteries?", timeout=60)
+
+    assert end_of(run) == ("done", "report_delivered")
+    assert_end_carries_totals(run)
+    bounce = revising(run, "subagent_findings")
+    assert len(bounce) == 1 and bounce[0]["role"] == "research-subagent" and "no findings JSON" in bounce[0]["detail"]
+    nudge = last_message(scripted, "researcher")
+    assert nudge["name"] == "dra_harness" and "not accepted" in message_text(nudge)
+    findings = run.of_type("subagent_findings")
+    assert len(findings) == 1 and findings[0]["findings"][0]["source"] == url
+    evidence_id = assert_page_evidence(run, url)["id"]
+    assert run.values["citations"] == [
+        {"index": 1, "url": url, "evidence_id": evidence_id, "verified": True, "reason": "quote_verified"}
+    ]
+    assert run.of_type("usage")[0]["citations"] == {"valid": 1, "repaired": 0, "removed": 0, "flagged": 0}
+
+
+async def test_prose_twice_is_handed_over_as_prose(agent_server, scripted, web):
+    url = halvorsen(web)
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate(UNIT), submit(cited_report(("The Halvorsen cell", url)))),
+            researcher(turn(tool_calls=[call("web_fetch", url=url)]), turn(content=PROSE), repeat_last=True),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "How dense are sodium-glass batteries?", timeout=60)
+
+    assert end_of(run) == ("done", "report_delivered")
+    assert len(revising(run, "subagent_findings")) == 1
+    assert len(requests_of(scripted, "researcher")) == 3
+    assert run.of_type("subagent_findings") == []
+    handed_over = next(m for m in run.values["messages"] if m["type"] == "tool" and m["name"] == "task")
+    assert handed_over["content"] == PROSE
+    # The page was read, though no finding quotes it: the citation is kept as retrieved.
+    assert [(c["url"], c["verified"], c["reason"]) for c in run.values["citations"]] == [(url, True, "page_retrieved")]
+    assert_page_evidence(run, url)
+
+
+async def test_findings_without_any_tool_call_are_bounced_then_handed_over_without_them(agent_server, scripted, web):
+    url = halvorsen(web)
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate(UNIT), submit("# Sodium-glass batteries\n\nNothing could be verified.\n")),
+            researcher(turn(content=valid_findings(url)), repeat_last=True),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "How dense are sodium-glass batteries?", timeout=60)
+
+    assert end_of(run) == ("done", "report_delivered")
+    bounce = revising(run, "subagent_findings")
+    assert len(bounce) == 1 and "made no tool call" in bounce[0]["detail"]
+    findings = run.of_type("subagent_findings")[0]
+    assert findings["findings"] == [] and any("No source was consulted" in gap for gap in findings["gaps"])
+    assert run.values["evidence"] == [] and run.values["citations"] == []
+
+
+async def test_a_file_path_as_a_source_is_bounced_and_that_finding_is_dropped_on_hand_over(agent_server, scripted, web):
+    url = halvorsen(web)
+    with_path = findings_json(
+        CLAIM,
+        [
+            {"finding": CLAIM, "evidence": QUOTE, "source": url},
+            {"finding": "Cycle data was saved.", "evidence": "", "source": "/workspace/data/cycles.csv"},
+        ],
+    )
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate(UNIT), submit(cited_report(("The Halvorsen cell", url)))),
+            researcher(turn(tool_calls=[call("web_fetch", url=url)]), turn(content=with_path), repeat_last=True),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "How dense are sodium-glass batteries?", timeout=60)
+
+    assert end_of(run) == ("done", "report_delivered")
+    bounce = revising(run, "subagent_findings")
+    assert len(bounce) == 1 and "/workspace/data/cycles.csv" in bounce[0]["detail"] and "path" in bounce[0]["detail"]
+    assert [f["source"] for f in run.of_type("subagent_findings")[0]["findings"]] == [url]
+    assert run.values["citations"][0]["verified"] is True
+
+
+# --- report gate -----------------------------------------------------------------------------------
+
+
+async def test_a_report_citing_a_missing_entry_and_an_unfetched_url_is_sent_back_and_the_revision_delivered(
+    agent_server, scripted, web
+):
+    url = halvorsen(web)
+    bad = cited_report(
+        ("The Halvorsen cell", url),
+        ("Somewhere", NEVER_FETCHED),
+        body="The Halvorsen cell reached 412 Wh/kg in independent tests [1]. Prices fell [2]. Demand rose [9].",
+    )
+    good = cited_report(("The Halvorsen cell", url))
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate(UNIT), submit(bad), submit(good)),
+            researcher(turn(tool_calls=[call("web_fetch", url=url)]), turn(content=valid_findings(url))),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "How dense are sodium-glass batteries?", timeout=60)
+
+    assert end_of(run) == ("done", "report_delivered")
+    assert_end_carries_totals(run)
+    bounce = revising(run, "report_quality")
+    assert len(bounce) == 1 and "[9]" in bounce[0]["detail"] and NEVER_FETCHED in bounce[0]["detail"]
+    sent_back = last_message(scripted, "orchestrator")
+    assert sent_back["role"] == "tool" and "NOT delivered" in message_text(sent_back) and "[9]" in message_text(sent_back)
+    reports = run.of_type("report")
+    assert len(reports) == 1 and reports[0]["markdown"] == good.strip() and not reports[0].get("partial")
+    assert run.values["final_report"] == good.strip()
+    assert [(c["index"], c["url"], c["verified"]) for c in run.values["citations"]] == [(1, url, True)]
+    assert run.of_type("usage")[0]["citations"] == {"valid": 1, "repaired": 2, "removed": 0, "flagged": 0}
+    assert_page_evidence(run, url)
+
+
+async def test_a_revision_that_still_cites_an_unfetched_url_is_delivered_with_that_citation_removed(
+    agent_server, scripted, web
+):
+    url = halvorsen(web)
+    bad = cited_report(
+        ("The Halvorsen cell", url),
+        ("Somewhere", NEVER_FETCHED),
+        body="The Halvorsen cell reached 412 Wh/kg in independent tests [1]. Prices fell [2].",
+    )
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate(UNIT), submit(bad), repeat_last=True),
+            researcher(turn(tool_calls=[call("web_fetch", url=url)]), turn(content=valid_findings(url))),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "How dense are sodium-glass batteries?", timeout=60)
+
+    assert end_of(run) == ("done", "report_delivered")
+    assert len(revising(run, "report_quality")) == 1
+    delivered = run.values["final_report"]
+    assert [r["markdown"] for r in run.of_type("report")] == [delivered]
+    assert NEVER_FETCHED not in delivered and "[2]" not in delivered and "Prices fell." in delivered
+    assert [(c["index"], c["url"], c["verified"]) for c in run.values["citations"]] == [(1, url, True)]
+    assert run.of_type("usage")[0]["citations"] == {"valid": 1, "repaired": 0, "removed": 1, "flagged": 0}
+
+
+async def test_a_quote_not_in_the_page_and_a_number_not_in_its_quote_are_flagged_unverified(agent_server, scripted, web):
+    cell, farm = halvorsen(web), kelp(web)
+    findings = findings_json(
+        "Two results.",
+        [
+            {"finding": CLAIM, "evidence": "a record that the article never states", "source": cell},
+            {"finding": "The farm stored 2,000 tonnes of CO2.", "evidence": "sequestered 1,240 tonnes of carbon dioxide in 2023", "source": farm},
+        ],
+    )
+    report = cited_report(
+        ("The Halvorsen cell", cell),
+        ("Norre Bay kelp", farm),
+        body="The Halvorsen cell reached 412 Wh/kg [1]. The farm stored 2,000 tonnes of CO2 [2].",
+    )
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate(UNIT), submit(report), repeat_last=True),
+            researcher(
+                turn(tool_calls=[call("web_fetch", url=cell), call("web_fetch", url=farm)]), turn(content=findings)
+            ),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "Batteries and kelp?", timeout=60)
+
+    assert end_of(run) == ("done", "report_delivered")
+    assert len(revising(run, "report_quality")) == 1
+    delivered = run.values["final_report"]
+    assert "412 Wh/kg [1] [unverified]" in delivered and "CO2 [2] [unverified]" in delivered
+    by_url = {c["url"]: c for c in run.values["citations"]}
+    assert (by_url[cell]["verified"], by_url[cell]["reason"]) == (False, "quote_not_found")
+    assert (by_url[farm]["verified"], by_url[farm]["reason"]) == (False, "number_not_in_quote")
+    assert all(c["evidence_id"] for c in by_url.values())
+    assert run.of_type("usage")[0]["citations"] == {"valid": 0, "repaired": 0, "removed": 0, "flagged": 2}
+
+
+# --- completion ------------------------------------------------------------------------------------
+
+
+async def test_a_prose_report_is_nudged_once_then_submitted(agent_server, scripted, web):
+    url = halvorsen(web)
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate(UNIT), turn(content=prose_report(url)), submit(prose_report(url))),
+            researcher(turn(tool_calls=[call("web_fetch", url=url)]), turn(content=valid_findings(url))),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "How dense are sodium-glass batteries?", timeout=60)
+
+    assert end_of(run) == ("done", "report_delivered")
+    nudge = last_message(scripted, "orchestrator")
+    assert nudge["name"] == "dra_harness" and "submit_report" in message_text(nudge)
+    assert run.values["final_report"] == prose_report(url).strip()
+    assert run.values["citations"][0]["verified"] is True
+
+
+async def test_a_prose_report_never_submitted_is_salvaged_as_an_incomplete_report(agent_server, scripted, web):
+    url = halvorsen(web)
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate(UNIT), turn(content=prose_report(url)), repeat_last=True),
+            researcher(turn(tool_calls=[call("web_fetch", url=url)]), turn(content=valid_findings(url))),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "How dense are sodium-glass batteries?", timeout=60)
+
+    assert end_of(run) == ("done", "report_salvaged")
+    assert_end_carries_totals(run)
+    assert len(requests_of(scripted, "orchestrator")) == 3, "one nudge, then the turn ends"
+    reports = run.of_type("report")
+    assert len(reports) == 1 and reports[0]["partial"] is True
+    salvaged = run.values["final_report"]
+    assert reports[0]["markdown"] == salvaged
+    assert salvaged.startswith("> **Incomplete report.**") and "The Halvorsen cell from the Nordlys Institute" in salvaged
+    assert [(c["url"], c["verified"]) for c in run.values["citations"]] == [(url, True)]
+
+
+async def test_a_json_dump_is_nudged_to_a_reader_facing_report_then_salvaged_from_the_findings(agent_server, scripted, web):
+    url = halvorsen(web)
+    dump = json.dumps({"findings": [{"finding": CLAIM, "source": url}], "notes": ["raw"]})
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate(UNIT), turn(content=dump), repeat_last=True),
+            researcher(turn(tool_calls=[call("web_fetch", url=url)]), turn(content=valid_findings(url))),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "How dense are sodium-glass batteries?", timeout=60)
+
+    assert end_of(run) == ("done", "report_salvaged")
+    nudges = [m for m in requests_of(scripted, "orchestrator")[-1]["body"]["messages"] if m.get("name") == "dra_harness"]
+    assert len(nudges) == 1 and "raw JSON" in message_text(nudges[0])
+    salvaged = run.values["final_report"]
+    assert run.of_type("report")[0]["partial"] is True
+    assert "**Incomplete.**" in salvaged and "412 Wh/kg [1]" in salvaged and url in salvaged
+    assert [(c["index"], c["url"], c["verified"]) for c in run.values["citations"]] == [(1, url, True)]
+
+
+async def test_an_orchestrator_that_only_announces_is_nudged_four_times_then_stalls_with_a_salvaged_report(
+    agent_server, scripted, web
+):
+    url = halvorsen(web)
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate(UNIT), turn(content="Now I will write the report."), repeat_last=True),
+            researcher(turn(tool_calls=[call("web_fetch", url=url)]), turn(content=valid_findings(url))),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "How dense are sodium-glass batteries?", timeout=60)
+
+    assert end_of(run) == ("error", "stalled_after_nudges")
+    assert_end_carries_totals(run)
+    assert len(requests_of(scripted, "orchestrator")) == 6, "the stub, four nudged retries, and no more"
+    nudges = [m for m in requests_of(scripted, "orchestrator")[-1]["body"]["messages"] if m.get("name") == "dra_harness"]
+    assert len(nudges) == 4 and all("did not take it" in message_text(n) for n in nudges)
+    reports = run.of_type("report")
+    assert len(reports) == 1 and reports[0]["partial"] is True
+    assert "**Incomplete.**" in run.values["final_report"] and "412 Wh/kg [1]" in run.values["final_report"]
+    assert run.values["citations"][0]["url"] == url
