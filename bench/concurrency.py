@@ -32,7 +32,8 @@ CONCURRENT_RUNS = 10
 MODEL_LATENCY_S = 0.2
 RATIO_TARGET = 1.5
 ROUNDS = 3
-REPORT = "# Sodium\n\nDone [1].\n\n## Sources\n[1] Short — https://example.org/a\n"
+# Cites nothing: a citation to a page the run never read would be sent back by the report gate.
+REPORT = "# Sodium\n\nSodium cells are cheaper than lithium cells.\n"
 
 
 def slow_happy_path() -> dict:

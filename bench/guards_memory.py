@@ -32,7 +32,8 @@ from tests.support.scripted_model import ScriptedModelServer, call, turn
 
 RSS_RATIO_LIMIT = 1.5
 LOOPING_RUNS = 3
-REPORT = "# Sodium\n\nDone [1].\n\n## Sources\n[1] Short — https://example.org/a\n"
+# Cites nothing: a citation to a page the run never read would be sent back by the report gate.
+REPORT = "# Sodium\n\nSodium cells are cheaper than lithium cells.\n"
 
 
 def rss_mb(root_pid: int) -> float:
