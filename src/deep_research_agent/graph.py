@@ -57,6 +57,7 @@ from .middleware.runaway import RunawayOutputMiddleware
 from .middleware.subagent_lifecycle import SubagentLifecycleMiddleware
 from .middleware.tool_errors import ClassifiedToolErrorsMiddleware
 from .middleware.triage import TriageRouterMiddleware
+from .middleware.turn_end import TurnEndMiddleware
 from .models import chat_model
 from .report import ReportMiddleware
 from .tools.fetch import build_web_fetch_tool
@@ -150,6 +151,7 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
             ClassifiedToolErrorsMiddleware(role=ORCHESTRATOR),
             SubagentLifecycleMiddleware(models_by_role={RESEARCH_SUBAGENT: tier.subagent.slug}),
             ClarificationMiddleware(),
+            TurnEndMiddleware(),
             TodoListMiddleware(system_prompt=_TODOS_PROMPT, tool_description=_TODOS_DESCRIPTION),
             SubAgentMiddleware(backend=StateBackend(), subagents=subagents, task_description=_TASK_DESCRIPTION),
             ReportMiddleware(),

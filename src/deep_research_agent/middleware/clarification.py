@@ -1,8 +1,9 @@
-"""Clarifying questions: the ``request_clarification`` tool, the end of the turn, and the prose fallback.
+"""Clarifying questions: the ``request_clarification`` tool and the prose fallback.
 
 Contract (orchestrator only):
 - gives the orchestrator ``request_clarification``;
-- once the tool has asked, the turn ends before the next model call: no reliance on the model stopping;
+- once the tool has asked, ``TurnEndMiddleware`` ends the turn before the next model call, with no
+  reliance on the model stopping;
 - a model that asks its questions in prose instead (a final message with no tool call, before any
   research) still produces the same ``clarification`` card, and the run waits for the answers.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
+from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
@@ -29,15 +30,9 @@ _CLARIFY_CUE = re.compile(
 
 
 class ClarificationMiddleware(AgentMiddleware):
-    """Ends the turn after a clarification request and turns prose questions into the same card."""
+    """Gives the orchestrator ``request_clarification`` and turns prose questions into the same card."""
 
     tools = [request_clarification]
-
-    @hook_config(can_jump_to=["end"])
-    async def abefore_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
-        if current_ledger().clarification_requested:
-            return {"jump_to": "end"}
-        return None
 
     async def aafter_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
         last = state["messages"][-1] if state.get("messages") else None

@@ -1,8 +1,9 @@
 """``submit_report``: the single explicit deliverable of a run.
 
 Contract: the orchestrator calls ``submit_report(report_markdown)`` once. The report is recorded in
-state as ``final_report``, a ``report`` event carries it to clients, and the turn ends before the next
-model call, so delivery never depends on the model choosing to stop. The tool is not ``return_direct``:
+state as ``final_report``, a ``report`` event carries it to clients, and ``TurnEndMiddleware`` ends the
+turn before the next model call, so delivery never depends on the model choosing to stop. The tool is not
+``return_direct``:
 langchain ends the turn after a ``return_direct`` tool even when it returned an error, and the report
 gate must be able to send a draft back for one revision.
 """
@@ -11,10 +12,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, NotRequired
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
+from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
-from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from ..events import emit
@@ -57,13 +57,8 @@ def submit_report(report_markdown: str, tool_call_id: Annotated[str, InjectedToo
 
 
 class ReportMiddleware(AgentMiddleware):
-    """Gives the orchestrator ``submit_report`` and the report's state keys; ends the turn once it delivered."""
+    """Gives the orchestrator ``submit_report`` and the report's state keys."""
 
     state_schema = ReportState
     tools = [submit_report]
 
-    @hook_config(can_jump_to=["end"])
-    async def abefore_model(self, state: ReportState, runtime: Runtime) -> dict[str, Any] | None:
-        if current_ledger().report_delivered:
-            return {"jump_to": "end"}
-        return None
