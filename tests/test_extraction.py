@@ -10,40 +10,27 @@ import pytest
 import trafilatura
 
 from deep_research_agent.tools.errors import ToolFailure
-from deep_research_agent.tools.fetch import Download, extract_document, extract_html, extract_pdf
-
-try:
-    from tests.support.web import (
-        ARTICLES,
-        JUNK_PHRASES,
-        PDF_BYTES,
-        PDF_FACTS,
-        PDF_PAGES,
-        PDF_TITLE,
-        PNG_BYTES,
-        SHORT_FACT,
-        SHORT_HTML,
-        SHORT_TITLE,
-        ZIP_BYTES,
-        article_html,
-        make_pdf,
-    )
-except ImportError:  # pytest's rootdir-less import mode puts tests/ itself on sys.path
-    from support.web import (  # type: ignore[no-redef]
-        ARTICLES,
-        JUNK_PHRASES,
-        PDF_BYTES,
-        PDF_FACTS,
-        PDF_PAGES,
-        PDF_TITLE,
-        PNG_BYTES,
-        SHORT_FACT,
-        SHORT_HTML,
-        SHORT_TITLE,
-        ZIP_BYTES,
-        article_html,
-        make_pdf,
-    )
+from deep_research_agent.tools.fetch import (
+    Download,
+    extract_document,
+    extract_html,
+    extract_pdf,
+)
+from tests.support.web import (
+    ARTICLES,
+    JUNK_PHRASES,
+    PDF_BYTES,
+    PDF_FACTS,
+    PDF_PAGES,
+    PDF_TITLE,
+    PNG_BYTES,
+    SHORT_FACT,
+    SHORT_HTML,
+    SHORT_TITLE,
+    ZIP_BYTES,
+    article_html,
+    make_pdf,
+)
 
 
 def download(body: bytes, content_type: str, charset: str | None = None) -> Download:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import socket
 import types
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import httpx
 import pytest
@@ -23,24 +23,14 @@ from deep_research_agent.tools.fetch import (
     new_client,
     resolve_public_target,
 )
-
-try:
-    from tests.support.web import SHORT_FACT, WebStandIn, run_tools_in_graph, self_signed_identity
-except ImportError:  # pytest's rootdir-less import mode puts tests/ itself on sys.path
-    from support.web import SHORT_FACT, WebStandIn, run_tools_in_graph, self_signed_identity  # type: ignore[no-redef]
+from tests.support.web import (
+    SHORT_FACT,
+    WebStandIn,
+    run_tools_in_graph,
+    self_signed_identity,
+)
 
 PUBLIC_IP = "93.184.216.34"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
-def web() -> Iterator[WebStandIn]:
-    with WebStandIn() as server:
-        yield server
 
 
 def settings(allow_hosts: Sequence[str]) -> types.SimpleNamespace:

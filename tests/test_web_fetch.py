@@ -10,53 +10,28 @@ from __future__ import annotations
 import re
 import time
 import types
-from collections.abc import Iterator
 
 import pytest
 
-from deep_research_agent.tools.fetch import PAGE_PREAMBLE, FetchLimits, build_web_fetch_tool
-
-try:
-    from tests.support.web import (
-        ARTICLES,
-        FAKE_BLOCK_END,
-        INJECTION,
-        JUNK_PHRASES,
-        NOTES_TEXT,
-        PDF_FACTS,
-        PDF_TITLE,
-        SHORT_FACT,
-        SHORT_TITLE,
-        WebStandIn,
-        closed_port,
-        run_tools_in_graph,
-    )
-except ImportError:  # pytest's rootdir-less import mode puts tests/ itself on sys.path
-    from support.web import (  # type: ignore[no-redef]
-        ARTICLES,
-        FAKE_BLOCK_END,
-        INJECTION,
-        JUNK_PHRASES,
-        NOTES_TEXT,
-        PDF_FACTS,
-        PDF_TITLE,
-        SHORT_FACT,
-        SHORT_TITLE,
-        WebStandIn,
-        closed_port,
-        run_tools_in_graph,
-    )
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
-def web() -> Iterator[WebStandIn]:
-    with WebStandIn() as server:
-        yield server
+from deep_research_agent.tools.fetch import (
+    PAGE_PREAMBLE,
+    FetchLimits,
+    build_web_fetch_tool,
+)
+from tests.support.web import (
+    ARTICLES,
+    FAKE_BLOCK_END,
+    INJECTION,
+    JUNK_PHRASES,
+    NOTES_TEXT,
+    PDF_FACTS,
+    PDF_TITLE,
+    SHORT_FACT,
+    SHORT_TITLE,
+    WebStandIn,
+    closed_port,
+    run_tools_in_graph,
+)
 
 
 def fetch_tool(web: WebStandIn, *, max_fetch_chars: int = 30_000, limits: FetchLimits = FetchLimits()):

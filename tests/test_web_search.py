@@ -11,18 +11,17 @@ import hashlib
 import json
 import time
 import types
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from pydantic import SecretStr
 
-from deep_research_agent.tools.search import KEYLESS_NOTICE, RESULTS_PREAMBLE, build_web_search_tool
-
-try:
-    from tests.support.web import ARTICLES, WebStandIn, closed_port, run_tools_in_graph
-except ImportError:  # pytest's rootdir-less import mode puts tests/ itself on sys.path
-    from support.web import ARTICLES, WebStandIn, closed_port, run_tools_in_graph  # type: ignore[no-redef]
+from deep_research_agent.tools.search import (
+    KEYLESS_NOTICE,
+    RESULTS_PREAMBLE,
+    build_web_search_tool,
+)
+from tests.support.web import ARTICLES, WebStandIn, closed_port, run_tools_in_graph
 
 KEY = "tvly-dev-run-key-0123456789"
 OTHER_KEY = "tvly-dev-other-key-9876543210"
@@ -31,17 +30,6 @@ BATTERY_QUERY = "sodium glass battery energy density"
 
 def digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
-def web() -> Iterator[WebStandIn]:
-    with WebStandIn() as server:
-        yield server
 
 
 @pytest.fixture(autouse=True)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any, NotRequired, TypeVar
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import PrivateStateAttr
@@ -47,6 +47,10 @@ from .subagent_lifecycle import TASK_TOOL
 SOFT_FRACTION = 0.75
 # Below this, not even one model call and the exit path fit in the graph's steps: no run could end cleanly.
 MIN_RECURSION_LIMIT = 12
+
+T = TypeVar("T")
+# Stands for "the run's wall-clock ceiling passed before the call finished".
+_OUT_OF_TIME = object()
 
 
 def effective_recursion_limit(settings: ResearchConfig) -> int:
@@ -137,31 +141,32 @@ class BudgetMiddleware(AgentMiddleware):
         halt = self._enforce(ledger)
         if halt is not None:
             return _refusal(request, halt)
-        remaining = self._remaining_s(ledger)
-        if remaining is None or tool == TASK_TOOL:
+        if tool == TASK_TOOL:
             return await handler(request)
-        try:
-            async with asyncio.timeout(remaining) as deadline:
-                return await handler(request)
-        except TimeoutError:
-            if not deadline.expired():
-                raise
-        return _refusal(request, self._halt_on_time(ledger))
+        result = await self._within_run_time(handler(request), ledger)
+        return _refusal(request, self._halt_on_time(ledger)) if result is _OUT_OF_TIME else result
 
     async def _before_deadline(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]], ledger: RunLedger
     ) -> ModelResponse:
         """The model's response, or the agent's stop when the run's time runs out first."""
+        response = await self._within_run_time(handler(request), ledger)
+        if response is _OUT_OF_TIME:
+            return ModelResponse(result=[self._stop(request.messages, self._halt_on_time(ledger))])
+        return response
+
+    async def _within_run_time(self, call: Awaitable[T], ledger: RunLedger) -> T | object:
+        """``call``'s result, or ``_OUT_OF_TIME`` when the run's wall-clock ceiling passes first."""
         remaining = self._remaining_s(ledger)
         if remaining is None:
-            return await handler(request)
+            return await call
         try:
             async with asyncio.timeout(remaining) as deadline:
-                return await handler(request)
+                return await call
         except TimeoutError:
             if not deadline.expired():
                 raise
-        return ModelResponse(result=[self._stop(request.messages, self._halt_on_time(ledger))])
+        return _OUT_OF_TIME
 
     def _enforce(self, ledger: RunLedger) -> Halt | None:
         """The run's halt, declaring it (and the soft stage) when a ceiling is crossed."""
