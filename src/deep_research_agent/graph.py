@@ -145,7 +145,7 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
         ),
         middleware=[
             RunLifecycleMiddleware(settings),
-            # Before every other model hook: a SIMPLE turn ends here, without the orchestrator's harness.
+            # Right after the run opens: a SIMPLE turn ends here, before the orchestrator's first model step.
             TriageRouterMiddleware(settings=settings, on_model_response=side_call_meter(TRIAGE, tier.research)),
             _guards(settings, ORCHESTRATOR, tier.research, orchestrator_steps, gate=CompletionMiddleware()),
             ClassifiedToolErrorsMiddleware(role=ORCHESTRATOR),

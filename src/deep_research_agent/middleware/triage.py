@@ -109,14 +109,13 @@ class TriageRouterMiddleware(AgentMiddleware):
         # Built on first use and bound to no tools: the router must not carry the orchestrator's harness.
         return self.model_factory(self.settings, "research")
 
-    async def abefore_agent(self, state: TriageState, runtime: Runtime) -> dict[str, Any] | None:
-        return {"triage_verdict": None}
-
+    # A before_agent hook runs once per run, before the first model step; a before_model hook would be an
+    # extra graph step on every model turn of the orchestrator.
     @hook_config(can_jump_to=["end"])
-    async def abefore_model(self, state: TriageState, runtime: Runtime) -> dict[str, Any] | None:
+    async def abefore_agent(self, state: TriageState, runtime: Runtime) -> dict[str, Any] | None:
         messages = state["messages"]
-        if state.get("triage_verdict") is not None or not is_fresh_turn(messages):
-            return None
+        if not is_fresh_turn(messages):
+            return {"triage_verdict": None}
         question = turn_messages(messages)[0].text
         if len(question) > MAX_TRIAGE_CHARS:
             return _research("long_message")
