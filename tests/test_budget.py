@@ -5,17 +5,24 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from langchain.agents.middleware import ExtendedModelResponse, ModelRequest, ModelResponse
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain.agents.middleware import (
+    ModelRequest,
+)
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from deep_research_agent.config import ResearchConfig
 from deep_research_agent.findings import Findings, parse_findings
 from deep_research_agent.ledger import close_ledger, current_ledger
 from deep_research_agent.middleware import budget
-from deep_research_agent.middleware.budget import BudgetMiddleware, binding_ceiling, ceiling_uses
+from deep_research_agent.middleware.budget import (
+    BudgetMiddleware,
+    binding_ceiling,
+    ceiling_uses,
+)
 from deep_research_agent.middleware.harness import is_harness_message
 from deep_research_agent.report.salvage import salvage_report
+from tests.support.guard_calls import call_model_through
 
 pytestmark = pytest.mark.anyio
 
@@ -65,22 +72,6 @@ def test_ceilings_of_zero_are_no_caps_and_the_binding_ceiling_is_the_fullest(led
     assert binding_ceiling(uses).name == "cost" and binding_ceiling(uses).fraction == pytest.approx(0.8)
 
 
-async def model_call(guard: BudgetMiddleware, state: dict) -> tuple[list[BaseMessage], list[BaseMessage] | None]:
-    """One model call through the guard, applied to ``state``; returns what it added and what the model got."""
-    sent: list[list[BaseMessage]] = []
-
-    async def model(request: ModelRequest) -> ModelResponse:
-        sent.append(request.messages)
-        return ModelResponse(result=[AIMessage("working")])
-
-    result = await guard.awrap_model_call(ModelRequest(model=None, messages=state["messages"], state=state), model)
-    response = result.model_response if isinstance(result, ExtendedModelResponse) else result
-    if isinstance(result, ExtendedModelResponse) and result.command is not None:
-        state.update(result.command.update)
-    state["messages"] = [*state["messages"], *response.result]
-    return response.result, sent[0] if sent else None
-
-
 async def test_the_soft_stage_is_announced_once_per_run_and_nudges_each_agent_once(ledger, events):
     ledger.role("orchestrator").tool_calls = 8
     orchestrator = BudgetMiddleware(settings(max_tool_calls=10), role="orchestrator")
@@ -88,9 +79,9 @@ async def test_the_soft_stage_is_announced_once_per_run_and_nudges_each_agent_on
     orchestrator_state = {"messages": [HumanMessage("q")]}
     worker_state = {"messages": [HumanMessage("brief")]}
 
-    added, sent = await model_call(orchestrator, orchestrator_state)
-    again, _ = await model_call(orchestrator, orchestrator_state)
-    _, worker_sent = await model_call(worker, worker_state)
+    added, sent = await call_model_through(orchestrator, orchestrator_state)
+    again, _ = await call_model_through(orchestrator, orchestrator_state)
+    _, worker_sent = await call_model_through(worker, worker_state)
 
     assert [(e["state"], e["reason"]) for e in events] == [("budget_soft", "tool_calls")]
     nudge = sent[-1]
@@ -105,7 +96,7 @@ async def test_at_the_ceiling_tool_calls_are_refused_except_the_report_and_model
 
     refused = await guard.awrap_tool_call(tool_request(), run_tool)
     delivered = await guard.awrap_tool_call(tool_request("submit_report"), run_tool)
-    added, sent = await model_call(guard, {"messages": [HumanMessage("brief"), AIMessage('{"summary": "so far"}')]})
+    added, sent = await call_model_through(guard, {"messages": [HumanMessage("brief"), AIMessage('{"summary": "so far"}')]})
 
     assert refused.status == "error" and "budget is used up" in refused.text
     assert delivered.text == "ran"

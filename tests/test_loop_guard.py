@@ -5,13 +5,17 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from langchain.agents.middleware import ExtendedModelResponse, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from deep_research_agent.findings import parse_findings
 from deep_research_agent.ledger import close_ledger, current_ledger
 from deep_research_agent.middleware import loop_guard
-from deep_research_agent.middleware.harness import HARNESS_MESSAGE_NAME, harness_message, is_harness_message, turn_key
+from deep_research_agent.middleware.harness import (
+    HARNESS_MESSAGE_NAME,
+    harness_message,
+    is_harness_message,
+    turn_key,
+)
 from deep_research_agent.middleware.loop_guard import (
     HALT_AT,
     WINDOW,
@@ -20,6 +24,7 @@ from deep_research_agent.middleware.loop_guard import (
     fingerprint,
     latest_tool_batch,
 )
+from tests.support.guard_calls import call_model_through
 
 pytestmark = pytest.mark.anyio
 _ids = itertools.count()
@@ -43,22 +48,10 @@ def call_and_result(name: str, args: dict, result: str) -> list:
 
 
 async def drive(guard: LoopGuardMiddleware, state: dict, *new_messages) -> list[BaseMessage] | None:
-    """Append messages to the conversation, make a model call through the guard, and apply what it returns
-    to the state the way the agent's model node does. Returns what the model was sent, or None when the
-    guard stopped the call."""
+    """Append messages to the conversation, then one model call through the guard; None when it stopped the call."""
     state["messages"] = [*state["messages"], *new_messages]
-    sent: list[list[BaseMessage]] = []
-
-    async def model(request: ModelRequest) -> ModelResponse:
-        sent.append(request.messages)
-        return ModelResponse(result=[AIMessage("thinking")])
-
-    result = await guard.awrap_model_call(ModelRequest(model=None, messages=state["messages"], state=state), model)
-    response = result.model_response if isinstance(result, ExtendedModelResponse) else result
-    if isinstance(result, ExtendedModelResponse) and result.command is not None:
-        state.update(result.command.update)
-    state["messages"] = [*state["messages"], *response.result]
-    return sent[0] if sent else None
+    _, sent = await call_model_through(guard, state, reply="thinking")
+    return sent
 
 
 def test_a_fingerprint_ignores_argument_order_and_anything_past_the_result_head():

@@ -39,6 +39,13 @@ def kelp(web: Any) -> str:
     return web.url(ARTICLES["norre-bay-kelp"].path)
 
 
+def reads_then_answers(url: str, *answers: str, repeat_last: bool = False) -> dict[str, Any]:
+    """A research sub-agent that reads ``url`` once, then gives each answer in turn."""
+    return researcher(
+        turn(tool_calls=[call("web_fetch", url=url)]), *(turn(content=a) for a in answers), repeat_last=repeat_last
+    )
+
+
 def valid_findings(url: str) -> str:
     return findings_json(CLAIM, [{"finding": CLAIM, "evidence": QUOTE, "source": url}])
 
@@ -92,7 +99,7 @@ async def test_prose_instead_of_findings_is_bounced_once_and_the_second_answer_i
     scripted.set_scenario(
         scenario(
             orchestrator(plan_and_delegate(UNIT), submit(cited_report(("The Halvorsen cell", url)))),
-            researcher(turn(tool_calls=[call("web_fetch", url=url)]), turn(content=PROSE), turn(content=valid_findings(url))),
+            reads_then_answers(url, PROSE, valid_findings(url)),
         )
     )
 
@@ -118,7 +125,7 @@ async def test_prose_twice_is_handed_over_as_prose(agent_server, scripted, web):
     scripted.set_scenario(
         scenario(
             orchestrator(plan_and_delegate(UNIT), submit(cited_report(("The Halvorsen cell", url)))),
-            researcher(turn(tool_calls=[call("web_fetch", url=url)]), turn(content=PROSE), repeat_last=True),
+            reads_then_answers(url, PROSE, repeat_last=True),
         )
     )
 
@@ -166,7 +173,7 @@ async def test_a_file_path_as_a_source_is_bounced_and_that_finding_is_dropped_on
     scripted.set_scenario(
         scenario(
             orchestrator(plan_and_delegate(UNIT), submit(cited_report(("The Halvorsen cell", url)))),
-            researcher(turn(tool_calls=[call("web_fetch", url=url)]), turn(content=with_path), repeat_last=True),
+            reads_then_answers(url, with_path, repeat_last=True),
         )
     )
 
@@ -195,7 +202,7 @@ async def test_a_report_citing_a_missing_entry_and_an_unfetched_url_is_sent_back
     scripted.set_scenario(
         scenario(
             orchestrator(plan_and_delegate(UNIT), submit(bad), submit(good)),
-            researcher(turn(tool_calls=[call("web_fetch", url=url)]), turn(content=valid_findings(url))),
+            reads_then_answers(url, valid_findings(url)),
         )
     )
 
@@ -227,7 +234,7 @@ async def test_a_revision_that_still_cites_an_unfetched_url_is_delivered_with_th
     scripted.set_scenario(
         scenario(
             orchestrator(plan_and_delegate(UNIT), submit(bad), repeat_last=True),
-            researcher(turn(tool_calls=[call("web_fetch", url=url)]), turn(content=valid_findings(url))),
+            reads_then_answers(url, valid_findings(url)),
         )
     )
 
@@ -286,7 +293,7 @@ async def test_a_prose_report_is_nudged_once_then_submitted(agent_server, script
     scripted.set_scenario(
         scenario(
             orchestrator(plan_and_delegate(UNIT), turn(content=prose_report(url)), submit(prose_report(url))),
-            researcher(turn(tool_calls=[call("web_fetch", url=url)]), turn(content=valid_findings(url))),
+            reads_then_answers(url, valid_findings(url)),
         )
     )
 
@@ -304,7 +311,7 @@ async def test_a_prose_report_never_submitted_is_salvaged_as_an_incomplete_repor
     scripted.set_scenario(
         scenario(
             orchestrator(plan_and_delegate(UNIT), turn(content=prose_report(url)), repeat_last=True),
-            researcher(turn(tool_calls=[call("web_fetch", url=url)]), turn(content=valid_findings(url))),
+            reads_then_answers(url, valid_findings(url)),
         )
     )
 
@@ -327,7 +334,7 @@ async def test_a_json_dump_is_nudged_to_a_reader_facing_report_then_salvaged_fro
     scripted.set_scenario(
         scenario(
             orchestrator(plan_and_delegate(UNIT), turn(content=dump), repeat_last=True),
-            researcher(turn(tool_calls=[call("web_fetch", url=url)]), turn(content=valid_findings(url))),
+            reads_then_answers(url, valid_findings(url)),
         )
     )
 
@@ -349,7 +356,7 @@ async def test_an_orchestrator_that_only_announces_is_nudged_four_times_then_sta
     scripted.set_scenario(
         scenario(
             orchestrator(plan_and_delegate(UNIT), turn(content="Now I will write the report."), repeat_last=True),
-            researcher(turn(tool_calls=[call("web_fetch", url=url)]), turn(content=valid_findings(url))),
+            reads_then_answers(url, valid_findings(url)),
         )
     )
 

@@ -178,14 +178,7 @@ class BudgetMiddleware(AgentMiddleware):
         if binding.fraction >= 1:
             return self._halt(ledger, binding)
         if binding.fraction >= SOFT_FRACTION and ledger.enter_budget_soft_stage(binding.name):
-            emit(
-                "status",
-                state="budget_soft",
-                reason=binding.name,
-                used=round(binding.used, 4),
-                limit=binding.limit,
-                detail=f"{binding.describe()} used; every agent is asked to wrap up.",
-            )
+            _announce("budget_soft", binding, f"{binding.describe()} used; every agent is asked to wrap up.")
         return None
 
     def _halt(self, ledger: RunLedger, binding: CeilingUse) -> Halt:
@@ -195,14 +188,7 @@ class BudgetMiddleware(AgentMiddleware):
             detail=f"the run's {binding.name.replace('_', '-')} budget is used up ({binding.describe()})",
         )
         if ledger.halt_run(halt):
-            emit(
-                "status",
-                state="budget_halt",
-                reason=binding.name,
-                used=round(binding.used, 4),
-                limit=binding.limit,
-                detail=f"{binding.describe()}; no further model or tool calls start.",
-            )
+            _announce("budget_halt", binding, f"{binding.describe()}; no further model or tool calls start.")
         return ledger.halt or halt
 
     def _halt_on_time(self, ledger: RunLedger) -> Halt:
@@ -304,3 +290,8 @@ class StepLimitMiddleware(AgentMiddleware):
         )
         halt = Halt(reason="recursion_limit", detail=f"the run reached its recursion limit ({limit} graph steps)")
         return respond([stop_agent(self.role, request.messages, halted_by="step_limit", halt=halt)])
+
+
+def _announce(state: str, binding: CeilingUse, detail: str) -> None:
+    """One budget stage's status event, naming the binding ceiling and how much of it is spent."""
+    emit("status", state=state, reason=binding.name, used=round(binding.used, 4), limit=binding.limit, detail=detail)

@@ -1,0 +1,32 @@
+"""Drive one model call through a guard middleware in-process, the way the agent's model node applies it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    ExtendedModelResponse,
+    ModelRequest,
+    ModelResponse,
+)
+from langchain_core.messages import AIMessage, BaseMessage
+
+
+async def call_model_through(
+    guard: AgentMiddleware, state: dict[str, Any], reply: str = "working"
+) -> tuple[list[BaseMessage], list[BaseMessage] | None]:
+    """One model call through ``guard`` applied to ``state``: returns what it added to the conversation and
+    what the model was sent (None when the guard stopped the call)."""
+    sent: list[list[BaseMessage]] = []
+
+    async def model(request: ModelRequest) -> ModelResponse:
+        sent.append(request.messages)
+        return ModelResponse(result=[AIMessage(reply)])
+
+    result = await guard.awrap_model_call(ModelRequest(model=None, messages=state["messages"], state=state), model)
+    response = result.model_response if isinstance(result, ExtendedModelResponse) else result
+    if isinstance(result, ExtendedModelResponse) and result.command is not None:
+        state.update(result.command.update)
+    state["messages"] = [*state["messages"], *response.result]
+    return response.result, sent[0] if sent else None
