@@ -14,9 +14,9 @@ TRIAGE_MATCH = "Classify the user's message for a research assistant"
 DIRECT_ANSWER_MATCH = "Answer the user's message directly and briefly"
 
 
-def triage(verdict: str = "RESEARCH") -> dict[str, Any]:
+def triage(verdict: str = "RESEARCH", *, delay_s: float | None = None) -> dict[str, Any]:
     """The pre-triage router's verdict call, for every fresh turn of a scenario."""
-    return agent("triage", TRIAGE_MATCH, turn(content=verdict), repeat_last=True)
+    return agent("triage", TRIAGE_MATCH, turn(content=verdict, delay_s=delay_s), repeat_last=True)
 
 
 def direct_answerer(text: str) -> dict[str, Any]:

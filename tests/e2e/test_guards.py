@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from deep_research_agent.config import MODEL_TIERS
 from tests.e2e.scenarios import (
     end_of,
     findings_json,
@@ -201,6 +202,44 @@ async def test_a_tiny_dollar_ceiling_stops_the_run_on_the_providers_reported_cos
     assert usage["tool_calls"] == 0, "a tool call started after the halt"
     assert requests_of(scripted, "researcher") == []
     assert run.of_type("report")[0]["partial"] is True and "No research unit returned findings" in run.values["final_report"]
+
+
+async def test_a_dollar_ceiling_binds_on_cost_priced_from_the_tier_when_the_provider_reports_none(agent_server, scripted):
+    big = {"prompt_tokens": 200_000, "completion_tokens": 1_000}
+    tier = MODEL_TIERS["extra-low"]  # the e2e server's tier
+    orchestrator_cost, researcher_cost = tier.research.cost_usd(**_priced(big)), tier.subagent.cost_usd(**_priced(big))
+    # The orchestrator's first call alone crosses 75 % of the ceiling; the researcher's first call crosses 100 %.
+    ceiling = orchestrator_cost / 0.8
+    assert orchestrator_cost + researcher_cost > ceiling
+    scripted.set_scenario(
+        scenario(
+            orchestrator(turn(tool_calls=plan_and_delegate("Find prices")["tool_calls"], usage=big), submit(REPORT)),
+            researcher(
+                turn(tool_calls=[call("web_search", query="sodium battery price")], usage=big),
+                turn(content=findings_json("Cheap.")),
+            ),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "Prices?", configurable={"max_cost_usd": ceiling}, timeout=60)
+
+    assert end_of(run) == ("error", "budget_exhausted")
+    [soft] = run.statuses("budget_soft")
+    [halt] = run.statuses("budget_halt")
+    assert soft["reason"] == halt["reason"] == "cost"
+    assert halt["used"] == pytest.approx(orchestrator_cost + researcher_cost, rel=0.02), "not priced from the tier"
+    usage = run.of_type("usage")[0]
+    assert usage["reported_cost_usd"] == 0
+    assert usage["per_role"]["orchestrator"]["cost_usd"] == pytest.approx(orchestrator_cost)
+    assert usage["per_role"]["research-subagent"]["cost_usd"] == pytest.approx(researcher_cost)
+    [researcher_request] = requests_of(scripted, "researcher")
+    assert any("WRAP UP NOW" in message_text(m) for m in researcher_request["body"]["messages"]), "no wrap-up nudge"
+    assert usage["per_role"]["research-subagent"]["tool_calls"] == 0, "the search started after the halt"
+    assert run.of_type("report")[0]["partial"] is True
+
+
+def _priced(usage: dict[str, int]) -> dict[str, int]:
+    return {"input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"]}
 
 
 async def test_a_wall_clock_ceiling_cuts_a_slow_model_call_and_ends_the_run_near_the_ceiling(agent_server, scripted, web):

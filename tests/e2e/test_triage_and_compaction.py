@@ -123,3 +123,45 @@ async def test_a_long_sub_agent_context_is_compacted_and_the_run_goes_on(agent_s
     usage = run.of_type("usage")[0]
     assert usage["compactions"] >= 1 and usage["messages_summarized"] >= 1
     assert usage["per_role"]["compaction"]["model_calls"] >= 1, "the summarizer's spend must count against the budget"
+
+
+async def test_a_long_conversation_compacts_the_orchestrator_and_the_follow_up_is_still_answered(
+    agent_server, scripted, web
+):
+    article = ARTICLES["halvorsen-cell"]
+    scripted.set_scenario(happy_path(web.url(article.path), article.title))
+    first = await stream_run(agent_server.url, "How dense are sodium-glass batteries?")
+    assert end_of(first) == ("done", "report_delivered")
+
+    scripted.reset()
+    summary = SUMMARY.replace("Find the census figure.", "Energy density of sodium-glass batteries.")
+    scripted.set_scenario(
+        scenario(
+            orchestrator(turn(content="The report gives 412 Wh/kg for the Halvorsen cell [1]."), repeat_last=True),
+            agent("compactor", COMPACTION_MATCH, turn(content=summary), repeat_last=True),
+        )
+    )
+    # The thread has outgrown this trigger: the orchestrator compacts before it answers.
+    follow_up = await stream_run(
+        agent_server.url,
+        "Which energy density did you find?",
+        thread_id=first.thread_id,
+        configurable={"compaction_tokens": 1000},
+    )
+
+    assert end_of(follow_up) == ("done", "direct_answer")
+    [compacting] = follow_up.statuses("compacting")
+    [compacted] = follow_up.statuses("compacted")
+    assert compacting["role"] == "orchestrator"
+    assert compacted["messages_summarized"] >= 3 and compacted["tokens_estimate"] < compacting["tokens_estimate"]
+    [request] = requests_of(scripted, "orchestrator")
+    sent = request["body"]["messages"]
+    texts = [message_text(m) for m in sent]
+    assert any("Energy density of sodium-glass batteries." in t for t in texts), "the summary is not in context"
+    assert texts[-1] == "Which energy density did you find?"
+    assert "How dense are sodium-glass batteries?" not in " ".join(texts), "the first turn was not summarized"
+    assert not any(c["function"]["name"] == "task" for m in sent for c in m.get("tool_calls") or [])
+    assert follow_up.values["messages"][-1]["content"] == "The report gives 412 Wh/kg for the Halvorsen cell [1]."
+    assert len(follow_up.values["messages"]) < len(first.values["messages"]) + 2
+    usage = follow_up.of_type("usage")[0]
+    assert usage["compactions"] == 1 and usage["per_role"]["compaction"]["model_calls"] == 1

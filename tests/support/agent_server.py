@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 from langgraph_sdk import get_client
+from langgraph_sdk.client import LangGraphClient
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 GRAPH_ID = "deep_research_agent"
@@ -137,15 +138,19 @@ class RunResult:
 
 
 async def stream_run(
-    url: str,
+    server: str | LangGraphClient,
     message: str,
     *,
     configurable: dict[str, Any] | None = None,
     thread_id: str | None = None,
     timeout: float = 120.0,
 ) -> RunResult:
-    """Stream one run through langgraph_sdk the way a frontend does, then read the thread state."""
-    client = get_client(url=url)
+    """Stream one run through langgraph_sdk the way a frontend does, then read the thread state.
+
+    ``server`` is the server's URL, or an SDK client to share between runs as a long-lived frontend does:
+    each new client builds its own TLS context and connection pool, about 25 ms of the caller's CPU.
+    """
+    client = get_client(url=server) if isinstance(server, str) else server
     if thread_id is None:
         thread_id = (await client.threads.create())["thread_id"]
     result = RunResult(thread_id=thread_id)
