@@ -117,8 +117,9 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
         system_prompt=prompts.render(prompts.RESEARCH_SUBAGENT, domain_prompt=settings.domain_prompt),
         middleware=[
             _guards(settings, RESEARCH_SUBAGENT, tier.subagent, subagent_steps, gate=FindingsGateMiddleware(role=RESEARCH_SUBAGENT)),
+            # No PatchToolCallsMiddleware: the task tool starts every sub-agent on one fresh brief, which
+            # never holds a dangling tool call, and the patch would cost a graph step per sub-agent run.
             ClassifiedToolErrorsMiddleware(role=RESEARCH_SUBAGENT),
-            PatchToolCallsMiddleware(),
             *_caching(settings, RESEARCH_SUBAGENT),
             _compaction(settings, RESEARCH_SUBAGENT, "subagent"),
         ],
