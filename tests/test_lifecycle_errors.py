@@ -1,7 +1,9 @@
-"""Specification of how the run lifecycle contains unexpected exceptions: an end status, never a traceback."""
+"""Specification of how the run lifecycle contains exceptions: an end status that says what to fix, never a traceback."""
 
 from __future__ import annotations
 
+import httpx
+import openai
 import pytest
 from langchain.agents.middleware import ExtendedModelResponse, ModelRequest, ModelResponse
 from langchain_core.messages import HumanMessage, ToolMessage
@@ -9,7 +11,8 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from deep_research_agent.config import ResearchConfig
-from deep_research_agent.middleware.lifecycle import RunLifecycleMiddleware
+from deep_research_agent.events import register_secrets
+from deep_research_agent.middleware.lifecycle import RunLifecycleMiddleware, describe_model_error
 
 pytestmark = pytest.mark.anyio
 
@@ -55,3 +58,48 @@ async def test_an_unexpected_exception_in_a_tool_call_ends_the_run_before_the_ne
         ModelRequest(model=None, messages=[HumanMessage("question")], state={"run_error": result.update["run_error"]}), model
     )
     assert called == [] and not after.result[0].tool_calls
+
+
+def model_error(kind: type[openai.APIStatusError], status: int, message: str) -> openai.APIStatusError:
+    request = httpx.Request(
+        "POST", "http://127.0.0.1:9/v1/chat/completions", json={"model": "acme/no-such-model", "messages": []}
+    )
+    response = httpx.Response(status, request=request, json={"error": {"message": message}})
+    return kind(message, response=response, body={"message": message})
+
+
+def test_an_unknown_model_is_named_with_its_tier_and_the_settings_to_check():
+    settings = ResearchConfig.resolve({"configurable": {"model_tier": "low"}}, environ={})
+
+    detail = describe_model_error(model_error(openai.NotFoundError, 404, "model not found"), settings)
+
+    assert "'acme/no-such-model'" in detail and "tier 'low'" in detail
+    assert "OPENAI_BASE_URL" in detail and "DRA_MODEL_TIER" in detail
+
+
+def test_a_context_overflow_says_to_compact_sooner():
+    overflow = model_error(openai.BadRequestError, 400, "This model's maximum context length is 131072 tokens.")
+
+    detail = describe_model_error(overflow, ResearchConfig.resolve({}, environ={}))
+
+    assert "maximum context length is 131072" in detail and "lower DRA_COMPACTION_TOKENS" in detail
+
+
+def test_other_bad_requests_pass_the_providers_message_on_without_a_compaction_hint():
+    invalid = model_error(openai.BadRequestError, 400, "tools[0] is invalid")
+
+    detail = describe_model_error(invalid, ResearchConfig.resolve({}, environ={}))
+
+    assert "(400): tools[0] is invalid" in detail and "COMPACTION" not in detail
+
+
+def test_a_key_echoed_in_a_providers_message_never_reaches_the_detail():
+    key = "sk-live-4242424242424242"
+    settings = ResearchConfig.resolve({"configurable": {"apiKeys": {"OPENAI_API_KEY": key}}}, environ={})
+    register_secrets(settings.secret_values())
+
+    echoed = model_error(openai.BadRequestError, 400, f"invalid key {key} for this model")
+
+    detail = describe_model_error(echoed, settings)
+
+    assert key not in detail and "invalid key" in detail

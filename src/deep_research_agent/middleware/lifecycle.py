@@ -23,6 +23,7 @@ Contract (orchestrator only; it must be the outermost middleware):
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, NotRequired
@@ -293,14 +294,19 @@ def describe_model_error(exc: BaseException, settings: ResearchConfig) -> str:
     elif isinstance(exc, openai.PermissionDeniedError):
         text = f"The model endpoint {where} refused access (403). Check the key's permissions and credit"
     elif isinstance(exc, openai.NotFoundError):
+        model = _requested_model(exc)
+        named = f"the model {model!r}" if model else "a model"
         text = (
-            f"The model endpoint {where} does not know a model of tier {settings.model_tier!r} (404). "
+            f"The model endpoint {where} does not know {named} of tier {settings.model_tier!r} (404). "
             "Check OPENAI_BASE_URL and DRA_MODEL_TIER"
         )
     elif isinstance(exc, openai.RateLimitError):
         text = f"The model endpoint {where} kept rate-limiting (429) after retries. Retry later or raise your limits"
     elif isinstance(exc, openai.BadRequestError):
-        text = f"The model endpoint {where} rejected the request (400): {_message_of(exc)}"
+        message = _message_of(exc)
+        text = f"The model endpoint {where} rejected the request (400): {message}"
+        if any(sign in message.lower() for sign in _CONTEXT_OVERFLOW_SIGNS):
+            text += ". The conversation outgrew the model's context: lower DRA_COMPACTION_TOKENS so it is compacted sooner"
     elif isinstance(exc, openai.APITimeoutError | httpx.TimeoutException):
         text = f"The model endpoint {where} timed out after {settings.request_timeout:g} s. Retry, or raise DRA_REQUEST_TIMEOUT"
     elif isinstance(exc, openai.APIConnectionError | httpx.TransportError):
@@ -310,6 +316,18 @@ def describe_model_error(exc: BaseException, settings: ResearchConfig) -> str:
     else:
         text = f"The model call failed ({type(exc).__name__})"
     return redact(text)
+
+
+_CONTEXT_OVERFLOW_SIGNS = ("context length", "context_length", "context window", "maximum context", "too many tokens")
+
+
+def _requested_model(exc: openai.APIStatusError) -> str | None:
+    """The model the failed request asked for, read back from its JSON body."""
+    try:
+        model = json.loads(exc.request.content).get("model")
+    except (ValueError, AttributeError, RuntimeError):
+        return None
+    return model if isinstance(model, str) else None
 
 
 def _message_of(exc: openai.APIStatusError) -> str:
