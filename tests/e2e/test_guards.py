@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import time
 
+import anyio
 import pytest
+from langgraph_sdk import get_client
 
 from deep_research_agent.config import MODEL_TIERS
 from tests.e2e.scenarios import (
@@ -23,7 +25,7 @@ from tests.e2e.scenarios import (
     scenario,
     submit,
 )
-from tests.support.agent_server import stream_run
+from tests.support.agent_server import GRAPH_ID, stream_run
 from tests.support.scripted_model import call, error, turn
 from tests.support.web import ARTICLES
 
@@ -393,3 +395,31 @@ async def test_prompt_cache_breakpoints_reach_the_wire_and_can_be_switched_off(a
     assert user["role"] == "user" and user["content"][-1]["cache_control"] == {"type": "ephemeral"}
     assert "cache_control" not in json.dumps(plain)
     assert [message_text(m) for m in plain] == [message_text(m) for m in cached]
+
+
+async def test_cancelling_a_run_stops_every_role_at_once(agent_server, scripted):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Find prices"), submit(REPORT)),
+            researcher(turn(content=findings_json("Too late."), delay_s=30)),
+        )
+    )
+    client = get_client(url=agent_server.url)
+    thread = await client.threads.create()
+    run = await client.runs.create(
+        thread["thread_id"], GRAPH_ID, input={"messages": [{"role": "user", "content": "Prices?"}]}
+    )
+    deadline = time.monotonic() + 20
+    while not requests_of(scripted, "researcher"):
+        assert time.monotonic() < deadline, "the sub-agent never called its model"
+        await anyio.sleep(0.05)
+
+    started = time.monotonic()
+    await client.runs.cancel(thread["thread_id"], run["run_id"], wait=True)
+    took = time.monotonic() - started
+    calls_at_cancel = len(scripted.requests())
+    await anyio.sleep(1.0)
+
+    assert took < 3, f"cancelling took {took:.1f} s while a sub-agent waited on a 30 s model call"
+    assert (await client.runs.get(thread["thread_id"], run["run_id"]))["status"] == "interrupted"
+    assert len(scripted.requests()) == calls_at_cancel, "a model call started after the cancel"
