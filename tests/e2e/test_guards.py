@@ -172,6 +172,24 @@ async def test_a_tool_call_ceiling_halts_every_role_and_the_run_ends_with_a_salv
     assert run.stream_errors() == []
 
 
+async def test_parallel_sub_agents_share_one_tool_call_ceiling_and_all_hand_back(agent_server, scripted):
+    searches = [turn(tool_calls=[call("web_search", query=f"sodium price {n}")], delay_s=0.05) for n in range(12)]
+    briefs = ("Find cell prices", "Find pack prices", "Find grid storage prices")
+    scripted.set_scenario(scenario(orchestrator(plan_and_delegate(*briefs), submit(REPORT)), researcher(*searches)))
+
+    run = await stream_run(agent_server.url, "Prices?", configurable={"max_tool_calls": 10}, timeout=60)
+
+    assert end_of(run) == ("error", "budget_exhausted")
+    usage = run.of_type("usage")[0]
+    # write_todos and the three task calls count too; the checks and counts interleave on one event loop,
+    # so parallel agents never start a call past the ceiling.
+    assert usage["tool_calls"] == 10
+    assert usage["per_role"]["orchestrator"]["tool_calls"] == 4
+    assert [f["halted"] for f in run.of_type("subagent_findings")] == ["budget"] * 3
+    assert len(run.statuses("budget_halt")) == 1
+    assert run.of_type("report")[0]["partial"] is True
+
+
 async def test_a_tiny_dollar_ceiling_stops_the_run_on_the_providers_reported_cost(agent_server, scripted, web):
     scripted.set_scenario(
         scenario(
