@@ -156,6 +156,57 @@ def test_subagent_failure_and_warnings_are_printed() -> None:
     assert "! Unknown model tier 'x'" in text
 
 
+def test_guards_that_warn_and_guards_that_stop_are_printed_apart_with_their_detail() -> None:
+    view, out = make_view()
+    feed(
+        view,
+        [
+            custom("status", state="subagent_start", sub=True, subagent="research-subagent"),
+            custom("status", state="budget_soft", reason="tool_calls", detail="75% of the tool-call budget is used."),
+            custom("status", state="loop_detected", sub=True, repeats=3, detail="web_search repeated"),
+            custom("status", state="rate_limited", wait_s=2.0, detail="The endpoint answered 429; retrying in 2.0 s."),
+            custom("status", state="loop_halt", sub=True, repeats=6, detail="web_search repeated 6 times; stopped."),
+            custom("status", state="budget_halt", reason="tool_calls", detail="The tool-call budget is used up."),
+        ],
+    )
+    lines = out.getvalue().splitlines()
+    assert "! 75% of the tool-call budget is used." in lines
+    assert "! research-subagent #1: web_search repeated" in lines
+    assert "! The endpoint answered 429; retrying in 2.0 s." in lines
+    assert "■ research-subagent #1: web_search repeated 6 times; stopped." in lines
+    assert "■ The tool-call budget is used up." in lines
+
+
+def test_model_steps_and_triage_move_the_live_line_without_printing() -> None:
+    view, out = make_view()
+    feed(view, [custom("status", state="triage", detail="simple", reason="classified")])
+    assert view.activity == "answering directly …"
+
+    feed(
+        view,
+        [
+            custom("status", state="subagent_start", sub=True, subagent="research-subagent"),
+            custom("status", state="model_call", sub=True, step=3, after=["web_search", "web_fetch", "web_search"]),
+        ],
+    )
+
+    assert view.activity == "research-subagent #1 thinking (step 3) · reading web_search, web_fetch …"
+    assert "model_call" not in out.getvalue() and "triage" not in out.getvalue()
+
+
+def test_a_compaction_is_printed_with_its_size_before_and_after() -> None:
+    view, out = make_view()
+    feed(
+        view,
+        [
+            custom("status", state="compacting", tokens_estimate=9_120),
+            custom("status", state="compacted", tokens_estimate=2_050, messages_summarized=14, messages_kept=3),
+        ],
+    )
+
+    assert "⇣ context compacted: 14 messages summarized, ~9,120 → ~2,050 tokens" in out.getvalue().splitlines()
+
+
 def test_report_is_rendered_as_markdown() -> None:
     view, out = make_view()
     feed(view, [custom("report", markdown="# Findings\n\n- **bold point**\n", partial=True)])

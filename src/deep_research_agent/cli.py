@@ -151,6 +151,30 @@ def _count(number: int, noun: str) -> str:
     return f"{number:,} {noun}{'' if number == 1 else 's'}"
 
 
+# Guards that warned and let the agent go on, and guards that stopped an agent or the run.
+_GUARD_WARNINGS = ("budget_soft", "loop_detected", "runaway_output", "rate_limited")
+_GUARD_STOPS = ("budget_halt", "loop_halt", "runaway_halt", "model_unavailable", "recursion_limit")
+
+
+def _heartbeat(who: str, event: Mapping[str, Any]) -> str:
+    """The live line for a model step: who thinks, at which step, after reading what."""
+    line = f"{who} thinking"
+    if isinstance(event.get("step"), int):
+        line += f" (step {event['step']})"
+    after = event.get("after")
+    if after:
+        line += f" · reading {', '.join(dict.fromkeys(map(str, after)))}"
+    return line + " …"
+
+
+def _compaction_line(before: Any, event: Mapping[str, Any]) -> str:
+    line = f"context compacted: {_count(int(event.get('messages_summarized') or 0), 'message')} summarized"
+    after = event.get("tokens_estimate")
+    if isinstance(before, int) and isinstance(after, int):
+        line += f", ~{before:,} → ~{after:,} tokens"
+    return line
+
+
 class RunView:
     """Turns stream parts into printed lines and a live status line, and holds the run's outcome.
 
@@ -179,6 +203,7 @@ class RunView:
         self._queries: dict[str, str] = {}
         self._message_agents: dict[str, str] = {}
         self._todos: dict[str, str] = {}
+        self._compacting_from: dict[str, Any] = {}
         self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {
             "run_start": self._on_run_start,
             "status": self._on_status,
@@ -292,8 +317,19 @@ class RunView:
         elif state == "subagent_failed":
             self.active.discard(str(event.get("task_id")))
             self._print("✖", f"{self._who(event)} failed: {detail}", "red")
-        elif state in ("warning", "keyless_search"):
+        elif state in ("warning", "keyless_search", *_GUARD_WARNINGS):
             self._print("!", detail or str(event.get("reason") or state), "yellow", self._who(event))
+        elif state in _GUARD_STOPS:
+            self._print("■", detail or str(event.get("reason") or state), "red", self._who(event))
+        elif state == "model_call":
+            self.activity = _heartbeat(self._who(event), event)
+        elif state == "triage":
+            self.activity = "answering directly …" if event.get("detail") == "simple" else "orchestrator planning …"
+        elif state == "compacting":
+            self._compacting_from[self._who(event)] = event.get("tokens_estimate")
+            self.activity = f"{self._who(event)} compacting its context …"
+        elif state == "compacted":
+            self._print("⇣", _compaction_line(self._compacting_from.pop(self._who(event), None), event), "dim", self._who(event))
         elif state == "revising":
             self.activity = "revising the report …"
             self._print("↻", detail or "Revising the report.", "", self._who(event))
