@@ -250,8 +250,8 @@ def test_a_real_boolean_in_the_configurable_is_used_as_is():
     [
         ("max_retries", "DRA_MAX_RETRIES", "three"),
         ("max_retries", "DRA_MAX_RETRIES", "2.5"),
-        ("recursion_limit", "DRA_RECURSION_LIMIT", "4.5k"),
         ("temperature", "DRA_TEMPERATURE", "warm"),
+        ("temperature", "DRA_TEMPERATURE", "-0.5"),
         ("request_timeout", "DRA_REQUEST_TIMEOUT", "3 minutes"),
     ],
 )
@@ -265,10 +265,28 @@ def test_an_invalid_number_keeps_the_default_and_warns(field, env, bad):
 
 
 def test_an_invalid_number_in_the_configurable_warns_naming_the_key():
-    settings = resolve({"max_tool_calls": "lots"})
+    settings = resolve({"max_retries": "lots"})
 
-    assert settings.max_tool_calls == 200
-    assert any("configurable.max_tool_calls" in w and "'lots'" in w for w in settings.warnings)
+    assert settings.max_retries == 3
+    assert any("configurable.max_retries" in w and "'lots'" in w for w in settings.warnings)
+
+
+@pytest.mark.parametrize(
+    ("configurable", "environ", "named"),
+    [
+        ({"max_cost_usd": "1,50"}, {}, "configurable.max_cost_usd: '1,50' is not a number"),
+        ({"max_tool_calls": -5}, {}, "configurable.max_tool_calls: -5 is negative"),
+        ({}, {"DRA_MAX_RUN_SECONDS": "nan"}, "DRA_MAX_RUN_SECONDS: 'nan' is not a finite number"),
+        ({}, {"DRA_MAX_TOTAL_TOKENS": "4M"}, "DRA_MAX_TOTAL_TOKENS: '4M' is not a whole number"),
+        ({"recursion_limit": "4.5k"}, {}, "configurable.recursion_limit: '4.5k' is not a whole number"),
+    ],
+)
+def test_an_unreadable_ceiling_refuses_the_run_instead_of_loosening_the_bound(configurable, environ, named):
+    settings = resolve(configurable, {"OPENAI_API_KEY": "sk-test", **environ})
+
+    [problem] = settings.problems
+    assert problem.startswith(named) and "Fix the ceiling or leave it out" in problem
+    assert settings.warnings == ()
 
 
 def test_a_json_list_setting_with_bad_json_keeps_the_default_and_warns():

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -139,14 +140,24 @@ def _setting(
     env: str | tuple[str, ...] | None = None,
     configurable: str | tuple[str, ...] | None = None,
     operator_only: bool = False,
+    ceiling: bool = False,
 ) -> Any:
-    """A field plus where it may come from; the README and .env.example tables are generated from this."""
+    """A field plus where it may come from; the README and .env.example tables are generated from this.
+
+    A ``ceiling`` bounds a run: a value that cannot be read refuses the run instead of falling back to the
+    default, which could lift or loosen the bound its sender meant to set.
+    """
     envs = (env,) if isinstance(env, str) else tuple(env or ())
     keys = (configurable,) if isinstance(configurable, str) else tuple(configurable or ())
     return Field(
         default=default,
         description=description,
-        json_schema_extra={"env": list(envs), "configurable": list(keys), "operator_only": operator_only},
+        json_schema_extra={
+            "env": list(envs),
+            "configurable": list(keys),
+            "operator_only": operator_only,
+            "ceiling": ceiling,
+        },
     )
 
 
@@ -204,28 +215,39 @@ class ResearchConfig(BaseModel):
         configurable="streaming_denylist",
     )
     recursion_limit: int = _setting(
-        4500, "LangGraph super-step ceiling of a run.", env="DRA_RECURSION_LIMIT", configurable="recursion_limit"
+        4500,
+        "LangGraph super-step ceiling of a run.",
+        env="DRA_RECURSION_LIMIT",
+        configurable="recursion_limit",
+        ceiling=True,
     )
     max_tool_calls: int = _setting(
         200,
         "Tool-call ceiling of a run, all agents together.",
         env="DRA_MAX_TOOL_CALLS",
         configurable=("max_tool_calls", "max_react_tool_calls"),
+        ceiling=True,
     )
     max_total_tokens: int = _setting(
         4_000_000,
         "Token ceiling of a run, all agents together; cached input counts at 0.1.",
         env="DRA_MAX_TOTAL_TOKENS",
         configurable="max_total_tokens",
+        ceiling=True,
     )
     max_run_seconds: float = _setting(
-        2700.0, "Wall-clock ceiling of a run; 0 means no cap.", env="DRA_MAX_RUN_SECONDS", configurable="max_run_seconds"
+        2700.0,
+        "Wall-clock ceiling of a run; 0 means no cap.",
+        env="DRA_MAX_RUN_SECONDS",
+        configurable="max_run_seconds",
+        ceiling=True,
     )
     max_cost_usd: float = _setting(
         0.0,
         "Dollar ceiling of a run at the tier's prices; 0 means no cap.",
         env="DRA_MAX_COST_USD",
         configurable="max_cost_usd",
+        ceiling=True,
     )
     model_rate_limit_max_wait: float = _setting(
         120.0,
@@ -319,7 +341,10 @@ class ResearchConfig(BaseModel):
             try:
                 values[name] = _coerce(field.annotation, raw, field.default)
             except ValueError as exc:
-                warnings.append(f"{origin}: {exc}; using the default {field.default!r}.")
+                if extra.get("ceiling"):
+                    problems.append(f"{origin}: {exc}. Fix the ceiling or leave it out to use the default {field.default!r}.")
+                else:
+                    warnings.append(f"{origin}: {exc}; using the default {field.default!r}.")
 
         tier = values.get("model_tier", DEFAULT_TIER)
         if tier not in MODEL_TIERS:
@@ -425,14 +450,18 @@ def _coerce(annotation: Any, raw: Any, default: Any) -> Any:
         raise ValueError(f"{raw!r} is not a boolean (use true/1/yes/on or false/0/no/off)")
     if kind is int:
         try:
-            return int(str(raw).strip())
+            number: float = int(str(raw).strip())
         except ValueError:
             raise ValueError(f"{raw!r} is not a whole number") from None
+        return _not_negative(raw, number)
     if kind is float:
         try:
-            return float(str(raw).strip())
+            number = float(str(raw).strip())
         except ValueError:
             raise ValueError(f"{raw!r} is not a number") from None
+        if not math.isfinite(number):
+            raise ValueError(f"{raw!r} is not a finite number")
+        return _not_negative(raw, number)
     if kind is tuple:
         items = _as_list(raw)
         wants_objects = "dict" in str(annotation)
@@ -442,6 +471,13 @@ def _coerce(annotation: Any, raw: Any, default: Any) -> Any:
             raise ValueError("expected a comma-separated list")
         return tuple(items)
     return str(raw)
+
+
+def _not_negative(raw: Any, number: float) -> Any:
+    # Every numeric setting is a size, a duration, a count or a price.
+    if number < 0:
+        raise ValueError(f"{raw!r} is negative; use 0 or more")
+    return number
 
 
 def _as_list(raw: Any) -> list[Any]:

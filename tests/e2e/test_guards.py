@@ -262,6 +262,16 @@ def _priced(usage: dict[str, int]) -> dict[str, int]:
     return {"input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"]}
 
 
+async def test_a_mistyped_dollar_ceiling_refuses_the_run_rather_than_run_it_uncapped(agent_server, scripted):
+    scripted.set_scenario(scenario(orchestrator(submit(REPORT))))
+
+    run = await stream_run(agent_server.url, "Prices?", configurable={"max_cost_usd": "$2"}, timeout=60)
+
+    assert end_of(run) == ("error", "config_error")
+    assert "configurable.max_cost_usd: '$2' is not a number" in run.end_statuses[0]["detail"]
+    assert scripted.requests() == []
+
+
 async def test_a_wall_clock_ceiling_cuts_a_slow_model_call_and_ends_the_run_near_the_ceiling(agent_server, scripted, web):
     scripted.set_scenario(
         scenario(
