@@ -7,10 +7,13 @@ the way an operator would do it, with ``127.0.0.1:<port>`` in the allow-list.
 
 from __future__ import annotations
 
+import asyncio
 import re
+import threading
 import time
 import types
 
+import anyio
 import pytest
 
 from deep_research_agent.tools.fetch import (
@@ -275,3 +278,38 @@ async def test_connection_refused_is_a_transient_failure() -> None:
     tool = build_web_fetch_tool(settings)
     run = await run_tools_in_graph([(tool, {"url": f"http://127.0.0.1:{closed_port()}/"})])
     assert re.match(r"ERROR \[transient\] web_fetch: could not connect", run.results[0])
+
+
+@pytest.mark.anyio
+async def test_a_burst_of_slow_extractions_leaves_asyncios_shared_thread_pool_free(web: WebStandIn, monkeypatch) -> None:
+    """langsmith hops through asyncio's default pool for every middleware layer of every call, so page
+    extraction must never occupy it: eight pages stuck in extraction must not stall anything else."""
+    import deep_research_agent.tools.fetch as fetch_module
+
+    extracting, release = [], threading.Event()
+    real_extract = fetch_module.extract_document
+
+    def stuck_extract(got):
+        extracting.append(got)
+        release.wait(timeout=30)
+        return real_extract(got)
+
+    monkeypatch.setattr(fetch_module, "extract_document", stuck_extract)
+    results = []
+
+    async def fetch_short() -> None:
+        results.append((await fetch(web, "/short")).results[0])
+
+    async with anyio.create_task_group() as group:
+        for _ in range(8):
+            group.start_soon(fetch_short)
+        with anyio.fail_after(10):
+            while not extracting:
+                await anyio.sleep(0.01)
+        try:
+            with anyio.fail_after(5):
+                assert await asyncio.get_running_loop().run_in_executor(None, lambda: "free") == "free"
+        finally:
+            release.set()
+
+    assert len(results) == 8 and all(SHORT_FACT in text for text in results)

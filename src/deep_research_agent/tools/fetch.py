@@ -27,6 +27,7 @@ import re
 import socket
 import ssl
 from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from html import escape
 from typing import Any
@@ -56,6 +57,10 @@ ACCEPT = "text/html,application/xhtml+xml,application/pdf;q=0.9,text/plain;q=0.8
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
 
+# Extraction gets threads of its own, not asyncio's default pool: langsmith hops through that pool twice
+# for every middleware layer of every model and tool call, so a burst of slow extractions there would
+# stall every run on the server. Extraction is CPU-bound Python, so more threads than this would not help.
+_EXTRACTION_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="dra-extract")
 METADATA_HOSTNAMES = frozenset({"metadata.google.internal", "metadata.goog", "metadata"})
 METADATA_ADDRESSES = frozenset(
     ipaddress.ip_address(a) for a in ("169.254.169.254", "169.254.170.2", "fd00:ec2::254", "100.100.100.200")
@@ -505,7 +510,7 @@ async def fetch_page(
     try:
         async with new_client(limits) as client:
             got = await download(url, client=client, allow_hosts=allow_hosts, limits=limits)
-        document = await asyncio.to_thread(extract_document, got)
+        document = await asyncio.get_running_loop().run_in_executor(_EXTRACTION_POOL, extract_document, got)
         if not document.text.strip():
             raise ToolFailure.permanent(f"{url} has no readable text (it may need JavaScript to render).")
     except ToolFailure as failure:
