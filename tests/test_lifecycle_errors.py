@@ -7,12 +7,18 @@ import openai
 import pytest
 from langchain.agents.middleware import ExtendedModelResponse, ModelRequest, ModelResponse
 from langchain_core.messages import HumanMessage, ToolMessage
+from langgraph.errors import GraphInterrupt
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from deep_research_agent.config import ResearchConfig
-from deep_research_agent.events import register_secrets
+from deep_research_agent.events import ORCHESTRATOR, register_secrets
+from deep_research_agent.graph import build_graph
+from deep_research_agent.middleware import turn_end
+from deep_research_agent.middleware.containment import INTERNAL_ERROR, contain_hook_failures
 from deep_research_agent.middleware.lifecycle import RunLifecycleMiddleware, describe_model_error
+from tests.e2e.scenarios import orchestrator, plan_and_delegate, researcher_reads, scenario, submit
+from tests.support.web import ARTICLES
 
 pytestmark = pytest.mark.anyio
 
@@ -103,3 +109,77 @@ def test_a_key_echoed_in_a_providers_message_never_reaches_the_detail():
     detail = describe_model_error(echoed, settings)
 
     assert key not in detail and "invalid key" in detail
+
+
+# --- node hooks ------------------------------------------------------------------------------------------
+
+
+class FlakyHook:
+    def __init__(self, role: str = ORCHESTRATOR, error: BaseException | None = None) -> None:
+        self.role = role
+        self.error = error or RuntimeError(SECRET_DETAIL)
+
+    @contain_hook_failures
+    async def abefore_model(self, state: dict, runtime: object) -> dict | None:
+        raise self.error
+
+
+async def test_a_failing_orchestrator_hook_records_the_internal_error_and_jumps_to_the_end():
+    update = await FlakyHook().abefore_model({}, None)
+
+    assert update == {"run_error": INTERNAL_ERROR, "jump_to": "end"}
+
+
+async def test_a_failing_sub_agent_hook_raises_so_its_task_fails_alone():
+    with pytest.raises(RuntimeError):
+        await FlakyHook(role="research-subagent").abefore_model({}, None)
+
+
+async def test_langgraph_control_flow_is_never_contained():
+    with pytest.raises(GraphInterrupt):
+        await FlakyHook(error=GraphInterrupt()).abefore_model({}, None)
+
+
+async def test_a_hook_that_breaks_after_research_ends_the_run_with_internal_error_and_the_findings_delivered(
+    scripted, web, monkeypatch
+):
+    url = web.url(ARTICLES["halvorsen-cell"].path)
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Find the energy density"), submit("# Never submitted\n")),
+            researcher_reads(url, query="sodium glass battery", finding="412 Wh/kg", quote="412 Wh/kg"),
+        )
+    )
+    real_ledger = turn_end.current_ledger
+
+    def ledger_that_breaks_once_research_started():
+        ledger = real_ledger()
+        if ledger.research_started:
+            raise RuntimeError(SECRET_DETAIL)
+        return ledger
+
+    monkeypatch.setattr(turn_end, "current_ledger", ledger_that_breaks_once_research_started)
+    environ = {
+        "OPENAI_BASE_URL": scripted.base_url,
+        "OPENAI_API_KEY": "sk-test-0000",
+        "TAVILY_API_BASE_URL": web.base_url,
+        "DRA_FETCH_ALLOW_HOSTS": web.allow_host,
+    }
+    graph = build_graph(ResearchConfig.resolve({}, environ=environ))
+    config = {"configurable": {"thread_id": "hook-failure", "run_id": "hook-failure-run"}}
+    events = [
+        chunk
+        async for _, chunk in graph.astream(
+            {"messages": [{"role": "user", "content": "How dense are sodium-glass cells?"}]},
+            config,
+            stream_mode="custom",
+            subgraphs=True,
+        )
+    ]
+
+    [end] = [e for e in events if e.get("state") in ("done", "error")]
+    assert (end["state"], end["reason"]) == ("error", "internal_error")
+    assert SECRET_DETAIL not in str(events)
+    [report] = [e for e in events if e["type"] == "report"]
+    assert report["partial"] is True and "412 Wh/kg" in report["markdown"]
+    assert len([e for e in events if e["type"] == "usage"]) == 1

@@ -13,13 +13,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
 from ..events import emit
 from ..ledger import current_ledger
 from ..tools.clarify import request_clarification
+from .containment import contain_hook_failures
 
 _MAX_QUESTIONS = 3
 _LIST_MARKER = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s*")
@@ -34,6 +35,8 @@ class ClarificationMiddleware(AgentMiddleware):
 
     tools = [request_clarification]
 
+    @hook_config(can_jump_to=["end"])
+    @contain_hook_failures
     async def aafter_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
         last = state["messages"][-1] if state.get("messages") else None
         if not isinstance(last, AIMessage) or last.tool_calls:

@@ -37,6 +37,7 @@ from langchain.agents.middleware import (
     ExtendedModelResponse,
     ModelRequest,
     ModelResponse,
+    hook_config,
 )
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.language_models import BaseChatModel
@@ -59,6 +60,7 @@ from .. import prompts
 from ..config import ResearchConfig, Slot
 from ..events import emit, redact
 from ..models import chat_model
+from .containment import contain_hook_failures
 from .harness import harness_message
 from .turns import last_real_user_index
 
@@ -204,6 +206,8 @@ class ContextCompactionMiddleware(AgentMiddleware):
             model_response=response, command=Command(update={"compaction_overhead_tokens": overhead})
         )
 
+    @hook_config(can_jump_to=["end"])
+    @contain_hook_failures
     async def abefore_model(self, state: CompactionState, runtime: Runtime) -> dict[str, Any] | None:
         if not self.trigger_tokens:
             return None

@@ -5,8 +5,9 @@ Contract (orchestrator only; it must be the outermost middleware):
 - a config problem (refused ``base_url``, missing key) ends the run before any model call;
 - a model call that fails for good (once the retry middleware gave up) does not raise: the error is
   classified into a detail that says what to fix, and the agent stops;
-- an unexpected exception in a model call or a tool call of the orchestrator (its middleware included)
-  does not reach the user as a traceback: it is logged, the run ends with reason ``internal_error``;
+- an unexpected exception in a model call or a tool call of the orchestrator (its middleware included),
+  or in one of the harness's node hooks (``containment.py``), does not reach the user as a traceback: it
+  is logged, the run ends with reason ``internal_error``;
 - a run that ends without a delivered report, for any reason, still delivers one once research started:
   the orchestrator's last report-like text (prose, or a draft the report gate sent back) under an
   ``incomplete_banner``, or else ``salvage_report`` from the validated findings. Its citations are
@@ -54,12 +55,10 @@ from ..report.salvage import salvage_report
 from ..report.submit import SUBMIT_REPORT
 from ..report.vetting import finalise, vet_report
 from .budget import effective_recursion_limit
+from .containment import INTERNAL_ERROR, contain_hook_failures
 from .harness import is_harness_message
 
 logger = logging.getLogger(__name__)
-
-INTERNAL_ERROR = {"reason": "internal_error", "detail": "The run stopped on an internal error; the details are in the server log"}
-
 
 class LifecycleState(AgentState):
     run_error: NotRequired[Annotated[dict[str, str] | None, PrivateStateAttr]]
@@ -75,6 +74,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
         self.settings = settings
 
     @hook_config(can_jump_to=["end"])
+    @contain_hook_failures
     async def abefore_agent(self, state: LifecycleState, runtime: Runtime) -> dict[str, Any] | None:
         config = get_config()
         ledger = current_ledger(config)

@@ -39,6 +39,7 @@ from ..events import emit
 from ..models import chat_model
 from ..tools.clarify import REQUEST_CLARIFICATION
 from .clarification import prose_questions
+from .containment import contain_hook_failures
 from .turns import is_fresh_turn, previous_turns, turn_messages
 
 logger = logging.getLogger(__name__)
@@ -112,6 +113,7 @@ class TriageRouterMiddleware(AgentMiddleware):
     # A before_agent hook runs once per run, before the first model step; a before_model hook would be an
     # extra graph step on every model turn of the orchestrator.
     @hook_config(can_jump_to=["end"])
+    @contain_hook_failures
     async def abefore_agent(self, state: TriageState, runtime: Runtime) -> dict[str, Any] | None:
         messages = state["messages"]
         if not is_fresh_turn(messages):

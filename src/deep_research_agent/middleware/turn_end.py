@@ -13,12 +13,14 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
 from langgraph.runtime import Runtime
 
 from ..ledger import current_ledger
+from .containment import contain_hook_failures
 
 
 class TurnEndMiddleware(AgentMiddleware):
     """Jumps to the end of the turn once a report is delivered or the user has been asked."""
 
     @hook_config(can_jump_to=["end"])
+    @contain_hook_failures
     async def abefore_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
         ledger = current_ledger()
         if ledger.report_delivered or ledger.clarification_requested:
