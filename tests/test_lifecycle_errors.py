@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 import openai
 import pytest
@@ -14,6 +16,7 @@ from langgraph.types import Command
 from deep_research_agent.config import ResearchConfig
 from deep_research_agent.events import ORCHESTRATOR, register_secrets
 from deep_research_agent.graph import build_graph
+from deep_research_agent.ledger import current_ledger
 from deep_research_agent.middleware import turn_end
 from deep_research_agent.middleware.containment import INTERNAL_ERROR, contain_hook_failures
 from deep_research_agent.middleware.lifecycle import RunLifecycleMiddleware, describe_model_error
@@ -65,6 +68,28 @@ async def test_an_unexpected_exception_in_a_tool_call_ends_the_run_before_the_ne
     )
     assert called == [] and not after.result[0].tool_calls
 
+
+
+async def cancelled(request: object) -> ModelResponse:
+    raise asyncio.CancelledError
+
+
+@pytest.mark.parametrize("call", ["model", "tool"])
+async def test_a_cancelled_run_drops_its_ledger_and_stays_cancelled(call):
+    ledger = current_ledger()
+    ledger.add_evidence(url="https://example.org/a", title="A", kind="page", text="A page the run read.")
+    middleware = lifecycle()
+
+    model_request = ModelRequest(model=None, messages=[HumanMessage("q")], state={})
+    tool_request = ToolCallRequest(tool_call={"name": "task", "args": {}, "id": "call-1"}, tool=None, state={}, runtime=None)
+
+    with pytest.raises(asyncio.CancelledError):
+        if call == "model":
+            await middleware.awrap_model_call(model_request, cancelled)
+        else:
+            await middleware.awrap_tool_call(tool_request, cancelled)
+
+    assert current_ledger() is not ledger, "the cancelled run's ledger (and every page it read) is still held"
 
 def model_error(kind: type[openai.APIStatusError], status: int, message: str) -> openai.APIStatusError:
     request = httpx.Request(

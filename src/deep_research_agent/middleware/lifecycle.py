@@ -19,11 +19,14 @@ Contract (orchestrator only; it must be the outermost middleware):
   ``stalled_after_nudges``), ``report_salvaged``, ``ended_without_report``; a run error
   (``config_error``, ``model_error``, ``internal_error``) comes first of all. The status carries the run's
   tool calls, tokens, report size and run time, and a ``detail`` ending in ``Run time Xm Ys.``;
-  the run's sources, evidence and the delivered report's citations are copied into state.
+  the run's sources, evidence and the delivered report's citations are copied into state;
+- a cancelled run ends without any of this (the server stops it mid-step), but its ledger is dropped so
+  the pages it read do not stay in memory.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -99,6 +102,9 @@ class RunLifecycleMiddleware(AgentMiddleware):
             return ModelResponse(result=[AIMessage(content="(The run stopped on an internal error.)")])
         try:
             return await handler(request)
+        except asyncio.CancelledError:
+            _forget_cancelled_run()
+            raise
         except (openai.APIError, httpx.HTTPError) as exc:
             detail = describe_model_error(exc, self.settings)
             logger.warning("model call failed: %s", detail)
@@ -121,6 +127,9 @@ class RunLifecycleMiddleware(AgentMiddleware):
     ) -> ToolMessage | Command:
         try:
             return await handler(request)
+        except asyncio.CancelledError:
+            _forget_cancelled_run()
+            raise
         except GraphBubbleUp:
             raise
         except Exception:  # noqa: BLE001 - the user gets an end status, never a traceback
@@ -281,6 +290,16 @@ def _end_state(state: LifecycleState, ledger: RunLedger, *, salvaged: bool) -> t
     if salvaged:
         return "done", "report_salvaged", "The orchestrator stopped without delivering; an incomplete report was assembled."
     return "error", "ended_without_report", "The run ended without delivering a report."
+
+
+def _forget_cancelled_run() -> None:
+    """Drop a cancelled run's ledger: its end hook never runs, and the ledger holds every page the run read.
+
+    The orchestrator spends nearly all of a run inside a model or tool call (``task`` holds the whole
+    sub-agent), and only the run's own cancellation reaches the outermost middleware as ``CancelledError``:
+    the guards' own deadlines end as ``TimeoutError`` inside their scopes.
+    """
+    close_ledger(run_key())
 
 
 def describe_model_error(exc: BaseException, settings: ResearchConfig) -> str:
