@@ -35,6 +35,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 logger = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
+# Where a client asks a running run to stop and report what it found: an item with the run id as its key.
+STOP_REQUESTS_NAMESPACE = ("deep_research_agent", "stop_requests")
 
 try:
     ENGINE_VERSION = version("deep-research-agent")
@@ -66,6 +68,7 @@ StatusState = Literal[
     "triage",
     "compacting",
     "compacted",
+    "stop_requested",
 ]
 
 
@@ -163,7 +166,8 @@ class Status(_Event):
     ``loop_detected``/``loop_halt`` (``repeats``), ``runaway_output``/``runaway_halt`` (``reason``
     repetition or length; ``chars`` before and ``kept_chars`` after trimming), ``rate_limited`` (one per
     wait: ``wait_s``, ``attempt``), ``model_unavailable`` (the retries gave up) and the ``model_call``
-    heartbeat (``step``, ``unit``, and after tool results ``after``/``after_chars``).
+    heartbeat (``step``, ``unit``, and after tool results ``after``/``after_chars``). ``stop_requested``: the
+    user asked the run to stop and report what it found.
     """
 
     type: Literal["status"] = "status"

@@ -54,6 +54,7 @@ from .middleware.metering import ModelCallHeartbeatMiddleware, UsageMeteringMidd
 from .middleware.model_retry import ModelCallRetryMiddleware
 from .middleware.report_gate import ReportGateMiddleware
 from .middleware.runaway import RunawayOutputMiddleware
+from .middleware.stop_request import StopRequestMiddleware
 from .middleware.subagent_lifecycle import SubagentLifecycleMiddleware
 from .middleware.tool_errors import ClassifiedToolErrorsMiddleware
 from .middleware.triage import TriageRouterMiddleware
@@ -146,6 +147,7 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
         ),
         middleware=[
             RunLifecycleMiddleware(settings),
+            StopRequestMiddleware(),
             # Right after the run opens: a SIMPLE turn ends here, before the orchestrator's first model step.
             TriageRouterMiddleware(settings=settings, on_model_response=side_call_meter(TRIAGE, tier.research)),
             _guards(settings, ORCHESTRATOR, tier.research, orchestrator_steps, gate=CompletionMiddleware()),

@@ -10,6 +10,7 @@ bounded, so a run that dies before its end hook cannot leak memory for long.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import threading
 import time
@@ -104,7 +105,9 @@ class RunLedger:
     # what vetting did to them (valid, repaired, removed, flagged); set once a report leaves the run.
     citations: list[dict[str, Any]] = field(default_factory=list)
     citation_summary: dict[str, int] | None = None
+    closed: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _stop_requested: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
 
     @property
     def elapsed_s(self) -> float:
@@ -137,6 +140,16 @@ class RunLedger:
                 return False
             self.halt = halt
             return True
+
+    def request_stop(self, halt: Halt) -> bool:
+        """Halt the run at the user's request and wake every call racing ``stop_requested``."""
+        first = self.halt_run(halt)
+        self._stop_requested.set()
+        return first
+
+    async def stop_requested(self) -> None:
+        """Returns once the user asked the run to stop; calls in flight race it."""
+        await self._stop_requested.wait()
 
     def enter_budget_soft_stage(self, ceiling: str) -> bool:
         """Note that a ceiling passed its wrap-up mark; True only the first time in the run."""
@@ -226,7 +239,9 @@ def current_ledger(config: dict[str, Any] | None = None) -> RunLedger:
 
 def close_ledger(key: str) -> None:
     with _registry_lock:
-        _ledgers.pop(key, None)
+        ledger = _ledgers.pop(key, None)
+    if ledger is not None:
+        ledger.closed = True
 
 
 def normalise_url(url: str) -> str:

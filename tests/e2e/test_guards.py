@@ -14,6 +14,7 @@ import pytest
 from langgraph_sdk import get_client
 
 from deep_research_agent.config import MODEL_TIERS
+from deep_research_agent.events import STOP_REQUESTS_NAMESPACE
 from tests.e2e.scenarios import (
     end_of,
     findings_json,
@@ -451,3 +452,48 @@ async def test_cancelling_a_run_stops_every_role_at_once(agent_server, scripted)
     assert took < 3, f"cancelling took {took:.1f} s while a sub-agent waited on a 30 s model call"
     assert (await client.runs.get(thread["thread_id"], run["run_id"]))["status"] == "interrupted"
     assert len(scripted.requests()) == calls_at_cancel, "a model call started after the cancel"
+
+
+async def test_a_stop_request_ends_the_run_at_once_with_a_report_of_what_was_found(agent_server, scripted, web):
+    url = web.url(ARTICLES["halvorsen-cell"].path)
+    partial = findings_json(
+        "The Halvorsen cell reached 412 Wh/kg.",
+        [{"finding": "The Halvorsen cell reached 412 Wh/kg.", "evidence": "412 Wh/kg", "source": url}],
+    )
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Find the energy density of sodium-glass cells"), submit(REPORT)),
+            researcher(
+                turn(tool_calls=[call("web_search", query="sodium glass battery")]),
+                turn(content=partial, tool_calls=[call("web_search", query="sodium glass battery 2026")]),
+                turn(content=findings_json("Too late."), delay_s=30),
+            ),
+        )
+    )
+    client = get_client(url=agent_server.url)
+    thread_id = (await client.threads.create())["thread_id"]
+    outcome = {}
+
+    async def research() -> None:
+        outcome["run"] = await stream_run(client, "How dense?", thread_id=thread_id, timeout=60)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(research)
+        with anyio.fail_after(20):
+            while len(requests_of(scripted, "researcher")) < 3:
+                await anyio.sleep(0.05)
+        [running] = await client.runs.list(thread_id)
+        stopped_at = time.monotonic()
+        await client.store.put_item(list(STOP_REQUESTS_NAMESPACE), running["run_id"], {"by": "test"})
+    took = time.monotonic() - stopped_at
+    run = outcome["run"]
+
+    assert end_of(run) == ("done", "stopped_by_user")
+    assert took < 5, f"the run took {took:.1f} s to stop while its sub-agent waited on a 30 s model call"
+    assert len(run.statuses("stop_requested")) == 1
+    assert [f["halted"] for f in run.of_type("subagent_findings")] == ["user"]
+    [report] = run.of_type("report")
+    assert report["partial"] is True and "412 Wh/kg" in report["markdown"]
+    assert "asked the run to stop" in report["markdown"]
+    assert len(requests_of(scripted, "orchestrator")) == 1, "the orchestrator made a model call after the stop"
+    assert await client.store.search_items(list(STOP_REQUESTS_NAMESPACE)) == {"items": []}

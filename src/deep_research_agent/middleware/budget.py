@@ -42,6 +42,7 @@ from ..events import ORCHESTRATOR, emit
 from ..ledger import Halt, RunLedger, current_ledger
 from ..report.submit import SUBMIT_REPORT
 from .harness import harness_message, respond, stop_agent
+from .stop_request import STOPPED_BY_USER
 from .subagent_lifecycle import TASK_TOOL
 
 SOFT_FRACTION = 0.75
@@ -49,8 +50,10 @@ SOFT_FRACTION = 0.75
 MIN_RECURSION_LIMIT = 12
 
 T = TypeVar("T")
-# Stands for "the run's wall-clock ceiling passed before the call finished".
+# Stand for "the run's wall-clock ceiling passed" and "the user stopped the run" before the call finished.
 _OUT_OF_TIME = object()
+_STOPPED = object()
+_USER_STOP_FALLBACK = Halt(reason=STOPPED_BY_USER, detail="the user asked the run to stop")
 
 
 def effective_recursion_limit(settings: ResearchConfig) -> int:
@@ -143,17 +146,26 @@ class BudgetMiddleware(AgentMiddleware):
             return _refusal(request, halt)
         if tool == TASK_TOOL:
             return await handler(request)
-        result = await self._within_run_time(handler(request), ledger)
-        return _refusal(request, self._halt_on_time(ledger)) if result is _OUT_OF_TIME else result
+        result = await self._within_limits(handler(request), ledger)
+        return _refusal(request, result) if isinstance(result, Halt) else result
 
     async def _before_deadline(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]], ledger: RunLedger
     ) -> ModelResponse:
-        """The model's response, or the agent's stop when the run's time runs out first."""
-        response = await self._within_run_time(handler(request), ledger)
-        if response is _OUT_OF_TIME:
-            return ModelResponse(result=[self._stop(request.messages, self._halt_on_time(ledger))])
+        """The model's response, or the agent's stop when the run's time runs out or the user stops it first."""
+        response = await self._within_limits(handler(request), ledger)
+        if isinstance(response, Halt):
+            return ModelResponse(result=[self._stop(request.messages, response)])
         return response
+
+    async def _within_limits(self, call: Awaitable[T], ledger: RunLedger) -> T | Halt:
+        """``call``'s result, or the halt that came first: the run's wall-clock ceiling or the user's stop."""
+        result = await _racing_stop_request(self._within_run_time(call, ledger), ledger)
+        if result is _STOPPED:
+            return ledger.halt or _USER_STOP_FALLBACK
+        if result is _OUT_OF_TIME:
+            return self._halt_on_time(ledger)
+        return result
 
     async def _within_run_time(self, call: Awaitable[T], ledger: RunLedger) -> T | object:
         """``call``'s result, or ``_OUT_OF_TIME`` when the run's wall-clock ceiling passes first."""
@@ -201,7 +213,7 @@ class BudgetMiddleware(AgentMiddleware):
         return max(self.settings.max_run_seconds - ledger.elapsed_s, 0.0)
 
     def _stop(self, messages: list[AnyMessage], halt: Halt) -> AIMessage:
-        return stop_agent(self.role, messages, halted_by="budget", halt=halt)
+        return stop_agent(self.role, messages, halted_by="user" if halt.reason == STOPPED_BY_USER else "budget", halt=halt)
 
     def _wrap_up_nudge(self, ledger: RunLedger) -> str:
         ceiling = (ledger.budget_soft or "").replace("_", "-")
@@ -216,6 +228,22 @@ class BudgetMiddleware(AgentMiddleware):
                 "with what you could not establish under gaps."
             )
         return f"WRAP UP NOW: this research run has used over {SOFT_FRACTION:.0%} of its {ceiling} budget. {action}"
+
+
+async def _racing_stop_request(call: Awaitable[T], ledger: RunLedger) -> T | object:
+    """``call``'s result, or ``_STOPPED`` (with the call cancelled) when the user stops the run first."""
+    work = asyncio.ensure_future(call)
+    stop = asyncio.ensure_future(ledger.stop_requested())
+    try:
+        await asyncio.wait((work, stop), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop.cancel()
+        if not work.done():
+            work.cancel()
+            await asyncio.gather(work, return_exceptions=True)
+    if work.cancelled():
+        return _STOPPED
+    return work.result()
 
 
 def _refusal(request: ToolCallRequest, halt: Halt) -> ToolMessage:

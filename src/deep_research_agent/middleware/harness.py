@@ -37,6 +37,7 @@ HALTED_BY = {
     "loop_guard": "the loop guard (it kept repeating one identical tool call)",
     "runaway_guard": "the runaway-output guard (its output degenerated twice)",
     "step_limit": "the step limit",
+    "user": "the user's request to stop and report",
 }
 
 

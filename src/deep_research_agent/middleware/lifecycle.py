@@ -15,8 +15,9 @@ Contract (orchestrator only; it must be the outermost middleware):
   as a ``report`` with ``partial: true`` and stored as ``final_report``;
 - at the end, exactly one ``usage`` event (with the citation summary) and exactly one ``status``
   ``done``/``error`` with a reason code, by first match: ``report_delivered``, ``awaiting_clarification``,
-  ``direct_answer``, a halt (``budget_exhausted``, ``recursion_limit``, ``loop_halt``, ``runaway_halt``,
-  ``stalled_after_nudges``), ``report_salvaged``, ``ended_without_report``; a run error
+  ``direct_answer``, a halt (``done``: ``stopped_by_user``; ``error``: ``budget_exhausted``,
+  ``recursion_limit``, ``loop_halt``, ``runaway_halt``, ``stalled_after_nudges``), ``report_salvaged``,
+  ``ended_without_report``; a run error
   (``config_error``, ``model_error``, ``internal_error``) comes first of all. The status carries the run's
   tool calls, tokens, report size and run time, and a ``detail`` ending in ``Run time Xm Ys.``;
   the run's sources, evidence and the delivered report's citations are copied into state;
@@ -60,6 +61,7 @@ from ..report.vetting import finalise, vet_report
 from .budget import effective_recursion_limit
 from .containment import INTERNAL_ERROR, contain_hook_failures
 from .harness import is_harness_message
+from .stop_request import STOPPED_BY_USER
 
 logger = logging.getLogger(__name__)
 
@@ -282,7 +284,7 @@ def _end_state(state: LifecycleState, ledger: RunLedger, *, salvaged: bool) -> t
         detail = ledger.halt.detail[:1].upper() + ledger.halt.detail[1:].rstrip(".")
         units = len(ledger.findings)
         return (
-            "error",
+            "done" if ledger.halt.reason == STOPPED_BY_USER else "error",
             ledger.halt.reason,
             f"{detail}. An incomplete report was assembled from the findings of {units} research "
             f"unit{'s' if units != 1 else ''}.",
