@@ -1,0 +1,156 @@
+"""Stop requests in-process: the watcher, and the budget guard cutting the calls in flight."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from langchain.agents.middleware import ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.store.memory import InMemoryStore
+
+from deep_research_agent.config import ResearchConfig
+from deep_research_agent.events import STOP_REQUESTS_NAMESPACE
+from deep_research_agent.findings import parse_findings
+from deep_research_agent.ledger import Halt, close_ledger, current_ledger
+from deep_research_agent.middleware import stop_request
+from deep_research_agent.middleware.budget import BudgetMiddleware
+from deep_research_agent.middleware.stop_request import STOPPED_BY_USER, watch_for_stop_request
+
+pytestmark = pytest.mark.anyio
+
+USER_STOP = Halt(reason=STOPPED_BY_USER, detail="the user asked the run to stop and report what it found")
+
+
+@pytest.fixture
+def ledger():
+    close_ledger("no-run")
+    yield current_ledger()
+    close_ledger("no-run")
+
+
+@pytest.fixture
+def events(monkeypatch):
+    sent: list[dict] = []
+    monkeypatch.setattr(stop_request, "emit", lambda kind, **fields: sent.append({"type": kind, **fields}))
+    return sent
+
+
+def budget(role: str = "research-subagent") -> BudgetMiddleware:
+    settings = ResearchConfig.resolve({}, environ={"OPENAI_API_KEY": "sk-test"})
+    return BudgetMiddleware(settings, role=role)
+
+
+async def test_the_watcher_halts_the_run_once_and_deletes_the_request(ledger, events):
+    store = InMemoryStore()
+    watcher = asyncio.create_task(watch_for_stop_request(store, ledger, poll_s=0.01))
+    await asyncio.sleep(0.05)
+    assert ledger.halt is None and not watcher.done()
+
+    await store.aput(STOP_REQUESTS_NAMESPACE, ledger.run_key, {"by": "user"})
+    await asyncio.wait_for(watcher, timeout=2)
+
+    assert ledger.halt is not None and ledger.halt.reason == STOPPED_BY_USER
+    assert [e["state"] for e in events] == ["stop_requested"]
+    assert await store.aget(STOP_REQUESTS_NAMESPACE, ledger.run_key) is None
+
+
+async def test_another_runs_request_leaves_this_run_alone(ledger, events):
+    store = InMemoryStore()
+    await store.aput(STOP_REQUESTS_NAMESPACE, "some-other-run", {"by": "user"})
+    watcher = asyncio.create_task(watch_for_stop_request(store, ledger, poll_s=0.01))
+    await asyncio.sleep(0.05)
+
+    assert ledger.halt is None and not watcher.done()
+    close_ledger(ledger.run_key)
+    await asyncio.wait_for(watcher, timeout=2)
+    assert await store.aget(STOP_REQUESTS_NAMESPACE, "some-other-run") is not None
+
+
+async def test_the_watcher_ends_with_its_run(ledger):
+    watcher = asyncio.create_task(watch_for_stop_request(InMemoryStore(), ledger, poll_s=0.01))
+    await asyncio.sleep(0.03)
+
+    close_ledger(ledger.run_key)
+
+    await asyncio.wait_for(watcher, timeout=2)
+
+
+class FlakyStore(InMemoryStore):
+    """A store whose first reads fail, as a database store does while it reconnects."""
+
+    def __init__(self, failures: int) -> None:
+        super().__init__()
+        self.failures = failures
+        self.reads = 0
+
+    async def aget(self, namespace, key, **kwargs):
+        self.reads += 1
+        if self.reads <= self.failures:
+            raise ConnectionError("store unavailable")
+        return await super().aget(namespace, key, **kwargs)
+
+
+async def test_a_failing_store_is_retried_rather_than_ending_the_run(ledger, events):
+    store = FlakyStore(failures=2)
+    await store.aput(STOP_REQUESTS_NAMESPACE, ledger.run_key, {"by": "user"})
+
+    await asyncio.wait_for(watch_for_stop_request(store, ledger, poll_s=0.01), timeout=2)
+
+    assert store.reads == 3 and ledger.halt is not None and ledger.halt.reason == STOPPED_BY_USER
+
+
+async def test_a_model_call_in_flight_is_cut_and_the_sub_agent_hands_back_what_it_found(ledger):
+    found = '{"summary": "Sodium cells cost less.", "findings": [], "gaps": []}'
+    state = {"messages": [HumanMessage("brief"), AIMessage(found)]}
+    started = asyncio.Event()
+
+    async def slow_model(request: ModelRequest) -> ModelResponse:
+        started.set()
+        await asyncio.sleep(30)
+        return ModelResponse(result=[AIMessage("too late")])
+
+    call = asyncio.create_task(
+        budget().awrap_model_call(ModelRequest(model=None, messages=state["messages"], state=state), slow_model)
+    )
+    await started.wait()
+    ledger.request_stop(USER_STOP)
+    response = await asyncio.wait_for(call, timeout=2)
+
+    [hand_back] = response.result
+    handed = parse_findings(hand_back.text)
+    assert handed.summary == "Sodium cells cost less."
+    assert any("the user's request to stop and report" in gap for gap in handed.gaps)
+
+
+async def test_a_tool_call_in_flight_is_cut_with_an_error_naming_the_stop(ledger):
+    search = {"name": "web_search", "args": {}, "id": "call-1"}
+    request = ToolCallRequest(tool_call=search, tool=None, state={}, runtime=None)
+    started = asyncio.Event()
+
+    async def slow_search(request: ToolCallRequest) -> ToolMessage:
+        started.set()
+        await asyncio.sleep(30)
+        return ToolMessage("results", tool_call_id="call-1")
+
+    call = asyncio.create_task(budget().awrap_tool_call(request, slow_search))
+    await started.wait()
+    ledger.request_stop(USER_STOP)
+    result = await asyncio.wait_for(call, timeout=2)
+
+    assert result.status == "error" and "asked the run to stop" in result.text
+
+
+async def test_after_a_stop_no_call_starts_in_any_role(ledger):
+    ledger.request_stop(USER_STOP)
+    called = []
+
+    async def model(request: ModelRequest) -> ModelResponse:
+        called.append(request)
+        return ModelResponse(result=[AIMessage("x")])
+
+    await budget("orchestrator").awrap_model_call(ModelRequest(model=None, messages=[HumanMessage("q")], state={}), model)
+    await budget().awrap_model_call(ModelRequest(model=None, messages=[HumanMessage("brief")], state={}), model)
+
+    assert called == []
