@@ -3,6 +3,7 @@ SDK client, the no-server fast failure, and doctor's secret hygiene. No agent se
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
@@ -24,6 +25,7 @@ from deep_research_agent.cli import (
     NO_ANSWERS_REPLY,
     NO_CLARIFY_PREFIX,
     RunView,
+    StopOnInterrupt,
     ask,
     default_url,
     format_clarification_reply,
@@ -462,3 +464,82 @@ def test_doctor_never_prints_secret_values() -> None:
     assert "set (OPENAI_API_KEY)" in output
     assert "set (TAVILY_API_KEY)" in output
     assert "not configured (code execution disabled)" in output
+
+
+def test_a_stop_asked_by_another_client_is_printed_once() -> None:
+    view, out = make_view()
+    feed(view, [custom("status", state="stop_requested", detail="Stopping: every agent hands back what it has.")])
+
+    assert out.getvalue().splitlines() == ["■ Stopping: every agent hands back what it has."]
+
+
+def test_a_stop_asked_here_is_not_announced_twice() -> None:
+    view, out = make_view()
+    view.start_run()
+    view.stopping()
+    view.handle(*custom("status", state="stop_requested", detail="Stopping: every agent hands back what it has."))
+
+    assert [line for line in out.getvalue().splitlines() if line.startswith("■")] == [
+        "■ Stopping: the agents hand back what they found and the report is assembled. Ctrl-C again to abandon the run."
+    ]
+
+
+class FakeStore:
+    def __init__(self, fails: bool = False) -> None:
+        self.fails = fails
+        self.items: list[tuple[list[str], str, dict]] = []
+
+    async def put_item(self, namespace: list[str], key: str, value: dict) -> None:
+        if self.fails:
+            raise ConnectionError("down")
+        self.items.append((namespace, key, value))
+
+
+async def stream_under(stop: StopOnInterrupt, run_id: str | None, started: asyncio.Event) -> None:
+    """A stand-in for streaming a run: sits in the run until it is abandoned."""
+    with stop:
+        stop.run_id = run_id
+        started.set()
+        await asyncio.sleep(30)
+
+
+async def interrupt(store: FakeStore, run_id: str | None, times: int) -> tuple[list, str, bool]:
+    """Ctrl-C ``times`` times while a run streams; returns the stop requests sent, the output, and whether
+    the run was abandoned."""
+    view, out = make_view()
+    stop, started = StopOnInterrupt(SimpleNamespace(store=store), view), asyncio.Event()
+    streaming = asyncio.create_task(stream_under(stop, run_id, started))
+    await started.wait()
+    for _ in range(times):
+        stop.interrupted()
+        await asyncio.sleep(0.01)
+    abandoned = streaming.done()
+    streaming.cancel()
+    await asyncio.gather(streaming, return_exceptions=True)
+    return store.items, out.getvalue(), abandoned
+
+
+def test_the_first_interrupt_asks_the_run_to_stop_and_keeps_streaming() -> None:
+    sent, printed, abandoned = asyncio.run(interrupt(FakeStore(), "run-1", times=1))
+
+    assert sent == [(["deep_research_agent", "stop_requests"], "run-1", {"by": "ask"})]
+    assert "■ Stopping:" in printed and not abandoned
+
+
+def test_the_second_interrupt_abandons_the_run() -> None:
+    sent, printed, abandoned = asyncio.run(interrupt(FakeStore(), "run-1", times=2))
+
+    assert len(sent) == 1 and "✖ Abandoning the run." in printed and abandoned
+
+
+def test_an_interrupt_before_the_run_has_an_id_abandons_it() -> None:
+    sent, _, abandoned = asyncio.run(interrupt(FakeStore(), None, times=1))
+
+    assert sent == [] and abandoned
+
+
+def test_a_stop_request_that_cannot_be_sent_says_so_and_the_run_goes_on() -> None:
+    _, printed, abandoned = asyncio.run(interrupt(FakeStore(fails=True), "run-1", times=1))
+
+    assert "Could not ask the run to stop (ConnectionError); Ctrl-C again to abandon it." in printed
+    assert not abandoned

@@ -27,6 +27,7 @@ import importlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -47,7 +48,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .config import DEFAULT_BASE_URL
-from .events import ORCHESTRATOR, PROTOCOL_VERSION, format_elapsed, redact
+from .events import ORCHESTRATOR, PROTOCOL_VERSION, STOP_REQUESTS_NAMESPACE, format_elapsed, redact
 
 # The graph id of langgraph.json. graph.py is not imported for it: that would load the whole agent stack.
 GRAPH_ID = "deep_research_agent"
@@ -204,6 +205,7 @@ class RunView:
         self._message_agents: dict[str, str] = {}
         self._todos: dict[str, str] = {}
         self._compacting_from: dict[str, Any] = {}
+        self._stop_announced = False
         self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {
             "run_start": self._on_run_start,
             "status": self._on_status,
@@ -233,7 +235,19 @@ class RunView:
         self.runs += 1
         self.end_state = self.end_detail = self.failure = None
         self.clarification = []
+        self._stop_announced = False
         self.activity = "waiting for the server to pick up the run …"
+
+    def stopping(self) -> None:
+        self._print("■", "Stopping: the agents hand back what they found and the report is assembled. Ctrl-C again to abandon the run.", "yellow")
+        self.activity = "stopping …"
+        self._stop_announced = True
+
+    def abandoning(self) -> None:
+        self._print("✖", "Abandoning the run.", "red")
+
+    def stop_not_sent(self, why: str) -> None:
+        self._print("!", f"Could not ask the run to stop ({why}); Ctrl-C again to abandon it.", "yellow")
 
     def stream_failed(self, message: str) -> None:
         self.failure = redact(message)
@@ -321,6 +335,11 @@ class RunView:
             self._print("!", detail or str(event.get("reason") or state), "yellow", self._who(event))
         elif state in _GUARD_STOPS:
             self._print("■", detail or str(event.get("reason") or state), "red", self._who(event))
+        elif state == "stop_requested":
+            self.activity = "stopping …"
+            if not self._stop_announced:  # another client asked
+                self._print("■", detail or "The run was asked to stop.", "yellow")
+            self._stop_announced = True
         elif state == "model_call":
             self.activity = _heartbeat(self._who(event), event)
         elif state == "triage":
@@ -491,9 +510,58 @@ async def stream_run(
         stream_subgraphs=True,
         on_disconnect="cancel",
     )
-    with Live(view, console=view.console, refresh_per_second=8, transient=True):
+    with Live(view, console=view.console, refresh_per_second=8, transient=True), StopOnInterrupt(client, view) as stop:
         async for part in parts:
+            if part.event == "metadata" and isinstance(part.data, dict):
+                stop.run_id = part.data.get("run_id")
             view.handle(part.event, part.data)
+
+
+class StopOnInterrupt:
+    """Ctrl-C during a run: the first asks the run to stop and report what it found, the second abandons it.
+
+    Where the event loop cannot take signal handlers (Windows), Ctrl-C abandons the run at once, as before.
+    """
+
+    def __init__(self, client: Any, view: RunView) -> None:
+        self.client = client
+        self.view = view
+        self.run_id: str | None = None
+        self.stop_sent = False
+        self._task: asyncio.Task[Any] | None = None
+        self._installed = False
+        self._sending: set[asyncio.Task[None]] = set()
+
+    def __enter__(self) -> StopOnInterrupt:
+        self._task = asyncio.current_task()
+        try:
+            asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self.interrupted)
+            self._installed = True
+        except (NotImplementedError, RuntimeError):
+            pass
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._installed:
+            asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
+
+    def interrupted(self) -> None:
+        if self.stop_sent or self.run_id is None:
+            self.view.abandoning()
+            if self._task is not None:
+                self._task.cancel()
+            return
+        self.stop_sent = True
+        self.view.stopping()
+        sending = asyncio.ensure_future(self._send_stop(self.run_id))
+        self._sending.add(sending)
+        sending.add_done_callback(self._sending.discard)
+
+    async def _send_stop(self, run_id: str) -> None:
+        try:
+            await self.client.store.put_item(list(STOP_REQUESTS_NAMESPACE), run_id, {"by": "ask"})
+        except Exception as exc:  # noqa: BLE001 - the run goes on; a second Ctrl-C still abandons it
+            self.view.stop_not_sent(type(exc).__name__)
 
 
 async def write_evidence(client: Any, thread_id: str, question: str, path: Path) -> None:
@@ -719,7 +787,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     console = Console(highlight=False)
     try:
         return cmd_ask(args, console) if args.command == "ask" else cmd_doctor(args, console)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):
         return 130
 
 

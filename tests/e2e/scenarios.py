@@ -88,3 +88,13 @@ def researcher_reads(url: str, *, query: str, finding: str, quote: str) -> dict[
         turn(tool_calls=[call("web_fetch", url=url)]),
         turn(content=findings_json(finding, [{"finding": finding, "evidence": quote, "source": url}])),
     )
+
+
+def researcher_finds_then_hangs(url: str, *, finding: str = "The Halvorsen cell reached 412 Wh/kg.") -> dict[str, Any]:
+    """A research sub-agent that notes a quoted finding while it searches on, then waits 30 s on its model."""
+    partial = findings_json(finding, [{"finding": finding, "evidence": "412 Wh/kg", "source": url}])
+    return researcher(
+        turn(tool_calls=[call("web_search", query="sodium glass battery")]),
+        turn(content=partial, tool_calls=[call("web_search", query="sodium glass battery 2026")]),
+        turn(content=findings_json("Too late."), delay_s=30),
+    )

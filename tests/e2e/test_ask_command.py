@@ -4,10 +4,21 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
-from tests.e2e.scenarios import message_text, orchestrator, plan_and_delegate, researcher_reads, scenario, submit
+from tests.e2e.scenarios import (
+    message_text,
+    orchestrator,
+    plan_and_delegate,
+    requests_of,
+    researcher_finds_then_hangs,
+    researcher_reads,
+    scenario,
+    submit,
+)
 from tests.support.scripted_model import call, turn
 from tests.support.web import ARTICLES
 
@@ -72,3 +83,27 @@ def test_ask_with_no_server_fails_fast_with_a_message():
 
     assert done.returncode == 2
     assert "./run.sh" in done.stdout + done.stderr
+
+
+def test_a_first_ctrl_c_stops_the_run_and_still_prints_the_report_of_what_was_found(agent_server, scripted, web):
+    url = web.url(ARTICLES["halvorsen-cell"].path)
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Find the energy density of sodium-glass batteries"), submit("# Never\n")),
+            researcher_finds_then_hangs(url),
+        )
+    )
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+    command = [sys.executable, "-m", "deep_research_agent.cli", "ask", "--url", agent_server.url, "How dense?"]
+    with subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as shell:
+        deadline = time.monotonic() + 30
+        while len(requests_of(scripted, "researcher")) < 3:
+            assert shell.poll() is None and time.monotonic() < deadline, "the run never reached its slow model call"
+            time.sleep(0.05)
+        shell.send_signal(signal.SIGINT)
+        out, err = shell.communicate(timeout=20)
+
+    assert shell.returncode == 0, out + err
+    assert "Stopping:" in out and "stopped_by_user" in out
+    assert "412 Wh/kg" in out and "Run time" in out
+    assert "Traceback" not in out + err

@@ -23,6 +23,7 @@ from tests.e2e.scenarios import (
     plan_and_delegate,
     requests_of,
     researcher,
+    researcher_finds_then_hangs,
     scenario,
     submit,
 )
@@ -456,18 +457,10 @@ async def test_cancelling_a_run_stops_every_role_at_once(agent_server, scripted)
 
 async def test_a_stop_request_ends_the_run_at_once_with_a_report_of_what_was_found(agent_server, scripted, web):
     url = web.url(ARTICLES["halvorsen-cell"].path)
-    partial = findings_json(
-        "The Halvorsen cell reached 412 Wh/kg.",
-        [{"finding": "The Halvorsen cell reached 412 Wh/kg.", "evidence": "412 Wh/kg", "source": url}],
-    )
     scripted.set_scenario(
         scenario(
             orchestrator(plan_and_delegate("Find the energy density of sodium-glass cells"), submit(REPORT)),
-            researcher(
-                turn(tool_calls=[call("web_search", query="sodium glass battery")]),
-                turn(content=partial, tool_calls=[call("web_search", query="sodium glass battery 2026")]),
-                turn(content=findings_json("Too late."), delay_s=30),
-            ),
+            researcher_finds_then_hangs(url),
         )
     )
     client = get_client(url=agent_server.url)
