@@ -10,8 +10,11 @@
   starts afterwards in any role. A refused tool call returns an error result; a refused model call ends
   its agent (a sub-agent hands back what it has). ``submit_report`` is exempt: delivering a report that
   is already written costs nothing and beats a salvaged one;
-- the wall clock is enforced while calls run: every model call, and every tool call except ``task``
-  (whose sub-agent enforces the clock itself), is cut off when the run's time is up;
+- every halt binds every role, whatever stopped the run (a ceiling, a guard that stopped the
+  orchestrator, the user's stop request);
+- the wall clock and the user's stop request are enforced while calls run: every model call, and every
+  tool call except ``task`` (whose sub-agent enforces them itself), is cut off when the run's time is up
+  or the user asks it to stop;
 - overshoot is bounded by the calls already in flight when a ceiling was crossed.
 
 ``StepLimitMiddleware`` contract (every agent): LangGraph raises ``GraphRecursionError`` when a graph
@@ -53,7 +56,6 @@ T = TypeVar("T")
 # Stand for "the run's wall-clock ceiling passed" and "the user stopped the run" before the call finished.
 _OUT_OF_TIME = object()
 _STOPPED = object()
-_USER_STOP_FALLBACK = Halt(reason=STOPPED_BY_USER, detail="the user asked the run to stop")
 
 
 def effective_recursion_limit(settings: ResearchConfig) -> int:
@@ -127,7 +129,7 @@ class BudgetMiddleware(AgentMiddleware):
         if ledger.budget_soft is not None and request.state.get("budget_nudged_run") != ledger.run_key:
             nudge = harness_message(self._wrap_up_nudge(ledger))
             request = request.override(messages=[*request.messages, nudge])
-        response = await self._before_deadline(request, handler, ledger)
+        response = await self._model_call_within_limits(request, handler, ledger)
         if nudge is None:
             return response
         return respond([nudge], model_response=response, update={"budget_nudged_run": ledger.run_key})
@@ -149,7 +151,7 @@ class BudgetMiddleware(AgentMiddleware):
         result = await self._within_limits(handler(request), ledger)
         return _refusal(request, result) if isinstance(result, Halt) else result
 
-    async def _before_deadline(
+    async def _model_call_within_limits(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]], ledger: RunLedger
     ) -> ModelResponse:
         """The model's response, or the agent's stop when the run's time runs out or the user stops it first."""
@@ -162,7 +164,8 @@ class BudgetMiddleware(AgentMiddleware):
         """``call``'s result, or the halt that came first: the run's wall-clock ceiling or the user's stop."""
         result = await _racing_stop_request(self._within_run_time(call, ledger), ledger)
         if result is _STOPPED:
-            return ledger.halt or _USER_STOP_FALLBACK
+            assert ledger.halt is not None, "request_stop halts the run before it wakes the racing calls"
+            return ledger.halt
         if result is _OUT_OF_TIME:
             return self._halt_on_time(ledger)
         return result
