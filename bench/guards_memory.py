@@ -3,12 +3,13 @@
 The original design, driven by a model that repeats one search forever, never ended and grew the server
 to 4 GB. This bench starts the stand-ins and one real ``langgraph dev``, warms it with happy-path runs
 (the baseline, measured in the same process), then drives looping runs: a sub-agent repeating one
-identical search (the loop guard stops it) and a sub-agent paging through searches with new arguments
-every time (only the run's budget stops it: its token or tool-call ceiling, whichever comes first). It
-prints the server's RSS after each phase, the ratio to the baseline, and how each looping run ended.
+identical search (the loop guard stops it), a sub-agent paging through searches with new arguments every
+time (only the run's budget stops it: its token or tool-call ceiling, whichever comes first), and the same
+paging run stopped by the user's stop request after a second. It prints the server's RSS after each
+phase, the ratio to the baseline, and how each looping run ended.
 
-Run: ``uv run python -m bench.guards_memory``. Exits 1 when a looping run does not end by itself or the
-RSS after the loops is more than 1.5x the baseline.
+Run: ``uv run python -m bench.guards_memory``. Exits 1 when a looping run does not end by itself (or, when
+stopped, as stopped by the user) or the RSS after the loops is more than 1.5x the baseline.
 """
 
 from __future__ import annotations
@@ -18,7 +19,10 @@ import sys
 import time
 from pathlib import Path
 
+from langgraph_sdk import get_client
+
 from bench.stack import running_stack
+from deep_research_agent.events import STOP_REQUESTS_NAMESPACE
 from tests.e2e.scenarios import (
     findings_json,
     orchestrator,
@@ -27,7 +31,7 @@ from tests.e2e.scenarios import (
     scenario,
     submit,
 )
-from tests.support.agent_server import AgentServer, stream_run
+from tests.support.agent_server import AgentServer, RunResult, stream_run
 from tests.support.scripted_model import ScriptedModelServer, call, turn
 
 RSS_RATIO_LIMIT = 1.5
@@ -76,11 +80,21 @@ def paging_loop(pages: int) -> dict:
     return scenario(orchestrator(plan_and_delegate("Find sodium prices"), submit(REPORT)), researcher(*searches))
 
 
-async def drive(server: AgentServer, model: ScriptedModelServer, sc: dict) -> tuple[str, int, float]:
-    """One run; returns its end (with the ceiling that halted it, if one did), tool calls and wall time."""
+async def drive(
+    server: AgentServer, model: ScriptedModelServer, sc: dict, *, stop_after_s: float | None = None
+) -> tuple[str, int, float]:
+    """One run, stopped by the user after ``stop_after_s`` if given; returns its end (with the ceiling that
+    halted it, if one did), tool calls and wall time."""
     model.set_scenario(sc)
+    client = get_client(url=server.url)
+    thread_id = (await client.threads.create())["thread_id"]
     started = time.monotonic()
-    run = await stream_run(server.url, "How cheap are sodium batteries?", timeout=600)
+    research = asyncio.create_task(stream_run(client, "How cheap are sodium batteries?", thread_id=thread_id, timeout=600))
+    if stop_after_s is not None:
+        await asyncio.sleep(stop_after_s)
+        for running in await client.runs.list(thread_id, status="running"):
+            await client.store.put_item(list(STOP_REQUESTS_NAMESPACE), running["run_id"], {"by": "bench"})
+    run: RunResult = await research
     took = time.monotonic() - started
     end = run.end_statuses[0] if run.end_statuses else {"state": "none", "reason": "stream ended without an end status"}
     halted = [e["reason"] for e in run.statuses("budget_halt")]
@@ -109,9 +123,14 @@ async def measure() -> int:
             ended_alone &= end.startswith("error/budget_exhausted") and calls <= 200
             print(f"paging loop {n + 1}:            {end:<36} {calls:4d} tool calls {took:6.1f} s  {rss_mb(pid):8.1f} MB RSS")
 
+        for n in range(LOOPING_RUNS):
+            end, calls, took = await drive(server, model, paging_loop(400), stop_after_s=1.0)
+            ended_alone &= end == "done/stopped_by_user"
+            print(f"paging loop {n + 1}, stopped:   {end:<36} {calls:4d} tool calls {took:6.1f} s  {rss_mb(pid):8.1f} MB RSS")
+
         after = rss_mb(pid)
         ratio = after / baseline
-        print(f"after {2 * LOOPING_RUNS} looping runs:                {after:8.1f} MB RSS")
+        print(f"after {3 * LOOPING_RUNS} looping runs:                {after:8.1f} MB RSS")
         print(f"ratio after/baseline:                    {ratio:8.2f}   limit {RSS_RATIO_LIMIT}")
         return 0 if ended_alone and ratio <= RSS_RATIO_LIMIT else 1
 
