@@ -20,9 +20,10 @@ dict, which always has ``type`` and ``role`` (plus ``task_id`` inside a sub-agen
 - usage                the footer: tokens, cost, per-role breakdown.
 - status done / error  the single end state: stop spinners and show ``detail`` (it ends "Run time Xm Ys.").
 
-A "Stop" button asks the run to stop and report what it found (the run id is in the stream's first
-``metadata`` part): ``await client.store.put_item(["deep_research_agent", "stop_requests"], run_id, {})``.
-The run ends ``done/stopped_by_user`` with a partial report; ``runs.cancel`` would deliver nothing.
+A "Finish now" button asks the run to deliver what it has (the run id is in the stream's first
+``metadata`` part): ``await client.store.put_item(["deep_research_agent", "stop_requests"], run_id,
+{"mode": "wrap_up"})`` lets the agents write up and the report be written; ``{"mode": "now"}`` stops every
+agent at once and ends ``done/stopped_by_user`` with a partial report. ``runs.cancel`` delivers nothing.
 """
 
 from __future__ import annotations

@@ -468,7 +468,7 @@ def test_doctor_never_prints_secret_values() -> None:
 
 def test_a_stop_asked_by_another_client_is_printed_once() -> None:
     view, out = make_view()
-    feed(view, [custom("status", state="stop_requested", detail="Stopping: every agent hands back what it has.")])
+    feed(view, [custom("status", state="stop_requested", reason="now", detail="Stopping: every agent hands back what it has.")])
 
     assert out.getvalue().splitlines() == ["■ Stopping: every agent hands back what it has."]
 
@@ -476,11 +476,11 @@ def test_a_stop_asked_by_another_client_is_printed_once() -> None:
 def test_a_stop_asked_here_is_not_announced_twice() -> None:
     view, out = make_view()
     view.start_run()
-    view.stopping()
-    view.handle(*custom("status", state="stop_requested", detail="Stopping: every agent hands back what it has."))
+    view.stopping("wrap_up")
+    view.handle(*custom("status", state="stop_requested", reason="wrap_up", detail="Wrapping up: every agent delivers."))
 
     assert [line for line in out.getvalue().splitlines() if line.startswith("■")] == [
-        "■ Stopping: the agents hand back what they found and the report is assembled. Ctrl-C again to abandon the run."
+        "■ Wrapping up: the agents deliver what they found and the report is written. Ctrl-C again to stop now."
     ]
 
 
@@ -519,17 +519,24 @@ async def interrupt(store: FakeStore, run_id: str | None, times: int) -> tuple[l
     return store.items, out.getvalue(), abandoned
 
 
-def test_the_first_interrupt_asks_the_run_to_stop_and_keeps_streaming() -> None:
+def test_the_first_interrupt_asks_the_run_to_wrap_up_and_keeps_streaming() -> None:
     sent, printed, abandoned = asyncio.run(interrupt(FakeStore(), "run-1", times=1))
 
-    assert sent == [(["deep_research_agent", "stop_requests"], "run-1", {"by": "ask"})]
-    assert "■ Stopping:" in printed and not abandoned
+    assert sent == [(["deep_research_agent", "stop_requests"], "run-1", {"mode": "wrap_up", "by": "ask"})]
+    assert "■ Wrapping up:" in printed and not abandoned
 
 
-def test_the_second_interrupt_abandons_the_run() -> None:
+def test_the_second_interrupt_asks_the_run_to_stop_now() -> None:
     sent, printed, abandoned = asyncio.run(interrupt(FakeStore(), "run-1", times=2))
 
-    assert len(sent) == 1 and "✖ Abandoning the run." in printed and abandoned
+    assert [value["mode"] for _, _, value in sent] == ["wrap_up", "now"]
+    assert "■ Stopping now:" in printed and not abandoned
+
+
+def test_the_third_interrupt_abandons_the_run() -> None:
+    sent, printed, abandoned = asyncio.run(interrupt(FakeStore(), "run-1", times=3))
+
+    assert len(sent) == 2 and "✖ Abandoning the run." in printed and abandoned
 
 
 def test_an_interrupt_before_the_run_has_an_id_abandons_it() -> None:
@@ -541,5 +548,5 @@ def test_an_interrupt_before_the_run_has_an_id_abandons_it() -> None:
 def test_a_stop_request_that_cannot_be_sent_says_so_and_the_run_goes_on() -> None:
     _, printed, abandoned = asyncio.run(interrupt(FakeStore(fails=True), "run-1", times=1))
 
-    assert "Could not ask the run to stop (ConnectionError); Ctrl-C again to abandon it." in printed
+    assert "Could not ask the run to stop (ConnectionError); Ctrl-C again to go further." in printed
     assert not abandoned

@@ -154,3 +154,51 @@ async def test_after_a_stop_no_call_starts_in_any_role(ledger):
     await budget().awrap_model_call(ModelRequest(model=None, messages=[HumanMessage("brief")], state={}), model)
 
     assert called == []
+
+
+async def test_a_wrap_up_request_winds_the_run_down_and_a_later_stop_now_halts_it(ledger, events):
+    store = InMemoryStore()
+    watcher = asyncio.create_task(watch_for_stop_request(store, ledger, poll_s=0.01))
+
+    await store.aput(STOP_REQUESTS_NAMESPACE, ledger.run_key, {"mode": "wrap_up"})
+    await asyncio.sleep(0.05)
+
+    assert ledger.wrap_up_requested and ledger.halt is None and not watcher.done()
+    assert [(e["state"], e["reason"]) for e in events] == [("stop_requested", "wrap_up")]
+    assert await store.aget(STOP_REQUESTS_NAMESPACE, ledger.run_key) is None
+
+    await store.aput(STOP_REQUESTS_NAMESPACE, ledger.run_key, {"mode": "now"})
+    await asyncio.wait_for(watcher, timeout=2)
+
+    assert ledger.halt is not None and ledger.halt.reason == STOPPED_BY_USER
+    assert [e["reason"] for e in events] == ["wrap_up", "now"]
+
+
+async def test_while_wrapping_up_every_agent_is_told_once_and_only_the_report_may_still_run(ledger):
+    ledger.request_wrap_up()
+    guard = budget("orchestrator")
+    state = {"messages": [HumanMessage("q")]}
+    sent = []
+
+    async def model(request: ModelRequest) -> ModelResponse:
+        sent.append(request.messages)
+        return ModelResponse(result=[AIMessage("writing")])
+
+    async def tool(request: ToolCallRequest) -> ToolMessage:
+        return ToolMessage("ran", tool_call_id=request.tool_call["id"])
+
+    first = await guard.awrap_model_call(ModelRequest(model=None, messages=state["messages"], state=state), model)
+    state.update(first.command.update)
+    await guard.awrap_model_call(ModelRequest(model=None, messages=state["messages"], state=state), model)
+    refused = await guard.awrap_tool_call(tool_call("task"), tool)
+    delivered = await guard.awrap_tool_call(tool_call("submit_report"), tool)
+
+    assert "WRAP UP NOW: the user asked this research run to finish now" in sent[0][-1].text
+    assert "submit_report" in sent[0][-1].text
+    assert [m.text for m in sent[1]] == ["q"], "the orchestrator was told twice"
+    assert refused.status == "error" and "wrap up" in refused.text
+    assert delivered.text == "ran"
+
+
+def tool_call(name: str) -> ToolCallRequest:
+    return ToolCallRequest(tool_call={"name": name, "args": {}, "id": f"call-{name}"}, tool=None, state={}, runtime=None)

@@ -152,6 +152,13 @@ def _count(number: int, noun: str) -> str:
     return f"{number:,} {noun}{'' if number == 1 else 's'}"
 
 
+# What each Ctrl-C asks of the run, in order; one more abandons it.
+_STOP_MODES = ("wrap_up", "now")
+_STOPPING = {
+    "wrap_up": "Wrapping up: the agents deliver what they found and the report is written. Ctrl-C again to stop now.",
+    "now": "Stopping now: the report is assembled from the findings so far. Ctrl-C again to abandon the run.",
+}
+
 # Guards that warned and let the agent go on, and guards that stopped an agent or the run.
 _GUARD_WARNINGS = ("budget_soft", "loop_detected", "runaway_output", "rate_limited")
 _GUARD_STOPS = ("budget_halt", "loop_halt", "runaway_halt", "model_unavailable", "recursion_limit")
@@ -205,7 +212,7 @@ class RunView:
         self._message_agents: dict[str, str] = {}
         self._todos: dict[str, str] = {}
         self._compacting_from: dict[str, Any] = {}
-        self._stop_announced = False
+        self._stops_announced: set[str] = set()
         self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {
             "run_start": self._on_run_start,
             "status": self._on_status,
@@ -235,19 +242,20 @@ class RunView:
         self.runs += 1
         self.end_state = self.end_detail = self.failure = None
         self.clarification = []
-        self._stop_announced = False
+        self._stops_announced: set[str] = set()
         self.activity = "waiting for the server to pick up the run …"
 
-    def stopping(self) -> None:
-        self._print("■", "Stopping: the agents hand back what they found and the report is assembled. Ctrl-C again to abandon the run.", "yellow")
-        self.activity = "stopping …"
-        self._stop_announced = True
+    def stopping(self, mode: str) -> None:
+        """This client asked the run to wrap up or to stop now."""
+        self._print("■", _STOPPING[mode], "yellow")
+        self.activity = "wrapping up …" if mode == "wrap_up" else "stopping …"
+        self._stops_announced.add(mode)
 
     def abandoning(self) -> None:
         self._print("✖", "Abandoning the run.", "red")
 
     def stop_not_sent(self, why: str) -> None:
-        self._print("!", f"Could not ask the run to stop ({why}); Ctrl-C again to abandon it.", "yellow")
+        self._print("!", f"Could not ask the run to stop ({why}); Ctrl-C again to go further.", "yellow")
 
     def stream_failed(self, message: str) -> None:
         self.failure = redact(message)
@@ -336,10 +344,11 @@ class RunView:
         elif state in _GUARD_STOPS:
             self._print("■", detail or str(event.get("reason") or state), "red", self._who(event))
         elif state == "stop_requested":
-            self.activity = "stopping …"
-            if not self._stop_announced:  # another client asked
+            mode = str(event.get("reason") or "now")
+            self.activity = "wrapping up …" if mode == "wrap_up" else "stopping …"
+            if mode not in self._stops_announced:  # another client asked
                 self._print("■", detail or "The run was asked to stop.", "yellow")
-            self._stop_announced = True
+            self._stops_announced.add(mode)
         elif state == "model_call":
             self.activity = _heartbeat(self._who(event), event)
         elif state == "triage":
@@ -518,7 +527,8 @@ async def stream_run(
 
 
 class StopOnInterrupt:
-    """Ctrl-C during a run: the first asks the run to stop and report what it found, the second abandons it.
+    """Ctrl-C during a run: the first asks the run to wrap up (the agents deliver and the report is written),
+    the second to stop now (the report is assembled from the findings so far), the third abandons it.
 
     Where the event loop cannot take signal handlers (Windows), Ctrl-C abandons the run at once, as before.
     """
@@ -527,7 +537,7 @@ class StopOnInterrupt:
         self.client = client
         self.view = view
         self.run_id: str | None = None
-        self.stop_sent = False
+        self.requests_sent = 0
         self._task: asyncio.Task[Any] | None = None
         self._installed = False
         self._sending: set[asyncio.Task[None]] = set()
@@ -546,21 +556,22 @@ class StopOnInterrupt:
             asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
 
     def interrupted(self) -> None:
-        if self.stop_sent or self.run_id is None:
+        if self.run_id is None or self.requests_sent >= len(_STOP_MODES):
             self.view.abandoning()
             if self._task is not None:
                 self._task.cancel()
             return
-        self.stop_sent = True
-        self.view.stopping()
-        sending = asyncio.ensure_future(self._send_stop(self.run_id))
+        mode = _STOP_MODES[self.requests_sent]
+        self.requests_sent += 1
+        self.view.stopping(mode)
+        sending = asyncio.ensure_future(self._send(self.run_id, mode))
         self._sending.add(sending)
         sending.add_done_callback(self._sending.discard)
 
-    async def _send_stop(self, run_id: str) -> None:
+    async def _send(self, run_id: str, mode: str) -> None:
         try:
-            await self.client.store.put_item(list(STOP_REQUESTS_NAMESPACE), run_id, {"by": "ask"})
-        except Exception as exc:  # noqa: BLE001 - the run goes on; a second Ctrl-C still abandons it
+            await self.client.store.put_item(list(STOP_REQUESTS_NAMESPACE), run_id, {"mode": mode, "by": "ask"})
+        except Exception as exc:  # noqa: BLE001 - the run goes on; another Ctrl-C still abandons it
             self.view.stop_not_sent(type(exc).__name__)
 
 

@@ -95,6 +95,7 @@ class RunLedger:
     notices: set[str] = field(default_factory=set)
     halt: Halt | None = None
     budget_soft: str | None = None
+    wrap_up_requested: bool = False
     halted_tasks: dict[str, str] = field(default_factory=dict)
     compactions: int = 0
     messages_summarized: int = 0
@@ -139,6 +140,14 @@ class RunLedger:
             if self.halt is not None:
                 return False
             self.halt = halt
+            return True
+
+    def request_wrap_up(self) -> bool:
+        """Note that the user asked the run to finish with what it has; True only the first time."""
+        with self._lock:
+            if self.wrap_up_requested:
+                return False
+            self.wrap_up_requested = True
             return True
 
     def request_stop(self, halt: Halt) -> bool:

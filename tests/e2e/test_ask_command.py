@@ -85,7 +85,7 @@ def test_ask_with_no_server_fails_fast_with_a_message():
     assert "./run.sh" in done.stdout + done.stderr
 
 
-def test_a_first_ctrl_c_stops_the_run_and_still_prints_the_report_of_what_was_found(agent_server, scripted, web):
+def test_ctrl_c_wraps_up_then_stops_now_and_the_report_of_what_was_found_is_printed(agent_server, scripted, web):
     url = web.url(ARTICLES["halvorsen-cell"].path)
     scripted.set_scenario(
         scenario(
@@ -100,10 +100,13 @@ def test_a_first_ctrl_c_stops_the_run_and_still_prints_the_report_of_what_was_fo
         while len(requests_of(scripted, "researcher")) < 3:
             assert shell.poll() is None and time.monotonic() < deadline, "the run never reached its slow model call"
             time.sleep(0.05)
+        # The sub-agent waits on a 30 s model call: wrapping up lets it finish, stopping now cuts it.
+        shell.send_signal(signal.SIGINT)
+        time.sleep(1.0)
         shell.send_signal(signal.SIGINT)
         out, err = shell.communicate(timeout=20)
 
     assert shell.returncode == 0, out + err
-    assert "Stopping:" in out and "stopped_by_user" in out
+    assert "Wrapping up:" in out and "Stopping now:" in out and "stopped_by_user" in out
     assert "412 Wh/kg" in out and "Run time" in out
     assert "Traceback" not in out + err

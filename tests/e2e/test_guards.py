@@ -463,23 +463,7 @@ async def test_a_stop_request_ends_the_run_at_once_with_a_report_of_what_was_fou
             researcher_finds_then_hangs(url),
         )
     )
-    client = get_client(url=agent_server.url)
-    thread_id = (await client.threads.create())["thread_id"]
-    outcome = {}
-
-    async def research() -> None:
-        outcome["run"] = await stream_run(client, "How dense?", thread_id=thread_id, timeout=60)
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(research)
-        with anyio.fail_after(20):
-            while len(requests_of(scripted, "researcher")) < 3:
-                await anyio.sleep(0.05)
-        [running] = await client.runs.list(thread_id)
-        stopped_at = time.monotonic()
-        await client.store.put_item(list(STOP_REQUESTS_NAMESPACE), running["run_id"], {"by": "test"})
-    took = time.monotonic() - stopped_at
-    run = outcome["run"]
+    run, took = await run_then_ask_to_stop(agent_server, scripted, {"mode": "now"}, once_researcher_called=3)
 
     assert end_of(run) == ("done", "stopped_by_user")
     assert took < 5, f"the run took {took:.1f} s to stop while its sub-agent waited on a 30 s model call"
@@ -489,4 +473,51 @@ async def test_a_stop_request_ends_the_run_at_once_with_a_report_of_what_was_fou
     assert report["partial"] is True and "412 Wh/kg" in report["markdown"]
     assert "asked the run to stop" in report["markdown"]
     assert len(requests_of(scripted, "orchestrator")) == 1, "the orchestrator made a model call after the stop"
-    assert await client.store.search_items(list(STOP_REQUESTS_NAMESPACE)) == {"items": []}
+    stop_requests = await get_client(url=agent_server.url).store.search_items(list(STOP_REQUESTS_NAMESPACE))
+    assert stop_requests == {"items": []}, "the stop request was not deleted once served"
+
+
+async def test_a_wrap_up_request_stops_new_research_and_the_orchestrator_still_writes_the_report(agent_server, scripted, web):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Find sodium prices"), submit(REPORT)),
+            researcher(
+                turn(tool_calls=[call("web_search", query="sodium battery price")], delay_s=1.5),
+                turn(content=findings_json("Sodium cells are cheaper than lithium cells.")),
+            ),
+        )
+    )
+    run, _ = await run_then_ask_to_stop(agent_server, scripted, {"mode": "wrap_up"}, once_researcher_called=1)
+
+    assert end_of(run) == ("done", "report_delivered")
+    assert [s["reason"] for s in run.statuses("stop_requested")] == ["wrap_up"]
+    assert web.tavily_requests() == [], "a search started after the wrap-up request"
+    researcher_sent = " ".join(message_text(m) for m in requests_of(scripted, "researcher")[-1]["body"]["messages"])
+    assert "not run, because the user asked the run to wrap up" in researcher_sent
+    assert "WRAP UP NOW: the user asked this research run to finish now" in researcher_sent
+    orchestrator_sent = " ".join(message_text(m) for m in requests_of(scripted, "orchestrator")[-1]["body"]["messages"])
+    assert "WRAP UP NOW: the user asked this research run to finish now" in orchestrator_sent
+    [report] = run.of_type("report")
+    assert report["partial"] is False and report["markdown"].startswith("# Sodium batteries")
+
+
+async def run_then_ask_to_stop(agent_server, scripted, request: dict, *, once_researcher_called: int) -> tuple:
+    """Stream a run and, once the research sub-agent has made that many model calls, put a stop request
+    for it; returns the run and the seconds from the request to the run's end."""
+    client = get_client(url=agent_server.url)
+    thread_id = (await client.threads.create())["thread_id"]
+    outcome = {}
+
+    async def research() -> None:
+        outcome["run"] = await stream_run(client, "How dense?", thread_id=thread_id, timeout=60)
+        outcome["ended"] = time.monotonic()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(research)
+        with anyio.fail_after(20):
+            while len(requests_of(scripted, "researcher")) < once_researcher_called:
+                await anyio.sleep(0.05)
+        [running] = await client.runs.list(thread_id)
+        asked = time.monotonic()
+        await client.store.put_item(list(STOP_REQUESTS_NAMESPACE), running["run_id"], request)
+    return outcome["run"], outcome["ended"] - asked

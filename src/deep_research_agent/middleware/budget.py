@@ -6,6 +6,8 @@
 - at 75% of any ceiling, one ``status: budget_soft`` per run (``reason`` = the binding ceiling) and one
   wrap-up nudge to every agent at its next model call (added to that call and kept in its conversation):
   sub-agents return their findings, the orchestrator submits its report;
+- when the user asks the run to wrap up (``stop_request.py``), the same nudge goes to every agent, and no
+  tool call starts any more except ``submit_report``;
 - at 100%, one ``status: budget_halt`` per run and the run is halted: no model call and no tool call
   starts afterwards in any role. A refused tool call returns an error result; a refused model call ends
   its agent (a sub-agent hands back what it has). ``submit_report`` is exempt: delivering a report that
@@ -56,6 +58,8 @@ T = TypeVar("T")
 # Stand for "the run's wall-clock ceiling passed" and "the user stopped the run" before the call finished.
 _OUT_OF_TIME = object()
 _STOPPED = object()
+# Not a halt (model calls go on, so every agent can write up), but the reason a tool call is refused.
+_WRAPPING_UP = Halt(reason="wrap_up", detail="the user asked the run to wrap up and deliver what it has")
 
 
 def effective_recursion_limit(settings: ResearchConfig) -> int:
@@ -126,7 +130,8 @@ class BudgetMiddleware(AgentMiddleware):
         if halt is not None:
             return respond([self._stop(request.messages, halt)])
         nudge = None
-        if ledger.budget_soft is not None and request.state.get("budget_nudged_run") != ledger.run_key:
+        winding_down = ledger.budget_soft is not None or ledger.wrap_up_requested
+        if winding_down and request.state.get("budget_nudged_run") != ledger.run_key:
             nudge = harness_message(self._wrap_up_nudge(ledger))
             request = request.override(messages=[*request.messages, nudge])
         response = await self._model_call_within_limits(request, handler, ledger)
@@ -146,6 +151,8 @@ class BudgetMiddleware(AgentMiddleware):
         halt = self._enforce(ledger)
         if halt is not None:
             return _refusal(request, halt)
+        if ledger.wrap_up_requested:
+            return _refusal(request, _WRAPPING_UP)
         if tool == TASK_TOOL:
             return await handler(request)
         result = await self._within_limits(handler(request), ledger)
@@ -219,7 +226,11 @@ class BudgetMiddleware(AgentMiddleware):
         return stop_agent(self.role, messages, halted_by="user" if halt.reason == STOPPED_BY_USER else "budget", halt=halt)
 
     def _wrap_up_nudge(self, ledger: RunLedger) -> str:
-        ceiling = (ledger.budget_soft or "").replace("_", "-")
+        if ledger.wrap_up_requested:
+            why = "the user asked this research run to finish now with what it has"
+        else:
+            ceiling = (ledger.budget_soft or "").replace("_", "-")
+            why = f"this research run has used over {SOFT_FRACTION:.0%} of its {ceiling} budget"
         if self.role == ORCHESTRATOR:
             action = (
                 "Start no new research units. Call submit_report now with the findings you have, "
@@ -230,7 +241,7 @@ class BudgetMiddleware(AgentMiddleware):
                 "Stop searching and reading. Return your findings now as the JSON object, "
                 "with what you could not establish under gaps."
             )
-        return f"WRAP UP NOW: this research run has used over {SOFT_FRACTION:.0%} of its {ceiling} budget. {action}"
+        return f"WRAP UP NOW: {why}. {action}"
 
 
 async def _racing_stop_request(call: Awaitable[T], ledger: RunLedger) -> T | object:

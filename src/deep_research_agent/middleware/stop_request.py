@@ -1,15 +1,18 @@
-"""Stop requests: the user asks a running run to stop researching and report what it found.
+"""Stop requests: the user asks a running run to finish now with what it has.
 
-Contract (orchestrator only; the request reaches every role through the run ledger):
-- a client asks by putting any item in the LangGraph store at ``STOP_REQUESTS_NAMESPACE`` with the run id
-  as its key (``client.store.put_item(list(STOP_REQUESTS_NAMESPACE), run_id, {...})``);
-- from the run's start a watcher polls for it every ``POLL_S``; on finding it, the watcher deletes the
-  item, emits one ``status: stop_requested`` and halts the run with reason ``stopped_by_user``;
-- from then on no model or tool call starts in any role, and the calls in flight are cut
-  (``BudgetMiddleware`` enforces every halt and races calls against the request); sub-agents hand back
-  what they have, marked ``halted: user``;
-- the run ends ``done/stopped_by_user`` with a report assembled from the findings so far, marked
-  incomplete (``RunLifecycleMiddleware``);
+Contract (orchestrator only; a request reaches every role through the run ledger):
+- a client asks by putting an item in the LangGraph store at ``STOP_REQUESTS_NAMESPACE`` with the run id
+  as its key (``client.store.put_item(list(STOP_REQUESTS_NAMESPACE), run_id, {"mode": ...})``);
+- from the run's start a watcher polls for it every ``POLL_S``, deletes each request it reads, and emits
+  ``status: stop_requested`` with ``reason`` the mode;
+- ``mode: "wrap_up"``: every agent is told at its next model call to deliver now, and no tool call
+  starts any more except ``submit_report``; the agents write their findings and the orchestrator its
+  report, through the usual gates, so the run normally ends ``done/report_delivered``. The watcher goes
+  on watching, for a later request to stop now;
+- ``mode: "now"`` (also any other or no mode): the run is halted with reason ``stopped_by_user``: no model
+  or tool call starts in any role, and the calls in flight are cut (``BudgetMiddleware`` enforces both);
+  sub-agents hand back what they have, marked ``halted: user``, and the run ends ``done/stopped_by_user``
+  with a report assembled from the findings so far, marked incomplete (``RunLifecycleMiddleware``);
 - the watcher stops with the run (its ledger is closed at the end and on a cancel); without a store, as
   when the graph runs in-process, there is nothing to watch.
 
@@ -36,6 +39,7 @@ logger = logging.getLogger(__name__)
 
 POLL_S = 0.5
 STOPPED_BY_USER = "stopped_by_user"
+WRAP_UP, STOP_NOW = "wrap_up", "now"
 # Strong references: the event loop keeps only weak ones to its tasks.
 _watchers: set[asyncio.Task[None]] = set()
 
@@ -56,7 +60,7 @@ class StopRequestMiddleware(AgentMiddleware):
 
 
 async def watch_for_stop_request(store: BaseStore, ledger: RunLedger, *, poll_s: float = POLL_S) -> None:
-    """Poll the store for this run's stop request until it arrives or the run ends."""
+    """Poll the store for this run's stop requests until it is stopped now or the run ends."""
     while not ledger.closed and ledger.halt is None:
         try:
             request = await store.aget(STOP_REQUESTS_NAMESPACE, ledger.run_key)
@@ -64,16 +68,38 @@ async def watch_for_stop_request(store: BaseStore, ledger: RunLedger, *, poll_s:
             logger.warning("could not read stop requests for run %s", ledger.run_key, exc_info=True)
             request = None
         if request is not None:
-            await _stop(store, ledger)
-            return
+            await _forget(store, ledger)
+            if request.value.get("mode") == WRAP_UP:
+                _wrap_up(ledger)
+            else:
+                _stop_now(ledger)
+                return
         await asyncio.sleep(poll_s)
 
 
-async def _stop(store: BaseStore, ledger: RunLedger) -> None:
+def _wrap_up(ledger: RunLedger) -> None:
+    if ledger.request_wrap_up():
+        emit(
+            "status",
+            state="stop_requested",
+            reason=WRAP_UP,
+            detail="Wrapping up: every agent delivers what it has and the report is written; no new research starts.",
+        )
+
+
+def _stop_now(ledger: RunLedger) -> None:
     halt = Halt(reason=STOPPED_BY_USER, detail="the user asked the run to stop and report what it found")
     if ledger.request_stop(halt):
-        emit("status", state="stop_requested", detail="Stopping: every agent hands back what it has, then the report is assembled.")
+        emit(
+            "status",
+            state="stop_requested",
+            reason=STOP_NOW,
+            detail="Stopping: every agent hands back what it has, then the report is assembled.",
+        )
+
+
+async def _forget(store: BaseStore, ledger: RunLedger) -> None:
     try:
         await store.adelete(STOP_REQUESTS_NAMESPACE, ledger.run_key)
-    except Exception:  # the request is served; a leftover item only wastes a little space
+    except Exception:  # a leftover request would be read again: harmless, each mode acts once
         logger.warning("could not delete the stop request of run %s", ledger.run_key, exc_info=True)
