@@ -48,7 +48,15 @@ from rich.table import Table
 from rich.text import Text
 
 from .config import DEFAULT_BASE_URL
-from .events import ORCHESTRATOR, PROTOCOL_VERSION, STOP_REQUESTS_NAMESPACE, format_elapsed, redact
+from .events import (
+    ORCHESTRATOR,
+    PROTOCOL_VERSION,
+    STOP_NOW,
+    STOP_REQUESTS_NAMESPACE,
+    WRAP_UP,
+    format_elapsed,
+    redact,
+)
 
 # The graph id of langgraph.json. graph.py is not imported for it: that would load the whole agent stack.
 GRAPH_ID = "deep_research_agent"
@@ -153,10 +161,10 @@ def _count(number: int, noun: str) -> str:
 
 
 # What each Ctrl-C asks of the run, in order; one more abandons it.
-_STOP_MODES = ("wrap_up", "now")
+_STOP_MODES = (WRAP_UP, STOP_NOW)
 _STOPPING = {
-    "wrap_up": "Wrapping up: the agents deliver what they found and the report is written. Ctrl-C again to stop now.",
-    "now": "Stopping now: the report is assembled from the findings so far. Ctrl-C again to abandon the run.",
+    WRAP_UP: "Wrapping up: the agents deliver what they found and the report is written. Ctrl-C again to stop now.",
+    STOP_NOW: "Stopping now: the report is assembled from the findings so far. Ctrl-C again to abandon the run.",
 }
 
 # Guards that warned and let the agent go on, and guards that stopped an agent or the run.
@@ -242,13 +250,13 @@ class RunView:
         self.runs += 1
         self.end_state = self.end_detail = self.failure = None
         self.clarification = []
-        self._stops_announced: set[str] = set()
+        self._stops_announced = set()
         self.activity = "waiting for the server to pick up the run …"
 
     def stopping(self, mode: str) -> None:
         """This client asked the run to wrap up or to stop now."""
         self._print("■", _STOPPING[mode], "yellow")
-        self.activity = "wrapping up …" if mode == "wrap_up" else "stopping …"
+        self.activity = "wrapping up …" if mode == WRAP_UP else "stopping …"
         self._stops_announced.add(mode)
 
     def abandoning(self) -> None:
@@ -344,8 +352,8 @@ class RunView:
         elif state in _GUARD_STOPS:
             self._print("■", detail or str(event.get("reason") or state), "red", self._who(event))
         elif state == "stop_requested":
-            mode = str(event.get("reason") or "now")
-            self.activity = "wrapping up …" if mode == "wrap_up" else "stopping …"
+            mode = str(event.get("reason") or STOP_NOW)
+            self.activity = "wrapping up …" if mode == WRAP_UP else "stopping …"
             if mode not in self._stops_announced:  # another client asked
                 self._print("■", detail or "The run was asked to stop.", "yellow")
             self._stops_announced.add(mode)

@@ -35,8 +35,10 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 logger = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
-# Where a client asks a running run to stop and report what it found: an item with the run id as its key.
+# Where a client asks a running run to finish: an item with the run id as its key and a ``mode``, either
+# wrap up (the agents deliver, the report is written) or stop now (the report is assembled at once).
 STOP_REQUESTS_NAMESPACE = ("deep_research_agent", "stop_requests")
+WRAP_UP, STOP_NOW = "wrap_up", "now"
 
 try:
     ENGINE_VERSION = version("deep-research-agent")

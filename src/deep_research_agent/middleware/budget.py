@@ -43,7 +43,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from ..config import ResearchConfig
-from ..events import ORCHESTRATOR, emit
+from ..events import ORCHESTRATOR, WRAP_UP, emit
 from ..ledger import Halt, RunLedger, current_ledger
 from ..report.submit import SUBMIT_REPORT
 from .harness import harness_message, respond, stop_agent
@@ -59,7 +59,7 @@ T = TypeVar("T")
 _OUT_OF_TIME = object()
 _STOPPED = object()
 # Not a halt (model calls go on, so every agent can write up), but the reason a tool call is refused.
-_WRAPPING_UP = Halt(reason="wrap_up", detail="the user asked the run to wrap up and deliver what it has")
+_WRAPPING_UP = Halt(reason=WRAP_UP, detail="the user asked the run to wrap up and deliver what it has")
 
 
 def effective_recursion_limit(settings: ResearchConfig) -> int:

@@ -31,7 +31,7 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
-from ..events import STOP_REQUESTS_NAMESPACE, emit
+from ..events import STOP_NOW, STOP_REQUESTS_NAMESPACE, WRAP_UP, emit
 from ..ledger import Halt, RunLedger, current_ledger
 from .containment import contain_hook_failures
 
@@ -39,7 +39,6 @@ logger = logging.getLogger(__name__)
 
 POLL_S = 0.5
 STOPPED_BY_USER = "stopped_by_user"
-WRAP_UP, STOP_NOW = "wrap_up", "now"
 # Strong references: the event loop keeps only weak ones to its tasks.
 _watchers: set[asyncio.Task[None]] = set()
 
