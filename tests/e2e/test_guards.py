@@ -345,6 +345,19 @@ async def test_a_rejected_key_fails_fast_without_retries(agent_server, scripted)
     assert run.statuses("rate_limited") == [] and run.statuses("model_unavailable") == []
 
 
+async def test_a_context_overflow_fails_fast_and_says_to_compact_sooner(agent_server, scripted):
+    overflow = error(400, "This model's maximum context length is 131072 tokens. Please reduce the length.")
+    scripted.set_scenario(scenario(orchestrator(turn(error=overflow))))
+
+    run = await stream_run(agent_server.url, "Sodium?", configurable={"max_retries": 5}, timeout=60)
+
+    assert end_of(run) == ("error", "model_error")
+    detail = run.end_statuses[0]["detail"]
+    assert "(400): This model's maximum context length is 131072 tokens" in detail
+    assert "lower DRA_COMPACTION_TOKENS" in detail
+    assert len(requests_of(scripted, "orchestrator")) == 1 and run.statuses("rate_limited") == []
+
+
 async def test_a_sub_agent_whose_model_call_raises_fails_alone_and_the_run_goes_on(agent_server, scripted, web):
     scripted.set_scenario(
         scenario(
