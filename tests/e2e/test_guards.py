@@ -274,6 +274,28 @@ async def test_a_mistyped_dollar_ceiling_refuses_the_run_rather_than_run_it_unca
     assert scripted.requests() == []
 
 
+async def test_a_token_ceiling_counts_cached_input_at_a_tenth(agent_server, scripted):
+    # 50,000 prompt tokens of which 49,000 cached count as 1,000 + 4,900; with 100 output that is 6,000.
+    cached = {"prompt_tokens": 50_000, "cached_tokens": 49_000, "completion_tokens": 100}
+    fresh = {"prompt_tokens": 5_000, "completion_tokens": 100}
+    scripted.set_scenario(
+        scenario(
+            orchestrator(turn(tool_calls=plan_and_delegate("Find prices")["tool_calls"], usage=cached), submit(REPORT)),
+            researcher(turn(tool_calls=[call("web_search", query="sodium battery price")], usage=fresh)),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "Prices?", configurable={"max_total_tokens": 10_000}, timeout=60)
+
+    assert end_of(run) == ("error", "budget_exhausted")
+    [halt] = run.statuses("budget_halt")
+    assert halt["reason"] == "tokens" and halt["limit"] == 10_000
+    triage = run.of_type("usage")[0]["per_role"]["triage"]
+    assert halt["used"] == pytest.approx(6_000 + 5_100 + triage["input_tokens"] + triage["output_tokens"], abs=1)
+    assert run.of_type("usage")[0]["cached_tokens"] == 49_000
+    assert len(requests_of(scripted, "researcher")) == 1, "the cached 50,000-token call alone must not have halted"
+
+
 async def test_a_wall_clock_ceiling_cuts_a_slow_model_call_and_ends_the_run_near_the_ceiling(agent_server, scripted, web):
     scripted.set_scenario(
         scenario(
