@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from deep_research_agent.ledger import RunLedger, close_ledger, current_ledger
 from tests.support.agent_server import AgentServer
 from tests.support.scripted_model import ScriptedModelServer
 from tests.support.web import WebStandIn
@@ -62,3 +63,11 @@ def web(web_server: WebStandIn) -> WebStandIn:
     """The web stand-in with Tavily's behaviour switches and request log cleared for this test."""
     web_server.tavily_reset()
     return web_server
+
+
+@pytest.fixture
+def ledger() -> Iterator[RunLedger]:
+    """A fresh ledger for code run outside a graph (its run key is ``no-run``), dropped afterwards."""
+    close_ledger("no-run")
+    yield current_ledger()
+    close_ledger("no-run")

@@ -13,7 +13,6 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from deep_research_agent.config import ResearchConfig
 from deep_research_agent.findings import Findings, parse_findings
-from deep_research_agent.ledger import close_ledger, current_ledger
 from deep_research_agent.middleware import budget
 from deep_research_agent.middleware.budget import (
     BudgetMiddleware,
@@ -22,7 +21,7 @@ from deep_research_agent.middleware.budget import (
 )
 from deep_research_agent.middleware.harness import is_harness_message
 from deep_research_agent.report.salvage import salvage_report
-from tests.support.guard_calls import call_model_through
+from tests.support.guard_calls import call_model_through, capture_events
 
 pytestmark = pytest.mark.anyio
 
@@ -32,17 +31,8 @@ def settings(**configurable) -> ResearchConfig:
 
 
 @pytest.fixture
-def ledger():
-    close_ledger("no-run")
-    yield current_ledger()
-    close_ledger("no-run")
-
-
-@pytest.fixture
 def events(monkeypatch):
-    sent: list[dict] = []
-    monkeypatch.setattr(budget, "emit", lambda kind, **fields: sent.append({"type": kind, **fields}))
-    return sent
+    return capture_events(monkeypatch, budget)
 
 
 def tool_request(name: str = "web_search") -> ToolCallRequest:

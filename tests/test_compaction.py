@@ -191,6 +191,19 @@ def test_nothing_to_summarize_but_the_request_means_no_compaction() -> None:
 # --- the compaction step in a real agent --------------------------------------------------------------
 
 
+def orchestrator_compaction(trigger: int, summarizer: RecordingChatModel, **hooks: Any) -> ContextCompactionMiddleware:
+    """The orchestrator's compaction at ``trigger`` tokens, summarizing on ``summarizer``."""
+    return ContextCompactionMiddleware(
+        role="orchestrator", slot="research", settings=settings(trigger), model_factory=factory(summarizer), **hooks
+    )
+
+
+def researching_agent(middleware: ContextCompactionMiddleware, *, fetches: int = 8, **options: Any) -> Any:
+    """An agent that fetches ``fetches`` pages and then answers, with ``middleware``."""
+    model = RecordingChatModel(replies=research_script(fetches))
+    return create_agent(model, tools=[fetch], middleware=[middleware], **options)
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize("state_schema", [None, DeepAgentState], ids=["AgentState", "DeepAgentState"])
 async def test_compaction_replaces_history_with_summary_request_and_tail_and_persists(state_schema: Any) -> None:
@@ -198,11 +211,9 @@ async def test_compaction_replaces_history_with_summary_request_and_tail_and_per
     summarizer = RecordingChatModel(replies=[SUMMARY])
     compacted: list[tuple[int, int]] = []
     metered: list[AIMessage] = []
-    middleware = ContextCompactionMiddleware(
-        role="orchestrator",
-        slot="research",
-        settings=settings(2000),
-        model_factory=factory(summarizer),
+    middleware = orchestrator_compaction(
+        2000,
+        summarizer,
         on_compacted=lambda summarized, kept: compacted.append((summarized, kept)),
         on_model_response=metered.append,
     )
@@ -247,10 +258,8 @@ async def test_compaction_replaces_history_with_summary_request_and_tail_and_per
 @pytest.mark.anyio
 async def test_the_summarizer_is_asked_for_the_fixed_sections_and_gets_the_transcript() -> None:
     summarizer = RecordingChatModel(replies=[SUMMARY])
-    middleware = ContextCompactionMiddleware(
-        role="orchestrator", slot="research", settings=settings(2000), model_factory=factory(summarizer)
-    )
-    agent = create_agent(RecordingChatModel(replies=research_script(8)), tools=[fetch], middleware=[middleware])
+    middleware = orchestrator_compaction(2000, summarizer)
+    agent = researching_agent(middleware)
 
     await run(agent, [HumanMessage(REQUEST)])
 
@@ -265,12 +274,8 @@ async def test_the_summarizer_is_asked_for_the_fixed_sections_and_gets_the_trans
 async def test_system_prompt_and_tool_schemas_count_toward_the_trigger() -> None:
     big_prompt = "Rules of the house. " * 400  # ~2,000 tokens; the messages alone stay far below the trigger
     summarizer = RecordingChatModel(replies=[SUMMARY])
-    middleware = ContextCompactionMiddleware(
-        role="orchestrator", slot="research", settings=settings(2300), model_factory=factory(summarizer)
-    )
-    agent = create_agent(
-        RecordingChatModel(replies=research_script(2)), tools=[fetch], system_prompt=big_prompt, middleware=[middleware]
-    )
+    middleware = orchestrator_compaction(2300, summarizer)
+    agent = researching_agent(middleware, fetches=2, system_prompt=big_prompt)
 
     events, values = await run(agent, [HumanMessage(REQUEST)])
 
@@ -283,14 +288,8 @@ async def test_system_prompt_and_tool_schemas_count_toward_the_trigger() -> None
 async def test_a_failed_summary_compacts_nothing_warns_and_the_run_goes_on() -> None:
     summarizer = RecordingChatModel(replies=[RuntimeError("compaction endpoint down")])
     compacted: list[tuple[int, int]] = []
-    middleware = ContextCompactionMiddleware(
-        role="orchestrator",
-        slot="research",
-        settings=settings(2000),
-        model_factory=factory(summarizer),
-        on_compacted=lambda s, k: compacted.append((s, k)),
-    )
-    agent = create_agent(RecordingChatModel(replies=research_script(8)), tools=[fetch], middleware=[middleware])
+    middleware = orchestrator_compaction(2000, summarizer, on_compacted=lambda s, k: compacted.append((s, k)))
+    agent = researching_agent(middleware)
 
     events, values = await run(agent, [HumanMessage(REQUEST, id="request-1")])
 
@@ -316,9 +315,7 @@ def long_state(retry_above: int = 0) -> dict[str, Any]:
 @pytest.mark.parametrize("reply", [RuntimeError("boom"), "   "], ids=["exception", "empty summary"])
 async def test_after_a_failure_the_summarizer_waits_for_the_context_to_grow(reply: Any) -> None:
     summarizer = RecordingChatModel(replies=[reply])
-    middleware = ContextCompactionMiddleware(
-        role="orchestrator", slot="research", settings=settings(1000), model_factory=factory(summarizer)
-    )
+    middleware = orchestrator_compaction(1000, summarizer)
     state = long_state()
 
     update = await middleware.abefore_model(state, None)  # type: ignore[arg-type]
@@ -335,9 +332,7 @@ async def test_after_a_failure_the_summarizer_waits_for_the_context_to_grow(repl
 @pytest.mark.anyio
 async def test_compaction_keeps_the_turn_so_per_turn_counters_carry_on() -> None:
     summarizer = RecordingChatModel(replies=[SUMMARY])
-    middleware = ContextCompactionMiddleware(
-        role="orchestrator", slot="research", settings=settings(1000), model_factory=factory(summarizer)
-    )
+    middleware = orchestrator_compaction(1000, summarizer)
     state = long_state()
     counters = bump_counter(None, state["messages"], "loops", by=4)
 
@@ -352,10 +347,8 @@ async def test_compaction_keeps_the_turn_so_per_turn_counters_carry_on() -> None
 @pytest.mark.anyio
 async def test_zero_disables_compaction() -> None:
     summarizer = RecordingChatModel(replies=[SUMMARY])
-    middleware = ContextCompactionMiddleware(
-        role="orchestrator", slot="research", settings=settings(0), model_factory=factory(summarizer)
-    )
-    agent = create_agent(RecordingChatModel(replies=research_script(8)), tools=[fetch], middleware=[middleware])
+    middleware = orchestrator_compaction(0, summarizer)
+    agent = researching_agent(middleware)
 
     events, values = await run(agent, [HumanMessage("x" * 50_000)])
 

@@ -8,7 +8,7 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from deep_research_agent.findings import parse_findings
-from deep_research_agent.ledger import close_ledger, current_ledger
+from deep_research_agent.ledger import current_ledger
 from deep_research_agent.middleware import loop_guard
 from deep_research_agent.middleware.harness import (
     HARNESS_MESSAGE_NAME,
@@ -24,19 +24,15 @@ from deep_research_agent.middleware.loop_guard import (
     fingerprint,
     latest_tool_batch,
 )
-from tests.support.guard_calls import call_model_through
+from tests.support.guard_calls import call_model_through, capture_events
 
 pytestmark = pytest.mark.anyio
 _ids = itertools.count()
 
 
 @pytest.fixture(autouse=True)
-def events(monkeypatch):
-    """Collect the statuses the guard sends; outside a graph there is no stream to send them to."""
-    sent: list[dict] = []
-    monkeypatch.setattr(loop_guard, "emit", lambda kind, **fields: sent.append({"type": kind, **fields}))
-    yield sent
-    close_ledger("no-run")
+def events(monkeypatch, ledger):
+    return capture_events(monkeypatch, loop_guard)
 
 
 def call_and_result(name: str, args: dict, result: str) -> list:

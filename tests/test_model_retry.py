@@ -14,6 +14,7 @@ from deep_research_agent.middleware.model_retry import (
     is_retryable,
     retry_after_s,
 )
+from tests.support.guard_calls import capture_events
 
 pytestmark = pytest.mark.anyio
 REQUEST = httpx.Request("POST", "http://model.test/v1/chat/completions")
@@ -84,9 +85,7 @@ class FailingModel:
 
 @pytest.fixture
 def events(monkeypatch):
-    sent: list[dict] = []
-    monkeypatch.setattr(model_retry, "emit", lambda kind, **fields: sent.append({"type": kind, **fields}))
-    return sent
+    return capture_events(monkeypatch, model_retry)
 
 
 def retrying(sleeps: list[float], *, max_retries: int = 4, max_wait_s: float = 120.0) -> ModelCallRetryMiddleware:

@@ -12,13 +12,13 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from deep_research_agent.findings import Findings, parse_findings
-from deep_research_agent.ledger import close_ledger
 from deep_research_agent.middleware import runaway
 from deep_research_agent.middleware.guard_chain import GuardChainMiddleware
 from deep_research_agent.middleware.harness import is_harness_message
 from deep_research_agent.middleware.loop_guard import LoopGuardMiddleware
 from deep_research_agent.middleware.runaway import MIN_JUDGED_CHARS, RunawayOutputMiddleware, detect_repetition, judge
 from deep_research_agent.middleware.subagent_lifecycle import MAX_HANDOVER_CHARS, SubagentLifecycleMiddleware
+from tests.support.guard_calls import capture_events
 
 pytestmark = pytest.mark.anyio
 
@@ -87,11 +87,8 @@ def test_a_reply_cut_by_the_output_cap_is_a_runaway_trimmed_to_its_last_paragrap
 
 
 @pytest.fixture
-def events(monkeypatch):
-    sent: list[dict] = []
-    monkeypatch.setattr(runaway, "emit", lambda kind, **fields: sent.append({"type": kind, **fields}))
-    yield sent
-    close_ledger("no-run")
+def events(monkeypatch, ledger):
+    return capture_events(monkeypatch, runaway)
 
 
 class ScriptedReplies:

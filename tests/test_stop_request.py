@@ -13,10 +13,11 @@ from langgraph.store.memory import InMemoryStore
 from deep_research_agent.config import ResearchConfig
 from deep_research_agent.events import STOP_REQUESTS_NAMESPACE
 from deep_research_agent.findings import parse_findings
-from deep_research_agent.ledger import Halt, close_ledger, current_ledger
+from deep_research_agent.ledger import Halt, close_ledger
 from deep_research_agent.middleware import stop_request
 from deep_research_agent.middleware.budget import BudgetMiddleware
 from deep_research_agent.middleware.stop_request import STOPPED_BY_USER, watch_for_stop_request
+from tests.support.guard_calls import capture_events
 
 pytestmark = pytest.mark.anyio
 
@@ -24,17 +25,8 @@ USER_STOP = Halt(reason=STOPPED_BY_USER, detail="the user asked the run to stop 
 
 
 @pytest.fixture
-def ledger():
-    close_ledger("no-run")
-    yield current_ledger()
-    close_ledger("no-run")
-
-
-@pytest.fixture
 def events(monkeypatch):
-    sent: list[dict] = []
-    monkeypatch.setattr(stop_request, "emit", lambda kind, **fields: sent.append({"type": kind, **fields}))
-    return sent
+    return capture_events(monkeypatch, stop_request)
 
 
 def budget(role: str = "research-subagent") -> BudgetMiddleware:

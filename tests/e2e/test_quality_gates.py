@@ -18,7 +18,7 @@ from tests.e2e.scenarios import (
     scenario,
     submit,
 )
-from tests.support.agent_server import stream_run
+from tests.support.agent_server import RunResult, stream_run
 from tests.support.scripted_model import call, turn
 from tests.support.web import ARTICLES
 
@@ -27,6 +27,7 @@ pytestmark = pytest.mark.anyio
 QUOTE = "reached an energy density of 412 Wh/kg in independent tests"
 CLAIM = "The Halvorsen cell reached 412 Wh/kg."
 UNIT = "Find the energy density of sodium-glass batteries"
+QUESTION = "How dense are sodium-glass batteries?"
 PROSE = "The Halvorsen cell reached 412 Wh/kg in independent tests, nearly double typical sodium-ion packs."
 NEVER_FETCHED = "https://example.org/never-fetched"
 
@@ -87,6 +88,20 @@ def revising(run: Any, reason: str) -> list[dict[str, Any]]:
     return [s for s in run.statuses("revising") if s.get("reason") == reason]
 
 
+async def research_unit(
+    agent_server: Any,
+    scripted: Any,
+    researcher_agent: dict[str, Any],
+    *then: dict[str, Any],
+    repeat_last: bool = False,
+    question: str = QUESTION,
+) -> RunResult:
+    """One run: the orchestrator delegates ``UNIT`` to ``researcher_agent``, then takes the turns ``then``."""
+    orchestrator_turns = orchestrator(plan_and_delegate(UNIT), *then, repeat_last=repeat_last)
+    scripted.set_scenario(scenario(orchestrator_turns, researcher_agent))
+    return await stream_run(agent_server.url, question, timeout=60)
+
+
 def last_message(scripted: Any, agent: str) -> dict[str, Any]:
     return requests_of(scripted, agent)[-1]["body"]["messages"][-1]
 
@@ -96,14 +111,12 @@ def last_message(scripted: Any, agent: str) -> dict[str, Any]:
 
 async def test_prose_instead_of_findings_is_bounced_once_and_the_second_answer_is_handed_over(agent_server, scripted, web):
     url = halvorsen(web)
-    scripted.set_scenario(
-        scenario(
-            orchestrator(plan_and_delegate(UNIT), submit(cited_report(("The Halvorsen cell", url)))),
-            reads_then_answers(url, PROSE, valid_findings(url)),
-        )
+    run = await research_unit(
+        agent_server,
+        scripted,
+        reads_then_answers(url, PROSE, valid_findings(url)),
+        submit(cited_report(("The Halvorsen cell", url))),
     )
-
-    run = await stream_run(agent_server.url, "How dense are sodium-glass batteries?", timeout=60)
 
     assert end_of(run) == ("done", "report_delivered")
     assert_end_carries_totals(run)
@@ -122,14 +135,12 @@ async def test_prose_instead_of_findings_is_bounced_once_and_the_second_answer_i
 
 async def test_prose_twice_is_handed_over_as_prose(agent_server, scripted, web):
     url = halvorsen(web)
-    scripted.set_scenario(
-        scenario(
-            orchestrator(plan_and_delegate(UNIT), submit(cited_report(("The Halvorsen cell", url)))),
-            reads_then_answers(url, PROSE, repeat_last=True),
-        )
+    run = await research_unit(
+        agent_server,
+        scripted,
+        reads_then_answers(url, PROSE, repeat_last=True),
+        submit(cited_report(("The Halvorsen cell", url))),
     )
-
-    run = await stream_run(agent_server.url, "How dense are sodium-glass batteries?", timeout=60)
 
     assert end_of(run) == ("done", "report_delivered")
     assert len(revising(run, "subagent_findings")) == 1
@@ -144,14 +155,12 @@ async def test_prose_twice_is_handed_over_as_prose(agent_server, scripted, web):
 
 async def test_findings_without_any_tool_call_are_bounced_then_handed_over_without_them(agent_server, scripted, web):
     url = halvorsen(web)
-    scripted.set_scenario(
-        scenario(
-            orchestrator(plan_and_delegate(UNIT), submit("# Sodium-glass batteries\n\nNothing could be verified.\n")),
-            researcher(turn(content=valid_findings(url)), repeat_last=True),
-        )
+    run = await research_unit(
+        agent_server,
+        scripted,
+        researcher(turn(content=valid_findings(url)), repeat_last=True),
+        submit("# Sodium-glass batteries\n\nNothing could be verified.\n"),
     )
-
-    run = await stream_run(agent_server.url, "How dense are sodium-glass batteries?", timeout=60)
 
     assert end_of(run) == ("done", "report_delivered")
     bounce = revising(run, "subagent_findings")
@@ -170,14 +179,12 @@ async def test_a_file_path_as_a_source_is_bounced_and_that_finding_is_dropped_on
             {"finding": "Cycle data was saved.", "evidence": "", "source": "/workspace/data/cycles.csv"},
         ],
     )
-    scripted.set_scenario(
-        scenario(
-            orchestrator(plan_and_delegate(UNIT), submit(cited_report(("The Halvorsen cell", url)))),
-            reads_then_answers(url, with_path, repeat_last=True),
-        )
+    run = await research_unit(
+        agent_server,
+        scripted,
+        reads_then_answers(url, with_path, repeat_last=True),
+        submit(cited_report(("The Halvorsen cell", url))),
     )
-
-    run = await stream_run(agent_server.url, "How dense are sodium-glass batteries?", timeout=60)
 
     assert end_of(run) == ("done", "report_delivered")
     bounce = revising(run, "subagent_findings")
@@ -199,14 +206,13 @@ async def test_a_report_citing_a_missing_entry_and_an_unfetched_url_is_sent_back
         body="The Halvorsen cell reached 412 Wh/kg in independent tests [1]. Prices fell [2]. Demand rose [9].",
     )
     good = cited_report(("The Halvorsen cell", url))
-    scripted.set_scenario(
-        scenario(
-            orchestrator(plan_and_delegate(UNIT), submit(bad), submit(good)),
-            reads_then_answers(url, valid_findings(url)),
-        )
+    run = await research_unit(
+        agent_server,
+        scripted,
+        reads_then_answers(url, valid_findings(url)),
+        submit(bad),
+        submit(good),
     )
-
-    run = await stream_run(agent_server.url, "How dense are sodium-glass batteries?", timeout=60)
 
     assert end_of(run) == ("done", "report_delivered")
     assert_end_carries_totals(run)
@@ -231,14 +237,13 @@ async def test_a_revision_that_still_cites_an_unfetched_url_is_delivered_with_th
         ("Somewhere", NEVER_FETCHED),
         body="The Halvorsen cell reached 412 Wh/kg in independent tests [1]. Prices fell [2].",
     )
-    scripted.set_scenario(
-        scenario(
-            orchestrator(plan_and_delegate(UNIT), submit(bad), repeat_last=True),
-            reads_then_answers(url, valid_findings(url)),
-        )
+    run = await research_unit(
+        agent_server,
+        scripted,
+        reads_then_answers(url, valid_findings(url)),
+        submit(bad),
+        repeat_last=True,
     )
-
-    run = await stream_run(agent_server.url, "How dense are sodium-glass batteries?", timeout=60)
 
     assert end_of(run) == ("done", "report_delivered")
     assert len(revising(run, "report_quality")) == 1
@@ -263,16 +268,14 @@ async def test_a_quote_not_in_the_page_and_a_number_not_in_its_quote_are_flagged
         ("Norre Bay kelp", farm),
         body="The Halvorsen cell reached 412 Wh/kg [1]. The farm stored 2,000 tonnes of CO2 [2].",
     )
-    scripted.set_scenario(
-        scenario(
-            orchestrator(plan_and_delegate(UNIT), submit(report), repeat_last=True),
-            researcher(
-                turn(tool_calls=[call("web_fetch", url=cell), call("web_fetch", url=farm)]), turn(content=findings)
-            ),
-        )
+    run = await research_unit(
+        agent_server,
+        scripted,
+        researcher(turn(tool_calls=[call("web_fetch", url=cell), call("web_fetch", url=farm)]), turn(content=findings)),
+        submit(report),
+        repeat_last=True,
+        question="Batteries and kelp?",
     )
-
-    run = await stream_run(agent_server.url, "Batteries and kelp?", timeout=60)
 
     assert end_of(run) == ("done", "report_delivered")
     assert len(revising(run, "report_quality")) == 1
@@ -290,14 +293,13 @@ async def test_a_quote_not_in_the_page_and_a_number_not_in_its_quote_are_flagged
 
 async def test_a_prose_report_is_nudged_once_then_submitted(agent_server, scripted, web):
     url = halvorsen(web)
-    scripted.set_scenario(
-        scenario(
-            orchestrator(plan_and_delegate(UNIT), turn(content=prose_report(url)), submit(prose_report(url))),
-            reads_then_answers(url, valid_findings(url)),
-        )
+    run = await research_unit(
+        agent_server,
+        scripted,
+        reads_then_answers(url, valid_findings(url)),
+        turn(content=prose_report(url)),
+        submit(prose_report(url)),
     )
-
-    run = await stream_run(agent_server.url, "How dense are sodium-glass batteries?", timeout=60)
 
     assert end_of(run) == ("done", "report_delivered")
     nudge = last_message(scripted, "orchestrator")
@@ -308,14 +310,13 @@ async def test_a_prose_report_is_nudged_once_then_submitted(agent_server, script
 
 async def test_a_prose_report_never_submitted_is_salvaged_as_an_incomplete_report(agent_server, scripted, web):
     url = halvorsen(web)
-    scripted.set_scenario(
-        scenario(
-            orchestrator(plan_and_delegate(UNIT), turn(content=prose_report(url)), repeat_last=True),
-            reads_then_answers(url, valid_findings(url)),
-        )
+    run = await research_unit(
+        agent_server,
+        scripted,
+        reads_then_answers(url, valid_findings(url)),
+        turn(content=prose_report(url)),
+        repeat_last=True,
     )
-
-    run = await stream_run(agent_server.url, "How dense are sodium-glass batteries?", timeout=60)
 
     assert end_of(run) == ("done", "report_salvaged")
     assert_end_carries_totals(run)
@@ -331,14 +332,13 @@ async def test_a_prose_report_never_submitted_is_salvaged_as_an_incomplete_repor
 async def test_a_json_dump_is_nudged_to_a_reader_facing_report_then_salvaged_from_the_findings(agent_server, scripted, web):
     url = halvorsen(web)
     dump = json.dumps({"findings": [{"finding": CLAIM, "source": url}], "notes": ["raw"]})
-    scripted.set_scenario(
-        scenario(
-            orchestrator(plan_and_delegate(UNIT), turn(content=dump), repeat_last=True),
-            reads_then_answers(url, valid_findings(url)),
-        )
+    run = await research_unit(
+        agent_server,
+        scripted,
+        reads_then_answers(url, valid_findings(url)),
+        turn(content=dump),
+        repeat_last=True,
     )
-
-    run = await stream_run(agent_server.url, "How dense are sodium-glass batteries?", timeout=60)
 
     assert end_of(run) == ("done", "report_salvaged")
     nudges = [m for m in requests_of(scripted, "orchestrator")[-1]["body"]["messages"] if m.get("name") == "dra_harness"]
@@ -353,14 +353,13 @@ async def test_an_orchestrator_that_only_announces_is_nudged_four_times_then_sta
     agent_server, scripted, web
 ):
     url = halvorsen(web)
-    scripted.set_scenario(
-        scenario(
-            orchestrator(plan_and_delegate(UNIT), turn(content="Now I will write the report."), repeat_last=True),
-            reads_then_answers(url, valid_findings(url)),
-        )
+    run = await research_unit(
+        agent_server,
+        scripted,
+        reads_then_answers(url, valid_findings(url)),
+        turn(content="Now I will write the report."),
+        repeat_last=True,
     )
-
-    run = await stream_run(agent_server.url, "How dense are sodium-glass batteries?", timeout=60)
 
     assert end_of(run) == ("error", "stalled_after_nudges")
     assert_end_carries_totals(run)

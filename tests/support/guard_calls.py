@@ -1,8 +1,12 @@
-"""Drive one model call through a guard middleware in-process, the way the agent's model node applies it."""
+"""Drive guard middleware in-process: one model call the way the agent's model node applies it, and the
+events a guard module sends (outside a graph there is no stream to send them to)."""
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import Any
+
+import pytest
 
 from langchain.agents.middleware import (
     AgentMiddleware,
@@ -30,3 +34,10 @@ async def call_model_through(
         state.update(result.command.update)
     state["messages"] = [*state["messages"], *response.result]
     return response.result, sent[0] if sent else None
+
+
+def capture_events(monkeypatch: pytest.MonkeyPatch, module: ModuleType) -> list[dict[str, Any]]:
+    """Collect the events ``module`` emits, as ``{"type": ..., **fields}`` dicts, for this test."""
+    sent: list[dict[str, Any]] = []
+    monkeypatch.setattr(module, "emit", lambda kind, **fields: sent.append({"type": kind, **fields}))
+    return sent
