@@ -34,7 +34,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, NotRequired, TypeVar
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.config import get_config
@@ -47,6 +47,7 @@ from ..events import ORCHESTRATOR, WRAP_UP, emit
 from ..ledger import Halt, RunLedger, current_ledger
 from ..report.submit import SUBMIT_REPORT
 from .harness import harness_message, respond, stop_agent
+from .per_role import PerRoleMiddleware
 from .stop_request import STOPPED_BY_USER
 from .subagent_lifecycle import TASK_TOOL
 
@@ -108,19 +109,15 @@ class BudgetState(AgentState):
     budget_nudged_run: NotRequired[Annotated[str | None, PrivateStateAttr]]
 
 
-class BudgetMiddleware(AgentMiddleware):
+class BudgetMiddleware(PerRoleMiddleware):
     """Soft wrap-up nudge at 75% and hard halt at 100% of the run's ceilings, in every role."""
 
+    label = "Budget"
     state_schema = BudgetState
 
     def __init__(self, settings: ResearchConfig, *, role: str) -> None:
-        super().__init__()
+        super().__init__(role=role)
         self.settings = settings
-        self.role = role
-
-    @property
-    def name(self) -> str:
-        return f"Budget[{self.role}]"
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -274,20 +271,16 @@ class StepLimitState(AgentState):
     step_limit_start: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
 
 
-class StepLimitMiddleware(AgentMiddleware):
+class StepLimitMiddleware(PerRoleMiddleware):
     """Stops an agent cleanly while it still has the steps to finish, instead of a GraphRecursionError."""
 
+    label = "StepLimit"
     state_schema = StepLimitState
 
     def __init__(self, *, role: str) -> None:
-        super().__init__()
-        self.role = role
+        super().__init__(role=role)
         self.lead_in_steps = 0
         self.reserve_steps = 0
-
-    @property
-    def name(self) -> str:
-        return f"StepLimit[{self.role}]"
 
     def reserve_for(self, graph: CompiledStateGraph) -> None:
         """Count from the agent's graph the steps before its first model call (the input step, the

@@ -14,8 +14,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+from .per_role import PerRoleMiddleware
 
 CACHE_CONTROL = {"type": "ephemeral"}
 CACHED_MESSAGES = 2
@@ -41,16 +43,10 @@ def _cacheable(message: BaseMessage) -> bool:
     return isinstance(message, HumanMessage) or (isinstance(message, AIMessage) and bool(message.text))
 
 
-class PromptCachingMiddleware(AgentMiddleware):
+class PromptCachingMiddleware(PerRoleMiddleware):
     """Adds cache breakpoints to the system prompt and the newest cacheable messages of each request."""
 
-    def __init__(self, *, role: str) -> None:
-        super().__init__()
-        self.role = role
-
-    @property
-    def name(self) -> str:
-        return f"PromptCaching[{self.role}]"
+    label = "PromptCaching"
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]

@@ -32,7 +32,6 @@ from functools import cached_property
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware import (
-    AgentMiddleware,
     AgentState,
     ExtendedModelResponse,
     ModelRequest,
@@ -62,6 +61,7 @@ from ..events import emit, redact
 from ..models import chat_model
 from .containment import contain_hook_failures
 from .harness import harness_message
+from .per_role import PerRoleMiddleware
 from .turns import last_real_user_index
 
 logger = logging.getLogger(__name__)
@@ -157,9 +157,10 @@ def _fit(text: str, limit: int) -> str:
     return text[:head] + marker + text[len(text) - (limit - head) :]
 
 
-class ContextCompactionMiddleware(AgentMiddleware):
+class ContextCompactionMiddleware(PerRoleMiddleware):
     """Replaces an agent's older messages with a structured summary when its context crosses the trigger."""
 
+    label = "ContextCompaction"
     state_schema = CompactionState
 
     def __init__(
@@ -172,8 +173,7 @@ class ContextCompactionMiddleware(AgentMiddleware):
         on_compacted: Callable[[int, int], None] | None = None,
         on_model_response: Callable[[AIMessage], None] | None = None,
     ) -> None:
-        super().__init__()
-        self.role = role
+        super().__init__(role=role)
         self.settings = settings
         self.model_factory = model_factory
         self.on_compacted = on_compacted
@@ -183,10 +183,6 @@ class ContextCompactionMiddleware(AgentMiddleware):
         self.summarizer_input_chars = int(
             settings.tier.compaction.context_window * _SUMMARIZER_INPUT_SHARE * _CHARS_PER_TOKEN
         )
-
-    @property
-    def name(self) -> str:
-        return f"ContextCompaction[{self.role}]"
 
     @cached_property
     def summarizer(self) -> BaseChatModel:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Annotated, NotRequired
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage
 
@@ -27,6 +27,7 @@ from ..events import current_sender, emit
 from ..findings_gate import bounce_message, validate_findings
 from ..ledger import current_ledger
 from .harness import harness_message, is_harness_message, respond
+from .per_role import PerRoleMiddleware
 
 SUBAGENT_FINDINGS = "subagent_findings"
 
@@ -35,18 +36,11 @@ class FindingsGateState(AgentState):
     findings_bounced: NotRequired[Annotated[bool, PrivateStateAttr]]
 
 
-class FindingsGateMiddleware(AgentMiddleware):
+class FindingsGateMiddleware(PerRoleMiddleware):
     """Bounces a sub-agent's unusable findings once, then hands over what is usable."""
 
+    label = "FindingsGate"
     state_schema = FindingsGateState
-
-    def __init__(self, *, role: str) -> None:
-        super().__init__()
-        self.role = role
-
-    @property
-    def name(self) -> str:
-        return f"FindingsGate[{self.role}]"
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]

@@ -25,6 +25,7 @@ from .budget import BudgetState, StepLimitState
 from .completion import CompletionState
 from .findings_gate import FindingsGateState
 from .loop_guard import LoopGuardState
+from .per_role import PerRoleMiddleware
 from .runaway import RunawayState
 
 ModelHandler = Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -35,20 +36,16 @@ class GuardChainState(BudgetState, StepLimitState, LoopGuardState, RunawayState,
     """Every guard's private counters (the answer gates' too: an agent without a gate never sets them)."""
 
 
-class GuardChainMiddleware(AgentMiddleware):
+class GuardChainMiddleware(PerRoleMiddleware):
     """Runs several single-concern guards as one middleware layer, in order."""
 
+    label = "Guards"
     state_schema = GuardChainState
 
     def __init__(self, guards: Sequence[AgentMiddleware], *, role: str) -> None:
-        super().__init__()
-        self.role = role
+        super().__init__(role=role)
         self.model_guards = [g for g in guards if type(g).awrap_model_call is not AgentMiddleware.awrap_model_call]
         self.tool_guards = [g for g in guards if type(g).awrap_tool_call is not AgentMiddleware.awrap_tool_call]
-
-    @property
-    def name(self) -> str:
-        return f"Guards[{self.role}]"
 
     async def awrap_model_call(self, request: ModelRequest, handler: ModelHandler) -> ModelResponse | ExtendedModelResponse:
         response, updates = await self._model_call(0, request, handler)

@@ -20,13 +20,14 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any, NotRequired
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 
 from ..events import emit
 from ..ledger import Halt
 from .harness import harness_message, respond, stop_agent, turn_key
+from .per_role import PerRoleMiddleware
 
 WINDOW = 10
 NUDGE_AT = 3
@@ -68,18 +69,11 @@ class LoopGuardState(AgentState):
     loop_nudges: NotRequired[Annotated[int, PrivateStateAttr]]
 
 
-class LoopGuardMiddleware(AgentMiddleware):
+class LoopGuardMiddleware(PerRoleMiddleware):
     """Nudges at 3 identical calls in the last 10 and stops the agent at 6."""
 
+    label = "LoopGuard"
     state_schema = LoopGuardState
-
-    def __init__(self, *, role: str) -> None:
-        super().__init__()
-        self.role = role
-
-    @property
-    def name(self) -> str:
-        return f"LoopGuard[{self.role}]"
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]

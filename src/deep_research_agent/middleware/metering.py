@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
@@ -26,21 +26,19 @@ from ..config import ModelSpec
 from ..events import current_sender, emit
 from ..ledger import RoleCounters, RunLedger, current_ledger
 from .harness import latest_user_text
+from .per_role import PerRoleMiddleware
 
 _UNIT_CHARS = 200
 
 
-class UsageMeteringMiddleware(AgentMiddleware):
+class UsageMeteringMiddleware(PerRoleMiddleware):
     """Counts model calls, tokens, dollars and tool calls of one role into the run ledger."""
 
-    def __init__(self, *, role: str, spec: ModelSpec) -> None:
-        super().__init__()
-        self.role = role
-        self.spec = spec
+    label = "UsageMetering"
 
-    @property
-    def name(self) -> str:
-        return f"UsageMetering[{self.role}]"
+    def __init__(self, *, role: str, spec: ModelSpec) -> None:
+        super().__init__(role=role)
+        self.spec = spec
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -95,17 +93,14 @@ def _role_and_task_counters(ledger: RunLedger, role: str) -> list[RoleCounters]:
     return counters
 
 
-class ModelCallHeartbeatMiddleware(AgentMiddleware):
+class ModelCallHeartbeatMiddleware(PerRoleMiddleware):
     """Announces each model step of one agent: who is thinking, on which model, about what."""
 
-    def __init__(self, *, role: str, model: str) -> None:
-        super().__init__()
-        self.role = role
-        self.model = model
+    label = "ModelCallHeartbeat"
 
-    @property
-    def name(self) -> str:
-        return f"ModelCallHeartbeat[{self.role}]"
+    def __init__(self, *, role: str, model: str) -> None:
+        super().__init__(role=role)
+        self.model = model
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]

@@ -24,9 +24,10 @@ from typing import Any
 
 import httpx
 import openai
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import ModelRequest, ModelResponse
 
 from ..events import emit, redact
+from .per_role import PerRoleMiddleware
 
 BASE_DELAY_S = 1.0
 MAX_DELAY_S = 30.0
@@ -76,8 +77,10 @@ def describe_failure(exc: BaseException) -> str:
     return "connection error"
 
 
-class ModelCallRetryMiddleware(AgentMiddleware):
+class ModelCallRetryMiddleware(PerRoleMiddleware):
     """Retries transient model errors within a retry count and a waiting budget, reporting every wait."""
+
+    label = "ModelCallRetry"
 
     def __init__(
         self,
@@ -89,17 +92,12 @@ class ModelCallRetryMiddleware(AgentMiddleware):
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         jitter: Callable[[], float] = random.random,
     ) -> None:
-        super().__init__()
-        self.role = role
+        super().__init__(role=role)
         self.model = model
         self.max_retries = max(max_retries, 0)
         self.max_wait_s = max(max_wait_s, 0.0)
         self.sleep = sleep
         self.jitter = jitter
-
-    @property
-    def name(self) -> str:
-        return f"ModelCallRetry[{self.role}]"
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]

@@ -24,13 +24,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, Literal, NotRequired
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage
 
 from ..events import emit
 from ..ledger import Halt
 from .harness import harness_message, respond, stop_agent, turn_key
+from .per_role import PerRoleMiddleware
 
 MIN_JUDGED_CHARS = 2000
 MIN_FRAGMENTS = 20
@@ -132,18 +133,11 @@ class RunawayState(AgentState):
     runaway_count: NotRequired[Annotated[int, PrivateStateAttr]]
 
 
-class RunawayOutputMiddleware(AgentMiddleware):
+class RunawayOutputMiddleware(PerRoleMiddleware):
     """Trims degenerate or capped replies; nudges once per turn, stops the agent on the second."""
 
+    label = "RunawayOutput"
     state_schema = RunawayState
-
-    def __init__(self, *, role: str) -> None:
-        super().__init__()
-        self.role = role
-
-    @property
-    def name(self) -> str:
-        return f"RunawayOutput[{self.role}]"
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
