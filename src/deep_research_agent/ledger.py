@@ -136,19 +136,11 @@ class RunLedger:
 
     def halt_run(self, halt: Halt) -> bool:
         """Stop the whole run; True only for the first halt, so its event is sent once."""
-        with self._lock:
-            if self.halt is not None:
-                return False
-            self.halt = halt
-            return True
+        return self._set_once("halt", halt)
 
     def request_wrap_up(self) -> bool:
         """Note that the user asked the run to finish with what it has; True only the first time."""
-        with self._lock:
-            if self.wrap_up_requested:
-                return False
-            self.wrap_up_requested = True
-            return True
+        return self._set_once("wrap_up_requested", True)
 
     def request_stop(self, halt: Halt) -> bool:
         """Halt the run at the user's request and wake every call racing ``stop_requested``."""
@@ -162,10 +154,14 @@ class RunLedger:
 
     def enter_budget_soft_stage(self, ceiling: str) -> bool:
         """Note that a ceiling passed its wrap-up mark; True only the first time in the run."""
+        return self._set_once("budget_soft", ceiling)
+
+    def _set_once(self, name: str, value: Any) -> bool:
+        """Set a run-wide stage unless it is set already; True only for the first caller, whose event is sent."""
         with self._lock:
-            if self.budget_soft is not None:
+            if getattr(self, name) not in (None, False):
                 return False
-            self.budget_soft = ceiling
+            setattr(self, name, value)
             return True
 
     def record_compaction(self, messages_summarized: int) -> None:
