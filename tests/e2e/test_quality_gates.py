@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -88,18 +89,18 @@ def revising(run: Any, reason: str) -> list[dict[str, Any]]:
     return [s for s in run.statuses("revising") if s.get("reason") == reason]
 
 
-async def research_unit(
-    agent_server: Any,
-    scripted: Any,
-    researcher_agent: dict[str, Any],
-    *then: dict[str, Any],
-    repeat_last: bool = False,
-    question: str = QUESTION,
-) -> RunResult:
-    """One run: the orchestrator delegates ``UNIT`` to ``researcher_agent``, then takes the turns ``then``."""
-    orchestrator_turns = orchestrator(plan_and_delegate(UNIT), *then, repeat_last=repeat_last)
-    scripted.set_scenario(scenario(orchestrator_turns, researcher_agent))
-    return await stream_run(agent_server.url, question, timeout=60)
+@pytest.fixture
+def research_unit(agent_server: Any, scripted: Any) -> Callable[..., Awaitable[RunResult]]:
+    """Runs one scenario: the orchestrator delegates ``UNIT`` to a researcher, then takes the turns given."""
+
+    async def run(
+        researcher_agent: dict[str, Any], *then: dict[str, Any], repeat_last: bool = False, question: str = QUESTION
+    ) -> RunResult:
+        orchestrator_turns = orchestrator(plan_and_delegate(UNIT), *then, repeat_last=repeat_last)
+        scripted.set_scenario(scenario(orchestrator_turns, researcher_agent))
+        return await stream_run(agent_server.url, question, timeout=60)
+
+    return run
 
 
 def last_message(scripted: Any, agent: str) -> dict[str, Any]:
@@ -109,11 +110,9 @@ def last_message(scripted: Any, agent: str) -> dict[str, Any]:
 # --- findings gate ---------------------------------------------------------------------------------
 
 
-async def test_prose_instead_of_findings_is_bounced_once_and_the_second_answer_is_handed_over(agent_server, scripted, web):
+async def test_prose_instead_of_findings_is_bounced_once_and_the_second_answer_is_handed_over(research_unit, scripted, web):
     url = halvorsen(web)
     run = await research_unit(
-        agent_server,
-        scripted,
         reads_then_answers(url, PROSE, valid_findings(url)),
         submit(cited_report(("The Halvorsen cell", url))),
     )
@@ -133,11 +132,9 @@ async def test_prose_instead_of_findings_is_bounced_once_and_the_second_answer_i
     assert run.of_type("usage")[0]["citations"] == {"valid": 1, "repaired": 0, "removed": 0, "flagged": 0}
 
 
-async def test_prose_twice_is_handed_over_as_prose(agent_server, scripted, web):
+async def test_prose_twice_is_handed_over_as_prose(research_unit, scripted, web):
     url = halvorsen(web)
     run = await research_unit(
-        agent_server,
-        scripted,
         reads_then_answers(url, PROSE, repeat_last=True),
         submit(cited_report(("The Halvorsen cell", url))),
     )
@@ -153,11 +150,9 @@ async def test_prose_twice_is_handed_over_as_prose(agent_server, scripted, web):
     assert_page_evidence(run, url)
 
 
-async def test_findings_without_any_tool_call_are_bounced_then_handed_over_without_them(agent_server, scripted, web):
+async def test_findings_without_any_tool_call_are_bounced_then_handed_over_without_them(research_unit, web):
     url = halvorsen(web)
     run = await research_unit(
-        agent_server,
-        scripted,
         researcher(turn(content=valid_findings(url)), repeat_last=True),
         submit("# Sodium-glass batteries\n\nNothing could be verified.\n"),
     )
@@ -170,7 +165,7 @@ async def test_findings_without_any_tool_call_are_bounced_then_handed_over_witho
     assert run.values["evidence"] == [] and run.values["citations"] == []
 
 
-async def test_a_file_path_as_a_source_is_bounced_and_that_finding_is_dropped_on_hand_over(agent_server, scripted, web):
+async def test_a_file_path_as_a_source_is_bounced_and_that_finding_is_dropped_on_hand_over(research_unit, web):
     url = halvorsen(web)
     with_path = findings_json(
         CLAIM,
@@ -180,8 +175,6 @@ async def test_a_file_path_as_a_source_is_bounced_and_that_finding_is_dropped_on
         ],
     )
     run = await research_unit(
-        agent_server,
-        scripted,
         reads_then_answers(url, with_path, repeat_last=True),
         submit(cited_report(("The Halvorsen cell", url))),
     )
@@ -196,9 +189,7 @@ async def test_a_file_path_as_a_source_is_bounced_and_that_finding_is_dropped_on
 # --- report gate -----------------------------------------------------------------------------------
 
 
-async def test_a_report_citing_a_missing_entry_and_an_unfetched_url_is_sent_back_and_the_revision_delivered(
-    agent_server, scripted, web
-):
+async def test_a_report_citing_a_missing_entry_and_an_unfetched_url_is_sent_back_and_the_revision_delivered(research_unit, scripted, web):
     url = halvorsen(web)
     bad = cited_report(
         ("The Halvorsen cell", url),
@@ -206,13 +197,7 @@ async def test_a_report_citing_a_missing_entry_and_an_unfetched_url_is_sent_back
         body="The Halvorsen cell reached 412 Wh/kg in independent tests [1]. Prices fell [2]. Demand rose [9].",
     )
     good = cited_report(("The Halvorsen cell", url))
-    run = await research_unit(
-        agent_server,
-        scripted,
-        reads_then_answers(url, valid_findings(url)),
-        submit(bad),
-        submit(good),
-    )
+    run = await research_unit(reads_then_answers(url, valid_findings(url)), submit(bad), submit(good))
 
     assert end_of(run) == ("done", "report_delivered")
     assert_end_carries_totals(run)
@@ -228,22 +213,14 @@ async def test_a_report_citing_a_missing_entry_and_an_unfetched_url_is_sent_back
     assert_page_evidence(run, url)
 
 
-async def test_a_revision_that_still_cites_an_unfetched_url_is_delivered_with_that_citation_removed(
-    agent_server, scripted, web
-):
+async def test_a_revision_that_still_cites_an_unfetched_url_is_delivered_with_that_citation_removed(research_unit, web):
     url = halvorsen(web)
     bad = cited_report(
         ("The Halvorsen cell", url),
         ("Somewhere", NEVER_FETCHED),
         body="The Halvorsen cell reached 412 Wh/kg in independent tests [1]. Prices fell [2].",
     )
-    run = await research_unit(
-        agent_server,
-        scripted,
-        reads_then_answers(url, valid_findings(url)),
-        submit(bad),
-        repeat_last=True,
-    )
+    run = await research_unit(reads_then_answers(url, valid_findings(url)), submit(bad), repeat_last=True)
 
     assert end_of(run) == ("done", "report_delivered")
     assert len(revising(run, "report_quality")) == 1
@@ -254,7 +231,7 @@ async def test_a_revision_that_still_cites_an_unfetched_url_is_delivered_with_th
     assert run.of_type("usage")[0]["citations"] == {"valid": 1, "repaired": 0, "removed": 1, "flagged": 0}
 
 
-async def test_a_quote_not_in_the_page_and_a_number_not_in_its_quote_are_flagged_unverified(agent_server, scripted, web):
+async def test_a_quote_not_in_the_page_and_a_number_not_in_its_quote_are_flagged_unverified(research_unit, web):
     cell, farm = halvorsen(web), kelp(web)
     findings = findings_json(
         "Two results.",
@@ -269,8 +246,6 @@ async def test_a_quote_not_in_the_page_and_a_number_not_in_its_quote_are_flagged
         body="The Halvorsen cell reached 412 Wh/kg [1]. The farm stored 2,000 tonnes of CO2 [2].",
     )
     run = await research_unit(
-        agent_server,
-        scripted,
         researcher(turn(tool_calls=[call("web_fetch", url=cell), call("web_fetch", url=farm)]), turn(content=findings)),
         submit(report),
         repeat_last=True,
@@ -291,11 +266,9 @@ async def test_a_quote_not_in_the_page_and_a_number_not_in_its_quote_are_flagged
 # --- completion ------------------------------------------------------------------------------------
 
 
-async def test_a_prose_report_is_nudged_once_then_submitted(agent_server, scripted, web):
+async def test_a_prose_report_is_nudged_once_then_submitted(research_unit, scripted, web):
     url = halvorsen(web)
     run = await research_unit(
-        agent_server,
-        scripted,
         reads_then_answers(url, valid_findings(url)),
         turn(content=prose_report(url)),
         submit(prose_report(url)),
@@ -308,11 +281,9 @@ async def test_a_prose_report_is_nudged_once_then_submitted(agent_server, script
     assert run.values["citations"][0]["verified"] is True
 
 
-async def test_a_prose_report_never_submitted_is_salvaged_as_an_incomplete_report(agent_server, scripted, web):
+async def test_a_prose_report_never_submitted_is_salvaged_as_an_incomplete_report(research_unit, scripted, web):
     url = halvorsen(web)
     run = await research_unit(
-        agent_server,
-        scripted,
         reads_then_answers(url, valid_findings(url)),
         turn(content=prose_report(url)),
         repeat_last=True,
@@ -329,16 +300,10 @@ async def test_a_prose_report_never_submitted_is_salvaged_as_an_incomplete_repor
     assert [(c["url"], c["verified"]) for c in run.values["citations"]] == [(url, True)]
 
 
-async def test_a_json_dump_is_nudged_to_a_reader_facing_report_then_salvaged_from_the_findings(agent_server, scripted, web):
+async def test_a_json_dump_is_nudged_to_a_reader_facing_report_then_salvaged_from_the_findings(research_unit, scripted, web):
     url = halvorsen(web)
     dump = json.dumps({"findings": [{"finding": CLAIM, "source": url}], "notes": ["raw"]})
-    run = await research_unit(
-        agent_server,
-        scripted,
-        reads_then_answers(url, valid_findings(url)),
-        turn(content=dump),
-        repeat_last=True,
-    )
+    run = await research_unit(reads_then_answers(url, valid_findings(url)), turn(content=dump), repeat_last=True)
 
     assert end_of(run) == ("done", "report_salvaged")
     nudges = [m for m in requests_of(scripted, "orchestrator")[-1]["body"]["messages"] if m.get("name") == "dra_harness"]
@@ -349,13 +314,9 @@ async def test_a_json_dump_is_nudged_to_a_reader_facing_report_then_salvaged_fro
     assert [(c["index"], c["url"], c["verified"]) for c in run.values["citations"]] == [(1, url, True)]
 
 
-async def test_an_orchestrator_that_only_announces_is_nudged_four_times_then_stalls_with_a_salvaged_report(
-    agent_server, scripted, web
-):
+async def test_an_orchestrator_that_only_announces_is_nudged_four_times_then_stalls_with_a_salvaged_report(research_unit, scripted, web):
     url = halvorsen(web)
     run = await research_unit(
-        agent_server,
-        scripted,
         reads_then_answers(url, valid_findings(url)),
         turn(content="Now I will write the report."),
         repeat_last=True,
