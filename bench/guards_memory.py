@@ -22,7 +22,7 @@ from pathlib import Path
 from langgraph_sdk import get_client
 
 from bench.stack import running_stack
-from deep_research_agent.events import STOP_REQUESTS_NAMESPACE
+from deep_research_agent.protocol.events import STOP_REQUESTS_NAMESPACE
 from tests.e2e.scenarios import (
     findings_json,
     orchestrator,

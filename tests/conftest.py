@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from deep_research_agent.ledger import RunLedger, close_ledger, current_ledger
+from deep_research_agent.run.ledger import RunLedger, close_ledger, current_ledger
 from tests.support.agent_server import AgentServer
 from tests.support.scripted_model import ScriptedModelServer
 from tests.support.web import WebStandIn

@@ -11,15 +11,11 @@ from langchain.agents.middleware import (
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
-from deep_research_agent.config import ResearchConfig
-from deep_research_agent.findings import Findings, parse_findings
-from deep_research_agent.middleware import budget
-from deep_research_agent.middleware.budget import (
-    BudgetMiddleware,
-    binding_ceiling,
-    ceiling_uses,
-)
-from deep_research_agent.middleware.harness import is_harness_message
+from deep_research_agent.settings.resolve import ResearchConfig
+from deep_research_agent.handover.contract import Findings, parse_findings
+from deep_research_agent.guards import budget
+from deep_research_agent.guards.budget import BudgetMiddleware, binding_ceiling, ceiling_uses
+from deep_research_agent.conversation import is_harness_message
 from deep_research_agent.report.salvage import salvage_report
 from tests.support.guard_calls import call_model_through, capture_events
 

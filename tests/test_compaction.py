@@ -15,15 +15,15 @@ from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from deep_research_agent.config import ResearchConfig
-from deep_research_agent.middleware.compaction import (
+from deep_research_agent.settings.resolve import ResearchConfig
+from deep_research_agent.guards.compaction import (
     ContextCompactionMiddleware,
     compaction_trigger,
     plan_compaction,
     safe_tail_start,
 )
-from deep_research_agent.middleware.harness import HARNESS_MESSAGE_NAME, is_harness_message
-from deep_research_agent.middleware.turns import bump_counter, counters_for_turn
+from deep_research_agent.conversation import HARNESS_MESSAGE_NAME, is_harness_message
+from deep_research_agent.conversation_turns import bump_counter, counters_for_turn
 from tests.support.recording_model import RecordingChatModel, factory
 
 SECTIONS = ("## Request", "## Findings", "## Offloaded files", "## Gaps", "## Next steps")

@@ -7,7 +7,7 @@ import typing
 
 import pytest
 
-from deep_research_agent.report.completion import (
+from deep_research_agent.delivery.final_text import (
     REPORT_MIN_CHARS,
     FinalTextKind,
     classify_final_text,

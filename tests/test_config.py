@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from deep_research_agent import config
-from deep_research_agent.config import DEFAULT_BASE_URL, MODEL_TIERS, SLOTS, ResearchConfig
+from deep_research_agent.settings import resolve as config
+from deep_research_agent.settings.resolve import DEFAULT_BASE_URL, MODEL_TIERS, SLOTS, ResearchConfig
 
 MODEL_KEY = "sk-or-v1-model-key-0123456789abcdef"
 TAVILY_KEY = "tvly-dev-search-key-0123456789"
@@ -540,7 +540,7 @@ def test_streaming_off_disables_streaming_for_every_model():
 def test_env_example_is_up_to_date():
     assert ENV_EXAMPLE.read_text(encoding="utf-8") == config.env_example(), (
         ".env.example is stale; regenerate it with "
-        "`uv run python -m deep_research_agent.config env-example > .env.example`"
+        "`uv run python -m deep_research_agent.settings.resolve env-example > .env.example`"
     )
 
 

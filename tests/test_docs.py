@@ -6,7 +6,8 @@ import re
 import typing
 from pathlib import Path
 
-from deep_research_agent import config, events
+from deep_research_agent.settings import resolve as config
+from deep_research_agent.protocol import events
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -15,7 +16,7 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 def test_the_readme_configuration_table_is_generated_from_the_settings():
     table = README.split("<!-- config-table:start -->\n", 1)[1].split("<!-- config-table:end -->", 1)[0]
     assert table == config.markdown_table(), (
-        "README config table is stale: paste the output of `uv run python -m deep_research_agent.config markdown`"
+        "README config table is stale: paste the output of `uv run python -m deep_research_agent.settings.resolve markdown`"
     )
 
 

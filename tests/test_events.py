@@ -11,19 +11,18 @@ from typing import TypedDict
 import pytest
 from langgraph.graph import END, START, StateGraph
 
-from deep_research_agent import events
-from deep_research_agent.events import (
+from deep_research_agent.protocol import events, secrets
+from deep_research_agent.protocol.events import (
     ENGINE_VERSION,
     EVENT_MODELS,
     EVENT_TYPES,
     PROTOCOL_VERSION,
     Event,
-    Sender,
-    current_sender,
     emit,
     format_elapsed,
-    register_secrets,
 )
+from deep_research_agent.protocol.sender import Sender, current_sender
+from deep_research_agent.protocol.secrets import register_secrets
 
 SCHEMA_FILE = Path(__file__).resolve().parents[1] / "schema" / "events.schema.json"
 LIVE_KEY = "sk-live-abcdef123456"
@@ -32,7 +31,7 @@ LIVE_KEY = "sk-live-abcdef123456"
 @pytest.fixture(autouse=True)
 def isolated_secrets(monkeypatch):
     """Each test starts with no registered secrets and leaves none behind."""
-    monkeypatch.setattr(events, "_secrets", set())
+    monkeypatch.setattr(secrets, "_secrets", set())
 
 
 @pytest.fixture
@@ -267,7 +266,7 @@ def test_run_start_carries_the_protocol_and_engine_versions_by_default():
 def test_the_published_schema_is_fresh():
     assert SCHEMA_FILE.read_text(encoding="utf-8") == events.schema_text(), (
         "schema/events.schema.json is stale; regenerate it with "
-        "`uv run python -m deep_research_agent.events > schema/events.schema.json`"
+        "`uv run python -m deep_research_agent.protocol.events > schema/events.schema.json`"
     )
 
 

@@ -6,9 +6,9 @@ from dataclasses import asdict
 
 import pytest
 
-from deep_research_agent.findings import Finding, Findings
-from deep_research_agent.ledger import EvidenceRecord
-from deep_research_agent.report.evidence import (
+from deep_research_agent.handover.contract import Finding, Findings
+from deep_research_agent.run.ledger import EvidenceRecord
+from deep_research_agent.report.citations import (
     CitationReport,
     check_citations,
     normalise_for_match,

@@ -10,12 +10,7 @@ import pytest
 import trafilatura
 
 from deep_research_agent.tools.errors import ToolFailure
-from deep_research_agent.tools.fetch import (
-    Download,
-    extract_document,
-    extract_html,
-    extract_pdf,
-)
+from deep_research_agent.tools.fetch import Download, extract_document, extract_html, extract_pdf
 from tests.support.web import (
     ARTICLES,
     JUNK_PHRASES,

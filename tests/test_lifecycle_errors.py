@@ -13,13 +13,14 @@ from langgraph.errors import GraphInterrupt
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from deep_research_agent.config import ResearchConfig
-from deep_research_agent.events import ORCHESTRATOR, register_secrets
+from deep_research_agent.settings.resolve import ResearchConfig
+from deep_research_agent.names import Role
+from deep_research_agent.protocol.secrets import register_secrets
 from deep_research_agent.graph import build_graph
-from deep_research_agent.ledger import current_ledger
-from deep_research_agent.middleware import turn_end
-from deep_research_agent.middleware.containment import INTERNAL_ERROR, contain_hook_failures
-from deep_research_agent.middleware.lifecycle import RunLifecycleMiddleware, describe_model_error
+from deep_research_agent.run.ledger import current_ledger
+from deep_research_agent.delivery import turn_end
+from deep_research_agent.lifecycle.containment import INTERNAL_ERROR, contain_hook_failures
+from deep_research_agent.lifecycle.middleware import RunLifecycleMiddleware, describe_model_error
 from tests.e2e.scenarios import orchestrator, plan_and_delegate, researcher_reads, scenario, submit
 from tests.support.web import ARTICLES
 
@@ -140,7 +141,7 @@ def test_a_key_echoed_in_a_providers_message_never_reaches_the_detail():
 
 
 class FlakyHook:
-    def __init__(self, role: str = ORCHESTRATOR, error: BaseException | None = None) -> None:
+    def __init__(self, role: str = Role.ORCHESTRATOR, error: BaseException | None = None) -> None:
         self.role = role
         self.error = error or RuntimeError(SECRET_DETAIL)
 

@@ -7,16 +7,16 @@ import itertools
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from deep_research_agent.findings import parse_findings
-from deep_research_agent.ledger import current_ledger
-from deep_research_agent.middleware import loop_guard
-from deep_research_agent.middleware.harness import (
+from deep_research_agent.handover.contract import parse_findings
+from deep_research_agent.run.ledger import current_ledger
+from deep_research_agent.guards import loop as loop_guard
+from deep_research_agent.conversation import (
     HARNESS_MESSAGE_NAME,
     harness_message,
     is_harness_message,
     turn_key,
 )
-from deep_research_agent.middleware.loop_guard import (
+from deep_research_agent.guards.loop import (
     HALT_AT,
     WINDOW,
     LoopGuardMiddleware,

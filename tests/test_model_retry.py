@@ -6,8 +6,8 @@ import httpx
 import openai
 import pytest
 
-from deep_research_agent.middleware import model_retry
-from deep_research_agent.middleware.model_retry import (
+from deep_research_agent.guards import retry as model_retry
+from deep_research_agent.guards.retry import (
     MAX_DELAY_S,
     ModelCallRetryMiddleware,
     backoff_s,

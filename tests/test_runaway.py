@@ -11,13 +11,18 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from deep_research_agent.findings import Findings, parse_findings
-from deep_research_agent.middleware import runaway
-from deep_research_agent.middleware.guard_chain import GuardChainMiddleware
-from deep_research_agent.middleware.harness import is_harness_message
-from deep_research_agent.middleware.loop_guard import LoopGuardMiddleware
-from deep_research_agent.middleware.runaway import MIN_JUDGED_CHARS, RunawayOutputMiddleware, detect_repetition, judge
-from deep_research_agent.middleware.subagent_lifecycle import MAX_HANDOVER_CHARS, SubagentLifecycleMiddleware
+from deep_research_agent.handover.contract import Findings, parse_findings
+from deep_research_agent.guards import runaway
+from deep_research_agent.guards.chain import GuardChainMiddleware
+from deep_research_agent.conversation import is_harness_message
+from deep_research_agent.guards.loop import LoopGuardMiddleware
+from deep_research_agent.guards.runaway import (
+    MIN_JUDGED_CHARS,
+    RunawayOutputMiddleware,
+    detect_repetition,
+    judge,
+)
+from deep_research_agent.handover.publish import MAX_HANDOVER_CHARS, SubagentLifecycleMiddleware
 from tests.support.guard_calls import capture_events
 
 pytestmark = pytest.mark.anyio

@@ -10,13 +10,13 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.store.memory import InMemoryStore
 
-from deep_research_agent.config import ResearchConfig
-from deep_research_agent.events import STOP_REQUESTS_NAMESPACE
-from deep_research_agent.findings import parse_findings
-from deep_research_agent.ledger import Halt, close_ledger
-from deep_research_agent.middleware import stop_request
-from deep_research_agent.middleware.budget import BudgetMiddleware
-from deep_research_agent.middleware.stop_request import STOPPED_BY_USER, watch_for_stop_request
+from deep_research_agent.settings.resolve import ResearchConfig
+from deep_research_agent.protocol.events import STOP_REQUESTS_NAMESPACE
+from deep_research_agent.handover.contract import parse_findings
+from deep_research_agent.run.ledger import Halt, close_ledger
+from deep_research_agent.delivery import stop as stop_request
+from deep_research_agent.guards.budget import BudgetMiddleware
+from deep_research_agent.delivery.stop import STOPPED_BY_USER, watch_for_stop_request
 from tests.support.guard_calls import capture_events
 
 pytestmark = pytest.mark.anyio

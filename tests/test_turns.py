@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from deep_research_agent.middleware.harness import harness_message
-from deep_research_agent.middleware.turns import (
+from deep_research_agent.conversation import harness_message
+from deep_research_agent.conversation_turns import (
     bump_counter,
     counters_for_turn,
     current_turn_start,

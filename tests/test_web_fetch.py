@@ -16,11 +16,7 @@ import types
 import anyio
 import pytest
 
-from deep_research_agent.tools.fetch import (
-    PAGE_PREAMBLE,
-    FetchLimits,
-    build_web_fetch_tool,
-)
+from deep_research_agent.tools.fetch import PAGE_PREAMBLE, FetchLimits, build_web_fetch_tool
 from tests.support.web import (
     ARTICLES,
     FAKE_BLOCK_END,

@@ -16,11 +16,7 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from deep_research_agent.tools.search import (
-    KEYLESS_NOTICE,
-    RESULTS_PREAMBLE,
-    build_web_search_tool,
-)
+from deep_research_agent.tools.search import KEYLESS_NOTICE, RESULTS_PREAMBLE, build_web_search_tool
 from tests.support.web import ARTICLES, WebStandIn, closed_port, run_tools_in_graph
 
 KEY = "tvly-dev-run-key-0123456789"

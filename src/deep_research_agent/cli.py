@@ -47,16 +47,10 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
-from .config import DEFAULT_BASE_URL
-from .events import (
-    ORCHESTRATOR,
-    PROTOCOL_VERSION,
-    STOP_NOW,
-    STOP_REQUESTS_NAMESPACE,
-    WRAP_UP,
-    format_elapsed,
-    redact,
-)
+from .settings.resolve import DEFAULT_BASE_URL
+from .names import Role, StopMode
+from .protocol.events import PROTOCOL_VERSION, STOP_REQUESTS_NAMESPACE, format_elapsed
+from .protocol.secrets import redact
 
 # The graph id of langgraph.json. graph.py is not imported for it: that would load the whole agent stack.
 GRAPH_ID = "deep_research_agent"
@@ -161,10 +155,10 @@ def _count(number: int, noun: str) -> str:
 
 
 # What each Ctrl-C asks of the run, in order; one more abandons it.
-_STOP_MODES = (WRAP_UP, STOP_NOW)
+_STOP_MODES = (StopMode.WRAP_UP, StopMode.NOW)
 _STOPPING = {
-    WRAP_UP: "Wrapping up: the agents deliver what they found and the report is written. Ctrl-C again to stop now.",
-    STOP_NOW: "Stopping now: the report is assembled from the findings so far. Ctrl-C again to abandon the run.",
+    StopMode.WRAP_UP: "Wrapping up: the agents deliver what they found and the report is written. Ctrl-C again to stop now.",
+    StopMode.NOW: "Stopping now: the report is assembled from the findings so far. Ctrl-C again to abandon the run.",
 }
 
 # Guards that warned and let the agent go on, and guards that stopped an agent or the run.
@@ -256,7 +250,7 @@ class RunView:
     def stopping(self, mode: str) -> None:
         """This client asked the run to wrap up or to stop now."""
         self._print("■", _STOPPING[mode], "yellow")
-        self.activity = "wrapping up …" if mode == WRAP_UP else "stopping …"
+        self.activity = "wrapping up …" if mode == StopMode.WRAP_UP else "stopping …"
         self._stops_announced.add(mode)
 
     def abandoning(self) -> None:
@@ -317,11 +311,11 @@ class RunView:
         task = self.tasks.get(str(event.get("task_id")))
         if task is not None:
             return task.label
-        return str(event.get("role") or ORCHESTRATOR)
+        return str(event.get("role") or Role.ORCHESTRATOR)
 
     def _print(self, icon: str, message: str, style: str = "", who: str | None = None) -> None:
         line = Text.assemble((f"{icon} ", style))
-        if who and who != ORCHESTRATOR:
+        if who and who != Role.ORCHESTRATOR:
             line.append(f"{who}: ", "dim")
         line.append(message, style)
         self.console.print(line)
@@ -352,8 +346,8 @@ class RunView:
         elif state in _GUARD_STOPS:
             self._print("■", detail or str(event.get("reason") or state), "red", self._who(event))
         elif state == "stop_requested":
-            mode = str(event.get("reason") or STOP_NOW)
-            self.activity = "wrapping up …" if mode == WRAP_UP else "stopping …"
+            mode = str(event.get("reason") or StopMode.NOW)
+            self.activity = "wrapping up …" if mode == StopMode.WRAP_UP else "stopping …"
             if mode not in self._stops_announced:  # another client asked
                 self._print("■", detail or "The run was asked to stop.", "yellow")
             self._stops_announced.add(mode)

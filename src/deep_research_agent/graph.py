@@ -38,27 +38,28 @@ from langchain.agents.middleware import AgentMiddleware, TodoListMiddleware
 from langgraph.graph.state import CompiledStateGraph
 
 from . import prompts
-from .config import ModelSpec, ResearchConfig, Slot
-from .events import ORCHESTRATOR, register_secrets
-from .ledger import current_ledger
-from .middleware.budget import BudgetMiddleware, StepLimitMiddleware, effective_recursion_limit
-from .middleware.caching import PromptCachingMiddleware
-from .middleware.clarification import ClarificationMiddleware
-from .middleware.compaction import ContextCompactionMiddleware
-from .middleware.completion import CompletionMiddleware
-from .middleware.findings_gate import FindingsGateMiddleware
-from .middleware.guard_chain import GuardChainMiddleware
-from .middleware.lifecycle import RunLifecycleMiddleware
-from .middleware.loop_guard import LoopGuardMiddleware
-from .middleware.metering import ModelCallHeartbeatMiddleware, UsageMeteringMiddleware, side_call_meter
-from .middleware.model_retry import ModelCallRetryMiddleware
-from .middleware.report_gate import ReportGateMiddleware
-from .middleware.runaway import RunawayOutputMiddleware
-from .middleware.stop_request import StopRequestMiddleware
-from .middleware.subagent_lifecycle import SubagentLifecycleMiddleware
-from .middleware.tool_errors import ClassifiedToolErrorsMiddleware
-from .middleware.triage import TriageRouterMiddleware
-from .middleware.turn_end import TurnEndMiddleware
+from .settings.resolve import ModelSpec, ResearchConfig, Slot
+from .names import Role
+from .protocol.secrets import register_secrets
+from .run.ledger import current_ledger
+from .guards.budget import BudgetMiddleware, StepLimitMiddleware, effective_recursion_limit
+from .guards.caching import PromptCachingMiddleware
+from .delivery.clarification import ClarificationMiddleware
+from .guards.compaction import ContextCompactionMiddleware
+from .delivery.completion import CompletionMiddleware
+from .handover.gate import FindingsGateMiddleware
+from .guards.chain import GuardChainMiddleware
+from .lifecycle.middleware import RunLifecycleMiddleware
+from .guards.loop import LoopGuardMiddleware
+from .guards.metering import ModelCallHeartbeatMiddleware, UsageMeteringMiddleware, side_call_meter
+from .guards.retry import ModelCallRetryMiddleware
+from .delivery.report_gate import ReportGateMiddleware
+from .guards.runaway import RunawayOutputMiddleware
+from .delivery.stop import StopRequestMiddleware
+from .handover.publish import SubagentLifecycleMiddleware
+from .tools.error_middleware import ClassifiedToolErrorsMiddleware
+from .lifecycle.triage import TriageRouterMiddleware
+from .delivery.turn_end import TurnEndMiddleware
 from .models import chat_model
 from .report import ReportMiddleware
 from .tools.fetch import build_web_fetch_tool
@@ -67,11 +68,6 @@ from .tools.search import build_web_search_tool
 logger = logging.getLogger(__name__)
 
 GRAPH_ID = "deep_research_agent"
-RESEARCH_SUBAGENT = "research-subagent"
-# Side calls made outside an agent's loop are metered under roles of their own, so per-role usage and
-# the heartbeat's step numbers describe each agent's own steps.
-TRIAGE = "triage"
-COMPACTION = "compaction"
 _CACHE_SIZE = 32
 
 _TASK_DESCRIPTION = (
@@ -111,20 +107,20 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
     """Assemble the orchestrator and its sub-agents for one configuration."""
     tier = settings.tier
     research_tools = [t for t in (build_web_search_tool(settings), build_web_fetch_tool(settings)) if t is not None]
-    subagent_steps = StepLimitMiddleware(role=RESEARCH_SUBAGENT)
+    subagent_steps = StepLimitMiddleware(role=Role.RESEARCH_SUBAGENT)
     research_subagent = create_agent(
         chat_model(settings, "subagent"),
         tools=research_tools,
         system_prompt=prompts.render(prompts.RESEARCH_SUBAGENT, domain_prompt=settings.domain_prompt),
         middleware=[
-            _guards(settings, RESEARCH_SUBAGENT, tier.subagent, subagent_steps, gate=FindingsGateMiddleware(role=RESEARCH_SUBAGENT)),
+            _guards(settings, Role.RESEARCH_SUBAGENT, tier.subagent, subagent_steps, gate=FindingsGateMiddleware(role=Role.RESEARCH_SUBAGENT)),
             # No PatchToolCallsMiddleware: the task tool starts every sub-agent on one fresh brief, which
             # never holds a dangling tool call, and the patch would cost a graph step per sub-agent run.
-            ClassifiedToolErrorsMiddleware(role=RESEARCH_SUBAGENT),
-            *_caching(settings, RESEARCH_SUBAGENT),
-            _compaction(settings, RESEARCH_SUBAGENT, "subagent"),
+            ClassifiedToolErrorsMiddleware(role=Role.RESEARCH_SUBAGENT),
+            *_caching(settings, Role.RESEARCH_SUBAGENT),
+            _compaction(settings, Role.RESEARCH_SUBAGENT, "subagent"),
         ],
-        name=RESEARCH_SUBAGENT,
+        name=Role.RESEARCH_SUBAGENT,
         # A sub-agent is never resumed midway, so its steps are not checkpointed: inherited from the
         # orchestrator, every step would store the whole growing conversation for the thread's lifetime.
         checkpointer=False,
@@ -132,13 +128,13 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
     subagent_steps.reserve_for(research_subagent)
     subagents: list[CompiledSubAgent] = [
         {
-            "name": RESEARCH_SUBAGENT,
+            "name": Role.RESEARCH_SUBAGENT,
             "description": "Researches one unit on the web (search, read pages) and returns JSON findings with quotes and URLs.",
             # Its own step budget: without one it would inherit the orchestrator's whole limit per task.
             "runnable": research_subagent.with_config({"recursion_limit": effective_recursion_limit(settings)}),
         }
     ]
-    orchestrator_steps = StepLimitMiddleware(role=ORCHESTRATOR)
+    orchestrator_steps = StepLimitMiddleware(role=Role.ORCHESTRATOR)
     orchestrator = create_agent(
         chat_model(settings, "research"),
         tools=[],
@@ -149,10 +145,10 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
             RunLifecycleMiddleware(settings),
             StopRequestMiddleware(),
             # Right after the run opens: a SIMPLE turn ends here, before the orchestrator's first model step.
-            TriageRouterMiddleware(settings=settings, on_model_response=side_call_meter(TRIAGE, tier.research)),
-            _guards(settings, ORCHESTRATOR, tier.research, orchestrator_steps, gate=CompletionMiddleware()),
-            ClassifiedToolErrorsMiddleware(role=ORCHESTRATOR),
-            SubagentLifecycleMiddleware(models_by_role={RESEARCH_SUBAGENT: tier.subagent.slug}),
+            TriageRouterMiddleware(settings=settings, on_model_response=side_call_meter(Role.TRIAGE, tier.research)),
+            _guards(settings, Role.ORCHESTRATOR, tier.research, orchestrator_steps, gate=CompletionMiddleware()),
+            ClassifiedToolErrorsMiddleware(role=Role.ORCHESTRATOR),
+            SubagentLifecycleMiddleware(models_by_role={Role.RESEARCH_SUBAGENT: tier.subagent.slug}),
             ClarificationMiddleware(),
             TurnEndMiddleware(),
             TodoListMiddleware(system_prompt=_TODOS_PROMPT, tool_description=_TODOS_DESCRIPTION),
@@ -160,12 +156,12 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
             ReportMiddleware(),
             ReportGateMiddleware(),
             PatchToolCallsMiddleware(),
-            *_caching(settings, ORCHESTRATOR),
+            *_caching(settings, Role.ORCHESTRATOR),
             # Innermost, so it measures the final system prompt and tools of each request.
-            _compaction(settings, ORCHESTRATOR, "research"),
+            _compaction(settings, Role.ORCHESTRATOR, "research"),
         ],
         state_schema=DeepAgentState,
-        name=ORCHESTRATOR,
+        name=Role.ORCHESTRATOR,
     )
     orchestrator_steps.reserve_for(orchestrator)
     return orchestrator.with_config({"recursion_limit": effective_recursion_limit(settings)})
@@ -200,7 +196,7 @@ def _compaction(settings: ResearchConfig, role: str, slot: Slot) -> ContextCompa
         slot=slot,
         settings=settings,
         on_compacted=lambda summarized, kept: current_ledger().record_compaction(summarized),
-        on_model_response=side_call_meter(COMPACTION, settings.tier.compaction),
+        on_model_response=side_call_meter(Role.COMPACTION, settings.tier.compaction),
     )
 
 

@@ -9,30 +9,17 @@ from __future__ import annotations
 
 import re
 
+from .names import SUBAGENT_ROLES, ToolName
+
 # Tools the agents can call. Names with an underscore never occur in ordinary prose; the bare words
 # (``task``, ``execute``, ``ls``, ``glob``, ``grep``) do, so they only count when they stand alone or
 # are called.
-TOOL_NAMES = frozenset(
-    {
-        "web_search",
-        "web_fetch",
-        "submit_report",
-        "request_clarification",
-        "write_todos",
-        "read_file",
-        "write_file",
-        "edit_file",
-        "task",
-        "execute",
-        "ls",
-        "glob",
-        "grep",
-    }
-)
+TOOL_NAMES = frozenset(ToolName)
 UNDERSCORE_TOOL_NAMES = frozenset(name for name in TOOL_NAMES if "_" in name)
 BARE_TOOL_NAMES = TOOL_NAMES - UNDERSCORE_TOOL_NAMES
 
-SUBAGENT_ROLES = frozenset({"research-subagent", "extract-subagent", "coding-subagent", "general-purpose"})
+# deepagents' general-purpose sub-agent is not on the roster, but a model may still name it.
+AGENT_ROLE_NAMES = frozenset({*SUBAGENT_ROLES, "general-purpose"})
 
 _alternation = "|".join(sorted(UNDERSCORE_TOOL_NAMES, key=len, reverse=True))
 UNDERSCORE_TOOL_RE = re.compile(rf"\b(?:{_alternation})\b")
@@ -66,13 +53,13 @@ def is_file_path(text: str) -> bool:
     return bool(_FILE_START_RE.match(stripped) or _DATA_FILE_RE.match(stripped))
 
 
-def names_internal_tool(text: str) -> bool:
+def internal_names_tool(text: str) -> bool:
     """True when ``text`` names a tool or sub-agent, or shows a function call (``snake_case(...)``)."""
     stripped = text.strip().strip("`").strip()
     lowered = stripped.lower()
     return bool(
         lowered in TOOL_NAMES
-        or lowered in SUBAGENT_ROLES
+        or lowered in AGENT_ROLE_NAMES
         or SNAKE_IDENTIFIER_RE.fullmatch(stripped)
         or UNDERSCORE_TOOL_RE.search(lowered)
         or ROLE_RE.search(stripped)

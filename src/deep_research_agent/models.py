@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from langchain_openai import ChatOpenAI
 
-from .config import ResearchConfig, Slot
+from .settings.resolve import ResearchConfig, Slot
 
 PLACEHOLDER_KEY = "missing-key"
 

@@ -13,8 +13,8 @@ import anyio
 import pytest
 from langgraph_sdk import get_client
 
-from deep_research_agent.config import MODEL_TIERS
-from deep_research_agent.events import STOP_REQUESTS_NAMESPACE
+from deep_research_agent.settings.resolve import MODEL_TIERS
+from deep_research_agent.protocol.events import STOP_REQUESTS_NAMESPACE
 from tests.e2e.scenarios import (
     end_of,
     findings_json,

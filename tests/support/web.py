@@ -100,7 +100,7 @@ from starlette.responses import (
 )
 from starlette.routing import Route
 
-from deep_research_agent.ledger import RunLedger, current_ledger
+from deep_research_agent.run.ledger import RunLedger, current_ledger
 from tests.support.loopback import LoopbackServer
 
 METADATA_URL = "http://169.254.169.254/latest/meta-data/"

@@ -1,5 +1,5 @@
 """The deliverable: ``submit_report`` and the report-related state of a run."""
 
-from .submit import ReportMiddleware, ReportState
+from ..delivery.submit import ReportMiddleware, ReportState
 
 __all__ = ["ReportMiddleware", "ReportState"]

@@ -8,8 +8,8 @@ unit that returned findings (its summary, each finding with ``[n]`` citations, i
 
 from __future__ import annotations
 
-from ..findings import Findings
-from ..ledger import RunLedger, domain_of, normalise_url
+from ..handover.contract import Findings
+from ..run.ledger import RunLedger, domain_of, normalise_url
 
 _UNIT_TITLE_CHARS = 120
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ledger import RunLedger
-from .evidence import CitationReport, check_citations, repair_report
+from ..run.ledger import RunLedger
+from .citations import CitationReport, check_citations, repair_report
 from .hygiene import lint_citations, scrub_report
 
 

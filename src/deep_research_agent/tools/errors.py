@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from ..events import redact
+from ..protocol.secrets import redact
 
 FailureKind = Literal["permanent", "transient"]
 

@@ -39,8 +39,8 @@ import trafilatura
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
-from ..events import emit
-from ..ledger import current_ledger
+from ..protocol.events import emit
+from ..run.ledger import current_ledger
 from .errors import ToolFailure
 
 logger = logging.getLogger(__name__)

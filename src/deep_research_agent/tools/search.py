@@ -38,8 +38,8 @@ from tavily.errors import TavilyKeylessLimitError
 from tavily.errors import TimeoutError as TavilyTimeoutError
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, stop_before_delay
 
-from ..events import emit
-from ..ledger import current_ledger
+from ..protocol.events import emit
+from ..run.ledger import current_ledger
 from .errors import ToolFailure
 
 logger = logging.getLogger(__name__)

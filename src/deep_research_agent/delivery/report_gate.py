@@ -1,0 +1,76 @@
+"""Report gate: no citation leaves the run unless the run retrieved the text it points to.
+
+Contract (orchestrator only; wraps the ``submit_report`` tool call, so a draft is judged before the tool
+records anything):
+- every draft is scrubbed, its citation numbering linted and every citation checked against the run's
+  evidence and findings (``vet_report``);
+- the first draft of a user turn with problems is not delivered: the model gets an error tool result
+  listing what to fix, a ``status: revising`` (reason ``report_quality``, the problems in ``detail``)
+  is sent, and the verdict on the draft is kept in private state;
+- any later draft is delivered: citations the run never retrieved are removed, unverifiable ones are
+  flagged ``[unverified]`` (``finalise``), and ``submit_report`` records and sends that text. A bounced
+  draft is therefore never ``final_report`` nor a ``report`` event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, NotRequired
+
+from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain.agents.middleware.types import PrivateStateAttr
+from langchain_core.messages import ToolMessage
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command
+
+from ..protocol.events import emit
+from ..run.ledger import current_ledger
+from ..report.citations import CitationReport
+from .submit import SUBMIT_REPORT
+from ..report.vetting import finalise, vet_report
+from ..conversation import turn_key
+
+REPORT_QUALITY = "report_quality"
+
+
+class ReportGateState(AgentState):
+    report_gate_turn: NotRequired[Annotated[str | None, PrivateStateAttr]]
+    report_gate_draft: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
+
+
+class ReportGateMiddleware(AgentMiddleware):
+    """Sends a report with fixable citation problems back once, then delivers it repaired."""
+
+    state_schema = ReportGateState
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
+    ) -> ToolMessage | Command:
+        if request.tool_call["name"] != SUBMIT_REPORT:
+            return await handler(request)
+        args = request.tool_call.get("args") or {}
+        draft = str(args.get("report_markdown") or "")
+        if not draft.strip():
+            return await handler(request)
+        ledger = current_ledger()
+        turn = turn_key(request.state.get("messages") or [])
+        bounced = request.state.get("report_gate_draft") if request.state.get("report_gate_turn") == turn else None
+        previous = CitationReport.model_validate(bounced) if bounced is not None else None
+        vetted = vet_report(draft, ledger, previous=previous)
+        if vetted.problems and previous is None:
+            emit("status", state="revising", reason=REPORT_QUALITY, detail=" ".join(vetted.problems))
+            listed = "\n".join(f"- {problem}" for problem in vetted.problems)
+            message = ToolMessage(
+                f"ERROR [permanent] {SUBMIT_REPORT}: the report was NOT delivered. Fix these, then call "
+                f"{SUBMIT_REPORT} again with the whole corrected report:\n{listed}\n"
+                "Cite only sources the research units read; this is the one revision before delivery, which "
+                "removes citations of sources never retrieved and flags unverifiable ones.",
+                tool_call_id=request.tool_call["id"],
+                name=SUBMIT_REPORT,
+                status="error",
+            )
+            return Command(
+                update={"messages": [message], "report_gate_turn": turn, "report_gate_draft": vetted.check.model_dump()}
+            )
+        delivered = finalise(vetted, ledger)
+        return await handler(request.override(tool_call={**request.tool_call, "args": {**args, "report_markdown": delivered}}))

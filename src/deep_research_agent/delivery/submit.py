@@ -1,0 +1,64 @@
+"""``submit_report``: the single explicit deliverable of a run.
+
+Contract: the orchestrator calls ``submit_report(report_markdown)`` once. The report is recorded in
+state as ``final_report``, a ``report`` event carries it to clients, and ``TurnEndMiddleware`` ends the
+turn before the next model call, so delivery never depends on the model choosing to stop. The tool is not
+``return_direct``:
+langchain ends the turn after a ``return_direct`` tool even when it returned an error, and the report
+gate must be able to send a draft back for one revision.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, NotRequired
+
+from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import InjectedToolCallId, tool
+from langgraph.types import Command
+
+from ..protocol.events import emit
+from ..run.ledger import current_ledger
+
+SUBMIT_REPORT = "submit_report"
+
+
+class ReportState(AgentState):
+    final_report: NotRequired[str]
+    sources: NotRequired[list[dict[str, Any]]]
+    evidence: NotRequired[list[dict[str, Any]]]
+    citations: NotRequired[list[dict[str, Any]]]
+
+
+@tool(SUBMIT_REPORT)
+def submit_report(report_markdown: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
+    """Deliver the final cited report (Markdown). Call exactly once, when the research is done."""
+    text = report_markdown.strip()
+    if not text:
+        return Command(
+            update={
+                "messages": [
+                    ToolMessage(
+                        "ERROR [permanent] submit_report: the report is empty. Pass the whole Markdown report.",
+                        tool_call_id=tool_call_id,
+                        status="error",
+                    )
+                ]
+            }
+        )
+    current_ledger().report_delivered = True
+    emit("report", markdown=text)
+    return Command(
+        update={
+            "final_report": text,
+            "messages": [ToolMessage("Report delivered to the user.", tool_call_id=tool_call_id)],
+        }
+    )
+
+
+class ReportMiddleware(AgentMiddleware):
+    """Gives the orchestrator ``submit_report`` and the report's state keys."""
+
+    state_schema = ReportState
+    tools = [submit_report]
+

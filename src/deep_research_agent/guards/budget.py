@@ -1,0 +1,333 @@
+"""Run budgets: ceilings on tool calls, tokens, wall-clock time and dollars, binding every role at once.
+
+``BudgetMiddleware`` contract (one instance per agent graph, orchestrator and every sub-agent):
+- usage is read from the run ledger, which counts every role's calls as they happen, so sub-agents and
+  work that compaction later summarizes away count too; a ceiling of 0 means no cap;
+- at 75% of any ceiling, one ``status: budget_soft`` per run (``reason`` = the binding ceiling) and one
+  wrap-up nudge to every agent at its next model call (added to that call and kept in its conversation):
+  sub-agents return their findings, the orchestrator submits its report;
+- when the user asks the run to wrap up (``stop_request.py``), the same nudge goes to every agent, and no
+  tool call starts any more except ``submit_report``;
+- at 100%, one ``status: budget_halt`` per run and the run is halted: no model call and no tool call
+  starts afterwards in any role. A refused tool call returns an error result; a refused model call ends
+  its agent (a sub-agent hands back what it has). ``submit_report`` is exempt: delivering a report that
+  is already written costs nothing and beats a salvaged one;
+- every halt binds every role, whatever stopped the run (a ceiling, a guard that stopped the
+  orchestrator, the user's stop request);
+- the wall clock and the user's stop request are enforced while calls run: every model call, and every
+  tool call except ``task`` (whose sub-agent enforces them itself), is cut off when the run's time is up
+  or the user asks it to stop;
+- overshoot is bounded by the calls already in flight when a ceiling was crossed.
+
+``StepLimitMiddleware`` contract (every agent): LangGraph raises ``GraphRecursionError`` when a graph
+runs out of steps, which would end the run as a stream error (or, inside ``task``, fail the sub-agent).
+At each model call this guard checks that the agent can still finish within its recursion limit,
+counting from its first model call of the run; if not, the call does not start and the agent stops
+cleanly with ``status: recursion_limit`` (the orchestrator's run ends with a salvaged report, a
+sub-agent hands back).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, NotRequired, TypeVar
+
+from langchain.agents.middleware import AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import PrivateStateAttr
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langgraph.config import get_config
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command
+
+from ..settings.resolve import ResearchConfig
+from ..names import Role, StopMode
+from ..protocol.events import emit
+from ..run.ledger import Halt, RunLedger, current_ledger
+from ..delivery.submit import SUBMIT_REPORT
+from ..conversation import harness_message, respond, stop_agent
+from .per_role import PerRoleMiddleware
+from ..delivery.stop import STOPPED_BY_USER
+from ..handover.publish import TASK_TOOL
+
+SOFT_FRACTION = 0.75
+# Below this, not even one model call and the exit path fit in the graph's steps: no run could end cleanly.
+MIN_RECURSION_LIMIT = 12
+
+T = TypeVar("T")
+# Stand for "the run's wall-clock ceiling passed" and "the user stopped the run" before the call finished.
+_OUT_OF_TIME = object()
+_STOPPED = object()
+# Not a halt (model calls go on, so every agent can write up), but the reason a tool call is refused.
+_WRAPPING_UP = Halt(reason=StopMode.WRAP_UP, detail="the user asked the run to wrap up and deliver what it has")
+
+
+def effective_recursion_limit(settings: ResearchConfig) -> int:
+    return max(settings.recursion_limit, MIN_RECURSION_LIMIT)
+
+
+@dataclass(frozen=True)
+class CeilingUse:
+    """How much of one ceiling the run has spent."""
+
+    name: str
+    used: float
+    limit: float
+
+    @property
+    def fraction(self) -> float:
+        return self.used / self.limit
+
+    def describe(self) -> str:
+        if self.name == "tool_calls":
+            return f"{self.used:.0f} of {self.limit:.0f} tool calls"
+        if self.name == "tokens":
+            return f"{self.used:,.0f} of {self.limit:,.0f} tokens"
+        if self.name == "time":
+            return f"{self.used:.0f} of {self.limit:.0f} seconds"
+        return f"${self.used:.4f} of ${self.limit:.4f}"
+
+
+def ceiling_uses(ledger: RunLedger, settings: ResearchConfig) -> list[CeilingUse]:
+    """Every capped ceiling with the run's spend against it."""
+    totals = ledger.totals()
+    candidates = (
+        ("tool_calls", totals.tool_calls, settings.max_tool_calls),
+        ("tokens", totals.budget_tokens, settings.max_total_tokens),
+        ("time", ledger.elapsed_s, settings.max_run_seconds),
+        ("cost", totals.cost_usd, settings.max_cost_usd),
+    )
+    return [CeilingUse(name, float(used), float(limit)) for name, used, limit in candidates if limit > 0]
+
+
+def binding_ceiling(uses: list[CeilingUse]) -> CeilingUse | None:
+    return max(uses, key=lambda use: use.fraction, default=None)
+
+
+class BudgetState(AgentState):
+    budget_nudged_run: NotRequired[Annotated[str | None, PrivateStateAttr]]
+
+
+class BudgetMiddleware(PerRoleMiddleware):
+    """Soft wrap-up nudge at 75% and hard halt at 100% of the run's ceilings, in every role."""
+
+    label = "Budget"
+    state_schema = BudgetState
+
+    def __init__(self, settings: ResearchConfig, *, role: str) -> None:
+        super().__init__(role=role)
+        self.settings = settings
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse | ExtendedModelResponse:
+        ledger = current_ledger()
+        halt = self._enforce(ledger)
+        if halt is not None:
+            return respond([self._stop(request.messages, halt)])
+        nudge = None
+        winding_down = ledger.budget_soft is not None or ledger.wrap_up_requested
+        if winding_down and request.state.get("budget_nudged_run") != ledger.run_key:
+            nudge = harness_message(self._wrap_up_nudge(ledger))
+            request = request.override(messages=[*request.messages, nudge])
+        response = await self._model_call_within_limits(request, handler, ledger)
+        if nudge is None:
+            return response
+        return respond([nudge], model_response=response, update={"budget_nudged_run": ledger.run_key})
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
+    ) -> ToolMessage | Command:
+        tool = request.tool_call["name"]
+        if tool == SUBMIT_REPORT:
+            return await handler(request)
+        ledger = current_ledger()
+        # No await between this check and the metering middleware counting the call, so parallel
+        # calls on the event loop cannot all pass the same last free slot.
+        halt = self._enforce(ledger)
+        if halt is not None:
+            return _refusal(request, halt)
+        if ledger.wrap_up_requested:
+            return _refusal(request, _WRAPPING_UP)
+        if tool == TASK_TOOL:
+            return await handler(request)
+        result = await self._within_limits(handler(request), ledger)
+        return _refusal(request, result) if isinstance(result, Halt) else result
+
+    async def _model_call_within_limits(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]], ledger: RunLedger
+    ) -> ModelResponse:
+        """The model's response, or the agent's stop when the run's time runs out or the user stops it first."""
+        response = await self._within_limits(handler(request), ledger)
+        if isinstance(response, Halt):
+            return ModelResponse(result=[self._stop(request.messages, response)])
+        return response
+
+    async def _within_limits(self, call: Awaitable[T], ledger: RunLedger) -> T | Halt:
+        """``call``'s result, or the halt that came first: the run's wall-clock ceiling or the user's stop."""
+        result = await _racing_stop_request(self._within_run_time(call, ledger), ledger)
+        if result is _STOPPED:
+            assert ledger.halt is not None, "request_stop halts the run before it wakes the racing calls"
+            return ledger.halt
+        if result is _OUT_OF_TIME:
+            return self._halt_on_time(ledger)
+        return result
+
+    async def _within_run_time(self, call: Awaitable[T], ledger: RunLedger) -> T | object:
+        """``call``'s result, or ``_OUT_OF_TIME`` when the run's wall-clock ceiling passes first."""
+        remaining = self._remaining_s(ledger)
+        if remaining is None:
+            return await call
+        try:
+            async with asyncio.timeout(remaining) as deadline:
+                return await call
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+        return _OUT_OF_TIME
+
+    def _enforce(self, ledger: RunLedger) -> Halt | None:
+        """The run's halt, declaring it (and the soft stage) when a ceiling is crossed."""
+        if ledger.halt is not None:
+            return ledger.halt
+        binding = binding_ceiling(ceiling_uses(ledger, self.settings))
+        if binding is None:
+            return None
+        if binding.fraction >= 1:
+            return self._halt(ledger, binding)
+        if binding.fraction >= SOFT_FRACTION and ledger.enter_budget_soft_stage(binding.name):
+            _announce("budget_soft", binding, f"{binding.describe()} used; every agent is asked to wrap up.")
+        return None
+
+    def _halt(self, ledger: RunLedger, binding: CeilingUse) -> Halt:
+        halt = Halt(
+            reason="budget_exhausted",
+            ceiling=binding.name,
+            detail=f"the run's {binding.name.replace('_', '-')} budget is used up ({binding.describe()})",
+        )
+        if ledger.halt_run(halt):
+            _announce("budget_halt", binding, f"{binding.describe()}; no further model or tool calls start.")
+        return ledger.halt or halt
+
+    def _halt_on_time(self, ledger: RunLedger) -> Halt:
+        limit = self.settings.max_run_seconds
+        return self._halt(ledger, CeilingUse("time", max(ledger.elapsed_s, limit), limit))
+
+    def _remaining_s(self, ledger: RunLedger) -> float | None:
+        if self.settings.max_run_seconds <= 0:
+            return None
+        return max(self.settings.max_run_seconds - ledger.elapsed_s, 0.0)
+
+    def _stop(self, messages: list[AnyMessage], halt: Halt) -> AIMessage:
+        return stop_agent(self.role, messages, halted_by="user" if halt.reason == STOPPED_BY_USER else "budget", halt=halt)
+
+    def _wrap_up_nudge(self, ledger: RunLedger) -> str:
+        if ledger.wrap_up_requested:
+            why = "the user asked this research run to finish now with what it has"
+        else:
+            ceiling = (ledger.budget_soft or "").replace("_", "-")
+            why = f"this research run has used over {SOFT_FRACTION:.0%} of its {ceiling} budget"
+        if self.role == Role.ORCHESTRATOR:
+            action = (
+                "Start no new research units. Call submit_report now with the findings you have, "
+                "and say plainly what could not be covered."
+            )
+        else:
+            action = (
+                "Stop searching and reading. Return your findings now as the JSON object, "
+                "with what you could not establish under gaps."
+            )
+        return f"WRAP UP NOW: {why}. {action}"
+
+
+async def _racing_stop_request(call: Awaitable[T], ledger: RunLedger) -> T | object:
+    """``call``'s result, or ``_STOPPED`` (with the call cancelled) when the user stops the run first."""
+    work = asyncio.ensure_future(call)
+    stop = asyncio.ensure_future(ledger.stop_requested())
+    try:
+        await asyncio.wait((work, stop), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop.cancel()
+        if not work.done():
+            work.cancel()
+            await asyncio.gather(work, return_exceptions=True)
+    if work.cancelled():
+        return _STOPPED
+    return work.result()
+
+
+def _refusal(request: ToolCallRequest, halt: Halt) -> ToolMessage:
+    tool = request.tool_call["name"]
+    return ToolMessage(
+        content=f"ERROR [permanent] {tool}: not run, because {halt.detail}. Finish now with what you have.",
+        tool_call_id=request.tool_call["id"],
+        name=tool,
+        status="error",
+    )
+
+
+class StepLimitState(AgentState):
+    step_limit_start: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
+
+
+class StepLimitMiddleware(PerRoleMiddleware):
+    """Stops an agent cleanly while it still has the steps to finish, instead of a GraphRecursionError."""
+
+    label = "StepLimit"
+    state_schema = StepLimitState
+
+    def __init__(self, *, role: str) -> None:
+        super().__init__(role=role)
+        self.lead_in_steps = 0
+        self.reserve_steps = 0
+
+    def reserve_for(self, graph: CompiledStateGraph) -> None:
+        """Count from the agent's graph the steps before its first model call (the input step, the
+        before_agent and before_model nodes) and the reserve a model call must leave: one more loop back
+        to the model and the exit path."""
+        names = list(graph.nodes)
+
+        def count(hook: str) -> int:
+            return sum(name.endswith(f".{hook}") for name in names)
+
+        before_agent, before_model = count("before_agent"), count("before_model")
+        after_model, after_agent = count("after_model"), count("after_agent")
+        one_more_loop = after_model + 1 + before_model + 1  # after_model hooks, tools, before_model hooks, model
+        exit_path = after_model + after_agent
+        self.lead_in_steps = 1 + before_agent + before_model
+        self.reserve_steps = one_more_loop + exit_path
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse | ExtendedModelResponse:
+        config = get_config()
+        limit = config.get("recursion_limit")
+        step = (config.get("metadata") or {}).get("langgraph_step")
+        if not isinstance(limit, int) or not isinstance(step, int):
+            return await handler(request)
+        run = current_ledger().run_key
+        start = request.state.get("step_limit_start")
+        update = None
+        if not start or start.get("run") != run:
+            # The agent's first model call of this run: count its steps from here.
+            start = update = {"run": run, "step": step}
+        used = step - start["step"] + self.lead_in_steps
+        if used + self.reserve_steps < limit:
+            response = await handler(request)
+            return respond([], model_response=response, update={"step_limit_start": update} if update else None)
+        emit(
+            "status",
+            state="recursion_limit",
+            used=used,
+            limit=limit,
+            detail=f"{used} of {limit} graph steps used; stopping before the recursion limit.",
+        )
+        halt = Halt(reason="recursion_limit", detail=f"the run reached its recursion limit ({limit} graph steps)")
+        return respond([stop_agent(self.role, request.messages, halted_by="step_limit", halt=halt)])
+
+
+def _announce(state: str, binding: CeilingUse, detail: str) -> None:
+    """One budget stage's status event, naming the binding ceiling and how much of it is spent."""
+    emit("status", state=state, reason=binding.name, used=round(binding.used, 4), limit=binding.limit, detail=detail)

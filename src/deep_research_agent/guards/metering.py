@@ -1,0 +1,150 @@
+"""Usage metering and the model-call heartbeat of one agent.
+
+``UsageMeteringMiddleware`` contract: one instance per agent graph (its ``name`` carries the role, so
+stacks never collide). Each model call adds its tokens and its cost to the role's counters and to the
+counters of the ``task`` call that started the agent; the cost is the provider's own figure where the
+response reports one (OpenRouter's ``usage.cost``, non-streamed calls only), else the tier's prices. Each
+tool call adds one tool call as it starts, so budgets see calls in flight. The orchestrator turns the
+ledger into the ``usage`` event at the end of the run.
+
+``ModelCallHeartbeatMiddleware`` contract: one ``status: model_call`` right before every model step of
+the agent (not per retry), with the role, model, step number, the unit it works on (a sub-agent's brief,
+the orchestrator's user request) and, after tool results, which tools returned and how many characters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langchain.agents.middleware import ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command
+
+from ..settings.resolve import ModelSpec
+from ..protocol.sender import current_sender
+from ..protocol.events import emit
+from ..run.ledger import RoleCounters, RunLedger, current_ledger
+from ..conversation import latest_user_text
+from .per_role import PerRoleMiddleware
+
+_UNIT_CHARS = 200
+
+
+class UsageMeteringMiddleware(PerRoleMiddleware):
+    """Counts model calls, tokens, dollars and tool calls of one role into the run ledger."""
+
+    label = "UsageMetering"
+
+    def __init__(self, *, role: str, spec: ModelSpec) -> None:
+        super().__init__(role=role)
+        self.spec = spec
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> Any:
+        response = await handler(request)
+        record_model_call(self.role, self.spec, _messages_of(response))
+        return response
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
+    ) -> ToolMessage | Command:
+        for counters in self._counters(current_ledger()):
+            counters.tool_calls += 1
+        return await handler(request)
+
+    def _counters(self, ledger: RunLedger) -> list[RoleCounters]:
+        return _role_and_task_counters(ledger, self.role)
+
+
+def record_model_call(role: str, spec: ModelSpec, messages: list[Any]) -> None:
+    """Add one model call, its tokens and its cost to the role's and the current task's counters."""
+    ledger = current_ledger()
+    counters = _role_and_task_counters(ledger, role)
+    for counter in counters:
+        counter.model_calls += 1
+    for message in messages:
+        if isinstance(message, AIMessage) and message.usage_metadata:
+            usage = message.usage_metadata
+            cached = (usage.get("input_token_details") or {}).get("cache_read", 0) or 0
+            reported = _reported_cost(message)
+            cost = reported if reported is not None else spec.cost_usd(
+                usage.get("input_tokens", 0), usage.get("output_tokens", 0), cached
+            )
+            for counter in counters:
+                counter.input_tokens += usage.get("input_tokens", 0)
+                counter.output_tokens += usage.get("output_tokens", 0)
+                counter.cached_tokens += cached
+                counter.cost_usd += cost
+                counter.reported_cost_usd += reported or 0.0
+
+
+def side_call_meter(role: str, spec: ModelSpec) -> Callable[[AIMessage], None]:
+    """A callback for model calls made outside the agent loop (triage, compaction), so budgets see them."""
+    return lambda message: record_model_call(role, spec, [message])
+
+
+def _role_and_task_counters(ledger: RunLedger, role: str) -> list[RoleCounters]:
+    counters = [ledger.role(role)]
+    task_id = current_sender.get().task_id
+    if task_id:
+        counters.append(ledger.task(task_id))
+    return counters
+
+
+class ModelCallHeartbeatMiddleware(PerRoleMiddleware):
+    """Announces each model step of one agent: who is thinking, on which model, about what."""
+
+    label = "ModelCallHeartbeat"
+
+    def __init__(self, *, role: str, model: str) -> None:
+        super().__init__(role=role)
+        self.model = model
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> Any:
+        sender = current_sender.get()
+        unit = sender.unit or latest_user_text(request.messages)
+        after = _tool_results_since_last_reply(request.messages)
+        emit(
+            "status",
+            state="model_call",
+            model=self.model,
+            step=_own_counters(current_ledger(), self.role).model_calls + 1,
+            unit=unit[:_UNIT_CHARS] if unit else None,
+            after=[m.name or "tool" for m in after] or None,
+            after_chars=sum(len(m.text) for m in after) if after else None,
+        )
+        return await handler(request)
+
+
+def _own_counters(ledger: RunLedger, role: str) -> RoleCounters:
+    """A sub-agent's counters are its task's; the orchestrator's are its role's."""
+    task_id = current_sender.get().task_id
+    return ledger.task(task_id) if task_id else ledger.role(role)
+
+
+def _tool_results_since_last_reply(messages: list[AnyMessage]) -> list[ToolMessage]:
+    results: list[ToolMessage] = []
+    for message in reversed(messages):
+        if isinstance(message, AIMessage):
+            break
+        if isinstance(message, ToolMessage):
+            results.append(message)
+    return results[::-1]
+
+
+def _reported_cost(message: AIMessage) -> float | None:
+    token_usage = message.response_metadata.get("token_usage") or {}
+    cost = token_usage.get("cost") if isinstance(token_usage, dict) else None
+    return float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None
+
+
+def _messages_of(response: Any) -> list[Any]:
+    if isinstance(response, AIMessage):
+        return [response]
+    inner = getattr(response, "model_response", response)
+    return list(getattr(inner, "result", []) or [])

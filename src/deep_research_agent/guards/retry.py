@@ -1,0 +1,142 @@
+"""Model-call resilience: transient provider errors are retried with visible, bounded waits.
+
+Contract (one instance per agent graph, orchestrator and every sub-agent; the chat client itself is built
+with ``max_retries=0`` so no hidden retry hides a wait or doubles it):
+- retryable: 429, 408, 409 and 5xx answers, timeouts and connection errors. Anything else (401, 400,
+  403, 404, ...) is raised at once, for the lifecycle to word what to fix;
+- each wait honours the provider's ``Retry-After`` (``retry-after-ms`` first) with a little jitter on top,
+  and otherwise backs off exponentially with jitter; every wait sends ``status: rate_limited`` with the
+  role, model, ``wait_s`` and attempt number before it starts;
+- it gives up after ``max_retries`` retries, or when the next wait would take the call's total waiting
+  past ``max_wait_s``; it then sends ``status: model_unavailable`` and raises the provider's error.
+
+langchain's ``ModelRetryMiddleware`` cannot read ``Retry-After`` nor report its waits, hence this class.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable
+from email.utils import parsedate_to_datetime
+from time import time
+from typing import Any
+
+import httpx
+import openai
+from langchain.agents.middleware import ModelRequest, ModelResponse
+
+from ..protocol.events import emit
+from ..protocol.secrets import redact
+from .per_role import PerRoleMiddleware
+
+BASE_DELAY_S = 1.0
+MAX_DELAY_S = 30.0
+_RETRYABLE_STATUS = frozenset({408, 409, 429})
+
+
+def is_retryable(exc: BaseException) -> bool:
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in _RETRYABLE_STATUS or exc.status_code >= 500
+    return isinstance(exc, openai.APIConnectionError | httpx.TimeoutException | httpx.TransportError)
+
+
+def retry_after_s(exc: BaseException) -> float | None:
+    """The wait the provider asked for, from ``retry-after-ms`` or ``retry-after`` (seconds or a date)."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    try:
+        if (millis := headers.get("retry-after-ms")) is not None:
+            return max(float(millis) / 1000, 0.0)
+        value = headers.get("retry-after")
+        if value is None:
+            return None
+        try:
+            return max(float(value), 0.0)
+        except ValueError:
+            return max(parsedate_to_datetime(value).timestamp() - time(), 0.0)
+    except (TypeError, ValueError):
+        return None
+
+
+def backoff_s(retry: int, retry_after: float | None, jitter: float) -> float:
+    """Wait before retry number ``retry`` (1-based); ``jitter`` is a draw from [0, 1)."""
+    if retry_after is not None:
+        # Never earlier than asked; a small spread keeps parallel agents from retrying in lockstep.
+        return retry_after + min(retry_after * 0.1, 1.0) * jitter
+    ceiling = min(BASE_DELAY_S * 2 ** (retry - 1), MAX_DELAY_S)
+    return ceiling * (0.5 + 0.5 * jitter)
+
+
+def describe_failure(exc: BaseException) -> str:
+    if isinstance(exc, openai.APIStatusError):
+        return f"HTTP {exc.status_code}"
+    if isinstance(exc, openai.APITimeoutError | httpx.TimeoutException):
+        return "timeout"
+    return "connection error"
+
+
+class ModelCallRetryMiddleware(PerRoleMiddleware):
+    """Retries transient model errors within a retry count and a waiting budget, reporting every wait."""
+
+    label = "ModelCallRetry"
+
+    def __init__(
+        self,
+        *,
+        role: str,
+        model: str,
+        max_retries: int,
+        max_wait_s: float,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        jitter: Callable[[], float] = random.random,
+    ) -> None:
+        super().__init__(role=role)
+        self.model = model
+        self.max_retries = max(max_retries, 0)
+        self.max_wait_s = max(max_wait_s, 0.0)
+        self.sleep = sleep
+        self.jitter = jitter
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> Any:
+        waited = 0.0
+        retry = 0
+        while True:
+            try:
+                return await handler(request)
+            except Exception as exc:
+                if not is_retryable(exc):
+                    raise
+                retry += 1
+                wait = backoff_s(retry, retry_after_s(exc), self.jitter())
+                if retry > self.max_retries or waited + wait > self.max_wait_s:
+                    self._give_up(exc, attempts=retry, waited=waited)
+                    raise
+                emit(
+                    "status",
+                    state="rate_limited",
+                    model=self.model,
+                    wait_s=round(wait, 3),
+                    attempt=retry,
+                    reason=describe_failure(exc),
+                    detail=f"The model endpoint answered {describe_failure(exc)}; retrying in {wait:.1f} s.",
+                )
+                await self.sleep(wait)
+                waited += wait
+
+    def _give_up(self, exc: BaseException, *, attempts: int, waited: float) -> None:
+        emit(
+            "status",
+            state="model_unavailable",
+            model=self.model,
+            attempt=attempts,
+            reason=describe_failure(exc),
+            detail=redact(
+                f"The model endpoint still answered {describe_failure(exc)} after {attempts} attempt"
+                f"{'s' if attempts != 1 else ''} and {waited:.1f} s of waiting; giving up on this call."
+            ),
+        )

@@ -1,0 +1,187 @@
+"""The findings gate: what a research sub-agent hands back must be findings the orchestrator can cite.
+
+The contract (``findings.py``): the sub-agent's final message is one JSON object
+``{summary, findings: [{finding, evidence, source}], gaps}``, bare, fenced or wrapped in prose; the
+last object with ``summary`` or ``findings`` is the one read.
+
+``validate_findings`` names every problem with that message:
+
+- no findings object parses; the summary is empty; ``findings`` is not a list;
+- a finding is not an object, or has no text, or no source;
+- a source is a file path, a sandbox path or an internal tool name / function call instead of a URL
+  or a source label ("Tavily search" and "MCP: pricing-db" are labels and fine);
+- a field is longer than ``MAX_FIELD_CHARS`` (a data dump), or transcribes a series of at least
+  ``MIN_SERIES_POINTS`` dated values;
+- findings exist although the sub-agent made no tool call, so none of them can come from retrieved text.
+
+An empty ``findings`` list is valid: it is the honest "nothing found".
+
+The verdict also carries what to hand over once the single bounce is spent: the findings that parse,
+cleaned (unusable findings dropped, series summarised, long fields cut), or else the prose, trimmed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from .contract import Finding, Findings, last_findings_object
+from ..internal_names import LOCAL_PATH_RE, SANDBOX_PATH_RE, is_file_path, internal_names_tool
+from ..report.series import describe, inline_series
+
+MAX_FIELD_CHARS = 1200
+MIN_SERIES_POINTS = 6
+MAX_FALLBACK_CHARS = 4000
+_EXCERPT_CHARS = 60
+_URL_RE = re.compile(r"^https?://\S+$", re.IGNORECASE)
+
+NOT_PARSED = (
+    "Your final message has no findings JSON object: nothing in it parses as an object with `summary` or `findings`."
+)
+PROVENANCE = (
+    "You returned findings but made no tool call in this unit, so none of them comes from text you retrieved: "
+    "search and read first, or return an empty findings list."
+)
+# Kept in the cleaned findings so the orchestrator does not present an unresearched summary as researched.
+NO_SOURCES_GAP = "No source was consulted for this unit; its summary is unverified."
+
+_CONTRACT = (
+    "Reply with exactly one JSON object and nothing else: "
+    '{"summary": "dense prose answer", "findings": [{"finding": "one claim with its figures", '
+    '"evidence": "verbatim quote from the text you read", "source": "the page URL"}], "gaps": ["what you could not establish"]}. '
+    "A source is the URL the claim was read at, or a named data source such as \"MCP: pricing-db\"; never a file path "
+    "or a tool name. Keep every field under 1,200 characters, and give a series as its statistic (count, span first → last, "
+    "min/max, mean), not value by value. An empty findings list is fine when nothing was found."
+)
+
+
+class FindingsVerdict(BaseModel):
+    """The gate's judgement on one final message."""
+
+    findings: Findings | None = None
+    problems: list[str] = Field(default_factory=list)
+    fallback_text: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def validate_findings(text: str, *, tool_calls_made: int) -> FindingsVerdict:
+    """Parse and check a sub-agent's final message; ``tool_calls_made`` is the sub-agent's own tool-call count."""
+    raw = last_findings_object(text)
+    if raw is None:
+        return FindingsVerdict(problems=[NOT_PARSED], fallback_text=_trim(text.strip(), MAX_FALLBACK_CHARS))
+    problems: list[str] = []
+    summary = _as_text(raw.get("summary"))
+    if not summary:
+        problems.append("`summary` is empty: answer the unit in a few dense sentences, or say that nothing was found.")
+    problems.extend(_field_problems("`summary`", summary))
+
+    items: Any = raw.get("findings") or []
+    if not isinstance(items, list):
+        problems.append("`findings` is not a list: make it a list of {finding, evidence, source} objects.")
+        items = []
+    kept: list[Finding] = []
+    for number, item in enumerate(items, start=1):
+        finding, found = _check_finding(number, item)
+        problems.extend(found)
+        if finding is not None:
+            kept.append(finding)
+
+    gaps = _as_list(raw.get("gaps"))
+    for number, gap in enumerate(gaps, start=1):
+        problems.extend(_field_problems(f"gap {number}", gap))
+    if items and tool_calls_made <= 0:
+        problems.append(PROVENANCE)
+        kept, gaps = [], [*gaps, NO_SOURCES_GAP]
+
+    cleaned = Findings(summary=_clean(summary), findings=kept, gaps=[_clean(gap) for gap in gaps])
+    return FindingsVerdict(findings=cleaned, problems=problems, fallback_text=cleaned.to_json())
+
+
+def bounce_message(problems: Sequence[str]) -> str:
+    """What the sub-agent is told when its findings are sent back: each problem, then the contract."""
+    listed = "\n".join(f"- {problem}" for problem in problems)
+    return (
+        f"Your findings were not accepted:\n{listed}\n\n{_CONTRACT}\n"
+        "This is your one chance to fix them; after it, whatever parses is handed over as it is."
+    )
+
+
+def source_problem(source: str) -> str | None:
+    """Why ``source`` cannot be cited, or None when it is a URL or a source label."""
+    if _URL_RE.match(source):
+        return None
+    if SANDBOX_PATH_RE.search(source):
+        return "is a sandbox path"
+    if is_file_path(source) or LOCAL_PATH_RE.search(source):
+        return "is a file path"
+    if internal_names_tool(source):
+        return "names an internal tool, not a source"
+    return None
+
+
+def _check_finding(number: int, item: Any) -> tuple[Finding | None, list[str]]:
+    if not isinstance(item, dict):
+        return None, [f"finding {number} is not an object: write it as {{finding, evidence, source}}."]
+    claim, evidence, source = (_as_text(item.get(key)) for key in ("finding", "evidence", "source"))
+    name = f"finding {number} (“{_trim(claim, _EXCERPT_CHARS)}”)" if claim else f"finding {number}"
+    problems: list[str] = []
+    if not claim:
+        problems.append(f"{name} has no text: state the claim in `finding`.")
+    why = source_problem(source) if source else "is missing"
+    if not source:
+        problems.append(f"{name} has no source: give the URL the claim was read at.")
+    elif why:
+        problems.append(
+            f"{name}: the source “{_trim(source, _EXCERPT_CHARS)}” {why}; "
+            'give the page URL, or a named data source such as "MCP: pricing-db".'
+        )
+    for field, value in (("finding", claim), ("evidence", evidence), ("source", source)):
+        problems.extend(_field_problems(f"{name}: `{field}`", value))
+    if not claim or why or len(source) > MAX_FIELD_CHARS:
+        return None, problems
+    return Finding(finding=_clean(claim), evidence=_clean(evidence), source=source), problems
+
+
+def _field_problems(name: str, value: str) -> list[str]:
+    problems: list[str] = []
+    if len(value) > MAX_FIELD_CHARS:
+        problems.append(
+            f"{name} is {len(value):,} characters (limit {MAX_FIELD_CHARS:,}): that is a data dump; "
+            "keep the claim and its key figures."
+        )
+    _, points = inline_series(value)
+    if len(points) >= MIN_SERIES_POINTS:
+        problems.append(
+            f"{name} transcribes a series of {len(points)} dated values: "
+            "give its statistic instead (count, span first → last, min/max, mean)."
+        )
+    return problems
+
+
+def _clean(value: str) -> str:
+    """The field as it is handed over: a transcribed series becomes its statistic, then the length is capped."""
+    lead, points = inline_series(value)
+    if len(points) >= MIN_SERIES_POINTS:
+        value = f"{lead.strip()} {describe(points)}".strip()
+    return _trim(value, MAX_FIELD_CHARS)
+
+
+def _trim(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _as_text(value: Any) -> str:
+    return "" if value is None else str(value).strip()
+
+
+def _as_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    values = value if isinstance(value, list) else [value]
+    return [text for text in (_as_text(v) for v in values) if text]

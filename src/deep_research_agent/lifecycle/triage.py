@@ -1,0 +1,180 @@
+"""Pre-triage router: a simple question is answered in two tiny calls, without the orchestrator's harness.
+
+Contract (orchestrator only):
+- runs once per turn, before the first model step after a real user message;
+- a message of up to 1,500 characters gets one small, tool-less, non-streamed call on the tier's
+  ``research`` model (``prompts/triage.md``) that answers SIMPLE or RESEARCH;
+- SIMPLE (greetings, definitions, general knowledge) is answered by one more small call
+  (``prompts/direct_answer.md``); the answer is appended and the run jumps to its end, so the
+  orchestrator's model, prompt and tools are never loaded: at most 2 model calls in all;
+- RESEARCH, longer messages, answers to clarifying questions, and any router failure (an exception, an
+  unparseable verdict, an empty answer) fall through to the full agent. A follow-up on a thread that
+  already holds a ``final_report`` is RESEARCH unless plainly SIMPLE: the full agent has the report in
+  context;
+- emits one ``status: triage`` per turn with ``detail`` ``simple`` or ``research`` and a ``reason``;
+- state: ``triage_verdict`` is ``"simple"``/``"research"`` once decided and ``None`` at the start of every
+  run, so the end-of-run hook can tell a direct answer apart.
+
+Not langchain's ModelRouterMiddleware: it only picks the model for the full agent and cannot end the turn.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Sequence
+from functools import cached_property
+from typing import Annotated, Any, Literal, NotRequired
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
+from langchain.agents.middleware.types import OmitFromInput
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
+from langgraph.constants import TAG_NOSTREAM
+from langgraph.runtime import Runtime
+
+from .. import prompts
+from ..settings.resolve import ResearchConfig, Slot
+from ..protocol.events import emit
+from ..models import chat_model
+from ..delivery.clarify_tool import REQUEST_CLARIFICATION
+from ..delivery.clarification import prose_questions
+from .containment import contain_hook_failures
+from ..conversation_turns import is_fresh_turn, previous_turns, turn_messages
+
+logger = logging.getLogger(__name__)
+
+ModelFactory = Callable[[ResearchConfig, Slot], BaseChatModel]
+Verdict = Literal["simple", "research"]
+
+MAX_TRIAGE_CHARS = 1500
+VERDICT_MAX_TOKENS = 64
+ANSWER_MAX_TOKENS = 400
+_REPORT_TITLE_CHARS = 120
+_THINKING = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+
+
+class TriageState(AgentState):
+    triage_verdict: NotRequired[Annotated[Verdict | None, OmitFromInput]]
+
+
+def parse_verdict(text: str) -> Verdict | None:
+    """SIMPLE or RESEARCH from the router's reply, ignoring case, punctuation, markup and a "Verdict:" label.
+
+    Anything else (prose, both words, nothing) is None, which the caller treats as RESEARCH.
+    """
+    words = re.sub(r"[^A-Za-z]+", " ", _THINKING.sub(" ", text)).upper().split()
+    if words[:1] == ["VERDICT"]:
+        words = words[1:]
+    if words == ["SIMPLE"]:
+        return "simple"
+    if words == ["RESEARCH"]:
+        return "research"
+    return None
+
+
+def awaits_answers(previous: Sequence[AnyMessage]) -> bool:
+    """True when the previous turn ended asking the user clarifying questions (tool call or prose)."""
+    last_turn = turn_messages(previous)
+    ai_messages = [message for message in last_turn if isinstance(message, AIMessage)]
+    if any(call["name"] == REQUEST_CLARIFICATION for message in ai_messages for call in message.tool_calls):
+        return True
+    return bool(ai_messages) and not ai_messages[-1].tool_calls and bool(prose_questions(ai_messages[-1].text))
+
+
+def report_title(report: str) -> str:
+    """The first line of a Markdown report, without heading marks, short enough for a tiny prompt."""
+    first = next((line for line in report.splitlines() if line.strip()), "")
+    return first.strip().lstrip("#").strip()[:_REPORT_TITLE_CHARS]
+
+
+class TriageRouterMiddleware(AgentMiddleware):
+    """Routes each fresh user turn: SIMPLE is answered directly, everything else runs the full agent."""
+
+    state_schema = TriageState
+
+    def __init__(
+        self,
+        *,
+        settings: ResearchConfig,
+        model_factory: ModelFactory = chat_model,
+        on_model_response: Callable[[AIMessage], None] | None = None,
+    ) -> None:
+        super().__init__()
+        self.settings = settings
+        self.model_factory = model_factory
+        self.on_model_response = on_model_response
+
+    @cached_property
+    def model(self) -> BaseChatModel:
+        # Built on first use and bound to no tools: the router must not carry the orchestrator's harness.
+        return self.model_factory(self.settings, "research")
+
+    # A before_agent hook runs once per run, before the first model step; a before_model hook would be an
+    # extra graph step on every model turn of the orchestrator.
+    @hook_config(can_jump_to=["end"])
+    @contain_hook_failures
+    async def abefore_agent(self, state: TriageState, runtime: Runtime) -> dict[str, Any] | None:
+        messages = state["messages"]
+        if not is_fresh_turn(messages):
+            return {"triage_verdict": None}
+        question = turn_messages(messages)[0].text
+        if len(question) > MAX_TRIAGE_CHARS:
+            return _research("long_message")
+        if awaits_answers(previous_turns(messages)):
+            return _research("clarification_answer")
+        verdict = await self._classify(question, state.get("final_report") or "")
+        if verdict is None:
+            return _research("router_failed")
+        if verdict == "research":
+            return _research("classified")
+        answer = await self._answer(question)
+        if answer is None:
+            return _research("answer_failed")
+        emit("status", state="triage", detail="simple", reason="classified")
+        return {"messages": [answer], "triage_verdict": "simple", "jump_to": "end"}
+
+    async def _classify(self, question: str, report: str) -> Verdict | None:
+        content = question
+        if report:
+            content = (
+                f'Context: this thread already holds a research report, "{report_title(report)}". '
+                f"Questions about it are RESEARCH.\n\nMessage:\n{question}"
+            )
+        reply = await self._call(
+            [SystemMessage(prompts.template(prompts.TRIAGE)), HumanMessage(content)],
+            max_tokens=VERDICT_MAX_TOKENS,
+            # The verdict is plumbing, not thinking: it must never reach the client's message stream.
+            tags=[TAG_NOSTREAM],
+        )
+        return None if reply is None else parse_verdict(reply.text)
+
+    async def _answer(self, question: str) -> AIMessage | None:
+        reply = await self._call(
+            [SystemMessage(prompts.render(prompts.DIRECT_ANSWER)), HumanMessage(question)],
+            max_tokens=ANSWER_MAX_TOKENS,
+            tags=[],
+        )
+        if reply is None or not reply.text.strip() or reply.tool_calls:
+            return None
+        return reply
+
+    async def _call(self, prompt: list[AnyMessage], *, max_tokens: int, tags: list[str]) -> AIMessage | None:
+        """One small router call; None when it fails, because a failed router must never fail the turn."""
+        try:
+            reply = await self.model.ainvoke(
+                prompt, config={"tags": tags, "metadata": {"lc_source": "triage"}}, max_tokens=max_tokens
+            )
+        except Exception as exc:  # any failure means: run the full agent
+            logger.warning("triage call failed, running the full agent: %s: %s", type(exc).__name__, str(exc)[:300])
+            return None
+        if not isinstance(reply, AIMessage):
+            return None
+        if self.on_model_response is not None:
+            self.on_model_response(reply)
+        return reply
+
+
+def _research(reason: str) -> dict[str, Any]:
+    emit("status", state="triage", detail="research", reason=reason)
+    return {"triage_verdict": "research"}

@@ -1,1 +1,0 @@
-"""Middleware that keeps every run honest and bounded; one module per concern."""

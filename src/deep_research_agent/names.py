@@ -1,0 +1,136 @@
+"""The product's vocabulary: agent roles, tool names, status states, end reasons and halt causes.
+
+Every module that names one of these facts imports it from here, and the event models type their fields
+with these enums, so the published events schema lists every value the code can emit. They are
+``StrEnum``s: a member compares and serialises as its plain string.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Role(StrEnum):
+    """Who acts: an agent of the run, or a side call metered under a role of its own."""
+
+    ORCHESTRATOR = "orchestrator"
+    RESEARCH_SUBAGENT = "research-subagent"
+    EXTRACT_SUBAGENT = "extract-subagent"
+    CODING_SUBAGENT = "coding-subagent"
+    # Side calls outside an agent's loop, so per-role usage and heartbeat steps describe each agent's own steps.
+    TRIAGE = "triage"
+    COMPACTION = "compaction"
+
+
+SUBAGENT_ROLES = frozenset({Role.RESEARCH_SUBAGENT, Role.EXTRACT_SUBAGENT, Role.CODING_SUBAGENT})
+
+
+class ToolName(StrEnum):
+    """Tools an agent can call: this product's, and the deepagents file and shell tools."""
+
+    WEB_SEARCH = "web_search"
+    WEB_FETCH = "web_fetch"
+    SUBMIT_REPORT = "submit_report"
+    REQUEST_CLARIFICATION = "request_clarification"
+    WRITE_TODOS = "write_todos"
+    TASK = "task"
+    READ_FILE = "read_file"
+    WRITE_FILE = "write_file"
+    EDIT_FILE = "edit_file"
+    EXECUTE = "execute"
+    LS = "ls"
+    GLOB = "glob"
+    GREP = "grep"
+
+
+class StatusState(StrEnum):
+    """The ``state`` of a ``status`` event; ``done`` and ``error`` end a run."""
+
+    DONE = "done"
+    ERROR = "error"
+    SUBAGENT_START = "subagent_start"
+    SUBAGENT_DONE = "subagent_done"
+    SUBAGENT_FAILED = "subagent_failed"
+    REVISING = "revising"
+    WARNING = "warning"
+    KEYLESS_SEARCH = "keyless_search"
+    MODEL_CALL = "model_call"
+    RATE_LIMITED = "rate_limited"
+    MODEL_UNAVAILABLE = "model_unavailable"
+    BUDGET_SOFT = "budget_soft"
+    BUDGET_HALT = "budget_halt"
+    RECURSION_LIMIT = "recursion_limit"
+    LOOP_DETECTED = "loop_detected"
+    LOOP_HALT = "loop_halt"
+    RUNAWAY_OUTPUT = "runaway_output"
+    RUNAWAY_HALT = "runaway_halt"
+    TRIAGE = "triage"
+    COMPACTING = "compacting"
+    COMPACTED = "compacted"
+    STOP_REQUESTED = "stop_requested"
+
+
+class EndReason(StrEnum):
+    """Why a run ended: the ``reason`` of its final ``status`` (``done`` or ``error``)."""
+
+    REPORT_DELIVERED = "report_delivered"
+    AWAITING_CLARIFICATION = "awaiting_clarification"
+    DIRECT_ANSWER = "direct_answer"
+    REPORT_SALVAGED = "report_salvaged"
+    ENDED_WITHOUT_REPORT = "ended_without_report"
+    # A halt: the run stopped early and a report was assembled from its findings.
+    STOPPED_BY_USER = "stopped_by_user"
+    BUDGET_EXHAUSTED = "budget_exhausted"
+    RECURSION_LIMIT = "recursion_limit"
+    LOOP_HALT = "loop_halt"
+    RUNAWAY_HALT = "runaway_halt"
+    STALLED_AFTER_NUDGES = "stalled_after_nudges"
+    # A run error: it comes before every other reason.
+    CONFIG_ERROR = "config_error"
+    MODEL_ERROR = "model_error"
+    INTERNAL_ERROR = "internal_error"
+
+
+HALT_REASONS = frozenset(
+    {
+        EndReason.STOPPED_BY_USER,
+        EndReason.BUDGET_EXHAUSTED,
+        EndReason.RECURSION_LIMIT,
+        EndReason.LOOP_HALT,
+        EndReason.RUNAWAY_HALT,
+        EndReason.STALLED_AFTER_NUDGES,
+    }
+)
+
+
+class HaltedBy(StrEnum):
+    """What stopped one sub-agent before it finished: the ``halted`` of its ``subagent_findings``."""
+
+    BUDGET = "budget"
+    LOOP_GUARD = "loop_guard"
+    RUNAWAY_GUARD = "runaway_guard"
+    STEP_LIMIT = "step_limit"
+    USER = "user"
+
+
+class Ceiling(StrEnum):
+    """A run ceiling: the ``reason`` of ``budget_soft`` and ``budget_halt``."""
+
+    TOOL_CALLS = "tool_calls"
+    TOKENS = "tokens"
+    TIME = "time"
+    COST = "cost"
+
+
+class StopMode(StrEnum):
+    """How a user's stop request ends a run: wrap up (deliver what is written) or stop now."""
+
+    WRAP_UP = "wrap_up"
+    NOW = "now"
+
+
+class RevisionReason(StrEnum):
+    """What a ``status: revising`` sent back for one revision."""
+
+    SUBAGENT_FINDINGS = "subagent_findings"
+    REPORT_QUALITY = "report_quality"

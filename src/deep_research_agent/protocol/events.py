@@ -1,0 +1,340 @@
+"""The streaming event protocol: one pydantic model per event type, written to LangGraph's ``custom`` channel.
+
+Contract for clients:
+- every event is a JSON object with a ``type`` from ``EVENT_TYPES``;
+- ``run_start`` is the first event of every run and carries ``protocol_version``: it is bumped only on
+  breaking shape changes, new keys or types do not bump it;
+- exactly one ``status`` with ``state`` ``done`` or ``error`` ends a run; its ``detail`` ends with
+  ``Run time Xm Ys.``;
+- events sent from inside a sub-agent carry that sub-agent's ``role`` and the ``task_id`` of the ``task``
+  tool call that started it; the orchestrator's events carry ``role: "orchestrator"``.
+
+``emit`` validates every event against its model. On drift it logs a warning and still emits, because a
+frontend that gets a slightly wrong event is better off than one that gets none. Known secrets are
+scrubbed from every string before it leaves the process.
+
+The JSON Schema of every event is published in ``schema/events.schema.json`` (``python -m
+deep_research_agent.events > schema/events.schema.json``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from ..names import Role, StatusState
+from .secrets import redact, redact_tree
+from .sender import current_sender
+
+logger = logging.getLogger(__name__)
+
+PROTOCOL_VERSION = 1
+# Where a client asks a running run to finish: an item with the run id as its key and a ``mode``, either
+# wrap up (the agents deliver, the report is written) or stop now (the report is assembled at once).
+STOP_REQUESTS_NAMESPACE = ("deep_research_agent", "stop_requests")
+
+try:
+    ENGINE_VERSION = version("deep-research-agent")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    ENGINE_VERSION = "0+unknown"
+
+class _Event(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    role: str = Field(default=Role.ORCHESTRATOR, description="Who sent it: orchestrator or a sub-agent role.")
+    task_id: str | None = Field(default=None, description="The task tool call that started the sending sub-agent.")
+
+
+class RunStart(_Event):
+    """First event of every run: the version handshake and the clock anchor."""
+
+    type: Literal["run_start"] = "run_start"
+    protocol_version: int = PROTOCOL_VERSION
+    engine_version: str = ENGINE_VERSION
+    started_at: str = Field(description="UTC ISO-8601 time the run started.")
+    thread_id: str | None = None
+    run_id: str | None = None
+
+
+class Report(_Event):
+    """The delivered report. ``partial`` marks a report salvaged from an incomplete run."""
+
+    type: Literal["report"] = "report"
+    markdown: str
+    partial: bool = False
+
+
+class Limits(BaseModel):
+    """The run's ceilings; 0 for ``max_run_seconds`` or ``max_cost_usd`` means no cap."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_tool_calls: int
+    max_total_tokens: int = 0
+    max_run_seconds: float = 0
+    max_cost_usd: float = 0
+    recursion_limit: int
+
+
+class RoleUsage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model_calls: int = 0
+    tool_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class CitationCounts(BaseModel):
+    """What vetting did to the delivered report's citations."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    valid: int = Field(default=0, description="Citations kept: their source was retrieved and their claims hold.")
+    repaired: int = Field(default=0, description="Citations the report gate sent back that the revision fixed.")
+    removed: int = Field(default=0, description="Citations of sources the run never retrieved, removed on delivery.")
+    flagged: int = Field(default=0, description="Citations kept but marked [unverified].")
+
+
+class Usage(_Event):
+    """The run's ledger, sent once at the end."""
+
+    type: Literal["usage"] = "usage"
+    tool_calls: int
+    model_calls: int
+    input_tokens: int
+    output_tokens: int
+    cached_tokens: int = 0
+    total_tokens: int
+    budget_tokens: int = Field(
+        default=0, description="Tokens as the token ceiling counts them: cached input at a tenth."
+    )
+    cost_usd: float = Field(
+        description="Best-effort dollars: the provider's reported cost where a response carried one, else tier prices."
+    )
+    reported_cost_usd: float = Field(default=0.0, description="Part of the cost the provider reported itself.")
+    per_role: dict[str, RoleUsage] = Field(default_factory=dict)
+    compactions: int = 0
+    messages_summarized: int = 0
+    citations: CitationCounts | None = Field(default=None, description="Set when the run delivered a report.")
+    elapsed_s: float
+    elapsed: str
+    limits: Limits
+
+
+class Status(_Event):
+    """Lifecycle, guards and errors. ``done``/``error`` is the run's single authoritative end state.
+
+    Guard states: ``budget_soft``/``budget_halt`` (``reason`` names the binding ceiling: tool_calls, tokens,
+    time or cost; ``used``/``limit``), ``recursion_limit`` (``used``/``limit`` in graph steps),
+    ``loop_detected``/``loop_halt`` (``repeats``), ``runaway_output``/``runaway_halt`` (``reason``
+    repetition or length; ``chars`` before and ``kept_chars`` after trimming), ``rate_limited`` (one per
+    wait: ``wait_s``, ``attempt``), ``model_unavailable`` (the retries gave up) and the ``model_call``
+    heartbeat (``step``, ``unit``, and after tool results ``after``/``after_chars``). ``stop_requested``: the
+    user asked the run to stop and report what it found.
+    """
+
+    type: Literal["status"] = "status"
+    state: StatusState
+    reason: str | None = None
+    detail: str | None = None
+    model: str | None = None
+    subagent: str | None = None
+    model_calls: int | None = None
+    total_tokens: int | None = None
+    tool_calls: int | None = None
+    report_chars: int | None = None
+    elapsed_s: float | None = None
+    elapsed: str | None = None
+    used: float | None = Field(default=None, description="How much of the named ceiling is spent.")
+    limit: float | None = Field(default=None, description="The named ceiling.")
+    repeats: int | None = Field(default=None, description="Identical tool calls in the agent's recent window.")
+    chars: int | None = None
+    kept_chars: int | None = None
+    wait_s: float | None = None
+    attempt: int | None = None
+    step: int | None = Field(default=None, description="The agent's model step, counted from 1 per run.")
+    unit: str | None = Field(default=None, description="The brief the agent works on.")
+    after: list[str] | None = Field(default=None, description="Tools whose results the model is about to read.")
+    after_chars: int | None = None
+    tokens_estimate: int | None = Field(default=None, description="Estimated context tokens, before or after compaction.")
+    messages_summarized: int | None = None
+    messages_kept: int | None = None
+
+
+class SearchQuery(_Event):
+    """A web search is about to run."""
+
+    type: Literal["search_query"] = "search_query"
+    id: str
+    query: str
+    source: str = Field(description="The search backend, e.g. tavily.")
+
+
+class SearchHit(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    title: str
+    url: str
+    domain: str
+    snippet: str
+
+
+class SearchResults(_Event):
+    """What a web search returned; ``ok`` is false when it failed."""
+
+    type: Literal["search_results"] = "search_results"
+    id: str
+    query: str
+    ok: bool
+    count: int
+    results: list[SearchHit] = Field(default_factory=list)
+    error: str | None = None
+
+
+class Source(_Event):
+    """A URL seen for the first time in this run."""
+
+    type: Literal["source"] = "source"
+    title: str
+    url: str
+    domain: str
+
+
+class Finding(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    finding: str
+    evidence: str = ""
+    source: str
+
+
+class SubagentFindings(_Event):
+    """A research unit's validated findings, as the orchestrator received them."""
+
+    type: Literal["subagent_findings"] = "subagent_findings"
+    unit: str
+    summary: str
+    findings: list[Finding] = Field(default_factory=list)
+    gaps: list[str] = Field(default_factory=list)
+    halted: str | None = Field(
+        default=None, description="Set when a guard stopped the sub-agent: budget, loop_guard, runaway_guard or step_limit."
+    )
+
+
+class Clarification(_Event):
+    """Questions for the user; the run ends after this and waits for the answers on the same thread."""
+
+    type: Literal["clarification"] = "clarification"
+    questions: list[str]
+
+
+class PageFetched(_Event):
+    """A page was read in full (or failed to be)."""
+
+    type: Literal["page_fetched"] = "page_fetched"
+    url: str
+    ok: bool
+    title: str | None = None
+    chars: int = 0
+    error: str | None = None
+
+
+Event = Annotated[
+    RunStart
+    | Report
+    | Usage
+    | Status
+    | SearchQuery
+    | SearchResults
+    | Source
+    | SubagentFindings
+    | Clarification
+    | PageFetched,
+    Field(discriminator="type"),
+]
+
+EVENT_MODELS: dict[str, type[_Event]] = {
+    model.model_fields["type"].default: model
+    for model in (
+        RunStart,
+        Report,
+        Usage,
+        Status,
+        SearchQuery,
+        SearchResults,
+        Source,
+        SubagentFindings,
+        Clarification,
+        PageFetched,
+    )
+}
+EVENT_TYPES = tuple(EVENT_MODELS)
+_EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(Event)
+
+
+def build_event(event: _Event | Mapping[str, Any]) -> dict[str, Any]:
+    """Validate an event and stamp its sender; drift is logged, never raised."""
+    if isinstance(event, _Event):
+        payload = event.model_dump(mode="json", exclude_none=True)
+    else:
+        payload = dict(event)
+        sender = current_sender.get()
+        payload.setdefault("role", sender.role)
+        payload.setdefault("task_id", sender.task_id)
+        try:
+            payload = _EVENT_ADAPTER.validate_python(payload).model_dump(mode="json", exclude_none=True)
+        except ValidationError as exc:
+            problems = [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)]
+            logger.warning("event drift in %r: %s", payload.get("type"), redact("; ".join(problems)))
+    return redact_tree(payload)
+
+
+def emit(event_type: str, /, **fields: Any) -> dict[str, Any]:
+    """Send one event on the ``custom`` stream channel; a no-op outside a graph run."""
+    payload = build_event({"type": event_type, **fields})
+    try:
+        from langgraph.config import get_stream_writer
+
+        writer = get_stream_writer()
+    except RuntimeError:  # called outside a runnable context, e.g. a unit test of a tool
+        return payload
+    writer(payload)
+    return payload
+
+
+def utc_now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def format_elapsed(seconds: float) -> str:
+    """Human run time such as ``4m 12s``."""
+    total = max(int(round(seconds)), 0)
+    minutes, secs = divmod(total, 60)
+    return f"{minutes}m {secs}s"
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of every event, for frontends to generate types from."""
+    schema = _EVENT_ADAPTER.json_schema(mode="serialization")
+    schema["title"] = "DeepResearchAgentEvent"
+    schema["description"] = f"Events on the custom stream channel, protocol version {PROTOCOL_VERSION}."
+    schema["x-protocol-version"] = PROTOCOL_VERSION
+    return schema
+
+
+def schema_text() -> str:
+    return json.dumps(json_schema(), indent=2, sort_keys=True) + "\n"
+
+
+if __name__ == "__main__":
+    sys.stdout.write(schema_text())

@@ -1,0 +1,566 @@
+"""Typed run settings and the model price tiers: the product's only configuration seam.
+
+Every field resolves in one order: the run's ``configurable`` → the environment variable → the default.
+Resolution never raises. A value that cannot be used keeps the default and is reported in
+``ResearchConfig.warnings``; a setting that makes the run impossible (a refused ``base_url``, a missing
+model key) lands in ``ResearchConfig.problems`` and the run ends with an ``error`` status that says
+what to fix, instead of a traceback.
+
+Models are chosen by tier name only (``MODEL_TIERS``). Prices are data, so cost metering can use them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
+DEFAULT_TIER = "extra-low"
+
+Slot = Literal["research", "subagent", "utility", "compaction", "coding"]
+SLOTS: tuple[Slot, ...] = ("research", "subagent", "utility", "compaction", "coding")
+
+
+class ModelSpec(BaseModel):
+    """One model a tier can use, with the prices cost metering relies on."""
+
+    model_config = ConfigDict(frozen=True)
+
+    slug: str
+    input_usd_per_mtok: float
+    output_usd_per_mtok: float
+    context_window: int
+
+    @property
+    def blended_usd_per_mtok(self) -> float:
+        return self.input_usd_per_mtok + self.output_usd_per_mtok
+
+    def cost_usd(self, input_tokens: int, output_tokens: int, cached_tokens: int = 0) -> float:
+        """Dollar cost of one call; cached input is billed at a tenth, as caching providers do."""
+        fresh = max(input_tokens - cached_tokens, 0)
+        return (
+            fresh * self.input_usd_per_mtok
+            + cached_tokens * self.input_usd_per_mtok * 0.1
+            + output_tokens * self.output_usd_per_mtok
+        ) / 1_000_000
+
+
+class Tier(BaseModel):
+    """The five model slots of a named price package."""
+
+    model_config = ConfigDict(frozen=True)
+
+    research: ModelSpec
+    subagent: ModelSpec
+    utility: ModelSpec
+    compaction: ModelSpec
+    coding: ModelSpec
+
+    def slot(self, name: Slot) -> ModelSpec:
+        return getattr(self, name)
+
+
+def _m(slug: str, input_usd: float, output_usd: float, context_window: int) -> ModelSpec:
+    return ModelSpec(
+        slug=slug, input_usd_per_mtok=input_usd, output_usd_per_mtok=output_usd, context_window=context_window
+    )
+
+
+_DEEPSEEK_FLASH = _m("deepseek/deepseek-v4-flash", 0.09, 0.18, 1_048_576)
+_DEEPSEEK_FLASH_0731 = _m("deepseek/deepseek-v4-flash-0731", 0.07, 0.18, 1_048_576)
+_GLM_FLASH = _m("z-ai/glm-5.3-flash", 0.07, 0.25, 200_000)
+_QWEN_27B = _m("qwen/qwen3.8-27b", 0.42, 2.55, 262_144)
+_GPT_LUNA = _m("openai/gpt-5.6-luna", 0.20, 1.20, 400_000)
+_GEMINI_37_FLASH = _m("google/gemini-3.7-flash", 0.75, 3.75, 1_048_576)
+_GEMINI_35_LITE = _m("google/gemini-3.5-flash-lite", 0.30, 2.50, 1_048_576)
+_GEMINI_36_FLASH = _m("google/gemini-3.6-flash", 0.75, 3.75, 1_048_576)
+_GPT_SOL = _m("openai/gpt-5.6-sol", 2.00, 10.00, 400_000)
+_GEMINI_3_PREVIEW = _m("google/gemini-3-flash-preview", 0.50, 3.00, 1_048_576)
+_DEEPSEEK_PRO = _m("deepseek/deepseek-v4-pro", 1.04, 2.08, 1_048_576)
+
+MODEL_TIERS: dict[str, Tier] = {
+    "extra-low": Tier(
+        research=_DEEPSEEK_FLASH,
+        subagent=_DEEPSEEK_FLASH_0731,
+        utility=_DEEPSEEK_FLASH_0731,
+        compaction=_DEEPSEEK_FLASH_0731,
+        coding=_GLM_FLASH,
+    ),
+    "low": Tier(
+        research=_QWEN_27B, subagent=_DEEPSEEK_FLASH, utility=_DEEPSEEK_FLASH_0731, compaction=_GPT_LUNA, coding=_GPT_LUNA
+    ),
+    "mid": Tier(
+        research=_GEMINI_37_FLASH,
+        subagent=_DEEPSEEK_FLASH,
+        utility=_GEMINI_35_LITE,
+        compaction=_GPT_LUNA,
+        coding=_GEMINI_36_FLASH,
+    ),
+    "high": Tier(
+        research=_GPT_SOL,
+        subagent=_GEMINI_37_FLASH,
+        utility=_GEMINI_35_LITE,
+        compaction=_GEMINI_3_PREVIEW,
+        coding=_DEEPSEEK_PRO,
+    ),
+}
+TIER_ORDER: tuple[str, ...] = ("extra-low", "low", "mid", "high")
+
+LEGACY_MODEL_KEYS = frozenset(
+    {
+        "research_model",
+        "final_report_model",
+        "compression_model",
+        "summarization_model",
+        "subagent_model",
+        "utility_model",
+        "coding_model",
+        "model",
+    }
+)
+
+_TRUE = frozenset({"true", "1", "yes", "on"})
+_FALSE = frozenset({"false", "0", "no", "off"})
+
+
+def _setting(
+    default: Any,
+    description: str,
+    *,
+    env: str | tuple[str, ...] | None = None,
+    configurable: str | tuple[str, ...] | None = None,
+    operator_only: bool = False,
+    ceiling: bool = False,
+) -> Any:
+    """A field plus where it may come from; the README and .env.example tables are generated from this.
+
+    A ``ceiling`` bounds a run: a value that cannot be read refuses the run instead of falling back to the
+    default, which could lift or loosen the bound its sender meant to set.
+    """
+    envs = (env,) if isinstance(env, str) else tuple(env or ())
+    keys = (configurable,) if isinstance(configurable, str) else tuple(configurable or ())
+    return Field(
+        default=default,
+        description=description,
+        json_schema_extra={
+            "env": list(envs),
+            "configurable": list(keys),
+            "operator_only": operator_only,
+            "ceiling": ceiling,
+        },
+    )
+
+
+class ResearchConfig(BaseModel):
+    """Resolved settings of one run. Build it with ``ResearchConfig.resolve(runnable_config)``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    openai_api_key: SecretStr | None = _setting(
+        None,
+        "Key sent as Bearer to the model endpoint.",
+        env=("OPENAI_API_KEY", "OPENROUTER_API_KEY"),
+        configurable="apiKeys.OPENAI_API_KEY",
+    )
+    base_url: str = _setting(
+        DEFAULT_BASE_URL,
+        "OpenAI-compatible endpoint for every model. A per-run value must be on DRA_ALLOWED_BASE_URLS.",
+        env="OPENAI_BASE_URL",
+        configurable="base_url",
+    )
+    allowed_base_urls: tuple[str, ...] = _setting(
+        (),
+        "Comma-separated extra base URLs a run may switch to (guards the key against exfiltration).",
+        env="DRA_ALLOWED_BASE_URLS",
+        operator_only=True,
+    )
+    model_tier: str = _setting(
+        DEFAULT_TIER,
+        "Named model package: extra-low | low | mid | high. Unknown names warn and use the default.",
+        env="DRA_MODEL_TIER",
+        configurable="model_tier",
+    )
+    request_timeout: float = _setting(
+        180.0, "Seconds before one model request is abandoned.", env="DRA_REQUEST_TIMEOUT", configurable="request_timeout"
+    )
+    max_retries: int = _setting(
+        3, "Retries per model call on transient errors; 0 disables.", env="DRA_MAX_RETRIES", configurable="max_retries"
+    )
+    temperature: float = _setting(
+        0.3, "Sampling temperature of every model call.", env="DRA_TEMPERATURE", configurable="temperature"
+    )
+    max_output_tokens: int = _setting(
+        16000,
+        "Output cap per model call; 0 sends no cap.",
+        env="DRA_MAX_OUTPUT_TOKENS",
+        configurable="max_output_tokens",
+    )
+    streaming: bool = _setting(
+        True, "Token-by-token streaming from the model endpoint.", env="DRA_STREAMING", configurable="streaming"
+    )
+    streaming_denylist: tuple[str, ...] = _setting(
+        ("deepseek-v4-flash",),
+        "Comma-separated model-name substrings that never stream (off-spec streaming chunks).",
+        env="DRA_STREAMING_DENYLIST",
+        configurable="streaming_denylist",
+    )
+    recursion_limit: int = _setting(
+        4500,
+        "LangGraph super-step ceiling of a run.",
+        env="DRA_RECURSION_LIMIT",
+        configurable="recursion_limit",
+        ceiling=True,
+    )
+    max_tool_calls: int = _setting(
+        200,
+        "Tool-call ceiling of a run, all agents together.",
+        env="DRA_MAX_TOOL_CALLS",
+        configurable=("max_tool_calls", "max_react_tool_calls"),
+        ceiling=True,
+    )
+    max_total_tokens: int = _setting(
+        4_000_000,
+        "Token ceiling of a run, all agents together; cached input counts at 0.1.",
+        env="DRA_MAX_TOTAL_TOKENS",
+        configurable="max_total_tokens",
+        ceiling=True,
+    )
+    max_run_seconds: float = _setting(
+        2700.0,
+        "Wall-clock ceiling of a run; 0 means no cap.",
+        env="DRA_MAX_RUN_SECONDS",
+        configurable="max_run_seconds",
+        ceiling=True,
+    )
+    max_cost_usd: float = _setting(
+        0.0,
+        "Dollar ceiling of a run at the tier's prices; 0 means no cap.",
+        env="DRA_MAX_COST_USD",
+        configurable="max_cost_usd",
+        ceiling=True,
+    )
+    model_rate_limit_max_wait: float = _setting(
+        120.0,
+        "Seconds a model call may spend backing off from 429/5xx before it gives up.",
+        env="DRA_MODEL_RATE_LIMIT_MAX_WAIT",
+        configurable="model_rate_limit_max_wait",
+    )
+    compaction_tokens: int = _setting(
+        100_000,
+        "Estimated context size at which an agent's older messages are summarized; 0 disables.",
+        env="DRA_COMPACTION_TOKENS",
+        configurable="compaction_tokens",
+    )
+    prompt_caching: bool = _setting(
+        True,
+        "Send cache_control breakpoints on the system prompt and newest messages.",
+        env="DRA_PROMPT_CACHING",
+        configurable="prompt_caching",
+    )
+    tavily_api_key: SecretStr | None = _setting(
+        None,
+        "Tavily key for web_search; without one, Tavily's keyless access is used (rate-limited).",
+        env="TAVILY_API_KEY",
+        configurable="apiKeys.TAVILY_API_KEY",
+    )
+    tavily_api_base_url: str = _setting(
+        "", "Tavily API endpoint (self-hosted or test); empty means Tavily's own.", env="TAVILY_API_BASE_URL", operator_only=True
+    )
+    web_search: bool = _setting(True, "Give research sub-agents the web_search tool.", env="DRA_WEB_SEARCH", configurable="web_search")
+    search_max_results: int = _setting(
+        6, "Results per web search.", env="DRA_SEARCH_MAX_RESULTS", configurable="search_max_results"
+    )
+    web_fetch: bool = _setting(
+        True, "Give research sub-agents the web_fetch full-page reader.", env="DRA_WEB_FETCH", configurable="web_fetch"
+    )
+    max_fetch_chars: int = _setting(
+        30000,
+        "Characters of a fetched page the model sees; the full text is kept for citation checks.",
+        env="DRA_MAX_FETCH_CHARS",
+        configurable="max_fetch_chars",
+    )
+    fetch_allow_hosts: tuple[str, ...] = _setting(
+        (),
+        "Comma-separated host[:port] that web_fetch may read although they are private addresses.",
+        env="DRA_FETCH_ALLOW_HOSTS",
+        operator_only=True,
+    )
+    domain_prompt: str = _setting(
+        "",
+        "Deployment guidance injected into every role's prompt as a DOMAIN CONTEXT block.",
+        env="DRA_DOMAIN_PROMPT",
+        configurable="domain_prompt",
+    )
+    domain_prompt_file: str = _setting(
+        "", "File holding the domain prompt; inline DRA_DOMAIN_PROMPT wins.", env="DRA_DOMAIN_PROMPT_FILE", operator_only=True
+    )
+    mcp_servers: tuple[dict[str, Any], ...] = _setting(
+        (),
+        "MCP servers as a JSON list of {label, url, headers}. Parsed and validated; MCP tools are not wired in yet.",
+        env="DRA_MCP_SERVERS",
+        configurable=("mcp_servers", "mcp_config"),
+    )
+    mcp_prompt: str = _setting(
+        "", "Extra guidance for the MCP tools (accepted for compatibility; MCP tools are not wired in yet).", env="DRA_MCP_PROMPT", configurable="mcp_prompt"
+    )
+
+    warnings: tuple[str, ...] = Field(default=(), exclude=True)
+    problems: tuple[str, ...] = Field(default=(), exclude=True)
+
+    @classmethod
+    def resolve(cls, runnable_config: Mapping[str, Any] | None, environ: Mapping[str, str] | None = None) -> ResearchConfig:
+        """Resolve every field from the run's configurable, then the environment, then the default."""
+        environ = os.environ if environ is None else environ
+        configurable = dict((runnable_config or {}).get("configurable") or {})
+        warnings: list[str] = []
+        problems: list[str] = []
+        values: dict[str, Any] = {}
+
+        for legacy in sorted(LEGACY_MODEL_KEYS & configurable.keys()):
+            warnings.append(
+                f"configurable.{legacy} is ignored: models are chosen by tier (model_tier / DRA_MODEL_TIER)."
+            )
+
+        for name, field in cls.model_fields.items():
+            extra = field.json_schema_extra
+            if not isinstance(extra, dict):
+                continue
+            raw, origin = _lookup(configurable, environ, extra)
+            if raw is None:
+                continue
+            try:
+                values[name] = _coerce(field.annotation, raw, field.default)
+            except ValueError as exc:
+                if extra.get("ceiling"):
+                    problems.append(f"{origin}: {exc}. Fix the ceiling or leave it out to use the default {field.default!r}.")
+                else:
+                    warnings.append(f"{origin}: {exc}; using the default {field.default!r}.")
+
+        tier = values.get("model_tier", DEFAULT_TIER)
+        if tier not in MODEL_TIERS:
+            warnings.append(f"Unknown model tier {tier!r}; using {DEFAULT_TIER!r}. Known tiers: {', '.join(TIER_ORDER)}.")
+            values["model_tier"] = DEFAULT_TIER
+
+        if not values.get("domain_prompt") and values.get("domain_prompt_file"):
+            path = Path(values["domain_prompt_file"]).expanduser()
+            try:
+                values["domain_prompt"] = path.read_text(encoding="utf-8").strip()
+            except OSError as exc:
+                warnings.append(f"DRA_DOMAIN_PROMPT_FILE {str(path)!r} cannot be read ({exc.strerror}); no domain prompt.")
+
+        operator_url = _normalise_url(environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
+        requested = configurable.get("base_url")
+        if requested:
+            allowed = {operator_url, *(_normalise_url(u) for u in values.get("allowed_base_urls", ()))}
+            if _normalise_url(str(requested)) not in allowed:
+                problems.append(
+                    f"The run asked for base_url {str(requested)!r}, which is not on DRA_ALLOWED_BASE_URLS. "
+                    "Add it there (operator setting) or drop base_url from the run's configurable."
+                )
+                values["base_url"] = operator_url
+        values["base_url"] = _normalise_url(values.get("base_url", operator_url))
+
+        if values.get("openai_api_key") is None:
+            problems.append(
+                "No API key for the model endpoint. Set OPENAI_API_KEY (or OPENROUTER_API_KEY) in .env, or pass "
+                "configurable.apiKeys.OPENAI_API_KEY. Local servers that ignore keys accept any value."
+            )
+
+        for message in warnings:
+            logger.warning("config: %s", message)
+        return cls(**values, warnings=tuple(warnings), problems=tuple(problems))
+
+    @property
+    def tier(self) -> Tier:
+        return MODEL_TIERS[self.model_tier]
+
+    def streams(self, spec: ModelSpec) -> bool:
+        return self.streaming and not any(s and s in spec.slug for s in self.streaming_denylist)
+
+    def secret_values(self) -> tuple[str, ...]:
+        """Every secret this config holds, so emitters and loggers can scrub them."""
+        keys = (self.openai_api_key, self.tavily_api_key)
+        return tuple(s.get_secret_value() for s in keys if s is not None and s.get_secret_value())
+
+    def cache_key(self) -> str:
+        """A digest of everything that shapes the graph; secrets enter only as a hash."""
+        payload = self.model_dump(mode="json")
+        for name in ("openai_api_key", "tavily_api_key"):
+            secret = getattr(self, name)
+            payload[name] = _digest(secret.get_secret_value()) if secret else None
+        payload["problems"] = list(self.problems)
+        payload["warnings"] = list(self.warnings)
+        return _digest(json.dumps(payload, sort_keys=True, default=str))
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _normalise_url(url: str) -> str:
+    url = url.strip().rstrip("/")
+    return url.replace("://0.0.0.0", "://127.0.0.1")
+
+
+def _lookup(configurable: Mapping[str, Any], environ: Mapping[str, str], extra: dict[str, Any]) -> tuple[Any, str]:
+    if not extra.get("operator_only"):
+        for key in extra.get("configurable", ()):
+            value = _dig(configurable, key)
+            if value not in (None, ""):
+                return value, f"configurable.{key}"
+    for env in extra.get("env", ()):
+        value = environ.get(env)
+        if value not in (None, ""):
+            return value, env
+    return None, ""
+
+
+def _dig(mapping: Mapping[str, Any], dotted: str) -> Any:
+    current: Any = mapping
+    for part in dotted.split("."):
+        if not isinstance(current, Mapping):
+            return None
+        current = current.get(part)
+    return current
+
+
+def _coerce(annotation: Any, raw: Any, default: Any) -> Any:
+    """Turn an env string or configurable value into the field's type, or raise ValueError with a reason."""
+    kind = default.__class__ if default is not None else str
+    if annotation == SecretStr | None:
+        return SecretStr(str(raw))
+    if kind is bool:
+        if isinstance(raw, bool):
+            return raw
+        text = str(raw).strip().lower()
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+        raise ValueError(f"{raw!r} is not a boolean (use true/1/yes/on or false/0/no/off)")
+    if kind is int:
+        try:
+            number: float = int(str(raw).strip())
+        except ValueError:
+            raise ValueError(f"{raw!r} is not a whole number") from None
+        return _not_negative(raw, number)
+    if kind is float:
+        try:
+            number = float(str(raw).strip())
+        except ValueError:
+            raise ValueError(f"{raw!r} is not a number") from None
+        if not math.isfinite(number):
+            raise ValueError(f"{raw!r} is not a finite number")
+        return _not_negative(raw, number)
+    if kind is tuple:
+        items = _as_list(raw)
+        wants_objects = "dict" in str(annotation)
+        if wants_objects and not all(isinstance(item, dict) for item in items):
+            raise ValueError("expected a JSON list of objects")
+        if not wants_objects and not all(isinstance(item, str) for item in items):
+            raise ValueError("expected a comma-separated list")
+        return tuple(items)
+    return str(raw)
+
+
+def _not_negative(raw: Any, number: float) -> Any:
+    # Every numeric setting is a size, a duration, a count or a price.
+    if number < 0:
+        raise ValueError(f"{raw!r} is negative; use 0 or more")
+    return number
+
+
+def _as_list(raw: Any) -> list[Any]:
+    if isinstance(raw, (list, tuple)):
+        return list(raw)
+    if isinstance(raw, dict):
+        raise ValueError("expected a list, got a single object")
+    text = str(raw).strip()
+    if text.startswith(("[", "{")):
+        try:
+            parsed = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not valid JSON ({exc.msg})") from None
+        if not isinstance(parsed, list):
+            raise ValueError("expected a JSON list")
+        return parsed
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def settings_table() -> list[dict[str, str]]:
+    """Rows of (env, configurable, default, description) for the README and .env.example."""
+    rows = []
+    for name, field in ResearchConfig.model_fields.items():
+        extra = field.json_schema_extra
+        if not isinstance(extra, dict):
+            continue
+        default = field.default
+        if isinstance(default, tuple):
+            default = ",".join(str(d) for d in default)
+        elif isinstance(default, bool):
+            default = str(default).lower()
+        rows.append(
+            {
+                "field": name,
+                "env": " / ".join(extra["env"]),
+                "configurable": "—" if extra["operator_only"] else " / ".join(extra["configurable"]),
+                "default": "" if default in (None, "") else str(default),
+                "description": field.description or "",
+            }
+        )
+    return rows
+
+
+RUNNER_SETTINGS: tuple[tuple[str, str, str], ...] = (
+    ("DRA_HOST", "127.0.0.1", "Address ./run.sh serves the dev server on."),
+    ("DRA_PORT", "2024", "Port of the dev server; ./run.sh stops with a message when it is taken."),
+    ("DRA_JOBS", "10", "Runs the dev server executes at once (--n-jobs-per-worker)."),
+    ("DRA_RELOAD", "0", "1 restarts the server on source changes (kills in-flight runs)."),
+    ("DRA_URL", "", "Server URL for ./run.sh ask/smoke/doctor; defaults to http://DRA_HOST:DRA_PORT."),
+    ("LLM_SANDBOX_URL", "", "Code sandbox sidecar that ./run.sh doctor checks; code execution is not wired in yet."),
+)
+
+
+def env_example() -> str:
+    """The text of ``.env.example``: every environment variable, its default, one line on what it does."""
+    lines = ["# deep-research-agent settings. Copy to .env; run.sh loads it. Per-run configurable keys override these."]
+    for row in settings_table():
+        for env in row["env"].split(" / "):
+            lines += ["", f"# {row['description']}", f"{env}={row['default']}"]
+    lines += ["", "# --- ./run.sh and the dev server ---"]
+    for env, default, description in RUNNER_SETTINGS:
+        lines += ["", f"# {description}", f"{env}={default}"]
+    return "\n".join(lines) + "\n"
+
+
+def markdown_table() -> str:
+    """The README's configuration table."""
+    lines = ["| Env var | Configurable key | Default | What it does |", "|---|---|---|---|"]
+    for row in settings_table():
+        env = " / ".join(f"`{e}`" for e in row["env"].split(" / "))
+        keys = row["configurable"] if row["configurable"] == "—" else " / ".join(
+            f"`{k}`" for k in row["configurable"].split(" / ")
+        )
+        default = f"`{row['default']}`" if row["default"] else "—"
+        description = row["description"].replace("|", "\\|")
+        lines.append(f"| {env} | {keys} | {default} | {description} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    import sys
+
+    outputs = {"env-example": env_example, "markdown": markdown_table}
+    if len(sys.argv) != 2 or sys.argv[1] not in outputs:
+        sys.exit(f"usage: python -m deep_research_agent.settings.resolve {{{'|'.join(outputs)}}}")
+    sys.stdout.write(outputs[sys.argv[1]]())
