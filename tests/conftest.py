@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from deep_research_agent.run.ledger import RunLedger, close_ledger, current_ledger
+from deep_research_agent.run import Run, bound_run
 from tests.support.agent_server import AgentServer
 from tests.support.scripted_model import ScriptedModelServer
 from tests.support.web import WebStandIn
@@ -66,8 +66,7 @@ def web(web_server: WebStandIn) -> WebStandIn:
 
 
 @pytest.fixture
-def ledger() -> Iterator[RunLedger]:
-    """A fresh ledger for code run outside a graph (its run key is ``no-run``), dropped afterwards."""
-    close_ledger("no-run")
-    yield current_ledger()
-    close_ledger("no-run")
+def run() -> Iterator[Run]:
+    """Fresh run stores, current for code the test runs outside a graph."""
+    with bound_run() as stores:
+        yield stores

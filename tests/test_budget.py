@@ -17,6 +17,7 @@ from deep_research_agent.guards import budget
 from deep_research_agent.guards.budget import BudgetMiddleware, binding_ceiling, ceiling_uses
 from deep_research_agent.conversation import is_harness_message
 from deep_research_agent.report.salvage import salvage_report
+from deep_research_agent.run import HandOver, RoleUsage, Run
 from tests.support.guard_calls import call_model_through, capture_events
 
 pytestmark = pytest.mark.anyio
@@ -39,27 +40,31 @@ async def run_tool(request: ToolCallRequest) -> ToolMessage:
     return ToolMessage("ran", tool_call_id=request.tool_call["id"])
 
 
-def test_cached_input_counts_a_tenth_against_the_token_ceiling(ledger):
-    counters = ledger.role("orchestrator")
-    counters.input_tokens, counters.cached_tokens, counters.output_tokens = 10_000, 8_000, 500
+def spend_tool_calls(run: Run, role: str, count: int) -> None:
+    for _ in range(count):
+        run.usage.count_tool_call(role, None)
 
-    tokens = next(u for u in ceiling_uses(ledger, settings(max_total_tokens=10_000)) if u.name == "tokens")
+
+def test_cached_input_counts_a_tenth_against_the_token_ceiling(run):
+    run.usage.count_model_call("orchestrator", None, RoleUsage(input_tokens=10_000, cached_tokens=8_000, output_tokens=500))
+
+    tokens = next(u for u in ceiling_uses(run, settings(max_total_tokens=10_000)) if u.name == "tokens")
 
     assert tokens.used == 2_000 + 800 + 500
 
 
-def test_ceilings_of_zero_are_no_caps_and_the_binding_ceiling_is_the_fullest(ledger):
-    ledger.role("orchestrator").tool_calls = 5
-    ledger.role("research-subagent").tool_calls = 2
-    ledger.role("research-subagent").cost_usd = 0.2
-    uses = ceiling_uses(ledger, settings(max_tool_calls=10, max_cost_usd=0.25, max_run_seconds=0))
+def test_ceilings_of_zero_are_no_caps_and_the_binding_ceiling_is_the_fullest(run):
+    spend_tool_calls(run, "orchestrator", 5)
+    spend_tool_calls(run, "research-subagent", 2)
+    run.usage.count_model_call("research-subagent", None, RoleUsage(cost_usd=0.2))
+    uses = ceiling_uses(run, settings(max_tool_calls=10, max_cost_usd=0.25, max_run_seconds=0))
 
     assert {u.name for u in uses} == {"tool_calls", "tokens", "cost"}
     assert binding_ceiling(uses).name == "cost" and binding_ceiling(uses).fraction == pytest.approx(0.8)
 
 
-async def test_the_soft_stage_is_announced_once_per_run_and_nudges_each_agent_once(ledger, events):
-    ledger.role("orchestrator").tool_calls = 8
+async def test_the_soft_stage_is_announced_once_per_run_and_nudges_each_agent_once(run, events):
+    spend_tool_calls(run, "orchestrator", 8)
     orchestrator = BudgetMiddleware(settings(max_tool_calls=10), role="orchestrator")
     worker = BudgetMiddleware(settings(max_tool_calls=10), role="research-subagent")
     orchestrator_state = {"messages": [HumanMessage("q")]}
@@ -76,8 +81,8 @@ async def test_the_soft_stage_is_announced_once_per_run_and_nudges_each_agent_on
     assert "findings" in worker_sent[-1].text
 
 
-async def test_at_the_ceiling_tool_calls_are_refused_except_the_report_and_model_calls_end_the_agent(ledger, events):
-    ledger.role("research-subagent").tool_calls = 10
+async def test_at_the_ceiling_tool_calls_are_refused_except_the_report_and_model_calls_end_the_agent(run, events):
+    spend_tool_calls(run, "research-subagent", 10)
     guard = BudgetMiddleware(settings(max_tool_calls=10), role="research-subagent")
 
     refused = await guard.awrap_tool_call(tool_request(), run_tool)
@@ -89,11 +94,11 @@ async def test_at_the_ceiling_tool_calls_are_refused_except_the_report_and_model
     assert sent is None and len(added) == 1 and not added[0].tool_calls
     assert parse_findings(added[0].text).summary == "so far"
     assert [(e["state"], e["reason"]) for e in events] == [("budget_halt", "tool_calls")]
-    assert ledger.halt.reason == "budget_exhausted" and ledger.halt.ceiling == "tool_calls"
+    assert run.control.halt.reason == "budget_exhausted" and run.control.halt.ceiling == "tool_calls"
 
 
-async def test_a_model_call_still_running_at_the_deadline_is_cut_off(ledger, events):
-    ledger.started_monotonic -= 9.8
+async def test_a_model_call_still_running_at_the_deadline_is_cut_off(run, events):
+    run.started_monotonic -= 9.8
     guard = BudgetMiddleware(settings(max_run_seconds=10), role="research-subagent")
 
     async def slow_model(request):
@@ -109,8 +114,8 @@ async def test_a_model_call_still_running_at_the_deadline_is_cut_off(ledger, eve
     assert [(e["state"], e["reason"]) for e in events] == [("budget_soft", "time"), ("budget_halt", "time")]
 
 
-async def test_a_slow_tool_is_cut_off_at_the_deadline_but_a_sub_agent_task_is_left_to_its_own_guard(ledger, events):
-    ledger.started_monotonic -= 9.8
+async def test_a_slow_tool_is_cut_off_at_the_deadline_but_a_sub_agent_task_is_left_to_its_own_guard(run, events):
+    run.started_monotonic -= 9.8
     guard = BudgetMiddleware(settings(max_run_seconds=10), role="orchestrator")
 
     async def slow_tool(request):
@@ -124,12 +129,13 @@ async def test_a_slow_tool_is_cut_off_at_the_deadline_but_a_sub_agent_task_is_le
     assert cut.status == "error" and "time budget" in cut.text
 
 
-def test_the_salvaged_report_cites_findings_and_says_why_and_what_is_missing(ledger):
-    ledger.add_source("https://a.example/cells", title="Cell tests")
-    ledger.findings.append(
-        (
-            "Find the energy density of sodium-glass cells",
-            Findings.model_validate(
+def test_the_salvaged_report_cites_findings_and_says_why_and_what_is_missing(run):
+    run.evidence.add_source("https://a.example/cells", title="Cell tests")
+    run.evidence.add_handover(
+        HandOver(
+            task_id="call-1",
+            unit="Find the energy density of sodium-glass cells",
+            findings=Findings.model_validate(
                 {
                     "summary": "The cell reached 412 Wh/kg.",
                     "findings": [
@@ -143,7 +149,7 @@ def test_the_salvaged_report_cites_findings_and_says_why_and_what_is_missing(led
         )
     )
 
-    report = salvage_report(ledger, reason="the run's time budget is used up")
+    report = salvage_report(run.evidence, reason="the run's time budget is used up")
 
     head, sources = report.split("## Sources")
     assert head.startswith("# Research findings (incomplete)\n\n> **Incomplete.**")
@@ -153,8 +159,8 @@ def test_the_salvaged_report_cites_findings_and_says_why_and_what_is_missing(led
     assert sources.strip().splitlines() == ["[1] Cell tests — https://a.example/cells", "[2] b.example — https://b.example/costs"]
 
 
-def test_a_salvaged_report_without_findings_says_so(ledger):
-    report = salvage_report(ledger, reason="the run reached its recursion limit")
+def test_a_salvaged_report_without_findings_says_so(run):
+    report = salvage_report(run.evidence, reason="the run reached its recursion limit")
 
     assert "No research unit returned findings" in report and "every finding" in report
     assert report.rstrip().endswith("## Sources\nNone.")

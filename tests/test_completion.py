@@ -11,9 +11,9 @@ from deep_research_agent.delivery.final_text import (
     REPORT_MIN_CHARS,
     FinalTextKind,
     classify_final_text,
-    incomplete_banner,
     nudge_for,
 )
+from deep_research_agent.report.salvage import incomplete_banner
 
 PARAGRAPH = "Solid-state cells now lead on energy density, with pilot lines reporting steady gains in yield. " * 3
 FINDINGS = json.dumps({"summary": "s", "findings": [{"finding": "f", "evidence": "e", "source": "https://a.example"}], "gaps": []})

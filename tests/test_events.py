@@ -21,6 +21,7 @@ from deep_research_agent.protocol.events import (
     emit,
     format_elapsed,
 )
+from deep_research_agent.names import EndReason, HaltedBy
 from deep_research_agent.protocol.sender import Sender, current_sender
 from deep_research_agent.protocol.secrets import register_secrets
 
@@ -106,9 +107,37 @@ def test_emit_inside_a_graph_run_writes_to_the_custom_stream():
 
 
 def test_a_valid_event_logs_no_drift_warning(caplog):
-    emit("status", state="done", detail="Run time 0m 1s.")
+    emit("status", state="done", reason="report_delivered", detail="Run time 0m 1s.")
 
     assert drift_records(caplog) == []
+
+
+@pytest.mark.parametrize(
+    ("state", "reason"),
+    [("done", None), ("error", "loop_guard"), ("budget_halt", "dollars"), ("revising", "style"), ("stop_requested", "later")],
+)
+def test_a_status_whose_reason_is_not_among_its_listed_codes_is_drift(caplog, state, reason):
+    emit("status", state=state, reason=reason)
+
+    [record] = drift_records(caplog)
+    assert "needs a reason among" in record.getMessage()
+
+
+def test_the_schema_lists_every_end_reason_and_every_halted_value():
+    schema = events.json_schema()
+    status_rules = schema["$defs"]["Status"]["allOf"]
+    end_codes = next(r["then"]["properties"]["reason"]["enum"] for r in status_rules if r["if"]["properties"]["state"]["const"] == "done")
+    assert end_codes == [reason.value for reason in EndReason]
+    halted = schema["$defs"]["SubagentFindings"]["properties"]["halted"]
+    assert {"$ref": "#/$defs/HaltedBy"} in halted["anyOf"]
+    assert schema["$defs"]["HaltedBy"]["enum"] == [value.value for value in HaltedBy]
+
+
+def test_every_event_definition_requires_its_type():
+    schema = events.json_schema()
+    for name, model in EVENT_MODELS.items():
+        definition = schema["$defs"][model.__name__]
+        assert definition["required"][0] == "type", name
 
 
 def test_an_unknown_field_is_logged_as_drift_and_still_emitted(caplog):

@@ -1,4 +1,4 @@
-"""Evidence checks: quotes against retrieved text, numbers against quotes, citations against the ledger."""
+"""Evidence checks: quotes against retrieved text, numbers against quotes, citations against the run's evidence."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import asdict
 import pytest
 
 from deep_research_agent.handover.contract import Finding, Findings
-from deep_research_agent.run.ledger import EvidenceRecord
+from deep_research_agent.run import EvidenceRecord
 from deep_research_agent.report.citations import (
     CitationReport,
     check_citations,

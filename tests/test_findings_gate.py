@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from deep_research_agent.handover.validate import (
+from deep_research_agent.handover.contract import (
     MAX_FALLBACK_CHARS,
     MAX_FIELD_CHARS,
     NO_SOURCES_GAP,

@@ -17,7 +17,9 @@ from deep_research_agent.settings.resolve import ResearchConfig
 from deep_research_agent.names import Role
 from deep_research_agent.protocol.secrets import register_secrets
 from deep_research_agent.graph import build_graph
-from deep_research_agent.run.ledger import current_ledger
+from langchain_core.runnables.config import var_child_runnable_config
+
+from deep_research_agent.run import current_run, is_open
 from deep_research_agent.delivery import turn_end
 from deep_research_agent.lifecycle.containment import INTERNAL_ERROR, contain_hook_failures
 from deep_research_agent.lifecycle.middleware import RunLifecycleMiddleware, describe_model_error
@@ -76,9 +78,11 @@ async def cancelled(request: object) -> ModelResponse:
 
 
 @pytest.mark.parametrize("call", ["model", "tool"])
-async def test_a_cancelled_run_drops_its_ledger_and_stays_cancelled(call):
-    ledger = current_ledger()
-    ledger.add_evidence(url="https://example.org/a", title="A", kind="page", text="A page the run read.")
+async def test_a_cancelled_run_drops_its_stores_and_stays_cancelled(call):
+    # The run's config, as the graph runtime provides it to every call of the run.
+    var_child_runnable_config.set({"configurable": {"run_id": f"cancelled-{call}"}})
+    run = current_run()
+    run.evidence.add_evidence(url="https://example.org/a", title="A", kind="page", text="A page the run read.", agent="researcher")
     middleware = lifecycle()
 
     model_request = ModelRequest(model=None, messages=[HumanMessage("q")], state={})
@@ -90,7 +94,7 @@ async def test_a_cancelled_run_drops_its_ledger_and_stays_cancelled(call):
         else:
             await middleware.awrap_tool_call(tool_request, cancelled)
 
-    assert current_ledger() is not ledger, "the cancelled run's ledger (and every page it read) is still held"
+    assert not is_open(run.key), "the cancelled run's stores (and every page it read) are still held"
 
 def model_error(kind: type[openai.APIStatusError], status: int, message: str) -> openai.APIStatusError:
     request = httpx.Request(
@@ -176,15 +180,15 @@ async def test_a_hook_that_breaks_after_research_ends_the_run_with_internal_erro
             researcher_reads(url, query="sodium glass battery", finding="412 Wh/kg", quote="412 Wh/kg"),
         )
     )
-    real_ledger = turn_end.current_ledger
+    real_run = turn_end.current_run
 
-    def ledger_that_breaks_once_research_started():
-        ledger = real_ledger()
-        if ledger.research_started:
+    def run_that_breaks_once_research_started():
+        run = real_run()
+        if run.control.research_started:
             raise RuntimeError(SECRET_DETAIL)
-        return ledger
+        return run
 
-    monkeypatch.setattr(turn_end, "current_ledger", ledger_that_breaks_once_research_started)
+    monkeypatch.setattr(turn_end, "current_run", run_that_breaks_once_research_started)
     environ = {
         "OPENAI_BASE_URL": scripted.base_url,
         "OPENAI_API_KEY": "sk-test-0000",

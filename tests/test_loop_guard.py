@@ -8,7 +8,7 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from deep_research_agent.handover.contract import parse_findings
-from deep_research_agent.run.ledger import current_ledger
+from deep_research_agent.run import current_run
 from deep_research_agent.guards import loop as loop_guard
 from deep_research_agent.conversation import (
     HARNESS_MESSAGE_NAME,
@@ -31,7 +31,7 @@ _ids = itertools.count()
 
 
 @pytest.fixture(autouse=True)
-def events(monkeypatch, ledger):
+def events(monkeypatch, run):
     return capture_events(monkeypatch, loop_guard)
 
 
@@ -115,7 +115,7 @@ async def test_a_halted_orchestrator_halts_the_run(events):
     for _ in range(HALT_AT):
         await drive(guard, state, *call_and_result("write_todos", {"todos": []}, "ok"))
 
-    assert current_ledger().halt is not None and current_ledger().halt.reason == "loop_halt"
+    assert current_run().control.halt is not None and current_run().control.halt.reason == "loop_halt"
 
 
 async def test_paging_through_one_tool_never_counts_as_a_loop(events):

@@ -22,7 +22,8 @@ from deep_research_agent.guards.runaway import (
     detect_repetition,
     judge,
 )
-from deep_research_agent.handover.publish import MAX_HANDOVER_CHARS, SubagentLifecycleMiddleware
+from deep_research_agent.handover.contract import MAX_HANDOVER_CHARS
+from deep_research_agent.handover.publish import HandOverMiddleware
 from tests.support.guard_calls import capture_events
 
 pytestmark = pytest.mark.anyio
@@ -92,7 +93,7 @@ def test_a_reply_cut_by_the_output_cap_is_a_runaway_trimmed_to_its_last_paragrap
 
 
 @pytest.fixture
-def events(monkeypatch, ledger):
+def events(monkeypatch, run):
     return capture_events(monkeypatch, runaway)
 
 
@@ -192,8 +193,8 @@ async def test_a_new_user_turn_forgives_an_earlier_runaway(events):
     assert added[-1].text == "ok again" and [e["state"] for e in events] == ["runaway_output", "runaway_output"]
 
 
-async def test_what_a_sub_agent_hands_the_orchestrator_is_capped(events):
-    lifecycle = SubagentLifecycleMiddleware(models_by_role={})
+async def test_what_a_sub_agent_hands_the_orchestrator_is_capped(events, run):
+    lifecycle = HandOverMiddleware(models_by_role={})
     blob = prose(54_000)
     many = Findings(
         summary="s" * 10_000,
@@ -211,6 +212,8 @@ async def test_what_a_sub_agent_hands_the_orchestrator_is_capped(events):
         return ToolCallRequest(tool_call={"name": "task", "args": args, "id": "task-1"}, tool=None, state={}, runtime=None)
 
     prose_result = await lifecycle.awrap_tool_call(task_request(), answering(blob))
+    # The sub-agent's findings gate stages the findings it parsed for the hand-over.
+    run.evidence.stage_findings("task-1", many)
     findings_result = await lifecycle.awrap_tool_call(task_request(), answering(many.to_json()))
 
     text = prose_result.update["messages"][0].text

@@ -13,15 +13,16 @@ from langgraph.store.memory import InMemoryStore
 from deep_research_agent.settings.resolve import ResearchConfig
 from deep_research_agent.protocol.events import STOP_REQUESTS_NAMESPACE
 from deep_research_agent.handover.contract import parse_findings
-from deep_research_agent.run.ledger import Halt, close_ledger
+from deep_research_agent.run import Halt
 from deep_research_agent.delivery import stop as stop_request
 from deep_research_agent.guards.budget import BudgetMiddleware
-from deep_research_agent.delivery.stop import STOPPED_BY_USER, watch_for_stop_request
+from deep_research_agent.delivery.stop import watch_for_stop_request
+from deep_research_agent.names import EndReason
 from tests.support.guard_calls import capture_events
 
 pytestmark = pytest.mark.anyio
 
-USER_STOP = Halt(reason=STOPPED_BY_USER, detail="the user asked the run to stop and report what it found")
+USER_STOP = Halt(reason=EndReason.STOPPED_BY_USER, detail="the user asked the run to stop and report what it found")
 
 
 @pytest.fixture
@@ -34,37 +35,37 @@ def budget(role: str = "research-subagent") -> BudgetMiddleware:
     return BudgetMiddleware(settings, role=role)
 
 
-async def test_the_watcher_halts_the_run_once_and_deletes_the_request(ledger, events):
+async def test_the_watcher_halts_the_run_once_and_deletes_the_request(run, events):
     store = InMemoryStore()
-    watcher = asyncio.create_task(watch_for_stop_request(store, ledger, poll_s=0.01))
+    watcher = asyncio.create_task(watch_for_stop_request(store, run, poll_s=0.01))
     await asyncio.sleep(0.05)
-    assert ledger.halt is None and not watcher.done()
+    assert run.control.halt is None and not watcher.done()
 
-    await store.aput(STOP_REQUESTS_NAMESPACE, ledger.run_key, {"by": "user"})
+    await store.aput(STOP_REQUESTS_NAMESPACE, run.key, {"by": "user"})
     await asyncio.wait_for(watcher, timeout=2)
 
-    assert ledger.halt is not None and ledger.halt.reason == STOPPED_BY_USER
+    assert run.control.halt is not None and run.control.halt.reason == EndReason.STOPPED_BY_USER
     assert [e["state"] for e in events] == ["stop_requested"]
-    assert await store.aget(STOP_REQUESTS_NAMESPACE, ledger.run_key) is None
+    assert await store.aget(STOP_REQUESTS_NAMESPACE, run.key) is None
 
 
-async def test_another_runs_request_leaves_this_run_alone(ledger, events):
+async def test_another_runs_request_leaves_this_run_alone(run, events):
     store = InMemoryStore()
     await store.aput(STOP_REQUESTS_NAMESPACE, "some-other-run", {"by": "user"})
-    watcher = asyncio.create_task(watch_for_stop_request(store, ledger, poll_s=0.01))
+    watcher = asyncio.create_task(watch_for_stop_request(store, run, poll_s=0.01))
     await asyncio.sleep(0.05)
 
-    assert ledger.halt is None and not watcher.done()
-    close_ledger(ledger.run_key)
+    assert run.control.halt is None and not watcher.done()
+    run.control.close()
     await asyncio.wait_for(watcher, timeout=2)
     assert await store.aget(STOP_REQUESTS_NAMESPACE, "some-other-run") is not None
 
 
-async def test_the_watcher_ends_with_its_run(ledger):
-    watcher = asyncio.create_task(watch_for_stop_request(InMemoryStore(), ledger, poll_s=0.01))
+async def test_the_watcher_ends_with_its_run(run):
+    watcher = asyncio.create_task(watch_for_stop_request(InMemoryStore(), run, poll_s=0.01))
     await asyncio.sleep(0.03)
 
-    close_ledger(ledger.run_key)
+    run.control.close()
 
     await asyncio.wait_for(watcher, timeout=2)
 
@@ -84,16 +85,16 @@ class FlakyStore(InMemoryStore):
         return await super().aget(namespace, key, **kwargs)
 
 
-async def test_a_failing_store_is_retried_rather_than_ending_the_run(ledger, events):
+async def test_a_failing_store_is_retried_rather_than_ending_the_run(run, events):
     store = FlakyStore(failures=2)
-    await store.aput(STOP_REQUESTS_NAMESPACE, ledger.run_key, {"by": "user"})
+    await store.aput(STOP_REQUESTS_NAMESPACE, run.key, {"by": "user"})
 
-    await asyncio.wait_for(watch_for_stop_request(store, ledger, poll_s=0.01), timeout=2)
+    await asyncio.wait_for(watch_for_stop_request(store, run, poll_s=0.01), timeout=2)
 
-    assert store.reads == 3 and ledger.halt is not None and ledger.halt.reason == STOPPED_BY_USER
+    assert store.reads == 3 and run.control.halt is not None and run.control.halt.reason == EndReason.STOPPED_BY_USER
 
 
-async def test_a_model_call_in_flight_is_cut_and_the_sub_agent_hands_back_what_it_found(ledger):
+async def test_a_model_call_in_flight_is_cut_and_the_sub_agent_hands_back_what_it_found(run):
     found = '{"summary": "Sodium cells cost less.", "findings": [], "gaps": []}'
     state = {"messages": [HumanMessage("brief"), AIMessage(found)]}
     started = asyncio.Event()
@@ -107,7 +108,7 @@ async def test_a_model_call_in_flight_is_cut_and_the_sub_agent_hands_back_what_i
         budget().awrap_model_call(ModelRequest(model=None, messages=state["messages"], state=state), slow_model)
     )
     await started.wait()
-    ledger.request_stop(USER_STOP)
+    run.control.request_stop(USER_STOP)
     response = await asyncio.wait_for(call, timeout=2)
 
     [hand_back] = response.result
@@ -116,7 +117,7 @@ async def test_a_model_call_in_flight_is_cut_and_the_sub_agent_hands_back_what_i
     assert any("the user's request to stop and report" in gap for gap in handed.gaps)
 
 
-async def test_a_tool_call_in_flight_is_cut_with_an_error_naming_the_stop(ledger):
+async def test_a_tool_call_in_flight_is_cut_with_an_error_naming_the_stop(run):
     search = {"name": "web_search", "args": {}, "id": "call-1"}
     request = ToolCallRequest(tool_call=search, tool=None, state={}, runtime=None)
     started = asyncio.Event()
@@ -128,14 +129,14 @@ async def test_a_tool_call_in_flight_is_cut_with_an_error_naming_the_stop(ledger
 
     call = asyncio.create_task(budget().awrap_tool_call(request, slow_search))
     await started.wait()
-    ledger.request_stop(USER_STOP)
+    run.control.request_stop(USER_STOP)
     result = await asyncio.wait_for(call, timeout=2)
 
     assert result.status == "error" and "asked the run to stop" in result.text
 
 
-async def test_after_a_stop_no_call_starts_in_any_role(ledger):
-    ledger.request_stop(USER_STOP)
+async def test_after_a_stop_no_call_starts_in_any_role(run):
+    run.control.request_stop(USER_STOP)
     called = []
 
     async def model(request: ModelRequest) -> ModelResponse:
@@ -148,26 +149,26 @@ async def test_after_a_stop_no_call_starts_in_any_role(ledger):
     assert called == []
 
 
-async def test_a_wrap_up_request_winds_the_run_down_and_a_later_stop_now_halts_it(ledger, events):
+async def test_a_wrap_up_request_winds_the_run_down_and_a_later_stop_now_halts_it(run, events):
     store = InMemoryStore()
-    watcher = asyncio.create_task(watch_for_stop_request(store, ledger, poll_s=0.01))
+    watcher = asyncio.create_task(watch_for_stop_request(store, run, poll_s=0.01))
 
-    await store.aput(STOP_REQUESTS_NAMESPACE, ledger.run_key, {"mode": "wrap_up"})
+    await store.aput(STOP_REQUESTS_NAMESPACE, run.key, {"mode": "wrap_up"})
     await asyncio.sleep(0.05)
 
-    assert ledger.wrap_up_requested and ledger.halt is None and not watcher.done()
+    assert run.control.wrap_up_requested and run.control.halt is None and not watcher.done()
     assert [(e["state"], e["reason"]) for e in events] == [("stop_requested", "wrap_up")]
-    assert await store.aget(STOP_REQUESTS_NAMESPACE, ledger.run_key) is None
+    assert await store.aget(STOP_REQUESTS_NAMESPACE, run.key) is None
 
-    await store.aput(STOP_REQUESTS_NAMESPACE, ledger.run_key, {"mode": "now"})
+    await store.aput(STOP_REQUESTS_NAMESPACE, run.key, {"mode": "now"})
     await asyncio.wait_for(watcher, timeout=2)
 
-    assert ledger.halt is not None and ledger.halt.reason == STOPPED_BY_USER
+    assert run.control.halt is not None and run.control.halt.reason == EndReason.STOPPED_BY_USER
     assert [e["reason"] for e in events] == ["wrap_up", "now"]
 
 
-async def test_while_wrapping_up_every_agent_is_told_once_and_only_the_report_may_still_run(ledger):
-    ledger.request_wrap_up()
+async def test_while_wrapping_up_every_agent_is_told_once_and_only_the_report_may_still_run(run):
+    run.control.request_wrap_up()
     guard = budget("orchestrator")
     state = {"messages": [HumanMessage("q")]}
     sent = []

@@ -1,18 +1,16 @@
-"""Turn scoping: real user turns, harness messages, and per-turn counters that survive compaction."""
+"""Turn scoping: real user turns, harness messages, and a turn identity that survives compaction."""
 
 from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from deep_research_agent.conversation import harness_message
-from deep_research_agent.conversation_turns import (
-    bump_counter,
-    counters_for_turn,
-    current_turn_start,
+from deep_research_agent.conversation import (
+    harness_message,
     is_fresh_turn,
-    is_real_user_turn,
-    last_real_user_index,
+    is_user_turn,
+    last_user_index,
     previous_turns,
+    turn_key,
     turn_messages,
 )
 
@@ -36,24 +34,23 @@ def thread() -> list:
 
 
 def test_real_user_turn_is_a_human_message_the_harness_did_not_inject() -> None:
-    assert is_real_user_turn(HumanMessage("hi"))
-    assert not is_real_user_turn(harness_message("nudge"))
-    assert not is_real_user_turn(AIMessage("hi"))
-    assert not is_real_user_turn(ToolMessage("x", tool_call_id="c"))
+    assert is_user_turn(HumanMessage("hi"))
+    assert not is_user_turn(harness_message("nudge"))
+    assert not is_user_turn(AIMessage("hi"))
+    assert not is_user_turn(ToolMessage("x", tool_call_id="c"))
 
 
 def test_the_current_turn_starts_at_the_last_real_user_message_not_at_a_harness_message() -> None:
     messages = thread()
-    assert current_turn_start(messages) == 4
-    assert last_real_user_index(messages) == 4
+    assert last_user_index(messages) == 4
     assert [m.id for m in turn_messages(messages)][:1] == ["u2"]
     assert [m.id for m in previous_turns(messages)] == ["u1", None, "t1", "a1"]
 
 
 def test_a_transcript_without_a_user_message_is_one_turn_from_the_start() -> None:
     messages = [harness_message("summary"), AIMessage("x")]
-    assert current_turn_start(messages) == 0
-    assert last_real_user_index(messages) is None
+    assert turn_messages(messages) == messages
+    assert last_user_index(messages) is None
     assert previous_turns(messages) == []
     assert not is_fresh_turn(messages)
 
@@ -65,31 +62,17 @@ def test_a_turn_is_fresh_until_the_model_has_answered_it() -> None:
     assert not is_fresh_turn(thread())
 
 
-def test_per_turn_counters_keep_counting_within_a_turn_and_through_harness_messages() -> None:
+def test_harness_messages_never_start_a_turn() -> None:
     messages = thread()[:7]
-    counters = bump_counter(None, messages, "loops")
-    counters = bump_counter(counters, [*messages, harness_message("nudge")], "loops")
-    assert counters_for_turn(counters, messages)["counts"] == {"loops": 2}
+    assert turn_key([*messages, harness_message("nudge")]) == turn_key(messages) == "u2"
 
 
-def test_per_turn_counters_reset_when_the_user_speaks_again() -> None:
+def test_a_new_turn_begins_when_the_user_speaks_again() -> None:
+    follow_up = [*thread(), AIMessage("done"), HumanMessage("one more thing", id="u3")]
+    assert turn_key(follow_up) == "u3"
+
+
+def test_the_turn_survives_compaction_which_keeps_the_request_message() -> None:
     messages = thread()
-    counters = bump_counter(None, messages, "loops", by=3)
-    follow_up = [*messages, AIMessage("done"), HumanMessage("one more thing", id="u3")]
-    assert counters_for_turn(counters, follow_up)["counts"] == {}
-    assert bump_counter(counters, follow_up, "loops")["counts"] == {"loops": 1}
-
-
-def test_per_turn_counters_survive_compaction_which_keeps_the_request_message() -> None:
-    messages = thread()
-    counters = bump_counter(None, messages, "loops", by=2)
-    request = messages[4]
-    compacted = [harness_message("Summary of earlier work"), request, *messages[5:]]
-    assert counters_for_turn(counters, compacted)["counts"] == {"loops": 2}
-
-
-def test_bump_counter_does_not_mutate_what_it_was_given() -> None:
-    messages = thread()
-    first = bump_counter(None, messages, "loops")
-    bump_counter(first, messages, "loops")
-    assert first["counts"] == {"loops": 1}
+    compacted = [harness_message("Summary of earlier work"), messages[4], *messages[5:]]
+    assert turn_key(compacted) == turn_key(messages)

@@ -1,7 +1,7 @@
 """Specification of the ``web_fetch`` tool, end to end over real loopback HTTP.
 
 The tool runs inside a one-node LangGraph graph (``run_tools_in_graph``) so it sees a real run: the run
-ledger, and the ``custom`` stream its events go to. The stand-in server is allowed through the SSRF guard
+evidence store, and the ``custom`` stream its events go to. The stand-in server is allowed through the SSRF guard
 the way an operator would do it, with ``127.0.0.1:<port>`` in the allow-list.
 """
 
@@ -87,7 +87,7 @@ async def test_successful_fetch_emits_page_fetched_then_a_new_source(web: WebSta
     article = ARTICLES["norre-bay-kelp"]
     run = await fetch(web, article.path)
     url = web.url(article.path)
-    evidence = [e for e in run.ledger.evidence if e.kind == "page"]
+    evidence = [e for e in run.evidence.records() if e.kind == "page"]
     assert [e["type"] for e in run.events] == ["page_fetched", "source"]
     assert run.events[0] == {
         "role": "orchestrator",
@@ -113,7 +113,7 @@ async def test_fetching_the_same_page_twice_in_a_run_adds_one_source(web: WebSta
     run = await run_tools_in_graph([(tool, {"url": url}), (tool, {"url": url + "/"})])
     assert len(run.of_type("page_fetched")) == 2
     assert [e["url"] for e in run.of_type("source")] == [url]
-    assert [s.url for s in run.ledger.sources.values()] == [url]
+    assert [s.url for s in run.evidence.sources()] == [url]
 
 
 @pytest.mark.anyio
@@ -161,7 +161,7 @@ async def test_a_page_cannot_close_the_data_block_early(web: WebStandIn) -> None
 
 
 # --------------------------------------------------------------------------
-# Size: truncation for the model, the whole text for the ledger
+# Size: truncation for the model, the whole text for the evidence store
 # --------------------------------------------------------------------------
 
 
@@ -169,7 +169,7 @@ async def test_a_page_cannot_close_the_data_block_early(web: WebStandIn) -> None
 async def test_long_page_is_cut_for_the_model_with_a_note_saying_how_much(web: WebStandIn) -> None:
     run = await fetch(web, ARTICLES["long"].path, max_fetch_chars=2_000)
     text = run.results[0]
-    (evidence,) = [e for e in run.ledger.evidence if e.kind == "page"]
+    (evidence,) = [e for e in run.evidence.records() if e.kind == "page"]
     full = len(evidence.text)
     assert full > 80_000
     assert text.endswith(f"\n[truncated: showing 2,000 of {full:,} characters]")
@@ -179,9 +179,9 @@ async def test_long_page_is_cut_for_the_model_with_a_note_saying_how_much(web: W
 
 
 @pytest.mark.anyio
-async def test_ledger_keeps_the_full_text_of_a_truncated_page(web: WebStandIn) -> None:
+async def test_the_evidence_store_keeps_the_full_text_of_a_truncated_page(web: WebStandIn) -> None:
     run = await fetch(web, ARTICLES["long"].path, max_fetch_chars=2_000)
-    (evidence,) = [e for e in run.ledger.evidence if e.kind == "page"]
+    (evidence,) = [e for e in run.evidence.records() if e.kind == "page"]
     assert evidence.url == web.url(ARTICLES["long"].path)
     assert evidence.title == ARTICLES["long"].title
     assert "final measurement: a fleet-wide capacity factor of 47.3 percent" in evidence.text
@@ -201,7 +201,7 @@ async def test_download_over_five_megabytes_is_refused(web: WebStandIn, declared
     assert run.results[0].startswith("ERROR [permanent] web_fetch:")
     assert "larger than the 5 MB reading limit" in run.results[0]
     assert run.of_type("page_fetched")[0]["ok"] is False
-    assert run.ledger.evidence == []
+    assert run.evidence.records() == []
 
 
 # --------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 The real tavily-python client talks to the fake (``tavily_api_base_url`` points at it). The tool runs
 inside a one-node LangGraph graph (``run_tools_in_graph``), so its events arrive on the ``custom`` stream
-and it writes to a real run ledger. The fake records only a sha256 of the bearer token it received.
+and it writes to a real run evidence store. The fake records only a sha256 of the bearer token it received.
 """
 
 from __future__ import annotations
@@ -110,13 +110,13 @@ async def test_sources_are_deduplicated_across_searches_in_a_run(web: WebStandIn
     second_hits = {hit["url"] for hit in run.of_type("search_results")[1]["results"]}
     assert battery in second_hits
     assert [e["url"] for e in run.of_type("source")] == [battery, kelp]
-    assert [s.url for s in run.ledger.sources.values()] == [battery, kelp]
+    assert [s.url for s in run.evidence.sources()] == [battery, kelp]
 
 
 @pytest.mark.anyio
 async def test_every_hit_is_kept_as_search_result_evidence(web: WebStandIn) -> None:
     run = await search(web, "kelp carbon")
-    (evidence,) = run.ledger.evidence
+    (evidence,) = run.evidence.records()
     article = ARTICLES["norre-bay-kelp"]
     assert (evidence.kind, evidence.url, evidence.title, evidence.text) == (
         "search_result",

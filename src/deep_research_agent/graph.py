@@ -3,7 +3,7 @@
 The dev server calls the factory on every run and every state read, on its event loop. So the factory
 only resolves the run's settings and looks up a compiled graph in a small cache keyed by everything that
 shapes it; a graph is compiled once per distinct configuration and reused by every run that shares it.
-Compiled graphs hold no per-run state: that lives in each run's checkpoint and run ledger.
+Compiled graphs hold no per-run state: that lives in each run's checkpoint and its run stores (``run/``).
 
 The agent is composed from deepagents' parts (``SubAgentMiddleware`` and its ``task`` tool, the patch for
 dangling tool calls) around langchain's ``create_agent``, rather than through ``create_deep_agent``:
@@ -38,30 +38,30 @@ from langchain.agents.middleware import AgentMiddleware, TodoListMiddleware
 from langgraph.graph.state import CompiledStateGraph
 
 from . import prompts
-from .settings.resolve import ModelSpec, ResearchConfig, Slot
-from .names import Role
-from .protocol.secrets import register_secrets
-from .run.ledger import current_ledger
+from .delivery.clarification import ClarificationMiddleware
+from .delivery.completion import CompletionMiddleware
+from .delivery.report_gate import ReportGateMiddleware
+from .delivery.stop import StopRequestMiddleware
+from .delivery.submit import ReportMiddleware
+from .delivery.turn_end import TurnEndMiddleware
 from .guards.budget import BudgetMiddleware, StepLimitMiddleware, effective_recursion_limit
 from .guards.caching import PromptCachingMiddleware
-from .delivery.clarification import ClarificationMiddleware
-from .guards.compaction import ContextCompactionMiddleware
-from .delivery.completion import CompletionMiddleware
-from .handover.gate import FindingsGateMiddleware
 from .guards.chain import GuardChainMiddleware
-from .lifecycle.middleware import RunLifecycleMiddleware
+from .guards.compaction import ContextCompactionMiddleware
 from .guards.loop import LoopGuardMiddleware
 from .guards.metering import ModelCallHeartbeatMiddleware, UsageMeteringMiddleware, side_call_meter
 from .guards.retry import ModelCallRetryMiddleware
-from .delivery.report_gate import ReportGateMiddleware
 from .guards.runaway import RunawayOutputMiddleware
-from .delivery.stop import StopRequestMiddleware
-from .handover.publish import SubagentLifecycleMiddleware
-from .tools.error_middleware import ClassifiedToolErrorsMiddleware
+from .handover.gate import FindingsGateMiddleware
+from .handover.publish import HandOverMiddleware
+from .lifecycle.middleware import RunLifecycleMiddleware
 from .lifecycle.triage import TriageRouterMiddleware
-from .delivery.turn_end import TurnEndMiddleware
 from .models import chat_model
-from .report import ReportMiddleware
+from .names import Role
+from .protocol.secrets import register_secrets
+from .run import current_run
+from .settings.resolve import ModelSpec, ResearchConfig, Slot
+from .tools.errors import ClassifiedToolErrorsMiddleware
 from .tools.fetch import build_web_fetch_tool
 from .tools.search import build_web_search_tool
 
@@ -148,7 +148,7 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
             TriageRouterMiddleware(settings=settings, on_model_response=side_call_meter(Role.TRIAGE, tier.research)),
             _guards(settings, Role.ORCHESTRATOR, tier.research, orchestrator_steps, gate=CompletionMiddleware()),
             ClassifiedToolErrorsMiddleware(role=Role.ORCHESTRATOR),
-            SubagentLifecycleMiddleware(models_by_role={Role.RESEARCH_SUBAGENT: tier.subagent.slug}),
+            HandOverMiddleware(models_by_role={Role.RESEARCH_SUBAGENT: tier.subagent.slug}),
             ClarificationMiddleware(),
             TurnEndMiddleware(),
             TodoListMiddleware(system_prompt=_TODOS_PROMPT, tool_description=_TODOS_DESCRIPTION),
@@ -195,7 +195,7 @@ def _compaction(settings: ResearchConfig, role: str, slot: Slot) -> ContextCompa
         role=role,
         slot=slot,
         settings=settings,
-        on_compacted=lambda summarized, kept: current_ledger().record_compaction(summarized),
+        on_compacted=lambda summarized, kept: current_run().usage.count_compaction(summarized),
         on_model_response=side_call_meter(Role.COMPACTION, settings.tier.compaction),
     )
 

@@ -53,7 +53,7 @@ def is_file_path(text: str) -> bool:
     return bool(_FILE_START_RE.match(stripped) or _DATA_FILE_RE.match(stripped))
 
 
-def internal_names_tool(text: str) -> bool:
+def names_internal_tool(text: str) -> bool:
     """True when ``text`` names a tool or sub-agent, or shows a function call (``snake_case(...)``)."""
     stripped = text.strip().strip("`").strip()
     lowered = stripped.lower()

@@ -7,6 +7,7 @@ that warning and checks that the port it asked for answers with this project's g
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import signal
@@ -20,12 +21,18 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from jsonschema import Draft202012Validator, FormatChecker
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 GRAPH_ID = "deep_research_agent"
 STREAM_MODES = ["messages", "updates", "custom"]
+# Every event a run streams must validate against the published schema: an end reason, a halted value or
+# a field the schema does not list fails the test that saw it.
+EVENT_SCHEMA = Draft202012Validator(
+    json.loads((PROJECT_ROOT / "schema" / "events.schema.json").read_text(encoding="utf-8")), format_checker=FormatChecker()
+)
 
 
 def free_port() -> int:
@@ -168,4 +175,6 @@ async def stream_run(
 
     await asyncio.wait_for(consume(), timeout=timeout)
     result.state = await client.threads.get_state(thread_id)
+    invalid = [(event, error.message) for event in result.events for error in EVENT_SCHEMA.iter_errors(event)]
+    assert not invalid, f"events outside the published schema: {invalid[:5]}"
     return result

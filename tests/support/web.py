@@ -62,7 +62,7 @@ Tavily-compatible API
     Clears the configuration and the request log.
 
 ``run_tools_in_graph`` calls tools inside a one-node LangGraph graph, so they see a real run config, a
-run ledger and the ``custom`` stream writer, and returns the tool results plus the streamed events.
+run's stores and the ``custom`` stream writer, and returns the tool results plus the streamed events.
 ``closed_port()`` gives a loopback port nothing listens on, for connection-refused cases.
 """
 
@@ -100,7 +100,7 @@ from starlette.responses import (
 )
 from starlette.routing import Route
 
-from deep_research_agent.run.ledger import RunLedger, current_ledger
+from deep_research_agent.run import EvidenceStore, close_run, current_run
 from tests.support.loopback import LoopbackServer
 
 METADATA_URL = "http://169.254.169.254/latest/meta-data/"
@@ -695,7 +695,7 @@ class _RunState(TypedDict):
 class ToolRun:
     results: list[str]
     events: list[dict[str, Any]]
-    ledger: RunLedger
+    evidence: EvidenceStore
 
     def of_type(self, event_type: str) -> list[dict[str, Any]]:
         return [e for e in self.events if e.get("type") == event_type]
@@ -704,7 +704,7 @@ class ToolRun:
 async def run_tools_in_graph(
     calls: Sequence[tuple[BaseTool, Mapping[str, Any]]], *, thread_id: str | None = None
 ) -> ToolRun:
-    """Invoke ``calls`` in order inside one node of one graph run; return results, custom events and ledger."""
+    """Invoke ``calls`` in order inside one node of one graph run; return results, custom events and the run's evidence."""
 
     async def node(_: _RunState) -> dict[str, list[str]]:
         return {"results": [str(await tool.ainvoke(dict(args))) for tool, args in calls]}
@@ -722,4 +722,6 @@ async def run_tools_in_graph(
             events.append(chunk)
         else:
             results = chunk["results"]
-    return ToolRun(results=results, events=events, ledger=current_ledger(config))
+    run = current_run(config)
+    close_run(run.key)
+    return ToolRun(results=results, events=events, evidence=run.evidence)

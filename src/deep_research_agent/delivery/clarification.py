@@ -1,9 +1,12 @@
 """Clarifying questions: the ``request_clarification`` tool and the prose fallback.
 
 Contract (orchestrator only):
-- gives the orchestrator ``request_clarification``;
-- once the tool has asked, ``TurnEndMiddleware`` ends the turn before the next model call, with no
-  reliance on the model stopping;
+- gives the orchestrator ``request_clarification(questions)`` (1 to 3): it emits a ``clarification``
+  event, echoes the questions into its own result (so they stay in context even if history is
+  compacted) and marks the run as waiting; once research has started in the run, it is refused and the
+  model is told to finish instead;
+- once the tool has asked, ``TurnEndMiddleware`` (not this one) ends the turn before the next model
+  call, with no reliance on the model stopping, and the run ends ``done/awaiting_clarification``;
 - a model that asks its questions in prose instead (a final message with no tool call, before any
   research) still produces the same ``clarification`` card, and the run waits for the answers.
 """
@@ -15,12 +18,14 @@ from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
 from langchain_core.messages import AIMessage
+from langchain_core.tools import tool
 from langgraph.runtime import Runtime
+from pydantic import BaseModel, Field
 
-from ..protocol.events import emit
-from ..run.ledger import current_ledger
-from .clarify_tool import request_clarification
 from ..lifecycle.containment import contain_hook_failures
+from ..names import ToolName
+from ..protocol.events import emit
+from ..run import current_run
 
 _MAX_QUESTIONS = 3
 _LIST_MARKER = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s*")
@@ -28,6 +33,26 @@ _CLARIFY_CUE = re.compile(
     r"(?i)\b(clarif\w*|before I (?:start|begin|research)|could you (?:specify|tell me|confirm)|"
     r"do you (?:mean|want)|which (?:one|of)|what (?:timeframe|scope|period))\b"
 )
+
+
+class ClarificationArgs(BaseModel):
+    questions: list[str] = Field(min_length=1, max_length=3, description="1 to 3 short, specific questions.")
+
+
+@tool(ToolName.REQUEST_CLARIFICATION, args_schema=ClarificationArgs)
+def request_clarification(questions: list[str]) -> str:
+    """Ask the user 1-3 clarifying questions when the request is ambiguous. Only before any research starts."""
+    control = current_run().control
+    if control.research_started:
+        return (
+            "ERROR [permanent] request_clarification: research has already started in this run, so the user "
+            "cannot be asked now. Finish the research on stated assumptions and deliver with submit_report."
+        )
+    cleaned = [q.strip() for q in questions if q.strip()]
+    control.mark_clarification_requested()
+    emit("clarification", questions=cleaned)
+    listed = "\n".join(f"{i}. {q}" for i, q in enumerate(cleaned, 1))
+    return f"Asked the user and waiting for the answers:\n{listed}"
 
 
 class ClarificationMiddleware(AgentMiddleware):
@@ -41,12 +66,12 @@ class ClarificationMiddleware(AgentMiddleware):
         last = state["messages"][-1] if state.get("messages") else None
         if not isinstance(last, AIMessage) or last.tool_calls:
             return None
-        ledger = current_ledger()
-        if ledger.research_started or ledger.report_delivered or ledger.clarification_requested:
+        control = current_run().control
+        if control.research_started or control.report_delivered or control.clarification_requested:
             return None
         questions = prose_questions(last.text)
         if questions:
-            ledger.clarification_requested = True
+            control.mark_clarification_requested()
             emit("clarification", questions=questions)
         return None
 

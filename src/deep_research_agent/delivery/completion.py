@@ -21,13 +21,13 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, ExtendedMod
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage
 
-from ..run.ledger import Halt, current_ledger
-from .final_text import FinalTextKind, classify_final_text, nudge_for
 from ..conversation import harness_message, is_harness_message, respond, turn_key
+from ..names import EndReason
+from ..run import Halt, current_run
+from .final_text import FinalTextKind, classify_final_text, nudge_for
 
 MAX_INTENT_NUDGES = 4
 NUDGE_LIMITS: dict[FinalTextKind, int] = {"report_like": 1, "json_dump": 1, "intent_stub": MAX_INTENT_NUDGES, "other": 1}
-STALLED = "stalled_after_nudges"
 
 
 class CompletionState(AgentState):
@@ -55,7 +55,7 @@ class CompletionMiddleware(AgentMiddleware):
             if nudges.get(kind, 0) >= NUDGE_LIMITS[kind]:
                 if kind == "intent_stub":
                     detail = f"the orchestrator kept announcing a next step without taking it, after {MAX_INTENT_NUDGES} nudges"
-                    current_ledger().halt_run(Halt(reason=STALLED, detail=detail))
+                    current_run().control.halt_run(Halt(reason=EndReason.STALLED_AFTER_NUDGES, detail=detail))
                 break
             nudges[kind] = nudges.get(kind, 0) + 1
             added += [*response.result, harness_message(nudge_for(kind))]
@@ -68,7 +68,7 @@ def _stopped_without_report(response: ModelResponse) -> AIMessage | None:
     reply = response.result[-1] if response.result else None
     if not isinstance(reply, AIMessage) or reply.tool_calls or is_harness_message(reply):
         return None
-    ledger = current_ledger()
-    if not ledger.research_started or ledger.report_delivered or ledger.clarification_requested or ledger.halt is not None:
+    control = current_run().control
+    if not control.research_started or control.report_delivered or control.clarification_requested or control.halt is not None:
         return None
     return reply

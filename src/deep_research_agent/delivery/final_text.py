@@ -1,4 +1,4 @@
-"""Salvage helpers for an orchestrator that stops talking instead of calling ``submit_report``.
+"""What an orchestrator's last text is, when it stops talking instead of calling ``submit_report``.
 
 ``classify_final_text`` names what the last text is, so the completion middleware can answer with the
 matching ``nudge_for``:
@@ -9,8 +9,6 @@ matching ``nudge_for``:
 - ``json_dump``: raw JSON (findings or data) instead of a report for a reader;
 - ``intent_stub``: a short announcement of a next step ("Now I will…", "Let me…") that was not taken;
 - ``other``: anything else.
-
-``incomplete_banner`` is the marker put at the top of a report salvaged from partial work.
 """
 
 from __future__ import annotations
@@ -76,18 +74,6 @@ def classify_final_text(text: str) -> FinalTextKind:
 def nudge_for(kind: FinalTextKind) -> str:
     """The message that sends the orchestrator back to work after a final text of this kind."""
     return _NUDGES[kind]
-
-
-def incomplete_banner(missing: list[str], reason: str) -> str:
-    """A Markdown blockquote for the top of a salvaged report: why it is incomplete and what it lacks."""
-    why = " ".join(reason.split()).rstrip(".") or "the run ended early"
-    lines = [f"> **Incomplete report.** This report was assembled from partial results because {why}."]
-    items = [" ".join(item.split()) for item in missing if item.strip()]
-    if items:
-        lines.append("> Missing:")
-        lines.extend(f"> - {item}" for item in items)
-    lines.append("> Treat its conclusions as provisional.")
-    return "\n".join(lines) + "\n\n"
 
 
 def _is_json_dump(text: str) -> bool:

@@ -23,14 +23,12 @@ from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from ..protocol.events import emit
-from ..run.ledger import current_ledger
-from ..report.citations import CitationReport
-from .submit import SUBMIT_REPORT
-from ..report.vetting import finalise, vet_report
 from ..conversation import turn_key
-
-REPORT_QUALITY = "report_quality"
+from ..names import RevisionReason, StatusState, ToolName
+from ..protocol.events import emit
+from ..report.citations import CitationReport
+from ..report.vetting import finalise, vet_report
+from ..run import current_run
 
 
 class ReportGateState(AgentState):
@@ -46,31 +44,31 @@ class ReportGateMiddleware(AgentMiddleware):
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
     ) -> ToolMessage | Command:
-        if request.tool_call["name"] != SUBMIT_REPORT:
+        if request.tool_call["name"] != ToolName.SUBMIT_REPORT:
             return await handler(request)
         args = request.tool_call.get("args") or {}
         draft = str(args.get("report_markdown") or "")
         if not draft.strip():
             return await handler(request)
-        ledger = current_ledger()
+        evidence = current_run().evidence
         turn = turn_key(request.state.get("messages") or [])
         bounced = request.state.get("report_gate_draft") if request.state.get("report_gate_turn") == turn else None
         previous = CitationReport.model_validate(bounced) if bounced is not None else None
-        vetted = vet_report(draft, ledger, previous=previous)
+        vetted = vet_report(draft, evidence, previous=previous)
         if vetted.problems and previous is None:
-            emit("status", state="revising", reason=REPORT_QUALITY, detail=" ".join(vetted.problems))
+            emit("status", state=StatusState.REVISING, reason=RevisionReason.REPORT_QUALITY, detail=" ".join(vetted.problems))
             listed = "\n".join(f"- {problem}" for problem in vetted.problems)
             message = ToolMessage(
-                f"ERROR [permanent] {SUBMIT_REPORT}: the report was NOT delivered. Fix these, then call "
-                f"{SUBMIT_REPORT} again with the whole corrected report:\n{listed}\n"
+                f"ERROR [permanent] {ToolName.SUBMIT_REPORT}: the report was NOT delivered. Fix these, then call "
+                f"{ToolName.SUBMIT_REPORT} again with the whole corrected report:\n{listed}\n"
                 "Cite only sources the research units read; this is the one revision before delivery, which "
                 "removes citations of sources never retrieved and flags unverifiable ones.",
                 tool_call_id=request.tool_call["id"],
-                name=SUBMIT_REPORT,
+                name=ToolName.SUBMIT_REPORT,
                 status="error",
             )
             return Command(
                 update={"messages": [message], "report_gate_turn": turn, "report_gate_draft": vetted.check.model_dump()}
             )
-        delivered = finalise(vetted, ledger)
+        delivered = finalise(vetted, evidence)
         return await handler(request.override(tool_call={**request.tool_call, "args": {**args, "report_markdown": delivered}}))

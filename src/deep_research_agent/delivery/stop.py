@@ -1,6 +1,6 @@
 """Stop requests: the user asks a running run to finish now with what it has.
 
-Contract (orchestrator only; a request reaches every role through the run ledger):
+Contract (orchestrator only; a request reaches every role through the run's control):
 - a client asks by putting an item in the LangGraph store at ``STOP_REQUESTS_NAMESPACE`` with the run id
   as its key (``client.store.put_item(list(STOP_REQUESTS_NAMESPACE), run_id, {"mode": ...})``);
 - from the run's start a watcher polls for it every ``POLL_S``, deletes each request it reads, and emits
@@ -13,7 +13,7 @@ Contract (orchestrator only; a request reaches every role through the run ledger
   or tool call starts in any role, and the calls in flight are cut (``BudgetMiddleware`` enforces both);
   sub-agents hand back what they have, marked ``halted: user``, and the run ends ``done/stopped_by_user``
   with a report assembled from the findings so far, marked incomplete (``RunLifecycleMiddleware``);
-- the watcher stops with the run (its ledger is closed at the end and on a cancel); without a store, as
+- the watcher stops with the run (its stores are closed at the end and on a cancel); without a store, as
   when the graph runs in-process, there is nothing to watch.
 
 Why not LangGraph's cancel: the server stops a cancelled run mid-step and ends its stream, so a cancelled
@@ -31,15 +31,14 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
-from ..names import StopMode
-from ..protocol.events import STOP_REQUESTS_NAMESPACE, emit
-from ..run.ledger import Halt, RunLedger, current_ledger
 from ..lifecycle.containment import contain_hook_failures
+from ..names import EndReason, StatusState, StopMode
+from ..protocol.events import STOP_REQUESTS_NAMESPACE, emit
+from ..run import Halt, Run, current_run
 
 logger = logging.getLogger(__name__)
 
 POLL_S = 0.5
-STOPPED_BY_USER = "stopped_by_user"
 # Strong references: the event loop keeps only weak ones to its tasks.
 _watchers: set[asyncio.Task[None]] = set()
 
@@ -52,54 +51,54 @@ class StopRequestMiddleware(AgentMiddleware):
     async def abefore_agent(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
         if runtime.store is None:
             return None
-        ledger = current_ledger(get_config())
-        watcher = asyncio.create_task(watch_for_stop_request(runtime.store, ledger), name=f"stop-watch-{ledger.run_key}")
+        run = current_run(get_config())
+        watcher = asyncio.create_task(watch_for_stop_request(runtime.store, run), name=f"stop-watch-{run.key}")
         _watchers.add(watcher)
         watcher.add_done_callback(_watchers.discard)
         return None
 
 
-async def watch_for_stop_request(store: BaseStore, ledger: RunLedger, *, poll_s: float = POLL_S) -> None:
+async def watch_for_stop_request(store: BaseStore, run: Run, *, poll_s: float = POLL_S) -> None:
     """Poll the store for this run's stop requests until it is stopped now or the run ends."""
-    while not ledger.closed and ledger.halt is None:
+    while not run.control.closed and run.control.halt is None:
         try:
-            request = await store.aget(STOP_REQUESTS_NAMESPACE, ledger.run_key)
+            request = await store.aget(STOP_REQUESTS_NAMESPACE, run.key)
         except Exception:  # a store hiccup must not end the run; the next poll tries again
-            logger.warning("could not read stop requests for run %s", ledger.run_key, exc_info=True)
+            logger.warning("could not read stop requests for run %s", run.key, exc_info=True)
             request = None
         if request is not None:
-            await _forget(store, ledger)
+            await _forget(store, run)
             if request.value.get("mode") == StopMode.WRAP_UP:
-                _wrap_up(ledger)
+                _wrap_up(run)
             else:
-                _stop_now(ledger)
+                _stop_now(run)
                 return
         await asyncio.sleep(poll_s)
 
 
-def _wrap_up(ledger: RunLedger) -> None:
-    if ledger.request_wrap_up():
+def _wrap_up(run: Run) -> None:
+    if run.control.request_wrap_up():
         emit(
             "status",
-            state="stop_requested",
+            state=StatusState.STOP_REQUESTED,
             reason=StopMode.WRAP_UP,
             detail="Wrapping up: every agent delivers what it has and the report is written; no new research starts.",
         )
 
 
-def _stop_now(ledger: RunLedger) -> None:
-    halt = Halt(reason=STOPPED_BY_USER, detail="the user asked the run to stop and report what it found")
-    if ledger.request_stop(halt):
+def _stop_now(run: Run) -> None:
+    halt = Halt(reason=EndReason.STOPPED_BY_USER, detail="the user asked the run to stop and report what it found")
+    if run.control.request_stop(halt):
         emit(
             "status",
-            state="stop_requested",
+            state=StatusState.STOP_REQUESTED,
             reason=StopMode.NOW,
             detail="Stopping: every agent hands back what it has, then the report is assembled.",
         )
 
 
-async def _forget(store: BaseStore, ledger: RunLedger) -> None:
+async def _forget(store: BaseStore, run: Run) -> None:
     try:
-        await store.adelete(STOP_REQUESTS_NAMESPACE, ledger.run_key)
+        await store.adelete(STOP_REQUESTS_NAMESPACE, run.key)
     except Exception:  # a leftover request would be read again: harmless, each mode acts once
-        logger.warning("could not delete the stop request of run %s", ledger.run_key, exc_info=True)
+        logger.warning("could not delete the stop request of run %s", run.key, exc_info=True)

@@ -17,10 +17,9 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.types import Command
 
+from ..names import ToolName
 from ..protocol.events import emit
-from ..run.ledger import current_ledger
-
-SUBMIT_REPORT = "submit_report"
+from ..run import current_run
 
 
 class ReportState(AgentState):
@@ -30,7 +29,7 @@ class ReportState(AgentState):
     citations: NotRequired[list[dict[str, Any]]]
 
 
-@tool(SUBMIT_REPORT)
+@tool(ToolName.SUBMIT_REPORT)
 def submit_report(report_markdown: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
     """Deliver the final cited report (Markdown). Call exactly once, when the research is done."""
     text = report_markdown.strip()
@@ -46,7 +45,7 @@ def submit_report(report_markdown: str, tool_call_id: Annotated[str, InjectedToo
                 ]
             }
         )
-    current_ledger().report_delivered = True
+    current_run().control.mark_report_delivered()
     emit("report", markdown=text)
     return Command(
         update={

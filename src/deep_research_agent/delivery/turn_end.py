@@ -12,8 +12,8 @@ from typing import Any
 from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
 from langgraph.runtime import Runtime
 
-from ..run.ledger import current_ledger
 from ..lifecycle.containment import contain_hook_failures
+from ..run import current_run
 
 
 class TurnEndMiddleware(AgentMiddleware):
@@ -22,7 +22,7 @@ class TurnEndMiddleware(AgentMiddleware):
     @hook_config(can_jump_to=["end"])
     @contain_hook_failures
     async def abefore_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
-        ledger = current_ledger()
-        if ledger.report_delivered or ledger.clarification_requested:
+        control = current_run().control
+        if control.report_delivered or control.clarification_requested:
             return {"jump_to": "end"}
         return None

@@ -1,7 +1,7 @@
 """Run budgets: ceilings on tool calls, tokens, wall-clock time and dollars, binding every role at once.
 
 ``BudgetMiddleware`` contract (one instance per agent graph, orchestrator and every sub-agent):
-- usage is read from the run ledger, which counts every role's calls as they happen, so sub-agents and
+- usage is read from the run run, which counts every role's calls as they happen, so sub-agents and
   work that compaction later summarizes away count too; a ceiling of 0 means no cap;
 - at 75% of any ceiling, one ``status: budget_soft`` per run (``reason`` = the binding ceiling) and one
   wrap-up nudge to every agent at its next model call (added to that call and kept in its conversation):
@@ -42,15 +42,13 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from ..settings.resolve import ResearchConfig
-from ..names import Role, StopMode
+from ..conversation import harness_message, respond
+from ..names import Ceiling, EndReason, HaltedBy, Role, StatusState, ToolName
 from ..protocol.events import emit
-from ..run.ledger import Halt, RunLedger, current_ledger
-from ..delivery.submit import SUBMIT_REPORT
-from ..conversation import harness_message, respond, stop_agent
+from ..run import Halt, Run, current_run
+from ..settings.resolve import ResearchConfig
+from .halting import stop_agent
 from .per_role import PerRoleMiddleware
-from ..delivery.stop import STOPPED_BY_USER
-from ..handover.publish import TASK_TOOL
 
 SOFT_FRACTION = 0.75
 # Below this, not even one model call and the exit path fit in the graph's steps: no run could end cleanly.
@@ -61,7 +59,7 @@ T = TypeVar("T")
 _OUT_OF_TIME = object()
 _STOPPED = object()
 # Not a halt (model calls go on, so every agent can write up), but the reason a tool call is refused.
-_WRAPPING_UP = Halt(reason=StopMode.WRAP_UP, detail="the user asked the run to wrap up and deliver what it has")
+_WRAPPING_UP = "the user asked the run to wrap up and deliver what it has"
 
 
 def effective_recursion_limit(settings: ResearchConfig) -> int:
@@ -72,7 +70,7 @@ def effective_recursion_limit(settings: ResearchConfig) -> int:
 class CeilingUse:
     """How much of one ceiling the run has spent."""
 
-    name: str
+    name: Ceiling
     used: float
     limit: float
 
@@ -83,21 +81,21 @@ class CeilingUse:
     def describe(self) -> str:
         if self.name == "tool_calls":
             return f"{self.used:.0f} of {self.limit:.0f} tool calls"
-        if self.name == "tokens":
+        if self.name == Ceiling.TOKENS:
             return f"{self.used:,.0f} of {self.limit:,.0f} tokens"
-        if self.name == "time":
+        if self.name == Ceiling.TIME:
             return f"{self.used:.0f} of {self.limit:.0f} seconds"
         return f"${self.used:.4f} of ${self.limit:.4f}"
 
 
-def ceiling_uses(ledger: RunLedger, settings: ResearchConfig) -> list[CeilingUse]:
+def ceiling_uses(run: Run, settings: ResearchConfig) -> list[CeilingUse]:
     """Every capped ceiling with the run's spend against it."""
-    totals = ledger.totals()
+    totals = run.usage.totals()
     candidates = (
-        ("tool_calls", totals.tool_calls, settings.max_tool_calls),
-        ("tokens", totals.budget_tokens, settings.max_total_tokens),
-        ("time", ledger.elapsed_s, settings.max_run_seconds),
-        ("cost", totals.cost_usd, settings.max_cost_usd),
+        (Ceiling.TOOL_CALLS, totals.tool_calls, settings.max_tool_calls),
+        (Ceiling.TOKENS, totals.budget_tokens, settings.max_total_tokens),
+        (Ceiling.TIME, run.elapsed_s, settings.max_run_seconds),
+        (Ceiling.COST, totals.cost_usd, settings.max_cost_usd),
     )
     return [CeilingUse(name, float(used), float(limit)) for name, used, limit in candidates if limit > 0]
 
@@ -123,61 +121,61 @@ class BudgetMiddleware(PerRoleMiddleware):
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse | ExtendedModelResponse:
-        ledger = current_ledger()
-        halt = self._enforce(ledger)
+        run = current_run()
+        halt = self._enforce(run)
         if halt is not None:
             return respond([self._stop(request.messages, halt)])
         nudge = None
-        winding_down = ledger.budget_soft is not None or ledger.wrap_up_requested
-        if winding_down and request.state.get("budget_nudged_run") != ledger.run_key:
-            nudge = harness_message(self._wrap_up_nudge(ledger))
+        winding_down = run.control.budget_soft is not None or run.control.wrap_up_requested
+        if winding_down and request.state.get("budget_nudged_run") != run.key:
+            nudge = harness_message(self._wrap_up_nudge(run))
             request = request.override(messages=[*request.messages, nudge])
-        response = await self._model_call_within_limits(request, handler, ledger)
+        response = await self._model_call_within_limits(request, handler, run)
         if nudge is None:
             return response
-        return respond([nudge], model_response=response, update={"budget_nudged_run": ledger.run_key})
+        return respond([nudge], model_response=response, update={"budget_nudged_run": run.key})
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
     ) -> ToolMessage | Command:
         tool = request.tool_call["name"]
-        if tool == SUBMIT_REPORT:
+        if tool == ToolName.SUBMIT_REPORT:
             return await handler(request)
-        ledger = current_ledger()
+        run = current_run()
         # No await between this check and the metering middleware counting the call, so parallel
         # calls on the event loop cannot all pass the same last free slot.
-        halt = self._enforce(ledger)
+        halt = self._enforce(run)
         if halt is not None:
-            return _refusal(request, halt)
-        if ledger.wrap_up_requested:
+            return _refusal(request, halt.detail)
+        if run.control.wrap_up_requested:
             return _refusal(request, _WRAPPING_UP)
-        if tool == TASK_TOOL:
+        if tool == ToolName.TASK:
             return await handler(request)
-        result = await self._within_limits(handler(request), ledger)
-        return _refusal(request, result) if isinstance(result, Halt) else result
+        result = await self._within_limits(handler(request), run)
+        return _refusal(request, result.detail) if isinstance(result, Halt) else result
 
     async def _model_call_within_limits(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]], ledger: RunLedger
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]], run: Run
     ) -> ModelResponse:
         """The model's response, or the agent's stop when the run's time runs out or the user stops it first."""
-        response = await self._within_limits(handler(request), ledger)
+        response = await self._within_limits(handler(request), run)
         if isinstance(response, Halt):
             return ModelResponse(result=[self._stop(request.messages, response)])
         return response
 
-    async def _within_limits(self, call: Awaitable[T], ledger: RunLedger) -> T | Halt:
+    async def _within_limits(self, call: Awaitable[T], run: Run) -> T | Halt:
         """``call``'s result, or the halt that came first: the run's wall-clock ceiling or the user's stop."""
-        result = await _racing_stop_request(self._within_run_time(call, ledger), ledger)
+        result = await _racing_stop_request(self._within_run_time(call, run), run)
         if result is _STOPPED:
-            assert ledger.halt is not None, "request_stop halts the run before it wakes the racing calls"
-            return ledger.halt
+            assert run.control.halt is not None, "request_stop halts the run before it wakes the racing calls"
+            return run.control.halt
         if result is _OUT_OF_TIME:
-            return self._halt_on_time(ledger)
+            return self._halt_on_time(run)
         return result
 
-    async def _within_run_time(self, call: Awaitable[T], ledger: RunLedger) -> T | object:
+    async def _within_run_time(self, call: Awaitable[T], run: Run) -> T | object:
         """``call``'s result, or ``_OUT_OF_TIME`` when the run's wall-clock ceiling passes first."""
-        remaining = self._remaining_s(ledger)
+        remaining = self._remaining_s(run)
         if remaining is None:
             return await call
         try:
@@ -188,46 +186,46 @@ class BudgetMiddleware(PerRoleMiddleware):
                 raise
         return _OUT_OF_TIME
 
-    def _enforce(self, ledger: RunLedger) -> Halt | None:
+    def _enforce(self, run: Run) -> Halt | None:
         """The run's halt, declaring it (and the soft stage) when a ceiling is crossed."""
-        if ledger.halt is not None:
-            return ledger.halt
-        binding = binding_ceiling(ceiling_uses(ledger, self.settings))
+        if run.control.halt is not None:
+            return run.control.halt
+        binding = binding_ceiling(ceiling_uses(run, self.settings))
         if binding is None:
             return None
         if binding.fraction >= 1:
-            return self._halt(ledger, binding)
-        if binding.fraction >= SOFT_FRACTION and ledger.enter_budget_soft_stage(binding.name):
-            _announce("budget_soft", binding, f"{binding.describe()} used; every agent is asked to wrap up.")
+            return self._halt(run, binding)
+        if binding.fraction >= SOFT_FRACTION and run.control.enter_budget_soft_stage(binding.name):
+            _announce(StatusState.BUDGET_SOFT, binding, f"{binding.describe()} used; every agent is asked to wrap up.")
         return None
 
-    def _halt(self, ledger: RunLedger, binding: CeilingUse) -> Halt:
+    def _halt(self, run: Run, binding: CeilingUse) -> Halt:
         halt = Halt(
-            reason="budget_exhausted",
+            reason=EndReason.BUDGET_EXHAUSTED,
             ceiling=binding.name,
             detail=f"the run's {binding.name.replace('_', '-')} budget is used up ({binding.describe()})",
         )
-        if ledger.halt_run(halt):
-            _announce("budget_halt", binding, f"{binding.describe()}; no further model or tool calls start.")
-        return ledger.halt or halt
+        if run.control.halt_run(halt):
+            _announce(StatusState.BUDGET_HALT, binding, f"{binding.describe()}; no further model or tool calls start.")
+        return run.control.halt or halt
 
-    def _halt_on_time(self, ledger: RunLedger) -> Halt:
+    def _halt_on_time(self, run: Run) -> Halt:
         limit = self.settings.max_run_seconds
-        return self._halt(ledger, CeilingUse("time", max(ledger.elapsed_s, limit), limit))
+        return self._halt(run, CeilingUse(Ceiling.TIME, max(run.elapsed_s, limit), limit))
 
-    def _remaining_s(self, ledger: RunLedger) -> float | None:
+    def _remaining_s(self, run: Run) -> float | None:
         if self.settings.max_run_seconds <= 0:
             return None
-        return max(self.settings.max_run_seconds - ledger.elapsed_s, 0.0)
+        return max(self.settings.max_run_seconds - run.elapsed_s, 0.0)
 
     def _stop(self, messages: list[AnyMessage], halt: Halt) -> AIMessage:
-        return stop_agent(self.role, messages, halted_by="user" if halt.reason == STOPPED_BY_USER else "budget", halt=halt)
+        return stop_agent(self.role, messages, halted_by=HaltedBy.USER if halt.reason == EndReason.STOPPED_BY_USER else HaltedBy.BUDGET, halt=halt)
 
-    def _wrap_up_nudge(self, ledger: RunLedger) -> str:
-        if ledger.wrap_up_requested:
+    def _wrap_up_nudge(self, run: Run) -> str:
+        if run.control.wrap_up_requested:
             why = "the user asked this research run to finish now with what it has"
         else:
-            ceiling = (ledger.budget_soft or "").replace("_", "-")
+            ceiling = (run.control.budget_soft or "").replace("_", "-")
             why = f"this research run has used over {SOFT_FRACTION:.0%} of its {ceiling} budget"
         if self.role == Role.ORCHESTRATOR:
             action = (
@@ -242,10 +240,10 @@ class BudgetMiddleware(PerRoleMiddleware):
         return f"WRAP UP NOW: {why}. {action}"
 
 
-async def _racing_stop_request(call: Awaitable[T], ledger: RunLedger) -> T | object:
+async def _racing_stop_request(call: Awaitable[T], run: Run) -> T | object:
     """``call``'s result, or ``_STOPPED`` (with the call cancelled) when the user stops the run first."""
     work = asyncio.ensure_future(call)
-    stop = asyncio.ensure_future(ledger.stop_requested())
+    stop = asyncio.ensure_future(run.control.stop_requested())
     try:
         await asyncio.wait((work, stop), return_when=asyncio.FIRST_COMPLETED)
     finally:
@@ -258,10 +256,10 @@ async def _racing_stop_request(call: Awaitable[T], ledger: RunLedger) -> T | obj
     return work.result()
 
 
-def _refusal(request: ToolCallRequest, halt: Halt) -> ToolMessage:
+def _refusal(request: ToolCallRequest, why: str) -> ToolMessage:
     tool = request.tool_call["name"]
     return ToolMessage(
-        content=f"ERROR [permanent] {tool}: not run, because {halt.detail}. Finish now with what you have.",
+        content=f"ERROR [permanent] {tool}: not run, because {why}. Finish now with what you have.",
         tool_call_id=request.tool_call["id"],
         name=tool,
         status="error",
@@ -307,27 +305,27 @@ class StepLimitMiddleware(PerRoleMiddleware):
         step = (config.get("metadata") or {}).get("langgraph_step")
         if not isinstance(limit, int) or not isinstance(step, int):
             return await handler(request)
-        run = current_ledger().run_key
+        key = current_run().key
         start = request.state.get("step_limit_start")
         update = None
-        if not start or start.get("run") != run:
+        if not start or start.get("run") != key:
             # The agent's first model call of this run: count its steps from here.
-            start = update = {"run": run, "step": step}
+            start = update = {"run": key, "step": step}
         used = step - start["step"] + self.lead_in_steps
         if used + self.reserve_steps < limit:
             response = await handler(request)
             return respond([], model_response=response, update={"step_limit_start": update} if update else None)
         emit(
             "status",
-            state="recursion_limit",
+            state=StatusState.RECURSION_LIMIT,
             used=used,
             limit=limit,
             detail=f"{used} of {limit} graph steps used; stopping before the recursion limit.",
         )
-        halt = Halt(reason="recursion_limit", detail=f"the run reached its recursion limit ({limit} graph steps)")
-        return respond([stop_agent(self.role, request.messages, halted_by="step_limit", halt=halt)])
+        halt = Halt(reason=EndReason.RECURSION_LIMIT, detail=f"the run reached its recursion limit ({limit} graph steps)")
+        return respond([stop_agent(self.role, request.messages, halted_by=HaltedBy.STEP_LIMIT, halt=halt)])
 
 
-def _announce(state: str, binding: CeilingUse, detail: str) -> None:
+def _announce(state: StatusState, binding: CeilingUse, detail: str) -> None:
     """One budget stage's status event, naming the binding ceiling and how much of it is spent."""
     emit("status", state=state, reason=binding.name, used=round(binding.used, 4), limit=binding.limit, detail=detail)

@@ -15,7 +15,7 @@ Contract (one instance per agent role; ``name`` carries the role so stacks never
 - events: ``status: compacting`` (``tokens_estimate`` before), then ``status: compacted``
   (``messages_summarized``, ``messages_kept``, ``tokens_estimate`` after);
 - budget: nothing is reset, compacted work stays spent. ``on_compacted(summarized, kept)`` reports each
-  compaction and ``on_model_response(message)`` each summarizer response, for the run ledger;
+  compaction and ``on_model_response(message)`` each summarizer response, for the run's usage meter;
 - failure: a failed or empty summary compacts nothing, emits ``status: warning`` (reason
   ``compaction_failed``) and the run goes on; it is retried only once the context has grown by another
   tenth of the trigger, so a dead summarizer does not cost a call on every step.
@@ -55,6 +55,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
+from ..names import StatusState
 from .. import prompts
 from ..settings.resolve import ResearchConfig, Slot
 from ..protocol.events import emit
@@ -63,7 +64,7 @@ from ..models import chat_model
 from ..lifecycle.containment import contain_hook_failures
 from ..conversation import harness_message
 from .per_role import PerRoleMiddleware
-from ..conversation_turns import last_real_user_index
+from ..conversation import last_user_index
 
 logger = logging.getLogger(__name__)
 
@@ -111,7 +112,7 @@ def plan_compaction(messages: Sequence[AnyMessage], tail_tokens: int) -> Compact
     """
     newest_turn = next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], AIMessage)), len(messages))
     cut = safe_tail_start(messages, min(_tail_start_within(messages, tail_tokens), newest_turn))
-    request_index = last_real_user_index(messages)
+    request_index = last_user_index(messages)
     keeps_request = request_index is not None and request_index < cut
     summarized = [message for index, message in enumerate(messages[:cut]) if index != request_index]
     if not summarized:
@@ -217,7 +218,7 @@ class ContextCompactionMiddleware(PerRoleMiddleware):
         if plan is None:
             return None
         growth = int(self.trigger_tokens * RETRY_GROWTH_SHARE)
-        emit("status", state="compacting", tokens_estimate=estimate)
+        emit("status", state=StatusState.COMPACTING, tokens_estimate=estimate)
         summary = await self._summarize(plan.summarized)
         if summary is None:
             return {"compaction_retry_above": estimate + growth}
@@ -225,7 +226,7 @@ class ContextCompactionMiddleware(PerRoleMiddleware):
         after = count_tokens_approximately(new_messages) + overhead
         emit(
             "status",
-            state="compacted",
+            state=StatusState.COMPACTED,
             messages_summarized=len(plan.summarized),
             messages_kept=len(plan.kept),
             tokens_estimate=after,
@@ -261,4 +262,4 @@ class ContextCompactionMiddleware(PerRoleMiddleware):
     def _failed(self, why: str) -> None:
         detail = redact(f"Context compaction skipped: {why}. The run continues with the full context.")
         logger.warning("%s (%s)", detail, self.role)
-        emit("status", state="warning", reason="compaction_failed", detail=detail)
+        emit("status", state=StatusState.WARNING, reason="compaction_failed", detail=detail)

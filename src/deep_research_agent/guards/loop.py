@@ -25,8 +25,10 @@ from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 
 from ..protocol.events import emit
-from ..run.ledger import Halt
-from ..conversation import harness_message, respond, stop_agent, turn_key
+from ..names import EndReason, HaltedBy, StatusState
+from ..run import Halt
+from ..conversation import harness_message, respond, turn_key
+from .halting import stop_agent
 from .per_role import PerRoleMiddleware
 
 WINDOW = 10
@@ -95,12 +97,12 @@ class LoopGuardMiddleware(PerRoleMiddleware):
         if repeats >= HALT_AT:
             tool = _most_repeated_tool(calls, window)
             detail = f"{tool} returned the same result for the same arguments {repeats} times in the last {WINDOW} calls"
-            emit("status", state="loop_halt", repeats=repeats, detail=detail)
-            halt = Halt(reason="loop_halt", detail=detail)
-            return respond([stop_agent(self.role, messages, halted_by="loop_guard", halt=halt)], update=update)
+            emit("status", state=StatusState.LOOP_HALT, repeats=repeats, detail=detail)
+            halt = Halt(reason=EndReason.LOOP_HALT, detail=detail)
+            return respond([stop_agent(self.role, messages, halted_by=HaltedBy.LOOP_GUARD, halt=halt)], update=update)
         if repeats >= NUDGE_AT and nudges < MAX_NUDGES_PER_TURN:
             tool = _most_repeated_tool(calls, window)
-            emit("status", state="loop_detected", repeats=repeats, detail=f"{tool} repeated with the same arguments and result")
+            emit("status", state=StatusState.LOOP_DETECTED, repeats=repeats, detail=f"{tool} repeated with the same arguments and result")
             added.append(harness_message(_nudge(tool, repeats)))
             update["loop_nudges"] = nudges + 1
             request = request.override(messages=[*messages, *added])

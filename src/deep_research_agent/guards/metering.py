@@ -5,7 +5,7 @@ stacks never collide). Each model call adds its tokens and its cost to the role'
 counters of the ``task`` call that started the agent; the cost is the provider's own figure where the
 response reports one (OpenRouter's ``usage.cost``, non-streamed calls only), else the tier's prices. Each
 tool call adds one tool call as it starts, so budgets see calls in flight. The orchestrator turns the
-ledger into the ``usage`` event at the end of the run.
+usage into the ``usage`` event at the end of the run.
 
 ``ModelCallHeartbeatMiddleware`` contract: one ``status: model_call`` right before every model step of
 the agent (not per retry), with the role, model, step number, the unit it works on (a sub-agent's brief,
@@ -22,18 +22,19 @@ from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from ..settings.resolve import ModelSpec
-from ..protocol.sender import current_sender
-from ..protocol.events import emit
-from ..run.ledger import RoleCounters, RunLedger, current_ledger
 from ..conversation import latest_user_text
+from ..names import StatusState
+from ..protocol.events import emit
+from ..protocol.sender import current_sender
+from ..run import RoleUsage, Run, current_run
+from ..settings.resolve import ModelSpec
 from .per_role import PerRoleMiddleware
 
 _UNIT_CHARS = 200
 
 
 class UsageMeteringMiddleware(PerRoleMiddleware):
-    """Counts model calls, tokens, dollars and tool calls of one role into the run ledger."""
+    """Counts model calls, tokens, dollars and tool calls of one role into the run's usage meter."""
 
     label = "UsageMetering"
 
@@ -51,20 +52,13 @@ class UsageMeteringMiddleware(PerRoleMiddleware):
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
     ) -> ToolMessage | Command:
-        for counters in self._counters(current_ledger()):
-            counters.tool_calls += 1
+        current_run().usage.count_tool_call(self.role, current_sender.get().task_id)
         return await handler(request)
-
-    def _counters(self, ledger: RunLedger) -> list[RoleCounters]:
-        return _role_and_task_counters(ledger, self.role)
 
 
 def record_model_call(role: str, spec: ModelSpec, messages: list[Any]) -> None:
     """Add one model call, its tokens and its cost to the role's and the current task's counters."""
-    ledger = current_ledger()
-    counters = _role_and_task_counters(ledger, role)
-    for counter in counters:
-        counter.model_calls += 1
+    spent = RoleUsage()
     for message in messages:
         if isinstance(message, AIMessage) and message.usage_metadata:
             usage = message.usage_metadata
@@ -73,25 +67,17 @@ def record_model_call(role: str, spec: ModelSpec, messages: list[Any]) -> None:
             cost = reported if reported is not None else spec.cost_usd(
                 usage.get("input_tokens", 0), usage.get("output_tokens", 0), cached
             )
-            for counter in counters:
-                counter.input_tokens += usage.get("input_tokens", 0)
-                counter.output_tokens += usage.get("output_tokens", 0)
-                counter.cached_tokens += cached
-                counter.cost_usd += cost
-                counter.reported_cost_usd += reported or 0.0
+            spent.input_tokens += usage.get("input_tokens", 0)
+            spent.output_tokens += usage.get("output_tokens", 0)
+            spent.cached_tokens += cached
+            spent.cost_usd += cost
+            spent.reported_cost_usd += reported or 0.0
+    current_run().usage.count_model_call(role, current_sender.get().task_id, spent)
 
 
 def side_call_meter(role: str, spec: ModelSpec) -> Callable[[AIMessage], None]:
     """A callback for model calls made outside the agent loop (triage, compaction), so budgets see them."""
     return lambda message: record_model_call(role, spec, [message])
-
-
-def _role_and_task_counters(ledger: RunLedger, role: str) -> list[RoleCounters]:
-    counters = [ledger.role(role)]
-    task_id = current_sender.get().task_id
-    if task_id:
-        counters.append(ledger.task(task_id))
-    return counters
 
 
 class ModelCallHeartbeatMiddleware(PerRoleMiddleware):
@@ -111,9 +97,9 @@ class ModelCallHeartbeatMiddleware(PerRoleMiddleware):
         after = _tool_results_since_last_reply(request.messages)
         emit(
             "status",
-            state="model_call",
+            state=StatusState.MODEL_CALL,
             model=self.model,
-            step=_own_counters(current_ledger(), self.role).model_calls + 1,
+            step=_own_usage(current_run(), self.role).model_calls + 1,
             unit=unit[:_UNIT_CHARS] if unit else None,
             after=[m.name or "tool" for m in after] or None,
             after_chars=sum(len(m.text) for m in after) if after else None,
@@ -121,10 +107,10 @@ class ModelCallHeartbeatMiddleware(PerRoleMiddleware):
         return await handler(request)
 
 
-def _own_counters(ledger: RunLedger, role: str) -> RoleCounters:
+def _own_usage(run: Run, role: str) -> RoleUsage:
     """A sub-agent's counters are its task's; the orchestrator's are its role's."""
     task_id = current_sender.get().task_id
-    return ledger.task(task_id) if task_id else ledger.role(role)
+    return run.usage.of_task(task_id) if task_id else run.usage.of_role(role)
 
 
 def _tool_results_since_last_reply(messages: list[AnyMessage]) -> list[ToolMessage]:

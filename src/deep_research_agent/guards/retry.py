@@ -26,6 +26,7 @@ import httpx
 import openai
 from langchain.agents.middleware import ModelRequest, ModelResponse
 
+from ..names import StatusState
 from ..protocol.events import emit
 from ..protocol.secrets import redact
 from .per_role import PerRoleMiddleware
@@ -118,7 +119,7 @@ class ModelCallRetryMiddleware(PerRoleMiddleware):
                     raise
                 emit(
                     "status",
-                    state="rate_limited",
+                    state=StatusState.RATE_LIMITED,
                     model=self.model,
                     wait_s=round(wait, 3),
                     attempt=retry,
@@ -131,7 +132,7 @@ class ModelCallRetryMiddleware(PerRoleMiddleware):
     def _give_up(self, exc: BaseException, *, attempts: int, waited: float) -> None:
         emit(
             "status",
-            state="model_unavailable",
+            state=StatusState.MODEL_UNAVAILABLE,
             model=self.model,
             attempt=attempts,
             reason=describe_failure(exc),

@@ -29,8 +29,10 @@ from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage
 
 from ..protocol.events import emit
-from ..run.ledger import Halt
-from ..conversation import harness_message, respond, stop_agent, turn_key
+from ..names import EndReason, HaltedBy, StatusState
+from ..run import Halt
+from ..conversation import harness_message, respond, turn_key
+from .halting import stop_agent
 from .per_role import PerRoleMiddleware
 
 MIN_JUDGED_CHARS = 2000
@@ -168,12 +170,12 @@ class RunawayOutputMiddleware(PerRoleMiddleware):
             sizes = {"chars": len(text), "kept_chars": len(verdict.head)}
             if count >= 2:
                 detail = f"a second runaway reply ({verdict.kind}) in the same turn"
-                emit("status", state="runaway_halt", reason=verdict.kind, detail=detail, **sizes)
-                halt = Halt(reason="runaway_halt", detail=detail)
+                emit("status", state=StatusState.RUNAWAY_HALT, reason=verdict.kind, detail=detail, **sizes)
+                halt = Halt(reason=EndReason.RUNAWAY_HALT, detail=detail)
                 conversation = [*request.messages, *added, trimmed]
-                stop = stop_agent(self.role, conversation, halted_by="runaway_guard", halt=halt)
+                stop = stop_agent(self.role, conversation, halted_by=HaltedBy.RUNAWAY_GUARD, halt=halt)
                 return respond([*added, *response.result[:-1], trimmed, stop], update=update)
-            emit("status", state="runaway_output", reason=verdict.kind, detail=f"reply trimmed ({verdict.kind})", **sizes)
+            emit("status", state=StatusState.RUNAWAY_OUTPUT, reason=verdict.kind, detail=f"reply trimmed ({verdict.kind})", **sizes)
             if keeps_tool_calls:
                 return respond([*added, *response.result[:-1], trimmed], update=update)
             added += [*response.result[:-1], trimmed, harness_message(_nudge(verdict))]

@@ -1,17 +1,45 @@
-"""The findings contract between a research sub-agent and the orchestrator.
+"""The hand-over contract between a research sub-agent and the orchestrator: its shape, its rules, its caps.
 
-A sub-agent's final message is one JSON object ``{summary, findings: [{finding, evidence, source}], gaps}``.
-Models wrap it in fences or prose, so ``parse_findings`` takes the last JSON object in the text that has
-``summary`` or ``findings``.
+The shape: a sub-agent's final message is one JSON object ``{summary, findings: [{finding, evidence,
+source}], gaps}``, bare, fenced or wrapped in prose; the last object with ``summary`` or ``findings``
+is the one read (``last_findings_object``).
+
+The rules: ``validate_findings`` names every problem with that message:
+
+- no findings object parses; the summary is empty; ``findings`` is not a list;
+- a finding is not an object, or has no text, or no source;
+- a source is a file path, a sandbox path or an internal tool name / function call instead of a URL
+  or a source label ("Tavily search" and "MCP: pricing-db" are labels and fine);
+- a field is longer than ``MAX_FIELD_CHARS`` (a data dump), or transcribes a series of at least
+  ``MIN_SERIES_POINTS`` dated values;
+- findings exist although the sub-agent made no tool call, so none of them can come from retrieved text.
+
+An empty ``findings`` list is valid: it is the honest "nothing found". The verdict also carries what to
+hand over once the gate's single bounce is spent: the findings that parse, cleaned (unusable findings
+dropped, series summarised, long fields cut), or else the prose, trimmed.
+
+The caps: what reaches the orchestrator is at most ``MAX_HANDOVER_CHARS`` (``capped``): one degenerate
+worker cannot flood the orchestrator's context.
+
+``hand_back`` is what a sub-agent stopped by a guard returns: its last findings object if it wrote one,
+otherwise one that says it was halted and quotes the head of its last notes, always with a gap that
+names what stopped it.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 from typing import Any
 
+from langchain_core.messages import AIMessage, AnyMessage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ..conversation import is_harness_message
+from ..internal_names import LOCAL_PATH_RE, SANDBOX_PATH_RE, is_file_path, names_internal_tool
+from ..names import HaltedBy
+from ..report.series import describe, inline_series
 
 class Finding(BaseModel):
     model_config = ConfigDict(extra="ignore")
@@ -72,3 +100,236 @@ def parse_findings(text: str) -> Findings | None:
         return Findings.model_validate(raw)
     except ValidationError:
         return None
+
+
+MAX_FIELD_CHARS = 1200
+MIN_SERIES_POINTS = 6
+MAX_FALLBACK_CHARS = 4000
+_EXCERPT_CHARS = 60
+_URL_RE = re.compile(r"^https?://\S+$", re.IGNORECASE)
+
+NOT_PARSED = (
+    "Your final message has no findings JSON object: nothing in it parses as an object with `summary` or `findings`."
+)
+PROVENANCE = (
+    "You returned findings but made no tool call in this unit, so none of them comes from text you retrieved: "
+    "search and read first, or return an empty findings list."
+)
+# Kept in the cleaned findings so the orchestrator does not present an unresearched summary as researched.
+NO_SOURCES_GAP = "No source was consulted for this unit; its summary is unverified."
+
+_CONTRACT = (
+    "Reply with exactly one JSON object and nothing else: "
+    '{"summary": "dense prose answer", "findings": [{"finding": "one claim with its figures", '
+    '"evidence": "verbatim quote from the text you read", "source": "the page URL"}], "gaps": ["what you could not establish"]}. '
+    "A source is the URL the claim was read at, or a named data source such as \"MCP: pricing-db\"; never a file path "
+    "or a tool name. Keep every field under 1,200 characters, and give a series as its statistic (count, span first → last, "
+    "min/max, mean), not value by value. An empty findings list is fine when nothing was found."
+)
+
+
+class FindingsVerdict(BaseModel):
+    """The gate's judgement on one final message."""
+
+    findings: Findings | None = None
+    problems: list[str] = Field(default_factory=list)
+    fallback_text: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def validate_findings(text: str, *, tool_calls_made: int) -> FindingsVerdict:
+    """Parse and check a sub-agent's final message; ``tool_calls_made`` is the sub-agent's own tool-call count."""
+    raw = last_findings_object(text)
+    if raw is None:
+        return FindingsVerdict(problems=[NOT_PARSED], fallback_text=_trim(text.strip(), MAX_FALLBACK_CHARS))
+    problems: list[str] = []
+    summary = _as_text(raw.get("summary"))
+    if not summary:
+        problems.append("`summary` is empty: answer the unit in a few dense sentences, or say that nothing was found.")
+    problems.extend(_field_problems("`summary`", summary))
+
+    items: Any = raw.get("findings") or []
+    if not isinstance(items, list):
+        problems.append("`findings` is not a list: make it a list of {finding, evidence, source} objects.")
+        items = []
+    kept: list[Finding] = []
+    for number, item in enumerate(items, start=1):
+        finding, found = _check_finding(number, item)
+        problems.extend(found)
+        if finding is not None:
+            kept.append(finding)
+
+    gaps = _as_list(raw.get("gaps"))
+    for number, gap in enumerate(gaps, start=1):
+        problems.extend(_field_problems(f"gap {number}", gap))
+    if items and tool_calls_made <= 0:
+        problems.append(PROVENANCE)
+        kept, gaps = [], [*gaps, NO_SOURCES_GAP]
+
+    cleaned = Findings(summary=_clean(summary), findings=kept, gaps=[_clean(gap) for gap in gaps])
+    return FindingsVerdict(findings=cleaned, problems=problems, fallback_text=cleaned.to_json())
+
+
+def bounce_message(problems: Sequence[str]) -> str:
+    """What the sub-agent is told when its findings are sent back: each problem, then the contract."""
+    listed = "\n".join(f"- {problem}" for problem in problems)
+    return (
+        f"Your findings were not accepted:\n{listed}\n\n{_CONTRACT}\n"
+        "This is your one chance to fix them; after it, whatever parses is handed over as it is."
+    )
+
+
+def source_problem(source: str) -> str | None:
+    """Why ``source`` cannot be cited, or None when it is a URL or a source label."""
+    if _URL_RE.match(source):
+        return None
+    if SANDBOX_PATH_RE.search(source):
+        return "is a sandbox path"
+    if is_file_path(source) or LOCAL_PATH_RE.search(source):
+        return "is a file path"
+    if names_internal_tool(source):
+        return "names an internal tool, not a source"
+    return None
+
+
+def _check_finding(number: int, item: Any) -> tuple[Finding | None, list[str]]:
+    if not isinstance(item, dict):
+        return None, [f"finding {number} is not an object: write it as {{finding, evidence, source}}."]
+    claim, evidence, source = (_as_text(item.get(key)) for key in ("finding", "evidence", "source"))
+    name = f"finding {number} (“{_trim(claim, _EXCERPT_CHARS)}”)" if claim else f"finding {number}"
+    problems: list[str] = []
+    if not claim:
+        problems.append(f"{name} has no text: state the claim in `finding`.")
+    why = source_problem(source) if source else "is missing"
+    if not source:
+        problems.append(f"{name} has no source: give the URL the claim was read at.")
+    elif why:
+        problems.append(
+            f"{name}: the source “{_trim(source, _EXCERPT_CHARS)}” {why}; "
+            'give the page URL, or a named data source such as "MCP: pricing-db".'
+        )
+    for field, value in (("finding", claim), ("evidence", evidence), ("source", source)):
+        problems.extend(_field_problems(f"{name}: `{field}`", value))
+    if not claim or why or len(source) > MAX_FIELD_CHARS:
+        return None, problems
+    return Finding(finding=_clean(claim), evidence=_clean(evidence), source=source), problems
+
+
+def _field_problems(name: str, value: str) -> list[str]:
+    problems: list[str] = []
+    if len(value) > MAX_FIELD_CHARS:
+        problems.append(
+            f"{name} is {len(value):,} characters (limit {MAX_FIELD_CHARS:,}): that is a data dump; "
+            "keep the claim and its key figures."
+        )
+    _, points = inline_series(value)
+    if len(points) >= MIN_SERIES_POINTS:
+        problems.append(
+            f"{name} transcribes a series of {len(points)} dated values: "
+            "give its statistic instead (count, span first → last, min/max, mean)."
+        )
+    return problems
+
+
+def _clean(value: str) -> str:
+    """The field as it is handed over: a transcribed series becomes its statistic, then the length is capped."""
+    lead, points = inline_series(value)
+    if len(points) >= MIN_SERIES_POINTS:
+        value = f"{lead.strip()} {describe(points)}".strip()
+    return _trim(value, MAX_FIELD_CHARS)
+
+
+def _trim(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _as_text(value: Any) -> str:
+    return "" if value is None else str(value).strip()
+
+
+def _as_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    values = value if isinstance(value, list) else [value]
+    return [text for text in (_as_text(v) for v in values) if text]
+
+
+MAX_HANDOVER_CHARS = 20_000
+_NOTES_CHARS = 1500
+_SUMMARY_CHARS = 4000
+_GAP_CHARS = 500
+_MAX_GAPS = 20
+
+HALTED_BY: dict[HaltedBy, str] = {
+    HaltedBy.BUDGET: "the run's budget",
+    HaltedBy.LOOP_GUARD: "the loop guard (it kept repeating one identical tool call)",
+    HaltedBy.RUNAWAY_GUARD: "the runaway-output guard (its output degenerated twice)",
+    HaltedBy.STEP_LIMIT: "the step limit",
+    HaltedBy.USER: "the user's request to stop and report",
+}
+
+
+def capped_text(text: str) -> str:
+    """A sub-agent answer that is no findings object, cut to the hand-over cap with a note."""
+    if len(text) <= MAX_HANDOVER_CHARS:
+        return text
+    return (
+        text[:MAX_HANDOVER_CHARS].rstrip()
+        + f"\n\n[Cut: the sub-agent's answer was {len(text):,} characters; only the first {MAX_HANDOVER_CHARS:,} are shown.]"
+    )
+
+
+def capped_findings(findings: Findings) -> Findings:
+    """Fit the findings object under the hand-over cap: clip summary and gaps, then drop findings from the end."""
+    if len(findings.to_json()) <= MAX_HANDOVER_CHARS:
+        return findings
+    summary = _clip(findings.summary, _SUMMARY_CHARS)
+    gaps = [_clip(gap, _GAP_CHARS) for gap in findings.gaps[:_MAX_GAPS]]
+    kept = list(findings.findings)
+
+    def build() -> Findings:
+        dropped = len(findings.findings) - len(kept)
+        note = f"{dropped} findings were dropped" if dropped else "The answer was shortened"
+        return Findings(summary=summary, findings=kept, gaps=[*gaps, f"{note} to fit the hand-over size cap."])
+
+    while kept and len(build().to_json()) > MAX_HANDOVER_CHARS:
+        kept.pop()
+    return build()
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit].rstrip() + " …"
+
+
+def hand_back(messages: Sequence[AnyMessage], *, halted_by: HaltedBy) -> Findings:
+    """What a sub-agent a guard stopped hands back: what it found, marked as halted."""
+    why = HALTED_BY[halted_by]
+    findings = _last_findings(messages)
+    if findings is None:
+        summary = f"Halted by {why} before this unit returned findings."
+        notes = _last_notes(messages)
+        if notes:
+            summary += f" Its last notes: {notes}"
+        findings = Findings(summary=summary)
+    gap = f"This unit was halted by {why}; what it had not yet gathered is missing."
+    return findings.model_copy(update={"gaps": [*findings.gaps, gap]})
+
+
+def _last_notes(messages: Sequence[AnyMessage]) -> str:
+    for message in reversed(messages):
+        if isinstance(message, AIMessage) and not is_harness_message(message) and message.text.strip():
+            text = message.text.strip()
+            return text if len(text) <= _NOTES_CHARS else text[:_NOTES_CHARS].rstrip() + " …"
+    return ""
+
+
+def _last_findings(messages: Sequence[AnyMessage]) -> Findings | None:
+    for message in reversed(messages):
+        if isinstance(message, AIMessage) and message.text:
+            findings = parse_findings(message.text)
+            if findings is not None:
+                return findings
+    return None

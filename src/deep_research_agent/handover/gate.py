@@ -11,6 +11,10 @@ metered, retried and heartbeat-reported like any other):
   never share it;
 - once the bounce is spent, a failing answer is replaced by what can be handed over: the findings that
   parse, cleaned, or else the prose, trimmed (``FindingsVerdict.fallback_text``);
+- the findings it accepts or hands over are staged in the run's evidence store under this sub-agent's
+  ``task`` call, parsed once: the orchestrator's side (``publish.py``) takes that object, never re-parses;
+- the findings it accepts or hands over are staged in the run's evidence store under this sub-agent's
+  ``task`` call, parsed once: the orchestrator's side (``publish.py``) takes that object, never re-parses;
 - an empty ``findings`` list is a valid answer, and the gate never fails a run.
 """
 
@@ -23,14 +27,13 @@ from langchain.agents.middleware import AgentState, ExtendedModelResponse, Model
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage
 
-from ..protocol.sender import current_sender
-from ..protocol.events import emit
-from .validate import bounce_message, validate_findings
-from ..run.ledger import current_ledger
 from ..conversation import harness_message, is_harness_message, respond
 from ..guards.per_role import PerRoleMiddleware
-
-SUBAGENT_FINDINGS = "subagent_findings"
+from ..names import RevisionReason, StatusState
+from ..protocol.events import emit
+from ..protocol.sender import current_sender
+from ..run import current_run
+from .contract import FindingsVerdict, bounce_message, validate_findings
 
 
 class FindingsGateState(AgentState):
@@ -52,16 +55,19 @@ class FindingsGateMiddleware(PerRoleMiddleware):
             return response
         verdict = validate_findings(reply.text, tool_calls_made=_tool_calls_made(request.messages))
         if verdict.ok:
+            _stage(verdict)
             return response
         if request.state.get("findings_bounced"):
+            _stage(verdict)
             handed_over = reply.model_copy(update={"content": verdict.fallback_text})
             return respond([*response.result[:-1], handed_over])
-        emit("status", state="revising", reason=SUBAGENT_FINDINGS, detail=" ".join(verdict.problems))
+        emit("status", state=StatusState.REVISING, reason=RevisionReason.SUBAGENT_FINDINGS, detail=" ".join(verdict.problems))
         added: list[AnyMessage] = [*response.result, harness_message(bounce_message(verdict.problems))]
         retry = await handler(request.override(messages=[*request.messages, *added]))
         second = _final_answer(retry)
         if second is not None:
             again = validate_findings(second.text, tool_calls_made=_tool_calls_made(request.messages))
+            _stage(again)
             if not again.ok:
                 retry = ModelResponse(
                     result=[*retry.result[:-1], second.model_copy(update={"content": again.fallback_text})],
@@ -78,9 +84,16 @@ def _final_answer(response: ModelResponse) -> AIMessage | None:
     return reply
 
 
+def _stage(verdict: FindingsVerdict) -> None:
+    """Hand the parsed findings to this sub-agent's hand-over; an answer with none hands over its text."""
+    task_id = current_sender.get().task_id
+    if task_id and verdict.findings is not None:
+        current_run().evidence.stage_findings(task_id, verdict.findings)
+
+
 def _tool_calls_made(messages: list[AnyMessage]) -> int:
-    """This sub-agent's tool calls: those in its conversation, or the ledger's count for its ``task`` when
+    """This sub-agent's tool calls: those in its conversation, or the run's count for its ``task`` when
     compaction summarized some of them away."""
     in_messages = sum(len(m.tool_calls) for m in messages if isinstance(m, AIMessage))
     task_id = current_sender.get().task_id
-    return max(in_messages, current_ledger().task(task_id).tool_calls if task_id else 0)
+    return max(in_messages, current_run().usage.of_task(task_id).tool_calls if task_id else 0)

@@ -21,11 +21,14 @@ from typing import Any, TypeVar
 
 from langgraph.errors import GraphBubbleUp
 
-from ..names import Role
+from ..names import EndReason, Role
+from .end_state import RunError
 
 logger = logging.getLogger(__name__)
 
-INTERNAL_ERROR = {"reason": "internal_error", "detail": "The run stopped on an internal error; the details are in the server log"}
+INTERNAL_ERROR = RunError(
+    reason=EndReason.INTERNAL_ERROR.value, detail="The run stopped on an internal error; the details are in the server log"
+)
 
 M = TypeVar("M")
 Hook = Callable[[M, Any, Any], Awaitable[dict[str, Any] | None]]

@@ -34,13 +34,13 @@ from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
 from .. import prompts
-from ..settings.resolve import ResearchConfig, Slot
-from ..protocol.events import emit
-from ..models import chat_model
-from ..delivery.clarify_tool import REQUEST_CLARIFICATION
+from ..conversation import is_fresh_turn, previous_turns, turn_messages
 from ..delivery.clarification import prose_questions
+from ..models import chat_model
+from ..names import StatusState, ToolName
+from ..protocol.events import emit
+from ..settings.resolve import ResearchConfig, Slot
 from .containment import contain_hook_failures
-from ..conversation_turns import is_fresh_turn, previous_turns, turn_messages
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ def awaits_answers(previous: Sequence[AnyMessage]) -> bool:
     """True when the previous turn ended asking the user clarifying questions (tool call or prose)."""
     last_turn = turn_messages(previous)
     ai_messages = [message for message in last_turn if isinstance(message, AIMessage)]
-    if any(call["name"] == REQUEST_CLARIFICATION for message in ai_messages for call in message.tool_calls):
+    if any(call["name"] == ToolName.REQUEST_CLARIFICATION for message in ai_messages for call in message.tool_calls):
         return True
     return bool(ai_messages) and not ai_messages[-1].tool_calls and bool(prose_questions(ai_messages[-1].text))
 
@@ -131,7 +131,7 @@ class TriageRouterMiddleware(AgentMiddleware):
         answer = await self._answer(question)
         if answer is None:
             return _research("answer_failed")
-        emit("status", state="triage", detail="simple", reason="classified")
+        emit("status", state=StatusState.TRIAGE, detail="simple", reason="classified")
         return {"messages": [answer], "triage_verdict": "simple", "jump_to": "end"}
 
     async def _classify(self, question: str, report: str) -> Verdict | None:
@@ -176,5 +176,5 @@ class TriageRouterMiddleware(AgentMiddleware):
 
 
 def _research(reason: str) -> dict[str, Any]:
-    emit("status", state="triage", detail="research", reason=reason)
+    emit("status", state=StatusState.TRIAGE, detail="research", reason=reason)
     return {"triage_verdict": "research"}

@@ -14,7 +14,7 @@ frontend that gets a slightly wrong event is better off than one that gets none.
 scrubbed from every string before it leaves the process.
 
 The JSON Schema of every event is published in ``schema/events.schema.json`` (``python -m
-deep_research_agent.events > schema/events.schema.json``).
+deep_research_agent.protocol.events > schema/events.schema.json``).
 """
 
 from __future__ import annotations
@@ -24,12 +24,18 @@ import logging
 import sys
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from enum import StrEnum
 from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic_core import to_jsonable_python
 
-from ..names import Role, StatusState
+from ..clock import format_elapsed, utc_now_iso
+from ..handover.contract import Finding
+from ..names import Ceiling, EndReason, HaltedBy, RevisionReason, Role, StatusState, StopMode
+from ..report.citations import CitationSummary
+from ..run.usage import RoleUsage
 from .secrets import redact, redact_tree
 from .sender import current_sender
 
@@ -45,8 +51,14 @@ try:
 except PackageNotFoundError:  # running from a source tree that was never installed
     ENGINE_VERSION = "0+unknown"
 
+def _type_is_required(schema: dict[str, Any]) -> None:
+    # ``type`` has a default so code can build events without it, yet every payload carries it: generated
+    # client types must not make it optional.
+    schema["required"] = ["type", *[name for name in schema.get("required", []) if name != "type"]]
+
+
 class _Event(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_type_is_required)
 
     role: str = Field(default=Role.ORCHESTRATOR, description="Who sent it: orchestrator or a sub-agent role.")
     task_id: str | None = Field(default=None, description="The task tool call that started the sending sub-agent.")
@@ -83,30 +95,8 @@ class Limits(BaseModel):
     recursion_limit: int
 
 
-class RoleUsage(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    model_calls: int = 0
-    tool_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_tokens: int = 0
-    cost_usd: float = 0.0
-
-
-class CitationCounts(BaseModel):
-    """What vetting did to the delivered report's citations."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    valid: int = Field(default=0, description="Citations kept: their source was retrieved and their claims hold.")
-    repaired: int = Field(default=0, description="Citations the report gate sent back that the revision fixed.")
-    removed: int = Field(default=0, description="Citations of sources the run never retrieved, removed on delivery.")
-    flagged: int = Field(default=0, description="Citations kept but marked [unverified].")
-
-
 class Usage(_Event):
-    """The run's ledger, sent once at the end."""
+    """What the run spent, sent once at the end."""
 
     type: Literal["usage"] = "usage"
     tool_calls: int
@@ -125,14 +115,38 @@ class Usage(_Event):
     per_role: dict[str, RoleUsage] = Field(default_factory=dict)
     compactions: int = 0
     messages_summarized: int = 0
-    citations: CitationCounts | None = Field(default=None, description="Set when the run delivered a report.")
+    citations: CitationSummary | None = Field(default=None, description="Set when the run delivered a report.")
     elapsed_s: float
     elapsed: str
     limits: Limits
 
 
+# The states whose ``reason`` is one of a closed set of codes: the schema lists each set, and an event
+# with a code outside it is drift.
+REASONS_BY_STATE: dict[StatusState, type[StrEnum]] = {
+    StatusState.DONE: EndReason,
+    StatusState.ERROR: EndReason,
+    StatusState.BUDGET_SOFT: Ceiling,
+    StatusState.BUDGET_HALT: Ceiling,
+    StatusState.REVISING: RevisionReason,
+    StatusState.STOP_REQUESTED: StopMode,
+}
+
+
+def _reasons_by_state(schema: dict[str, Any]) -> None:
+    _type_is_required(schema)
+    schema["allOf"] = [
+        {
+            "if": {"properties": {"state": {"const": state.value}}, "required": ["state"]},
+            "then": {"properties": {"reason": {"enum": [code.value for code in codes]}}, "required": ["reason"]},
+        }
+        for state, codes in REASONS_BY_STATE.items()
+    ]
+
+
 class Status(_Event):
-    """Lifecycle, guards and errors. ``done``/``error`` is the run's single authoritative end state.
+    """Lifecycle, guards and errors. ``done``/``error`` is the run's single authoritative end state, its
+    ``reason`` an ``EndReason``.
 
     Guard states: ``budget_soft``/``budget_halt`` (``reason`` names the binding ceiling: tool_calls, tokens,
     time or cost; ``used``/``limit``), ``recursion_limit`` (``used``/``limit`` in graph steps),
@@ -169,6 +183,15 @@ class Status(_Event):
     tokens_estimate: int | None = Field(default=None, description="Estimated context tokens, before or after compaction.")
     messages_summarized: int | None = None
     messages_kept: int | None = None
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_reasons_by_state)
+
+    @model_validator(mode="after")
+    def _reason_is_listed(self) -> Status:
+        codes = REASONS_BY_STATE.get(self.state)
+        if codes is not None and self.reason not in set(codes):
+            raise ValueError(f"a {self.state} status needs a reason among {', '.join(codes)}, not {self.reason!r}")
+        return self
 
 
 class SearchQuery(_Event):
@@ -210,14 +233,6 @@ class Source(_Event):
     domain: str
 
 
-class Finding(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    finding: str
-    evidence: str = ""
-    source: str
-
-
 class SubagentFindings(_Event):
     """A research unit's validated findings, as the orchestrator received them."""
 
@@ -226,9 +241,7 @@ class SubagentFindings(_Event):
     summary: str
     findings: list[Finding] = Field(default_factory=list)
     gaps: list[str] = Field(default_factory=list)
-    halted: str | None = Field(
-        default=None, description="Set when a guard stopped the sub-agent: budget, loop_guard, runaway_guard or step_limit."
-    )
+    halted: HaltedBy | None = Field(default=None, description="Set when a guard or the user stopped the sub-agent.")
 
 
 class Clarification(_Event):
@@ -282,20 +295,16 @@ EVENT_TYPES = tuple(EVENT_MODELS)
 _EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(Event)
 
 
-def build_event(event: _Event | Mapping[str, Any]) -> dict[str, Any]:
-    """Validate an event and stamp its sender; drift is logged, never raised."""
-    if isinstance(event, _Event):
-        payload = event.model_dump(mode="json", exclude_none=True)
-    else:
-        payload = dict(event)
-        sender = current_sender.get()
-        payload.setdefault("role", sender.role)
-        payload.setdefault("task_id", sender.task_id)
-        try:
-            payload = _EVENT_ADAPTER.validate_python(payload).model_dump(mode="json", exclude_none=True)
-        except ValidationError as exc:
-            problems = [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)]
-            logger.warning("event drift in %r: %s", payload.get("type"), redact("; ".join(problems)))
+def build_event(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """Stamp an event with its sender and validate it; drift is logged, never raised."""
+    sender = current_sender.get()
+    payload = {"role": sender.role, "task_id": sender.task_id, **fields}
+    try:
+        payload = _EVENT_ADAPTER.validate_python(payload).model_dump(mode="json", exclude_none=True)
+    except ValidationError as exc:
+        problems = [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)]
+        logger.warning("event drift in %r: %s", payload.get("type"), redact("; ".join(problems)))
+        payload = {k: v for k, v in to_jsonable_python(payload).items() if v is not None}
     return redact_tree(payload)
 
 
@@ -310,17 +319,6 @@ def emit(event_type: str, /, **fields: Any) -> dict[str, Any]:
         return payload
     writer(payload)
     return payload
-
-
-def utc_now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def format_elapsed(seconds: float) -> str:
-    """Human run time such as ``4m 12s``."""
-    total = max(int(round(seconds)), 0)
-    minutes, secs = divmod(total, 60)
-    return f"{minutes}m {secs}s"
 
 
 def json_schema() -> dict[str, Any]:

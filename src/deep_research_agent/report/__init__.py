@@ -1,5 +1,6 @@
-"""The deliverable: ``submit_report`` and the report-related state of a run."""
+"""The report a reader gets: citations checked against retrieved text, hygiene, Markdown structure, salvage.
 
-from ..delivery.submit import ReportMiddleware, ReportState
+Pure functions over text and the run's evidence store; delivery (``delivery/``) decides when they run.
+"""
 
-__all__ = ["ReportMiddleware", "ReportState"]
+__all__ = ["citations", "hygiene", "markdown", "salvage", "series", "vetting"]

@@ -1,6 +1,6 @@
 """Evidence checks: a citation leaves the run only if the run retrieved the text it points to.
 
-The run ledger keeps every text the run retrieved (``EvidenceRecord``: a fetched ``page`` in full, or
+The run's evidence store keeps every text the run retrieved (``EvidenceRecord``: a fetched ``page`` in full, or
 a ``search_result`` snippet). Against it:
 
 - ``check_citations`` maps each ``[n]`` to its Sources entry and judges it. A URL the run never
@@ -14,7 +14,7 @@ a ``search_result`` snippet). Against it:
   (inline and from Sources) and the rest are renumbered by first use with the Sources list kept in its
   order; an unverified citation is flagged with `` [unverified]``, never passed off as verified.
 
-URLs match after ``ledger.normalise_url`` (scheme and host case, trailing slash, fragment).
+URLs match after ``urls.normalise_url`` (scheme and host case, trailing slash, fragment).
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple, Protocol
 
-from pydantic import BaseModel, computed_field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from ..handover.contract import Finding, Findings
-from ..run.ledger import normalise_url
+from ..urls import normalise_url
 from .markdown import SourceEntry, citation_groups, first_use_order, source_entries, split_sources
 
 SNIPPET_KIND = "search_result"
@@ -65,7 +65,7 @@ _ACTIONS: dict[str, Action] = {
 
 
 class EvidenceLike(Protocol):
-    """What a check needs of an evidence record (``ledger.EvidenceRecord`` fits; so does its dict form)."""
+    """What a check needs of an evidence record (``run.EvidenceRecord`` fits)."""
 
     id: str
     url: str
@@ -90,10 +90,14 @@ class CitationRecord(BaseModel):
 
 
 class CitationSummary(BaseModel):
-    valid: int = 0
-    repaired: int = 0
-    removed: int = 0
-    flagged: int = 0
+    """What vetting did to the delivered report's citations (also the ``usage`` event's ``citations``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    valid: int = Field(default=0, description="Citations kept: their source was retrieved and their claims hold.")
+    repaired: int = Field(default=0, description="Citations the report gate sent back that the revision fixed.")
+    removed: int = Field(default=0, description="Citations of sources the run never retrieved, removed on delivery.")
+    flagged: int = Field(default=0, description="Citations kept but marked [unverified].")
 
 
 class CitationReport(BaseModel):

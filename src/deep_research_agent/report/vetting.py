@@ -1,22 +1,25 @@
 """Vetting a report against what the run retrieved: the one place a report is judged before it leaves.
 
 Contract:
-- ``vet_report(markdown, ledger, previous=...)`` scrubs the draft (``scrub_report``), lints its
+- ``vet_report(markdown, evidence, previous=...)`` scrubs the draft (``scrub_report``), lints its
   numbering (``lint_citations``) and checks every citation against the run's evidence and findings
   (``check_citations``). ``problems`` lists what the writer should fix; ``previous`` is the verdict on
   the draft the report gate sent back, so fixed citations count as ``repaired``;
-- ``finalise(vetted, ledger)`` is the delivery: never-retrieved citations are removed and unverifiable
-  ones flagged (``repair_report``), and the ledger keeps the delivered report's citations (numbered as
+- ``finalise(vetted, evidence)`` is the delivery: never-retrieved citations are removed and unverifiable
+  ones flagged (``repair_report``), and the evidence store keeps the delivered report's citations (numbered as
   delivered) and the summary of what was done to them, for the run's state and ``usage`` event.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..run.ledger import RunLedger
 from .citations import CitationReport, check_citations, repair_report
 from .hygiene import lint_citations, scrub_report
+
+if TYPE_CHECKING:  # the run's stores import the report's citation models
+    from ..run.evidence import EvidenceStore
 
 
 @dataclass(frozen=True)
@@ -26,21 +29,17 @@ class VettedReport:
     problems: list[str]
 
 
-def vet_report(markdown: str, ledger: RunLedger, *, previous: CitationReport | None = None) -> VettedReport:
+def vet_report(markdown: str, evidence: EvidenceStore, *, previous: CitationReport | None = None) -> VettedReport:
     """The scrubbed draft, the verdict on its citations, and what its writer should fix."""
     scrubbed = scrub_report(markdown)
-    check = check_citations(scrubbed, list(ledger.evidence), [findings for _, findings in list(ledger.findings)], previous=previous)
+    check = check_citations(scrubbed, evidence.records(), evidence.all_findings(), previous=previous)
     return VettedReport(markdown=scrubbed, check=check, problems=[*lint_citations(scrubbed).problems(), *check.problems()])
 
 
-def finalise(vetted: VettedReport, ledger: RunLedger) -> str:
-    """The report as delivered, with its citations recorded in the ledger."""
+def finalise(vetted: VettedReport, evidence: EvidenceStore) -> str:
+    """The report as delivered, with its citations recorded in the run's evidence store."""
     delivered = repair_report(vetted.markdown, vetted.check)
     # Re-checked so the recorded citations carry the numbers the reader sees.
-    final = check_citations(delivered, list(ledger.evidence), [findings for _, findings in list(ledger.findings)])
-    ledger.citations = [
-        {"index": c.index, "url": c.url, "evidence_id": c.evidence_id, "verified": c.verified, "reason": c.reason}
-        for c in final.citations
-    ]
-    ledger.citation_summary = vetted.check.summary.model_dump()
+    final = check_citations(delivered, evidence.records(), evidence.all_findings())
+    evidence.deliver_citations(final.citations, vetted.check.summary)
     return delivered

@@ -1,0 +1,28 @@
+"""One run's shared stores (usage, evidence, control), found by the run id by every agent of the run.
+
+Split by concern so each store states its own contract; ``registry`` opens and closes them per run.
+"""
+
+from .control import Halt, RunControl
+from .evidence import EvidenceRecord, EvidenceStore, HandOver, SourceRecord
+from .registry import NoRunError, Run, bound_run, close_run, current_run, is_open, run_key
+from .usage import CACHED_TOKEN_WEIGHT, RoleUsage, UsageMeter
+
+__all__ = [
+    "CACHED_TOKEN_WEIGHT",
+    "EvidenceRecord",
+    "EvidenceStore",
+    "Halt",
+    "HandOver",
+    "NoRunError",
+    "Run",
+    "RoleUsage",
+    "RunControl",
+    "SourceRecord",
+    "UsageMeter",
+    "bound_run",
+    "close_run",
+    "current_run",
+    "is_open",
+    "run_key",
+]

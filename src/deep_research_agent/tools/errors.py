@@ -8,14 +8,25 @@ the model ``failure.as_model_text(tool)`` as the tool result, for example::
 
 ``permanent`` means the same call will fail again; ``transient`` means it may succeed later, after
 ``retry_after`` seconds when the upstream said so. Messages are scrubbed of secrets.
+
+``ClassifiedToolErrorsMiddleware`` is langchain's ``ToolErrorMiddleware`` with this classifier: a
+``ToolFailure`` keeps its own classification, and any other exception becomes an ``[unknown]`` error that
+names only its type, so internals and secrets stay out of the model's context. One instance per agent
+graph (the name carries the role).
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Literal
 
+from langchain.agents.middleware import ToolErrorMiddleware
+from langgraph.prebuilt.tool_node import ToolCallRequest
+
 from ..protocol.secrets import redact
+
+logger = logging.getLogger(__name__)
 
 FailureKind = Literal["permanent", "transient"]
 
@@ -43,3 +54,26 @@ class ToolFailure(Exception):
         if self.kind == "transient" and self.retry_after is not None:
             text += f" Retry in about {max(math.ceil(self.retry_after), 1)} s, or continue with what you have."
         return text
+
+
+def classify_tool_error(exc: Exception, request: ToolCallRequest) -> str:
+    tool = request.tool_call["name"]
+    if isinstance(exc, ToolFailure):
+        return exc.as_model_text(tool)
+    logger.warning("tool %s raised %s", tool, redact(repr(exc)))
+    return (
+        f"ERROR [unknown] {tool}: the tool failed unexpectedly ({type(exc).__name__}). "
+        "Retry once with different arguments, or continue without it."
+    )
+
+
+class ClassifiedToolErrorsMiddleware(ToolErrorMiddleware):
+    """``ToolErrorMiddleware`` with this product's classifier, named per role."""
+
+    def __init__(self, *, role: str) -> None:
+        super().__init__(on_error=classify_tool_error)
+        self.role = role
+
+    @property
+    def name(self) -> str:
+        return f"ClassifiedToolErrors[{self.role}]"

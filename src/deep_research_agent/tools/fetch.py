@@ -7,7 +7,7 @@ Contract:
 - HTML becomes trafilatura's main-content Markdown under title/author/date lines; PDFs become pypdf text
   per page; plain text stays as it is; anything else is refused as an unsupported content type.
 - The model sees at most ``settings.max_fetch_chars`` characters inside a ``<page>`` data block (with a
-  ``[truncated: ...]`` note); the run ledger keeps the full text as ``page`` evidence. A URL new to the
+  ``[truncated: ...]`` note); the run's evidence store keeps the full text as ``page`` evidence. A URL new to the
   run is added as a source (``source`` event); ``page_fetched`` reports every attempt.
 - SSRF guard (``resolve_public_target``): http/https only; every address the host resolves to must be
   public (loopback, private, link-local, multicast, reserved, unspecified and cloud-metadata addresses
@@ -40,7 +40,8 @@ from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
 from ..protocol.events import emit
-from ..run.ledger import current_ledger
+from ..protocol.sender import current_sender
+from ..run import current_run
 from .errors import ToolFailure
 
 logger = logging.getLogger(__name__)
@@ -523,10 +524,10 @@ async def fetch_page(
         return failure.as_model_text(TOOL_NAME)
 
     full = document.as_text()
-    ledger = current_ledger()
-    ledger.add_evidence(url=url, title=document.title, kind="page", text=full)
+    evidence = current_run().evidence
+    evidence.add_evidence(url=url, title=document.title, kind="page", text=full, agent=current_sender.get().role)
     emit("page_fetched", url=url, ok=True, title=document.title or None, chars=len(full))
-    if record := ledger.add_source(url, document.title):
+    if record := evidence.add_source(url, document.title):
         emit("source", title=record.title, url=record.url, domain=record.domain)
     return render_page(url, document, max_chars, got.final_url)
 

@@ -8,7 +8,7 @@ Contract:
   runs in Tavily's rate-limited keyless mode and a ``status`` ``keyless_search`` notice is sent once per run.
 - Events per call: ``search_query`` before, ``search_results`` after (``ok: false`` with ``error`` on
   failure), then one ``source`` per URL new to the run. Every hit's content is kept as
-  ``search_result`` evidence in the run ledger.
+  ``search_result`` evidence in the run's evidence store.
 - The model reads the hits as a ``<search_results>`` data block, each hit ``[n] [title](url)`` plus its
   snippet, after one line saying the content is data, not instructions.
 """
@@ -38,8 +38,10 @@ from tavily.errors import TavilyKeylessLimitError
 from tavily.errors import TimeoutError as TavilyTimeoutError
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, stop_before_delay
 
+from ..names import StatusState
 from ..protocol.events import emit
-from ..run.ledger import current_ledger
+from ..protocol.sender import current_sender
+from ..run import current_run
 from .errors import ToolFailure
 
 logger = logging.getLogger(__name__)
@@ -263,9 +265,9 @@ async def search_web(
         return ToolFailure.permanent("the query is empty; pass the words to search for.").as_model_text(TOOL_NAME)
     count = min(max(max_results or default_max_results, 1), MAX_RESULTS_CAP)
     search_id = f"search-{uuid.uuid4().hex[:12]}"
-    ledger = current_ledger()
-    if not api_key and ledger.first_notice("keyless_search"):
-        emit("status", state="keyless_search", reason="missing_tavily_api_key", detail=KEYLESS_NOTICE)
+    run = current_run()
+    if not api_key and run.control.first_notice("keyless_search"):
+        emit("status", state=StatusState.KEYLESS_SEARCH, reason="missing_tavily_api_key", detail=KEYLESS_NOTICE)
     emit("search_query", id=search_id, query=query, source=SOURCE)
     try:
         hits = _hits(await _search(_client_for(api_key, base_url), query, count, timeout_s))
@@ -275,8 +277,9 @@ async def search_web(
         logger.exception("web_search failed unexpectedly")
         return _failed(search_id, query, classify_search_error(exc))
 
+    agent = current_sender.get().role
     for hit in hits:
-        ledger.add_evidence(url=hit["url"], title=hit["title"], kind="search_result", text=hit["content"])
+        run.evidence.add_evidence(url=hit["url"], title=hit["title"], kind="search_result", text=hit["content"], agent=agent)
     emit(
         "search_results",
         id=search_id,
@@ -289,7 +292,7 @@ async def search_web(
         ],
     )
     for hit in hits:
-        if record := ledger.add_source(hit["url"], hit["title"]):
+        if record := run.evidence.add_source(hit["url"], hit["title"]):
             emit("source", title=record.title, url=record.url, domain=record.domain)
     return render_results(query, hits)
 

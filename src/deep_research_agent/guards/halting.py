@@ -1,0 +1,35 @@
+"""How a guard stops an agent: the orchestrator halts the run, a sub-agent hands back what it found.
+
+Contract: ``stop_agent`` is the last message of any agent a guard (or the user's stop request) stops.
+- The orchestrator: the run is halted with the given ``Halt``, so the lifecycle ends it with a report
+  assembled from the findings; the message is a short notice.
+- A sub-agent: its run control remembers what stopped that ``task`` call (the ``halted`` of its
+  ``subagent_findings``), and its hand-back (``handover.contract.hand_back``) is staged for the hand-over
+  and is its final message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from langchain_core.messages import AIMessage, AnyMessage
+
+from ..conversation import HARNESS_MESSAGE_NAME
+from ..handover.contract import HALTED_BY, hand_back
+from ..names import HaltedBy, Role
+from ..protocol.sender import current_sender
+from ..run import Halt, current_run
+
+
+def stop_agent(role: str, messages: Sequence[AnyMessage], *, halted_by: HaltedBy, halt: Halt) -> AIMessage:
+    """The last message of an agent a guard stopped; halts the run when that agent is the orchestrator."""
+    run = current_run()
+    if role == Role.ORCHESTRATOR:
+        run.control.halt_run(halt)
+        return AIMessage(content=f"(Stopped by {HALTED_BY[halted_by]}: {halt.detail.rstrip('.')}.)", name=HARNESS_MESSAGE_NAME)
+    findings = hand_back(messages, halted_by=halted_by)
+    task_id = current_sender.get().task_id
+    if task_id:
+        run.control.mark_task_halted(task_id, halted_by)
+        run.evidence.stage_findings(task_id, findings)
+    return AIMessage(content=findings.to_json(), name=HARNESS_MESSAGE_NAME)

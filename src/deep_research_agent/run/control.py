@@ -1,0 +1,133 @@
+"""Run control: the signals that steer a whole run, orchestrator and sub-agents alike.
+
+Contract: each signal is set by one method, under the lock, and read through a property; a signal that
+stays set once set (a halt, the wrap-up request, the budget's soft stage) returns True only to its
+first setter, whose event is the one sent. Reasons are typed (``names``), never bare strings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import dataclass
+
+from ..names import Ceiling, EndReason, HaltedBy
+
+
+@dataclass(frozen=True)
+class Halt:
+    """Why the whole run stopped early: the end-status reason and a detail for the reader."""
+
+    reason: EndReason
+    detail: str
+    ceiling: Ceiling | None = None
+
+
+class RunControl:
+    """Halt, stop and wrap-up requests, the budget's soft stage, and what the run has delivered."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._halt: Halt | None = None
+        self._budget_soft: Ceiling | None = None
+        self._wrap_up_requested = False
+        self._research_started = False
+        self._report_delivered = False
+        self._clarification_requested = False
+        self._halted_tasks: dict[str, HaltedBy] = {}
+        self._notices: set[str] = set()
+        self._closed = False
+        self._stop = asyncio.Event()
+
+    @property
+    def halt(self) -> Halt | None:
+        return self._halt
+
+    @property
+    def budget_soft(self) -> Ceiling | None:
+        return self._budget_soft
+
+    @property
+    def wrap_up_requested(self) -> bool:
+        return self._wrap_up_requested
+
+    @property
+    def research_started(self) -> bool:
+        return self._research_started
+
+    @property
+    def report_delivered(self) -> bool:
+        return self._report_delivered
+
+    @property
+    def clarification_requested(self) -> bool:
+        return self._clarification_requested
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def halt_run(self, halt: Halt) -> bool:
+        """Stop the whole run; True only for the first halt, so its event is sent once."""
+        with self._lock:
+            if self._halt is not None:
+                return False
+            self._halt = halt
+            return True
+
+    def request_stop(self, halt: Halt) -> bool:
+        """Halt the run at the user's request and wake every call racing ``stop_requested``."""
+        first = self.halt_run(halt)
+        self._stop.set()
+        return first
+
+    async def stop_requested(self) -> None:
+        """Returns once the user asked the run to stop; calls in flight race it."""
+        await self._stop.wait()
+
+    def request_wrap_up(self) -> bool:
+        """The user asked the run to finish with what it has; True only the first time."""
+        with self._lock:
+            first, self._wrap_up_requested = not self._wrap_up_requested, True
+            return first
+
+    def enter_budget_soft_stage(self, ceiling: Ceiling) -> bool:
+        """A ceiling passed its wrap-up mark; True only the first time in the run."""
+        with self._lock:
+            if self._budget_soft is not None:
+                return False
+            self._budget_soft = ceiling
+            return True
+
+    def mark_research_started(self) -> None:
+        with self._lock:
+            self._research_started = True
+
+    def mark_report_delivered(self) -> None:
+        with self._lock:
+            self._report_delivered = True
+
+    def mark_clarification_requested(self) -> None:
+        with self._lock:
+            self._clarification_requested = True
+
+    def mark_task_halted(self, task_id: str, by: HaltedBy) -> None:
+        """A guard stopped the sub-agent of this ``task`` call; the first guard to do so is kept."""
+        with self._lock:
+            self._halted_tasks.setdefault(task_id, by)
+
+    def halted_by(self, task_id: str) -> HaltedBy | None:
+        with self._lock:
+            return self._halted_tasks.get(task_id)
+
+    def first_notice(self, key: str) -> bool:
+        """True the first time ``key`` is noticed in this run (for say-it-once messages)."""
+        with self._lock:
+            if key in self._notices:
+                return False
+            self._notices.add(key)
+            return True
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True

@@ -1,0 +1,141 @@
+"""What a run has seen and can cite: sources, retrieved texts, handed-over findings, delivered citations.
+
+Contract: written only through ``EvidenceStore``'s methods, under its lock; readers get copies.
+- ``add_source`` records each URL once (normalised), in first-seen order, numbered from 1;
+- ``add_evidence`` keeps every retrieved text whole (a page, a search result), once per URL and content;
+- a sub-agent's findings are parsed once: whoever ends the sub-agent (its findings gate, or a guard's
+  hand-back) stages the parsed object under its ``task`` call id, and the hand-over takes it from there
+  (``take_staged``) and records what the orchestrator received (``add_handover``);
+- ``deliver_citations`` keeps the delivered report's citations and the summary of what vetting did.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+
+from ..clock import utc_now_iso
+from ..handover.contract import Findings
+from ..report.citations import CitationRecord, CitationSummary
+from ..urls import domain_of, normalise_url
+
+
+@dataclass(frozen=True)
+class SourceRecord:
+    index: int
+    url: str
+    title: str
+    domain: str
+
+
+@dataclass(frozen=True)
+class EvidenceRecord:
+    """Text the run actually retrieved, kept whole for citation checks."""
+
+    id: str
+    url: str
+    title: str
+    kind: str
+    retrieved_at: str
+    agent: str
+    sha256: str
+    text: str
+
+
+@dataclass(frozen=True)
+class HandOver:
+    """One research unit's findings as the orchestrator received them."""
+
+    task_id: str
+    unit: str
+    findings: Findings
+
+
+class EvidenceStore:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sources: OrderedDict[str, SourceRecord] = OrderedDict()
+        self._evidence: list[EvidenceRecord] = []
+        self._staged: dict[str, Findings] = {}
+        self._handovers: list[HandOver] = []
+        self._citations: list[CitationRecord] = []
+        self._citation_summary: CitationSummary | None = None
+
+    def add_source(self, url: str, title: str = "") -> SourceRecord | None:
+        """Record a URL; returns the new record, or None when the run has seen it already."""
+        key = normalise_url(url)
+        with self._lock:
+            existing = self._sources.get(key)
+            if existing is not None:
+                if title and not existing.title:
+                    self._sources[key] = replace(existing, title=title)
+                return None
+            record = SourceRecord(index=len(self._sources) + 1, url=url, title=title or domain_of(url), domain=domain_of(url))
+            self._sources[key] = record
+            return record
+
+    def source(self, url: str) -> SourceRecord | None:
+        with self._lock:
+            return self._sources.get(normalise_url(url))
+
+    def sources(self) -> list[SourceRecord]:
+        with self._lock:
+            return list(self._sources.values())
+
+    def add_evidence(self, *, url: str, title: str, kind: str, text: str, agent: str) -> EvidenceRecord:
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        with self._lock:
+            for record in self._evidence:
+                if record.url == url and record.sha256 == digest:
+                    return record
+            record = EvidenceRecord(
+                id=f"ev{len(self._evidence) + 1}",
+                url=url,
+                title=title,
+                kind=kind,
+                retrieved_at=utc_now_iso(),
+                agent=agent,
+                sha256=digest,
+                text=text,
+            )
+            self._evidence.append(record)
+            return record
+
+    def records(self) -> list[EvidenceRecord]:
+        with self._lock:
+            return list(self._evidence)
+
+    def stage_findings(self, task_id: str, findings: Findings) -> None:
+        """The parsed findings a sub-agent ends with, for its hand-over to take."""
+        with self._lock:
+            self._staged[task_id] = findings
+
+    def take_staged(self, task_id: str) -> Findings | None:
+        with self._lock:
+            return self._staged.pop(task_id, None)
+
+    def add_handover(self, handover: HandOver) -> None:
+        with self._lock:
+            self._handovers.append(handover)
+
+    def handovers(self) -> list[HandOver]:
+        with self._lock:
+            return list(self._handovers)
+
+    def all_findings(self) -> list[Findings]:
+        return [handover.findings for handover in self.handovers()]
+
+    def deliver_citations(self, citations: list[CitationRecord], summary: CitationSummary) -> None:
+        with self._lock:
+            self._citations, self._citation_summary = list(citations), summary
+
+    @property
+    def citations(self) -> list[CitationRecord]:
+        with self._lock:
+            return list(self._citations)
+
+    @property
+    def citation_summary(self) -> CitationSummary | None:
+        return self._citation_summary

@@ -1,0 +1,109 @@
+"""The open runs: one ``Run`` per LangGraph run, shared by its orchestrator and every sub-agent.
+
+Sub-agents run as separate graphs with their own state, so run-wide facts cannot live in any one
+agent's state. They live in the run's stores, found by the run id in the LangGraph config:
+- ``current_run()`` inside a graph run returns that run's stores, created on first use; outside a run
+  it raises ``NoRunError``, unless code (a unit test, a tool called directly) opened one with ``bound_run``;
+- ``close_run`` drops a run's stores when it ends or is cancelled; the registry is bounded, so a run
+  that dies before its end hook cannot leak memory for long.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from langgraph.config import get_config
+
+from .control import RunControl
+from ..clock import utc_now_iso
+from .evidence import EvidenceStore
+from .usage import UsageMeter
+
+_MAX_OPEN_RUNS = 256
+
+
+class NoRunError(LookupError):
+    """Run state was asked for outside a graph run and outside ``bound_run``."""
+
+
+@dataclass
+class Run:
+    """One run's stores: what it spent, what it saw, and the signals that steer it."""
+
+    key: str
+    started_at: str = field(default_factory=utc_now_iso)
+    started_monotonic: float = field(default_factory=time.monotonic)
+    usage: UsageMeter = field(default_factory=UsageMeter)
+    evidence: EvidenceStore = field(default_factory=EvidenceStore)
+    control: RunControl = field(default_factory=RunControl)
+
+    @property
+    def elapsed_s(self) -> float:
+        return time.monotonic() - self.started_monotonic
+
+
+_runs: OrderedDict[str, Run] = OrderedDict()
+_registry_lock = threading.Lock()
+_bound: ContextVar[Run | None] = ContextVar("bound_run", default=None)
+
+
+def run_key(config: dict[str, Any] | None = None) -> str:
+    """The id shared by a run's orchestrator and its sub-agents."""
+    bound = _bound.get()
+    if bound is not None:
+        return bound.key
+    if config is None:
+        try:
+            config = get_config()
+        except RuntimeError as exc:
+            raise NoRunError("no graph run is in progress") from exc
+    configurable = config.get("configurable") or {}
+    metadata = config.get("metadata") or {}
+    for candidate in (configurable.get("run_id"), metadata.get("run_id"), configurable.get("thread_id")):
+        if candidate:
+            return str(candidate)
+    raise NoRunError("the run's config carries no run id")
+
+
+def current_run(config: dict[str, Any] | None = None) -> Run:
+    bound = _bound.get()
+    if bound is not None:
+        return bound
+    key = run_key(config)
+    with _registry_lock:
+        run = _runs.get(key)
+        if run is None:
+            run = _runs[key] = Run(key=key)
+            while len(_runs) > _MAX_OPEN_RUNS:
+                _runs.popitem(last=False)[1].control.close()
+        return run
+
+
+def close_run(key: str) -> None:
+    with _registry_lock:
+        run = _runs.pop(key, None)
+    if run is not None:
+        run.control.close()
+
+
+def is_open(key: str) -> bool:
+    with _registry_lock:
+        return key in _runs
+
+
+@contextmanager
+def bound_run(run: Run | None = None) -> Iterator[Run]:
+    """Make ``run`` (a fresh one by default) the current run for code outside a graph run."""
+    run = run or Run(key="bound")
+    token = _bound.set(run)
+    try:
+        yield run
+    finally:
+        _bound.reset(token)

@@ -1,0 +1,95 @@
+"""What a run has spent: model calls, tool calls, tokens and dollars, per role and per ``task`` call.
+
+Contract: every count goes through ``UsageMeter``'s methods, under its lock; readers get snapshots
+(``RoleUsage`` copies), never the live counters. ``RoleUsage`` is also the per-role payload of the
+``usage`` event, so the event carries exactly what the run counted.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from pydantic import BaseModel, ConfigDict, Field
+
+CACHED_TOKEN_WEIGHT = 0.1
+
+
+class RoleUsage(BaseModel):
+    """One role's (or one ``task`` call's) counters."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model_calls: int = 0
+    tool_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    cost_usd: float = 0.0
+    reported_cost_usd: float = Field(default=0.0, description="Part of the cost the provider reported itself.")
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    @property
+    def budget_tokens(self) -> float:
+        """Tokens as the token ceiling counts them: cached input is cheap, so it weighs a tenth."""
+        cached = min(self.cached_tokens, self.input_tokens)
+        return self.input_tokens - cached + cached * CACHED_TOKEN_WEIGHT + self.output_tokens
+
+    def _add(self, other: RoleUsage) -> None:
+        for name in RoleUsage.model_fields:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+
+class UsageMeter:
+    """Counts every role's calls as they happen, so sub-agents and work later compacted away count too."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_role: dict[str, RoleUsage] = {}
+        self._by_task: dict[str, RoleUsage] = {}
+        self.compactions = 0
+        self.messages_summarized = 0
+
+    def count_model_call(self, role: str, task_id: str | None, spent: RoleUsage) -> None:
+        """One model call of ``role`` (inside the ``task`` call ``task_id``, if any) and its tokens and cost."""
+        call = spent.model_copy(update={"model_calls": 1, "tool_calls": 0})
+        with self._lock:
+            for counters in self._counters(role, task_id):
+                counters._add(call)
+
+    def count_tool_call(self, role: str, task_id: str | None) -> None:
+        with self._lock:
+            for counters in self._counters(role, task_id):
+                counters.tool_calls += 1
+
+    def count_compaction(self, messages_summarized: int) -> None:
+        """One context compaction; the summarized work keeps counting against the budget."""
+        with self._lock:
+            self.compactions += 1
+            self.messages_summarized += messages_summarized
+
+    def of_role(self, role: str) -> RoleUsage:
+        with self._lock:
+            return (self._by_role.get(role) or RoleUsage()).model_copy()
+
+    def of_task(self, task_id: str) -> RoleUsage:
+        with self._lock:
+            return (self._by_task.get(task_id) or RoleUsage()).model_copy()
+
+    def per_role(self) -> dict[str, RoleUsage]:
+        with self._lock:
+            return {role: counters.model_copy() for role, counters in self._by_role.items()}
+
+    def totals(self) -> RoleUsage:
+        total = RoleUsage()
+        for counters in self.per_role().values():
+            total._add(counters)
+        return total
+
+    def _counters(self, role: str, task_id: str | None) -> list[RoleUsage]:
+        counters = [self._by_role.setdefault(role, RoleUsage())]
+        if task_id:
+            counters.append(self._by_task.setdefault(task_id, RoleUsage()))
+        return counters
