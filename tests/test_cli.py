@@ -556,3 +556,16 @@ def test_doctor_never_prints_secret_values() -> None:
     assert "set (TAVILY_API_KEY)" in output
     assert "not configured (code execution disabled)" in output
 
+
+def test_the_package_runs_as_a_module_without_warnings_and_exports_its_entry_point() -> None:
+    result = subprocess.run(
+        [sys.executable, "-W", "error", "-m", "deep_research_agent.cli", "--help"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert "{ask,doctor}" in result.stdout
+
+    from deep_research_agent.cli.__main__ import main
+
+    assert deep_research_agent.cli.main is main
+    assert all(getattr(deep_research_agent.cli, name) is not None for name in deep_research_agent.cli.__all__)
