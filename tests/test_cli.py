@@ -1,5 +1,7 @@
-"""The CLI client: RunView rendering and decisions from synthetic events, the ask session against a fake
-SDK client, the no-server fast failure, and doctor's secret hygiene. No agent server is started."""
+"""The CLI client, module by module: cli.view (RunView rendering and decisions from synthetic events),
+cli.ask (the session and Ctrl-C handling against a fake SDK client), cli.env (the settings helpers), and
+the entry point as a subprocess (the no-server fast failure, doctor's secret hygiene). No agent server is
+started."""
 
 from __future__ import annotations
 
@@ -20,17 +22,17 @@ import anyio
 import pytest
 from rich.console import Console
 
-from deep_research_agent.cli import (
+import deep_research_agent.cli
+from deep_research_agent.cli.ask import (
     CLARIFICATION_HEADER,
     NO_ANSWERS_REPLY,
     NO_CLARIFY_PREFIX,
-    RunView,
     StopOnInterrupt,
     ask,
-    default_url,
     format_clarification_reply,
-    read_dotenv,
 )
+from deep_research_agent.cli.env import default_url, read_dotenv
+from deep_research_agent.cli.view import RunView
 
 ROOT = Path(__file__).resolve().parents[1]
 TASK = "call_task_1"
@@ -68,7 +70,7 @@ def feed(view: RunView, parts: Iterable[tuple[str, Any]]) -> None:
         view.handle(event, data)
 
 
-# --- RunView -----------------------------------------------------------------------------------------
+# --- cli.view: RunView -------------------------------------------------------------------------------
 
 
 def test_search_results_print_query_and_count() -> None:
@@ -291,7 +293,25 @@ def test_message_chunks_name_the_current_activity() -> None:
     assert "research-subagent thinking" in view.status_text().plain
 
 
-# --- clarification -----------------------------------------------------------------------------------
+def test_a_stop_asked_by_another_client_is_printed_once() -> None:
+    view, out = make_view()
+    feed(view, [custom("status", state="stop_requested", reason="now", detail="Stopping: every agent hands back what it has.")])
+
+    assert out.getvalue().splitlines() == ["■ Stopping: every agent hands back what it has."]
+
+
+def test_a_stop_asked_here_is_not_announced_twice() -> None:
+    view, out = make_view()
+    view.start_run()
+    view.stopping("wrap_up")
+    view.handle(*custom("status", state="stop_requested", reason="wrap_up", detail="Wrapping up: every agent delivers."))
+
+    assert [line for line in out.getvalue().splitlines() if line.startswith("■")] == [
+        "■ Wrapping up: the agents deliver what they found and the report is written. Ctrl-C again to stop now."
+    ]
+
+
+# --- cli.ask: clarification and the session ----------------------------------------------------------
 
 
 def test_clarification_reply_format() -> None:
@@ -402,86 +422,7 @@ def test_evidence_file_is_written(tmp_path: Path) -> None:
     assert str(target) in text.replace("\n", "")
 
 
-# --- settings helpers --------------------------------------------------------------------------------
-
-
-def test_default_url_follows_run_sh() -> None:
-    assert default_url({}) == "http://127.0.0.1:2024"
-    assert default_url({"PORT": "3000"}) == "http://127.0.0.1:3000"
-    assert default_url({"DRA_HOST": "0.0.0.0", "DRA_PORT": "2100", "PORT": "1"}) == "http://127.0.0.1:2100"
-    assert default_url({"DRA_URL": "http://h:1/"}) == "http://h:1"
-
-
-def test_read_dotenv(tmp_path: Path) -> None:
-    env = tmp_path / ".env"
-    env.write_text("# comment\n\nexport A=1\nB = 'two words'\nC=\"x=y\"\nnot a pair\n")
-    assert read_dotenv(env) == {"A": "1", "B": "two words", "C": "x=y"}
-
-
-# --- subprocesses ------------------------------------------------------------------------------------
-
-
-def _cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "deep_research_agent.cli", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
-
-
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def test_ask_without_server_fails_fast_with_exit_2() -> None:
-    url = f"http://127.0.0.1:{_closed_port()}"
-    started = time.monotonic()
-    result = _cli("ask", "anything", "--url", url, timeout=20)
-    output = result.stdout + result.stderr
-    assert result.returncode == 2, output
-    assert f"No agent server at {url}" in output and "./run.sh" in output
-    assert time.monotonic() - started < 10
-
-
-def test_doctor_never_prints_secret_values() -> None:
-    env = {
-        **os.environ,
-        "OPENAI_API_KEY": "sk-secret-xyz",
-        "TAVILY_API_KEY": "tvly-secret-abc",
-        "DRA_URL": f"http://127.0.0.1:{_closed_port()}",
-        "COLUMNS": "200",
-    }
-    env.pop("LLM_SANDBOX_URL", None)
-    result = _cli("doctor", env=env)
-    output = result.stdout + result.stderr
-    assert "sk-secret-xyz" not in output and "tvly-secret-abc" not in output
-    assert "set (OPENAI_API_KEY)" in output
-    assert "set (TAVILY_API_KEY)" in output
-    assert "not configured (code execution disabled)" in output
-
-
-def test_a_stop_asked_by_another_client_is_printed_once() -> None:
-    view, out = make_view()
-    feed(view, [custom("status", state="stop_requested", reason="now", detail="Stopping: every agent hands back what it has.")])
-
-    assert out.getvalue().splitlines() == ["■ Stopping: every agent hands back what it has."]
-
-
-def test_a_stop_asked_here_is_not_announced_twice() -> None:
-    view, out = make_view()
-    view.start_run()
-    view.stopping("wrap_up")
-    view.handle(*custom("status", state="stop_requested", reason="wrap_up", detail="Wrapping up: every agent delivers."))
-
-    assert [line for line in out.getvalue().splitlines() if line.startswith("■")] == [
-        "■ Wrapping up: the agents deliver what they found and the report is written. Ctrl-C again to stop now."
-    ]
+# --- cli.ask: Ctrl-C during a run --------------------------------------------------------------------
 
 
 class FakeStore:
@@ -550,3 +491,81 @@ def test_a_stop_request_that_cannot_be_sent_says_so_and_the_run_goes_on() -> Non
 
     assert "Could not ask the run to stop (ConnectionError); Ctrl-C again to go further." in printed
     assert not abandoned
+
+
+# --- cli.env: settings helpers -----------------------------------------------------------------------
+
+
+def test_default_url_follows_run_sh() -> None:
+    assert default_url({}) == "http://127.0.0.1:2024"
+    assert default_url({"PORT": "3000"}) == "http://127.0.0.1:3000"
+    assert default_url({"DRA_HOST": "0.0.0.0", "DRA_PORT": "2100", "PORT": "1"}) == "http://127.0.0.1:2100"
+    assert default_url({"DRA_URL": "http://h:1/"}) == "http://h:1"
+
+
+def test_read_dotenv(tmp_path: Path) -> None:
+    env = tmp_path / ".env"
+    env.write_text("# comment\n\nexport A=1\nB = 'two words'\nC=\"x=y\"\nnot a pair\n")
+    assert read_dotenv(env) == {"A": "1", "B": "two words", "C": "x=y"}
+
+
+# --- the entry point, as a subprocess ----------------------------------------------------------------
+
+
+def _cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "deep_research_agent.cli", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_ask_without_server_fails_fast_with_exit_2() -> None:
+    url = f"http://127.0.0.1:{_closed_port()}"
+    started = time.monotonic()
+    result = _cli("ask", "anything", "--url", url, timeout=20)
+    output = result.stdout + result.stderr
+    assert result.returncode == 2, output
+    assert f"No agent server at {url}" in output and "./run.sh" in output
+    assert time.monotonic() - started < 10
+
+
+def test_doctor_never_prints_secret_values() -> None:
+    env = {
+        **os.environ,
+        "OPENAI_API_KEY": "sk-secret-xyz",
+        "TAVILY_API_KEY": "tvly-secret-abc",
+        "DRA_URL": f"http://127.0.0.1:{_closed_port()}",
+        "COLUMNS": "200",
+    }
+    env.pop("LLM_SANDBOX_URL", None)
+    result = _cli("doctor", env=env)
+    output = result.stdout + result.stderr
+    assert "sk-secret-xyz" not in output and "tvly-secret-abc" not in output
+    assert "set (OPENAI_API_KEY)" in output
+    assert "set (TAVILY_API_KEY)" in output
+    assert "not configured (code execution disabled)" in output
+
+
+def test_the_package_runs_as_a_module_without_warnings_and_exports_its_entry_point() -> None:
+    result = subprocess.run(
+        [sys.executable, "-W", "error", "-m", "deep_research_agent.cli", "--help"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert "{ask,doctor}" in result.stdout
+
+    from deep_research_agent.cli.__main__ import main
+
+    assert deep_research_agent.cli.main is main
+    assert all(getattr(deep_research_agent.cli, name) is not None for name in deep_research_agent.cli.__all__)

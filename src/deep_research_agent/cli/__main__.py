@@ -1,0 +1,51 @@
+"""Entry point: ``python -m deep_research_agent.cli {ask,doctor}``, which is what ./run.sh runs.
+
+Contract:
+- ``ask QUESTION [--url URL] [--no-clarify] [--evidence FILE] [--config JSON]`` and ``doctor [--url URL]``;
+  ``--url`` defaults to ``DRA_URL``, else ``http://$DRA_HOST:$DRA_PORT``, the server run.sh starts.
+- The exit status is the command's (see ``ask`` and ``doctor``); 2 for unusable arguments; 130 when a
+  Ctrl-C ends the session (one that abandons a run, or one outside a run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+
+from rich.console import Console
+
+from .ask import cmd_ask
+from .doctor import cmd_doctor
+from .env import default_url
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="deep_research_agent.cli", description="Client of the agent server.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    url_help = "agent server URL (default: DRA_URL, else http://$DRA_HOST:$DRA_PORT)"
+
+    ask_parser = commands.add_parser("ask", help="research a question and watch the run")
+    ask_parser.add_argument("question")
+    ask_parser.add_argument("--url", default=default_url(), help=url_help)
+    ask_parser.add_argument("--no-clarify", action="store_true", help="never ask clarifying questions")
+    ask_parser.add_argument("--evidence", metavar="FILE", help="write question, report, sources and evidence as JSON")
+    ask_parser.add_argument("--config", metavar="JSON", help="extra configurable settings, as a JSON object")
+
+    doctor_parser = commands.add_parser("doctor", help="check the local setup; starts nothing")
+    doctor_parser.add_argument("--url", default=default_url(), help=url_help)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    console = Console(highlight=False)
+    try:
+        return cmd_ask(args, console) if args.command == "ask" else cmd_doctor(args, console)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

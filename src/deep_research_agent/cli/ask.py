@@ -1,0 +1,230 @@
+"""The ``ask`` session: research one question on the agent server and watch the run in a ``RunView``.
+
+Contract:
+- ``cmd_ask`` exits 2 when ``--config`` is not a JSON object or no server answers ``{url}/ok``; otherwise
+  the exit status is the view's: 0 when the last run ended ``done``, 1 on ``error``, on a run that ended
+  without an end status, or on a broken stream.
+- Each run is streamed on one thread with the ``messages``, ``updates`` and ``custom`` parts of every
+  sub-graph, and ``on_disconnect="cancel"``: when this client goes away, the server cancels the run.
+- Clarifying questions are asked interactively when stdin is a TTY (and not ``--no-clarify``) and answered
+  in ONE follow-up message on the same thread. Otherwise the question tells the agent to proceed on stated
+  assumptions, and a clarification that arrives anyway gets one "no answers" reply.
+- Ctrl-C during a run (``StopOnInterrupt``): the first asks the run to wrap up (the agents deliver what
+  they found and the report is written), the second to stop now (the report is assembled from the
+  findings so far), the third abandons it (the stream is dropped, the server cancels the run and no
+  report is delivered). Before the run has an id, or where the event loop takes no signal handlers
+  (Windows), Ctrl-C abandons the run at once.
+- ``--evidence FILE`` writes the question, report, sources and evidence from the thread state as JSON.
+- The run time is printed whatever happened.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.live import Live
+from rich.text import Text
+
+from ..names import StopMode
+from ..protocol.events import STOP_REQUESTS_NAMESPACE
+from .env import probe
+from .view import RunView
+
+# The graph id of langgraph.json. graph.py is not imported for it: that would load the whole agent stack.
+GRAPH_ID = "deep_research_agent"
+STREAM_MODES = ["messages", "updates", "custom"]
+
+NO_CLARIFY_PREFIX = (
+    "Do not ask clarifying questions. Proceed on reasonable assumptions, state them in the report, "
+    "and research this:\n\n"
+)
+NO_ANSWERS_REPLY = "No answers are available; proceed on your stated assumptions."
+CLARIFICATION_HEADER = "Answers to your clarifying questions:"
+EMPTY_ANSWER = "(no answer; use your assumption)"
+
+# What each Ctrl-C asks of the run, in order; one more abandons it.
+_STOP_MODES = (StopMode.WRAP_UP, StopMode.NOW)
+
+
+# --- clarification ----------------------------------------------------------------------------------
+
+
+def format_clarification_reply(questions: Sequence[str], answers: Sequence[str]) -> str:
+    """The one follow-up message that answers a clarification, numbered like the questions."""
+    lines = [CLARIFICATION_HEADER]
+    for number, (question, answer) in enumerate(zip(questions, answers, strict=True), start=1):
+        lines.append(f"{number}. Q: {' '.join(question.split())} A: {' '.join(answer.split()) or EMPTY_ANSWER}")
+    return "\n".join(lines)
+
+
+def collect_answers(questions: Sequence[str], ask: Callable[[Text], str]) -> list[str]:
+    return [ask(Text.assemble((f"{n}. ", "bold"), question, " › ")) for n, question in enumerate(questions, start=1)]
+
+
+# --- the session ------------------------------------------------------------------------------------
+
+
+async def stream_run(
+    client: Any, thread_id: str, content: str, configurable: Mapping[str, Any], view: RunView
+) -> None:
+    """Start one run on the thread and feed every stream part to the view, under a live status line."""
+    view.start_run()
+    parts = client.runs.stream(
+        thread_id,
+        GRAPH_ID,
+        input={"messages": [{"role": "user", "content": content}]},
+        config={"configurable": dict(configurable)},
+        stream_mode=STREAM_MODES,
+        stream_subgraphs=True,
+        on_disconnect="cancel",
+    )
+    with Live(view, console=view.console, refresh_per_second=8, transient=True), StopOnInterrupt(client, view) as stop:
+        async for part in parts:
+            if part.event == "metadata" and isinstance(part.data, dict):
+                stop.run_id = part.data.get("run_id")
+            view.handle(part.event, part.data)
+
+
+class StopOnInterrupt:
+    """Ctrl-C during a run: the first asks the run to wrap up (the agents deliver and the report is written),
+    the second to stop now (the report is assembled from the findings so far), the third abandons it.
+
+    A stop request is an item in the server's store under the run id, sent without blocking the stream; one
+    that cannot be sent is reported and the run goes on. Before the run id is known, and where the event
+    loop cannot take signal handlers (Windows), Ctrl-C abandons the run at once.
+    """
+
+    def __init__(self, client: Any, view: RunView) -> None:
+        self.client = client
+        self.view = view
+        self.run_id: str | None = None
+        self.requests_sent = 0
+        self._task: asyncio.Task[Any] | None = None
+        self._installed = False
+        self._sending: set[asyncio.Task[None]] = set()
+
+    def __enter__(self) -> StopOnInterrupt:
+        self._task = asyncio.current_task()
+        try:
+            asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self.interrupted)
+            self._installed = True
+        except (NotImplementedError, RuntimeError):
+            pass
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._installed:
+            asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
+
+    def interrupted(self) -> None:
+        if self.run_id is None or self.requests_sent >= len(_STOP_MODES):
+            self.view.abandoning()
+            if self._task is not None:
+                self._task.cancel()
+            return
+        mode = _STOP_MODES[self.requests_sent]
+        self.requests_sent += 1
+        self.view.stopping(mode)
+        sending = asyncio.ensure_future(self._send(self.run_id, mode))
+        self._sending.add(sending)
+        sending.add_done_callback(self._sending.discard)
+
+    async def _send(self, run_id: str, mode: str) -> None:
+        try:
+            await self.client.store.put_item(list(STOP_REQUESTS_NAMESPACE), run_id, {"mode": mode, "by": "ask"})
+        except Exception as exc:  # noqa: BLE001 - the run goes on; another Ctrl-C still abandons it
+            self.view.stop_not_sent(type(exc).__name__)
+
+
+async def write_evidence(client: Any, thread_id: str, question: str, path: Path) -> None:
+    state = await client.threads.get_state(thread_id)
+    values = state.get("values") if isinstance(state, dict) else None
+    values = values if isinstance(values, dict) else {}
+    payload = {
+        "question": question,
+        "report": values.get("final_report"),
+        "sources": values.get("sources") or [],
+        "evidence": values.get("evidence") or [],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+async def ask(
+    client: Any,
+    view: RunView,
+    question: str,
+    *,
+    interactive: bool,
+    configurable: Mapping[str, Any],
+    evidence: Path | None = None,
+    read_answer: Callable[[Text], str] | None = None,
+) -> int:
+    """One ask session: the run, at most one clarification follow-up, the evidence file, the run time."""
+    try:
+        thread = await client.threads.create()
+        thread_id = thread["thread_id"]
+        first = question if interactive else NO_CLARIFY_PREFIX + question
+        await stream_run(client, thread_id, first, configurable, view)
+        if view.clarification and view.failure is None:
+            if interactive and read_answer is not None:
+                reply = format_clarification_reply(view.clarification, collect_answers(view.clarification, read_answer))
+            else:
+                reply = NO_ANSWERS_REPLY
+            await stream_run(client, thread_id, reply, configurable, view)
+        if evidence is not None:
+            await write_evidence(client, thread_id, question, evidence)
+            view.console.print(Text(f"Evidence written to {evidence}"))
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        view.stream_failed("interrupted")
+        raise
+    except Exception as exc:  # noqa: BLE001 - any transport or server failure ends the session with exit 1
+        view.stream_failed(f"{type(exc).__name__}: {exc}")
+    finally:
+        view.finish()
+    return view.exit_code
+
+
+def _parse_configurable(raw: str | None) -> dict[str, Any]:
+    if not raw:
+        return {}
+    value = json.loads(raw)
+    if not isinstance(value, dict):
+        raise ValueError("--config must be a JSON object")
+    return value
+
+
+def cmd_ask(args: argparse.Namespace, console: Console) -> int:
+    from langgraph_sdk import get_client
+
+    try:
+        configurable = _parse_configurable(args.config)
+    except ValueError as exc:
+        console.print(Text(f"Invalid --config: {exc}", "red"))
+        return 2
+    url = args.url.rstrip("/")
+    if not probe(f"{url}/ok"):
+        message = f"No agent server at {url} — start it with ./run.sh (or pass --url / set DRA_URL)."
+        console.print(Text(message, "red"))
+        return 2
+    interactive = sys.stdin.isatty() and not args.no_clarify
+    view = RunView(console)
+    return asyncio.run(
+        ask(
+            get_client(url=url),
+            view,
+            args.question,
+            interactive=interactive,
+            configurable=configurable,
+            evidence=Path(args.evidence) if args.evidence else None,
+            read_answer=console.input,
+        )
+    )

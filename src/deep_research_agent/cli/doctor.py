@@ -1,0 +1,143 @@
+"""``doctor``: check the local setup and print one table row per check.
+
+Contract:
+- It starts no server and changes nothing. It checks the Python and uv versions, ``.venv``, that the
+  package imports, ``.env``, the model and Tavily keys, ``OPENAI_BASE_URL``, whether the agent server
+  answers ``/ok`` and whether the sandbox (``LLM_SANDBOX_URL``) answers ``/healthz``.
+- It never prints a secret: a key is reported by where it is set (the environment or .env), never by its
+  value, and the details taken from settings or errors (base URL, sandbox URL, import error) are redacted.
+- Exit 1 only when something required is missing (a ``✖`` row); warnings (``!``) keep exit 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.box import SIMPLE
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..protocol.secrets import redact
+from ..settings.resolve import DEFAULT_BASE_URL
+from .env import probe, project_root, read_dotenv
+
+MODEL_KEY_ENVS = ("OPENAI_API_KEY", "OPENROUTER_API_KEY")
+KEYLESS_SEARCH = "web search will use Tavily's keyless access, which is rate-limited"
+
+OK, FAIL, WARN = "✔", "✖", "!"
+
+
+@dataclass(frozen=True)
+class Check:
+    mark: str
+    name: str
+    detail: str
+
+
+def _first_set(names: Sequence[str], environ: Mapping[str, str], dotenv: Mapping[str, str]) -> str | None:
+    """Where the first of ``names`` is set (never its value)."""
+    for name in names:
+        if environ.get(name):
+            return name
+        if dotenv.get(name):
+            return f"{name}, in .env"
+    return None
+
+
+def _check_tools() -> list[Check]:
+    python = ".".join(map(str, sys.version_info[:3]))
+    checks = [Check(OK if sys.version_info >= (3, 11) else FAIL, "Python", f"{python} ({sys.executable})")]
+    uv = shutil.which("uv")
+    if uv is None:
+        checks.append(Check(FAIL, "uv", "not found — ./run.sh installs it with pip"))
+    else:
+        result = subprocess.run([uv, "--version"], capture_output=True, text=True, timeout=10, check=False)
+        checks.append(Check(OK, "uv", result.stdout.strip() or uv))
+    return checks
+
+
+def _check_project(root: Path) -> list[Check]:
+    venv = root / ".venv"
+    checks = [
+        Check(OK, ".venv", str(venv)) if venv.is_dir() else Check(FAIL, ".venv", "missing — run ./run.sh --sync")
+    ]
+    try:
+        importlib.import_module("deep_research_agent.graph")
+        checks.append(Check(OK, "package", "deep_research_agent.graph imports"))
+    except Exception as exc:  # noqa: BLE001 - any import failure is the finding
+        checks.append(Check(FAIL, "package", redact(f"import failed: {type(exc).__name__}: {exc}")[:300]))
+    dotenv = root / ".env"
+    checks.append(
+        Check(OK, ".env", str(dotenv))
+        if dotenv.is_file()
+        else Check(WARN, ".env", "not found — settings come from the environment only")
+    )
+    return checks
+
+
+def _check_settings(environ: Mapping[str, str], dotenv: Mapping[str, str]) -> list[Check]:
+    model_key = _first_set(MODEL_KEY_ENVS, environ, dotenv)
+    tavily = _first_set(("TAVILY_API_KEY",), environ, dotenv)
+    base_url = environ.get("OPENAI_BASE_URL") or dotenv.get("OPENAI_BASE_URL")
+    return [
+        Check(OK, "model API key", f"set ({model_key})")
+        if model_key
+        else Check(FAIL, "model API key", "not set — add OPENAI_API_KEY (or OPENROUTER_API_KEY) to .env"),
+        Check(OK, "TAVILY_API_KEY", f"set ({tavily})")
+        if tavily
+        else Check(WARN, "TAVILY_API_KEY", f"not set — {KEYLESS_SEARCH}"),
+        Check(OK, "OPENAI_BASE_URL", redact(base_url) if base_url else f"{DEFAULT_BASE_URL} (default)"),
+    ]
+
+
+def _check_services(url: str, environ: Mapping[str, str], dotenv: Mapping[str, str]) -> list[Check]:
+    server = (
+        Check(OK, "agent server", f"up at {url}")
+        if probe(f"{url}/ok")
+        else Check(WARN, "agent server", f"not running at {url} — start it with ./run.sh")
+    )
+    sandbox_url = (environ.get("LLM_SANDBOX_URL") or dotenv.get("LLM_SANDBOX_URL") or "").rstrip("/")
+    if not sandbox_url:
+        sandbox = Check(WARN, "sandbox", "not configured (code execution disabled)")
+    elif probe(f"{sandbox_url}/healthz"):
+        sandbox = Check(OK, "sandbox", f"reachable at {redact(sandbox_url)}")
+    else:
+        sandbox = Check(WARN, "sandbox", f"no answer from {redact(sandbox_url)}/healthz — code execution will fail")
+    return [server, sandbox]
+
+
+def run_doctor(url: str, root: Path, environ: Mapping[str, str]) -> list[Check]:
+    dotenv = read_dotenv(root / ".env")
+    return [
+        *_check_tools(),
+        *_check_project(root),
+        *_check_settings(environ, dotenv),
+        *_check_services(url, environ, dotenv),
+    ]
+
+
+def cmd_doctor(args: argparse.Namespace, console: Console) -> int:
+    checks = run_doctor(args.url.rstrip("/"), project_root(), os.environ)
+    styles = {OK: "green", FAIL: "red", WARN: "yellow"}
+    table = Table(box=SIMPLE, show_header=False)
+    table.add_column(width=1)
+    table.add_column(style="bold")
+    table.add_column(overflow="fold")
+    for check in checks:
+        table.add_row(Text(check.mark, styles[check.mark]), Text(check.name), Text(check.detail))
+    console.print(table)
+    failed = [c.name for c in checks if c.mark == FAIL]
+    if failed:
+        console.print(Text(f"Missing: {', '.join(failed)}.", "red"))
+        return 1
+    console.print(Text("Everything required is in place.", "green"))
+    return 0
