@@ -28,7 +28,8 @@ from rich.spinner import Spinner
 from rich.text import Text
 
 from ..names import Role, StopMode
-from ..protocol.events import PROTOCOL_VERSION, format_elapsed
+from ..clock import format_elapsed
+from ..protocol.events import PROTOCOL_VERSION
 from ..protocol.secrets import redact
 
 
