@@ -10,16 +10,17 @@ dangling tool calls) around langchain's ``create_agent``, rather than through ``
 that helper always gives the orchestrator file tools and a general-purpose sub-agent, which this product
 must not have, and switching them off there means a process-global harness profile.
 
-Every agent, the orchestrator and each sub-agent alike, carries the same guards, in this order (the first
-middleware is the outermost): the step limit, the run budget (its clock covers everything inside), the
-loop guard, the agent's answer gate (the sub-agent's findings gate, the orchestrator's completion nudges;
-either may ask the model again in the same step), the runaway-output guard (which may too), the
-model-call heartbeat, retries and usage metering (once per real call), then the agent's own middleware,
-and prompt caching innermost so it marks only the request that leaves. The orchestrator's report gate
-wraps ``submit_report`` and sends a draft with citation problems back once before it is delivered. The guards work inside the model and tool
-calls rather than as graph nodes, so they add no graph steps (each step costs a checkpoint), and they
-run as one middleware layer (``GuardChainMiddleware``), since langchain adds a span per layer and call;
-ten concurrent runs share one event loop.
+Every agent, the orchestrator and each sub-agent alike, carries the same guards as one middleware layer
+(``GuardChainMiddleware``), in this order, outermost first: the step limit, the run budget (its clock
+covers everything inside), the loop guard, the agent's answer gate (the sub-agent's findings gate, the
+orchestrator's completion nudges; either may ask the model again in the same step), the runaway-output
+guard (which may too), the model-call heartbeat, retries and usage metering (once per real call). After
+the chain come the agent's own middleware, then prompt caching, and context compaction innermost, so it
+measures the final system prompt and tools of each request and caching marks only what leaves. The
+orchestrator's report gate wraps ``submit_report`` and sends a draft with citation problems back once
+before it is delivered. The guards work inside the model and tool calls rather than as graph nodes, so
+they add no graph steps (each step costs a checkpoint), and run as one layer since langchain adds a span
+per layer and call; ten concurrent runs share one event loop.
 """
 
 from __future__ import annotations
@@ -38,32 +39,36 @@ from langchain.agents.middleware import AgentMiddleware, TodoListMiddleware
 from langgraph.graph.state import CompiledStateGraph
 
 from . import prompts
-from .delivery.clarification import ClarificationMiddleware
-from .delivery.completion import CompletionMiddleware
-from .delivery.report_gate import ReportGateMiddleware
-from .delivery.stop import StopRequestMiddleware
-from .delivery.submit import ReportMiddleware
-from .delivery.turn_end import TurnEndMiddleware
-from .guards.budget import BudgetMiddleware, StepLimitMiddleware, effective_recursion_limit
-from .guards.caching import PromptCachingMiddleware
-from .guards.chain import GuardChainMiddleware
-from .guards.compaction import ContextCompactionMiddleware
-from .guards.loop import LoopGuardMiddleware
-from .guards.metering import ModelCallHeartbeatMiddleware, UsageMeteringMiddleware, side_call_meter
-from .guards.retry import ModelCallRetryMiddleware
-from .guards.runaway import RunawayOutputMiddleware
-from .handover.gate import FindingsGateMiddleware
-from .handover.publish import HandOverMiddleware
-from .lifecycle.middleware import RunLifecycleMiddleware
-from .lifecycle.triage import TriageRouterMiddleware
+from .delivery import (
+    ClarificationMiddleware,
+    CompletionMiddleware,
+    ReportGateMiddleware,
+    ReportMiddleware,
+    StopRequestMiddleware,
+    TurnEndMiddleware,
+)
+from .guards import (
+    BudgetMiddleware,
+    ContextCompactionMiddleware,
+    GuardChainMiddleware,
+    LoopGuardMiddleware,
+    ModelCallHeartbeatMiddleware,
+    ModelCallRetryMiddleware,
+    PromptCachingMiddleware,
+    RunawayOutputMiddleware,
+    StepLimitMiddleware,
+    UsageMeteringMiddleware,
+    effective_recursion_limit,
+    side_call_meter,
+)
+from .handover import FindingsGateMiddleware, HandOverMiddleware
+from .lifecycle import RunLifecycleMiddleware, TriageRouterMiddleware
 from .models import chat_model
 from .names import Role
-from .protocol.secrets import register_secrets
+from .protocol import register_secrets
 from .run import current_run
 from .settings.resolve import ModelSpec, ResearchConfig, Slot
-from .tools.errors import ClassifiedToolErrorsMiddleware
-from .tools.fetch import build_web_fetch_tool
-from .tools.search import build_web_search_tool
+from .tools import ClassifiedToolErrorsMiddleware, build_web_fetch_tool, build_web_search_tool
 
 logger = logging.getLogger(__name__)
 

@@ -1,0 +1,24 @@
+"""What keeps every agent bounded and honest: budgets, step limit, loop and runaway guards, retries,
+metering, compaction and prompt caching, run as one chain inside each model and tool call.
+"""
+
+from .._exports import lazy_exports
+
+__all__, __getattr__ = lazy_exports(
+    __name__,
+    {
+        "BudgetMiddleware": "budget",
+        "ContextCompactionMiddleware": "compaction",
+        "GuardChainMiddleware": "chain",
+        "LoopGuardMiddleware": "loop",
+        "ModelCallHeartbeatMiddleware": "metering",
+        "ModelCallRetryMiddleware": "retry",
+        "PromptCachingMiddleware": "caching",
+        "RunawayOutputMiddleware": "runaway",
+        "StepLimitMiddleware": "budget",
+        "UsageMeteringMiddleware": "metering",
+        "effective_recursion_limit": "budget",
+        "side_call_meter": "metering",
+        "stop_agent": "halting",
+    },
+)
