@@ -12,7 +12,6 @@ import logging
 from langchain.agents.middleware import ToolErrorMiddleware
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
-from ..protocol.secrets import redact
 from .errors import ToolFailure
 
 logger = logging.getLogger(__name__)
@@ -22,7 +21,7 @@ def classify_tool_error(exc: Exception, request: ToolCallRequest) -> str:
     tool = request.tool_call["name"]
     if isinstance(exc, ToolFailure):
         return exc.as_model_text(tool)
-    logger.warning("tool %s raised %s", tool, redact(repr(exc)))
+    logger.warning("tool %s raised %r", tool, exc)
     return (
         f"ERROR [unknown] {tool}: the tool failed unexpectedly ({type(exc).__name__}). "
         "Retry once with different arguments, or continue without it."
