@@ -355,4 +355,4 @@ def _requested_model(exc: openai.APIStatusError) -> str | None:
 def _message_of(exc: openai.APIStatusError) -> str:
     body = exc.body if isinstance(exc.body, dict) else {}
     message = body.get("message") or (body.get("error") or {}).get("message") if body else None
-    return str(message or exc.message)[:300]
+    return redact(str(message or exc.message))[:300]
