@@ -24,6 +24,7 @@ from deep_research_agent.guards.compaction import (
 )
 from deep_research_agent.conversation import HARNESS_MESSAGE_NAME, is_harness_message
 from deep_research_agent.conversation import turn_key
+from deep_research_agent.protocol.secrets import register_secrets
 from tests.support.recording_model import RecordingChatModel, factory
 
 SECTIONS = ("## Request", "## Findings", "## Offloaded files", "## Gaps", "## Next steps")
@@ -302,6 +303,19 @@ async def test_a_failed_summary_compacts_nothing_warns_and_the_run_goes_on() -> 
     assert not any(is_harness_message(m) for m in messages)
     assert len(messages) == 1 + 2 * 8 + 1  # request, 8 calls with results, the answer: all still there
     assert messages[-1].text == "GDP grew every quarter."
+
+
+@pytest.mark.anyio
+async def test_a_key_a_failing_summarizer_echoes_leaves_no_fragment_where_its_message_is_cut() -> None:
+    key = "local-server-key-4242424242"
+    register_secrets([key])
+    summarizer = RecordingChatModel(replies=[RuntimeError("x" * 290 + f" {key}")])
+    agent = researching_agent(orchestrator_compaction(2000, summarizer))
+
+    events, _ = await run(agent, [HumanMessage(REQUEST)])
+
+    detail = statuses(events, "warning")[0]["detail"]
+    assert "x" * 290 in detail and key[:9] not in detail
 
 
 def long_state(retry_above: int = 0) -> dict[str, Any]:

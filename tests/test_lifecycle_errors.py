@@ -141,6 +141,18 @@ def test_a_key_echoed_in_a_providers_message_never_reaches_the_detail():
     assert key not in detail and "invalid key" in detail
 
 
+def test_a_key_where_the_providers_message_is_cut_leaves_no_fragment_in_the_detail():
+    key = "local-server-key-4242424242"
+    settings = ResearchConfig.resolve({"configurable": {"apiKeys": {"OPENAI_API_KEY": key}}}, environ={})
+    register_secrets(settings.secret_values())
+
+    echoed = model_error(openai.BadRequestError, 400, "x" * 290 + f" {key}")
+
+    detail = describe_model_error(echoed, settings)
+
+    assert "x" * 290 in detail and key[:9] not in detail
+
+
 # --- node hooks ------------------------------------------------------------------------------------------
 
 

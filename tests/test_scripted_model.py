@@ -387,6 +387,14 @@ def test_401_surfaces_as_authentication_error(server: ScriptedModelServer) -> No
         chat(server, max_retries=0).invoke("hi")
 
 
+def test_an_error_can_echo_the_key_the_request_carried_as_providers_do(server: ScriptedModelServer) -> None:
+    server.set_scenario(scenario(default=turn(error=error(401, "Incorrect API key provided: {api_key}"))))
+
+    with pytest.raises(openai.AuthenticationError, match=f"Incorrect API key provided: {API_KEY}"):
+        chat(server, max_retries=0).invoke("hi")
+    assert API_KEY not in json.dumps(server.requests()), "the request log stores the key"
+
+
 def test_error_times_gives_a_burst_of_errors_then_the_normal_reply(server: ScriptedModelServer) -> None:
     server.set_scenario(
         scenario(

@@ -103,6 +103,21 @@ class AgentServer:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
+    async def log_after_run(self, thread_id: str, timeout: float = 10.0) -> str:
+        """The server's whole log, once langgraph-api has logged the end of the thread's run.
+
+        The stream can end before that line is written; once it is, every line the run wrote is in the log.
+        Every line written during a run names its ``thread_id``.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            log = self.log()
+            if any("Background run" in line and thread_id in line for line in log.splitlines()):
+                return log
+            if time.monotonic() > deadline:
+                raise AssertionError(f"langgraph-api logged no end of the run on thread {thread_id}")
+            await asyncio.sleep(0.05)
+
     def stop(self) -> None:
         if self.process and self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGTERM)

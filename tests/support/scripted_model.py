@@ -29,7 +29,8 @@ HTTP surface
 
     ``body_chars`` is the size of the raw request body in bytes as received;
     ``body`` is the parsed JSON. The ``Authorization`` header is recorded only
-    as ``auth_present``; the key itself is never stored.
+    as ``auth_present``; the key itself is never stored (an error reply may
+    echo it, see ``{api_key}`` below).
 ``POST /_reset``
     Drops the scenario, the log and the counters.
 ``GET /_health``
@@ -80,7 +81,9 @@ TURN (every key optional)::
                                   reply with that status and an OpenAI-style
                                   {"error": {"message", "type", "code"}} body;
                                   Retry-After (and retry-after-ms) headers when
-                                  retry_after is given
+                                  retry_after is given; ``{api_key}`` in the
+                                  message becomes the bearer token the request
+                                  carried, the way providers echo a rejected key
     error_times: int              return `error` only for the first N requests
                                   landing on this (agent, turn index); later
                                   ones get the normal reply of the turn
@@ -585,9 +588,10 @@ def build_app() -> Starlette:
                 # The openai client prefers the millisecond header, which
                 # keeps sub-second retries in tests precise.
                 headers["retry-after-ms"] = str(int(retry_after * 1000))
+            api_key = request.headers.get("authorization", "").removeprefix("Bearer ")
             body_out = _error_body(
                 status,
-                str(err.get("message", f"scripted error {status}")),
+                str(err.get("message", f"scripted error {status}")).replace("{api_key}", api_key),
                 type_=err.get("type"),
                 code=err.get("code"),
             )

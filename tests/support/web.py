@@ -52,12 +52,14 @@ Tavily-compatible API
 ``POST /_tavily/config``
     ``{"bad_key_sha256": [hex, ...], "replies": [REPLY, ...], "always": REPLY | null}``. Each request
     consumes the next queued ``REPLY``; when the queue is empty ``always`` applies, else a normal answer.
-    ``REPLY`` is ``{"status": int = 200, "retry_after": number | null, "delay_s": number = 0}``. A 429 to a
-    keyless request carries Tavily's keyless error envelope with ``retry_after_seconds``; other 429s carry
-    a ``Retry-After`` header.
+    ``REPLY`` is ``{"status": int = 200, "retry_after": number | null, "delay_s": number = 0, "error": str}``.
+    A 429 to a keyless request carries Tavily's keyless error envelope with ``retry_after_seconds``; other
+    429s carry a ``Retry-After`` header. Other non-200 answers carry ``{"detail": {"error": error}}``, where
+    ``{api_key}`` in ``error`` becomes the bearer token the request carried, as a provider echoing a rejected
+    key does.
 ``GET /_tavily/requests``
     One entry per ``/search`` request: ``{query, max_results, auth_present, bearer_sha256, keyless,
-    client_source}``. The token itself is never stored, only its sha256.
+    client_source}``. The token itself is never stored, only its sha256 (an error reply may echo it).
 ``POST /_tavily/reset``
     Clears the configuration and the request log.
 
@@ -442,7 +444,8 @@ def _tavily_routes(state: _TavilyState) -> list[Route]:
             return JSONResponse({"error": envelope}, status_code=429)
         if status != 200:
             headers = {"Retry-After": _retry_after_text(retry_after)} if retry_after is not None else {}
-            error = {"detail": {"error": f"fake Tavily error {status}"}}
+            detail = str(reply.get("error", f"fake Tavily error {status}")).replace("{api_key}", token)
+            error = {"detail": {"error": detail}}
             return JSONResponse(error, status_code=status, headers=headers)
         base = f"{request.url.scheme}://{request.url.netloc}"
         results = _search_corpus(str(body.get("query", "")), base, int(body.get("max_results") or 5))

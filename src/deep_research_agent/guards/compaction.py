@@ -251,7 +251,7 @@ class ContextCompactionMiddleware(PerRoleMiddleware):
                 prompt, config={"tags": [TAG_NOSTREAM], "metadata": {"lc_source": "compaction"}}
             )
         except Exception as exc:  # any failure of the side call must leave the run untouched
-            return self._failed(f"the compaction model call failed ({type(exc).__name__}: {str(exc)[:300]})")
+            return self._failed(f"the compaction model call failed ({type(exc).__name__}: {redact(str(exc))[:300]})")
         if self.on_model_response is not None and isinstance(response, AIMessage):
             self.on_model_response(response)
         summary = response.text.strip()

@@ -67,7 +67,7 @@ class HandOverMiddleware(AgentMiddleware):
         except GraphBubbleUp:
             raise
         except Exception as exc:  # noqa: BLE001 - a dead worker must not kill the run
-            logger.warning("sub-agent %s (%s) failed: %s", role, task_id, redact(repr(exc)))
+            logger.warning("sub-agent %s (%s) failed: %r", role, task_id, exc)
             current_sender.reset(token)
             detail = redact(f"{type(exc).__name__}: {exc}")[:500]
             emit("status", state=StatusState.SUBAGENT_FAILED, role=role, task_id=task_id, subagent=role, detail=detail)

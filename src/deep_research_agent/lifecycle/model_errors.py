@@ -67,4 +67,5 @@ def _requested_model(exc: openai.APIStatusError) -> str | None:
 def _message_of(exc: openai.APIStatusError) -> str:
     body = exc.body if isinstance(exc.body, dict) else {}
     message = body.get("message") or (body.get("error") or {}).get("message") if body else None
-    return str(message or exc.message)[:300]
+    # Redacted before it is cut: a cut could leave half a key that no longer matches.
+    return redact(str(message or exc.message))[:300]

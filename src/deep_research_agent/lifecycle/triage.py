@@ -166,7 +166,7 @@ class TriageRouterMiddleware(AgentMiddleware):
                 prompt, config={"tags": tags, "metadata": {"lc_source": "triage"}}, max_tokens=max_tokens
             )
         except Exception as exc:  # any failure means: run the full agent
-            logger.warning("triage call failed, running the full agent: %s: %s", type(exc).__name__, str(exc)[:300])
+            logger.warning("triage call failed, running the full agent: %s: %s", type(exc).__name__, exc)
             return None
         if not isinstance(reply, AIMessage):
             return None

@@ -36,7 +36,7 @@ from ..handover.contract import Finding
 from ..names import Ceiling, EndReason, HaltedBy, RevisionReason, Role, StatusState, StopMode
 from ..report.citations import CitationSummary
 from ..run.usage import RoleUsage
-from .secrets import redact, redact_tree
+from .secrets import redact_tree
 from .sender import current_sender
 
 logger = logging.getLogger(__name__)
@@ -303,7 +303,7 @@ def build_event(fields: Mapping[str, Any]) -> dict[str, Any]:
         payload = _EVENT_ADAPTER.validate_python(payload).model_dump(mode="json", exclude_none=True)
     except ValidationError as exc:
         problems = [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)]
-        logger.warning("event drift in %r: %s", payload.get("type"), redact("; ".join(problems)))
+        logger.warning("event drift in %r: %s", payload.get("type"), "; ".join(problems))
         payload = {k: v for k, v in to_jsonable_python(payload).items() if v is not None}
     return redact_tree(payload)
 

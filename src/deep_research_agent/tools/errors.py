@@ -60,7 +60,7 @@ def classify_tool_error(exc: Exception, request: ToolCallRequest) -> str:
     tool = request.tool_call["name"]
     if isinstance(exc, ToolFailure):
         return exc.as_model_text(tool)
-    logger.warning("tool %s raised %s", tool, redact(repr(exc)))
+    logger.warning("tool %s raised %r", tool, exc)
     return (
         f"ERROR [unknown] {tool}: the tool failed unexpectedly ({type(exc).__name__}). "
         "Retry once with different arguments, or continue without it."
