@@ -47,7 +47,7 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
-from .settings.resolve import DEFAULT_BASE_URL
+from .settings import DEFAULT_BASE_URL
 from .names import Role, StopMode
 from .protocol.events import PROTOCOL_VERSION, STOP_REQUESTS_NAMESPACE, format_elapsed
 from .protocol.secrets import redact

@@ -38,7 +38,7 @@ from langchain.agents.middleware import AgentMiddleware, TodoListMiddleware
 from langgraph.graph.state import CompiledStateGraph
 
 from . import prompts
-from .settings.resolve import ModelSpec, ResearchConfig, Slot
+from .settings import ModelSpec, ResearchConfig, Slot
 from .names import Role
 from .protocol.secrets import register_secrets
 from .run.ledger import current_ledger

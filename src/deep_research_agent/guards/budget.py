@@ -42,7 +42,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from ..settings.resolve import ResearchConfig
+from ..settings import ResearchConfig
 from ..names import Role, StopMode
 from ..protocol.events import emit
 from ..run.ledger import Halt, RunLedger, current_ledger

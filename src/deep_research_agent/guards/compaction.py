@@ -56,7 +56,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from .. import prompts
-from ..settings.resolve import ResearchConfig, Slot
+from ..settings import ResearchConfig, Slot
 from ..protocol.events import emit
 from ..protocol.secrets import redact
 from ..models import chat_model

@@ -22,7 +22,7 @@ from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from ..settings.resolve import ModelSpec
+from ..settings import ModelSpec
 from ..protocol.sender import current_sender
 from ..protocol.events import emit
 from ..run.ledger import RoleCounters, RunLedger, current_ledger
