@@ -14,7 +14,8 @@ Every agent, the orchestrator and each sub-agent alike, carries the same guards,
 middleware is the outermost): the step limit, the run budget (its clock covers everything inside), the
 loop guard, the agent's answer gate (the sub-agent's findings gate, the orchestrator's completion nudges;
 either may ask the model again in the same step), the runaway-output guard (which may too), the
-model-call heartbeat, retries and usage metering (once per real call), then the agent's own middleware,
+model-call heartbeat, retries and usage metering (once per real call), the system prompt's date (filled
+per call, so a graph compiled yesterday tells today's run today's date), then the agent's own middleware,
 and prompt caching innermost so it marks only the request that leaves. The orchestrator's report gate
 wraps ``submit_report`` and sends a draft with citation problems back once before it is delivered. The guards work inside the model and tool
 calls rather than as graph nodes, so they add no graph steps (each step costs a checkpoint), and they
@@ -52,6 +53,7 @@ from .guards.chain import GuardChainMiddleware
 from .lifecycle.middleware import RunLifecycleMiddleware
 from .guards.loop import LoopGuardMiddleware
 from .guards.metering import ModelCallHeartbeatMiddleware, UsageMeteringMiddleware, side_call_meter
+from .guards.prompt_date import PromptDateMiddleware
 from .guards.retry import ModelCallRetryMiddleware
 from .delivery.report_gate import ReportGateMiddleware
 from .guards.runaway import RunawayOutputMiddleware
@@ -170,9 +172,9 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
 def _guards(
     settings: ResearchConfig, role: str, spec: ModelSpec, steps: StepLimitMiddleware, *, gate: AgentMiddleware
 ) -> GuardChainMiddleware:
-    """Step limit, budget and loop guards, the agent's answer gate, runaway guard, heartbeat, retries and metering
-    of one agent, outermost first. The gate judges the answer the runaway guard let through, and may ask the
-    model again, so it sits outside the per-call guards."""
+    """Step limit, budget and loop guards, the agent's answer gate, runaway guard, heartbeat, retries, metering
+    and the prompt's date of one agent, outermost first. The gate judges the answer the runaway guard let
+    through, and may ask the model again, so it sits outside the per-call guards."""
     return GuardChainMiddleware(
         [
             steps,
@@ -185,6 +187,7 @@ def _guards(
                 role=role, model=spec.slug, max_retries=settings.max_retries, max_wait_s=settings.model_rate_limit_max_wait
             ),
             UsageMeteringMiddleware(role=role, spec=spec),
+            PromptDateMiddleware(role=role),
         ],
         role=role,
     )
