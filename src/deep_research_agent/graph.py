@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
+from collections.abc import Sequence
 from threading import Lock
 from typing import Any
 
@@ -43,7 +44,7 @@ from .settings import ModelSpec, ResearchConfig, Slot
 from .names import Role
 from .protocol.secrets import register_secrets
 from .run.ledger import current_ledger
-from .guards.budget import BudgetMiddleware, StepLimitMiddleware, effective_recursion_limit
+from .guards.budget import BudgetMiddleware, effective_recursion_limit
 from .guards.caching import PromptCachingMiddleware
 from .delivery.clarification import ClarificationMiddleware
 from .guards.compaction import ContextCompactionMiddleware
@@ -57,6 +58,7 @@ from .guards.prompt_date import PromptDateMiddleware
 from .guards.retry import ModelCallRetryMiddleware
 from .delivery.report_gate import ReportGateMiddleware
 from .guards.runaway import RunawayOutputMiddleware
+from .guards.step_limit import StepLimitMiddleware
 from .delivery.stop import StopRequestMiddleware
 from .handover.publish import SubagentLifecycleMiddleware
 from .tools.error_middleware import ClassifiedToolErrorsMiddleware
@@ -109,25 +111,26 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
     """Assemble the orchestrator and its sub-agents for one configuration."""
     tier = settings.tier
     research_tools = [t for t in (build_web_search_tool(settings), build_web_fetch_tool(settings)) if t is not None]
-    subagent_steps = StepLimitMiddleware(role=Role.RESEARCH_SUBAGENT)
+    subagent_middleware = [
+        # No PatchToolCallsMiddleware: the task tool starts every sub-agent on one fresh brief, which
+        # never holds a dangling tool call, and the patch would cost a graph step per sub-agent run.
+        ClassifiedToolErrorsMiddleware(role=Role.RESEARCH_SUBAGENT),
+        *_caching(settings, Role.RESEARCH_SUBAGENT),
+        _compaction(settings, Role.RESEARCH_SUBAGENT, "subagent"),
+    ]
     research_subagent = create_agent(
         chat_model(settings, "subagent"),
         tools=research_tools,
         system_prompt=prompts.render(prompts.RESEARCH_SUBAGENT, domain_prompt=settings.domain_prompt),
         middleware=[
-            _guards(settings, Role.RESEARCH_SUBAGENT, tier.subagent, subagent_steps, gate=FindingsGateMiddleware(role=Role.RESEARCH_SUBAGENT)),
-            # No PatchToolCallsMiddleware: the task tool starts every sub-agent on one fresh brief, which
-            # never holds a dangling tool call, and the patch would cost a graph step per sub-agent run.
-            ClassifiedToolErrorsMiddleware(role=Role.RESEARCH_SUBAGENT),
-            *_caching(settings, Role.RESEARCH_SUBAGENT),
-            _compaction(settings, Role.RESEARCH_SUBAGENT, "subagent"),
+            _guards(settings, Role.RESEARCH_SUBAGENT, tier.subagent, subagent_middleware, gate=FindingsGateMiddleware(role=Role.RESEARCH_SUBAGENT)),
+            *subagent_middleware,
         ],
         name=Role.RESEARCH_SUBAGENT,
         # A sub-agent is never resumed midway, so its steps are not checkpointed: inherited from the
         # orchestrator, every step would store the whole growing conversation for the thread's lifetime.
         checkpointer=False,
     )
-    subagent_steps.reserve_for(research_subagent)
     subagents: list[CompiledSubAgent] = [
         {
             "name": Role.RESEARCH_SUBAGENT,
@@ -136,7 +139,26 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
             "runnable": research_subagent.with_config({"recursion_limit": effective_recursion_limit(settings)}),
         }
     ]
-    orchestrator_steps = StepLimitMiddleware(role=Role.ORCHESTRATOR)
+    outside_guards = [
+        RunLifecycleMiddleware(settings),
+        StopRequestMiddleware(),
+        # Right after the run opens: a SIMPLE turn ends here, before the orchestrator's first model step.
+        TriageRouterMiddleware(settings=settings, on_model_response=side_call_meter(Role.TRIAGE, tier.research)),
+    ]
+    inside_guards = [
+        ClassifiedToolErrorsMiddleware(role=Role.ORCHESTRATOR),
+        SubagentLifecycleMiddleware(models_by_role={Role.RESEARCH_SUBAGENT: tier.subagent.slug}),
+        ClarificationMiddleware(),
+        TurnEndMiddleware(),
+        TodoListMiddleware(system_prompt=_TODOS_PROMPT, tool_description=_TODOS_DESCRIPTION),
+        SubAgentMiddleware(backend=StateBackend(), subagents=subagents, task_description=_TASK_DESCRIPTION),
+        ReportMiddleware(),
+        ReportGateMiddleware(),
+        PatchToolCallsMiddleware(),
+        *_caching(settings, Role.ORCHESTRATOR),
+        # Innermost, so it measures the final system prompt and tools of each request.
+        _compaction(settings, Role.ORCHESTRATOR, "research"),
+    ]
     orchestrator = create_agent(
         chat_model(settings, "research"),
         tools=[],
@@ -144,40 +166,26 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
             prompts.ORCHESTRATOR, domain_prompt=settings.domain_prompt, extra=prompts.template(prompts.FOLLOW_UP)
         ),
         middleware=[
-            RunLifecycleMiddleware(settings),
-            StopRequestMiddleware(),
-            # Right after the run opens: a SIMPLE turn ends here, before the orchestrator's first model step.
-            TriageRouterMiddleware(settings=settings, on_model_response=side_call_meter(Role.TRIAGE, tier.research)),
-            _guards(settings, Role.ORCHESTRATOR, tier.research, orchestrator_steps, gate=CompletionMiddleware()),
-            ClassifiedToolErrorsMiddleware(role=Role.ORCHESTRATOR),
-            SubagentLifecycleMiddleware(models_by_role={Role.RESEARCH_SUBAGENT: tier.subagent.slug}),
-            ClarificationMiddleware(),
-            TurnEndMiddleware(),
-            TodoListMiddleware(system_prompt=_TODOS_PROMPT, tool_description=_TODOS_DESCRIPTION),
-            SubAgentMiddleware(backend=StateBackend(), subagents=subagents, task_description=_TASK_DESCRIPTION),
-            ReportMiddleware(),
-            ReportGateMiddleware(),
-            PatchToolCallsMiddleware(),
-            *_caching(settings, Role.ORCHESTRATOR),
-            # Innermost, so it measures the final system prompt and tools of each request.
-            _compaction(settings, Role.ORCHESTRATOR, "research"),
+            *outside_guards,
+            _guards(settings, Role.ORCHESTRATOR, tier.research, [*outside_guards, *inside_guards], gate=CompletionMiddleware()),
+            *inside_guards,
         ],
         state_schema=DeepAgentState,
         name=Role.ORCHESTRATOR,
     )
-    orchestrator_steps.reserve_for(orchestrator)
     return orchestrator.with_config({"recursion_limit": effective_recursion_limit(settings)})
 
 
 def _guards(
-    settings: ResearchConfig, role: str, spec: ModelSpec, steps: StepLimitMiddleware, *, gate: AgentMiddleware
+    settings: ResearchConfig, role: str, spec: ModelSpec, others: Sequence[AgentMiddleware], *, gate: AgentMiddleware
 ) -> GuardChainMiddleware:
     """Step limit, budget and loop guards, the agent's answer gate, runaway guard, heartbeat, retries, metering
-    and the prompt's date of one agent, outermost first. The gate judges the answer the runaway guard let
-    through, and may ask the model again, so it sits outside the per-call guards."""
+    and the prompt's date of one agent, outermost first; ``others`` is the agent's other middleware, whose
+    graph steps the step limit keeps in reserve. The gate judges the answer the runaway guard let through,
+    and may ask the model again, so it sits outside the per-call guards."""
     return GuardChainMiddleware(
         [
-            steps,
+            StepLimitMiddleware(role=role, agent_middleware=others),
             BudgetMiddleware(settings, role=role),
             LoopGuardMiddleware(role=role),
             gate,

@@ -25,12 +25,13 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from .budget import BudgetState, StepLimitState
+from .budget import BudgetState
 from ..delivery.completion import CompletionState
 from ..handover.gate import FindingsGateState
 from .loop import LoopGuardState
 from .per_role import PerRoleMiddleware
 from .runaway import RunawayState
+from .step_limit import StepLimitState
 
 ModelHandler = Callable[[ModelRequest], Awaitable[ModelResponse]]
 ToolHandler = Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
