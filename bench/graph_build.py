@@ -10,7 +10,7 @@ import statistics
 import sys
 import time
 
-from deep_research_agent.settings.resolve import ResearchConfig
+from deep_research_agent.settings import ResearchConfig
 from deep_research_agent.graph import build_graph, make_graph
 
 WARM_BUDGET_MS = 50.0

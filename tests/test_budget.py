@@ -11,7 +11,7 @@ from langchain.agents.middleware import (
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
-from deep_research_agent.settings.resolve import ResearchConfig
+from deep_research_agent.settings import ResearchConfig
 from deep_research_agent.handover.contract import Findings, parse_findings
 from deep_research_agent.guards import budget
 from deep_research_agent.guards.budget import BudgetMiddleware, binding_ceiling, ceiling_uses

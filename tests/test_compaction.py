@@ -15,7 +15,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from deep_research_agent.settings.resolve import ResearchConfig
+from deep_research_agent.settings import ResearchConfig
 from deep_research_agent.guards.compaction import (
     ContextCompactionMiddleware,
     compaction_trigger,

@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from deep_research_agent.settings import resolve as config
-from deep_research_agent.settings.resolve import DEFAULT_BASE_URL, MODEL_TIERS, SLOTS, ResearchConfig
+from deep_research_agent.settings import DEFAULT_BASE_URL, MODEL_TIERS, SLOTS, ResearchConfig, env_example, settings_table
 
 MODEL_KEY = "sk-or-v1-model-key-0123456789abcdef"
 TAVILY_KEY = "tvly-dev-search-key-0123456789"
@@ -538,15 +537,15 @@ def test_streaming_off_disables_streaming_for_every_model():
 
 
 def test_env_example_is_up_to_date():
-    assert ENV_EXAMPLE.read_text(encoding="utf-8") == config.env_example(), (
+    assert ENV_EXAMPLE.read_text(encoding="utf-8") == env_example(), (
         ".env.example is stale; regenerate it with "
-        "`uv run python -m deep_research_agent.settings.resolve env-example > .env.example`"
+        "`uv run python -m deep_research_agent.settings env-example > .env.example`"
     )
 
 
 def test_env_example_lists_every_env_var_of_the_settings_table():
     listed = set(re.findall(r"^([A-Z][A-Z0-9_]*)=", ENV_EXAMPLE.read_text(encoding="utf-8"), re.MULTILINE))
-    named = {env for row in config.settings_table() for env in row["env"].split(" / ")}
+    named = {env for row in settings_table() for env in row["env"].split(" / ")}
 
     assert "OPENROUTER_API_KEY" in named
     assert named <= listed, f"missing from .env.example: {sorted(named - listed)}"

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import typing
 from pathlib import Path
 
-from deep_research_agent.settings import resolve as config
+import pytest
+
 from deep_research_agent.protocol import events
+from deep_research_agent.settings import MODEL_TIERS, SLOTS, env_example, markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -15,8 +19,8 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 def test_the_readme_configuration_table_is_generated_from_the_settings():
     table = README.split("<!-- config-table:start -->\n", 1)[1].split("<!-- config-table:end -->", 1)[0]
-    assert table == config.markdown_table(), (
-        "README config table is stale: paste the output of `uv run python -m deep_research_agent.settings.resolve markdown`"
+    assert table == markdown_table(), (
+        "README config table is stale: paste the output of `uv run python -m deep_research_agent.settings markdown`"
     )
 
 
@@ -36,9 +40,9 @@ def test_the_readme_first_screen_gives_the_two_commands():
 
 
 def test_the_readme_tier_table_matches_model_tiers():
-    for name, tier in config.MODEL_TIERS.items():
+    for name, tier in MODEL_TIERS.items():
         row = next(line for line in README.splitlines() if line.startswith(f"| `{name}`"))
-        for slot in config.SLOTS:
+        for slot in SLOTS:
             assert tier.slot(slot).slug in row, f"README tier {name} does not list its {slot} model"
 
 
@@ -49,3 +53,19 @@ def test_every_env_var_the_code_reads_is_in_env_example():
     for path in (ROOT / "src").rglob("*.py"):
         read_in_code |= set(re.findall(r"""environ(?:\.get)?\(\s*["']((?:DRA|OPENAI|TAVILY|LLM)_[A-Z0-9_]+)""", path.read_text()))
     assert read_in_code <= declared, f"undocumented: {sorted(read_in_code - declared)}"
+
+
+@pytest.mark.parametrize("document, generated", [("markdown", markdown_table), ("env-example", env_example)])
+def test_python_m_settings_prints_each_generated_document(document, generated):
+    result = subprocess.run(
+        [sys.executable, "-m", "deep_research_agent.settings", document], capture_output=True, text=True, check=True
+    )
+
+    assert result.stdout == generated()
+
+
+def test_python_m_settings_refuses_an_unknown_document_and_names_the_known_ones():
+    result = subprocess.run([sys.executable, "-m", "deep_research_agent.settings", "html"], capture_output=True, text=True)
+
+    assert result.returncode == 2
+    assert "usage: python -m deep_research_agent.settings {env-example|markdown}" in result.stderr

@@ -13,7 +13,7 @@ from langgraph.errors import GraphInterrupt
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from deep_research_agent.settings.resolve import ResearchConfig
+from deep_research_agent.settings import ResearchConfig
 from deep_research_agent.names import Role
 from deep_research_agent.protocol.secrets import register_secrets
 from deep_research_agent.graph import build_graph

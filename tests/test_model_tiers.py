@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from deep_research_agent.settings.resolve import MODEL_TIERS, SLOTS, TIER_ORDER, ModelSpec, Tier
+from deep_research_agent.settings import MODEL_TIERS, SLOTS, TIER_ORDER, ModelSpec, Tier
 
 TIERS = ["extra-low", "low", "mid", "high"]
 SLOT_NAMES = ["research", "subagent", "utility", "compaction", "coding"]

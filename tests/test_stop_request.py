@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.store.memory import InMemoryStore
 
-from deep_research_agent.settings.resolve import ResearchConfig
+from deep_research_agent.settings import ResearchConfig
 from deep_research_agent.protocol.events import STOP_REQUESTS_NAMESPACE
 from deep_research_agent.handover.contract import parse_findings
 from deep_research_agent.run import Halt

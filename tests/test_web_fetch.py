@@ -8,10 +8,12 @@ the way an operator would do it, with ``127.0.0.1:<port>`` in the allow-list.
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import re
 import threading
 import time
 import types
+import urllib.parse
 
 import anyio
 import pytest
@@ -243,6 +245,15 @@ async def test_overloaded_or_failing_server_is_a_transient_failure(web: WebStand
     assert f"unavailable right now ({status})" in text
     if status in (429, 503):
         assert "Retry in about 7 s" in text
+
+
+@pytest.mark.anyio
+async def test_a_retry_after_date_tells_the_model_how_long_to_wait(web: WebStandIn) -> None:
+    in_30_s = email.utils.formatdate(time.time() + 30, usegmt=True)
+
+    text = (await fetch(web, f"/status/503?retry_after={urllib.parse.quote(in_30_s)}")).results[0]
+
+    assert re.search(r"Retry in about (29|30) s", text), text
 
 
 @pytest.mark.anyio

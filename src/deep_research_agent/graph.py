@@ -3,7 +3,7 @@
 The dev server calls the factory on every run and every state read, on its event loop. So the factory
 only resolves the run's settings and looks up a compiled graph in a small cache keyed by everything that
 shapes it; a graph is compiled once per distinct configuration and reused by every run that shares it.
-Compiled graphs hold no per-run state: that lives in each run's checkpoint and its run stores (``run/``).
+Compiled graphs hold no per-run state: that lives in each run's checkpoint and run ledger.
 
 The agent is composed from deepagents' parts (``SubAgentMiddleware`` and its ``task`` tool, the patch for
 dangling tool calls) around langchain's ``create_agent``, rather than through ``create_deep_agent``:
@@ -14,19 +14,21 @@ Every agent, the orchestrator and each sub-agent alike, carries the same guards 
 (``GuardChainMiddleware``), in this order, outermost first: the step limit, the run budget (its clock
 covers everything inside), the loop guard, the agent's answer gate (the sub-agent's findings gate, the
 orchestrator's completion nudges; either may ask the model again in the same step), the runaway-output
-guard (which may too), the model-call heartbeat, retries and usage metering (once per real call). After
-the chain come the agent's own middleware, then prompt caching, and context compaction innermost, so it
-measures the final system prompt and tools of each request and caching marks only what leaves. The
-orchestrator's report gate wraps ``submit_report`` and sends a draft with citation problems back once
-before it is delivered. The guards work inside the model and tool calls rather than as graph nodes, so
-they add no graph steps (each step costs a checkpoint), and run as one layer since langchain adds a span
-per layer and call; ten concurrent runs share one event loop.
+guard (which may too), the model-call heartbeat, retries and usage metering (once per real call), and
+the system prompt's date (filled per call, so a graph compiled yesterday tells today's run today's date).
+After the chain come the agent's own middleware, then prompt caching, and context compaction innermost,
+so it measures the final system prompt and tools of each request. The orchestrator's report gate wraps
+``submit_report`` and sends a draft with citation problems back once before it is delivered. The guards
+work inside the model and tool calls rather than as graph nodes, so they add no graph steps (each step
+costs a checkpoint), and run as one layer since langchain adds a span per layer and call; ten concurrent
+runs share one event loop.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import OrderedDict
+from collections.abc import Sequence
 from threading import Lock
 from typing import Any
 
@@ -55,6 +57,7 @@ from .guards import (
     ModelCallHeartbeatMiddleware,
     ModelCallRetryMiddleware,
     PromptCachingMiddleware,
+    PromptDateMiddleware,
     RunawayOutputMiddleware,
     StepLimitMiddleware,
     UsageMeteringMiddleware,
@@ -67,7 +70,7 @@ from .models import chat_model
 from .names import Role
 from .protocol import register_secrets
 from .run import current_run
-from .settings.resolve import ModelSpec, ResearchConfig, Slot
+from .settings import ModelSpec, ResearchConfig, Slot
 from .tools import ClassifiedToolErrorsMiddleware, build_web_fetch_tool, build_web_search_tool
 
 logger = logging.getLogger(__name__)
@@ -112,25 +115,26 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
     """Assemble the orchestrator and its sub-agents for one configuration."""
     tier = settings.tier
     research_tools = [t for t in (build_web_search_tool(settings), build_web_fetch_tool(settings)) if t is not None]
-    subagent_steps = StepLimitMiddleware(role=Role.RESEARCH_SUBAGENT)
+    subagent_middleware = [
+        # No PatchToolCallsMiddleware: the task tool starts every sub-agent on one fresh brief, which
+        # never holds a dangling tool call, and the patch would cost a graph step per sub-agent run.
+        ClassifiedToolErrorsMiddleware(role=Role.RESEARCH_SUBAGENT),
+        *_caching(settings, Role.RESEARCH_SUBAGENT),
+        _compaction(settings, Role.RESEARCH_SUBAGENT, "subagent"),
+    ]
     research_subagent = create_agent(
         chat_model(settings, "subagent"),
         tools=research_tools,
-        system_prompt=prompts.render(prompts.RESEARCH_SUBAGENT, domain_prompt=settings.domain_prompt),
+        system_prompt=prompts.render(prompts.Prompt.RESEARCH_SUBAGENT, domain_prompt=settings.domain_prompt),
         middleware=[
-            _guards(settings, Role.RESEARCH_SUBAGENT, tier.subagent, subagent_steps, gate=FindingsGateMiddleware(role=Role.RESEARCH_SUBAGENT)),
-            # No PatchToolCallsMiddleware: the task tool starts every sub-agent on one fresh brief, which
-            # never holds a dangling tool call, and the patch would cost a graph step per sub-agent run.
-            ClassifiedToolErrorsMiddleware(role=Role.RESEARCH_SUBAGENT),
-            *_caching(settings, Role.RESEARCH_SUBAGENT),
-            _compaction(settings, Role.RESEARCH_SUBAGENT, "subagent"),
+            _guards(settings, Role.RESEARCH_SUBAGENT, tier.subagent, subagent_middleware, gate=FindingsGateMiddleware(role=Role.RESEARCH_SUBAGENT)),
+            *subagent_middleware,
         ],
         name=Role.RESEARCH_SUBAGENT,
         # A sub-agent is never resumed midway, so its steps are not checkpointed: inherited from the
         # orchestrator, every step would store the whole growing conversation for the thread's lifetime.
         checkpointer=False,
     )
-    subagent_steps.reserve_for(research_subagent)
     subagents: list[CompiledSubAgent] = [
         {
             "name": Role.RESEARCH_SUBAGENT,
@@ -139,48 +143,53 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
             "runnable": research_subagent.with_config({"recursion_limit": effective_recursion_limit(settings)}),
         }
     ]
-    orchestrator_steps = StepLimitMiddleware(role=Role.ORCHESTRATOR)
+    outside_guards = [
+        RunLifecycleMiddleware(settings),
+        StopRequestMiddleware(),
+        # Right after the run opens: a SIMPLE turn ends here, before the orchestrator's first model step.
+        TriageRouterMiddleware(settings=settings, on_model_response=side_call_meter(Role.TRIAGE, tier.research)),
+    ]
+    inside_guards = [
+        ClassifiedToolErrorsMiddleware(role=Role.ORCHESTRATOR),
+        HandOverMiddleware(models_by_role={Role.RESEARCH_SUBAGENT: tier.subagent.slug}),
+        ClarificationMiddleware(),
+        TurnEndMiddleware(),
+        TodoListMiddleware(system_prompt=_TODOS_PROMPT, tool_description=_TODOS_DESCRIPTION),
+        SubAgentMiddleware(backend=StateBackend(), subagents=subagents, task_description=_TASK_DESCRIPTION),
+        ReportMiddleware(),
+        ReportGateMiddleware(),
+        PatchToolCallsMiddleware(),
+        *_caching(settings, Role.ORCHESTRATOR),
+        # Innermost, so it measures the final system prompt and tools of each request.
+        _compaction(settings, Role.ORCHESTRATOR, "research"),
+    ]
     orchestrator = create_agent(
         chat_model(settings, "research"),
         tools=[],
         system_prompt=prompts.render(
-            prompts.ORCHESTRATOR, domain_prompt=settings.domain_prompt, extra=prompts.template(prompts.FOLLOW_UP)
+            prompts.Prompt.ORCHESTRATOR, domain_prompt=settings.domain_prompt, extra=prompts.template(prompts.Prompt.FOLLOW_UP)
         ),
         middleware=[
-            RunLifecycleMiddleware(settings),
-            StopRequestMiddleware(),
-            # Right after the run opens: a SIMPLE turn ends here, before the orchestrator's first model step.
-            TriageRouterMiddleware(settings=settings, on_model_response=side_call_meter(Role.TRIAGE, tier.research)),
-            _guards(settings, Role.ORCHESTRATOR, tier.research, orchestrator_steps, gate=CompletionMiddleware()),
-            ClassifiedToolErrorsMiddleware(role=Role.ORCHESTRATOR),
-            HandOverMiddleware(models_by_role={Role.RESEARCH_SUBAGENT: tier.subagent.slug}),
-            ClarificationMiddleware(),
-            TurnEndMiddleware(),
-            TodoListMiddleware(system_prompt=_TODOS_PROMPT, tool_description=_TODOS_DESCRIPTION),
-            SubAgentMiddleware(backend=StateBackend(), subagents=subagents, task_description=_TASK_DESCRIPTION),
-            ReportMiddleware(),
-            ReportGateMiddleware(),
-            PatchToolCallsMiddleware(),
-            *_caching(settings, Role.ORCHESTRATOR),
-            # Innermost, so it measures the final system prompt and tools of each request.
-            _compaction(settings, Role.ORCHESTRATOR, "research"),
+            *outside_guards,
+            _guards(settings, Role.ORCHESTRATOR, tier.research, [*outside_guards, *inside_guards], gate=CompletionMiddleware()),
+            *inside_guards,
         ],
         state_schema=DeepAgentState,
         name=Role.ORCHESTRATOR,
     )
-    orchestrator_steps.reserve_for(orchestrator)
     return orchestrator.with_config({"recursion_limit": effective_recursion_limit(settings)})
 
 
 def _guards(
-    settings: ResearchConfig, role: str, spec: ModelSpec, steps: StepLimitMiddleware, *, gate: AgentMiddleware
+    settings: ResearchConfig, role: str, spec: ModelSpec, others: Sequence[AgentMiddleware], *, gate: AgentMiddleware
 ) -> GuardChainMiddleware:
-    """Step limit, budget and loop guards, the agent's answer gate, runaway guard, heartbeat, retries and metering
-    of one agent, outermost first. The gate judges the answer the runaway guard let through, and may ask the
-    model again, so it sits outside the per-call guards."""
+    """Step limit, budget and loop guards, the agent's answer gate, runaway guard, heartbeat, retries, metering
+    and the prompt's date of one agent, outermost first; ``others`` is the agent's other middleware, whose
+    graph steps the step limit keeps in reserve. The gate judges the answer the runaway guard let through,
+    and may ask the model again, so it sits outside the per-call guards."""
     return GuardChainMiddleware(
         [
-            steps,
+            StepLimitMiddleware(role=role, agent_middleware=others),
             BudgetMiddleware(settings, role=role),
             LoopGuardMiddleware(role=role),
             gate,
@@ -190,6 +199,7 @@ def _guards(
                 role=role, model=spec.slug, max_retries=settings.max_retries, max_wait_s=settings.model_rate_limit_max_wait
             ),
             UsageMeteringMiddleware(role=role, spec=spec),
+            PromptDateMiddleware(role=role),
         ],
         role=role,
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from langchain_openai import ChatOpenAI
 
-from .settings.resolve import ResearchConfig, Slot
+from .settings import ResearchConfig, Slot
 
 PLACEHOLDER_KEY = "missing-key"
 

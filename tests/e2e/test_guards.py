@@ -13,7 +13,7 @@ import anyio
 import pytest
 from langgraph_sdk import get_client
 
-from deep_research_agent.settings.resolve import MODEL_TIERS
+from deep_research_agent.settings import MODEL_TIERS
 from deep_research_agent.protocol.events import STOP_REQUESTS_NAMESPACE
 from tests.e2e.scenarios import (
     end_of,

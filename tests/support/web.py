@@ -33,8 +33,8 @@ Web routes
     ``N`` MB of HTML, streamed; ``declared=1`` also sends ``Content-Length``.
 ``GET /slow?delay=S``
     Answers after ``S`` seconds.
-``GET /status/{code}``
-    An HTML error page with that status (``Retry-After: 7`` on 429 and 503).
+``GET /status/{code}?retry_after=VALUE``
+    An HTML error page with that status; 429 and 503 carry ``Retry-After: VALUE`` (default 7).
 
 HTTPS
 =====
@@ -551,7 +551,8 @@ def _web_routes() -> list[Route]:
 
     async def status(request: Request) -> Response:
         code = int(request.path_params["code"])
-        headers = {"Retry-After": "7"} if code in (429, 503) else {}
+        retry_after = request.query_params.get("retry_after", "7")
+        headers = {"Retry-After": retry_after} if code in (429, 503) else {}
         return HTMLResponse(f"<h1>Status {code}</h1>", status_code=code, headers=headers)
 
     async def health(_: Request) -> Response:

@@ -27,7 +27,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..protocol.secrets import redact
-from ..settings.resolve import DEFAULT_BASE_URL
+from ..settings import DEFAULT_BASE_URL
 from .env import probe, project_root, read_dotenv
 
 MODEL_KEY_ENVS = ("OPENAI_API_KEY", "OPENROUTER_API_KEY")

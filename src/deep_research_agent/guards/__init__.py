@@ -1,5 +1,5 @@
 """What keeps every agent bounded and honest: budgets, step limit, loop and runaway guards, retries,
-metering, compaction and prompt caching, run as one chain inside each model and tool call.
+metering, the prompt's date, compaction and prompt caching, run as one chain inside each model and tool call.
 """
 
 from .._exports import lazy_exports
@@ -14,8 +14,9 @@ __all__, __getattr__ = lazy_exports(
         "ModelCallHeartbeatMiddleware": "metering",
         "ModelCallRetryMiddleware": "retry",
         "PromptCachingMiddleware": "caching",
+        "PromptDateMiddleware": "prompt_date",
         "RunawayOutputMiddleware": "runaway",
-        "StepLimitMiddleware": "budget",
+        "StepLimitMiddleware": "step_limit",
         "UsageMeteringMiddleware": "metering",
         "effective_recursion_limit": "budget",
         "side_call_meter": "metering",

@@ -18,13 +18,6 @@
   tool call except ``task`` (whose sub-agent enforces them itself), is cut off when the run's time is up
   or the user asks it to stop;
 - overshoot is bounded by the calls already in flight when a ceiling was crossed.
-
-``StepLimitMiddleware`` contract (every agent): LangGraph raises ``GraphRecursionError`` when a graph
-runs out of steps, which would end the run as a stream error (or, inside ``task``, fail the sub-agent).
-At each model call this guard checks that the agent can still finish within its recursion limit,
-counting from its first model call of the run; if not, the call does not start and the agent stops
-cleanly with ``status: recursion_limit`` (the orchestrator's run ends with a salvaged report, a
-sub-agent hands back).
 """
 
 from __future__ import annotations
@@ -32,13 +25,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, NotRequired, TypeVar
+from typing import Annotated, NotRequired, TypeVar
 
 from langchain.agents.middleware import AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
-from langgraph.config import get_config
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
@@ -46,7 +37,7 @@ from ..conversation import harness_message, respond
 from ..names import Ceiling, EndReason, HaltedBy, Role, StatusState, ToolName
 from ..protocol.events import emit
 from ..run import Halt, Run, current_run
-from ..settings.resolve import ResearchConfig
+from ..settings import ResearchConfig
 from .halting import stop_agent
 from .per_role import PerRoleMiddleware
 
@@ -264,66 +255,6 @@ def _refusal(request: ToolCallRequest, why: str) -> ToolMessage:
         name=tool,
         status="error",
     )
-
-
-class StepLimitState(AgentState):
-    step_limit_start: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
-
-
-class StepLimitMiddleware(PerRoleMiddleware):
-    """Stops an agent cleanly while it still has the steps to finish, instead of a GraphRecursionError."""
-
-    label = "StepLimit"
-    state_schema = StepLimitState
-
-    def __init__(self, *, role: str) -> None:
-        super().__init__(role=role)
-        self.lead_in_steps = 0
-        self.reserve_steps = 0
-
-    def reserve_for(self, graph: CompiledStateGraph) -> None:
-        """Count from the agent's graph the steps before its first model call (the input step, the
-        before_agent and before_model nodes) and the reserve a model call must leave: one more loop back
-        to the model and the exit path."""
-        names = list(graph.nodes)
-
-        def count(hook: str) -> int:
-            return sum(name.endswith(f".{hook}") for name in names)
-
-        before_agent, before_model = count("before_agent"), count("before_model")
-        after_model, after_agent = count("after_model"), count("after_agent")
-        one_more_loop = after_model + 1 + before_model + 1  # after_model hooks, tools, before_model hooks, model
-        exit_path = after_model + after_agent
-        self.lead_in_steps = 1 + before_agent + before_model
-        self.reserve_steps = one_more_loop + exit_path
-
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> ModelResponse | ExtendedModelResponse:
-        config = get_config()
-        limit = config.get("recursion_limit")
-        step = (config.get("metadata") or {}).get("langgraph_step")
-        if not isinstance(limit, int) or not isinstance(step, int):
-            return await handler(request)
-        key = current_run().key
-        start = request.state.get("step_limit_start")
-        update = None
-        if not start or start.get("run") != key:
-            # The agent's first model call of this run: count its steps from here.
-            start = update = {"run": key, "step": step}
-        used = step - start["step"] + self.lead_in_steps
-        if used + self.reserve_steps < limit:
-            response = await handler(request)
-            return respond([], model_response=response, update={"step_limit_start": update} if update else None)
-        emit(
-            "status",
-            state=StatusState.RECURSION_LIMIT,
-            used=used,
-            limit=limit,
-            detail=f"{used} of {limit} graph steps used; stopping before the recursion limit.",
-        )
-        halt = Halt(reason=EndReason.RECURSION_LIMIT, detail=f"the run reached its recursion limit ({limit} graph steps)")
-        return respond([stop_agent(self.role, request.messages, halted_by=HaltedBy.STEP_LIMIT, halt=halt)])
 
 
 def _announce(state: StatusState, binding: CeilingUse, detail: str) -> None:

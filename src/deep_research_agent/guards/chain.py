@@ -5,6 +5,10 @@ the same order: each guard's ``awrap_model_call`` and ``awrap_tool_call`` wraps 
 may call its handler zero or more times, and the state updates the guards return (their private
 counters) are merged into the model node's update; when a guard calls its handler again, only the last
 call's inner updates count, as in langchain. The chain's state schema is the union of the guards'.
+The chain forwards nothing else, so it refuses at construction, with a ``TypeError`` naming the guard and
+what would be lost, a guard that has any other hook (``before_model``, ``after_agent``, the sync
+``wrap_*`` ...), tools of its own, or state keys ``GuardChainState`` lacks: listed as its own middleware,
+such a guard works; in the chain it would silently lose them.
 
 Why not list them separately: langchain wraps every middleware's ``awrap_model_call`` and
 ``awrap_tool_call`` in a LangSmith span that, traced or not, costs a new task and two thread-pool hops
@@ -14,22 +18,37 @@ per call. Seven guards as seven layers measurably slowed ten concurrent runs sha
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from langchain.agents.middleware import AgentMiddleware, ExtendedModelResponse, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from .budget import BudgetState, StepLimitState
+from .budget import BudgetState
 from ..delivery.completion import CompletionState
 from ..handover.gate import FindingsGateState
 from .loop import LoopGuardState
 from .per_role import PerRoleMiddleware
 from .runaway import RunawayState
+from .step_limit import StepLimitState
 
 ModelHandler = Callable[[ModelRequest], Awaitable[ModelResponse]]
 ToolHandler = Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
+
+# Every hook langchain runs for a middleware except the two the chain forwards.
+_DROPPED_HOOKS = (
+    "before_agent",
+    "abefore_agent",
+    "before_model",
+    "abefore_model",
+    "wrap_model_call",
+    "wrap_tool_call",
+    "after_model",
+    "aafter_model",
+    "after_agent",
+    "aafter_agent",
+)
 
 
 class GuardChainState(BudgetState, StepLimitState, LoopGuardState, RunawayState, FindingsGateState, CompletionState):
@@ -44,6 +63,8 @@ class GuardChainMiddleware(PerRoleMiddleware):
 
     def __init__(self, guards: Sequence[AgentMiddleware], *, role: str) -> None:
         super().__init__(role=role)
+        for guard in guards:
+            _refuse_what_the_chain_would_drop(guard)
         self.model_guards = [g for g in guards if type(g).awrap_model_call is not AgentMiddleware.awrap_model_call]
         self.tool_guards = [g for g in guards if type(g).awrap_tool_call is not AgentMiddleware.awrap_tool_call]
 
@@ -81,3 +102,22 @@ class GuardChainMiddleware(PerRoleMiddleware):
         if index == len(self.tool_guards):
             return await handler(request)
         return await self.tool_guards[index].awrap_tool_call(request, lambda req: self._tool_call(index + 1, req, handler))
+
+
+def _refuse_what_the_chain_would_drop(guard: AgentMiddleware) -> None:
+    on_its_own = "list it as the agent's own middleware instead"
+    hooks = [hook for hook in _DROPPED_HOOKS if getattr(type(guard), hook) is not getattr(AgentMiddleware, hook)]
+    if hooks:
+        _refuse(guard, f"implements {', '.join(hooks)}, which the chain does not run", on_its_own)
+    if tools := getattr(guard, "tools", ()):
+        _refuse(guard, f"registers tools ({', '.join(t.name for t in tools)}), which the chain does not", on_its_own)
+    if keys := _state_keys(guard.state_schema) - _state_keys(GuardChainState):
+        _refuse(guard, f"keeps state ({', '.join(sorted(keys))}) that GuardChainState lacks", "add its state schema to GuardChainState's bases")
+
+
+def _refuse(guard: AgentMiddleware, what: str, fix: str) -> NoReturn:
+    raise TypeError(f"GuardChainMiddleware cannot run {guard.name}: it {what}; {fix}.")
+
+
+def _state_keys(schema: type) -> frozenset[str]:
+    return schema.__required_keys__ | schema.__optional_keys__

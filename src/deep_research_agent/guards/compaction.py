@@ -57,7 +57,7 @@ from langgraph.types import Command
 
 from ..names import StatusState
 from .. import prompts
-from ..settings.resolve import ResearchConfig, Slot
+from ..settings import ResearchConfig, Slot
 from ..protocol.events import emit
 from ..protocol.secrets import redact
 from ..models import chat_model
@@ -243,7 +243,7 @@ class ContextCompactionMiddleware(PerRoleMiddleware):
         """The summary of ``messages``, or None (after a warning) when the summarizer fails."""
         transcript = _fit(get_buffer_string(messages, format="xml"), self.summarizer_input_chars)
         prompt = [
-            SystemMessage(prompts.template(prompts.COMPACTION)),
+            SystemMessage(prompts.template(prompts.Prompt.COMPACTION)),
             HumanMessage(f"<transcript>\n{transcript}\n</transcript>"),
         ]
         try:

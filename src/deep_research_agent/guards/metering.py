@@ -27,7 +27,7 @@ from ..names import StatusState
 from ..protocol.events import emit
 from ..protocol.sender import current_sender
 from ..run import RoleUsage, Run, current_run
-from ..settings.resolve import ModelSpec
+from ..settings import ModelSpec
 from .per_role import PerRoleMiddleware
 
 _UNIT_CHARS = 200

@@ -18,8 +18,6 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable
-from email.utils import parsedate_to_datetime
-from time import time
 from typing import Any
 
 import httpx
@@ -29,6 +27,7 @@ from langchain.agents.middleware import ModelRequest, ModelResponse
 from ..names import StatusState
 from ..protocol.events import emit
 from ..protocol.secrets import redact
+from ..retry_after import retry_after_s
 from .per_role import PerRoleMiddleware
 
 BASE_DELAY_S = 1.0
@@ -42,24 +41,10 @@ def is_retryable(exc: BaseException) -> bool:
     return isinstance(exc, openai.APIConnectionError | httpx.TimeoutException | httpx.TransportError)
 
 
-def retry_after_s(exc: BaseException) -> float | None:
-    """The wait the provider asked for, from ``retry-after-ms`` or ``retry-after`` (seconds or a date)."""
+def provider_retry_after_s(exc: BaseException) -> float | None:
+    """The wait the provider asked for in the headers of the answer behind ``exc``; None for no answer."""
     response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if not headers:
-        return None
-    try:
-        if (millis := headers.get("retry-after-ms")) is not None:
-            return max(float(millis) / 1000, 0.0)
-        value = headers.get("retry-after")
-        if value is None:
-            return None
-        try:
-            return max(float(value), 0.0)
-        except ValueError:
-            return max(parsedate_to_datetime(value).timestamp() - time(), 0.0)
-    except (TypeError, ValueError):
-        return None
+    return retry_after_s(getattr(response, "headers", None))
 
 
 def backoff_s(retry: int, retry_after: float | None, jitter: float) -> float:
@@ -113,7 +98,7 @@ class ModelCallRetryMiddleware(PerRoleMiddleware):
                 if not is_retryable(exc):
                     raise
                 retry += 1
-                wait = backoff_s(retry, retry_after_s(exc), self.jitter())
+                wait = backoff_s(retry, provider_retry_after_s(exc), self.jitter())
                 if retry > self.max_retries or waited + wait > self.max_wait_s:
                     self._give_up(exc, attempts=retry, waited=waited)
                     raise

@@ -52,7 +52,7 @@ from ..clock import format_elapsed
 from ..names import EndReason, StatusState
 from ..protocol.events import emit
 from ..run import NoRunError, Run, close_run, current_run, run_key
-from ..settings.resolve import ResearchConfig
+from ..settings import ResearchConfig
 from .containment import INTERNAL_ERROR, contain_hook_failures
 from .end_state import EndRecord, RunError, decide_end, owes_report
 from .fallback_report import fallback_report, why_undelivered

@@ -14,7 +14,7 @@ import httpx
 import openai
 
 from ..protocol.secrets import redact
-from ..settings.resolve import ResearchConfig
+from ..settings import ResearchConfig
 
 
 def describe_model_error(exc: BaseException, settings: ResearchConfig) -> str:

@@ -39,7 +39,7 @@ from ..delivery.clarification import prose_questions
 from ..models import chat_model
 from ..names import StatusState, ToolName
 from ..protocol.events import emit
-from ..settings.resolve import ResearchConfig, Slot
+from ..settings import ResearchConfig, Slot
 from .containment import contain_hook_failures
 
 logger = logging.getLogger(__name__)
@@ -142,7 +142,7 @@ class TriageRouterMiddleware(AgentMiddleware):
                 f"Questions about it are RESEARCH.\n\nMessage:\n{question}"
             )
         reply = await self._call(
-            [SystemMessage(prompts.template(prompts.TRIAGE)), HumanMessage(content)],
+            [SystemMessage(prompts.template(prompts.Prompt.TRIAGE)), HumanMessage(content)],
             max_tokens=VERDICT_MAX_TOKENS,
             # The verdict is plumbing, not thinking: it must never reach the client's message stream.
             tags=[TAG_NOSTREAM],
@@ -151,7 +151,7 @@ class TriageRouterMiddleware(AgentMiddleware):
 
     async def _answer(self, question: str) -> AIMessage | None:
         reply = await self._call(
-            [SystemMessage(prompts.render(prompts.DIRECT_ANSWER)), HumanMessage(question)],
+            [SystemMessage(prompts.render(prompts.Prompt.DIRECT_ANSWER)), HumanMessage(question)],
             max_tokens=ANSWER_MAX_TOKENS,
             tags=[],
         )

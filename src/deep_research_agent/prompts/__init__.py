@@ -1,27 +1,46 @@
-"""Role prompts, kept as Markdown next to this module and read once per process."""
+"""Role prompts, kept as Markdown next to this module and read once per process.
+
+A prompt's ``{today}`` (``TODAY``) stays in the compiled graph, which outlives the day it was built, and is
+filled with the current UTC date on every model call (``guards/prompt_date.py``).
+"""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from enum import StrEnum
 from functools import cache
 from importlib.resources import files
 
-ORCHESTRATOR = "orchestrator"
-RESEARCH_SUBAGENT = "research_subagent"
-COMPACTION = "compaction"
-TRIAGE = "triage"
-DIRECT_ANSWER = "direct_answer"
-FOLLOW_UP = "follow_up"
+__all__ = ["TODAY", "Prompt", "render", "template", "today"]
+
+
+class Prompt(StrEnum):
+    """A prompt file next to this module (its stem); not a role: one role may use several prompts."""
+
+    ORCHESTRATOR = "orchestrator"
+    FOLLOW_UP = "follow_up"
+    RESEARCH_SUBAGENT = "research_subagent"
+    COMPACTION = "compaction"
+    TRIAGE = "triage"
+    DIRECT_ANSWER = "direct_answer"
 
 
 @cache
-def template(name: str) -> str:
+def template(name: Prompt) -> str:
     return files(__package__).joinpath(f"{name}.md").read_text(encoding="utf-8").strip()
 
 
-def render(name: str, *, domain_prompt: str = "", extra: str = "") -> str:
-    """The role prompt with today's date, optional extra guidance and the labelled domain block."""
-    text = template(name).replace("{today}", datetime.now(UTC).date().isoformat())
+TODAY = "{today}"
+
+
+def today() -> str:
+    """The date a prompt's ``TODAY`` stands for: the current UTC date, ISO-formatted."""
+    return datetime.now(UTC).date().isoformat()
+
+
+def render(name: Prompt, *, domain_prompt: str = "", extra: str = "") -> str:
+    """The role prompt, optional extra guidance and the labelled domain block; ``TODAY`` is left in."""
+    text = template(name)
     if extra.strip():
         text += "\n\n" + extra.strip()
     if domain_prompt.strip():

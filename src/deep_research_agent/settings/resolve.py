@@ -1,4 +1,4 @@
-"""Typed run settings and the model price tiers: the product's only configuration seam.
+"""Typed run settings: the product's only configuration seam.
 
 Every field resolves in one order: the run's ``configurable`` → the environment variable → the default.
 Resolution never raises. A value that cannot be used keeps the default and is reported in
@@ -6,7 +6,7 @@ Resolution never raises. A value that cannot be used keeps the default and is re
 model key) lands in ``ResearchConfig.problems`` and the run ends with an ``error`` status that says
 what to fix, instead of a traceback.
 
-Models are chosen by tier name only (``MODEL_TIERS``). Prices are data, so cost metering can use them.
+Models are chosen by tier name only (``tiers.MODEL_TIERS``).
 """
 
 from __future__ import annotations
@@ -18,103 +18,13 @@ import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from .tiers import DEFAULT_BASE_URL, DEFAULT_TIER, MODEL_TIERS, TIER_ORDER, ModelSpec, Tier
+
 logger = logging.getLogger(__name__)
-
-DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
-DEFAULT_TIER = "extra-low"
-
-Slot = Literal["research", "subagent", "utility", "compaction", "coding"]
-SLOTS: tuple[Slot, ...] = ("research", "subagent", "utility", "compaction", "coding")
-
-
-class ModelSpec(BaseModel):
-    """One model a tier can use, with the prices cost metering relies on."""
-
-    model_config = ConfigDict(frozen=True)
-
-    slug: str
-    input_usd_per_mtok: float
-    output_usd_per_mtok: float
-    context_window: int
-
-    @property
-    def blended_usd_per_mtok(self) -> float:
-        return self.input_usd_per_mtok + self.output_usd_per_mtok
-
-    def cost_usd(self, input_tokens: int, output_tokens: int, cached_tokens: int = 0) -> float:
-        """Dollar cost of one call; cached input is billed at a tenth, as caching providers do."""
-        fresh = max(input_tokens - cached_tokens, 0)
-        return (
-            fresh * self.input_usd_per_mtok
-            + cached_tokens * self.input_usd_per_mtok * 0.1
-            + output_tokens * self.output_usd_per_mtok
-        ) / 1_000_000
-
-
-class Tier(BaseModel):
-    """The five model slots of a named price package."""
-
-    model_config = ConfigDict(frozen=True)
-
-    research: ModelSpec
-    subagent: ModelSpec
-    utility: ModelSpec
-    compaction: ModelSpec
-    coding: ModelSpec
-
-    def slot(self, name: Slot) -> ModelSpec:
-        return getattr(self, name)
-
-
-def _m(slug: str, input_usd: float, output_usd: float, context_window: int) -> ModelSpec:
-    return ModelSpec(
-        slug=slug, input_usd_per_mtok=input_usd, output_usd_per_mtok=output_usd, context_window=context_window
-    )
-
-
-_DEEPSEEK_FLASH = _m("deepseek/deepseek-v4-flash", 0.09, 0.18, 1_048_576)
-_DEEPSEEK_FLASH_0731 = _m("deepseek/deepseek-v4-flash-0731", 0.07, 0.18, 1_048_576)
-_GLM_FLASH = _m("z-ai/glm-5.3-flash", 0.07, 0.25, 200_000)
-_QWEN_27B = _m("qwen/qwen3.8-27b", 0.42, 2.55, 262_144)
-_GPT_LUNA = _m("openai/gpt-5.6-luna", 0.20, 1.20, 400_000)
-_GEMINI_37_FLASH = _m("google/gemini-3.7-flash", 0.75, 3.75, 1_048_576)
-_GEMINI_35_LITE = _m("google/gemini-3.5-flash-lite", 0.30, 2.50, 1_048_576)
-_GEMINI_36_FLASH = _m("google/gemini-3.6-flash", 0.75, 3.75, 1_048_576)
-_GPT_SOL = _m("openai/gpt-5.6-sol", 2.00, 10.00, 400_000)
-_GEMINI_3_PREVIEW = _m("google/gemini-3-flash-preview", 0.50, 3.00, 1_048_576)
-_DEEPSEEK_PRO = _m("deepseek/deepseek-v4-pro", 1.04, 2.08, 1_048_576)
-
-MODEL_TIERS: dict[str, Tier] = {
-    "extra-low": Tier(
-        research=_DEEPSEEK_FLASH,
-        subagent=_DEEPSEEK_FLASH_0731,
-        utility=_DEEPSEEK_FLASH_0731,
-        compaction=_DEEPSEEK_FLASH_0731,
-        coding=_GLM_FLASH,
-    ),
-    "low": Tier(
-        research=_QWEN_27B, subagent=_DEEPSEEK_FLASH, utility=_DEEPSEEK_FLASH_0731, compaction=_GPT_LUNA, coding=_GPT_LUNA
-    ),
-    "mid": Tier(
-        research=_GEMINI_37_FLASH,
-        subagent=_DEEPSEEK_FLASH,
-        utility=_GEMINI_35_LITE,
-        compaction=_GPT_LUNA,
-        coding=_GEMINI_36_FLASH,
-    ),
-    "high": Tier(
-        research=_GPT_SOL,
-        subagent=_GEMINI_37_FLASH,
-        utility=_GEMINI_35_LITE,
-        compaction=_GEMINI_3_PREVIEW,
-        coding=_DEEPSEEK_PRO,
-    ),
-}
-TIER_ORDER: tuple[str, ...] = ("extra-low", "low", "mid", "high")
 
 LEGACY_MODEL_KEYS = frozenset(
     {
@@ -495,72 +405,3 @@ def _as_list(raw: Any) -> list[Any]:
             raise ValueError("expected a JSON list")
         return parsed
     return [part.strip() for part in text.split(",") if part.strip()]
-
-
-def settings_table() -> list[dict[str, str]]:
-    """Rows of (env, configurable, default, description) for the README and .env.example."""
-    rows = []
-    for name, field in ResearchConfig.model_fields.items():
-        extra = field.json_schema_extra
-        if not isinstance(extra, dict):
-            continue
-        default = field.default
-        if isinstance(default, tuple):
-            default = ",".join(str(d) for d in default)
-        elif isinstance(default, bool):
-            default = str(default).lower()
-        rows.append(
-            {
-                "field": name,
-                "env": " / ".join(extra["env"]),
-                "configurable": "—" if extra["operator_only"] else " / ".join(extra["configurable"]),
-                "default": "" if default in (None, "") else str(default),
-                "description": field.description or "",
-            }
-        )
-    return rows
-
-
-RUNNER_SETTINGS: tuple[tuple[str, str, str], ...] = (
-    ("DRA_HOST", "127.0.0.1", "Address ./run.sh serves the dev server on."),
-    ("DRA_PORT", "2024", "Port of the dev server; ./run.sh stops with a message when it is taken."),
-    ("DRA_JOBS", "10", "Runs the dev server executes at once (--n-jobs-per-worker)."),
-    ("DRA_RELOAD", "0", "1 restarts the server on source changes (kills in-flight runs)."),
-    ("DRA_URL", "", "Server URL for ./run.sh ask/smoke/doctor; defaults to http://DRA_HOST:DRA_PORT."),
-    ("LLM_SANDBOX_URL", "", "Code sandbox sidecar that ./run.sh doctor checks; code execution is not wired in yet."),
-)
-
-
-def env_example() -> str:
-    """The text of ``.env.example``: every environment variable, its default, one line on what it does."""
-    lines = ["# deep-research-agent settings. Copy to .env; run.sh loads it. Per-run configurable keys override these."]
-    for row in settings_table():
-        for env in row["env"].split(" / "):
-            lines += ["", f"# {row['description']}", f"{env}={row['default']}"]
-    lines += ["", "# --- ./run.sh and the dev server ---"]
-    for env, default, description in RUNNER_SETTINGS:
-        lines += ["", f"# {description}", f"{env}={default}"]
-    return "\n".join(lines) + "\n"
-
-
-def markdown_table() -> str:
-    """The README's configuration table."""
-    lines = ["| Env var | Configurable key | Default | What it does |", "|---|---|---|---|"]
-    for row in settings_table():
-        env = " / ".join(f"`{e}`" for e in row["env"].split(" / "))
-        keys = row["configurable"] if row["configurable"] == "—" else " / ".join(
-            f"`{k}`" for k in row["configurable"].split(" / ")
-        )
-        default = f"`{row['default']}`" if row["default"] else "—"
-        description = row["description"].replace("|", "\\|")
-        lines.append(f"| {env} | {keys} | {default} | {description} |")
-    return "\n".join(lines) + "\n"
-
-
-if __name__ == "__main__":
-    import sys
-
-    outputs = {"env-example": env_example, "markdown": markdown_table}
-    if len(sys.argv) != 2 or sys.argv[1] not in outputs:
-        sys.exit(f"usage: python -m deep_research_agent.settings.resolve {{{'|'.join(outputs)}}}")
-    sys.stdout.write(outputs[sys.argv[1]]())

@@ -41,6 +41,7 @@ from pydantic import BaseModel, Field
 
 from ..protocol.events import emit
 from ..protocol.sender import current_sender
+from ..retry_after import retry_after_s
 from ..run import current_run
 from .errors import ToolFailure
 
@@ -358,15 +359,10 @@ def _check_status(response: httpx.Response, url: str) -> None:
     if status in (404, 410):
         raise ToolFailure.permanent(f"{url} does not exist ({status}); do not retry it.")
     if status == 429 or status >= 500:
-        raise ToolFailure.transient(f"{url} is unavailable right now ({status}).", retry_after=_retry_after(response))
+        raise ToolFailure.transient(f"{url} is unavailable right now ({status}).", retry_after=retry_after_s(response.headers))
     if status in (401, 403):
         raise ToolFailure.permanent(f"{url} refused access ({status}); it needs a login or blocks automated readers.")
     raise ToolFailure.permanent(f"{url} answered with HTTP {status}.")
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("retry-after", "").strip()
-    return float(value) if value.replace(".", "", 1).isdigit() else None
 
 
 async def _read_capped(response: httpx.Response, max_bytes: int, url: str) -> bytes:

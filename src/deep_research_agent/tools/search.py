@@ -24,9 +24,7 @@ import uuid
 import weakref
 from collections import OrderedDict
 from collections.abc import Mapping
-from email.utils import parsedate_to_datetime
 from html import escape
-from time import time
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -41,6 +39,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from ..names import StatusState
 from ..protocol.events import emit
 from ..protocol.sender import current_sender
+from ..retry_after import retry_after_s
 from ..run import current_run
 from .errors import ToolFailure
 
@@ -90,19 +89,10 @@ class _TavilyClient(AsyncTavilyClient):
 
 
 def _retry_after(response: httpx.Response, exc: Exception) -> float | None:
+    """Tavily's keyless limit puts the wait in its error body; any other answer says it in the headers."""
     if isinstance(exc, TavilyKeylessLimitError) and exc.retry_after_seconds is not None:
         return float(exc.retry_after_seconds)
-    value = response.headers.get("retry-after", "").strip()
-    if not value:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    try:
-        return max(parsedate_to_datetime(value).timestamp() - time(), 0.0)
-    except (TypeError, ValueError):
-        return None
+    return retry_after_s(response.headers)
 
 
 # --------------------------------------------------------------------------

@@ -1,0 +1,88 @@
+"""The step guard: an agent stops cleanly before LangGraph's recursion limit instead of failing on it.
+
+LangGraph raises ``GraphRecursionError`` when a graph runs out of steps, which would end the run as a
+stream error (or, inside ``task``, fail the sub-agent). ``StepLimitMiddleware`` contract (every agent):
+at each model call it reads the steps the agent's graph has left in this invocation (LangGraph's
+``RemainingSteps``) and lets the call start only if more are left than the agent needs to finish after
+it: one more loop back to the model (its ``after_model`` hooks, the tools, its ``before_model`` hooks,
+the model) and the exit path from there (the ``after_model`` and ``after_agent`` hooks). Otherwise the
+call does not start and the agent stops cleanly with ``status: recursion_limit`` (the orchestrator's run
+ends with a salvaged report, a sub-agent hands back).
+
+Those hooks are counted, at construction, on the agent's other middleware: langchain runs each
+middleware's ``before_model``, ``after_model`` and ``after_agent`` as one graph step, and the guards
+sharing the chain have none (``GuardChainMiddleware`` refuses them).
+
+langchain's ``ModelCallLimitMiddleware`` counts model calls, not graph steps, so it cannot tell how close
+the graph is to its recursion limit; hence this guard.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Annotated, NotRequired
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import PrivateStateAttr
+from langgraph.config import get_config
+from langgraph.managed.is_last_step import RemainingStepsManager
+
+from ..conversation import respond
+from ..names import EndReason, HaltedBy, StatusState
+from ..protocol.events import emit
+from ..run import Halt
+from .halting import stop_agent
+from .per_role import PerRoleMiddleware
+
+
+class StepLimitState(AgentState):
+    # LangGraph fills this managed value per step (the invocation's steps left); it is never stored. The
+    # manager must come last in the annotation for LangGraph to see it.
+    remaining_steps: NotRequired[Annotated[int, PrivateStateAttr, RemainingStepsManager]]
+
+
+def steps_to_finish(middleware: Sequence[AgentMiddleware]) -> int:
+    """Graph steps an agent with this middleware needs after a model call: one more loop back to the model
+    and the exit path from there."""
+
+    def nodes(hook: str) -> int:
+        return sum(_implements(m, hook) or _implements(m, f"a{hook}") for m in middleware)
+
+    before_model, after_model, after_agent = nodes("before_model"), nodes("after_model"), nodes("after_agent")
+    one_more_loop = after_model + 1 + before_model + 1  # after_model hooks, tools, before_model hooks, model
+    exit_path = after_model + after_agent
+    return one_more_loop + exit_path
+
+
+class StepLimitMiddleware(PerRoleMiddleware):
+    """Stops an agent cleanly while it still has the steps to finish, instead of a GraphRecursionError."""
+
+    label = "StepLimit"
+    state_schema = StepLimitState
+
+    def __init__(self, *, role: str, agent_middleware: Sequence[AgentMiddleware]) -> None:
+        """``agent_middleware``: the agent's middleware besides its guard chain."""
+        super().__init__(role=role)
+        self.reserve_steps = steps_to_finish(agent_middleware)
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse | ExtendedModelResponse:
+        remaining = request.state.get("remaining_steps")
+        if not isinstance(remaining, int) or remaining > self.reserve_steps:
+            return await handler(request)
+        limit = get_config()["recursion_limit"]
+        used = limit - remaining
+        emit(
+            "status",
+            state=StatusState.RECURSION_LIMIT,
+            used=used,
+            limit=limit,
+            detail=f"{used} of {limit} graph steps used; stopping before the recursion limit.",
+        )
+        halt = Halt(reason=EndReason.RECURSION_LIMIT, detail=f"the run reached its recursion limit ({limit} graph steps)")
+        return respond([stop_agent(self.role, request.messages, halted_by=HaltedBy.STEP_LIMIT, halt=halt)])
+
+
+def _implements(middleware: AgentMiddleware, hook: str) -> bool:
+    return getattr(type(middleware), hook) is not getattr(AgentMiddleware, hook)

@@ -1,0 +1,85 @@
+"""The settings' documentation, generated from ``ResearchConfig``'s fields so it cannot drift.
+
+``python -m deep_research_agent.settings markdown`` prints the README's configuration table and
+``python -m deep_research_agent.settings env-example`` the text of ``.env.example``; tests/test_docs.py
+and tests/test_config.py fail when either file is stale.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from .resolve import ResearchConfig
+
+
+def settings_table() -> list[dict[str, str]]:
+    """Rows of (env, configurable, default, description) for the README and .env.example."""
+    rows = []
+    for name, field in ResearchConfig.model_fields.items():
+        extra = field.json_schema_extra
+        if not isinstance(extra, dict):
+            continue
+        default = field.default
+        if isinstance(default, tuple):
+            default = ",".join(str(d) for d in default)
+        elif isinstance(default, bool):
+            default = str(default).lower()
+        rows.append(
+            {
+                "field": name,
+                "env": " / ".join(extra["env"]),
+                "configurable": "—" if extra["operator_only"] else " / ".join(extra["configurable"]),
+                "default": "" if default in (None, "") else str(default),
+                "description": field.description or "",
+            }
+        )
+    return rows
+
+
+RUNNER_SETTINGS: tuple[tuple[str, str, str], ...] = (
+    ("DRA_HOST", "127.0.0.1", "Address ./run.sh serves the dev server on."),
+    ("DRA_PORT", "2024", "Port of the dev server; ./run.sh stops with a message when it is taken."),
+    ("DRA_JOBS", "10", "Runs the dev server executes at once (--n-jobs-per-worker)."),
+    ("DRA_RELOAD", "0", "1 restarts the server on source changes (kills in-flight runs)."),
+    ("DRA_URL", "", "Server URL for ./run.sh ask/smoke/doctor; defaults to http://DRA_HOST:DRA_PORT."),
+    ("LLM_SANDBOX_URL", "", "Code sandbox sidecar that ./run.sh doctor checks; code execution is not wired in yet."),
+)
+
+
+def env_example() -> str:
+    """The text of ``.env.example``: every environment variable, its default, one line on what it does."""
+    lines = ["# deep-research-agent settings. Copy to .env; run.sh loads it. Per-run configurable keys override these."]
+    for row in settings_table():
+        for env in row["env"].split(" / "):
+            lines += ["", f"# {row['description']}", f"{env}={row['default']}"]
+    lines += ["", "# --- ./run.sh and the dev server ---"]
+    for env, default, description in RUNNER_SETTINGS:
+        lines += ["", f"# {description}", f"{env}={default}"]
+    return "\n".join(lines) + "\n"
+
+
+def markdown_table() -> str:
+    """The README's configuration table."""
+    lines = ["| Env var | Configurable key | Default | What it does |", "|---|---|---|---|"]
+    for row in settings_table():
+        env = " / ".join(f"`{e}`" for e in row["env"].split(" / "))
+        keys = row["configurable"] if row["configurable"] == "—" else " / ".join(
+            f"`{k}`" for k in row["configurable"].split(" / ")
+        )
+        default = f"`{row['default']}`" if row["default"] else "—"
+        description = row["description"].replace("|", "\\|")
+        lines.append(f"| {env} | {keys} | {default} | {description} |")
+    return "\n".join(lines) + "\n"
+
+
+OUTPUTS = {"env-example": env_example, "markdown": markdown_table}
+
+
+def main(argv: Sequence[str]) -> int:
+    """Write the named document to stdout; 2 with a usage line for anything else."""
+    if len(argv) != 1 or argv[0] not in OUTPUTS:
+        print(f"usage: python -m deep_research_agent.settings {{{'|'.join(OUTPUTS)}}}", file=sys.stderr)
+        return 2
+    sys.stdout.write(OUTPUTS[argv[0]]())
+    return 0
