@@ -207,7 +207,7 @@ class ResearchConfig(BaseModel):
     )
     domain_prompt: str = _setting(
         "",
-        "Deployment guidance injected into every role's prompt as a DOMAIN CONTEXT block.",
+        "Deployment guidance added to the orchestrator's and the research sub-agents' prompts as a DOMAIN CONTEXT block.",
         env="DRA_DOMAIN_PROMPT",
         configurable="domain_prompt",
     )

@@ -1,4 +1,4 @@
-"""``web_search``: web search through Tavily, for the orchestrator and the research sub-agents.
+"""``web_search``: web search through Tavily, for the research sub-agents.
 
 Contract:
 - ``build_web_search_tool(settings)`` returns the async ``web_search(query, max_results=None)`` tool, or
