@@ -3,6 +3,8 @@
 Contract:
 - every message the harness injects (nudges, bounces, a halted agent's last words) carries the reserved
   name ``HARNESS_MESSAGE_NAME``; ``is_harness_message`` tells them from the user's and the model's own;
+- a turn's deliverable, when the harness (not the model) writes it as the turn's last AI message, is a
+  ``deliverable_message``: shown to the user like any answer, named so it is never taken for a model reply;
 - a *real* user message is a ``HumanMessage`` the harness did not inject; the current turn starts at
   the last one, so harness messages never open a turn. ``turn_key`` names the turn by that message's
   id; compaction keeps the request message, id included, verbatim, so compacting never starts a turn;
@@ -21,11 +23,19 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from langgraph.types import Command
 
 HARNESS_MESSAGE_NAME = "dra_harness"
+# The turn's deliverable (a delivered report, the clarifying questions, a salvaged report) as an AI
+# message the harness wrote for the user: shown by every client, but no reply of the model's.
+DELIVERABLE_MESSAGE_NAME = "dra_deliverable"
 
 
 def harness_message(text: str) -> HumanMessage:
     """A message from the harness to the model, in the user's seat but never a user turn."""
     return HumanMessage(content=text, name=HARNESS_MESSAGE_NAME)
+
+
+def deliverable_message(text: str) -> AIMessage:
+    """The turn's last AI message: what the user should read."""
+    return AIMessage(content=text, name=DELIVERABLE_MESSAGE_NAME)
 
 
 def is_harness_message(message: BaseMessage) -> bool:

@@ -37,7 +37,7 @@ from deepagents.graph import DeepAgentState
 from deepagents.middleware.patch_tool_calls import PatchToolCallsMiddleware
 from deepagents.middleware.subagents import CompiledSubAgent, SubAgentMiddleware
 from langchain.agents import create_agent
-from langchain.agents.middleware import AgentMiddleware, TodoListMiddleware
+from langchain.agents.middleware import AgentMiddleware
 from langgraph.graph.state import CompiledStateGraph
 
 from . import prompts
@@ -46,7 +46,6 @@ from .delivery import (
     CompletionMiddleware,
     ReportGateMiddleware,
     ReportMiddleware,
-    StopRequestMiddleware,
     TurnEndMiddleware,
 )
 from .guards import (
@@ -68,6 +67,7 @@ from .handover import FindingsGateMiddleware, HandOverMiddleware
 from .lifecycle import RunLifecycleMiddleware, TriageRouterMiddleware
 from .models import chat_model
 from .names import Role
+from .planning import PlanningMiddleware
 from .protocol import register_secrets
 from .run import current_run
 from .settings import ModelSpec, ResearchConfig, Slot
@@ -145,16 +145,16 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
     ]
     outside_guards = [
         RunLifecycleMiddleware(settings),
-        StopRequestMiddleware(),
-        # Right after the run opens: a SIMPLE turn ends here, before the orchestrator's first model step.
+        # Outside the guards: the call after a delivery is answered with the deliverable, never made.
+        TurnEndMiddleware(),
+        # A SIMPLE turn is answered in the orchestrator's first model call, before any guard or prompt.
         TriageRouterMiddleware(settings=settings, on_model_response=side_call_meter(Role.TRIAGE, tier.research)),
     ]
     inside_guards = [
         ClassifiedToolErrorsMiddleware(role=Role.ORCHESTRATOR),
         HandOverMiddleware(models_by_role={Role.RESEARCH_SUBAGENT: tier.subagent.slug}),
         ClarificationMiddleware(),
-        TurnEndMiddleware(),
-        TodoListMiddleware(system_prompt=_TODOS_PROMPT, tool_description=_TODOS_DESCRIPTION),
+        PlanningMiddleware(system_prompt=_TODOS_PROMPT, tool_description=_TODOS_DESCRIPTION),
         SubAgentMiddleware(backend=StateBackend(), subagents=subagents, task_description=_TASK_DESCRIPTION),
         ReportMiddleware(),
         ReportGateMiddleware(),

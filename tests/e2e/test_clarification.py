@@ -35,8 +35,9 @@ async def test_a_clarification_ends_the_turn_and_the_answers_on_the_same_thread_
     assert [e["questions"] for e in asked.of_type("clarification")] == [QUESTIONS]
     assert [(e["state"], e["reason"]) for e in asked.end_statuses] == [("done", "awaiting_clarification")]
     assert len([r for r in scripted.requests() if r["agent"] == "orchestrator"]) == 1, "the turn went on after asking"
-    echoed = asked.values["messages"][-1]
+    *_, echoed, shown = asked.values["messages"]
     assert echoed["type"] == "tool" and all(q in echoed["content"] for q in QUESTIONS)
+    assert shown["type"] == "ai" and shown["content"] == "\n".join(f"{n}. {q}" for n, q in enumerate(QUESTIONS, 1))
 
     answered = await stream_run(agent_server.url, ANSWERS, thread_id=asked.thread_id)
 

@@ -55,7 +55,9 @@ newlines; string content or a list of parts with ``text``). Without a system
 message the first user message is matched instead.
 
 *Turn selection*: the turn index is the number of ``assistant`` messages
-already in the request. This keeps parallel conversations of the same agent
+already in the request, not counting the harness's deliverable messages (named
+``dra_deliverable``: a delivered report or questions the harness wrote out for
+the user, which stand for no reply of the model's). This keeps parallel conversations of the same agent
 (e.g. concurrent sub-agents) deterministic: each one sees only its own history.
 Once an agent's turns are exhausted, ``repeat_last: true`` reuses the last turn
 forever; otherwise ``default`` answers. With no matching agent ``default``
@@ -127,6 +129,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from deep_research_agent.conversation import DELIVERABLE_MESSAGE_NAME
 from tests.support.loopback import LoopbackServer
 
 __all__ = [
@@ -377,7 +380,7 @@ class _ScriptState:
         self.error_counts = {}
 
     def resolve(self, messages: list[Json]) -> _Resolved:
-        turn_index = sum(1 for m in messages if m.get("role") == "assistant")
+        turn_index = sum(1 for m in messages if m.get("role") == "assistant" and m.get("name") != DELIVERABLE_MESSAGE_NAME)
         prompt = _system_prompt(messages)
         default = self.scenario.get("default")
         for a in self.scenario.get("agents", []):

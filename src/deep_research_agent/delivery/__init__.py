@@ -11,7 +11,7 @@ __all__, __getattr__ = lazy_exports(
         "CompletionMiddleware": "completion",
         "ReportGateMiddleware": "report_gate",
         "ReportMiddleware": "submit",
-        "StopRequestMiddleware": "stop",
+        "start_watching": "stop",
         "TurnEndMiddleware": "turn_end",
         "request_clarification": "clarification",
         "submit_report": "submit",

@@ -5,8 +5,9 @@ Contract (orchestrator only):
   event, echoes the questions into its own result (so they stay in context even if history is
   compacted) and marks the run as waiting; once research has started in the run, it is refused and the
   model is told to finish instead;
-- once the tool has asked, ``TurnEndMiddleware`` (not this one) ends the turn before the next model
-  call, with no reliance on the model stopping, and the run ends ``done/awaiting_clarification``;
+- once the tool has asked, ``TurnEndMiddleware`` (not this one) ends the turn at the next model call, with
+  the questions as a numbered list in the turn's last AI message, and the run ends
+  ``done/awaiting_clarification``;
 - a model that asks its questions in prose instead (a final message with no tool call, before any
   research) still produces the same ``clarification`` card, and the run waits for the answers.
 """
@@ -14,15 +15,13 @@ Contract (orchestrator only):
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Awaitable, Callable
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
-from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
-from ..lifecycle.containment import contain_hook_failures
 from ..names import ToolName
 from ..protocol.events import emit
 from ..run import current_run
@@ -49,7 +48,7 @@ def request_clarification(questions: list[str]) -> str:
             "cannot be asked now. Finish the research on stated assumptions and deliver with submit_report."
         )
     cleaned = [q.strip() for q in questions if q.strip()]
-    control.mark_clarification_requested()
+    control.mark_clarification_requested(cleaned)
     emit("clarification", questions=cleaned)
     listed = "\n".join(f"{i}. {q}" for i, q in enumerate(cleaned, 1))
     return f"Asked the user and waiting for the answers:\n{listed}"
@@ -60,20 +59,22 @@ class ClarificationMiddleware(AgentMiddleware):
 
     tools = [request_clarification]
 
-    @hook_config(can_jump_to=["end"])
-    @contain_hook_failures
-    async def aafter_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
-        last = state["messages"][-1] if state.get("messages") else None
-        if not isinstance(last, AIMessage) or last.tool_calls:
-            return None
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        # Inside the model call rather than an after_model hook, which would be a graph step on every turn.
+        response = await handler(request)
+        reply = response.result[-1] if response.result else None
+        if not isinstance(reply, AIMessage) or reply.tool_calls:
+            return response
         control = current_run().control
         if control.research_started or control.report_delivered or control.clarification_requested:
-            return None
-        questions = prose_questions(last.text)
+            return response
+        questions = prose_questions(reply.text)
         if questions:
-            control.mark_clarification_requested()
+            control.mark_clarification_requested(questions)
             emit("clarification", questions=questions)
-        return None
+        return response
 
 
 def prose_questions(text: str) -> list[str]:

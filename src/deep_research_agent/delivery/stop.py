@@ -3,8 +3,9 @@
 Contract (orchestrator only; a request reaches every role through the run's control):
 - a client asks by putting an item in the LangGraph store at ``STOP_REQUESTS_NAMESPACE`` with the run id
   as its key (``client.store.put_item(list(STOP_REQUESTS_NAMESPACE), run_id, {"mode": ...})``);
-- from the run's start a watcher polls for it every ``POLL_S``, deletes each request it reads, and emits
-  ``status: stop_requested`` with ``reason`` the mode;
+- from the run's start (``start_watching``, called by the lifecycle as the run opens) a watcher polls for
+  it every ``POLL_S``, deletes each request it reads, and emits ``status: stop_requested`` with
+  ``reason`` the mode;
 - ``mode: "wrap_up"``: every agent is told at its next model call to deliver now, and no tool call
   starts any more except ``submit_report``; the agents write their findings and the orchestrator its
   report, through the usual gates, so the run normally ends ``done/report_delivered``. The watcher goes
@@ -24,17 +25,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
-from langgraph.config import get_config
-from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
-from ..lifecycle.containment import contain_hook_failures
 from ..names import EndReason, StatusState, StopMode
 from ..protocol.events import STOP_REQUESTS_NAMESPACE, emit
-from ..run import Halt, Run, current_run
+from ..run import Halt, Run
 
 logger = logging.getLogger(__name__)
 
@@ -43,19 +39,13 @@ POLL_S = 0.5
 _watchers: set[asyncio.Task[None]] = set()
 
 
-class StopRequestMiddleware(AgentMiddleware):
-    """Starts the run's stop-request watcher when the run opens."""
-
-    @hook_config(can_jump_to=["end"])
-    @contain_hook_failures
-    async def abefore_agent(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
-        if runtime.store is None:
-            return None
-        run = current_run(get_config())
-        watcher = asyncio.create_task(watch_for_stop_request(runtime.store, run), name=f"stop-watch-{run.key}")
-        _watchers.add(watcher)
-        watcher.add_done_callback(_watchers.discard)
-        return None
+def start_watching(store: BaseStore | None, run: Run) -> None:
+    """Start the run's stop-request watcher (the lifecycle calls it when the run opens); no store, no watcher."""
+    if store is None:
+        return
+    watcher = asyncio.create_task(watch_for_stop_request(store, run), name=f"stop-watch-{run.key}")
+    _watchers.add(watcher)
+    watcher.add_done_callback(_watchers.discard)
 
 
 async def watch_for_stop_request(store: BaseStore, run: Run, *, poll_s: float = POLL_S) -> None:

@@ -1,28 +1,40 @@
-"""Turn end: once the run's deliverable is out, the turn ends before the next model call.
+"""Turn end: once the turn's deliverable is out, the turn ends, and its last AI message is the deliverable.
 
-Contract (orchestrator only): after ``submit_report`` delivered a report or ``request_clarification`` asked
-its questions, the agent stops before calling the model again, whether or not the model would have stopped.
-One hook serves both deliverables because every ``before_model`` hook is a graph step on every model turn.
+Contract (orchestrator only; outside the guard chain, so the call it answers is neither metered nor
+announced): after ``submit_report`` delivered a report or ``request_clarification`` asked its questions,
+the next model call does not reach the model. It is answered with the turn's last AI message: the
+delivered report (the checked text, the same as ``final_report``) or the questions as a numbered list.
+A generic client that renders ``messages`` then shows the result as the answer; the tool-call rows stay.
+The turn ends there because that message calls no tool, so delivery never depends on the model choosing
+to stop, and no graph step is spent on a hook.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
-from langgraph.runtime import Runtime
-
-from ..lifecycle.containment import contain_hook_failures
-from ..run import current_run
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from ..conversation import deliverable_message
+from ..run import RunControl, current_run
 
 
 class TurnEndMiddleware(AgentMiddleware):
-    """Jumps to the end of the turn once a report is delivered or the user has been asked."""
+    """Answers the model call after a delivery with the deliverable itself, which ends the turn."""
 
-    @hook_config(can_jump_to=["end"])
-    @contain_hook_failures
-    async def abefore_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
-        control = current_run().control
-        if control.report_delivered or control.clarification_requested:
-            return {"jump_to": "end"}
-        return None
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        answer = deliverable(request.state, current_run().control)
+        if answer is None:
+            return await handler(request)
+        return ModelResponse(result=[deliverable_message(answer)])
+
+
+def deliverable(state: Mapping[str, Any], control: RunControl) -> str | None:
+    """What the turn delivered, as the user should read it; None while nothing is delivered."""
+    if control.report_delivered:
+        return state.get("final_report") or ""
+    if control.clarification_requested and control.questions:
+        return "\n".join(f"{number}. {question}" for number, question in enumerate(control.questions, 1))
+    return None

@@ -1,7 +1,8 @@
 """Run lifecycle: the first event, the last events, and the single authoritative end state.
 
 Contract (orchestrator only; it must be the outermost middleware):
-- ``run_start`` is the first event of every run; config warnings follow it as ``status: warning``;
+- ``run_start`` is the first event of every run; config warnings follow it as ``status: warning``; the
+  run's stop-request watcher starts (``delivery/stop.py``);
 - a config problem (refused ``base_url``, missing key) ends the run before any model call;
 - a model call that fails for good (once the retry middleware gave up) does not raise: the error is
   classified into a detail that says what to fix, and the agent stops;
@@ -9,7 +10,8 @@ Contract (orchestrator only; it must be the outermost middleware):
   or in one of the harness's node hooks (``containment.py``), does not reach the user as a traceback: it
   is logged, the run ends with reason ``internal_error``;
 - a run that ends without a delivered report, for any reason, still delivers one once research started
-  (``fallback_report.py``); it is sent as a ``report`` with ``partial: true`` and stored as ``final_report``;
+  (``fallback_report.py``); it is sent as a ``report`` with ``partial: true``, stored as ``final_report``
+  and appended as the turn's last AI message, so a client that renders only ``messages`` shows it;
 - at the end, exactly one ``usage`` event (with the citation summary) and exactly one ``status``
   ``done``/``error`` whose reason ``end_state.decide_end`` names from one record of the run. The status
   carries the run's tool calls, tokens, report size and run time, and a ``detail`` ending in
@@ -46,7 +48,9 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from ..conversation import is_harness_message
+from ..conversation import deliverable_message, is_harness_message
+from ..delivery.stop import start_watching
+from ..delivery.turn_end import deliverable
 from ..guards.budget import effective_recursion_limit
 from ..clock import format_elapsed
 from ..names import EndReason, StatusState
@@ -79,6 +83,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
     async def abefore_agent(self, state: LifecycleState, runtime: Runtime) -> dict[str, Any] | None:
         config = get_config()
         run = current_run(config)
+        start_watching(runtime.store, run)
         configurable = config.get("configurable") or {}
         emit(
             "run_start",
@@ -163,8 +168,12 @@ class RunLifecycleMiddleware(AgentMiddleware):
             else:
                 emit("report", markdown=salvaged, partial=True)
                 update["final_report"] = salvaged
+                update["messages"] = [deliverable_message(salvaged)]
                 report_chars = len(salvaged)
                 record = replace(record, salvaged=True)
+        elif (answer := deliverable(state, run.control)) is not None and not _ends_with(state, answer):
+            # Delivered, but the turn ended before its answer message (a halt right after submit_report).
+            update["messages"] = [deliverable_message(answer)]
         end = decide_end(record)
         self._emit_usage(run)
         totals = run.usage.totals()
@@ -224,6 +233,11 @@ class RunLifecycleMiddleware(AgentMiddleware):
                 "recursion_limit": effective_recursion_limit(settings),
             },
         )
+
+
+def _ends_with(state: LifecycleState, answer: str) -> bool:
+    messages = state.get("messages") or []
+    return bool(messages) and isinstance(messages[-1], AIMessage) and messages[-1].text == answer
 
 
 def _answered_directly(messages: list[AnyMessage]) -> bool:

@@ -1,19 +1,20 @@
 """Pre-triage router: a simple question is answered in two tiny calls, without the orchestrator's harness.
 
 Contract (orchestrator only):
-- runs once per turn, before the first model step after a real user message;
+- runs once per turn, in the orchestrator's first model call after a real user message (outside its guard
+  chain, so the router's calls are metered as ``triage`` side calls, not as orchestrator steps);
 - a message of up to 1,500 characters gets one small, tool-less, non-streamed call on the tier's
   ``research`` model (``prompts/triage.md``) that answers SIMPLE or RESEARCH;
 - SIMPLE (greetings, definitions, general knowledge) is answered by one more small call
-  (``prompts/direct_answer.md``); the answer is appended and the run jumps to its end, so the
-  orchestrator's model, prompt and tools are never loaded: at most 2 model calls in all;
+  (``prompts/direct_answer.md``), which stands in for the orchestrator's reply: it calls no tool, so the
+  turn ends, and the orchestrator's model, prompt and tools are never loaded: at most 2 model calls in all;
 - RESEARCH, longer messages, answers to clarifying questions, and any router failure (an exception, an
   unparseable verdict, an empty answer) fall through to the full agent. A follow-up on a thread that
   already holds a ``final_report`` is RESEARCH unless plainly SIMPLE: the full agent has the report in
   context;
 - emits one ``status: triage`` per turn with ``detail`` ``simple`` or ``research`` and a ``reason``;
-- state: ``triage_verdict`` is ``"simple"``/``"research"`` once decided and ``None`` at the start of every
-  run, so the end-of-run hook can tell a direct answer apart.
+- state: ``triage_verdict`` is ``"simple"`` or ``"research"``, set in the first model call of every turn,
+  so the end-of-run hook can tell a direct answer apart.
 
 Not langchain's ModelRouterMiddleware: it only picks the model for the full agent and cannot end the turn.
 """
@@ -22,16 +23,16 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from functools import cached_property
-from typing import Annotated, Any, Literal, NotRequired
+from typing import Annotated, Literal, NotRequired
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
+from langchain.agents.middleware import AgentMiddleware, AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import OmitFromInput
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
 from langgraph.constants import TAG_NOSTREAM
-from langgraph.runtime import Runtime
+from langgraph.types import Command
 
 from .. import prompts
 from ..conversation import is_fresh_turn, previous_turns, turn_messages
@@ -40,7 +41,6 @@ from ..models import chat_model
 from ..names import StatusState, ToolName
 from ..protocol.events import emit
 from ..settings import ResearchConfig, Slot
-from .containment import contain_hook_failures
 
 logger = logging.getLogger(__name__)
 
@@ -110,20 +110,27 @@ class TriageRouterMiddleware(AgentMiddleware):
         # Built on first use and bound to no tools: the router must not carry the orchestrator's harness.
         return self.model_factory(self.settings, "research")
 
-    # A before_agent hook runs once per run, before the first model step; a before_model hook would be an
-    # extra graph step on every model turn of the orchestrator.
-    @hook_config(can_jump_to=["end"])
-    @contain_hook_failures
-    async def abefore_agent(self, state: TriageState, runtime: Runtime) -> dict[str, Any] | None:
-        messages = state["messages"]
-        if not is_fresh_turn(messages):
-            return {"triage_verdict": None}
+    # Inside the orchestrator's first model call of a turn, not a hook: a hook is a graph step of its own.
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse | ExtendedModelResponse:
+        if not is_fresh_turn(request.messages):
+            return await handler(request)
+        answer = await self._route(request.messages, request.state.get("final_report") or "")
+        if answer is None:
+            verdict, response = "research", await handler(request)
+        else:
+            verdict, response = "simple", ModelResponse(result=[answer])
+        return ExtendedModelResponse(model_response=response, command=Command(update={"triage_verdict": verdict}))
+
+    async def _route(self, messages: Sequence[AnyMessage], report: str) -> AIMessage | None:
+        """The direct answer of a SIMPLE turn, or None when the full agent should run."""
         question = turn_messages(messages)[0].text
         if len(question) > MAX_TRIAGE_CHARS:
             return _research("long_message")
         if awaits_answers(previous_turns(messages)):
             return _research("clarification_answer")
-        verdict = await self._classify(question, state.get("final_report") or "")
+        verdict = await self._classify(question, report)
         if verdict is None:
             return _research("router_failed")
         if verdict == "research":
@@ -132,7 +139,7 @@ class TriageRouterMiddleware(AgentMiddleware):
         if answer is None:
             return _research("answer_failed")
         emit("status", state=StatusState.TRIAGE, detail="simple", reason="classified")
-        return {"messages": [answer], "triage_verdict": "simple", "jump_to": "end"}
+        return answer
 
     async def _classify(self, question: str, report: str) -> Verdict | None:
         content = question
@@ -175,6 +182,5 @@ class TriageRouterMiddleware(AgentMiddleware):
         return reply
 
 
-def _research(reason: str) -> dict[str, Any]:
+def _research(reason: str) -> None:
     emit("status", state=StatusState.TRIAGE, detail="research", reason=reason)
-    return {"triage_verdict": "research"}

@@ -34,6 +34,7 @@ class RunControl:
         self._research_started = False
         self._report_delivered = False
         self._clarification_requested = False
+        self._questions: tuple[str, ...] = ()
         self._halted_tasks: dict[str, HaltedBy] = {}
         self._notices: set[str] = set()
         self._closed = False
@@ -62,6 +63,11 @@ class RunControl:
     @property
     def clarification_requested(self) -> bool:
         return self._clarification_requested
+
+    @property
+    def questions(self) -> tuple[str, ...]:
+        """The clarifying questions the run asked, once it asked."""
+        return self._questions
 
     @property
     def closed(self) -> bool:
@@ -107,9 +113,10 @@ class RunControl:
         with self._lock:
             self._report_delivered = True
 
-    def mark_clarification_requested(self) -> None:
+    def mark_clarification_requested(self, questions: list[str]) -> None:
         with self._lock:
             self._clarification_requested = True
+            self._questions = tuple(questions)
 
     def mark_task_halted(self, task_id: str, by: HaltedBy) -> None:
         """A guard stopped the sub-agent of this ``task`` call; the first guard to do so is kept."""
