@@ -114,12 +114,14 @@ class HaltedBy(StrEnum):
 
 
 class Ceiling(StrEnum):
-    """A run ceiling: the ``reason`` of ``budget_soft`` and ``budget_halt``."""
+    """A run ceiling: the ``reason`` of ``budget_soft`` and ``budget_halt`` (``steps``: soft stage only)."""
 
     TOOL_CALLS = "tool_calls"
     TOKENS = "tokens"
     TIME = "time"
     COST = "cost"
+    # The orchestrator's graph steps (LangGraph's recursion limit, which a client may set per run).
+    STEPS = "steps"
 
 
 class StopMode(StrEnum):

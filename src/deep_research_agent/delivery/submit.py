@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain.agents.middleware.types import OmitFromInput
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.types import Command
@@ -23,10 +24,13 @@ from ..run import current_run
 
 
 class ReportState(AgentState):
-    final_report: NotRequired[str]
-    sources: NotRequired[list[dict[str, Any]]]
-    evidence: NotRequired[list[dict[str, Any]]]
-    citations: NotRequired[list[dict[str, Any]]]
+    """What a run delivers, for clients to read: output only, never run input (a client cannot hand a run
+    "evidence" it never fetched)."""
+
+    final_report: NotRequired[Annotated[str, OmitFromInput]]
+    sources: NotRequired[Annotated[list[dict[str, Any]], OmitFromInput]]
+    evidence: NotRequired[Annotated[list[dict[str, Any]], OmitFromInput]]
+    citations: NotRequired[Annotated[list[dict[str, Any]], OmitFromInput]]
 
 
 @tool(ToolName.SUBMIT_REPORT)

@@ -216,7 +216,7 @@ class BudgetMiddleware(PerRoleMiddleware):
         if run.control.wrap_up_requested:
             why = "the user asked this research run to finish now with what it has"
         else:
-            ceiling = (run.control.budget_soft or "").replace("_", "-")
+            ceiling = (run.control.budget_soft or "").replace("_", "-").replace("steps", "graph-step")
             why = f"this research run has used over {SOFT_FRACTION:.0%} of its {ceiling} budget"
         if self.role == Role.ORCHESTRATOR:
             action = (

@@ -7,7 +7,8 @@ at each model call it reads the steps the agent's graph has left in this invocat
 it: one more loop back to the model (its ``after_model`` hooks, the tools, its ``before_model`` hooks,
 the model) and the exit path from there (the ``after_model`` and ``after_agent`` hooks). Otherwise the
 call does not start and the agent stops cleanly with ``status: recursion_limit`` (the orchestrator's run
-ends with a salvaged report, a sub-agent hands back).
+ends with a salvaged report, a sub-agent hands back). Past ``SOFT_FRACTION`` of the orchestrator's
+steps, the run enters its wrap-up stage like at any ceiling (``budget_soft`` with reason ``steps``).
 
 Those hooks are counted, at construction, on the agent's other middleware: langchain runs each
 middleware's ``before_model``, ``after_model`` and ``after_agent`` as one graph step, and the guards
@@ -28,9 +29,10 @@ from langgraph.config import get_config
 from langgraph.managed.is_last_step import RemainingStepsManager
 
 from ..conversation import respond
-from ..names import EndReason, HaltedBy, StatusState
+from ..names import Ceiling, EndReason, HaltedBy, Role, StatusState
 from ..protocol.events import emit
-from ..run import Halt
+from ..run import Halt, current_run
+from .budget import SOFT_FRACTION
 from .halting import stop_agent
 from .per_role import PerRoleMiddleware
 
@@ -69,7 +71,10 @@ class StepLimitMiddleware(PerRoleMiddleware):
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse | ExtendedModelResponse:
         remaining = request.state.get("remaining_steps")
-        if not isinstance(remaining, int) or remaining > self.reserve_steps:
+        if not isinstance(remaining, int):
+            return await handler(request)
+        if remaining > self.reserve_steps:
+            self._wind_down_near_the_limit(remaining)
             return await handler(request)
         limit = get_config()["recursion_limit"]
         used = limit - remaining
@@ -82,6 +87,25 @@ class StepLimitMiddleware(PerRoleMiddleware):
         )
         halt = Halt(reason=EndReason.RECURSION_LIMIT, detail=f"the run reached its recursion limit ({limit} graph steps)")
         return respond([stop_agent(self.role, request.messages, halted_by=HaltedBy.STEP_LIMIT, halt=halt)])
+
+
+    def _wind_down_near_the_limit(self, remaining: int) -> None:
+        """Past ``SOFT_FRACTION`` of the orchestrator's steps, the run enters its wrap-up stage, as at any
+        ceiling: every agent is nudged to deliver (``BudgetMiddleware``), so a client's low recursion
+        limit ends in a report rather than a cut. A sub-agent's steps are its own: they wind down nothing."""
+        if self.role != Role.ORCHESTRATOR:
+            return
+        limit = get_config()["recursion_limit"]
+        used = limit - remaining
+        if used >= SOFT_FRACTION * limit and current_run().control.enter_budget_soft_stage(Ceiling.STEPS):
+            emit(
+                "status",
+                state=StatusState.BUDGET_SOFT,
+                reason=Ceiling.STEPS,
+                used=used,
+                limit=limit,
+                detail=f"{used} of {limit} graph steps used; every agent is asked to wrap up.",
+            )
 
 
 def _implements(middleware: AgentMiddleware, hook: str) -> bool:

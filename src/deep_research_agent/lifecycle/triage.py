@@ -28,7 +28,7 @@ from functools import cached_property
 from typing import Annotated, Literal, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
-from langchain.agents.middleware.types import OmitFromInput
+from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
 from langgraph.constants import TAG_NOSTREAM
@@ -55,7 +55,7 @@ _THINKING = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 
 
 class TriageState(AgentState):
-    triage_verdict: NotRequired[Annotated[Verdict | None, OmitFromInput]]
+    triage_verdict: NotRequired[Annotated[Verdict | None, PrivateStateAttr]]
 
 
 def parse_verdict(text: str) -> Verdict | None:
