@@ -19,7 +19,9 @@ from types import SimpleNamespace
 from typing import Any
 
 import anyio
+import httpx
 import pytest
+from langgraph_sdk.errors import NotFoundError
 from rich.console import Console
 
 import deep_research_agent.cli
@@ -327,12 +329,26 @@ def test_clarification_reply_format() -> None:
 class FakeClient:
     """Just enough of the async SDK client: each ``runs.stream`` call plays the next script."""
 
-    def __init__(self, scripts: list[list[tuple[str, Any]] | Exception], values: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        scripts: list[list[tuple[str, Any]] | Exception],
+        values: dict[str, Any] | None = None,
+        stored: dict[str, Any] | None = None,
+    ) -> None:
         self.scripts = scripts
         self.sent: list[dict[str, Any]] = []
         self.values = values or {}
+        self.stored = stored or {}
         self.threads = SimpleNamespace(create=self._create, get_state=self._get_state)
         self.runs = SimpleNamespace(stream=self._stream)
+        self.http = SimpleNamespace(get=self._http_get)
+
+    async def _http_get(self, path: str) -> Any:
+        """The server's custom routes: ``stored`` maps a path to its answer; any other path is a 404."""
+        if path not in self.stored:
+            response = httpx.Response(404, request=httpx.Request("GET", f"http://server{path}"))
+            raise NotFoundError("No evidence is stored.", response=response, body=None)
+        return self.stored[path]
 
     async def _create(self) -> dict[str, Any]:
         return {"thread_id": "t1"}
@@ -407,9 +423,10 @@ def test_stream_exception_exits_1_and_still_prints_run_time() -> None:
     assert "⏱ Run time" in text.strip().splitlines()[-1]
 
 
-def test_evidence_file_is_written(tmp_path: Path) -> None:
-    values = {"final_report": "# R", "sources": [{"url": "u"}], "evidence": [{"id": "ev1"}], "messages": []}
-    client = FakeClient([[end_status("done")]], values=values)
+def test_the_evidence_file_holds_the_report_and_sources_from_state_and_the_texts_from_the_evidence_route(tmp_path: Path) -> None:
+    values = {"final_report": "# R", "sources": [{"url": "u"}], "evidence": [{"id": "ev1", "chars": 4}], "messages": []}
+    stored = [{"run_id": "r1", "id": "ev1", "chars": 4, "text": "page"}]
+    client = FakeClient([[end_status("done")]], values=values, stored={"/evidence/t1": stored})
     target = tmp_path / "out" / "evidence.json"
     code, text = run_ask(client, evidence=target)
     assert code == 0
@@ -417,9 +434,17 @@ def test_evidence_file_is_written(tmp_path: Path) -> None:
         "question": "What is X?",
         "report": "# R",
         "sources": [{"url": "u"}],
-        "evidence": [{"id": "ev1"}],
+        "evidence": stored,
     }
     assert str(target) in text.replace("\n", "")
+
+
+def test_a_thread_with_no_stored_evidence_gets_an_empty_evidence_list(tmp_path: Path) -> None:
+    client = FakeClient([[end_status("done")]], values={"final_report": "# R"})
+    target = tmp_path / "evidence.json"
+    code, _ = run_ask(client, evidence=target)
+    assert code == 0
+    assert json.loads(target.read_text())["evidence"] == []
 
 
 # --- cli.ask: Ctrl-C during a run --------------------------------------------------------------------

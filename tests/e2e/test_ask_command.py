@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -58,6 +59,8 @@ def test_ask_streams_a_run_through_to_the_rendered_report_and_the_run_time(agent
     audit = json.loads(evidence_file.read_text())
     assert audit["report"].startswith(f"# {REPORT_TITLE}")
     assert any(e["url"] == url and "412 Wh/kg" in e["text"] for e in audit["evidence"])
+    # The file carries the full texts the thread state leaves out, each matching its hash.
+    assert all(hashlib.sha256(e["text"].encode()).hexdigest() == e["sha256"] and len(e["text"]) == e["chars"] for e in audit["evidence"])
 
 
 def test_ask_without_a_terminal_answers_a_clarification_by_proceeding_on_assumptions(agent_server, scripted):

@@ -27,7 +27,7 @@ from tests.e2e.scenarios import (
     scenario,
     submit,
 )
-from tests.support.agent_server import GRAPH_ID, stream_run
+from tests.support.agent_server import GRAPH_ID, stored_records, stream_run
 from tests.support.scripted_model import call, error, turn
 from tests.support.web import ARTICLES
 
@@ -508,6 +508,8 @@ async def test_a_stop_request_ends_the_run_at_once_with_a_report_of_what_was_fou
     assert report["partial"] is True and "412 Wh/kg" in report["markdown"]
     assert "asked the run to stop" in report["markdown"]
     assert len(requests_of(scripted, "orchestrator")) == 1, "the orchestrator made a model call after the stop"
+    stored = await stored_records(agent_server.url, run)
+    assert stored and list(stored) == [e["id"] for e in run.values["evidence"]], "a stopped run stores its texts too"
     stop_requests = await get_client(url=agent_server.url).store.search_items(list(STOP_REQUESTS_NAMESPACE))
     assert stop_requests == {"items": []}, "the stop request was not deleted once served"
 

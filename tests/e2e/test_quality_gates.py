@@ -19,7 +19,7 @@ from tests.e2e.scenarios import (
     scenario,
     submit,
 )
-from tests.support.agent_server import RunResult, stream_run
+from tests.support.agent_server import RunResult, stored_records, stream_run
 from tests.support.scripted_model import call, turn
 from tests.support.web import ARTICLES
 
@@ -76,12 +76,14 @@ def assert_end_carries_totals(run: Any) -> None:
     assert end["detail"].endswith("s.") and "Run time" in end["detail"]
 
 
-def assert_page_evidence(run: Any, url: str) -> dict[str, Any]:
+async def assert_page_evidence(server: Any, run: Any, url: str) -> dict[str, Any]:
+    """The run's evidence entry for the page at ``url``, whose stored text holds the quote."""
     pages = [e for e in run.values["evidence"] if e["kind"] == "page" and e["url"] == url]
     assert pages, run.values["evidence"]
     page = pages[0]
-    assert {"id", "url", "retrieved_at", "agent", "sha256", "text"} <= set(page)
-    assert page["agent"] == "research-subagent" and QUOTE in page["text"]
+    assert {"id", "url", "retrieved_at", "agent", "sha256", "chars"} <= set(page)
+    assert page["agent"] == "research-subagent"
+    assert QUOTE in (await stored_records(server.url, run))[page["id"]]["text"]
     return page
 
 
@@ -110,7 +112,7 @@ def last_message(scripted: Any, agent: str) -> dict[str, Any]:
 # --- findings gate ---------------------------------------------------------------------------------
 
 
-async def test_prose_instead_of_findings_is_bounced_once_and_the_second_answer_is_handed_over(research_unit, scripted, web):
+async def test_prose_instead_of_findings_is_bounced_once_and_the_second_answer_is_handed_over(agent_server, research_unit, scripted, web):
     url = halvorsen(web)
     run = await research_unit(
         reads_then_answers(url, PROSE, valid_findings(url)),
@@ -125,14 +127,14 @@ async def test_prose_instead_of_findings_is_bounced_once_and_the_second_answer_i
     assert nudge["name"] == "dra_harness" and "not accepted" in message_text(nudge)
     findings = run.of_type("subagent_findings")
     assert len(findings) == 1 and findings[0]["findings"][0]["source"] == url
-    evidence_id = assert_page_evidence(run, url)["id"]
+    evidence_id = (await assert_page_evidence(agent_server, run, url))["id"]
     assert run.values["citations"] == [
         {"index": 1, "url": url, "evidence_id": evidence_id, "verified": True, "reason": "quote_verified"}
     ]
     assert run.of_type("usage")[0]["citations"] == {"valid": 1, "repaired": 0, "removed": 0, "flagged": 0}
 
 
-async def test_prose_twice_is_handed_over_as_prose(research_unit, scripted, web):
+async def test_prose_twice_is_handed_over_as_prose(agent_server, research_unit, scripted, web):
     url = halvorsen(web)
     run = await research_unit(
         reads_then_answers(url, PROSE, repeat_last=True),
@@ -147,7 +149,7 @@ async def test_prose_twice_is_handed_over_as_prose(research_unit, scripted, web)
     assert handed_over["content"] == PROSE
     # The page was read, though no finding quotes it: the citation is kept as retrieved.
     assert [(c["url"], c["verified"], c["reason"]) for c in run.values["citations"]] == [(url, True, "page_retrieved")]
-    assert_page_evidence(run, url)
+    await assert_page_evidence(agent_server, run, url)
 
 
 async def test_findings_without_any_tool_call_are_bounced_then_handed_over_without_them(research_unit, web):
@@ -189,7 +191,7 @@ async def test_a_file_path_as_a_source_is_bounced_and_that_finding_is_dropped_on
 # --- report gate -----------------------------------------------------------------------------------
 
 
-async def test_a_report_citing_a_missing_entry_and_an_unfetched_url_is_sent_back_and_the_revision_delivered(research_unit, scripted, web):
+async def test_a_report_citing_a_missing_entry_and_an_unfetched_url_is_sent_back_and_the_revision_delivered(agent_server, research_unit, scripted, web):
     url = halvorsen(web)
     bad = cited_report(
         ("The Halvorsen cell", url),
@@ -210,7 +212,7 @@ async def test_a_report_citing_a_missing_entry_and_an_unfetched_url_is_sent_back
     assert run.values["final_report"] == good.strip()
     assert [(c["index"], c["url"], c["verified"]) for c in run.values["citations"]] == [(1, url, True)]
     assert run.of_type("usage")[0]["citations"] == {"valid": 1, "repaired": 2, "removed": 0, "flagged": 0}
-    assert_page_evidence(run, url)
+    await assert_page_evidence(agent_server, run, url)
 
 
 async def test_a_revision_that_still_cites_an_unfetched_url_is_delivered_with_that_citation_removed(research_unit, web):

@@ -18,7 +18,7 @@ from tests.e2e.scenarios import (
     submit,
     system_text,
 )
-from tests.support.agent_server import stream_run
+from tests.support.agent_server import stored_records, stream_run
 from tests.support.scripted_model import call, turn
 from tests.support.web import ARTICLES, INJECTION
 
@@ -84,7 +84,8 @@ async def test_a_research_run_searches_reads_and_delivers_a_report_citing_only_f
     assert [s["url"] for s in run.values["sources"]] == source_urls
     assert all({"index", "url", "domain"} <= set(s) for s in run.values["sources"])
     page_evidence = [e for e in run.values["evidence"] if e["kind"] == "page" and e["url"] == url]
-    assert page_evidence and QUOTE in page_evidence[0]["text"]
+    assert page_evidence and "text" not in page_evidence[0]
+    assert QUOTE in (await stored_records(agent_server.url, run))[page_evidence[0]["id"]]["text"]
 
     orchestrator_task_result = next(
         m for m in run.values["messages"] if m["type"] == "tool" and m["name"] == "task"

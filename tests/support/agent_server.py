@@ -155,6 +155,11 @@ class RunResult:
     def values(self) -> dict[str, Any]:
         return self.state.get("values") or {}
 
+    @property
+    def run_id(self) -> str:
+        """The run's id, from the stream's first ``metadata`` part."""
+        return next(data["run_id"] for name, data in self.parts if name == "metadata")
+
     def stream_errors(self) -> list[Any]:
         return [data for name, data in self.parts if name == "error"]
 
@@ -193,3 +198,17 @@ async def stream_run(
     invalid = [(event, error.message) for event in result.events for error in EVENT_SCHEMA.iter_errors(event)]
     assert not invalid, f"events outside the published schema: {invalid[:5]}"
     return result
+
+
+async def get_evidence(server: str, thread_id: str, run_id: str | None = None) -> httpx.Response:
+    """``GET /evidence/{thread_id}[/{run_id}]``: the evidence texts the server stored for a thread or one run."""
+    path = f"/evidence/{thread_id}" + (f"/{run_id}" if run_id else "")
+    async with httpx.AsyncClient(base_url=server, timeout=10) as client:
+        return await client.get(path)
+
+
+async def stored_records(server: str, run: RunResult) -> dict[str, dict[str, Any]]:
+    """One run's stored evidence records by id, full texts included; fails when the route has none."""
+    answer = await get_evidence(server, run.thread_id, run.run_id)
+    assert answer.status_code == 200, answer.text
+    return {record["id"]: record for record in answer.json()}

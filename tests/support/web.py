@@ -17,6 +17,9 @@ Web routes
     facts; ``JUNK_PHRASES`` holds the boilerplate strings that extraction must drop. ``injected`` carries
     a prompt-injection sentence (``INJECTION``) and a fake ``</page>`` (``FAKE_BLOCK_END``) inside the
     article; ``long`` is ~80k characters.
+``GET /pages/{n}?kb=K``
+    Article page ``n`` of a numbered series (``numbered_article``): about ``K`` kilobytes of text (50 by
+    default), every sentence naming ``n``, so each page is a distinct text.
 ``GET /short``
     A tiny page (a title and one sentence, plus a nav and a script) for the cheap happy path.
 ``GET /report.pdf``
@@ -230,6 +233,20 @@ ARTICLES: dict[str, Article] = {
         ),
     )
 }
+
+
+def numbered_article(n: int, kb: float = 50) -> Article:
+    """Page ``n`` of a series of long articles, about ``kb`` kilobytes of text each, distinct per ``n``."""
+    sentence = (
+        f"Report {n}, section {{i}}: station N-{n:03d}-{{i:03d}} logged {{i}} readings of the tidal gauge, "
+        f"with a mean level of {{level}} metres and a spread recorded by the crew of survey {n}."
+    )
+    count = max(1, int(kb * 1000) // len(sentence.format(i=100, level="1.00")))
+    paragraphs = tuple(sentence.format(i=i, level=f"{1 + (n * i) % 97 / 100:.2f}") for i in range(1, count + 1))
+    return Article(
+        slug=f"page-{n}", title=f"Tidal survey report {n}", author="Ines Varga", date="2024-05-02",
+        paragraphs=paragraphs, facts=(f"station N-{n:03d}-001",), keywords=("tidal", "survey"),
+    )  # fmt: skip
 
 
 def article_html(article: Article) -> str:
@@ -501,6 +518,10 @@ def _web_routes() -> list[Route]:
             return HTMLResponse("<h1>Not found</h1>", status_code=404)
         return HTMLResponse(article_html(found))
 
+    async def numbered(request: Request) -> Response:
+        kb = float(request.query_params.get("kb", "50"))
+        return HTMLResponse(article_html(numbered_article(request.path_params["n"], kb)))
+
     async def short(_: Request) -> Response:
         return HTMLResponse(SHORT_HTML)
 
@@ -560,6 +581,7 @@ def _web_routes() -> list[Route]:
 
     return [
         Route("/articles/{slug}", article),
+        Route("/pages/{n:int}", numbered),
         Route("/short", short),
         Route("/notes.txt", notes),
         Route("/report.pdf", pdf),

@@ -14,7 +14,9 @@ Contract:
   findings so far), the third abandons it (the stream is dropped, the server cancels the run and no
   report is delivered). Before the run has an id, or where the event loop takes no signal handlers
   (Windows), Ctrl-C abandons the run at once.
-- ``--evidence FILE`` writes the question, report, sources and evidence from the thread state as JSON.
+- ``--evidence FILE`` writes the question, the report and sources from the thread state, and the full
+  evidence records (texts included) of every run on the thread from the server's ``GET /evidence/{thread_id}``
+  route, as JSON; a thread with no stored evidence gets an empty list.
 - The run time is printed whatever happened.
 """
 
@@ -29,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from langgraph_sdk.errors import NotFoundError
 from rich.console import Console
 from rich.live import Live
 from rich.text import Text
@@ -40,6 +43,8 @@ from .view import RunView
 
 # The graph id of langgraph.json. graph.py is not imported for it: that would load the whole agent stack.
 GRAPH_ID = "deep_research_agent"
+# The evidence route of routes.py, not imported: it needs Starlette, which only the server has.
+EVIDENCE_PATH = "/evidence"
 STREAM_MODES = ["messages", "updates", "custom"]
 
 NO_CLARIFY_PREFIX = (
@@ -148,11 +153,15 @@ async def write_evidence(client: Any, thread_id: str, question: str, path: Path)
     state = await client.threads.get_state(thread_id)
     values = state.get("values") if isinstance(state, dict) else None
     values = values if isinstance(values, dict) else {}
+    try:
+        evidence = await client.http.get(f"{EVIDENCE_PATH}/{thread_id}")
+    except NotFoundError:
+        evidence = []
     payload = {
         "question": question,
         "report": values.get("final_report"),
         "sources": values.get("sources") or [],
-        "evidence": values.get("evidence") or [],
+        "evidence": evidence,
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

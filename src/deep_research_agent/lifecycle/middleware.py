@@ -15,8 +15,9 @@ Contract (orchestrator only; it must be the outermost middleware):
 - at the end, exactly one ``usage`` event (with the citation summary) and exactly one ``status``
   ``done``/``error`` whose reason ``end_state.decide_end`` names from one record of the run. The status
   carries the run's tool calls, tokens, report size and run time, and a ``detail`` ending in
-  ``Run time Xm Ys.``; the run's sources, evidence and the delivered report's citations are copied into
-  state, and the run's stores are closed;
+  ``Run time Xm Ys.``; the run's sources, evidence summaries and the delivered report's citations are
+  copied into state, the evidence texts go to the LangGraph store (``run/archive.py``), and the run's
+  stores are closed;
 - a cancelled run ends without any of this (the server stops it mid-step), but its stores are dropped so
   the pages it read do not stay in memory.
 """
@@ -27,7 +28,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
-from dataclasses import asdict, replace
+from dataclasses import replace
 from typing import Annotated, Any, NotRequired
 
 import httpx
@@ -55,7 +56,7 @@ from ..guards.budget import effective_recursion_limit
 from ..clock import format_elapsed
 from ..names import EndReason, StatusState
 from ..protocol.events import emit
-from ..run import NoRunError, Run, close_run, current_run, run_key
+from ..run import NoRunError, Run, archive_evidence, close_run, current_run, evidence_summaries, run_key
 from ..settings import ResearchConfig
 from .containment import INTERNAL_ERROR, contain_hook_failures
 from .end_state import EndRecord, RunError, decide_end, owes_report
@@ -150,6 +151,9 @@ class RunLifecycleMiddleware(AgentMiddleware):
         config = get_config()
         run = current_run(config)
         try:
+            # Before the end status, so a client that reacts to it finds the texts stored.
+            thread_id = (config.get("configurable") or {}).get("thread_id")
+            await archive_evidence(runtime.store, thread_id=thread_id, run_id=run.key, records=run.evidence.records())
             return self._close(state, run)
         finally:
             close_run(run.key)
@@ -192,7 +196,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
         update["sources"] = [
             {"index": s.index, "url": s.url, "domain": s.domain, "title": s.title} for s in run.evidence.sources()
         ]
-        update["evidence"] = [asdict(record) for record in run.evidence.records()]
+        update["evidence"] = evidence_summaries(run.evidence.records())
         if run.evidence.citation_summary is not None:
             # Only a run that delivered a report replaces the citations of the thread's report.
             update["citations"] = [
