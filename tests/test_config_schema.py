@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
+from langgraph.warnings import LangGraphDeprecatedSinceV10
+from pydantic import TypeAdapter
 
+from deep_research_agent.graph import build_graph
 from deep_research_agent.settings import TIER_ORDER, ResearchConfig, config_json_schema, settings_table
 from deep_research_agent.settings.resolve import LEGACY_MODEL_KEYS
 
@@ -140,3 +144,26 @@ def test_a_configurable_of_the_schema_defaults_resolves_to_the_defaults_without_
 
     assert resolved.warnings == () and resolved.problems == ()
     assert resolved == ResearchConfig.resolve({}, environ={"OPENAI_API_KEY": "sk-env"})
+
+
+@pytest.mark.filterwarnings("ignore::langgraph.warnings.LangGraphDeprecatedSinceV10")
+def test_the_compiled_graph_publishes_the_schema_as_config_schema_and_sets_no_context_schema():
+    environ = {"OPENAI_API_KEY": "sk-server-key-0123456789", "TAVILY_API_KEY": "tvly-server-key-0123"}
+    graph = build_graph(ResearchConfig.resolve({}, environ=environ))
+    # langgraph-api serves a copy of the graph it was given.
+    served = graph.copy(update={"store": None})
+
+    configurable = served.config_schema().model_fields["configurable"].annotation
+    assert TypeAdapter(configurable).json_schema() == SCHEMA
+    # No context schema: langgraph-api would filter each run's context, and drop keys, by its properties.
+    assert served.context_schema is None and served.get_context_jsonschema() is None
+    assert not any(secret in json.dumps(SCHEMA) for secret in environ.values())
+
+
+def test_config_schema_still_includes_the_runnable_config_fields_asked_for():
+    graph = build_graph(ResearchConfig.resolve({}, environ={"OPENAI_API_KEY": "sk-env"}))
+
+    with pytest.warns(LangGraphDeprecatedSinceV10):
+        fields = graph.config_schema(include=["recursion_limit"]).model_fields
+
+    assert set(fields) == {"recursion_limit", "configurable"}
