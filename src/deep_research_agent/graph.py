@@ -70,7 +70,7 @@ from .names import Role
 from .planning import PlanningMiddleware
 from .protocol import register_secrets
 from .run import current_run
-from .settings import ModelSpec, ResearchConfig, Slot
+from .settings import ModelSpec, ResearchConfig, Slot, publish_run_settings
 from .tools import ClassifiedToolErrorsMiddleware, build_web_fetch_tool, build_web_search_tool
 
 logger = logging.getLogger(__name__)
@@ -177,7 +177,8 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
         state_schema=DeepAgentState,
         name=Role.ORCHESTRATOR,
     )
-    return orchestrator.with_config({"recursion_limit": effective_recursion_limit(settings)})
+    # Published as the assistant's config_schema, so clients (Studio too) can discover the per-run settings.
+    return publish_run_settings(orchestrator).with_config({"recursion_limit": effective_recursion_limit(settings)})
 
 
 def _guards(

@@ -1,8 +1,10 @@
-"""Run settings: the model price tiers (``tiers``), their per-run resolution (``resolve``) and the
-documentation generated from them (``docgen``; ``python -m deep_research_agent.settings``)."""
+"""Run settings: the model price tiers (``tiers``), their per-run resolution (``resolve``), the
+documentation generated from them (``docgen``; ``python -m deep_research_agent.settings``) and the JSON
+Schema of the per-run keys that the assistant publishes as its ``config_schema`` (``schema``)."""
 
 from .docgen import env_example, markdown_table, settings_table
 from .resolve import ResearchConfig
+from .schema import RunSettings, config_json_schema, publish_run_settings
 from .tiers import DEFAULT_BASE_URL, MODEL_TIERS, SLOTS, TIER_ORDER, ModelSpec, Slot, Tier
 
 __all__ = [
@@ -12,9 +14,12 @@ __all__ = [
     "TIER_ORDER",
     "ModelSpec",
     "ResearchConfig",
+    "RunSettings",
     "Slot",
     "Tier",
+    "config_json_schema",
     "env_example",
     "markdown_table",
+    "publish_run_settings",
     "settings_table",
 ]
