@@ -29,7 +29,8 @@ Commands:
                           research a question against the running server and watch the run
   smoke                   ask a canned question with --no-clarify
   doctor                  check the local setup (starts nothing)
-  test [PYTEST ARGS...]   sync from the lock, check the lock, run the offline test suite
+  test [PYTEST ARGS...]   sync from the lock, check the lock, install node and the JS client's packages
+                          (npm ci in tests/js), run the offline test suite
   help                    show this text
 
 Environment (also read from ./.env):
@@ -158,11 +159,45 @@ cmd_cli() {
   exec uv run python -m deep_research_agent.cli "$@"
 }
 
+# True when node and npm are installed and node is at least the major version that tests/js/package.json's
+# engines name (">=MAJOR").
+node_fits() {
+  command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 &&
+    node -e 'const need = Number(require("./tests/js/package.json").engines.node.replace(">=", ""));
+process.exit(Number(process.versions.node.split(".")[0]) >= need ? 0 : 1);'
+}
+
+# Debian's nodejs and npm packages, as root or through passwordless sudo.
+install_node() {
+  command -v apt-get >/dev/null 2>&1 || return 1
+  local sudo=()
+  if [[ "$(id -u)" != 0 ]]; then
+    sudo -n true 2>/dev/null || return 1
+    sudo=(sudo -n)
+  fi
+  "${sudo[@]}" apt-get update -qq && "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm
+}
+
+# The JS client tests (tests/js, driven by tests/e2e/test_js_client.py) need node and the pinned packages of
+# tests/js/package-lock.json. When node cannot be installed the suite still runs and those tests are skipped.
+ensure_js_client() {
+  if ! node_fits; then
+    say "node and npm are missing or older than tests/js/package.json's engines; installing Debian's nodejs and npm"
+    if ! install_node || ! node_fits; then
+      warn "could not install node and npm; the JS client tests (tests/e2e/test_js_client.py) will be skipped"
+      return 0
+    fi
+  fi
+  say "npm ci (tests/js)"
+  (cd tests/js && npm ci)
+}
+
 cmd_test() {
   say "uv sync --extra dev --locked"
   uv sync --extra dev --locked
   say "uv lock --check"
   uv lock --check
+  ensure_js_client
   say "pytest $*"
   exec uv run --extra dev pytest "$@"
 }

@@ -7,8 +7,11 @@ import logging
 import typing
 from pathlib import Path
 from typing import TypedDict
+from urllib.parse import urljoin
 
 import pytest
+from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema_specifications import REGISTRY
 from langgraph.graph import END, START, StateGraph
 
 from deep_research_agent.protocol import events, secrets
@@ -299,8 +302,107 @@ def test_the_published_schema_is_fresh():
     )
 
 
-def test_the_schema_names_every_event_type():
-    schema = json.loads(events.schema_text())
+def published_schema() -> dict:
+    return json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
 
-    assert set(schema["discriminator"]["mapping"]) == set(EVENT_TYPES)
-    assert schema["x-protocol-version"] == PROTOCOL_VERSION
+
+def test_the_schema_is_one_of_every_event_type_and_names_the_protocol_version():
+    schema = published_schema()
+
+    members = [schema["$defs"][member["$ref"].removeprefix("#/$defs/")] for member in schema["oneOf"]]
+    assert [member["properties"]["type"]["const"] for member in members] == list(EVENT_TYPES)
+    assert schema["$comment"] == f"protocol_version {PROTOCOL_VERSION}"
+
+
+# Keywords whose value is a schema, a list of schemas, or a map of names to schemas (draft 2020-12).
+SUBSCHEMA = {"additionalProperties", "contains", "contentSchema", "else", "if", "items", "not", "propertyNames", "then"}
+SUBSCHEMA |= {"unevaluatedItems", "unevaluatedProperties"}
+SUBSCHEMA_LIST = {"allOf", "anyOf", "oneOf", "prefixItems"}
+SUBSCHEMA_MAP = {"$defs", "dependentSchemas", "patternProperties", "properties"}
+
+
+def keywords_in(schema: dict | bool) -> typing.Iterator[str]:
+    """Every keyword of a schema and of its subschemas; property names, enums, consts and defaults are data."""
+    if isinstance(schema, bool):
+        return
+    for keyword, value in schema.items():
+        yield keyword
+        subschemas = [value] if keyword in SUBSCHEMA else value if keyword in SUBSCHEMA_LIST else []
+        for subschema in value.values() if keyword in SUBSCHEMA_MAP else subschemas:
+            yield from keywords_in(subschema)
+
+
+def draft_2020_12_keywords() -> set[str]:
+    """The keywords the 2020-12 vocabularies define: the properties of the meta-schemas its dialect combines."""
+    dialect = REGISTRY.contents(Draft202012Validator.META_SCHEMA["$id"])
+    return {
+        keyword
+        for vocabulary in dialect["allOf"]
+        for keyword in REGISTRY.contents(urljoin(dialect["$id"], vocabulary["$ref"]))["properties"]
+    }
+
+
+def test_the_published_schema_is_a_draft_2020_12_schema_of_standard_keywords_only():
+    schema = published_schema()
+
+    Draft202012Validator.check_schema(schema)
+    assert schema["$schema"] == Draft202012Validator.META_SCHEMA["$id"]
+    assert {"oneOf", "allOf", "if", "then", "const", "enum"} <= set(keywords_in(schema))
+    assert set(keywords_in(schema)) - draft_2020_12_keywords() == set()
+
+
+def emitted_events() -> list[dict]:
+    """One emitted event of each shape a run sends, a sub-agent's among them."""
+    hit = {"title": "Halvorsen cell", "url": "https://example.org/a", "domain": "example.org", "snippet": "412 Wh/kg"}
+    orchestrator = [
+        emit("run_start", started_at="2026-01-01T00:00:00Z", thread_id="t1", run_id="r1"),
+        emit("status", state="model_call", model="m", step=2, unit="costs", after=["task"], after_chars=40),
+        emit("status", state="budget_soft", reason="tokens", used=750.0, limit=1000.0),
+        emit("report", markdown="# Report\n\nDone.", partial=True),
+        emit(
+            "usage",
+            tool_calls=3, model_calls=4, input_tokens=900, output_tokens=100, total_tokens=1000, cost_usd=0.01,
+            per_role={"orchestrator": {"model_calls": 2, "input_tokens": 400}}, citations={"valid": 1},
+            elapsed_s=12.5, elapsed="0m 13s", limits={"max_tool_calls": 40, "recursion_limit": 200},
+        ),  # fmt: skip
+        emit("status", state="done", reason="report_delivered", detail="Run time 0m 13s.", tool_calls=3),
+    ]
+    token = current_sender.set(Sender(role="research-subagent", task_id="call_1"))
+    try:
+        subagent = [
+            emit("search_query", id="q1", query="sodium glass", source="tavily"),
+            emit("search_results", id="q1", query="sodium glass", ok=True, count=1, results=[hit]),
+            emit("source", title=hit["title"], url=hit["url"], domain=hit["domain"]),
+            emit("page_fetched", url=hit["url"], ok=True, title=hit["title"], chars=5000),
+            emit(
+                "subagent_findings", unit="costs", summary="412 Wh/kg.", gaps=["cost"], halted="budget",
+                findings=[{"finding": "412 Wh/kg", "evidence": "412 Wh/kg", "source": hit["url"]}],
+            ),  # fmt: skip
+        ]
+    finally:
+        current_sender.reset(token)
+    return orchestrator + subagent + [emit("clarification", questions=["Which region?"])]
+
+
+def test_emitted_events_validate_against_the_published_schema_with_format_checks(caplog):
+    validator = Draft202012Validator(published_schema(), format_checker=FormatChecker())
+
+    payloads = emitted_events()
+
+    assert drift_records(caplog) == []
+    assert {payload["type"] for payload in payloads} == set(EVENT_TYPES)
+    assert [list(validator.iter_errors(payload)) for payload in payloads] == [[] for _ in payloads]
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"title": "A", "url": "https://example.org/a", "domain": "example.org"},
+        {"type": "status", "state": "done", "reason": "finished", "detail": "Run time 0m 1s."},
+        {"type": "status", "state": "budget_halt"},
+        {"type": "report", "markdown": "# R", "favicon": "a.ico"},
+    ],
+    ids=["no type", "unlisted end reason", "guard without its ceiling", "unknown field"],
+)
+def test_the_published_schema_rejects_drifted_events(event):
+    assert not Draft202012Validator(published_schema()).is_valid(event)

@@ -114,3 +114,63 @@ def test_unknown_command_fails_with_usage() -> None:
     assert result.returncode != 0
     assert "unknown command: frobnicate" in result.stderr
     assert "Usage:" in result.stderr
+
+
+@pytest.fixture
+def project_without_node(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A copy of run.sh and tests/js/package.json, and a PATH with no node: stubs for uv, apt-get and id.
+
+    uv, apt-get, node and npm append each call to the returned log; ``id`` answers 0, as for root. Unless
+    ``APT_FAILS`` is set, ``apt-get install`` puts node and npm stubs on the PATH.
+    """
+    project, stubs = tmp_path / "project", tmp_path / "bin"
+    (project / "tests" / "js").mkdir(parents=True)
+    stubs.mkdir()
+    shutil.copy2(ROOT / "run.sh", project / "run.sh")
+    shutil.copy2(ROOT / "tests" / "js" / "package.json", project / "tests" / "js" / "package.json")
+    log = tmp_path / "calls.log"
+    for tool in ("bash", "env", "dirname"):
+        (stubs / tool).symlink_to(shutil.which(tool))
+    scripts = {
+        "id": "echo 0\n",
+        "uv": f'echo "uv $*" >> {log}\n',
+        "apt-get": (
+            f'echo "apt-get $*" >> {log}\n'
+            '[ -n "$APT_FAILS" ] && exit 100\n'
+            'case "$*" in *install*)\n'
+            f"  printf '#!/bin/sh\\necho \"node $*\" >> {log}\\n' > {stubs}/node\n"
+            f"  printf '#!/bin/sh\\necho \"npm $* in $PWD\" >> {log}\\n' > {stubs}/npm\n"
+            f"  {shutil.which('chmod')} +x {stubs}/node {stubs}/npm ;;\n"
+            "esac\n"
+        ),
+    }
+    for name, body in scripts.items():
+        (stubs / name).write_text("#!/bin/sh\n" + body)
+        (stubs / name).chmod(0o755)
+    return project, stubs, log
+
+
+def test_test_installs_debians_node_when_it_is_missing_then_the_js_packages_from_the_lock(project_without_node):
+    project, stubs, log = project_without_node
+
+    result = run(project / "run.sh", "test", "-k", "js", env=clean_env(PATH=str(stubs), HOME=str(project)))
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "installing Debian's nodejs and npm" in result.stdout
+    calls = log.read_text().splitlines()
+    installed = calls.index("apt-get install -y -qq nodejs npm")
+    assert calls[installed - 1] == "apt-get update -qq"
+    assert calls.index(f"npm ci in {project / 'tests' / 'js'}") > installed
+    assert calls[-1] == "uv run --extra dev pytest -k js"
+
+
+def test_test_still_runs_the_suite_when_node_cannot_be_installed_and_says_which_tests_are_skipped(project_without_node):
+    project, stubs, log = project_without_node
+
+    result = run(project / "run.sh", "test", env=clean_env(PATH=str(stubs), HOME=str(project), APT_FAILS="1"))
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "the JS client tests (tests/e2e/test_js_client.py) will be skipped" in result.stderr
+    calls = log.read_text().splitlines()
+    assert not any(call.startswith("npm") for call in calls)
+    assert calls[-1] == "uv run --extra dev pytest"

@@ -14,7 +14,7 @@ frontend that gets a slightly wrong event is better off than one that gets none.
 scrubbed from every string before it leaves the process.
 
 The JSON Schema of every event is published in ``schema/events.schema.json`` (``python -m
-deep_research_agent.protocol.events > schema/events.schema.json``).
+deep_research_agent.protocol.events > schema/events.schema.json``); it compiles in Ajv's strict mode.
 """
 
 from __future__ import annotations
@@ -322,12 +322,22 @@ def emit(event_type: str, /, **fields: Any) -> dict[str, Any]:
 
 
 def json_schema() -> dict[str, Any]:
-    """The JSON Schema of every event, for frontends to generate types from."""
+    """The JSON Schema (draft 2020-12) of every event, for frontends to validate events and generate types from.
+
+    It uses only 2020-12 keywords, so strict validators (Ajv's strict mode) compile it: the events are a
+    plain ``oneOf`` that each event's ``type`` const decides, and ``$comment`` is ``protocol_version N``,
+    the version that ``run_start`` carries.
+    """
     schema = _EVENT_ADAPTER.json_schema(mode="serialization")
-    schema["title"] = "DeepResearchAgentEvent"
-    schema["description"] = f"Events on the custom stream channel, protocol version {PROTOCOL_VERSION}."
-    schema["x-protocol-version"] = PROTOCOL_VERSION
-    return schema
+    # pydantic adds OpenAPI's ``discriminator``, which no JSON Schema vocabulary defines.
+    del schema["discriminator"]
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$comment": f"protocol_version {PROTOCOL_VERSION}",
+        "title": "DeepResearchAgentEvent",
+        "description": f"Events on the custom stream channel, protocol version {PROTOCOL_VERSION}.",
+        **schema,
+    }
 
 
 def schema_text() -> str:
