@@ -2,7 +2,9 @@
 
 Contract:
 - every message the harness injects (nudges, bounces, a halted agent's last words) carries the reserved
-  name ``HARNESS_MESSAGE_NAME``; ``is_harness_message`` tells them from the user's and the model's own;
+  name ``HARNESS_MESSAGE_NAME``, the marker ``additional_kwargs.dra_harness`` and an id starting with
+  ``HIDDEN_ID_PREFIX``, so a frontend can hide it (agent-chat-ui does by the id); providers get only the
+  name. ``is_harness_message`` tells them from the user's and the model's own;
 - a turn's deliverable, when the harness (not the model) writes it as the turn's last AI message, is a
   ``deliverable_message``: shown to the user like any answer, named so it is never taken for a model reply;
 - a *real* user message is a ``HumanMessage`` the harness did not inject; the current turn starts at
@@ -15,6 +17,7 @@ Contract:
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,9 +31,23 @@ HARNESS_MESSAGE_NAME = "dra_harness"
 DELIVERABLE_MESSAGE_NAME = "dra_deliverable"
 
 
+# agent-chat-ui hides messages whose id starts with this; other frontends filter on the name or the marker.
+HIDDEN_ID_PREFIX = "do-not-render-"
+HARNESS_MARKER = {"dra_harness": True}
+
+
 def harness_message(text: str) -> HumanMessage:
     """A message from the harness to the model, in the user's seat but never a user turn."""
-    return HumanMessage(content=text, name=HARNESS_MESSAGE_NAME)
+    return HumanMessage(content=text, **_harness_fields())
+
+
+def harness_note(text: str) -> AIMessage:
+    """A note the harness writes in the model's seat (a stopped agent's last words), never the model's reply."""
+    return AIMessage(content=text, **_harness_fields())
+
+
+def _harness_fields() -> dict[str, Any]:
+    return {"name": HARNESS_MESSAGE_NAME, "id": f"{HIDDEN_ID_PREFIX}{uuid.uuid4().hex}", "additional_kwargs": dict(HARNESS_MARKER)}
 
 
 def deliverable_message(text: str) -> AIMessage:

@@ -101,5 +101,6 @@ def test_streaming_like_deep_agents_ui_ends_with_the_messages_and_the_final_repo
     assert {"messages", "final_report"} <= set(report["keys"])
     first, *rest = report["messages"]
     assert (first["type"], first["content"]) == ("human", QUESTION)
-    assert any(message["type"] == "ai" for message in rest)
+    answer = [message for message in rest if message["type"] == "ai"][-1]
+    assert answer["content"] == report["final_report"], "the report must be the last AI message a UI renders"
     assert report["parts"]["values"] >= 1

@@ -7,8 +7,8 @@
 // new thread with input {messages: [{role: "user", content: MESSAGE}]} and read the stream to its end.
 //
 // values  streams ["values", "messages-tuple"] with config.recursion_limit 100, as deep-agents-ui does.
-//         Report: {parts, keys, messages}: the number of stream parts per event name, and the keys and the
-//         messages of the last values part.
+//         Report: {parts, keys, messages, final_report}: the number of stream parts per event name, and the
+//         keys, the messages and the final report of the last values part.
 // custom  compiles schema/events.schema.json with Ajv 2020 in strict mode (an unknown keyword throws),
 //         streams ["messages", "updates", "custom"] with streamSubgraphs and validates every custom event.
 //         Report: {parts, validated, failures, types, subagent_events, untyped_definitions}: failures lists
@@ -57,7 +57,7 @@ async function valuesReport(url, graphId, message) {
     countPart(parts, event);
     if (event === "values") last = data;
   }
-  return { parts, keys: Object.keys(last).sort(), messages: last.messages ?? [] };
+  return { parts, keys: Object.keys(last).sort(), messages: last.messages ?? [], final_report: last.final_report ?? null };
 }
 
 function untypedDefinitions(schema) {

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, AnyMessage
 
-from ..conversation import HARNESS_MESSAGE_NAME
+from ..conversation import harness_note
 from ..handover.contract import HALTED_BY, hand_back
 from ..names import HaltedBy, Role
 from ..protocol.sender import current_sender
@@ -26,10 +26,10 @@ def stop_agent(role: str, messages: Sequence[AnyMessage], *, halted_by: HaltedBy
     run = current_run()
     if role == Role.ORCHESTRATOR:
         run.control.halt_run(halt)
-        return AIMessage(content=f"(Stopped by {HALTED_BY[halted_by]}: {halt.detail.rstrip('.')}.)", name=HARNESS_MESSAGE_NAME)
+        return harness_note(f"(Stopped by {HALTED_BY[halted_by]}: {halt.detail.rstrip('.')}.)")
     findings = hand_back(messages, halted_by=halted_by)
     task_id = current_sender.get().task_id
     if task_id:
         run.control.mark_task_halted(task_id, halted_by)
         run.evidence.stage_findings(task_id, findings)
-    return AIMessage(content=findings.to_json(), name=HARNESS_MESSAGE_NAME)
+    return harness_note(findings.to_json())

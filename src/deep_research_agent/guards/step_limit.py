@@ -8,7 +8,8 @@ it: one more loop back to the model (its ``after_model`` hooks, the tools, its `
 the model) and the exit path from there (the ``after_model`` and ``after_agent`` hooks). Otherwise the
 call does not start and the agent stops cleanly with ``status: recursion_limit`` (the orchestrator's run
 ends with a salvaged report, a sub-agent hands back). Past ``SOFT_FRACTION`` of the orchestrator's
-steps, the run enters its wrap-up stage like at any ceiling (``budget_soft`` with reason ``steps``).
+steps (or at its last model call but one), the run enters its wrap-up stage like at any ceiling
+(``budget_soft`` with reason ``steps``).
 
 Those hooks are counted, at construction, on the agent's other middleware: langchain runs each
 middleware's ``before_model``, ``after_model`` and ``after_agent`` as one graph step, and the guards
@@ -90,14 +91,16 @@ class StepLimitMiddleware(PerRoleMiddleware):
 
 
     def _wind_down_near_the_limit(self, remaining: int) -> None:
-        """Past ``SOFT_FRACTION`` of the orchestrator's steps, the run enters its wrap-up stage, as at any
-        ceiling: every agent is nudged to deliver (``BudgetMiddleware``), so a client's low recursion
-        limit ends in a report rather than a cut. A sub-agent's steps are its own: they wind down nothing."""
+        """Past ``SOFT_FRACTION`` of the orchestrator's steps, or when this is its last model call but one,
+        the run enters its wrap-up stage, as at any ceiling: every agent is nudged to deliver
+        (``BudgetMiddleware``), so a client's low recursion limit ends in a report rather than a cut. A
+        sub-agent's steps are its own: they wind down nothing."""
         if self.role != Role.ORCHESTRATOR:
             return
         limit = get_config()["recursion_limit"]
         used = limit - remaining
-        if used >= SOFT_FRACTION * limit and current_run().control.enter_budget_soft_stage(Ceiling.STEPS):
+        near = used >= SOFT_FRACTION * limit or remaining <= 2 * self.reserve_steps
+        if near and current_run().control.enter_budget_soft_stage(Ceiling.STEPS):
             emit(
                 "status",
                 state=StatusState.BUDGET_SOFT,

@@ -12,6 +12,7 @@ Contract (orchestrator only):
   hand-back), the orchestrator receives that object alone (normalised JSON), a ``subagent_findings``
   event shows it (``halted`` names what stopped the sub-agent, if anything did), the run's evidence
   store records the hand-over, and its source URLs join the run's sources;
+- each hand-over also updates the checkpointed ``findings`` and ``draft_report`` (``HandOverState``);
 - what reaches the orchestrator is capped at ``MAX_HANDOVER_CHARS``: findings beyond the cap are dropped
   (and named as a gap), any other answer is cut with a note, so one degenerate worker cannot flood the
   orchestrator's context.
@@ -21,8 +22,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from typing import Annotated, Any, NotRequired
 
-from langchain.agents.middleware import AgentMiddleware
+from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain.agents.middleware.types import OmitFromInput
 from langchain_core.messages import ToolMessage
 from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
@@ -32,16 +35,38 @@ from ..names import StatusState, ToolName
 from ..protocol.events import emit
 from ..protocol.secrets import redact
 from ..protocol.sender import Sender, current_sender
+from ..report.vetting import draft_report
 from ..run import HandOver, Run, current_run
 from .contract import capped_findings, capped_text
 
 logger = logging.getLogger(__name__)
 
 _UNIT_CHARS = 300
+DRAFT_REASON = "the run had not finished: this draft is assembled from the research units handed over so far"
+
+
+def _latest(_: str | None, new: str | None) -> str | None:
+    return new
+
+
+def _merged(old: dict[str, Any] | None, new: dict[str, Any] | None) -> dict[str, Any]:
+    return {**(old or {}), **(new or {})}
+
+
+class HandOverState(AgentState):
+    """Checkpointed as each unit hands over, so a run cut short (a client's cancel) still leaves its work:
+    ``findings`` by ``task`` call id, and ``draft_report``, the report assembled from all of them so far,
+    marked incomplete. Parallel ``task`` calls write both at once, hence the reducers."""
+
+    # LangGraph takes an annotation's last item as its reducer.
+    findings: NotRequired[Annotated[dict[str, Any], OmitFromInput, _merged]]
+    draft_report: NotRequired[Annotated[str | None, OmitFromInput, _latest]]
 
 
 class HandOverMiddleware(AgentMiddleware):
     """Emits sub-agent start/done/failed events and attributes sub-agent events to their ``task`` call."""
+
+    state_schema = HandOverState
 
     def __init__(self, *, models_by_role: Mapping[str, str]) -> None:
         super().__init__()
@@ -106,6 +131,7 @@ def _hand_over(result: ToolMessage | Command, *, unit: str, run: Run, sender: Se
     if staged is None:
         return _replace_message(result, message, capped_text(message.text))
     findings = capped_findings(staged)
+    halted = run.control.halted_by(sender.task_id or "")
     run.evidence.add_handover(HandOver(task_id=sender.task_id or "", unit=unit, findings=findings))
     emit(
         "subagent_findings",
@@ -115,13 +141,24 @@ def _hand_over(result: ToolMessage | Command, *, unit: str, run: Run, sender: Se
         summary=findings.summary,
         findings=findings.findings,
         gaps=findings.gaps,
-        halted=run.control.halted_by(sender.task_id or ""),
+        halted=halted,
     )
     for finding in findings.findings:
         if finding.source.startswith(("http://", "https://")):
             if record := run.evidence.add_source(finding.source):
                 emit("source", role=sender.role, task_id=sender.task_id, title=record.title, url=record.url, domain=record.domain)
-    return _replace_message(result, message, findings.to_json())
+    result = _replace_message(result, message, findings.to_json())
+    work = {
+        "findings": {sender.task_id or unit: {"unit": unit, **findings.model_dump(), "halted": halted}},
+        "draft_report": draft_report(run.evidence, reason=DRAFT_REASON),
+    }
+    return _with_update(result, work)
+
+
+def _with_update(result: ToolMessage | Command, extra: dict[str, Any]) -> Command:
+    if isinstance(result, ToolMessage):
+        return Command(update={"messages": [result], **extra})
+    return Command(graph=result.graph, update={**dict(result.update or {}), **extra}, resume=result.resume, goto=result.goto)
 
 
 def _replace_message(result: ToolMessage | Command, message: ToolMessage, content: str) -> ToolMessage | Command:

@@ -159,7 +159,8 @@ class RunLifecycleMiddleware(AgentMiddleware):
             close_run(run.key)
 
     def _close(self, state: LifecycleState, run: Run) -> dict[str, Any]:
-        update: dict[str, Any] = {}
+        # The running draft served a run cut short; this one ends with its report, or its salvage.
+        update: dict[str, Any] = {"draft_report": None}
         record = EndRecord.of(run, state, answered_directly=_answered_directly(state.get("messages") or []))
         report_chars = len(state.get("final_report") or "") if record.report_delivered else 0
         if owes_report(record):

@@ -7,7 +7,9 @@ Contract:
   the draft the report gate sent back, so fixed citations count as ``repaired``;
 - ``finalise(vetted, evidence)`` is the delivery: never-retrieved citations are removed and unverifiable
   ones flagged (``repair_report``), and the evidence store keeps the delivered report's citations (numbered as
-  delivered) and the summary of what was done to them, for the run's state and ``usage`` event.
+  delivered) and the summary of what was done to them, for the run's state and ``usage`` event;
+- ``draft_report(evidence, reason=...)`` is the report the findings make so far, repaired the same way,
+  recording nothing: the running draft a cut-short run leaves behind.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from .citations import CitationReport, check_citations, repair_report
 from .hygiene import lint_citations, scrub_report
+from .salvage import salvage_report
 
 if TYPE_CHECKING:  # the run's stores import the report's citation models
     from ..run.evidence import EvidenceStore
@@ -34,6 +37,12 @@ def vet_report(markdown: str, evidence: EvidenceStore, *, previous: CitationRepo
     scrubbed = scrub_report(markdown)
     check = check_citations(scrubbed, evidence.records(), evidence.all_findings(), previous=previous)
     return VettedReport(markdown=scrubbed, check=check, problems=[*lint_citations(scrubbed).problems(), *check.problems()])
+
+
+def draft_report(evidence: EvidenceStore, *, reason: str) -> str:
+    """The report the run's findings make so far, vetted and repaired like a delivered one, recording nothing."""
+    vetted = vet_report(salvage_report(evidence, reason=reason), evidence)
+    return repair_report(vetted.markdown, vetted.check)
 
 
 def finalise(vetted: VettedReport, evidence: EvidenceStore) -> str:
