@@ -21,6 +21,7 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, ExtendedMod
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage
 
+from langgraph.channels import UntrackedValue
 from ..conversation import harness_message, is_harness_message, respond, turn_key
 from ..names import EndReason
 from ..run import Halt, current_run
@@ -31,8 +32,8 @@ NUDGE_LIMITS: dict[FinalTextKind, int] = {"report_like": 1, "json_dump": 1, "int
 
 
 class CompletionState(AgentState):
-    completion_turn: NotRequired[Annotated[str | None, PrivateStateAttr]]
-    completion_nudges: NotRequired[Annotated[dict[str, int], PrivateStateAttr]]
+    completion_turn: NotRequired[Annotated[str | None, PrivateStateAttr, UntrackedValue]]
+    completion_nudges: NotRequired[Annotated[dict[str, int], PrivateStateAttr, UntrackedValue]]
 
 
 class CompletionMiddleware(AgentMiddleware):

@@ -20,6 +20,7 @@ from typing import Annotated, Any, NotRequired
 from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import ToolMessage
+from langgraph.channels import UntrackedValue
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
@@ -32,8 +33,8 @@ from ..run import current_run
 
 
 class ReportGateState(AgentState):
-    report_gate_turn: NotRequired[Annotated[str | None, PrivateStateAttr]]
-    report_gate_draft: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
+    report_gate_turn: NotRequired[Annotated[str | None, PrivateStateAttr, UntrackedValue]]
+    report_gate_draft: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr, UntrackedValue]]
 
 
 class ReportGateMiddleware(AgentMiddleware):

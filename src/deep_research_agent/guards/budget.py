@@ -30,6 +30,7 @@ from typing import Annotated, NotRequired, TypeVar
 from langchain.agents.middleware import AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langgraph.channels import UntrackedValue
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
@@ -96,7 +97,7 @@ def binding_ceiling(uses: list[CeilingUse]) -> CeilingUse | None:
 
 
 class BudgetState(AgentState):
-    budget_nudged_run: NotRequired[Annotated[str | None, PrivateStateAttr]]
+    budget_nudged_run: NotRequired[Annotated[str | None, PrivateStateAttr, UntrackedValue]]
 
 
 class BudgetMiddleware(PerRoleMiddleware):

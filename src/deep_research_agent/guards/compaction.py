@@ -80,6 +80,7 @@ _SUMMARY_HEADER = "Summary of the earlier work in this conversation (older messa
 
 
 class CompactionState(AgentState):
+    # Checkpointed, unlike the guards' per-run state: a thread's next run compacts on what this one measured.
     compaction_overhead_tokens: NotRequired[Annotated[int, PrivateStateAttr]]
     compaction_retry_above: NotRequired[Annotated[int, PrivateStateAttr]]
 

@@ -24,6 +24,7 @@ from langchain.agents.middleware import AgentState, ExtendedModelResponse, Model
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 
+from langgraph.channels import UntrackedValue
 from ..protocol.events import emit
 from ..names import EndReason, HaltedBy, StatusState
 from ..run import Halt
@@ -65,10 +66,10 @@ def latest_tool_batch(messages: Sequence[AnyMessage]) -> tuple[str, list[tuple[s
 
 
 class LoopGuardState(AgentState):
-    loop_window: NotRequired[Annotated[list[str], PrivateStateAttr]]
-    loop_batch: NotRequired[Annotated[str | None, PrivateStateAttr]]
-    loop_turn: NotRequired[Annotated[str | None, PrivateStateAttr]]
-    loop_nudges: NotRequired[Annotated[int, PrivateStateAttr]]
+    loop_window: NotRequired[Annotated[list[str], PrivateStateAttr, UntrackedValue]]
+    loop_batch: NotRequired[Annotated[str | None, PrivateStateAttr, UntrackedValue]]
+    loop_turn: NotRequired[Annotated[str | None, PrivateStateAttr, UntrackedValue]]
+    loop_nudges: NotRequired[Annotated[int, PrivateStateAttr, UntrackedValue]]
 
 
 class LoopGuardMiddleware(PerRoleMiddleware):

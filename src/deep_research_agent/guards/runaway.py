@@ -28,6 +28,7 @@ from langchain.agents.middleware import AgentState, ExtendedModelResponse, Model
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage
 
+from langgraph.channels import UntrackedValue
 from ..protocol.events import emit
 from ..names import EndReason, HaltedBy, StatusState
 from ..run import Halt
@@ -131,8 +132,8 @@ def _clean_cut(head: str) -> str:
 
 
 class RunawayState(AgentState):
-    runaway_turn: NotRequired[Annotated[str | None, PrivateStateAttr]]
-    runaway_count: NotRequired[Annotated[int, PrivateStateAttr]]
+    runaway_turn: NotRequired[Annotated[str | None, PrivateStateAttr, UntrackedValue]]
+    runaway_count: NotRequired[Annotated[int, PrivateStateAttr, UntrackedValue]]
 
 
 class RunawayOutputMiddleware(PerRoleMiddleware):

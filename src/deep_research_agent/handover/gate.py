@@ -27,6 +27,7 @@ from langchain.agents.middleware import AgentState, ExtendedModelResponse, Model
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage
 
+from langgraph.channels import UntrackedValue
 from ..conversation import harness_message, is_harness_message, respond
 from ..guards.per_role import PerRoleMiddleware
 from ..names import RevisionReason, StatusState
@@ -37,7 +38,7 @@ from .contract import FindingsVerdict, bounce_message, validate_findings
 
 
 class FindingsGateState(AgentState):
-    findings_bounced: NotRequired[Annotated[bool, PrivateStateAttr]]
+    findings_bounced: NotRequired[Annotated[bool, PrivateStateAttr, UntrackedValue]]
 
 
 class FindingsGateMiddleware(PerRoleMiddleware):

@@ -43,6 +43,7 @@ from langchain.agents.middleware import (
 )
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langgraph.channels import UntrackedValue
 from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
@@ -67,7 +68,7 @@ logger = logging.getLogger(__name__)
 
 
 class LifecycleState(AgentState):
-    run_error: NotRequired[Annotated[RunError | None, PrivateStateAttr]]
+    run_error: NotRequired[Annotated[RunError | None, PrivateStateAttr, UntrackedValue]]
 
 
 class RunLifecycleMiddleware(AgentMiddleware):

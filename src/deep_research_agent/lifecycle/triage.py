@@ -31,6 +31,7 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, ExtendedMod
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
+from langgraph.channels import UntrackedValue
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.types import Command
 
@@ -55,7 +56,7 @@ _THINKING = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 
 
 class TriageState(AgentState):
-    triage_verdict: NotRequired[Annotated[Verdict | None, PrivateStateAttr]]
+    triage_verdict: NotRequired[Annotated[Verdict | None, PrivateStateAttr, UntrackedValue]]
 
 
 def parse_verdict(text: str) -> Verdict | None:
