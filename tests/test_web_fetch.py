@@ -320,3 +320,36 @@ async def test_a_burst_of_slow_extractions_leaves_asyncios_shared_thread_pool_fr
             release.set()
 
     assert len(results) == 8 and all(SHORT_FACT in text for text in results)
+
+
+@pytest.mark.anyio
+async def test_every_fetch_gets_its_own_client_without_keep_alive_but_one_shared_trust_store(web: WebStandIn, monkeypatch) -> None:
+    import httpx
+
+    import deep_research_agent.tools.fetch as fetch_module
+
+    clients: list[dict] = []
+    loads = []
+    real_client, real_context = httpx.AsyncClient, httpx.create_ssl_context
+
+    def recording_client(**options):
+        clients.append(options)
+        return real_client(**options)
+
+    def counting_context(*args, **kwargs):
+        loads.append(1)
+        return real_context(*args, **kwargs)
+
+    monkeypatch.setattr(fetch_module.httpx, "AsyncClient", recording_client)
+    monkeypatch.setattr(fetch_module.httpx, "create_ssl_context", counting_context)
+    fetch_module.shared_tls_context.cache_clear()
+    tool = fetch_tool(web)
+
+    await run_tools_in_graph([(tool, {"url": web.url("/short")}), (tool, {"url": web.url(ARTICLES["halvorsen-cell"].path)})])
+
+    assert len(clients) == 2, "a pooled client could carry one host's SNI to another"
+    assert all(options["limits"].max_keepalive_connections == 0 for options in clients)
+    import ssl
+
+    assert isinstance(clients[0]["verify"], ssl.SSLContext), "each client would load the trust store again"
+    assert clients[0]["verify"] is clients[1]["verify"] and len(loads) == 1
