@@ -247,11 +247,11 @@ class ResearchConfig(BaseModel):
         operator_only=True,
     )
     custom_tool_timeout: float = _setting(
-        30.0, "Seconds one custom tool call may take before it is cut off.", env="DRA_CUSTOM_TOOL_TIMEOUT", operator_only=True
+        30.0, "Seconds one custom tool call may take before it is cut off; 0 means no cap.", env="DRA_CUSTOM_TOOL_TIMEOUT", operator_only=True
     )
     custom_tool_max_chars: int = _setting(
         20000,
-        "Characters of a custom tool's result the model sees; the rest is cut with a note.",
+        "Characters of a custom tool's result the model sees; the rest is cut with a note. 0 means no cap.",
         env="DRA_CUSTOM_TOOL_MAX_CHARS",
         configurable="custom_tool_max_chars",
     )
