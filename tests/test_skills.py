@@ -1,11 +1,18 @@
 """Skills: the catalog is read once from the folder; prompts list names and descriptions, never bodies; a
-missing folder or a broken SKILL.md is a warning, never an error."""
+missing folder or a broken SKILL.md is a warning, never an error; a run announces each skill it reads once."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
+from unittest.mock import patch
+
+import pytest
+from langchain_core.messages import ToolMessage
 
 from deep_research_agent.extensions import load_skills
+from deep_research_agent.extensions.skills import SkillEventsMiddleware
+from deep_research_agent.run import bound_run
 from deep_research_agent.settings import ResearchConfig
 
 FIXTURES = Path(__file__).parent / "fixtures" / "extensions"
@@ -66,3 +73,33 @@ def test_the_default_folders_are_the_projects_whatever_the_working_directory():
     settings = ResearchConfig.resolve(None, environ={})
     assert Path(settings.skills_dir) == SHIPPED
     assert Path(settings.custom_tools_dir) == SHIPPED.parent / "custom_tools"
+
+
+def _read(path: str, status: str = "success"):
+    request = SimpleNamespace(tool_call={"name": "read_file", "args": {"file_path": path}, "id": "c1"})
+
+    async def handler(_request):
+        return ToolMessage("body", tool_call_id="c1", status=status)
+
+    return request, handler
+
+
+async def _announced(middleware, *reads: tuple[str, str]) -> list[dict]:
+    with patch("deep_research_agent.extensions.skills.emit") as emit:
+        for path, status in reads:
+            await middleware.awrap_tool_call(*_read(path, status))
+    return [call.kwargs for call in emit.call_args_list]
+
+
+@pytest.mark.anyio
+async def test_the_skill_event_fires_on_the_first_successful_read_of_each_run_only():
+    middleware = SkillEventsMiddleware(load_skills(FIXTURES / "skills"))
+    first_read = ("/skills/cited-table/SKILL.md", "success")
+    with bound_run():
+        events = await _announced(
+            middleware, ("/skills/cited-table/SKILL.md", "error"), first_read, first_read, ("/skills/other/SKILL.md", "success")
+        )
+    assert events == [{"name": "cited-table", "path": "/skills/cited-table/SKILL.md", "state": "applied"}]
+
+    with bound_run():
+        assert len(await _announced(middleware, first_read)) == 1, "the next run (turn) announces it again"
