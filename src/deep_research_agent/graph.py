@@ -44,7 +44,6 @@ from langchain.agents.middleware import AgentMiddleware
 from langgraph.graph.state import CompiledStateGraph
 
 from . import prompts
-from .extensions import load_extensions, skills_filesystem
 from .delivery import (
     ClarificationMiddleware,
     CompletionMiddleware,
@@ -52,6 +51,7 @@ from .delivery import (
     ReportMiddleware,
     TurnEndMiddleware,
 )
+from .extensions import load_extensions, skills_filesystem
 from .guards import (
     BudgetMiddleware,
     ContextCompactionMiddleware,
