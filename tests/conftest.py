@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +13,8 @@ from tests.support.scripted_model import ScriptedModelServer
 from tests.support.web import WebStandIn
 
 E2E_MODEL_KEY = "sk-e2e-model-key-0123456789"
+# The only root under which an end-to-end run may point its skills_dir or custom_tools_dir.
+EXTENSION_FIXTURES = Path(__file__).parent / "fixtures" / "extensions"
 
 
 @pytest.fixture
@@ -43,6 +46,7 @@ def agent_server(model_server: ScriptedModelServer, web_server: WebStandIn) -> I
             "TAVILY_API_BASE_URL": web_server.base_url,
             "TAVILY_API_KEY": "",
             "DRA_FETCH_ALLOW_HOSTS": web_server.allow_host,
+            "DRA_ALLOWED_EXTENSION_ROOTS": str(EXTENSION_FIXTURES),
         }
     ).start()
     try:

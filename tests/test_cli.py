@@ -594,3 +594,29 @@ def test_the_package_runs_as_a_module_without_warnings_and_exports_its_entry_poi
 
     assert deep_research_agent.cli.main is main
     assert all(getattr(deep_research_agent.cli, name) is not None for name in deep_research_agent.cli.__all__)
+
+
+def test_doctor_lists_skills_and_custom_tools_and_names_a_broken_plugin_with_its_error() -> None:
+    fixtures = ROOT / "tests" / "fixtures" / "extensions"
+    env = {
+        **os.environ,
+        "DRA_SKILLS_DIR": str(fixtures / "skills_broken"),
+        "DRA_CUSTOM_TOOLS_DIR": str(fixtures / "tools"),
+        "DRA_URL": f"http://127.0.0.1:{_closed_port()}",
+        "COLUMNS": "250",
+    }
+    result = _cli("doctor", env=env)
+
+    lines = result.stdout.splitlines()
+    assert any("skills" in line and "cited-table" in line for line in lines)
+    assert any("skills" in line and "'no-front-matter' is skipped" in line for line in lines)
+    assert any("custom tools" in line and "catalog_rows" in line and "greeting" in line for line in lines)
+    assert any("'broken.py' is skipped: ModuleNotFoundError" in line for line in lines)
+    assert not any("private_tool" in line for line in lines)
+
+
+def test_doctor_reports_a_missing_skills_folder_as_a_warning(tmp_path) -> None:
+    env = {**os.environ, "DRA_SKILLS_DIR": str(tmp_path / "none"), "DRA_URL": f"http://127.0.0.1:{_closed_port()}", "COLUMNS": "250"}
+    result = _cli("doctor", env=env)
+
+    assert any(line.strip().startswith("!") and "does not exist" in line for line in result.stdout.splitlines())

@@ -549,3 +549,43 @@ def test_env_example_lists_every_env_var_of_the_settings_table():
 
     assert "OPENROUTER_API_KEY" in named
     assert named <= listed, f"missing from .env.example: {sorted(named - listed)}"
+
+
+# --- Skills and custom-tools folders: a client may only pick one the operator allows ----------------------
+
+
+def test_a_run_may_not_point_custom_tools_dir_outside_the_allowed_roots(tmp_path):
+    cfg = ResearchConfig.resolve(
+        {"configurable": {"custom_tools_dir": str(tmp_path)}}, environ={"OPENAI_API_KEY": "sk-x"}
+    )
+
+    assert any("custom_tools_dir" in p and "DRA_ALLOWED_EXTENSION_ROOTS" in p for p in cfg.problems)
+    assert cfg.custom_tools_dir != str(tmp_path), "the operator's folder is kept, the client's never loaded"
+
+
+def test_a_run_may_point_skills_dir_under_an_allowed_root(tmp_path):
+    (tmp_path / "team" / "skills").mkdir(parents=True)
+    cfg = ResearchConfig.resolve(
+        {"configurable": {"skills_dir": str(tmp_path / "team" / "skills")}},
+        environ={"OPENAI_API_KEY": "sk-x", "DRA_ALLOWED_EXTENSION_ROOTS": str(tmp_path)},
+    )
+
+    assert cfg.problems == ()
+    assert cfg.skills_dir == str((tmp_path / "team" / "skills").resolve())
+
+
+def test_a_dot_dot_escape_from_an_allowed_root_is_refused(tmp_path):
+    (tmp_path / "allowed").mkdir()
+    cfg = ResearchConfig.resolve(
+        {"configurable": {"skills_dir": str(tmp_path / "allowed" / ".." / "elsewhere")}},
+        environ={"OPENAI_API_KEY": "sk-x", "DRA_ALLOWED_EXTENSION_ROOTS": str(tmp_path / "allowed")},
+    )
+    assert any("skills_dir" in p for p in cfg.problems)
+
+
+def test_the_operators_own_folder_needs_no_allowlist(tmp_path):
+    cfg = ResearchConfig.resolve(
+        {"configurable": {"custom_tools_dir": str(tmp_path)}},
+        environ={"OPENAI_API_KEY": "sk-x", "DRA_CUSTOM_TOOLS_DIR": str(tmp_path)},
+    )
+    assert cfg.problems == () and cfg.custom_tools_dir == str(tmp_path.resolve())

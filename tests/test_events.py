@@ -378,6 +378,9 @@ def emitted_events() -> list[dict]:
                 "subagent_findings", unit="costs", summary="412 Wh/kg.", gaps=["cost"], halted="budget",
                 findings=[{"finding": "412 Wh/kg", "evidence": "412 Wh/kg", "source": hit["url"]}],
             ),  # fmt: skip
+            emit("skill", name="source-reliability", path="/skills/source-reliability/SKILL.md", state="applied"),
+            emit("tool_call", id="c1", tool="convert_units", args={"value": 1, "from_unit": "kWh"}),
+            emit("tool_result", id="c1", tool="convert_units", ok=False, summary="ERROR [permanent] ...", bytes=0, error_class="permanent"),
         ]
     finally:
         current_sender.reset(token)

@@ -3,7 +3,9 @@
 The dev server calls the factory on every run and every state read, on its event loop. So the factory
 only resolves the run's settings and looks up a compiled graph in a small cache keyed by everything that
 shapes it; a graph is compiled once per distinct configuration and reused by every run that shares it.
-Compiled graphs hold no per-run state: that lives in each run's checkpoint and run ledger.
+Compiled graphs hold no per-run state: that lives in each run's checkpoint and run ledger. The factory is
+async so that a cache miss builds in a worker thread: a build reads the skills folder and imports the
+custom tools, file I/O the event loop must not wait on (the dev server's blocking-call detector refuses it).
 
 The agent is composed from deepagents' parts (``SubAgentMiddleware`` and its ``task`` tool, the patch for
 dangling tool calls) around langchain's ``create_agent``, rather than through ``create_deep_agent``:
@@ -26,6 +28,7 @@ runs share one event loop.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -48,6 +51,7 @@ from .delivery import (
     ReportMiddleware,
     TurnEndMiddleware,
 )
+from .extensions import load_extensions, skills_filesystem
 from .guards import (
     BudgetMiddleware,
     ContextCompactionMiddleware,
@@ -93,8 +97,8 @@ _graphs: OrderedDict[str, CompiledStateGraph] = OrderedDict()
 _graphs_lock = Lock()
 
 
-def make_graph(config: dict[str, Any] | None = None) -> CompiledStateGraph:
-    """Return the compiled agent for this run's settings, building it only on a cache miss."""
+async def make_graph(config: dict[str, Any] | None = None) -> CompiledStateGraph:
+    """Return the compiled agent for this run's settings, building it (off the event loop) only on a cache miss."""
     settings = ResearchConfig.resolve(config)
     register_secrets(settings.secret_values())
     key = settings.cache_key()
@@ -103,7 +107,7 @@ def make_graph(config: dict[str, Any] | None = None) -> CompiledStateGraph:
         if graph is not None:
             _graphs.move_to_end(key)
             return graph
-    graph = build_graph(settings)
+    graph = await asyncio.to_thread(build_graph, settings)
     with _graphs_lock:
         _graphs[key] = graph
         while len(_graphs) > _CACHE_SIZE:
@@ -114,18 +118,25 @@ def make_graph(config: dict[str, Any] | None = None) -> CompiledStateGraph:
 def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
     """Assemble the orchestrator and its sub-agents for one configuration."""
     tier = settings.tier
+    # Skills and custom tools are read here, once per distinct configuration, never per run.
+    extensions = load_extensions(settings)
+    custom_tools = list(extensions.custom_tools.tools)
     research_tools = [t for t in (build_web_search_tool(settings), build_web_fetch_tool(settings)) if t is not None]
     subagent_middleware = [
         # No PatchToolCallsMiddleware: the task tool starts every sub-agent on one fresh brief, which
         # never holds a dangling tool call, and the patch would cost a graph step per sub-agent run.
         ClassifiedToolErrorsMiddleware(role=Role.RESEARCH_SUBAGENT),
+        # read_file on /skills/ only, and the skill events; nothing when there are no skills.
+        *skills_filesystem(extensions.skills),
         *_caching(settings, Role.RESEARCH_SUBAGENT),
         _compaction(settings, Role.RESEARCH_SUBAGENT, "subagent"),
     ]
     research_subagent = create_agent(
         chat_model(settings, "subagent"),
-        tools=research_tools,
-        system_prompt=prompts.render(prompts.Prompt.RESEARCH_SUBAGENT, domain_prompt=settings.domain_prompt),
+        tools=[*research_tools, *custom_tools],
+        system_prompt=prompts.render(
+            prompts.Prompt.RESEARCH_SUBAGENT, domain_prompt=settings.domain_prompt, extra=extensions.skills.subagent_section()
+        ),
         middleware=[
             _guards(settings, Role.RESEARCH_SUBAGENT, tier.subagent, subagent_middleware, gate=FindingsGateMiddleware(role=Role.RESEARCH_SUBAGENT)),
             *subagent_middleware,
@@ -144,7 +155,7 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
         }
     ]
     outside_guards = [
-        RunLifecycleMiddleware(settings),
+        RunLifecycleMiddleware(settings, build_warnings=extensions.warnings),
         # Outside the guards: the call after a delivery is answered with the deliverable, never made.
         TurnEndMiddleware(),
         # A SIMPLE turn is answered in the orchestrator's first model call, before any guard or prompt.
@@ -165,9 +176,13 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
     ]
     orchestrator = create_agent(
         chat_model(settings, "research"),
-        tools=[],
+        tools=custom_tools,
         system_prompt=prompts.render(
-            prompts.Prompt.ORCHESTRATOR, domain_prompt=settings.domain_prompt, extra=prompts.template(prompts.Prompt.FOLLOW_UP)
+            prompts.Prompt.ORCHESTRATOR,
+            domain_prompt=settings.domain_prompt,
+            extra="\n\n".join(
+                part for part in (prompts.template(prompts.Prompt.FOLLOW_UP), extensions.skills.orchestrator_section()) if part
+            ),
         ),
         middleware=[
             *outside_guards,

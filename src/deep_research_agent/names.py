@@ -131,6 +131,20 @@ class StopMode(StrEnum):
     NOW = "now"
 
 
+class SkillState(StrEnum):
+    """The ``state`` of a ``skill`` event."""
+
+    APPLIED = "applied"
+
+
+class ToolErrorClass(StrEnum):
+    """How a failed tool call is classified: the ``error_class`` of a ``tool_result``."""
+
+    PERMANENT = "permanent"
+    TRANSIENT = "transient"
+    UNKNOWN = "unknown"
+
+
 class RevisionReason(StrEnum):
     """What a ``status: revising`` sent back for one revision."""
 

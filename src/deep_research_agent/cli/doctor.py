@@ -3,7 +3,9 @@
 Contract:
 - It starts no server and changes nothing. It checks the Python and uv versions, ``.venv``, that the
   package imports, ``.env``, the model and Tavily keys, ``OPENAI_BASE_URL``, whether the agent server
-  answers ``/ok`` and whether the sandbox (``LLM_SANDBOX_URL``) answers ``/healthz``.
+  answers ``/ok`` and whether the sandbox (``LLM_SANDBOX_URL``) answers ``/healthz``. It loads the skills and
+  custom tools the server would load (``DRA_SKILLS_DIR``, ``DRA_CUSTOM_TOOLS_DIR``) and names each skill or
+  plugin file that would be skipped, with its error (a warning: the server runs without it).
 - It never prints a secret: a key is reported by where it is set (the environment or .env), never by its
   value, and the details taken from settings or errors (base URL, sandbox URL, import error) are redacted.
 - Exit 1 only when something required is missing (a ``✖`` row); warnings (``!``) keep exit 0.
@@ -27,7 +29,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..protocol.secrets import redact
-from ..settings import DEFAULT_BASE_URL
+from ..extensions import load_custom_tools, load_skills
+from ..settings import DEFAULT_BASE_URL, ResearchConfig
 from .env import probe, project_root, read_dotenv
 
 MODEL_KEY_ENVS = ("OPENAI_API_KEY", "OPENROUTER_API_KEY")
@@ -99,6 +102,18 @@ def _check_settings(environ: Mapping[str, str], dotenv: Mapping[str, str]) -> li
     ]
 
 
+def _check_extensions(environ: Mapping[str, str], dotenv: Mapping[str, str]) -> list[Check]:
+    settings = ResearchConfig.resolve(None, environ={**dotenv, **environ})
+    skills = load_skills(Path(settings.skills_dir))
+    tools = load_custom_tools(Path(settings.custom_tools_dir), settings)
+    names = ", ".join(s.name for s in skills.skills) or "none"
+    checks = [Check(OK, "skills", f"{names} ({settings.skills_dir})")]
+    checks += [Check(WARN, "skills", warning) for warning in skills.warnings]
+    checks.append(Check(OK, "custom tools", f"{', '.join(tools.names) or 'none'} ({settings.custom_tools_dir})"))
+    checks += [Check(WARN, "custom tools", redact(str(error))[:300]) for error in tools.errors]
+    return checks
+
+
 def _check_services(url: str, environ: Mapping[str, str], dotenv: Mapping[str, str]) -> list[Check]:
     server = (
         Check(OK, "agent server", f"up at {url}")
@@ -121,6 +136,7 @@ def run_doctor(url: str, root: Path, environ: Mapping[str, str]) -> list[Check]:
         *_check_tools(),
         *_check_project(root),
         *_check_settings(environ, dotenv),
+        *_check_extensions(environ, dotenv),
         *_check_services(url, environ, dotenv),
     ]
 

@@ -1,7 +1,8 @@
 """Run lifecycle: the first event, the last events, and the single authoritative end state.
 
 Contract (orchestrator only; it must be the outermost middleware):
-- ``run_start`` is the first event of every run; config warnings follow it as ``status: warning``; the
+- ``run_start`` is the first event of every run; config warnings and what loading the graph's skills and
+  custom tools found wrong follow it as ``status: warning``; the
   run's stop-request watcher starts (``delivery/stop.py``);
 - a config problem (refused ``base_url``, missing key) ends the run before any model call;
 - a model call that fails for good (once the retry middleware gave up) does not raise: the error is
@@ -76,9 +77,11 @@ class RunLifecycleMiddleware(AgentMiddleware):
 
     state_schema = LifecycleState
 
-    def __init__(self, settings: ResearchConfig) -> None:
+    def __init__(self, settings: ResearchConfig, *, build_warnings: tuple[str, ...] = ()) -> None:
         super().__init__()
         self.settings = settings
+        # What loading the graph's skills and custom tools found wrong, reported by every run.
+        self.build_warnings = build_warnings
 
     @hook_config(can_jump_to=["end"])
     @contain_hook_failures
@@ -93,7 +96,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
             thread_id=configurable.get("thread_id"),
             run_id=configurable.get("run_id"),
         )
-        for warning in self.settings.warnings:
+        for warning in (*self.settings.warnings, *self.build_warnings):
             emit("status", state=StatusState.WARNING, reason="config", detail=warning)
         if self.settings.problems:
             problems = " ".join(self.settings.problems)

@@ -33,7 +33,7 @@ from pydantic_core import to_jsonable_python
 
 from ..clock import format_elapsed, utc_now_iso
 from ..handover.contract import Finding
-from ..names import Ceiling, EndReason, HaltedBy, RevisionReason, Role, StatusState, StopMode
+from ..names import Ceiling, EndReason, HaltedBy, RevisionReason, Role, SkillState, StatusState, StopMode, ToolErrorClass
 from ..report.citations import CitationSummary
 from ..run.usage import RoleUsage
 from .secrets import redact_tree
@@ -262,6 +262,36 @@ class PageFetched(_Event):
     error: str | None = None
 
 
+class Skill(_Event):
+    """A sub-agent read a skill's instructions; sent the first time the run reads that skill."""
+
+    type: Literal["skill"] = "skill"
+    name: str
+    path: str = Field(description="Where the skill was read, e.g. /skills/<name>/SKILL.md.")
+    state: SkillState
+
+
+class ToolCall(_Event):
+    """A custom tool is about to run."""
+
+    type: Literal["tool_call"] = "tool_call"
+    id: str
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict, description="The call's arguments, each value cut to 120 characters.")
+
+
+class ToolResult(_Event):
+    """What a custom tool call returned; ``ok`` is false and ``error_class`` set when it failed."""
+
+    type: Literal["tool_result"] = "tool_result"
+    id: str
+    tool: str
+    ok: bool
+    summary: str = Field(description="The start of the result, or the error the model read.")
+    bytes: int = Field(description="Size of the whole result in UTF-8 bytes, before any truncation.")
+    error_class: ToolErrorClass | None = None
+
+
 Event = Annotated[
     RunStart
     | Report
@@ -272,7 +302,10 @@ Event = Annotated[
     | Source
     | SubagentFindings
     | Clarification
-    | PageFetched,
+    | PageFetched
+    | Skill
+    | ToolCall
+    | ToolResult,
     Field(discriminator="type"),
 ]
 
@@ -289,6 +322,9 @@ EVENT_MODELS: dict[str, type[_Event]] = {
         SubagentFindings,
         Clarification,
         PageFetched,
+        Skill,
+        ToolCall,
+        ToolResult,
     )
 }
 EVENT_TYPES = tuple(EVENT_MODELS)
@@ -315,7 +351,7 @@ def emit(event_type: str, /, **fields: Any) -> dict[str, Any]:
         from langgraph.config import get_stream_writer
 
         writer = get_stream_writer()
-    except RuntimeError:  # called outside a runnable context, e.g. a unit test of a tool
+    except (RuntimeError, KeyError):  # outside a graph run, e.g. a unit test of a tool (KeyError: a bare tool.ainvoke)
         return payload
     writer(payload)
     return payload

@@ -43,6 +43,8 @@ class Run:
     usage: UsageMeter = field(default_factory=UsageMeter)
     evidence: EvidenceStore = field(default_factory=EvidenceStore)
     control: RunControl = field(default_factory=RunControl)
+    # Skills a sub-agent of this run has read, so each is announced once per run.
+    skills_applied: set[str] = field(default_factory=set)
 
     @property
     def elapsed_s(self) -> float:

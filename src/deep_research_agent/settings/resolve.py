@@ -26,6 +26,11 @@ from .tiers import DEFAULT_BASE_URL, DEFAULT_TIER, MODEL_TIERS, TIER_ORDER, Mode
 
 logger = logging.getLogger(__name__)
 
+# Relative skills and custom-tools folders resolve against the project (the folder holding ``skills/`` and
+# ``custom_tools/``), never the server's working directory, which ``langgraph dev`` may set anywhere.
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
+_EXTENSION_DIRS = ("skills_dir", "custom_tools_dir")
+
 LEGACY_MODEL_KEYS = frozenset(
     {
         "research_model",
@@ -223,6 +228,33 @@ class ResearchConfig(BaseModel):
     mcp_prompt: str = _setting(
         "", "Extra guidance for the MCP tools (accepted for compatibility; MCP tools are not wired in yet).", env="DRA_MCP_PROMPT", configurable="mcp_prompt"
     )
+    skills_dir: str = _setting(
+        "skills",
+        "Folder of skills (<name>/SKILL.md); relative to the project. A per-run value must lie under DRA_ALLOWED_EXTENSION_ROOTS.",
+        env="DRA_SKILLS_DIR",
+        configurable="skills_dir",
+    )
+    custom_tools_dir: str = _setting(
+        "custom_tools",
+        "Folder of drop-in *.py tools; relative to the project. A per-run value must lie under DRA_ALLOWED_EXTENSION_ROOTS.",
+        env="DRA_CUSTOM_TOOLS_DIR",
+        configurable="custom_tools_dir",
+    )
+    allowed_extension_roots: tuple[str, ...] = _setting(
+        (),
+        "Comma-separated folders under which a run's skills_dir or custom_tools_dir may point (custom tools are code the server imports).",
+        env="DRA_ALLOWED_EXTENSION_ROOTS",
+        operator_only=True,
+    )
+    custom_tool_timeout: float = _setting(
+        30.0, "Seconds one custom tool call may take before it is cut off; 0 means no cap.", env="DRA_CUSTOM_TOOL_TIMEOUT", operator_only=True
+    )
+    custom_tool_max_chars: int = _setting(
+        20000,
+        "Characters of a custom tool's result the model sees; the rest is cut with a note. 0 means no cap.",
+        env="DRA_CUSTOM_TOOL_MAX_CHARS",
+        configurable="custom_tool_max_chars",
+    )
 
     warnings: tuple[str, ...] = Field(default=(), exclude=True)
     problems: tuple[str, ...] = Field(default=(), exclude=True)
@@ -280,6 +312,8 @@ class ResearchConfig(BaseModel):
                 values["base_url"] = operator_url
         values["base_url"] = _normalise_url(values.get("base_url", operator_url))
 
+        _confine_extension_dirs(values, configurable, environ, problems)
+
         if values.get("openai_api_key") is None:
             problems.append(
                 "No API key for the model endpoint. Set OPENAI_API_KEY (or OPENROUTER_API_KEY) in .env, or pass "
@@ -311,6 +345,39 @@ class ResearchConfig(BaseModel):
         payload["problems"] = list(self.problems)
         payload["warnings"] = list(self.warnings)
         return _digest(json.dumps(payload, sort_keys=True, default=str))
+
+
+def _confine_extension_dirs(
+    values: dict[str, Any], configurable: Mapping[str, Any], environ: Mapping[str, str], problems: list[str]
+) -> None:
+    """Make both extension folders absolute, and refuse a run's own folder outside the operator's roots.
+
+    Custom tools are Python the server imports, so a client may only pick a folder the operator allows:
+    the operator's own (environment or default) folder, or one under ``DRA_ALLOWED_EXTENSION_ROOTS``.
+    A refused folder becomes a problem (the run ends with ``config_error``) and the operator's folder is
+    kept, so nothing the client named is ever loaded.
+    """
+    roots = [_project_path(root) for root in values.get("allowed_extension_roots", ())]
+    for name in _EXTENSION_DIRS:
+        field = ResearchConfig.model_fields[name]
+        envs = field.json_schema_extra["env"]  # type: ignore[index]
+        operator = _project_path(next((environ[e] for e in envs if environ.get(e)), field.default))
+        values[name] = str(_project_path(values.get(name, operator)))
+        requested = configurable.get(name)
+        if requested in (None, ""):
+            continue
+        path = Path(values[name])
+        if path != operator and not any(path == root or root in path.parents for root in roots):
+            problems.append(
+                f"The run asked for {name} {str(requested)!r}, which is not under DRA_ALLOWED_EXTENSION_ROOTS. "
+                "Add its folder there (operator setting) or drop it from the run's configurable."
+            )
+            values[name] = str(operator)
+
+
+def _project_path(raw: str) -> Path:
+    """An absolute, symlink-free path; relative ones are taken from the project root."""
+    return (PROJECT_ROOT / Path(str(raw)).expanduser()).resolve()
 
 
 def _digest(text: str) -> str:

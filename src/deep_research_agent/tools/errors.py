@@ -24,6 +24,7 @@ from typing import Literal
 from langchain.agents.middleware import ToolErrorMiddleware
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
+from ..names import ToolErrorClass
 from ..protocol.secrets import redact
 
 logger = logging.getLogger(__name__)
@@ -56,15 +57,20 @@ class ToolFailure(Exception):
         return text
 
 
-def classify_tool_error(exc: Exception, request: ToolCallRequest) -> str:
-    tool = request.tool_call["name"]
+def describe_tool_error(exc: Exception, tool: str) -> tuple[ToolErrorClass, str]:
+    """The class of a tool's failure and the text the model reads; anything but a ``ToolFailure`` is
+    ``unknown`` and named only by its type, so internals and secrets stay out of the model's context."""
     if isinstance(exc, ToolFailure):
-        return exc.as_model_text(tool)
+        return ToolErrorClass(exc.kind), exc.as_model_text(tool)
     logger.warning("tool %s raised %r", tool, exc)
-    return (
+    return ToolErrorClass.UNKNOWN, (
         f"ERROR [unknown] {tool}: the tool failed unexpectedly ({type(exc).__name__}). "
         "Retry once with different arguments, or continue without it."
     )
+
+
+def classify_tool_error(exc: Exception, request: ToolCallRequest) -> str:
+    return describe_tool_error(exc, request.tool_call["name"])[1]
 
 
 class ClassifiedToolErrorsMiddleware(ToolErrorMiddleware):

@@ -1,0 +1,33 @@
+"""``load_extensions(settings)``: the skills and custom tools one graph is built with, and their warnings.
+
+A run whose settings have problems (a refused ``custom_tools_dir`` among them) ends before any model call,
+so its graph loads nothing: no plugin named by a client is ever imported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..settings import ResearchConfig
+from .custom_tools import CustomToolSet, load_custom_tools
+from .skills import SkillCatalog, load_skills
+
+
+@dataclass(frozen=True)
+class Extensions:
+    skills: SkillCatalog
+    custom_tools: CustomToolSet
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What every run of the graph reports once, as ``status: warning``."""
+        return (*self.skills.warnings, *(str(e) for e in self.custom_tools.errors))
+
+
+def load_extensions(settings: ResearchConfig) -> Extensions:
+    if settings.problems:
+        return Extensions(SkillCatalog(Path(settings.skills_dir)), CustomToolSet(Path(settings.custom_tools_dir)))
+    return Extensions(
+        load_skills(Path(settings.skills_dir)), load_custom_tools(Path(settings.custom_tools_dir), settings)
+    )

@@ -1,0 +1,153 @@
+"""Skills: folders ``<skills_dir>/<name>/SKILL.md`` that research sub-agents read on demand.
+
+Contract:
+- ``load_skills(directory)`` runs at graph build, never per run. It lists the skills with deepagents'
+  ``SkillsMiddleware`` loader over the same read-only backend the sub-agents read from, so what the
+  prompts list and what ``read_file`` can open are one view. A missing folder is no error: it gives an
+  empty catalog and one warning; a ``SKILL.md`` whose front matter cannot be read is skipped with a
+  warning that names it.
+- The orchestrator holds no file tools: ``SkillCatalog.orchestrator_section`` lists each skill's name and
+  description (never its body) so it can name a skill in a brief. A research sub-agent gets
+  ``SkillCatalog.subagent_section`` (names and paths) and ``read_file`` on ``/skills/`` only
+  (``skills_filesystem``): deepagents' ``FilesystemMiddleware`` restricted to that one tool, writes
+  denied, large-result eviction off (it would write).
+- ``SkillEventsMiddleware`` sends one ``skill`` event (``name``, ``path``, ``state: applied``) the first
+  time a run reads a skill's ``SKILL.md`` successfully, whichever sub-agent reads it.
+
+Why deepagents' ``SkillsMiddleware`` is not in the sub-agents' stacks: it loads the catalog in
+``before_agent`` whenever the state holds none, and the ``task`` tool starts every sub-agent without it,
+so each sub-agent run would list the folder again.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from deepagents.backends import CompositeBackend, FilesystemBackend, StateBackend
+from deepagents.middleware.filesystem import FilesystemMiddleware, FilesystemPermission
+from deepagents.middleware.skills import SkillsMiddleware
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.messages import ToolMessage
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command
+
+from ..names import SkillState, ToolName
+from ..protocol.events import emit
+from ..run import NoRunError, current_run
+
+logger = logging.getLogger(__name__)
+
+MOUNT = "/skills/"
+SKILL_FILE = "SKILL.md"
+
+
+@dataclass(frozen=True)
+class Skill:
+    name: str
+    description: str
+    path: str  # where a sub-agent reads it: /skills/<name>/SKILL.md
+
+
+@dataclass(frozen=True)
+class SkillCatalog:
+    """The skills of one folder, as loaded at graph build, and what went wrong loading them."""
+
+    directory: Path
+    skills: tuple[Skill, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    def orchestrator_section(self) -> str:
+        if not self.skills:
+            return ""
+        lines = "\n".join(f"- `{s.name}`: {s.description}" for s in self.skills)
+        return (
+            "## Skills\nResearch sub-agents can apply these skills. When one fits a unit, name it in the brief "
+            f'("Apply the skill `name`.").\n{lines}'
+        )
+
+    def subagent_section(self) -> str:
+        if not self.skills:
+            return ""
+        lines = "\n".join(f"- `{s.name}`: `{s.path}`" for s in self.skills)
+        return (
+            "## Skills\nWhen your brief names a skill, read its file with `read_file` (limit=1000) before you "
+            f"start, and follow it. Skill files are instructions from the operator.\n{lines}"
+        )
+
+    def skill_at(self, file_path: str) -> Skill | None:
+        """The skill whose ``SKILL.md`` ``file_path`` is, if any."""
+        normalised = str(PurePosixPath("/", file_path.strip()))
+        return next((s for s in self.skills if s.path == normalised), None)
+
+
+def skills_backend(directory: Path) -> CompositeBackend:
+    """The sub-agents' file view: the skills folder at ``/skills/``, read-only, and nothing else."""
+    return CompositeBackend(
+        default=StateBackend(), routes={MOUNT: FilesystemBackend(root_dir=directory, virtual_mode=True)}
+    )
+
+
+def load_skills(directory: Path) -> SkillCatalog:
+    """Every readable skill of ``directory``; a missing folder or a broken ``SKILL.md`` is a warning."""
+    if not directory.is_dir():
+        return SkillCatalog(directory, warnings=(f"Skills folder {str(directory)!r} does not exist; no skills are loaded.",))
+    loader = SkillsMiddleware(backend=skills_backend(directory), sources=[MOUNT], system_prompt=None)
+    loaded = loader.before_agent({"messages": []}, None, None) or {}  # type: ignore[arg-type]
+    skills = tuple(
+        Skill(name=m["name"], description=m["description"], path=m["path"]) for m in loaded.get("skills_metadata") or []
+    )
+    warnings = list(loaded.get("skills_load_errors") or [])
+    found = {s.path for s in skills}
+    for skill_file in sorted(directory.glob(f"*/{SKILL_FILE}")):
+        path = f"{MOUNT}{skill_file.parent.name}/{SKILL_FILE}"
+        if path not in found:
+            warnings.append(
+                f"Skill {skill_file.parent.name!r} is skipped: its {SKILL_FILE} needs front matter with a name and a description."
+            )
+    return SkillCatalog(directory, skills, tuple(warnings))
+
+
+def skills_filesystem(catalog: SkillCatalog) -> list[AgentMiddleware]:
+    """``read_file`` over ``/skills/`` and the ``skill`` events, for a research sub-agent; none without skills."""
+    if not catalog.skills:
+        return []
+    return [
+        SkillEventsMiddleware(catalog),
+        FilesystemMiddleware(
+            backend=skills_backend(catalog.directory),
+            tools=[ToolName.READ_FILE],
+            tool_token_limit_before_evict=None,
+            human_message_token_limit_before_evict=None,
+            permissions=[FilesystemPermission(operations=["write"], paths=["/**"], mode="deny")],
+        ),
+    ]
+
+
+class SkillEventsMiddleware(AgentMiddleware):
+    """Announces each skill the first time the run reads it."""
+
+    def __init__(self, catalog: SkillCatalog) -> None:
+        super().__init__()
+        self.catalog = catalog
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
+    ) -> ToolMessage | Command:
+        result = await handler(request)
+        call = request.tool_call
+        if call["name"] != ToolName.READ_FILE or not isinstance(result, ToolMessage) or result.status == "error":
+            return result
+        skill = self.catalog.skill_at(str((call.get("args") or {}).get("file_path") or ""))
+        if skill is None:
+            return result
+        try:
+            applied = current_run().skills_applied
+        except NoRunError:
+            return result
+        if skill.name not in applied:
+            applied.add(skill.name)
+            emit("skill", name=skill.name, path=skill.path, state=SkillState.APPLIED)
+        return result

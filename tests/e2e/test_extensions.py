@@ -1,0 +1,164 @@
+"""Skills and custom tools through ``langgraph dev`` and the SDK: what each role is offered, what it reads,
+the events, the warnings, and the operator's say over which folders a run may load."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import EXTENSION_FIXTURES
+from tests.e2e.scenarios import (
+    findings_json,
+    message_text,
+    orchestrator,
+    plan_and_delegate,
+    requests_of,
+    researcher,
+    scenario,
+    submit,
+    system_text,
+)
+from tests.support.agent_server import stream_run
+from tests.support.scripted_model import call, turn
+
+pytestmark = pytest.mark.anyio
+
+REPORT = "# Options\n\nOption A is cheaper than option B.\n"
+SKILL_PATH = "/skills/cited-table/SKILL.md"
+FIXTURE_TOOLS = {"catalog_rows", "greeting", "explode", "hang"}
+
+
+def tool_names(request: dict) -> set[str]:
+    return {t["function"]["name"] for t in request["body"].get("tools") or ()}
+
+
+def tool_messages(request: dict) -> list[str]:
+    return [message_text(m) for m in request["body"]["messages"] if m["role"] == "tool"]
+
+
+def done(run) -> None:
+    assert [(e["state"], e["reason"]) for e in run.end_statuses] == [("done", "report_delivered")]
+
+
+async def test_a_sub_agent_reads_the_skill_its_brief_names_and_the_run_announces_it_once(agent_server, scripted):
+    briefs = ("Compare option prices. Apply the skill `cited-table`.", "Compare option lifetimes. Apply the skill `cited-table`.")
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate(*briefs), submit(REPORT)),
+            researcher(
+                turn(tool_calls=[call("read_file", file_path=SKILL_PATH, limit=1000)]),
+                turn(content=findings_json("Option A is cheaper.")),
+            ),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "Compare the options.", configurable={"skills_dir": str(EXTENSION_FIXTURES / "skills")})
+
+    done(run)
+    [skill] = run.of_type("skill")
+    assert (skill["name"], skill["path"], skill["state"]) == ("cited-table", SKILL_PATH, "applied")
+    assert skill["role"] == "research-subagent" and skill["task_id"]
+
+    planner = requests_of(scripted, "orchestrator")[0]
+    assert "`cited-table`: Build a comparison table with a citation in every cell." in system_text(planner["body"])
+    assert "BODY-MARKER" not in json.dumps(planner["body"]), "the orchestrator never sees a skill's body"
+    assert "read_file" not in tool_names(planner), "the orchestrator holds no file tools"
+
+    researchers = requests_of(scripted, "researcher")
+    assert len(researchers) == 4, "two sub-agents, two steps each"
+    assert {"read_file", "web_search", "web_fetch"} <= tool_names(researchers[0])
+    assert not {"write_file", "edit_file", "ls", "glob", "grep", "execute"} & tool_names(researchers[0])
+    assert SKILL_PATH in system_text(researchers[0]["body"])
+    after_reading = [r for r in researchers if tool_messages(r)]
+    assert len(after_reading) == 2
+    assert all("BODY-MARKER-cited-table" in tool_messages(r)[-1] for r in after_reading)
+
+
+@pytest.mark.parametrize(
+    ("folder", "warning"),
+    [("absent", "does not exist"), ("skills_broken", "'no-front-matter' is skipped")],
+    ids=["missing-folder", "broken-front-matter"],
+)
+async def test_a_missing_skills_folder_or_a_broken_skill_leaves_the_run_working_and_is_reported_once(
+    agent_server, scripted, folder, warning
+):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Compare option prices."), submit(REPORT)),
+            researcher(turn(content=findings_json("Option A is cheaper."))),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "Compare the options.", configurable={"skills_dir": str(EXTENSION_FIXTURES / folder)})
+
+    done(run)
+    [reported] = [w["detail"] for w in run.statuses("warning") if w["detail"].startswith(("Skill ", "Skills folder"))]
+    assert warning in reported
+    assert "BODY-MARKER-broken" not in json.dumps(scripted.requests())
+
+
+async def test_custom_tools_are_offered_to_every_role_called_and_their_events_carry_their_fields(agent_server, scripted):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(
+                turn(tool_calls=[call("catalog_rows", count=2)]),
+                plan_and_delegate("List the catalog."),
+                submit(REPORT),
+            ),
+            researcher(
+                turn(tool_calls=[call("catalog_rows", count=200, prefix="item")]),
+                turn(tool_calls=[call("explode", reason="test")]),
+                turn(content=findings_json("The catalog has 200 items.")),
+            ),
+        )
+    )
+
+    run = await stream_run(
+        agent_server.url,
+        "What is in the catalog?",
+        configurable={"custom_tools_dir": str(EXTENSION_FIXTURES / "tools"), "custom_tool_max_chars": 300},
+    )
+
+    done(run)
+    for role in ("orchestrator", "researcher"):
+        offered = tool_names(requests_of(scripted, role)[0])
+        assert FIXTURE_TOOLS <= offered, role
+        assert not {"switched_off", "private_tool", "convert_units"} & offered, role
+
+    calls, results = run.of_type("tool_call"), run.of_type("tool_result")
+    assert [(c["role"], c["tool"], c["args"]) for c in calls] == [
+        ("orchestrator", "catalog_rows", {"count": 2, "prefix": "row"}),
+        ("research-subagent", "catalog_rows", {"count": 200, "prefix": "item"}),
+        ("research-subagent", "explode", {"reason": "test"}),
+    ]
+    assert [r["id"] for r in results] == [c["id"] for c in calls]
+    small, large, failed = results
+    assert small["ok"] and small["bytes"] == len(json.dumps([{"id": 0, "label": "row-0"}, {"id": 1, "label": "row-1"}]))
+    assert large["ok"] and large["bytes"] > 300 and "error_class" not in large
+    assert not failed["ok"] and failed["error_class"] == "unknown" and failed["summary"].startswith("ERROR [unknown] explode")
+
+    seen_by_orchestrator = tool_messages(requests_of(scripted, "orchestrator")[1])[-1]
+    body = seen_by_orchestrator.split("<tool_result>\n", 1)[1].rsplit("\n</tool_result>", 1)[0]
+    assert json.loads(body) == [{"id": 0, "label": "row-0"}, {"id": 1, "label": "row-1"}], "a list is JSON-encoded"
+    seen_by_researcher = tool_messages(requests_of(scripted, "researcher")[1])[-1]
+    assert f"[Truncated: showing the first 300 of {large['bytes']:,} characters." in seen_by_researcher
+
+    [broken] = [w for w in run.statuses("warning") if "broken.py" in w["detail"]]
+    assert "ModuleNotFoundError" in broken["detail"]
+
+
+async def test_a_custom_tools_dir_outside_the_allowed_roots_ends_the_run_with_config_error_and_loads_nothing(
+    agent_server, scripted, tmp_path
+):
+    marker = tmp_path / "imported"
+    (tmp_path / "evil.py").write_text(f"open({str(marker)!r}, 'w').write('imported')\n")
+    scripted.set_scenario(scenario(orchestrator(submit(REPORT))))
+
+    run = await stream_run(agent_server.url, "Anything", configurable={"custom_tools_dir": str(tmp_path)}, timeout=60)
+
+    assert [(e["state"], e["reason"]) for e in run.end_statuses] == [("error", "config_error")]
+    assert "custom_tools_dir" in run.end_statuses[0]["detail"]
+    assert "DRA_ALLOWED_EXTENSION_ROOTS" in run.end_statuses[0]["detail"]
+    assert scripted.requests() == []
+    assert not marker.exists(), "the client's plugin was never imported"
