@@ -1,0 +1,15 @@
+"""MCP tools: which servers a run connects to, with which credentials (``servers``).
+
+The agent is always the MCP client; the server list comes from the run's ``configurable`` or the operator's
+environment, with the precedence, URL guard and credential scoping that ``servers`` states.
+"""
+
+from .._exports import lazy_exports
+
+__all__, __getattr__ = lazy_exports(
+    __name__,
+    {
+        "McpServer": "servers",
+        "resolve_servers": "servers",
+    },
+)
