@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import shutil
+
 import pytest
 
 from deep_research_agent.run import Run, bound_run
 from tests.support.agent_server import AgentServer
+from tests.support.mcp_servers import EVERYTHING_ENTRY, EverythingServer
 from tests.support.scripted_model import ScriptedModelServer
 from tests.support.web import WebStandIn
 
@@ -70,3 +73,22 @@ def run() -> Iterator[Run]:
     """Fresh run stores, current for code the test runs outside a graph."""
     with bound_run() as stores:
         yield stores
+
+
+@pytest.fixture(scope="session")
+def mcp_everything() -> Iterator[EverythingServer]:
+    """The MCP project's reference server (server-everything, streamable HTTP) on loopback.
+
+    ``./run.sh test`` installs it with ``npm ci`` in tests/js; without node the tests that need it skip,
+    like the JS client's.
+    """
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed, and ./run.sh test could not install it")
+    if not EVERYTHING_ENTRY.is_file():
+        pytest.fail("server-everything is missing: run `npm ci` in tests/js (./run.sh test does)")
+    server = EverythingServer(node).start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -38,6 +38,7 @@ from deepagents.middleware.patch_tool_calls import PatchToolCallsMiddleware
 from deepagents.middleware.subagents import CompiledSubAgent, SubAgentMiddleware
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware
+from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
 
 from . import prompts
@@ -66,7 +67,8 @@ from .guards import (
 from .handover import FindingsGateMiddleware, HandOverMiddleware
 from .lifecycle import RunLifecycleMiddleware, TriageRouterMiddleware
 from .models import chat_model
-from .names import Role
+from .mcp.listing import Listing, list_tools, listings_digest
+from .names import Role, ToolName
 from .planning import PlanningMiddleware
 from .protocol import register_secrets
 from .run import current_run
@@ -93,17 +95,28 @@ _graphs: OrderedDict[str, CompiledStateGraph] = OrderedDict()
 _graphs_lock = Lock()
 
 
-def make_graph(config: dict[str, Any] | None = None) -> CompiledStateGraph:
-    """Return the compiled agent for this run's settings, building it only on a cache miss."""
+async def make_graph(config: dict[str, Any] | None = None) -> CompiledStateGraph:
+    """Return the compiled agent for this run's settings and MCP tools, building it only on a cache miss.
+
+    The run's MCP servers are listed first (from the listing cache while it is fresh), because their tools
+    shape the graph; what each connection gave is kept for the run to announce after ``run_start``.
+    """
     settings = ResearchConfig.resolve(config)
     register_secrets(settings.secret_values())
     key = settings.cache_key()
+    listings: tuple[Listing, ...] = ()
+    if settings.mcp_servers:
+        listings = await list_tools(settings.mcp_servers, ttl=settings.mcp_tools_ttl, reserved_names=set(ToolName))
+        key += listings_digest(listings)
+        run_id = ((config or {}).get("configurable") or {}).get("run_id")
+        if run_id:
+            current_run(config).opening_statuses = [listing.status() for listing in listings]
     with _graphs_lock:
         graph = _graphs.get(key)
         if graph is not None:
             _graphs.move_to_end(key)
             return graph
-    graph = build_graph(settings)
+    graph = build_graph(settings, mcp_tools=[tool for listing in listings for tool in listing.tools])
     with _graphs_lock:
         _graphs[key] = graph
         while len(_graphs) > _CACHE_SIZE:
@@ -111,10 +124,12 @@ def make_graph(config: dict[str, Any] | None = None) -> CompiledStateGraph:
     return graph
 
 
-def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
-    """Assemble the orchestrator and its sub-agents for one configuration."""
+def build_graph(settings: ResearchConfig, *, mcp_tools: Sequence[BaseTool] = ()) -> CompiledStateGraph:
+    """Assemble the orchestrator and its sub-agents for one configuration; research sub-agents also get
+    ``mcp_tools``."""
     tier = settings.tier
-    research_tools = [t for t in (build_web_search_tool(settings), build_web_fetch_tool(settings)) if t is not None]
+    web_tools = (build_web_search_tool(settings), build_web_fetch_tool(settings))
+    research_tools = [*(t for t in web_tools if t is not None), *mcp_tools]
     subagent_middleware = [
         # No PatchToolCallsMiddleware: the task tool starts every sub-agent on one fresh brief, which
         # never holds a dangling tool call, and the patch would cost a graph step per sub-agent run.

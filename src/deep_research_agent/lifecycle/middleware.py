@@ -1,8 +1,9 @@
 """Run lifecycle: the first event, the last events, and the single authoritative end state.
 
 Contract (orchestrator only; it must be the outermost middleware):
-- ``run_start`` is the first event of every run; config warnings follow it as ``status: warning``; the
-  run's stop-request watcher starts (``delivery/stop.py``);
+- ``run_start`` is the first event of every run; config warnings follow it as ``status: warning``, then
+  the statuses the graph factory found for the run (``mcp_ready``/``mcp_error``); the run's stop-request
+  watcher starts (``delivery/stop.py``);
 - a config problem (refused ``base_url``, missing key) ends the run before any model call;
 - a model call that fails for good (once the retry middleware gave up) does not raise: the error is
   classified into a detail that says what to fix, and the agent stops;
@@ -94,6 +95,8 @@ class RunLifecycleMiddleware(AgentMiddleware):
         )
         for warning in self.settings.warnings:
             emit("status", state=StatusState.WARNING, reason="config", detail=warning)
+        for status in run.opening_statuses:
+            emit("status", **status)
         if self.settings.problems:
             problems = " ".join(self.settings.problems)
             return {"run_error": RunError(reason=EndReason.CONFIG_ERROR.value, detail=problems), "jump_to": "end"}

@@ -154,7 +154,9 @@ class Status(_Event):
     repetition or length; ``chars`` before and ``kept_chars`` after trimming), ``rate_limited`` (one per
     wait: ``wait_s``, ``attempt``), ``model_unavailable`` (the retries gave up) and the ``model_call``
     heartbeat (``step``, ``unit``, and after tool results ``after``/``after_chars``). ``stop_requested``: the
-    user asked the run to stop and report what it found.
+    user asked the run to stop and report what it found. ``mcp_ready`` (``server``, ``label``,
+    ``tool_count``, ``tools``, ``cached``) and ``mcp_error`` (``server``, ``label``, ``detail``) follow
+    ``run_start``, one per MCP server of the run.
     """
 
     type: Literal["status"] = "status"
@@ -183,6 +185,11 @@ class Status(_Event):
     tokens_estimate: int | None = Field(default=None, description="Estimated context tokens, before or after compaction.")
     messages_summarized: int | None = None
     messages_kept: int | None = None
+    server: str | None = Field(default=None, description="An MCP server's URL, without user info or query.")
+    label: str | None = Field(default=None, description="An MCP server's label, the name its sources are cited by.")
+    tool_count: int | None = None
+    tools: list[str] | None = Field(default=None, description="The tool names an MCP server offers the research sub-agents.")
+    cached: bool | None = Field(default=None, description="The MCP tool listing came from the listing cache.")
 
     model_config = ConfigDict(extra="forbid", json_schema_extra=_reasons_by_state)
 

@@ -43,6 +43,9 @@ class Run:
     usage: UsageMeter = field(default_factory=UsageMeter)
     evidence: EvidenceStore = field(default_factory=EvidenceStore)
     control: RunControl = field(default_factory=RunControl)
+    opening_statuses: list[dict[str, Any]] = field(default_factory=list)
+    """Status events the graph factory found for this run before it started (its MCP connections), which
+    the run emits right after ``run_start``."""
 
     @property
     def elapsed_s(self) -> float:

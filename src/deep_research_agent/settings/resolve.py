@@ -221,13 +221,19 @@ class ResearchConfig(BaseModel):
     )
     mcp_servers: tuple[McpServer, ...] = _setting(
         (),
-        "MCP servers (resolved and guarded; their tools are not wired in yet): a JSON list of {label, url, headers?, transport?} "
+        "MCP servers whose tools the research sub-agents get: a JSON list of {label, url, headers?, transport?} "
         "(streamable_http or sse; a bare host gets /mcp). configurable.mcp_config is the compatibility form "
         "{url, tools?, auth_required?, headers?}, whose url is a base that gets /mcp. The first non-empty of "
         "mcp_servers, mcp_config, DRA_MCP_SERVERS, DRA_MCP_URL wins. Link-local and metadata hosts are refused.",
         env=("DRA_MCP_SERVERS", "DRA_MCP_URL"),
         configurable=("mcp_servers", "mcp_config"),
         own_rules=True,
+    )
+    mcp_tools_ttl: float = _setting(
+        600.0,
+        "Seconds an MCP server's tool listing is reused by later runs; 0 lists on every run. Failures are never cached.",
+        env="DRA_MCP_TOOLS_TTL",
+        configurable="mcp_tools_ttl",
     )
     mcp_label: str = _setting("mcp", "Label of the DRA_MCP_URL server.", env="DRA_MCP_LABEL", operator_only=True)
     mcp_bearer: SecretStr | None = _setting(
