@@ -38,7 +38,6 @@ from deepagents.middleware.patch_tool_calls import PatchToolCallsMiddleware
 from deepagents.middleware.subagents import CompiledSubAgent, SubAgentMiddleware
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware
-from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
 
 from . import prompts
@@ -67,6 +66,7 @@ from .guards import (
 from .handover import FindingsGateMiddleware, HandOverMiddleware
 from .lifecycle import RunLifecycleMiddleware, TriageRouterMiddleware
 from .models import chat_model
+from .mcp.calls import instrument, source_label
 from .mcp.listing import Listing, list_tools, listings_digest
 from .names import Role, ToolName
 from .planning import PlanningMiddleware
@@ -116,7 +116,7 @@ async def make_graph(config: dict[str, Any] | None = None) -> CompiledStateGraph
         if graph is not None:
             _graphs.move_to_end(key)
             return graph
-    graph = build_graph(settings, mcp_tools=[tool for listing in listings for tool in listing.tools])
+    graph = build_graph(settings, mcp=listings)
     with _graphs_lock:
         _graphs[key] = graph
         while len(_graphs) > _CACHE_SIZE:
@@ -124,12 +124,18 @@ async def make_graph(config: dict[str, Any] | None = None) -> CompiledStateGraph
     return graph
 
 
-def build_graph(settings: ResearchConfig, *, mcp_tools: Sequence[BaseTool] = ()) -> CompiledStateGraph:
+def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = ()) -> CompiledStateGraph:
     """Assemble the orchestrator and its sub-agents for one configuration; research sub-agents also get
-    ``mcp_tools``."""
+    the tools of the ``mcp`` listings, and both roles' prompts name the servers that offer tools."""
     tier = settings.tier
     web_tools = (build_web_search_tool(settings), build_web_fetch_tool(settings))
+    mcp_tools = [
+        instrument(tool, listing.server, max_chars=settings.max_result_chars, max_rows=settings.max_result_rows)
+        for listing in mcp
+        for tool in listing.tools
+    ]
     research_tools = [*(t for t in web_tools if t is not None), *mcp_tools]
+    orchestrator_mcp, subagent_mcp = _mcp_prompts(settings, mcp)
     subagent_middleware = [
         # No PatchToolCallsMiddleware: the task tool starts every sub-agent on one fresh brief, which
         # never holds a dangling tool call, and the patch would cost a graph step per sub-agent run.
@@ -140,7 +146,7 @@ def build_graph(settings: ResearchConfig, *, mcp_tools: Sequence[BaseTool] = ())
     research_subagent = create_agent(
         chat_model(settings, "subagent"),
         tools=research_tools,
-        system_prompt=prompts.render(prompts.Prompt.RESEARCH_SUBAGENT, domain_prompt=settings.domain_prompt),
+        system_prompt=prompts.render(prompts.Prompt.RESEARCH_SUBAGENT, domain_prompt=settings.domain_prompt, extra=subagent_mcp),
         middleware=[
             _guards(settings, Role.RESEARCH_SUBAGENT, tier.subagent, subagent_middleware, gate=FindingsGateMiddleware(role=Role.RESEARCH_SUBAGENT)),
             *subagent_middleware,
@@ -182,7 +188,9 @@ def build_graph(settings: ResearchConfig, *, mcp_tools: Sequence[BaseTool] = ())
         chat_model(settings, "research"),
         tools=[],
         system_prompt=prompts.render(
-            prompts.Prompt.ORCHESTRATOR, domain_prompt=settings.domain_prompt, extra=prompts.template(prompts.Prompt.FOLLOW_UP)
+            prompts.Prompt.ORCHESTRATOR,
+            domain_prompt=settings.domain_prompt,
+            extra="\n\n".join(p for p in (prompts.template(prompts.Prompt.FOLLOW_UP), orchestrator_mcp) if p),
         ),
         middleware=[
             *outside_guards,
@@ -219,6 +227,24 @@ def _guards(
         ],
         role=role,
     )
+
+
+def _mcp_prompts(settings: ResearchConfig, mcp: Sequence[Listing]) -> tuple[str, str]:
+    """The orchestrator's and the research sub-agent's guidance on the MCP servers that offer tools, each
+    followed by the deployment's ``mcp_prompt``; empty when no server does."""
+    ready = [listing.server for listing in mcp if listing.tools]
+    if not ready:
+        return "", ""
+    deployment = settings.mcp_prompt.strip()
+    servers = ", ".join(f"`{server.label}` (cite as `{source_label(server)}`)" for server in ready)
+    orchestrator = (
+        f"Research sub-agents can also query these MCP servers: {servers}. A finding from one cites that "
+        "source; list it in the report's Sources like a page."
+    )
+    subagent = prompts.template(prompts.Prompt.MCP_TOOLS).replace("{servers}", servers)
+    if deployment:
+        return f"{orchestrator}\n{deployment}", f"{subagent}\n{deployment}"
+    return orchestrator, subagent
 
 
 def _compaction(settings: ResearchConfig, role: str, slot: Slot) -> ContextCompactionMiddleware:

@@ -49,13 +49,19 @@ def offered_tools(request: dict[str, Any]) -> set[str]:
     return {tool["function"]["name"] for tool in request["body"].get("tools") or ()}
 
 
-async def test_a_research_sub_agent_calls_a_real_mcp_tool_and_reads_its_result(agent_server, scripted, mcp_everything):
+async def test_a_research_sub_agent_calls_a_real_mcp_tool_and_the_report_cites_it_by_the_servers_label(
+    agent_server, scripted, mcp_everything
+):
+    finding = {"finding": "The server echoed the phrase.", "evidence": "Echo: sodium glass 412", "source": "MCP: everything"}
     scripted.set_scenario(
         scenario(
-            orchestrator(plan_and_delegate("Echo a phrase through MCP"), submit("# Echo\n\nThe server echoed.\n\n## Sources\n")),
+            orchestrator(
+                plan_and_delegate("Echo a phrase through MCP"),
+                submit("# Echo\n\nThe server echoed the phrase [1].\n\n## Sources\n[1] MCP: everything\n"),
+            ),
             researcher(
                 turn(tool_calls=[call("echo", message="sodium glass 412")]),
-                turn(content=findings_json("The server echoed the phrase.")),
+                turn(content=findings_json("The server echoed the phrase.", [finding])),
             ),
         )
     )
@@ -67,14 +73,55 @@ async def test_a_research_sub_agent_calls_a_real_mcp_tool_and_reads_its_result(a
     [ready] = mcp_statuses(run)
     assert ready["state"] == "mcp_ready" and ready["label"] == "everything" and ready["server"] == mcp_everything.url
     assert EVERYTHING_TOOLS <= set(ready["tools"]) and ready["tool_count"] == len(ready["tools"])
-    types = [e["type"] for e in run.events]
-    assert types.index("run_start") < run.events.index(ready)
+    assert [e["type"] for e in run.events].index("run_start") < run.events.index(ready)
 
     first_research, after_echo = requests_of(scripted, "researcher")[:2]
     assert EVERYTHING_TOOLS <= offered_tools(first_research)
+    assert "MCP: everything" in message_text(first_research["body"]["messages"][0])
     assert not EVERYTHING_TOOLS & set().union(*(offered_tools(r) for r in requests_of(scripted, "orchestrator")))
     echoed = [m for m in after_echo["body"]["messages"] if m["role"] == "tool"]
     assert "Echo: sodium glass 412" in message_text(echoed[-1])
+
+    [called], [result] = run.of_type("mcp_call"), run.of_type("mcp_result")
+    assert (called["tool"], called["server"], called["args"], called["role"]) == ("echo", "everything", {"message": "sodium glass 412"}, "research-subagent")
+    assert (result["id"], result["ok"], result["summary"]) == (called["id"], True, "Echo: sodium glass 412")
+    assert result["bytes"] == len("Echo: sodium glass 412") and "error_class" not in result
+
+    [record] = [e for e in run.values["evidence"] if e["kind"] == "mcp_result"]
+    assert record["url"] == "MCP: everything" and record["title"].startswith("echo ")
+    assert "MCP: everything" in [source["url"] for source in run.values["sources"]]
+    [citation] = run.values["citations"]
+    assert (citation["evidence_id"], citation["verified"]) == (record["id"], True)
+    assert "[1] MCP: everything" in run.values["final_report"]
+    assert (run.end_statuses[0]["state"], run.end_statuses[0]["reason"]) == ("done", "report_delivered")
+
+
+async def test_a_bad_argument_is_a_permanent_error_and_its_identical_retry_is_answered_from_the_memo(
+    agent_server, scripted, mcp_everything
+):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Echo a number"), submit("# Echo\n\nNothing echoed.\n\n## Sources\n")),
+            researcher(
+                turn(tool_calls=[call("echo", message=412)]),
+                turn(tool_calls=[call("echo", message=412)]),
+                turn(content=findings_json("The echo tool refused a number.")),
+            ),
+        )
+    )
+
+    run = await stream_run(
+        agent_server.url, "Echo a number.", configurable={"mcp_servers": [{"label": "everything", "url": mcp_everything.url}]}
+    )
+
+    first, repeated = run.of_type("mcp_result")
+    assert (first["ok"], first["error_class"], first.get("repeated")) == (False, "permanent", None)
+    assert "validation" in first["summary"].lower()
+    assert (repeated["ok"], repeated["error_class"], repeated["repeated"]) == (False, "permanent", True)
+    after_first, after_retry = requests_of(scripted, "researcher")[1:3]
+    first_text = message_text([m for m in after_first["body"]["messages"] if m["role"] == "tool"][-1])
+    assert first_text.startswith("ERROR [permanent] echo:") and "do not retry" in first_text
+    assert "Answered from memory" in message_text([m for m in after_retry["body"]["messages"] if m["role"] == "tool"][-1])
     assert (run.end_statuses[0]["state"], run.end_statuses[0]["reason"]) == ("done", "report_delivered")
 
 

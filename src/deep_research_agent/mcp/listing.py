@@ -110,7 +110,8 @@ async def _listing(server: McpServer, ttl: float) -> Listing:
 
 async def _fetch(server: McpServer) -> list[BaseTool]:
     connection: dict[str, Any] = {"transport": server.transport, "url": server.url, "headers": server.header_values()}
-    client = MultiServerMCPClient({server.label: connection})  # type: ignore[dict-item]
+    # Tool errors raise, so each call classifies them itself (``calls``) instead of reading them as results.
+    client = MultiServerMCPClient({server.label: connection}, handle_tool_errors=False)  # type: ignore[dict-item]
     return await client.get_tools(server_name=server.label)
 
 

@@ -269,6 +269,30 @@ class PageFetched(_Event):
     error: str | None = None
 
 
+class McpCall(_Event):
+    """A research sub-agent calls an MCP tool."""
+
+    type: Literal["mcp_call"] = "mcp_call"
+    id: str
+    tool: str
+    server: str = Field(description="The MCP server's label.")
+    args: dict[str, str] = Field(default_factory=dict, description="The arguments, each value cut to 120 characters.")
+
+
+class McpResult(_Event):
+    """What an MCP tool call returned; on failure ``error_class`` says whether retrying can help."""
+
+    type: Literal["mcp_result"] = "mcp_result"
+    id: str
+    tool: str
+    server: str = Field(description="The MCP server's label.")
+    ok: bool
+    summary: str = Field(description="The head of the result text, or of the error.")
+    bytes: int = Field(description="Size of the result text in UTF-8 bytes (0 on failure).")
+    error_class: Literal["permanent", "transient"] | None = None
+    repeated: bool | None = Field(default=None, description="Answered from the memo of permanently failed calls, without a call.")
+
+
 Event = Annotated[
     RunStart
     | Report
@@ -279,7 +303,9 @@ Event = Annotated[
     | Source
     | SubagentFindings
     | Clarification
-    | PageFetched,
+    | PageFetched
+    | McpCall
+    | McpResult,
     Field(discriminator="type"),
 ]
 
@@ -296,6 +322,8 @@ EVENT_MODELS: dict[str, type[_Event]] = {
         SubagentFindings,
         Clarification,
         PageFetched,
+        McpCall,
+        McpResult,
     )
 }
 EVENT_TYPES = tuple(EVENT_MODELS)

@@ -244,7 +244,22 @@ class ResearchConfig(BaseModel):
         operator_only=True,
     )
     mcp_prompt: str = _setting(
-        "", "Extra guidance for the MCP tools (accepted for compatibility; MCP tools are not wired in yet).", env="DRA_MCP_PROMPT", configurable="mcp_prompt"
+        "",
+        "The deployment's guidance on its MCP tools, added to the orchestrator's and the research sub-agents' prompts.",
+        env="DRA_MCP_PROMPT",
+        configurable="mcp_prompt",
+    )
+    max_result_chars: int = _setting(
+        20000,
+        "Characters of one MCP tool result the model sees (the rest is cut with a note; the whole text is kept as evidence); 0 means no cap.",
+        env="DRA_MAX_RESULT_CHARS",
+        configurable="max_result_chars",
+    )
+    max_result_rows: int = _setting(
+        200,
+        "Rows (JSON list items, else lines) of one MCP tool result the model sees; 0 means no cap.",
+        env="DRA_MAX_RESULT_ROWS",
+        configurable="max_result_rows",
     )
 
     warnings: tuple[str, ...] = Field(default=(), exclude=True)
