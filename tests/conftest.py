@@ -11,6 +11,7 @@ import pytest
 from deep_research_agent.run import Run, bound_run
 from tests.support.agent_server import AgentServer
 from tests.support.mcp_servers import EVERYTHING_ENTRY, EverythingServer
+from tests.support.mcp_stand_in import McpStandIn
 from tests.support.scripted_model import ScriptedModelServer
 from tests.support.web import WebStandIn
 
@@ -92,3 +93,16 @@ def mcp_everything() -> Iterator[EverythingServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def mcp_stand_in_server() -> Iterator[McpStandIn]:
+    with McpStandIn() as server:
+        yield server
+
+
+@pytest.fixture
+def mcp_stand_in(mcp_stand_in_server: McpStandIn) -> McpStandIn:
+    """The MCP stand-in with default behaviour and zeroed counters for this test."""
+    mcp_stand_in_server.reset()
+    return mcp_stand_in_server

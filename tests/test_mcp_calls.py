@@ -3,6 +3,7 @@ results unwrapped and bounded for the model but kept whole as evidence under the
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -10,10 +11,19 @@ import httpx
 import pytest
 from langchain_core.tools import StructuredTool, ToolException
 
-from deep_research_agent.mcp.calls import bounded, classify_call_error, instrument, result_text
+from deep_research_agent.mcp.calls import (
+    BACKOFF_CAP_S,
+    CallLimits,
+    bounded,
+    classify_call_error,
+    instrument,
+    rate_limit_wait,
+    result_text,
+)
 from deep_research_agent.mcp.servers import McpServer
 from deep_research_agent.protocol.events import EVENT_MODELS
 
+LIMITS = CallLimits(max_chars=1000, max_rows=10)
 SERVER = McpServer(label="everything", url="http://127.0.0.1:3901/mcp", transport="streamable_http", origin="run")
 
 
@@ -106,7 +116,7 @@ def raw_tool(behaviour: Any) -> StructuredTool:
 
 @pytest.mark.anyio
 async def test_a_result_becomes_evidence_under_the_servers_label_and_a_delimited_block(run):
-    tool = instrument(raw_tool([{"type": "text", "text": "BTC closed at 61,200."}]), SERVER, max_chars=1000, max_rows=10)
+    tool = instrument(raw_tool([{"type": "text", "text": "BTC closed at 61,200."}]), SERVER, LIMITS)
 
     text = await tool.coroutine(message="btc")
 
@@ -120,7 +130,7 @@ async def test_a_result_becomes_evidence_under_the_servers_label_and_a_delimited
 @pytest.mark.anyio
 async def test_an_identical_retry_of_a_permanent_failure_is_answered_from_the_memo(run):
     raw = raw_tool(ToolException("Input validation error: expected string"))
-    tool = instrument(raw, SERVER, max_chars=1000, max_rows=10)
+    tool = instrument(raw, SERVER, LIMITS)
 
     first = await tool.coroutine(message=5)
     again = await tool.coroutine(message=5)
@@ -134,7 +144,7 @@ async def test_an_identical_retry_of_a_permanent_failure_is_answered_from_the_me
 @pytest.mark.anyio
 async def test_a_transient_failure_is_never_memoised(run):
     raw = raw_tool(ExceptionGroup("g", [httpx.ConnectError("All connection attempts failed")]))
-    tool = instrument(raw, SERVER, max_chars=1000, max_rows=10)
+    tool = instrument(raw, SERVER, LIMITS)
 
     await tool.coroutine(message="x")
     again = await tool.coroutine(message="x")
@@ -144,3 +154,100 @@ async def test_a_transient_failure_is_never_memoised(run):
 
 def test_the_call_events_are_part_of_the_protocol():
     assert {"mcp_call", "mcp_result"} <= set(EVENT_MODELS)
+
+
+# --- load: the run's slots and 429 backoff ---------------------------------------------------------
+
+
+def too_many(retry_after: str | None = None) -> ExceptionGroup:
+    request = httpx.Request("POST", SERVER.url)
+    headers = {"Retry-After": retry_after} if retry_after is not None else {}
+    response = httpx.Response(429, request=request, headers=headers)
+    return ExceptionGroup("unhandled errors in a TaskGroup", [httpx.HTTPStatusError("429", request=request, response=response)])
+
+
+def test_a_429_waits_for_its_retry_after_else_backs_off_exponentially_up_to_a_cap():
+    assert rate_limit_wait(too_many("2.5"), 0) == 2.5
+    assert 0.5 <= rate_limit_wait(too_many(), 0) <= 1.0
+    assert 4.0 <= rate_limit_wait(too_many(), 3) <= 8.0
+    assert rate_limit_wait(too_many(), 20) <= BACKOFF_CAP_S
+    assert rate_limit_wait(http_error(503), 0) is None
+
+
+def scripted_tool(answers: list[Any], calls: list[float], *, hold_s: float = 0.0, state: dict[str, int] | None = None) -> StructuredTool:
+    """An MCP tool that raises or returns ``answers`` in turn, recording when each call started and, in
+    ``state`` (which tools may share), how many calls were in flight at most."""
+    state = {"in_flight": 0, "max_in_flight": 0} if state is None else state
+
+    async def call_tool(runtime: Any = None, **arguments: Any) -> tuple[Any, Any]:
+        calls.append(asyncio.get_running_loop().time())
+        state["in_flight"] += 1
+        state["max_in_flight"] = max(state["max_in_flight"], state["in_flight"])
+        try:
+            await asyncio.sleep(hold_s)
+            answer = answers.pop(0) if answers else [{"type": "text", "text": "ok"}]
+        finally:
+            state["in_flight"] -= 1
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer, None
+
+    tool = StructuredTool(name="lookup", description="", args_schema={"type": "object", "properties": {}}, coroutine=call_tool)
+    tool.metadata = state
+    return tool
+
+
+@pytest.mark.anyio
+async def test_a_rate_limited_call_waits_and_then_succeeds(run):
+    calls: list[float] = []
+    tool = instrument(scripted_tool([too_many("0.1"), too_many("0.1")], calls), SERVER, LIMITS)
+
+    text = await tool.coroutine(key="a")
+
+    assert "ok" in text and len(calls) == 3
+    assert calls[2] - calls[0] >= 0.2
+
+
+@pytest.mark.anyio
+async def test_a_call_gives_up_as_transient_when_the_next_wait_would_pass_its_budget(run):
+    calls: list[float] = []
+    limits = CallLimits(max_wait_s=0.25)
+    tool = instrument(scripted_tool([too_many("0.1")] * 10, calls), SERVER, limits)
+
+    text = await tool.coroutine(key="a")
+
+    assert text.startswith("ERROR [transient] lookup:") and "HTTP 429" in text
+    assert len(calls) == 3  # waited 0.1 + 0.1; a third wait would pass 0.25
+
+
+@pytest.mark.anyio
+async def test_the_runs_slots_cap_calls_in_flight_across_tools(run):
+    calls: list[float] = []
+    shared = {"in_flight": 0, "max_in_flight": 0}
+    first = scripted_tool([], calls, hold_s=0.05, state=shared)
+    second = scripted_tool([], calls, hold_s=0.05, state=shared)
+    limits = CallLimits(max_concurrency=3)
+    tools = [instrument(first, SERVER, limits), instrument(second, SERVER, limits)]
+
+    await asyncio.gather(*(tools[i % 2].coroutine(key=str(i)) for i in range(20)))
+
+    assert len(calls) == 20
+    assert shared["max_in_flight"] == 3
+    assert run.mcp_slots is not None and run.mcp_slots._value == 3
+
+
+@pytest.mark.anyio
+async def test_a_call_waiting_out_a_429_frees_its_slot_for_others(run):
+    calls: list[float] = []
+    limited = instrument(scripted_tool([too_many("0.3")], calls), SERVER, CallLimits(max_concurrency=1))
+    other_calls: list[float] = []
+    other = instrument(scripted_tool([], other_calls), SERVER, CallLimits(max_concurrency=1))
+
+    async def later() -> str:
+        await asyncio.sleep(0.05)
+        return await other.coroutine(key="b")
+
+    started = asyncio.get_running_loop().time()
+    await asyncio.gather(limited.coroutine(key="a"), later())
+
+    assert other_calls[0] - started < 0.2, "the other call waited for the rate-limited one's backoff"

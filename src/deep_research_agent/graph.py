@@ -66,7 +66,7 @@ from .guards import (
 from .handover import FindingsGateMiddleware, HandOverMiddleware
 from .lifecycle import RunLifecycleMiddleware, TriageRouterMiddleware
 from .models import chat_model
-from .mcp.calls import instrument, source_label
+from .mcp.calls import CallLimits, instrument, source_label
 from .mcp.listing import Listing, list_tools, listings_digest
 from .names import Role, ToolName
 from .planning import PlanningMiddleware
@@ -129,8 +129,14 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = ()) -> Com
     the tools of the ``mcp`` listings, and both roles' prompts name the servers that offer tools."""
     tier = settings.tier
     web_tools = (build_web_search_tool(settings), build_web_fetch_tool(settings))
+    limits = CallLimits(
+        max_chars=settings.max_result_chars,
+        max_rows=settings.max_result_rows,
+        max_concurrency=settings.mcp_max_concurrency,
+        max_wait_s=settings.mcp_rate_limit_max_wait,
+    )
     mcp_tools = [
-        instrument(tool, listing.server, max_chars=settings.max_result_chars, max_rows=settings.max_result_rows)
+        instrument(tool, listing.server, limits)
         for listing in mcp
         for tool in listing.tools
     ]

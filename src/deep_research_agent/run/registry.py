@@ -10,6 +10,7 @@ agent's state. They live in the run's stores, found by the run id in the LangGra
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections import OrderedDict
@@ -43,6 +44,8 @@ class Run:
     usage: UsageMeter = field(default_factory=UsageMeter)
     evidence: EvidenceStore = field(default_factory=EvidenceStore)
     control: RunControl = field(default_factory=RunControl)
+    mcp_slots: asyncio.Semaphore | None = None
+    """The run's MCP call slots, shared by every agent of the run (``mcp/calls.py`` makes it on first use)."""
     opening_statuses: list[dict[str, Any]] = field(default_factory=list)
     """Status events the graph factory found for this run before it started (its MCP connections), which
     the run emits right after ``run_start``."""

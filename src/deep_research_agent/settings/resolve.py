@@ -235,6 +235,18 @@ class ResearchConfig(BaseModel):
         env="DRA_MCP_TOOLS_TTL",
         configurable="mcp_tools_ttl",
     )
+    mcp_max_concurrency: int = _setting(
+        10,
+        "MCP calls a run makes at once, all sub-agents together; 0 means no cap.",
+        env="DRA_MCP_MAX_CONCURRENCY",
+        configurable="mcp_max_concurrency",
+    )
+    mcp_rate_limit_max_wait: float = _setting(
+        120.0,
+        "Seconds one MCP call may spend backing off from HTTP 429 (honouring Retry-After) before it gives up.",
+        env="DRA_MCP_RATE_LIMIT_MAX_WAIT",
+        configurable="mcp_rate_limit_max_wait",
+    )
     mcp_label: str = _setting("mcp", "Label of the DRA_MCP_URL server.", env="DRA_MCP_LABEL", operator_only=True)
     mcp_bearer: SecretStr | None = _setting(
         None,
