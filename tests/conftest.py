@@ -36,19 +36,22 @@ def web_server() -> Iterator[WebStandIn]:
         yield server
 
 
+def agent_env(model_server: ScriptedModelServer, web_server: WebStandIn) -> dict[str, str]:
+    """The environment every test ``langgraph dev`` runs with: the stand-ins, no retries, no real keys."""
+    return {
+        "OPENAI_BASE_URL": model_server.base_url,
+        "OPENAI_API_KEY": E2E_MODEL_KEY,
+        "DRA_MODEL_TIER": "extra-low",
+        "DRA_MAX_RETRIES": "0",
+        "TAVILY_API_BASE_URL": web_server.base_url,
+        "TAVILY_API_KEY": "",
+        "DRA_FETCH_ALLOW_HOSTS": web_server.allow_host,
+    }
+
+
 @pytest.fixture(scope="session")
 def agent_server(model_server: ScriptedModelServer, web_server: WebStandIn) -> Iterator[AgentServer]:
-    server = AgentServer(
-        {
-            "OPENAI_BASE_URL": model_server.base_url,
-            "OPENAI_API_KEY": E2E_MODEL_KEY,
-            "DRA_MODEL_TIER": "extra-low",
-            "DRA_MAX_RETRIES": "0",
-            "TAVILY_API_BASE_URL": web_server.base_url,
-            "TAVILY_API_KEY": "",
-            "DRA_FETCH_ALLOW_HOSTS": web_server.allow_host,
-        }
-    ).start()
+    server = AgentServer(agent_env(model_server, web_server)).start()
     try:
         yield server
     finally:

@@ -7,7 +7,7 @@ import httpx
 from langchain_core.tools import StructuredTool
 
 from deep_research_agent.mcp.errors import describe
-from deep_research_agent.mcp.listing import Listing, _unique_names, listings_digest, shown_url
+from deep_research_agent.mcp.listing import Listing, _unique_names, listings_digest
 from deep_research_agent.mcp.servers import McpServer
 
 
@@ -48,8 +48,10 @@ def test_a_ready_listing_announces_its_tools_and_a_failed_one_why():
     assert failed == {"state": "mcp_error", "detail": "cannot connect", "server": "http://127.0.0.1:9/mcp", "label": "dead"}
 
 
-def test_shown_urls_drop_user_info_and_query():
-    assert shown_url("https://user:secret@gw.test:8443/mcp?key=abc") == "https://gw.test:8443/mcp"
+def test_a_servers_location_drops_user_info_and_query_and_a_stdio_servers_env():
+    assert server("gw", "https://user:secret@gw.test:8443/mcp?key=abc").location == "https://gw.test:8443/mcp"
+    stdio = McpServer(label="time", url="", transport="stdio", origin="operator", command="mcp-server-time", args=("--local-timezone", "UTC"))
+    assert stdio.location == "stdio: mcp-server-time --local-timezone UTC"
 
 
 def test_whether_a_listing_came_from_the_cache_does_not_change_the_graph_it_builds():

@@ -250,3 +250,41 @@ def test_labels_are_made_unique_and_safe_as_tool_name_prefixes():
     ]
 
     assert [s.label for s in resolve({"mcp_servers": specs}).mcp_servers] == ["docs", "docs-2", "my_docs", "d_test"]
+
+
+# --- stdio from the operator's configuration ------------------------------------------------------
+
+
+STDIO = {"label": "time", "command": "mcp-server-time", "args": ["--local-timezone", "UTC"], "env": {"TZ_TOKEN": "stdio-env-secret-123"}}
+
+
+def test_a_stdio_server_from_the_operators_env_is_accepted_with_its_command_and_env():
+    [server] = resolve({}, {"DRA_MCP_SERVERS": json.dumps([STDIO])}).mcp_servers
+
+    assert (server.transport, server.command, server.args, server.origin) == ("stdio", "mcp-server-time", ("--local-timezone", "UTC"), "operator")
+    assert server.env_values() == {"TZ_TOKEN": "stdio-env-secret-123"}
+    assert "stdio-env-secret-123" not in server.location and "stdio-env-secret-123" in resolve({}, {"DRA_MCP_SERVERS": json.dumps([STDIO])}).secret_values()
+
+
+def test_the_operators_server_file_is_a_source_after_dra_mcp_servers(tmp_path):
+    servers_file = tmp_path / "mcp.json"
+    servers_file.write_text(json.dumps([STDIO, {"label": "gw", "url": "http://gw.test/mcp"}]))
+
+    from_file = resolve({}, {"DRA_MCP_SERVERS_FILE": str(servers_file), **ENV_URL})
+    from_env = resolve({}, {**ENV_LIST, "DRA_MCP_SERVERS_FILE": str(servers_file)})
+
+    assert [s.label for s in from_file.mcp_servers] == ["time", "gw"]
+    assert [s.label for s in from_env.mcp_servers] == ["env"]
+
+
+def test_an_unreadable_server_file_warns_once_and_gives_no_servers(tmp_path):
+    settings = resolve({}, {"DRA_MCP_SERVERS_FILE": str(tmp_path / "missing.json"), **ENV_URL})
+
+    assert settings.mcp_servers == ()
+    assert len([w for w in settings.warnings if "DRA_MCP_SERVERS_FILE" in w]) == 1
+
+
+def test_a_stdio_server_needs_a_command():
+    settings = resolve({}, {"DRA_MCP_SERVERS": json.dumps([{"label": "x", "transport": "stdio"}])})
+
+    assert settings.mcp_servers == () and any("needs a command" in w for w in settings.warnings)

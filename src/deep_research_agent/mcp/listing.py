@@ -7,7 +7,8 @@ only the first run after a start, or after the TTL, pays for it; ``ttl`` 0 lists
 is never cached, so the next run tries again. Servers are listed concurrently, each within
 ``LIST_TIMEOUT_S``, so one server that hangs costs a run that long at most and never stalls the others.
 
-Before connecting, a server's host name is resolved and refused when it points at a link-local or
+A stdio server (operator configuration only) is started per session by the MCP client, like it opens
+an HTTP session per call. Before connecting, an HTTP server's host name is resolved and refused when it points at a link-local or
 metadata address (``servers`` checked only IP literals). The tools the adapters build open a session of
 their own per call, with the server's headers; the MCP transports follow redirects only within the
 server's origin, so its credentials never travel elsewhere.
@@ -27,7 +28,7 @@ import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from langchain_core.tools import BaseTool
 from langchain_mcp_adapters.client import MultiServerMCPClient
@@ -57,7 +58,7 @@ class Listing:
 
     def status(self) -> dict[str, Any]:
         """The ``mcp_ready`` or ``mcp_error`` status fields this listing announces at the start of a run."""
-        where = {"server": shown_url(self.server.url), "label": self.server.label}
+        where = {"server": self.server.location, "label": self.server.label}
         if self.error is not None:
             return {"state": StatusState.MCP_ERROR, "detail": self.error, **where}
         names = [tool.name for tool in self.tools]
@@ -70,12 +71,6 @@ class Listing:
             "error": self.error,
             "tools": [[tool.name, tool.description, tool.args] for tool in self.tools],
         }
-
-
-def shown_url(url: str) -> str:
-    """A server's URL as events show it: no user info and no query, either of which may hold a token."""
-    parts = urlsplit(url)
-    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
 
 
 def listings_digest(listings: Sequence[Listing]) -> str:
@@ -94,11 +89,12 @@ async def _listing(server: McpServer, ttl: float) -> Listing:
     if entry is not None and ttl > 0 and time.monotonic() - entry[0] < ttl:
         return Listing(server, entry[1], cached=True)
     try:
-        await _check_host(server.url)
+        if server.transport != "stdio":
+            await _check_host(server.url)
         tools = await asyncio.wait_for(_fetch(server), LIST_TIMEOUT_S)
     except Exception as exc:  # noqa: BLE001 - any failure is this server's mcp_error, never the run's
         detail = describe(exc) if not isinstance(exc, TimeoutError) else f"listing its tools took over {LIST_TIMEOUT_S:.0f} s"
-        logger.warning("MCP server %s (%s) is not available: %s", server.label, shown_url(server.url), detail)
+        logger.warning("MCP server %s (%s) is not available: %s", server.label, server.location, detail)
         _listings.pop(key, None)
         return Listing(server, error=detail)
     if server.tools is not None:
@@ -109,7 +105,11 @@ async def _listing(server: McpServer, ttl: float) -> Listing:
 
 
 async def _fetch(server: McpServer) -> list[BaseTool]:
-    connection: dict[str, Any] = {"transport": server.transport, "url": server.url, "headers": server.header_values()}
+    connection: dict[str, Any]
+    if server.transport == "stdio":
+        connection = {"transport": "stdio", "command": server.command, "args": list(server.args), "env": server.env_values() or None}
+    else:
+        connection = {"transport": server.transport, "url": server.url, "headers": server.header_values()}
     # Tool errors raise, so each call classifies them itself (``calls``) instead of reading them as results.
     client = MultiServerMCPClient({server.label: connection}, handle_tool_errors=False)  # type: ignore[dict-item]
     return await client.get_tools(server_name=server.label)

@@ -4,15 +4,17 @@ Contract of ``resolve_servers`` (pure: it never connects, never resolves a name,
 
 - **Precedence**, the first non-empty source wins: ``configurable.mcp_servers`` (a list of
   ``{label, url, headers?, transport?}``), ``configurable.mcp_config`` (the compatibility form
-  ``{url, tools?, auth_required?, headers?, label?}``), ``DRA_MCP_SERVERS`` (the same list as JSON), then
-  ``DRA_MCP_URL`` with ``DRA_MCP_LABEL``. A malformed source still wins: it yields no server and a
+  ``{url, tools?, auth_required?, headers?, label?}``), ``DRA_MCP_SERVERS`` (the same list as JSON),
+  ``DRA_MCP_SERVERS_FILE`` (a file holding that JSON), then ``DRA_MCP_URL`` with ``DRA_MCP_LABEL``. A malformed source still wins: it yields no server and a
   warning, rather than quietly handing the run the operator's servers.
 - **The /mcp path**: ``mcp_config.url`` is a base and ``/mcp`` is appended (unless it already ends so); any
   other URL is used as given, except that a bare host gets ``/mcp``. ``0.0.0.0`` (a bind address, which
   cannot be dialled) becomes ``127.0.0.1``, and ``[::]`` becomes ``[::1]``.
 - **Transports**: streamable HTTP (the default) and SSE. A stdio server (``transport: stdio`` or a
-  ``command``) from a run's configurable is refused, because a client must never make the server run a
-  command.
+  ``command``: ``{label, command, args?, env?}``) is accepted only from the operator's configuration
+  (``DRA_MCP_SERVERS`` or its file) and refused from a run's configurable, because a client must never make
+  the server run a command. Its process gets only the MCP client's default environment (PATH, HOME and the
+  like) plus its own ``env``, never the server's keys.
 - **URL guard**: http and https only; link-local and cloud-metadata targets are refused, loopback and
   private hosts are allowed (internal gateways live there). Names are checked here only when they are IP
   literals or known metadata names; the connection re-checks what a name resolves to.
@@ -40,7 +42,7 @@ from typing_extensions import NotRequired, TypedDict
 
 from ..addresses import METADATA_HOSTNAMES, link_local_or_metadata, parse_ip_literal
 
-Transport = Literal["streamable_http", "sse"]
+Transport = Literal["streamable_http", "sse", "stdio"]
 Origin = Literal["run", "operator"]
 
 _TRANSPORTS: dict[str, Transport] = {
@@ -48,6 +50,7 @@ _TRANSPORTS: dict[str, Transport] = {
     "streamable-http": "streamable_http",
     "http": "streamable_http",
     "sse": "sse",
+    "stdio": "stdio",
 }
 _AUTH_HEADER = re.compile(r"auth|key|token", re.IGNORECASE)
 _UNSAFE_LABEL = re.compile(r"[^A-Za-z0-9_-]+")
@@ -65,7 +68,8 @@ class McpServerSpec(TypedDict):
 
 @dataclass(frozen=True)
 class McpServer:
-    """One MCP server a run may connect to: a unique ``label``, the URL it is dialled at, its headers."""
+    """One MCP server a run may connect to: a unique ``label``, the URL it is dialled at and its headers,
+    or (stdio, operator only) the command that starts it and that command's extra environment."""
 
     label: str
     url: str
@@ -74,13 +78,28 @@ class McpServer:
     headers: tuple[tuple[str, SecretStr], ...] = ()
     tools: tuple[str, ...] | None = None
     """``mcp_config``'s allow-list of tool names; None offers every tool the server lists."""
+    command: str = ""
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, SecretStr], ...] = ()
+
+    @property
+    def location(self) -> str:
+        """Where the server is, as events and logs may show it: no user info or query, no env values."""
+        if self.transport == "stdio":
+            return " ".join(["stdio:", self.command, *self.args])
+        parts = urlsplit(self.url)
+        return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
 
     def header_values(self) -> dict[str, str]:
         """The headers to send, in the clear: for the connection only, never for events or logs."""
         return {name: value.get_secret_value() for name, value in self.headers}
 
+    def env_values(self) -> dict[str, str]:
+        """A stdio server's extra environment, in the clear: for starting it only."""
+        return {name: value.get_secret_value() for name, value in self.env}
+
     def secret_values(self) -> tuple[str, ...]:
-        return tuple(value.get_secret_value() for _, value in self.headers if value.get_secret_value())
+        return tuple(value.get_secret_value() for _, value in (*self.headers, *self.env) if value.get_secret_value())
 
     def fingerprint(self) -> dict[str, Any]:
         """Everything that tells two servers apart, with header values as digests (for the graph cache key)."""
@@ -91,6 +110,8 @@ class McpServer:
             "origin": self.origin,
             "tools": list(self.tools) if self.tools is not None else None,
             "headers": {n: hashlib.sha256(v.get_secret_value().encode()).hexdigest() for n, v in self.headers},
+            "command": [self.command, *self.args],
+            "env": {n: hashlib.sha256(v.get_secret_value().encode()).hexdigest() for n, v in self.env},
         }
 
 
@@ -118,6 +139,10 @@ def resolve_servers(
     elif _present(environ.get("DRA_MCP_SERVERS")):
         origin, where = "operator", "DRA_MCP_SERVERS"
         specs = [(spec, False) for spec in _list_of_objects(environ["DRA_MCP_SERVERS"], where, warnings)]
+    elif _present(environ.get("DRA_MCP_SERVERS_FILE")):
+        origin, where = "operator", "DRA_MCP_SERVERS_FILE"
+        text = _read(environ["DRA_MCP_SERVERS_FILE"], warnings)
+        specs = [(spec, False) for spec in _list_of_objects(text, where, warnings)] if text is not None else []
     elif _present(environ.get("DRA_MCP_URL")):
         origin, where = "operator", "DRA_MCP_URL"
         specs = [({"label": label or "mcp", "url": environ["DRA_MCP_URL"]}, False)]
@@ -149,9 +174,8 @@ def _server(spec: Any, is_base: bool, origin: Origin, where: str, warnings: list
                 f"{where}: stdio MCP servers are accepted only from the operator's configuration, never from a "
                 "run's configurable (a client must not make the server run a command); skipped."
             )
-        else:
-            warnings.append(f"{where}: stdio MCP servers are not supported yet; skipped.")
-        return None
+            return None
+        return _stdio_server(spec, where, warnings)
     transport = _TRANSPORTS.get(transport_name)
     if transport is None:
         warnings.append(f"{where}: unknown transport {transport_name!r} (use streamable_http or sse); skipped.")
@@ -185,6 +209,40 @@ def _server(spec: Any, is_base: bool, origin: Origin, where: str, warnings: list
         headers=tuple((name, SecretStr(value)) for name, value in headers.items()),
         tools=tuple(tools) if tools is not None else None,
     )
+
+
+def _stdio_server(spec: Mapping[str, Any], where: str, warnings: list[str]) -> McpServer | None:
+    command, args, env = spec.get("command"), spec.get("args") or [], spec.get("env") or {}
+    if not isinstance(command, str) or not command.strip():
+        warnings.append(f"{where}: a stdio MCP server needs a command; skipped.")
+        return None
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        warnings.append(f"{where}: args must be a list of strings; skipped.")
+        return None
+    if not isinstance(env, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+        warnings.append(f"{where}: env must be an object of strings; skipped.")
+        return None
+    given_label = spec.get("label")
+    label = given_label if isinstance(given_label, str) and given_label.strip() else command.strip().rsplit("/", 1)[-1]
+    return McpServer(
+        label=_safe_label(label),
+        url="",
+        transport="stdio",
+        origin="operator",
+        command=command.strip(),
+        args=tuple(args),
+        env=tuple((name, SecretStr(value)) for name, value in env.items()),
+    )
+
+
+def _read(path: str, warnings: list[str]) -> Any:
+    """The JSON in the operator's server file (a small local read, like the domain prompt file's)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError as exc:
+        warnings.append(f"DRA_MCP_SERVERS_FILE {path!r} cannot be read ({exc.strerror}); no MCP server is used.")
+        return None
 
 
 def _checked_url(raw: str, *, is_base: bool) -> tuple[str, str | None]:

@@ -224,8 +224,10 @@ class ResearchConfig(BaseModel):
         "MCP servers whose tools the research sub-agents get: a JSON list of {label, url, headers?, transport?} "
         "(streamable_http or sse; a bare host gets /mcp). configurable.mcp_config is the compatibility form "
         "{url, tools?, auth_required?, headers?}, whose url is a base that gets /mcp. The first non-empty of "
-        "mcp_servers, mcp_config, DRA_MCP_SERVERS, DRA_MCP_URL wins. Link-local and metadata hosts are refused.",
-        env=("DRA_MCP_SERVERS", "DRA_MCP_URL"),
+        "mcp_servers, mcp_config, DRA_MCP_SERVERS, DRA_MCP_SERVERS_FILE (a file with that JSON), DRA_MCP_URL wins. "
+        "Link-local and metadata hosts are refused. stdio servers ({label, command, args?, env?}) only from the "
+        "operator's DRA_MCP_SERVERS or its file, never from a run.",
+        env=("DRA_MCP_SERVERS", "DRA_MCP_SERVERS_FILE", "DRA_MCP_URL"),
         configurable=("mcp_servers", "mcp_config"),
         own_rules=True,
     )
