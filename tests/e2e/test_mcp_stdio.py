@@ -21,11 +21,19 @@ pytestmark = pytest.mark.anyio
 TIME_TOOLS = {"get_current_time", "convert_time"}
 
 
+OPERATOR_BEARER = "operator-bearer-0123456789"
+
+
 @pytest.fixture(scope="module")
-def operator_agent_server(model_server, web_server) -> Iterator[AgentServer]:
-    """A second ``langgraph dev`` whose operator configuration names a stdio server."""
-    stdio = [{"label": "clock", "command": str(BIN / "mcp-server-time"), "args": ["--local-timezone", "UTC"]}]
-    server = AgentServer({**agent_env(model_server, web_server), "DRA_MCP_SERVERS": json.dumps(stdio)}).start()
+def operator_agent_server(model_server, web_server, mcp_stand_in_server) -> Iterator[AgentServer]:
+    """A second ``langgraph dev`` whose operator configuration names a stdio server and, with
+    ``DRA_MCP_BEARER``, the MCP stand-in."""
+    servers = [
+        {"label": "clock", "command": str(BIN / "mcp-server-time"), "args": ["--local-timezone", "UTC"]},
+        {"label": "guarded", "url": mcp_stand_in_server.url},
+    ]
+    env = {**agent_env(model_server, web_server), "DRA_MCP_SERVERS": json.dumps(servers), "DRA_MCP_BEARER": OPERATOR_BEARER}
+    server = AgentServer(env).start()
     try:
         yield server
     finally:
@@ -53,11 +61,26 @@ async def test_a_stdio_server_from_the_operators_config_is_started_and_called(op
 
     run = await stream_run(operator_agent_server.url, "What time is it in Sofia?")
 
-    [ready] = [e for e in run.statuses() if e["state"] == "mcp_ready"]
-    assert ready["label"] == "clock" and set(ready["tools"]) == TIME_TOOLS
+    [ready] = [e for e in run.statuses() if e["state"] == "mcp_ready" and e["label"] == "clock"]
+    assert set(ready["tools"]) == TIME_TOOLS
     assert ready["server"].startswith("stdio: ") and ready["server"].endswith("mcp-server-time --local-timezone UTC")
     [result] = run.of_type("mcp_result")
     assert result["ok"] and "Europe/Sofia" in result["summary"]
+
+
+async def test_the_operator_bearer_reaches_the_operators_server_and_never_a_runs(operator_agent_server, scripted, mcp_stand_in):
+    mcp_stand_in.set_behaviour(require_bearer=OPERATOR_BEARER)
+    scripted.set_scenario(asks_the_time(call("lookup", key="sodium")))
+
+    operators = await stream_run(operator_agent_server.url, "Look it up.", configurable={"mcp_tools_ttl": 0})
+    scripted.set_scenario(asks_the_time())
+    runs = await stream_run(
+        operator_agent_server.url, "Look it up.", configurable={"mcp_servers": [{"label": "mine", "url": mcp_stand_in.url}]}
+    )
+
+    assert [r["ok"] for r in operators.of_type("mcp_result")] == [True]
+    assert [(e["state"], e.get("detail")) for e in runs.statuses() if e.get("label") == "mine"] == [("mcp_error", "HTTP 401 Unauthorized")]
+    assert OPERATOR_BEARER not in str(operators.events) + str(runs.events)
 
 
 async def test_a_runs_own_servers_replace_the_operators_stdio_server(operator_agent_server, scripted, proxy):

@@ -48,6 +48,7 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from ..names import StatusState
 from ..protocol.events import emit
+from ..protocol.secrets import redact
 from ..protocol.sender import current_sender
 from ..retry_after import retry_after_s
 from ..run import current_run, run_key
@@ -269,11 +270,14 @@ def render_result(label: str, tool: str, text: str) -> str:
     )
 
 
+# Both redact before cutting: a key cut in two would no longer match, and its first half would stay.
+
+
 def _cut(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = redact(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str))
     return text if len(text) <= ARG_CHARS else text[: ARG_CHARS - 1] + "…"
 
 
 def _summary(text: str) -> str:
-    flat = " ".join(text.split())
+    flat = " ".join(redact(text).split())
     return flat if len(flat) <= SUMMARY_CHARS else flat[: SUMMARY_CHARS - 1].rstrip() + "…"
