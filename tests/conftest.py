@@ -5,10 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import shutil
+
 import pytest
 
 from deep_research_agent.run import Run, bound_run
 from tests.support.agent_server import AgentServer
+from tests.support.mcp_servers import EVERYTHING_ENTRY, EverythingServer
+from tests.support.mcp_stand_in import McpStandIn
 from tests.support.scripted_model import ScriptedModelServer
 from tests.support.web import WebStandIn
 
@@ -35,20 +39,23 @@ def web_server() -> Iterator[WebStandIn]:
         yield server
 
 
+def agent_env(model_server: ScriptedModelServer, web_server: WebStandIn) -> dict[str, str]:
+    """The environment every test ``langgraph dev`` runs with: the stand-ins, no retries, no real keys."""
+    return {
+        "OPENAI_BASE_URL": model_server.base_url,
+        "OPENAI_API_KEY": E2E_MODEL_KEY,
+        "DRA_MODEL_TIER": "extra-low",
+        "DRA_MAX_RETRIES": "0",
+        "TAVILY_API_BASE_URL": web_server.base_url,
+        "TAVILY_API_KEY": "",
+        "DRA_FETCH_ALLOW_HOSTS": web_server.allow_host,
+        "DRA_ALLOWED_EXTENSION_ROOTS": str(EXTENSION_FIXTURES),
+    }
+
+
 @pytest.fixture(scope="session")
 def agent_server(model_server: ScriptedModelServer, web_server: WebStandIn) -> Iterator[AgentServer]:
-    server = AgentServer(
-        {
-            "OPENAI_BASE_URL": model_server.base_url,
-            "OPENAI_API_KEY": E2E_MODEL_KEY,
-            "DRA_MODEL_TIER": "extra-low",
-            "DRA_MAX_RETRIES": "0",
-            "TAVILY_API_BASE_URL": web_server.base_url,
-            "TAVILY_API_KEY": "",
-            "DRA_FETCH_ALLOW_HOSTS": web_server.allow_host,
-            "DRA_ALLOWED_EXTENSION_ROOTS": str(EXTENSION_FIXTURES),
-        }
-    ).start()
+    server = AgentServer(agent_env(model_server, web_server)).start()
     try:
         yield server
     finally:
@@ -74,3 +81,35 @@ def run() -> Iterator[Run]:
     """Fresh run stores, current for code the test runs outside a graph."""
     with bound_run() as stores:
         yield stores
+
+
+@pytest.fixture(scope="session")
+def mcp_everything() -> Iterator[EverythingServer]:
+    """The MCP project's reference server (server-everything, streamable HTTP) on loopback.
+
+    ``./run.sh test`` installs it with ``npm ci`` in tests/js; without node the tests that need it skip,
+    like the JS client's.
+    """
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed, and ./run.sh test could not install it")
+    if not EVERYTHING_ENTRY.is_file():
+        pytest.fail("server-everything is missing: run `npm ci` in tests/js (./run.sh test does)")
+    server = EverythingServer(node).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def mcp_stand_in_server() -> Iterator[McpStandIn]:
+    with McpStandIn() as server:
+        yield server
+
+
+@pytest.fixture
+def mcp_stand_in(mcp_stand_in_server: McpStandIn) -> McpStandIn:
+    """The MCP stand-in with default behaviour and zeroed counters for this test."""
+    mcp_stand_in_server.reset()
+    return mcp_stand_in_server

@@ -47,15 +47,6 @@ ORDER_CASES = [
         id="comma-list",
     ),
     pytest.param(
-        "mcp_servers",
-        {"mcp_servers": [{"label": "run", "url": "http://run.test/mcp"}]},
-        "DRA_MCP_SERVERS",
-        '[{"label": "env", "url": "http://env.test/mcp"}]',
-        ({"label": "run", "url": "http://run.test/mcp"},),
-        ({"label": "env", "url": "http://env.test/mcp"},),
-        id="json-list",
-    ),
-    pytest.param(
         "openai_api_key",
         {"apiKeys": {"OPENAI_API_KEY": "sk-run-key-123456"}},
         "OPENAI_API_KEY",
@@ -108,14 +99,6 @@ def test_apikeys_tavily_api_key_sets_the_search_key():
     settings = resolve({"apiKeys": {"TAVILY_API_KEY": TAVILY_KEY}})
 
     assert plain(settings.tavily_api_key) == TAVILY_KEY
-
-
-def test_mcp_config_is_an_alias_of_mcp_servers():
-    server = {"label": "docs", "url": "http://docs.test/mcp"}
-
-    settings = resolve({"mcp_config": [server]})
-
-    assert settings.mcp_servers == (server,)
 
 
 def test_mcp_prompt_is_read_from_the_configurable():

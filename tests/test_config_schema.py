@@ -108,7 +108,8 @@ def test_each_setting_has_the_json_type_of_its_field(key, json_type):
 
 def test_list_settings_are_arrays_of_strings_or_objects():
     assert prop("streaming_denylist")["items"] == {"type": "string"}
-    assert prop("mcp_servers")["items"]["type"] == "object"
+    server = SCHEMA["$defs"][prop("mcp_servers")["items"]["$ref"].rsplit("/", 1)[1]]
+    assert server["type"] == "object" and set(server["required"]) == {"label", "url"}
 
 
 def test_the_legacy_per_model_keys_are_named_as_ignored():

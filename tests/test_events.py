@@ -374,6 +374,8 @@ def emitted_events() -> list[dict]:
             emit("search_results", id="q1", query="sodium glass", ok=True, count=1, results=[hit]),
             emit("source", title=hit["title"], url=hit["url"], domain=hit["domain"]),
             emit("page_fetched", url=hit["url"], ok=True, title=hit["title"], chars=5000),
+            emit("mcp_call", id="mcp-1", tool="echo", server="everything", args={"message": "412"}),
+            emit("mcp_result", id="mcp-1", tool="echo", server="everything", ok=False, summary="bad", bytes=0, error_class="permanent", repeated=True),
             emit(
                 "subagent_findings", unit="costs", summary="412 Wh/kg.", gaps=["cost"], halted="budget",
                 findings=[{"finding": "412 Wh/kg", "evidence": "412 Wh/kg", "source": hit["url"]}],

@@ -70,7 +70,9 @@ from .guards import (
 from .handover import FindingsGateMiddleware, HandOverMiddleware
 from .lifecycle import RunLifecycleMiddleware, TriageRouterMiddleware
 from .models import chat_model
-from .names import Role
+from .mcp.calls import CallLimits, instrument, source_label
+from .mcp.listing import Listing, list_tools, listings_digest
+from .names import Role, ToolName
 from .planning import PlanningMiddleware
 from .protocol import register_secrets
 from .run import current_run
@@ -98,16 +100,28 @@ _graphs_lock = Lock()
 
 
 async def make_graph(config: dict[str, Any] | None = None) -> CompiledStateGraph:
-    """Return the compiled agent for this run's settings, building it (off the event loop) only on a cache miss."""
+    """Return the compiled agent for this run's settings and MCP tools, building it only on a cache miss, off
+    the event loop (skills and custom tools are read from disk then).
+
+    The run's MCP servers are listed first (from the listing cache while it is fresh), because their tools
+    shape the graph; what each connection gave is kept for the run to announce after ``run_start``.
+    """
     settings = ResearchConfig.resolve(config)
     register_secrets(settings.secret_values())
     key = settings.cache_key()
+    listings: tuple[Listing, ...] = ()
+    if settings.mcp_servers:
+        listings = await list_tools(settings.mcp_servers, ttl=settings.mcp_tools_ttl, reserved_names=set(ToolName))
+        key += listings_digest(listings)
+        run_id = ((config or {}).get("configurable") or {}).get("run_id")
+        if run_id:
+            current_run(config).opening_statuses = [listing.status() for listing in listings]
     with _graphs_lock:
         graph = _graphs.get(key)
         if graph is not None:
             _graphs.move_to_end(key)
             return graph
-    graph = await asyncio.to_thread(build_graph, settings)
+    graph = await asyncio.to_thread(build_graph, settings, mcp=listings)
     with _graphs_lock:
         _graphs[key] = graph
         while len(_graphs) > _CACHE_SIZE:
@@ -115,13 +129,27 @@ async def make_graph(config: dict[str, Any] | None = None) -> CompiledStateGraph
     return graph
 
 
-def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
-    """Assemble the orchestrator and its sub-agents for one configuration."""
+def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = ()) -> CompiledStateGraph:
+    """Assemble the orchestrator and its sub-agents for one configuration; research sub-agents also get
+    the tools of the ``mcp`` listings, and both roles' prompts name the servers that offer tools."""
     tier = settings.tier
     # Skills and custom tools are read here, once per distinct configuration, never per run.
     extensions = load_extensions(settings)
     custom_tools = list(extensions.custom_tools.tools)
-    research_tools = [t for t in (build_web_search_tool(settings), build_web_fetch_tool(settings)) if t is not None]
+    web_tools = (build_web_search_tool(settings), build_web_fetch_tool(settings))
+    limits = CallLimits(
+        max_chars=settings.max_result_chars,
+        max_rows=settings.max_result_rows,
+        max_concurrency=settings.mcp_max_concurrency,
+        max_wait_s=settings.mcp_rate_limit_max_wait,
+    )
+    mcp_tools = [
+        instrument(tool, listing.server, limits)
+        for listing in mcp
+        for tool in listing.tools
+    ]
+    research_tools = [*(t for t in web_tools if t is not None), *mcp_tools]
+    orchestrator_mcp, subagent_mcp = _mcp_prompts(settings, mcp)
     subagent_middleware = [
         # No PatchToolCallsMiddleware: the task tool starts every sub-agent on one fresh brief, which
         # never holds a dangling tool call, and the patch would cost a graph step per sub-agent run.
@@ -135,7 +163,9 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
         chat_model(settings, "subagent"),
         tools=[*research_tools, *custom_tools],
         system_prompt=prompts.render(
-            prompts.Prompt.RESEARCH_SUBAGENT, domain_prompt=settings.domain_prompt, extra=extensions.skills.subagent_section()
+            prompts.Prompt.RESEARCH_SUBAGENT,
+            domain_prompt=settings.domain_prompt,
+            extra="\n\n".join(p for p in (extensions.skills.subagent_section(), subagent_mcp) if p),
         ),
         middleware=[
             _guards(settings, Role.RESEARCH_SUBAGENT, tier.subagent, subagent_middleware, gate=FindingsGateMiddleware(role=Role.RESEARCH_SUBAGENT)),
@@ -181,7 +211,9 @@ def build_graph(settings: ResearchConfig) -> CompiledStateGraph:
             prompts.Prompt.ORCHESTRATOR,
             domain_prompt=settings.domain_prompt,
             extra="\n\n".join(
-                part for part in (prompts.template(prompts.Prompt.FOLLOW_UP), extensions.skills.orchestrator_section()) if part
+                part
+                for part in (prompts.template(prompts.Prompt.FOLLOW_UP), extensions.skills.orchestrator_section(), orchestrator_mcp)
+                if part
             ),
         ),
         middleware=[
@@ -219,6 +251,24 @@ def _guards(
         ],
         role=role,
     )
+
+
+def _mcp_prompts(settings: ResearchConfig, mcp: Sequence[Listing]) -> tuple[str, str]:
+    """The orchestrator's and the research sub-agent's guidance on the MCP servers that offer tools, each
+    followed by the deployment's ``mcp_prompt``; empty when no server does."""
+    ready = [listing.server for listing in mcp if listing.tools]
+    if not ready:
+        return "", ""
+    deployment = settings.mcp_prompt.strip()
+    servers = ", ".join(f"`{server.label}` (cite as `{source_label(server)}`)" for server in ready)
+    orchestrator = (
+        f"Research sub-agents can also query these MCP servers: {servers}. A finding from one cites that "
+        "source; list it in the report's Sources like a page."
+    )
+    subagent = prompts.template(prompts.Prompt.MCP_TOOLS).replace("{servers}", servers)
+    if deployment:
+        return f"{orchestrator}\n{deployment}", f"{subagent}\n{deployment}"
+    return orchestrator, subagent
 
 
 def _compaction(settings: ResearchConfig, role: str, slot: Slot) -> ContextCompactionMiddleware:

@@ -68,6 +68,8 @@ class StatusState(StrEnum):
     COMPACTING = "compacting"
     COMPACTED = "compacted"
     STOP_REQUESTED = "stop_requested"
+    MCP_READY = "mcp_ready"
+    MCP_ERROR = "mcp_error"
 
 
 class EndReason(StrEnum):

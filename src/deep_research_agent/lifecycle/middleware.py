@@ -2,8 +2,8 @@
 
 Contract (orchestrator only; it must be the outermost middleware):
 - ``run_start`` is the first event of every run; config warnings and what loading the graph's skills and
-  custom tools found wrong follow it as ``status: warning``; the
-  run's stop-request watcher starts (``delivery/stop.py``);
+  custom tools found wrong follow it as ``status: warning``, then the statuses the graph factory found for
+  the run (``mcp_ready``/``mcp_error``); the run's stop-request watcher starts (``delivery/stop.py``);
 - a config problem (refused ``base_url``, missing key) ends the run before any model call;
 - a model call that fails for good (once the retry middleware gave up) does not raise: the error is
   classified into a detail that says what to fix, and the agent stops;
@@ -98,6 +98,8 @@ class RunLifecycleMiddleware(AgentMiddleware):
         )
         for warning in (*self.settings.warnings, *self.build_warnings):
             emit("status", state=StatusState.WARNING, reason="config", detail=warning)
+        for status in run.opening_statuses:
+            emit("status", **status)
         if self.settings.problems:
             problems = " ".join(self.settings.problems)
             return {"run_error": RunError(reason=EndReason.CONFIG_ERROR.value, detail=problems), "jump_to": "end"}

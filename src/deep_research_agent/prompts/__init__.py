@@ -23,6 +23,7 @@ class Prompt(StrEnum):
     COMPACTION = "compaction"
     TRIAGE = "triage"
     DIRECT_ANSWER = "direct_answer"
+    MCP_TOOLS = "mcp_tools"
 
 
 @cache

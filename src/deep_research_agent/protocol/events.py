@@ -154,7 +154,9 @@ class Status(_Event):
     repetition or length; ``chars`` before and ``kept_chars`` after trimming), ``rate_limited`` (one per
     wait: ``wait_s``, ``attempt``), ``model_unavailable`` (the retries gave up) and the ``model_call``
     heartbeat (``step``, ``unit``, and after tool results ``after``/``after_chars``). ``stop_requested``: the
-    user asked the run to stop and report what it found.
+    user asked the run to stop and report what it found. ``mcp_ready`` (``server``, ``label``,
+    ``tool_count``, ``tools``, ``cached``) and ``mcp_error`` (``server``, ``label``, ``detail``) follow
+    ``run_start``, one per MCP server of the run.
     """
 
     type: Literal["status"] = "status"
@@ -183,6 +185,11 @@ class Status(_Event):
     tokens_estimate: int | None = Field(default=None, description="Estimated context tokens, before or after compaction.")
     messages_summarized: int | None = None
     messages_kept: int | None = None
+    server: str | None = Field(default=None, description="An MCP server's URL, without user info or query.")
+    label: str | None = Field(default=None, description="An MCP server's label, the name its sources are cited by.")
+    tool_count: int | None = None
+    tools: list[str] | None = Field(default=None, description="The tool names an MCP server offers the research sub-agents.")
+    cached: bool | None = Field(default=None, description="The MCP tool listing came from the listing cache.")
 
     model_config = ConfigDict(extra="forbid", json_schema_extra=_reasons_by_state)
 
@@ -291,6 +298,29 @@ class ToolResult(_Event):
     bytes: int = Field(description="Size of the whole result in UTF-8 bytes, before any truncation.")
     error_class: ToolErrorClass | None = None
 
+class McpCall(_Event):
+    """A research sub-agent calls an MCP tool."""
+
+    type: Literal["mcp_call"] = "mcp_call"
+    id: str
+    tool: str
+    server: str = Field(description="The MCP server's label.")
+    args: dict[str, str] = Field(default_factory=dict, description="The arguments, each value cut to 120 characters.")
+
+
+class McpResult(_Event):
+    """What an MCP tool call returned; on failure ``error_class`` says whether retrying can help."""
+
+    type: Literal["mcp_result"] = "mcp_result"
+    id: str
+    tool: str
+    server: str = Field(description="The MCP server's label.")
+    ok: bool
+    summary: str = Field(description="The head of the result text, or of the error.")
+    bytes: int = Field(description="Size of the result text in UTF-8 bytes (0 on failure).")
+    error_class: Literal["permanent", "transient"] | None = None
+    repeated: bool | None = Field(default=None, description="Answered from the memo of permanently failed calls, without a call.")
+
 
 Event = Annotated[
     RunStart
@@ -305,7 +335,9 @@ Event = Annotated[
     | PageFetched
     | Skill
     | ToolCall
-    | ToolResult,
+    | ToolResult
+    | McpCall
+    | McpResult,
     Field(discriminator="type"),
 ]
 
@@ -325,6 +357,8 @@ EVENT_MODELS: dict[str, type[_Event]] = {
         Skill,
         ToolCall,
         ToolResult,
+        McpCall,
+        McpResult,
     )
 }
 EVENT_TYPES = tuple(EVENT_MODELS)

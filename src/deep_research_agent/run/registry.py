@@ -10,6 +10,7 @@ agent's state. They live in the run's stores, found by the run id in the LangGra
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections import OrderedDict
@@ -45,6 +46,11 @@ class Run:
     control: RunControl = field(default_factory=RunControl)
     # Skills a sub-agent of this run has read, so each is announced once per run.
     skills_applied: set[str] = field(default_factory=set)
+    mcp_slots: asyncio.Semaphore | None = None
+    """The run's MCP call slots, shared by every agent of the run (``mcp/calls.py`` makes it on first use)."""
+    opening_statuses: list[dict[str, Any]] = field(default_factory=list)
+    """Status events the graph factory found for this run before it started (its MCP connections), which
+    the run emits right after ``run_start``."""
 
     @property
     def elapsed_s(self) -> float:

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from ..mcp.servers import McpServer, resolve_servers
 from .tiers import DEFAULT_BASE_URL, DEFAULT_TIER, MODEL_TIERS, TIER_ORDER, ModelSpec, Tier
 
 logger = logging.getLogger(__name__)
@@ -56,11 +57,14 @@ def _setting(
     configurable: str | tuple[str, ...] | None = None,
     operator_only: bool = False,
     ceiling: bool = False,
+    own_rules: bool = False,
 ) -> Any:
     """A field plus where it may come from; the README and .env.example tables are generated from this.
 
     A ``ceiling`` bounds a run: a value that cannot be read refuses the run instead of falling back to the
-    default, which could lift or loosen the bound its sender meant to set.
+    default, which could lift or loosen the bound its sender meant to set. A field with ``own_rules`` is
+    resolved by its own function after the others (its sources differ in shape and in trust), and its
+    metadata only documents where it comes from.
     """
     envs = (env,) if isinstance(env, str) else tuple(env or ())
     keys = (configurable,) if isinstance(configurable, str) else tuple(configurable or ())
@@ -72,6 +76,7 @@ def _setting(
             "configurable": list(keys),
             "operator_only": operator_only,
             "ceiling": ceiling,
+            "own_rules": own_rules,
         },
     )
 
@@ -219,14 +224,61 @@ class ResearchConfig(BaseModel):
     domain_prompt_file: str = _setting(
         "", "File holding the domain prompt; inline DRA_DOMAIN_PROMPT wins.", env="DRA_DOMAIN_PROMPT_FILE", operator_only=True
     )
-    mcp_servers: tuple[dict[str, Any], ...] = _setting(
+    mcp_servers: tuple[McpServer, ...] = _setting(
         (),
-        "MCP servers as a JSON list of {label, url, headers}. Parsed and validated; MCP tools are not wired in yet.",
-        env="DRA_MCP_SERVERS",
+        "MCP servers whose tools the research sub-agents get: a JSON list of {label, url, headers?, transport?} "
+        "(streamable_http or sse; a bare host gets /mcp). configurable.mcp_config is the compatibility form "
+        "{url, tools?, auth_required?, headers?}, whose url is a base that gets /mcp. The first non-empty of "
+        "mcp_servers, mcp_config, DRA_MCP_SERVERS, DRA_MCP_SERVERS_FILE (a file with that JSON), DRA_MCP_URL wins. "
+        "Link-local and metadata hosts are refused. stdio servers ({label, command, args?, env?}) only from the "
+        "operator's DRA_MCP_SERVERS or its file, never from a run.",
+        env=("DRA_MCP_SERVERS", "DRA_MCP_SERVERS_FILE", "DRA_MCP_URL"),
         configurable=("mcp_servers", "mcp_config"),
+        own_rules=True,
+    )
+    mcp_tools_ttl: float = _setting(
+        600.0,
+        "Seconds an MCP server's tool listing is reused by later runs; 0 lists on every run. Failures are never cached.",
+        env="DRA_MCP_TOOLS_TTL",
+        configurable="mcp_tools_ttl",
+    )
+    mcp_max_concurrency: int = _setting(
+        10,
+        "MCP calls a run makes at once, all sub-agents together; 0 means no cap.",
+        env="DRA_MCP_MAX_CONCURRENCY",
+        configurable="mcp_max_concurrency",
+    )
+    mcp_rate_limit_max_wait: float = _setting(
+        120.0,
+        "Seconds one MCP call may spend backing off from HTTP 429 (honouring Retry-After) before it gives up.",
+        env="DRA_MCP_RATE_LIMIT_MAX_WAIT",
+        configurable="mcp_rate_limit_max_wait",
+    )
+    mcp_label: str = _setting("mcp", "Label of the DRA_MCP_URL server.", env="DRA_MCP_LABEL", operator_only=True)
+    mcp_bearer: SecretStr | None = _setting(
+        None,
+        "Token sent as Authorization: Bearer to env-configured MCP servers without auth headers of their own; "
+        "never to a run's servers.",
+        env="DRA_MCP_BEARER",
+        operator_only=True,
     )
     mcp_prompt: str = _setting(
-        "", "Extra guidance for the MCP tools (accepted for compatibility; MCP tools are not wired in yet).", env="DRA_MCP_PROMPT", configurable="mcp_prompt"
+        "",
+        "The deployment's guidance on its MCP tools, added to the orchestrator's and the research sub-agents' prompts.",
+        env="DRA_MCP_PROMPT",
+        configurable="mcp_prompt",
+    )
+    max_result_chars: int = _setting(
+        20000,
+        "Characters of one MCP tool result the model sees (the rest is cut with a note; the whole text is kept as evidence); 0 means no cap.",
+        env="DRA_MAX_RESULT_CHARS",
+        configurable="max_result_chars",
+    )
+    max_result_rows: int = _setting(
+        200,
+        "Rows (JSON list items, else lines) of one MCP tool result the model sees; 0 means no cap.",
+        env="DRA_MAX_RESULT_ROWS",
+        configurable="max_result_rows",
     )
     skills_dir: str = _setting(
         "skills",
@@ -275,7 +327,7 @@ class ResearchConfig(BaseModel):
 
         for name, field in cls.model_fields.items():
             extra = field.json_schema_extra
-            if not isinstance(extra, dict):
+            if not isinstance(extra, dict) or extra.get("own_rules"):
                 continue
             raw, origin = _lookup(configurable, environ, extra)
             if raw is None:
@@ -299,6 +351,11 @@ class ResearchConfig(BaseModel):
                 values["domain_prompt"] = path.read_text(encoding="utf-8").strip()
             except OSError as exc:
                 warnings.append(f"DRA_DOMAIN_PROMPT_FILE {str(path)!r} cannot be read ({exc.strerror}); no domain prompt.")
+
+        values["mcp_servers"], mcp_warnings = resolve_servers(
+            configurable, environ, label=values.get("mcp_label", "mcp"), bearer=values.get("mcp_bearer")
+        )
+        warnings.extend(mcp_warnings)
 
         operator_url = _normalise_url(environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
         requested = configurable.get("base_url")
@@ -333,15 +390,18 @@ class ResearchConfig(BaseModel):
 
     def secret_values(self) -> tuple[str, ...]:
         """Every secret this config holds, so emitters and loggers can scrub them."""
-        keys = (self.openai_api_key, self.tavily_api_key)
-        return tuple(s.get_secret_value() for s in keys if s is not None and s.get_secret_value())
+        keys = tuple(s.get_secret_value() for s in self._secrets().values() if s is not None and s.get_secret_value())
+        return keys + tuple(value for server in self.mcp_servers for value in server.secret_values())
+
+    def _secrets(self) -> dict[str, SecretStr | None]:
+        return {name: getattr(self, name) for name, field in type(self).model_fields.items() if field.annotation == SecretStr | None}
 
     def cache_key(self) -> str:
         """A digest of everything that shapes the graph; secrets enter only as a hash."""
         payload = self.model_dump(mode="json")
-        for name in ("openai_api_key", "tavily_api_key"):
-            secret = getattr(self, name)
+        for name, secret in self._secrets().items():
             payload[name] = _digest(secret.get_secret_value()) if secret else None
+        payload["mcp_servers"] = [server.fingerprint() for server in self.mcp_servers]
         payload["problems"] = list(self.problems)
         payload["warnings"] = list(self.warnings)
         return _digest(json.dumps(payload, sort_keys=True, default=str))

@@ -21,6 +21,7 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, Field, SecretStr, TypeAdapter, create_model
 from typing_extensions import TypedDict
 
+from ..mcp.servers import McpServerSpec
 from .resolve import LEGACY_MODEL_KEYS, ResearchConfig
 from .tiers import TIER_ORDER
 
@@ -40,6 +41,9 @@ def _key_type(name: str, annotation: Any, field_default: Any, description: str) 
         return Annotated[SecretStr, Field(description=description)]
     if name == "model_tier":
         annotation = Literal[TIER_ORDER]
+    if name == "mcp_servers":
+        annotation = list[McpServerSpec]
+        field_default = []
     # The resolver refuses a negative number for every numeric setting: each is a size, count, duration or price.
     bound = {"ge": 0} if annotation in (int, float) else {}
     return Annotated[annotation, Field(field_default, description=description, **bound)]

@@ -40,6 +40,7 @@ import trafilatura
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
+from ..addresses import METADATA_HOSTNAMES, IPAddress, parse_ip_literal, refusal_reason
 from ..protocol.events import emit
 from ..protocol.sender import current_sender
 from ..retry_after import retry_after_s
@@ -57,20 +58,13 @@ DESCRIPTION = (
 USER_AGENT = "Mozilla/5.0 (compatible; deep-research-agent/0.1; research reader)"
 ACCEPT = "text/html,application/xhtml+xml,application/pdf;q=0.9,text/plain;q=0.8,*/*;q=0.5"
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
 
 # Extraction gets threads of its own, not asyncio's default pool: langsmith hops through that pool twice
 # for every middleware layer of every model and tool call, so a burst of slow extractions there would
 # stall every run on the server. Extraction is CPU-bound Python, so more threads than this would not help.
 _EXTRACTION_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="dra-extract")
-METADATA_HOSTNAMES = frozenset({"metadata.google.internal", "metadata.goog", "metadata"})
-METADATA_ADDRESSES = frozenset(
-    ipaddress.ip_address(a) for a in ("169.254.169.254", "169.254.170.2", "fd00:ec2::254", "100.100.100.200")
-)
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-_NUMERIC_HOST = re.compile(r"^[0-9a-fx.]+$", re.IGNORECASE)
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _TEXT_TYPES = frozenset({"application/json", "application/xml"})
 _FALLBACK_DROP = "//nav|//header|//form|//noscript|//iframe|//button|//select|//menu"
@@ -149,44 +143,6 @@ async def system_resolver(host: str, port: int) -> list[str]:
     """Every address ``host`` resolves to, looked up off the event loop."""
     infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
-
-
-def parse_ip_literal(host: str) -> IPAddress | None:
-    """The address a host spelled as an IP means, including inet_aton forms (2130706433, 0177.0.0.1, 0x7f.1, 127.1)."""
-    try:
-        return ipaddress.ip_address(host)
-    except ValueError:
-        pass
-    if not _NUMERIC_HOST.match(host):
-        return None
-    try:
-        return ipaddress.IPv4Address(socket.inet_aton(host))
-    except OSError:
-        return None
-
-
-def refusal_reason(ip: IPAddress) -> str | None:
-    """Why ``ip`` must not be fetched, or None for a public address."""
-    if ip in METADATA_ADDRESSES:
-        return "a cloud metadata address"
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return refusal_reason(ip.ipv4_mapped)
-        embedded = ip.sixtofour or (ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF) if ip in _NAT64 else None)
-        if embedded is not None and (reason := refusal_reason(embedded)):
-            return reason
-    checks = (
-        ("is_unspecified", "an unspecified address"),
-        ("is_loopback", "a loopback address"),
-        ("is_link_local", "a link-local address"),
-        ("is_multicast", "a multicast address"),
-        ("is_private", "a private address"),
-        ("is_reserved", "a reserved address"),
-    )
-    for attribute, reason in checks:
-        if getattr(ip, attribute):
-            return reason
-    return None if ip.is_global else "a non-public address"
 
 
 def _is_allowed(host: str, port: int, allow_hosts: Sequence[str]) -> bool:

@@ -1,0 +1,85 @@
+"""MCP load and credentials through ``langgraph dev``, against a tiny MCP server of our own
+(``tests/support/mcp_stand_in.py``) that answers 429, checks a bearer and counts calls in flight."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.e2e.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit
+from tests.support.agent_server import stream_run
+from tests.support.scripted_model import call, turn
+
+pytestmark = pytest.mark.anyio
+
+STAND_IN_BEARER = "stand-in-bearer-0123456789"
+
+
+def researcher_calls(*calls: dict[str, Any]) -> dict[str, Any]:
+    """A run whose one research sub-agent makes ``calls`` in parallel, then hands back nothing."""
+    return scenario(
+        orchestrator(plan_and_delegate("Query the stand-in"), submit("# Stand-in\n\nQueried.\n\n## Sources\n")),
+        researcher(turn(tool_calls=list(calls)), turn(content=findings_json("Queried."))),
+    )
+
+
+def servers(stand_in: Any, **extra: Any) -> dict[str, Any]:
+    return {"mcp_servers": [{"label": "stand", "url": stand_in.url, **extra}], "mcp_tools_ttl": 0}
+
+
+async def test_thirty_parallel_calls_never_exceed_the_runs_concurrency_cap(agent_server, scripted, mcp_stand_in):
+    scripted.set_scenario(researcher_calls(*(call("slow", n=i) for i in range(30))))
+    mcp_stand_in.set_behaviour(slow_s=0.2)
+
+    run = await stream_run(agent_server.url, "Query it.", configurable={**servers(mcp_stand_in), "mcp_max_concurrency": 4})
+
+    assert mcp_stand_in.stats["calls"] == 30
+    assert mcp_stand_in.stats["max_in_flight"] == 4
+    assert sum(r["ok"] for r in run.of_type("mcp_result")) == 30
+    assert (run.end_statuses[0]["state"], run.end_statuses[0]["reason"]) == ("done", "report_delivered")
+
+
+async def test_a_429_is_waited_out_with_retry_after_and_the_call_then_succeeds(agent_server, scripted, mcp_stand_in):
+    scripted.set_scenario(researcher_calls(call("lookup", key="sodium")))
+    mcp_stand_in.set_behaviour(rate_limit=2, retry_after="0.2")
+
+    run = await stream_run(agent_server.url, "Query it.", configurable=servers(mcp_stand_in))
+
+    waits = [e for e in run.statuses("rate_limited") if e.get("label") == "stand"]
+    assert [(w["attempt"], w["wait_s"]) for w in waits] == [(1, 0.2), (2, 0.2)]
+    [result] = run.of_type("mcp_result")
+    assert (result["ok"], result["summary"]) == (True, "sodium = 42")
+
+
+async def test_a_429_past_the_wait_budget_is_a_transient_failure_and_the_run_goes_on(agent_server, scripted, mcp_stand_in):
+    scripted.set_scenario(researcher_calls(call("lookup", key="sodium")))
+    mcp_stand_in.set_behaviour(rate_limit=-1, retry_after="1")
+
+    run = await stream_run(
+        agent_server.url, "Query it.", configurable={**servers(mcp_stand_in), "mcp_rate_limit_max_wait": 1.5}
+    )
+
+    assert len(run.statuses("rate_limited")) == 1 and mcp_stand_in.stats["rate_limited"] == 2
+    [result] = run.of_type("mcp_result")
+    assert (result["ok"], result["error_class"]) == (False, "transient") and "429" in result["summary"]
+    assert (run.end_statuses[0]["state"], run.end_statuses[0]["reason"]) == ("done", "report_delivered")
+
+
+async def test_a_server_that_wants_a_bearer_gives_401_without_it_and_its_tools_with_it(agent_server, scripted, mcp_stand_in):
+    scripted.set_scenario(researcher_calls(call("lookup", key="sodium")))
+    mcp_stand_in.set_behaviour(require_bearer=STAND_IN_BEARER)
+
+    without = await stream_run(agent_server.url, "Query it.", configurable=servers(mcp_stand_in))
+    scripted.set_scenario(researcher_calls(call("lookup", key="sodium")))
+    with_it = await stream_run(
+        agent_server.url,
+        "Query it.",
+        configurable=servers(mcp_stand_in, headers={"Authorization": f"Bearer {STAND_IN_BEARER}"}),
+    )
+
+    [error] = [e for e in without.statuses("mcp_error")]
+    assert error["label"] == "stand" and error["detail"] == "HTTP 401 Unauthorized"
+    assert [e["state"] for e in with_it.statuses() if e["state"].startswith("mcp_")] == ["mcp_ready"]
+    assert [r["ok"] for r in with_it.of_type("mcp_result")] == [True]
+    assert STAND_IN_BEARER not in str(with_it.events) + (await agent_server.log_after_run(with_it.thread_id))
