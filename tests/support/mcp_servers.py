@@ -27,39 +27,36 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-class EverythingServer:
-    """``node …/server-everything/dist/index.js streamableHttp`` in a subprocess of its own session."""
+class LoopbackProcess:
+    """A server process in a session of its own, ready once its port accepts connections; its log is kept
+    in a temporary file so a failure can show it."""
 
-    def __init__(self, node: str) -> None:
-        self.node = node
+    name = "server"
+
+    def __init__(self) -> None:
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
-        self.log_file = tempfile.NamedTemporaryFile(prefix="mcp-everything-", suffix=".log", delete=False)
+        self.log_file = tempfile.NamedTemporaryFile(prefix=f"{self.name}-", suffix=".log", delete=False)
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
+    def command(self) -> tuple[list[str], dict[str, str] | None]:
+        """The command line and environment (None: this process's) for ``self.port``."""
+        raise NotImplementedError
 
     def start(self, timeout: float = 30.0) -> Self:
         self.port = free_port()
-        self.process = subprocess.Popen(
-            [self.node, str(EVERYTHING_ENTRY), "streamableHttp"],
-            env={**os.environ, "PORT": str(self.port)},
-            stdout=self.log_file,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        command, env = self.command()
+        self.process = subprocess.Popen(command, env=env, stdout=self.log_file, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"server-everything exited early:\n{self.log()}")
+                raise RuntimeError(f"{self.name} exited early:\n{self.log()}")
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
                     return self
             except OSError:
                 time.sleep(0.1)
         self.stop()
-        raise RuntimeError(f"server-everything did not listen within {timeout}s:\n{self.log()}")
+        raise RuntimeError(f"{self.name} did not listen within {timeout}s:\n{self.log()}")
 
     def log(self) -> str:
         return Path(self.log_file.name).read_text(errors="replace")
@@ -72,3 +69,20 @@ class EverythingServer:
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
         Path(self.log_file.name).unlink(missing_ok=True)
+
+
+class EverythingServer(LoopbackProcess):
+    """``node …/server-everything/dist/index.js streamableHttp`` in a subprocess of its own session."""
+
+    name = "mcp-everything"
+
+    def __init__(self, node: str) -> None:
+        super().__init__()
+        self.node = node
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def command(self) -> tuple[list[str], dict[str, str] | None]:
+        return [self.node, str(EVERYTHING_ENTRY), "streamableHttp"], {**os.environ, "PORT": str(self.port)}
