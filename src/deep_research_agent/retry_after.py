@@ -8,6 +8,10 @@ when the answer asked for nothing usable. In order, the first header that parses
 Header names match in any case. Anything else (empty, negative, not a number, not finite, not a date)
 counts as absent, so the caller falls back to its own backoff.
 
+``backoff_s(retry, retry_after, jitter)`` is the wait before retry number ``retry`` of every caller that
+retries (model calls, MCP calls): the asked wait plus a small spread, else ``BASE_DELAY_S`` doubling up to
+``MAX_DELAY_S``, drawn from its upper half so parallel callers do not come back in lockstep.
+
 openai's parser is private to its client and urllib3's reads neither ``retry-after-ms`` nor fractions.
 """
 
@@ -18,6 +22,19 @@ import time
 from collections.abc import Mapping
 from datetime import UTC
 from email.utils import parsedate_to_datetime
+
+
+BASE_DELAY_S = 1.0
+MAX_DELAY_S = 30.0
+
+
+def backoff_s(retry: int, retry_after: float | None, jitter: float) -> float:
+    """Wait before retry number ``retry`` (1-based); ``jitter`` is a draw from [0, 1)."""
+    if retry_after is not None:
+        # Never earlier than asked; a small spread keeps parallel agents from retrying in lockstep.
+        return retry_after + min(retry_after * 0.1, 1.0) * jitter
+    ceiling = min(BASE_DELAY_S * 2 ** (retry - 1), MAX_DELAY_S)
+    return ceiling * (0.5 + 0.5 * jitter)
 
 
 def retry_after_s(headers: Mapping[str, str] | None, *, now: float | None = None) -> float | None:

@@ -47,7 +47,8 @@ async def test_a_429_is_waited_out_with_retry_after_and_the_call_then_succeeds(a
     run = await stream_run(agent_server.url, "Query it.", configurable=servers(mcp_stand_in))
 
     waits = [e for e in run.statuses("rate_limited") if e.get("label") == "stand"]
-    assert [(w["attempt"], w["wait_s"]) for w in waits] == [(1, 0.2), (2, 0.2)]
+    assert [w["attempt"] for w in waits] == [1, 2]
+    assert all(0.2 <= w["wait_s"] <= 0.22 for w in waits), "never earlier than the server asked, a little spread"
     [result] = run.of_type("mcp_result")
     assert (result["ok"], result["summary"]) == (True, "sodium = 42")
 

@@ -27,11 +27,9 @@ from langchain.agents.middleware import ModelRequest, ModelResponse
 from ..names import StatusState
 from ..protocol.events import emit
 from ..protocol.secrets import redact
-from ..retry_after import retry_after_s
+from ..retry_after import backoff_s, retry_after_s
 from .per_role import PerRoleMiddleware
 
-BASE_DELAY_S = 1.0
-MAX_DELAY_S = 30.0
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 
 
@@ -45,15 +43,6 @@ def provider_retry_after_s(exc: BaseException) -> float | None:
     """The wait the provider asked for in the headers of the answer behind ``exc``; None for no answer."""
     response = getattr(exc, "response", None)
     return retry_after_s(getattr(response, "headers", None))
-
-
-def backoff_s(retry: int, retry_after: float | None, jitter: float) -> float:
-    """Wait before retry number ``retry`` (1-based); ``jitter`` is a draw from [0, 1)."""
-    if retry_after is not None:
-        # Never earlier than asked; a small spread keeps parallel agents from retrying in lockstep.
-        return retry_after + min(retry_after * 0.1, 1.0) * jitter
-    ceiling = min(BASE_DELAY_S * 2 ** (retry - 1), MAX_DELAY_S)
-    return ceiling * (0.5 + 0.5 * jitter)
 
 
 def describe_failure(exc: BaseException) -> str:
