@@ -11,6 +11,7 @@ import pytest
 
 from deep_research_agent.run import Run, bound_run
 from tests.support.agent_server import AgentServer
+from tests.support.bearer_proxy import BearerProxy
 from tests.support.mcp_servers import EVERYTHING_ENTRY, EverythingServer
 from tests.support.mcp_stand_in import McpStandIn
 from tests.support.scripted_model import ScriptedModelServer
@@ -100,6 +101,17 @@ def mcp_everything() -> Iterator[EverythingServer]:
         yield server
     finally:
         server.stop()
+
+
+GUARD_BEARER = "guard-bearer-0123456789"
+
+
+@pytest.fixture(scope="session")
+def guarded_everything(mcp_everything: EverythingServer) -> Iterator[BearerProxy]:
+    """server-everything behind a bearer-checking reverse proxy that wants ``GUARD_BEARER``; its MCP
+    endpoint is ``guarded_everything.url()``."""
+    with BearerProxy(f"http://127.0.0.1:{mcp_everything.port}", GUARD_BEARER) as proxy:
+        yield proxy
 
 
 @pytest.fixture(scope="session")

@@ -107,7 +107,7 @@ async def test_a_tool_that_raises_gets_a_classified_error_and_a_failed_tool_resu
     with patch("deep_research_agent.extensions.custom_tools.emit") as emit:
         text = await by_name()["explode"].ainvoke({"reason": "test"})
 
-    assert text.startswith("ERROR [unknown] explode: the tool failed unexpectedly (RuntimeError).")
+    assert text.startswith("TOOL ERROR (explode, unknown): the tool failed unexpectedly (RuntimeError).")
     assert "boom" not in text, "the exception's own text stays out of the model's context"
     (_,), result = emit.call_args_list[-1]
     assert result["ok"] is False and result["error_class"] == "unknown" and result["summary"] == text[:200]
@@ -117,7 +117,7 @@ async def test_a_tool_that_hangs_is_cut_off_by_the_per_call_timeout_with_a_trans
     with patch("deep_research_agent.extensions.custom_tools.emit") as emit:
         text = await by_name(DRA_CUSTOM_TOOL_TIMEOUT="0.2")["hang"].ainvoke({"seconds": 30})
 
-    assert text.startswith("ERROR [transient] hang: the tool took longer than 0.2 s and was cut off.")
+    assert text.startswith("TOOL ERROR (hang, transient): the tool took longer than 0.2 s and was cut off.")
     assert emit.call_args_list[-1].kwargs["error_class"] == "transient"
 
 
@@ -134,4 +134,4 @@ async def test_the_shipped_unit_converter_converts_energy_and_temperature_and_re
     assert '"result": 3.6}' in await convert.ainvoke({"value": 1, "from_unit": "kWh", "to_unit": "MJ"})
     assert '"result": 212.0}' in await convert.ainvoke({"value": 100, "from_unit": "C", "to_unit": "F"})
     refused = await convert.ainvoke({"value": 1, "from_unit": "kWh", "to_unit": "km"})
-    assert refused.startswith("ERROR [permanent] convert_units: cannot convert 'kWh' to 'km'")
+    assert refused.startswith("TOOL ERROR (convert_units, permanent): cannot convert 'kWh' to 'km'")

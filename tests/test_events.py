@@ -382,7 +382,7 @@ def emitted_events() -> list[dict]:
             ),  # fmt: skip
             emit("skill", name="source-reliability", path="/skills/source-reliability/SKILL.md", state="applied"),
             emit("tool_call", id="c1", tool="convert_units", args={"value": 1, "from_unit": "kWh"}),
-            emit("tool_result", id="c1", tool="convert_units", ok=False, summary="ERROR [permanent] ...", bytes=0, error_class="permanent"),
+            emit("tool_result", id="c1", tool="convert_units", ok=False, summary="TOOL ERROR (convert_units, permanent): ...", bytes=0, error_class="permanent"),
         ]
     finally:
         current_sender.reset(token)

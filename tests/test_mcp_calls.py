@@ -136,7 +136,7 @@ async def test_an_identical_retry_of_a_permanent_failure_is_answered_from_the_me
     again = await tool.coroutine(message=5)
     other = await tool.coroutine(message=6)
 
-    assert first.startswith("ERROR [permanent] echo:") and "Answered from memory" in again
+    assert first.startswith("TOOL ERROR (echo, permanent):") and "Answered from memory" in again
     assert raw.metadata["calls"] == [{"message": 5}, {"message": 6}]
     assert "Answered from memory" not in other
 
@@ -149,7 +149,7 @@ async def test_a_transient_failure_is_never_memoised(run):
     await tool.coroutine(message="x")
     again = await tool.coroutine(message="x")
 
-    assert again.startswith("ERROR [transient] echo:") and len(raw.metadata["calls"]) == 2
+    assert again.startswith("TOOL ERROR (echo, transient):") and len(raw.metadata["calls"]) == 2
 
 
 def test_the_call_events_are_part_of_the_protocol():
@@ -216,7 +216,7 @@ async def test_a_call_gives_up_as_transient_when_the_next_wait_would_pass_its_bu
 
     text = await tool.coroutine(key="a")
 
-    assert text.startswith("ERROR [transient] lookup:") and "HTTP 429" in text
+    assert text.startswith("TOOL ERROR (lookup, transient):") and "HTTP 429" in text
     assert len(calls) == 3  # waited 0.1 + 0.1; a third wait would pass 0.25
 
 
@@ -251,3 +251,23 @@ async def test_a_call_waiting_out_a_429_frees_its_slot_for_others(run):
     await asyncio.gather(limited.coroutine(key="a"), later())
 
     assert other_calls[0] - started < 0.2, "the other call waited for the rate-limited one's backoff"
+
+
+@pytest.mark.anyio
+async def test_a_call_the_server_never_answers_is_cut_off_as_transient_and_frees_its_slot(run):
+    calls: list[float] = []
+    limits = CallLimits(max_concurrency=1, call_timeout_s=0.1)
+    hanging = instrument(scripted_tool([], calls, hold_s=30), SERVER, limits)
+    answering = instrument(scripted_tool([], []), SERVER, limits)
+
+    started = asyncio.get_running_loop().time()
+    text = await hanging.coroutine(key="a")
+    after = await answering.coroutine(key="b")
+
+    assert asyncio.get_running_loop().time() - started < 5
+    assert text.startswith("TOOL ERROR (lookup, transient): the server did not answer within 0.1 s.") and "Retry once" in text
+    assert "ok" in after, "the cut-off call still held the run's only slot"
+
+
+def test_a_call_timeout_of_zero_means_no_limit():
+    assert CallLimits(call_timeout_s=0).call_timeout_s == 0

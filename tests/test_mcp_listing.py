@@ -3,11 +3,15 @@ events a listing announces, and one readable line for a failure."""
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
+import pytest
 from langchain_core.tools import StructuredTool
 
 from deep_research_agent.mcp.errors import describe
-from deep_research_agent.mcp.listing import Listing, _unique_names, listings_digest
+from deep_research_agent.mcp import listing as listing_module
+from deep_research_agent.mcp.listing import Listing, list_tools, listings_digest, unique_names
 from deep_research_agent.mcp.servers import McpServer
 
 
@@ -29,13 +33,19 @@ def names(listings: tuple[Listing, ...]) -> list[list[str]]:
 def test_tool_names_that_collide_across_servers_or_with_built_in_tools_get_their_servers_label():
     listings = (Listing(server("docs"), (tool("search"), tool("web_fetch"))), Listing(server("wiki"), (tool("search"), tool("page"))))
 
-    renamed = _unique_names(listings, {"web_fetch"})
+    renamed = unique_names(listings, {"web_fetch"})
 
     assert names(renamed) == [["docs_search", "docs_web_fetch"], ["wiki_search", "page"]]
 
 
+def test_names_already_unique_are_renamed_again_only_where_they_meet_a_custom_tool():
+    listings = unique_names((Listing(server("units"), (tool("convert_units"), tool("lookup"))),), {"web_fetch"})
+
+    assert names(unique_names(listings, {"web_fetch", "convert_units"})) == [["units_convert_units", "lookup"]]
+
+
 def test_a_prefixed_name_is_cut_to_what_model_apis_accept():
-    [listing] = _unique_names((Listing(server("l" * 40), (tool("t" * 40),)),), {"t" * 40})
+    [listing] = unique_names((Listing(server("l" * 40), (tool("t" * 40),)),), {"t" * 40})
 
     assert len(listing.tools[0].name) == 64
 
@@ -71,3 +81,46 @@ def test_nested_transport_errors_become_their_innermost_error_in_one_line():
         "cannot connect (All connection attempts failed)"
     )
     assert describe(ExceptionGroup("g", [RuntimeError("Session\n  terminated")])) == "Session terminated"
+
+
+@pytest.fixture
+def counted_fetch(monkeypatch):
+    """Listing that takes a moment and counts its round-trips; the cache starts empty."""
+    fetched: list[str] = []
+
+    async def fetch(server: McpServer):
+        fetched.append(server.label)
+        await asyncio.sleep(0.05)
+        return [tool("search")]
+
+    monkeypatch.setattr(listing_module, "_fetch", fetch)
+    monkeypatch.setattr(listing_module, "_listings", {})
+    monkeypatch.setattr(listing_module, "_in_flight", {})
+    return fetched
+
+
+@pytest.mark.anyio
+async def test_runs_starting_together_share_one_listing_of_a_server(counted_fetch):
+    results = await asyncio.gather(*(list_tools([server("docs")], ttl=600) for _ in range(5)))
+
+    assert counted_fetch == ["docs"]
+    assert all(names(listings) == [["search"]] for listings in results)
+
+
+@pytest.mark.anyio
+async def test_with_ttl_zero_every_run_lists_for_itself(counted_fetch):
+    await asyncio.gather(*(list_tools([server("docs")], ttl=0) for _ in range(3)))
+
+    assert counted_fetch == ["docs"] * 3
+
+
+@pytest.mark.anyio
+async def test_a_run_cancelled_while_waiting_does_not_cancel_the_listing_others_wait_for(counted_fetch):
+    first = asyncio.ensure_future(list_tools([server("docs")], ttl=600))
+    second = asyncio.ensure_future(list_tools([server("docs")], ttl=600))
+    await asyncio.sleep(0.01)
+    first.cancel()
+
+    [listing] = await second
+
+    assert listing.error is None and counted_fetch == ["docs"]

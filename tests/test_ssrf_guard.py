@@ -175,7 +175,7 @@ async def test_redirect_from_an_allowed_host_to_the_metadata_address_is_refused(
     tool = build_web_fetch_tool(settings([web.allow_host]))
     run = await run_tools_in_graph([(tool, {"url": web.url("/redirect-to-metadata")})])
     text = run.results[0]
-    assert text.startswith("ERROR [permanent] web_fetch:")
+    assert text.startswith("TOOL ERROR (web_fetch, permanent):")
     assert "redirected to a refused target" in text
     assert "169.254.169.254 is a cloud metadata address" in text
     assert [e["ok"] for e in run.of_type("page_fetched")] == [False]

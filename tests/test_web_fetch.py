@@ -200,7 +200,7 @@ async def test_page_within_the_limit_has_no_truncation_note(web: WebStandIn) -> 
 @pytest.mark.parametrize("declared", ["0", "1"], ids=["streamed", "content-length"])
 async def test_download_over_five_megabytes_is_refused(web: WebStandIn, declared: str) -> None:
     run = await fetch(web, f"/large?mb=6&declared={declared}")
-    assert run.results[0].startswith("ERROR [permanent] web_fetch:")
+    assert run.results[0].startswith("TOOL ERROR (web_fetch, permanent):")
     assert "larger than the 5 MB reading limit" in run.results[0]
     assert run.of_type("page_fetched")[0]["ok"] is False
     assert run.evidence.records() == []
@@ -216,7 +216,7 @@ async def test_slow_page_times_out_as_a_transient_failure(web: WebStandIn) -> No
     started = time.monotonic()
     run = await fetch(web, "/slow?delay=3", limits=FetchLimits(timeout_s=0.5))
     assert time.monotonic() - started < 2.5
-    assert run.results[0].startswith("ERROR [transient] web_fetch:")
+    assert run.results[0].startswith("TOOL ERROR (web_fetch, transient):")
     assert "did not answer within 0.5 s" in run.results[0]
 
 
@@ -224,7 +224,7 @@ async def test_slow_page_times_out_as_a_transient_failure(web: WebStandIn) -> No
 @pytest.mark.parametrize(("path", "kind"), [("/archive.zip", "application/zip"), ("/image.png", "image/png")])
 async def test_binary_file_is_an_unsupported_content_type_error(web: WebStandIn, path: str, kind: str) -> None:
     run = await fetch(web, path)
-    assert run.results[0].startswith("ERROR [permanent] web_fetch: unsupported content type " + kind)
+    assert run.results[0].startswith("TOOL ERROR (web_fetch, permanent): unsupported content type " + kind)
     assert run.of_type("page_fetched")[0]["error"].startswith("unsupported content type " + kind)
     assert run.of_type("source") == []
 
@@ -233,7 +233,7 @@ async def test_binary_file_is_an_unsupported_content_type_error(web: WebStandIn,
 @pytest.mark.parametrize("status", [404, 410])
 async def test_missing_page_is_a_permanent_failure(web: WebStandIn, status: int) -> None:
     text = (await fetch(web, f"/status/{status}")).results[0]
-    assert text.startswith("ERROR [permanent] web_fetch:")
+    assert text.startswith("TOOL ERROR (web_fetch, permanent):")
     assert f"does not exist ({status})" in text
 
 
@@ -241,7 +241,7 @@ async def test_missing_page_is_a_permanent_failure(web: WebStandIn, status: int)
 @pytest.mark.parametrize("status", [429, 500, 503])
 async def test_overloaded_or_failing_server_is_a_transient_failure(web: WebStandIn, status: int) -> None:
     text = (await fetch(web, f"/status/{status}")).results[0]
-    assert text.startswith("ERROR [transient] web_fetch:")
+    assert text.startswith("TOOL ERROR (web_fetch, transient):")
     assert f"unavailable right now ({status})" in text
     if status in (429, 503):
         assert "Retry in about 7 s" in text
@@ -258,14 +258,14 @@ async def test_a_retry_after_date_tells_the_model_how_long_to_wait(web: WebStand
 
 @pytest.mark.anyio
 async def test_forbidden_page_is_a_permanent_failure(web: WebStandIn) -> None:
-    assert (await fetch(web, "/status/403")).results[0].startswith("ERROR [permanent] web_fetch:")
+    assert (await fetch(web, "/status/403")).results[0].startswith("TOOL ERROR (web_fetch, permanent):")
 
 
 @pytest.mark.anyio
 async def test_refused_url_is_error_text_and_a_failed_page_event(web: WebStandIn) -> None:
     url = "http://192.168.0.1/admin"
     run = await run_tools_in_graph([(fetch_tool(web), {"url": url})])
-    prefix = "ERROR [permanent] web_fetch: "
+    prefix = "TOOL ERROR (web_fetch, permanent): "
     assert run.results[0].startswith(prefix + f"refused {url}")
     assert run.of_type("page_fetched") == [
         {

@@ -137,7 +137,7 @@ async def test_result_count_defaults_to_the_setting_and_is_capped_at_twenty(web:
 @pytest.mark.anyio
 async def test_empty_query_is_a_permanent_error_without_a_request(web: WebStandIn) -> None:
     text = (await search(web, "   ")).results[0]
-    assert text.startswith("ERROR [permanent] web_search: the query is empty")
+    assert text.startswith("TOOL ERROR (web_search, permanent): the query is empty")
     assert web.tavily_requests() == []
 
 
@@ -213,7 +213,7 @@ async def test_rejected_key_is_permanent_and_names_the_setting_to_fix(web: WebSt
     web.tavily_configure(bad_key_sha256=[digest(KEY)])
     run = await search(web)
     assert run.results[0] == (
-        "ERROR [permanent] web_search: Tavily rejected the API key (401). "
+        "TOOL ERROR (web_search, permanent): Tavily rejected the API key (401). "
         "Fix TAVILY_API_KEY (or configurable apiKeys.TAVILY_API_KEY); do not retry."
     )
     assert len(web.tavily_requests()) == 1  # not retried
@@ -241,7 +241,7 @@ async def test_rate_limit_with_a_long_retry_after_is_handed_to_the_model_at_once
     text = (await search(web)).results[0]
     assert time.monotonic() - started < 5
     assert len(web.tavily_requests()) == 1
-    assert text.startswith("ERROR [transient] web_search: Tavily rate limit reached (429).")
+    assert text.startswith("TOOL ERROR (web_search, transient): Tavily rate limit reached (429).")
     assert "Retry in about 60 s" in text
 
 
@@ -250,14 +250,14 @@ async def test_persistent_rate_limit_gives_up_after_two_retries(web: WebStandIn)
     web.tavily_configure(always={"status": 429, "retry_after": 0.2})
     text = (await search(web)).results[0]
     assert len(web.tavily_requests()) == 3
-    assert text.startswith("ERROR [transient] web_search:")
+    assert text.startswith("TOOL ERROR (web_search, transient):")
 
 
 @pytest.mark.anyio
 async def test_keyless_rate_limit_is_transient_and_suggests_a_key(web: WebStandIn) -> None:
     web.tavily_configure(always={"status": 429, "retry_after": 30})
     text = (await search(web, key=None)).results[0]
-    assert text.startswith("ERROR [transient] web_search: keyless Tavily search hit its rate limit (429).")
+    assert text.startswith("TOOL ERROR (web_search, transient): keyless Tavily search hit its rate limit (429).")
     assert "Set TAVILY_API_KEY" in text
     assert "Retry in about 30 s" in text
 
@@ -275,7 +275,7 @@ async def test_server_error_is_retried_and_can_recover(web: WebStandIn) -> None:
 async def test_persistent_server_error_is_transient(web: WebStandIn, status: int) -> None:
     web.tavily_configure(always={"status": status})
     text = (await search(web)).results[0]
-    assert text.startswith(f"ERROR [transient] web_search: Tavily had a server error ({status}).")
+    assert text.startswith(f"TOOL ERROR (web_search, transient): Tavily had a server error ({status}).")
     assert len(web.tavily_requests()) == 3
 
 
@@ -283,7 +283,7 @@ async def test_persistent_server_error_is_transient(web: WebStandIn, status: int
 async def test_unreachable_tavily_is_transient(web: WebStandIn) -> None:
     tool = search_tool(web, tavily_api_base_url=f"http://127.0.0.1:{closed_port()}")
     run = await run_tools_in_graph([(tool, {"query": "battery"})])
-    assert run.results[0].startswith("ERROR [transient] web_search: could not reach Tavily (ConnectError).")
+    assert run.results[0].startswith("TOOL ERROR (web_search, transient): could not reach Tavily (ConnectError).")
     assert run.of_type("search_results")[0]["ok"] is False
 
 
@@ -293,7 +293,7 @@ async def test_slow_tavily_times_out_as_transient_without_a_retry(web: WebStandI
     started = time.monotonic()
     text = (await search(web, timeout_s=0.5)).results[0]
     assert time.monotonic() - started < 1.8
-    assert text.startswith("ERROR [transient] web_search: Tavily did not answer in time.")
+    assert text.startswith("TOOL ERROR (web_search, transient): Tavily did not answer in time.")
     assert len(web.tavily_requests()) == 1
 
 
@@ -301,7 +301,7 @@ async def test_slow_tavily_times_out_as_transient_without_a_retry(web: WebStandI
 async def test_bad_request_is_permanent_and_asks_to_fix_the_query(web: WebStandIn) -> None:
     web.tavily_configure(always={"status": 400})
     text = (await search(web)).results[0]
-    assert text.startswith("ERROR [permanent] web_search: Tavily rejected the query (400)")
+    assert text.startswith("TOOL ERROR (web_search, permanent): Tavily rejected the query (400)")
     assert "Fix the query" in text
     assert len(web.tavily_requests()) == 1
 
@@ -311,6 +311,6 @@ async def test_bad_request_is_permanent_and_asks_to_fix_the_query(web: WebStandI
 async def test_forbidden_or_plan_limit_is_permanent(web: WebStandIn, status: int) -> None:
     web.tavily_configure(always={"status": status})
     text = (await search(web)).results[0]
-    assert text.startswith(f"ERROR [permanent] web_search: Tavily refused the request ({status})")
+    assert text.startswith(f"TOOL ERROR (web_search, permanent): Tavily refused the request ({status})")
     assert "TAVILY_API_KEY" in text
     assert len(web.tavily_requests()) == 1

@@ -71,7 +71,7 @@ from .handover import FindingsGateMiddleware, HandOverMiddleware
 from .lifecycle import RunLifecycleMiddleware, TriageRouterMiddleware
 from .models import chat_model
 from .mcp.calls import CallLimits, instrument, source_label
-from .mcp.listing import Listing, list_tools, listings_digest
+from .mcp.listing import Listing, list_tools, listings_digest, unique_names
 from .names import Role, ToolName
 from .planning import PlanningMiddleware
 from .protocol import register_secrets
@@ -136,12 +136,15 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = ()) -> Com
     # Skills and custom tools are read here, once per distinct configuration, never per run.
     extensions = load_extensions(settings)
     custom_tools = list(extensions.custom_tools.tools)
+    # Listing already kept MCP names clear of the built-in tools; custom tools are known only now.
+    mcp = unique_names(mcp, {*ToolName, *(tool.name for tool in custom_tools)})
     web_tools = (build_web_search_tool(settings), build_web_fetch_tool(settings))
     limits = CallLimits(
         max_chars=settings.max_result_chars,
         max_rows=settings.max_result_rows,
         max_concurrency=settings.mcp_max_concurrency,
         max_wait_s=settings.mcp_rate_limit_max_wait,
+        call_timeout_s=settings.mcp_call_timeout,
     )
     mcp_tools = [
         instrument(tool, listing.server, limits)

@@ -136,7 +136,7 @@ async def test_custom_tools_are_offered_to_every_role_called_and_their_events_ca
     small, large, failed = results
     assert small["ok"] and small["bytes"] == len(json.dumps([{"id": 0, "label": "row-0"}, {"id": 1, "label": "row-1"}]))
     assert large["ok"] and large["bytes"] > 300 and "error_class" not in large
-    assert not failed["ok"] and failed["error_class"] == "unknown" and failed["summary"].startswith("ERROR [unknown] explode")
+    assert not failed["ok"] and failed["error_class"] == "unknown" and failed["summary"].startswith("TOOL ERROR (explode, unknown)")
 
     seen_by_orchestrator = tool_messages(requests_of(scripted, "orchestrator")[1])[-1]
     body = seen_by_orchestrator.split("<tool_result>\n", 1)[1].rsplit("\n</tool_result>", 1)[0]

@@ -394,7 +394,7 @@ async def test_a_sub_agent_whose_model_call_raises_fails_alone_and_the_run_goes_
     failed = run.statuses("subagent_failed")
     assert len(failed) == 1 and failed[0]["role"] == "research-subagent"
     assert [e["role"] for e in run.statuses("model_unavailable")] == ["research-subagent"]
-    assert task_results(run)[0].startswith("ERROR [transient] task")
+    assert task_results(run)[0].startswith("TOOL ERROR (task, transient)")
     assert run.stream_errors() == []
 
 

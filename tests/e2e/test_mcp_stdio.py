@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import agent_env
+from tests.conftest import GUARD_BEARER, agent_env
 from tests.e2e.scenarios import findings_json, message_text, orchestrator, plan_and_delegate, requests_of, researcher, scenario, submit
 from tests.support.agent_server import AgentServer, stream_run
 from tests.support.mcp_proxy import BIN, TIME_SERVER, McpProxy
@@ -21,18 +21,15 @@ pytestmark = pytest.mark.anyio
 TIME_TOOLS = {"get_current_time", "convert_time"}
 
 
-OPERATOR_BEARER = "operator-bearer-0123456789"
-
-
 @pytest.fixture(scope="module")
-def operator_agent_server(model_server, web_server, mcp_stand_in_server) -> Iterator[AgentServer]:
+def operator_agent_server(model_server, web_server, guarded_everything) -> Iterator[AgentServer]:
     """A second ``langgraph dev`` whose operator configuration names a stdio server and, with
-    ``DRA_MCP_BEARER``, the MCP stand-in."""
+    ``DRA_MCP_BEARER``, server-everything behind a bearer-checking proxy."""
     servers = [
         {"label": "clock", "command": str(BIN / "mcp-server-time"), "args": ["--local-timezone", "UTC"]},
-        {"label": "guarded", "url": mcp_stand_in_server.url},
+        {"label": "guarded", "url": guarded_everything.url()},
     ]
-    env = {**agent_env(model_server, web_server), "DRA_MCP_SERVERS": json.dumps(servers), "DRA_MCP_BEARER": OPERATOR_BEARER}
+    env = {**agent_env(model_server, web_server), "DRA_MCP_SERVERS": json.dumps(servers), "DRA_MCP_BEARER": GUARD_BEARER}
     server = AgentServer(env).start()
     try:
         yield server
@@ -68,19 +65,18 @@ async def test_a_stdio_server_from_the_operators_config_is_started_and_called(op
     assert result["ok"] and "Europe/Sofia" in result["summary"]
 
 
-async def test_the_operator_bearer_reaches_the_operators_server_and_never_a_runs(operator_agent_server, scripted, mcp_stand_in):
-    mcp_stand_in.set_behaviour(require_bearer=OPERATOR_BEARER)
-    scripted.set_scenario(asks_the_time(call("lookup", key="sodium")))
+async def test_the_operator_bearer_reaches_the_operators_server_and_never_a_runs(operator_agent_server, scripted, guarded_everything):
+    scripted.set_scenario(asks_the_time(call("echo", message="operator")))
 
     operators = await stream_run(operator_agent_server.url, "Look it up.", configurable={"mcp_tools_ttl": 0})
     scripted.set_scenario(asks_the_time())
     runs = await stream_run(
-        operator_agent_server.url, "Look it up.", configurable={"mcp_servers": [{"label": "mine", "url": mcp_stand_in.url}]}
+        operator_agent_server.url, "Look it up.", configurable={"mcp_servers": [{"label": "mine", "url": guarded_everything.url()}], "mcp_tools_ttl": 0}
     )
 
-    assert [r["ok"] for r in operators.of_type("mcp_result")] == [True]
+    assert [(r["ok"], r["summary"]) for r in operators.of_type("mcp_result")] == [(True, "Echo: operator")]
     assert [(e["state"], e.get("detail")) for e in runs.statuses() if e.get("label") == "mine"] == [("mcp_error", "HTTP 401 Unauthorized")]
-    assert OPERATOR_BEARER not in str(operators.events) + str(runs.events)
+    assert GUARD_BEARER not in str(operators.events) + str(runs.events)
 
 
 async def test_a_runs_own_servers_replace_the_operators_stdio_server(operator_agent_server, scripted, proxy):
@@ -106,7 +102,7 @@ async def test_stdio_servers_behind_mcp_proxy_are_reached_over_http_and_a_bad_va
     assert good["ok"] and "Europe/Sofia" in good["summary"]
     assert (bad["ok"], bad["error_class"]) == (False, "permanent") and "Invalid timezone" in bad["summary"]
     after_bad = requests_of(scripted, "researcher")[2]
-    assert message_text(after_bad["body"]["messages"][-1]).startswith("ERROR [permanent] get_current_time:")
+    assert message_text(after_bad["body"]["messages"][-1]).startswith("TOOL ERROR (get_current_time, permanent):")
 
 
 async def test_an_unknown_named_server_on_the_proxy_is_an_mcp_error(agent_server, scripted, proxy):

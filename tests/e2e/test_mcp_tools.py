@@ -24,6 +24,7 @@ from tests.e2e.scenarios import (
     scenario,
     submit,
 )
+from tests.conftest import GUARD_BEARER
 from tests.support.agent_server import stream_run
 from tests.support.scripted_model import call, turn
 
@@ -120,9 +121,36 @@ async def test_a_bad_argument_is_a_permanent_error_and_its_identical_retry_is_an
     assert (repeated["ok"], repeated["error_class"], repeated["repeated"]) == (False, "permanent", True)
     after_first, after_retry = requests_of(scripted, "researcher")[1:3]
     first_text = message_text([m for m in after_first["body"]["messages"] if m["role"] == "tool"][-1])
-    assert first_text.startswith("ERROR [permanent] echo:") and "do not retry" in first_text
+    assert first_text.startswith("TOOL ERROR (echo, permanent):") and "do not retry" in first_text
     assert "Answered from memory" in message_text([m for m in after_retry["body"]["messages"] if m["role"] == "tool"][-1])
     assert (run.end_statuses[0]["state"], run.end_statuses[0]["reason"]) == ("done", "report_delivered")
+
+
+async def test_a_real_server_behind_a_bearer_proxy_gives_401_without_the_token_and_its_tools_with_it(
+    agent_server, scripted, guarded_everything
+):
+    echo_once = scenario(
+        orchestrator(plan_and_delegate("Echo a word"), submit("# Echo\n\nEchoed.\n\n## Sources\n")),
+        researcher(turn(tool_calls=[call("echo", message="guarded")]), turn(content=findings_json("Echoed."))),
+    )
+    guarded = {"label": "guarded", "url": guarded_everything.url()}
+    scripted.set_scenario(quiet_run())
+    without = await stream_run(agent_server.url, "Echo.", configurable={"mcp_servers": [guarded], "mcp_tools_ttl": 0})
+    scripted.set_scenario(echo_once)
+    with_it = await stream_run(
+        agent_server.url,
+        "Echo.",
+        configurable={"mcp_servers": [{**guarded, "headers": {"Authorization": f"Bearer {GUARD_BEARER}"}}], "mcp_tools_ttl": 0},
+    )
+
+    assert [(e["state"], e.get("detail")) for e in mcp_statuses(without)] == [("mcp_error", "HTTP 401 Unauthorized")]
+    [ready] = mcp_statuses(with_it)
+    assert ready["state"] == "mcp_ready" and EVERYTHING_TOOLS <= set(ready["tools"])
+    [result] = with_it.of_type("mcp_result")
+    assert result["ok"] and result["summary"] == "Echo: guarded"
+    assert guarded_everything.stats["unauthorized"] >= 1 and guarded_everything.stats["forwarded"] >= 2
+    assert GUARD_BEARER not in str(with_it.events) + (await agent_server.log_after_run(with_it.thread_id))
+    assert (without.end_statuses[0]["state"], with_it.end_statuses[0]["state"]) == ("done", "done")
 
 
 async def test_a_dead_server_gives_mcp_error_and_the_live_one_and_the_run_go_on(agent_server, scripted, mcp_everything):

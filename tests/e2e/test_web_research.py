@@ -172,9 +172,9 @@ async def test_search_and_fetch_failures_reach_the_model_as_classified_errors_an
     assert run.of_type("search_results")[0]["ok"] is False
     researcher_requests = [r for r in scripted.requests() if r["agent"] == "researcher"]
     tool_texts = [m["content"] for m in researcher_requests[-1]["body"]["messages"] if m["role"] == "tool"]
-    assert tool_texts[0].startswith("ERROR [transient] web_search")
-    assert tool_texts[1].startswith("ERROR [permanent] web_fetch") and "169.254.169.254" in tool_texts[1]
-    assert tool_texts[2].startswith("ERROR [permanent] web_fetch") and "unsupported content type" in tool_texts[2]
+    assert tool_texts[0].startswith("TOOL ERROR (web_search, transient)")
+    assert tool_texts[1].startswith("TOOL ERROR (web_fetch, permanent)") and "169.254.169.254" in tool_texts[1]
+    assert tool_texts[2].startswith("TOOL ERROR (web_fetch, permanent)") and "unsupported content type" in tool_texts[2]
     assert run.stream_errors() == []
 
 
@@ -191,7 +191,7 @@ async def test_a_rejected_tavily_key_is_a_permanent_error_naming_the_setting(age
     await stream_run(agent_server.url, "Anything?", configurable={"apiKeys": {"TAVILY_API_KEY": key}})
 
     last = [r for r in scripted.requests() if r["agent"] == "researcher"][-1]["body"]["messages"][-1]
-    assert last["role"] == "tool" and last["content"].startswith("ERROR [permanent] web_search")
+    assert last["role"] == "tool" and last["content"].startswith("TOOL ERROR (web_search, permanent)")
     assert "TAVILY_API_KEY" in last["content"] and key not in last["content"]
 
 

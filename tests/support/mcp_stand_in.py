@@ -9,9 +9,10 @@ notifications get 202), ``GET /mcp`` 405 (no server-initiated stream), ``DELETE 
   ``tools/call`` requests it had in flight at once (``max_in_flight``).
 
 Behaviour (``POST /_behaviour``, reset by ``reset()``): ``rate_limit`` answers that many ``tools/call``
-requests with HTTP 429 and ``Retry-After: retry_after`` first (-1: every one); ``require_bearer`` answers
-401 to any request without ``Authorization: Bearer <it>``. ``GET /_stats`` returns the counters
-(``lists``, ``calls``, ``rate_limited``, ``max_in_flight``, ``unauthorized``).
+requests with HTTP 429 and ``Retry-After: retry_after`` first (-1: every one); ``slow_s`` is how long
+``slow`` takes (a large value is a server that hangs). Credentials are checked by a real server behind
+``bearer_proxy``, not here. ``stats`` holds the counters (``lists``, ``calls``, ``rate_limited``,
+``max_in_flight``).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ TOOLS = [
         "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
     },
 ]
-DEFAULTS: dict[str, Any] = {"rate_limit": 0, "retry_after": "0", "require_bearer": None, "slow_s": 0.3}
+DEFAULTS: dict[str, Any] = {"rate_limit": 0, "retry_after": "0", "slow_s": 0.3}
 
 
 class McpStandIn(LoopbackServer):
@@ -57,7 +58,7 @@ class McpStandIn(LoopbackServer):
 
     def reset(self) -> None:
         self.behaviour = dict(DEFAULTS)
-        self.stats = {"lists": 0, "calls": 0, "rate_limited": 0, "max_in_flight": 0, "unauthorized": 0}
+        self.stats = {"lists": 0, "calls": 0, "rate_limited": 0, "max_in_flight": 0}
 
     def set_behaviour(self, **behaviour: Any) -> None:
         self.behaviour = {**DEFAULTS, **behaviour}
@@ -71,10 +72,6 @@ class McpStandIn(LoopbackServer):
                 return Response(status_code=405)
             if request.method == "DELETE":
                 return Response(status_code=200)
-            bearer = self.behaviour["require_bearer"]
-            if bearer and request.headers.get("authorization") != f"Bearer {bearer}":
-                self.stats["unauthorized"] += 1
-                return JSONResponse({"error": "unauthorized"}, status_code=401)
             message = await request.json()
             method, request_id = message.get("method"), message.get("id")
             if request_id is None:

@@ -22,9 +22,10 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from pydantic import BaseModel, Field
 
-from ..names import ToolName
+from ..names import ToolErrorClass, ToolName
 from ..protocol.events import emit
 from ..run import current_run
+from ..tools.errors import tool_error_text
 
 _MAX_QUESTIONS = 3
 _LIST_MARKER = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s*")
@@ -43,9 +44,11 @@ def request_clarification(questions: list[str]) -> str:
     """Ask the user 1-3 clarifying questions when the request is ambiguous. Only before any research starts."""
     control = current_run().control
     if control.research_started:
-        return (
-            "ERROR [permanent] request_clarification: research has already started in this run, so the user "
-            "cannot be asked now. Finish the research on stated assumptions and deliver with submit_report."
+        return tool_error_text(
+            ToolName.REQUEST_CLARIFICATION,
+            ToolErrorClass.PERMANENT,
+            "research has already started in this run, so the user cannot be asked now. "
+            f"Finish the research on stated assumptions and deliver with {ToolName.SUBMIT_REPORT}.",
         )
     cleaned = [q.strip() for q in questions if q.strip()]
     control.mark_clarification_requested(cleaned)

@@ -25,11 +25,12 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from ..conversation import turn_key
-from ..names import RevisionReason, StatusState, ToolName
+from ..names import RevisionReason, StatusState, ToolErrorClass, ToolName
 from ..protocol.events import emit
 from ..report.citations import CitationReport
 from ..report.vetting import finalise, vet_report
 from ..run import current_run
+from ..tools.errors import tool_error_text
 
 
 class ReportGateState(AgentState):
@@ -60,10 +61,13 @@ class ReportGateMiddleware(AgentMiddleware):
             emit("status", state=StatusState.REVISING, reason=RevisionReason.REPORT_QUALITY, detail=" ".join(vetted.problems))
             listed = "\n".join(f"- {problem}" for problem in vetted.problems)
             message = ToolMessage(
-                f"ERROR [permanent] {ToolName.SUBMIT_REPORT}: the report was NOT delivered. Fix these, then call "
-                f"{ToolName.SUBMIT_REPORT} again with the whole corrected report:\n{listed}\n"
-                "Cite only sources the research units read; this is the one revision before delivery, which "
-                "removes citations of sources never retrieved and flags unverifiable ones.",
+                tool_error_text(
+                    ToolName.SUBMIT_REPORT,
+                    ToolErrorClass.PERMANENT,
+                    f"the report was NOT delivered. Fix these, then call {ToolName.SUBMIT_REPORT} again with the whole "
+                    f"corrected report:\n{listed}\nCite only sources the research units read; this is the one revision "
+                    "before delivery, which removes citations of sources never retrieved and flags unverifiable ones.",
+                ),
                 tool_call_id=request.tool_call["id"],
                 name=ToolName.SUBMIT_REPORT,
                 status="error",

@@ -18,9 +18,10 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.types import Command
 
-from ..names import ToolName
+from ..names import ToolErrorClass, ToolName
 from ..protocol.events import emit
 from ..run import current_run
+from ..tools.errors import tool_error_text
 
 
 class ReportState(AgentState):
@@ -42,7 +43,9 @@ def submit_report(report_markdown: str, tool_call_id: Annotated[str, InjectedToo
             update={
                 "messages": [
                     ToolMessage(
-                        "ERROR [permanent] submit_report: the report is empty. Pass the whole Markdown report.",
+                        tool_error_text(
+                            ToolName.SUBMIT_REPORT, ToolErrorClass.PERMANENT, "the report is empty. Pass the whole Markdown report."
+                        ),
                         tool_call_id=tool_call_id,
                         status="error",
                     )

@@ -35,10 +35,11 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from ..conversation import harness_message, respond
-from ..names import Ceiling, EndReason, HaltedBy, Role, StatusState, ToolName
+from ..names import Ceiling, EndReason, HaltedBy, Role, StatusState, ToolErrorClass, ToolName
 from ..protocol.events import emit
 from ..run import Halt, Run, current_run
 from ..settings import ResearchConfig
+from ..tools.errors import tool_error_text
 from .halting import stop_agent
 from .per_role import PerRoleMiddleware
 
@@ -251,7 +252,7 @@ async def _racing_stop_request(call: Awaitable[T], run: Run) -> T | object:
 def _refusal(request: ToolCallRequest, why: str) -> ToolMessage:
     tool = request.tool_call["name"]
     return ToolMessage(
-        content=f"ERROR [permanent] {tool}: not run, because {why}. Finish now with what you have.",
+        content=tool_error_text(tool, ToolErrorClass.PERMANENT, f"not run, because {why}. Finish now with what you have."),
         tool_call_id=request.tool_call["id"],
         name=tool,
         status="error",

@@ -31,12 +31,13 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from ..names import StatusState, ToolName
+from ..names import StatusState, ToolErrorClass, ToolName
 from ..protocol.events import emit
 from ..protocol.secrets import redact
 from ..protocol.sender import Sender, current_sender
 from ..report.vetting import draft_report
 from ..run import HandOver, Run, current_run
+from ..tools.errors import tool_error_text
 from .contract import capped_findings, capped_text
 
 logger = logging.getLogger(__name__)
@@ -97,9 +98,11 @@ class HandOverMiddleware(AgentMiddleware):
             detail = redact(f"{type(exc).__name__}: {exc}")[:500]
             emit("status", state=StatusState.SUBAGENT_FAILED, role=role, task_id=task_id, subagent=role, detail=detail)
             return ToolMessage(
-                content=(
-                    f"ERROR [transient] task: the {role} failed before finishing ({type(exc).__name__}). "
-                    "This unit was not researched; retry it once, or continue without it and name the gap."
+                content=tool_error_text(
+                    ToolName.TASK,
+                    ToolErrorClass.TRANSIENT,
+                    f"the {role} failed before finishing ({type(exc).__name__}). "
+                    "This unit was not researched; retry it once, or continue without it and name the gap.",
                 ),
                 tool_call_id=task_id,
                 name=ToolName.TASK,

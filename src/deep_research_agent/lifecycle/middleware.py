@@ -56,10 +56,11 @@ from ..delivery.stop import start_watching
 from ..delivery.turn_end import deliverable
 from ..guards.budget import effective_recursion_limit
 from ..clock import format_elapsed
-from ..names import EndReason, StatusState
+from ..names import EndReason, StatusState, ToolErrorClass
 from ..protocol.events import emit
 from ..run import NoRunError, Run, archive_evidence, close_run, current_run, evidence_summaries, run_key
 from ..settings import ResearchConfig
+from ..tools.errors import tool_error_text
 from .containment import INTERNAL_ERROR, contain_hook_failures
 from .end_state import EndRecord, RunError, decide_end, owes_report
 from .fallback_report import fallback_report, why_undelivered
@@ -146,7 +147,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
         except Exception:  # noqa: BLE001 - the user gets an end status, never a traceback
             logger.exception("internal error in the orchestrator's %s tool call", request.tool_call["name"])
             failed = ToolMessage(
-                "ERROR [permanent] the run stopped on an internal error.",
+                tool_error_text(request.tool_call["name"], ToolErrorClass.PERMANENT, "the run stopped on an internal error."),
                 tool_call_id=request.tool_call["id"],
                 name=request.tool_call["name"],
                 status="error",

@@ -5,8 +5,8 @@ Contract of the tools ``instrument`` builds (one per MCP tool, same name, descri
 - every call emits ``mcp_call`` (``id``, ``tool``, ``server`` label, ``args`` with each value cut to
   ``ARG_CHARS``) and then ``mcp_result`` (``id``, ``tool``, ``server``, ``ok``, ``summary``, ``bytes``;
   on failure ``error_class`` and, for an answer from the memo, ``repeated``);
-- a call never raises: a failure reaches the model as ``ToolFailure`` text (``ERROR [permanent]`` or
-  ``ERROR [transient]``, like every tool of the agent) with what to do. **Permanent**: the tool's own
+- a call never raises: a failure reaches the model as ``ToolFailure`` text (``TOOL ERROR (tool,
+  permanent): …`` or ``transient``, like every tool of the agent) with what to do. **Permanent**: the tool's own
   errors (validation, unknown tool, bad values), HTTP 401/403 and other 4xx; "fix the arguments or
   credentials; do not retry". **Transient**: timeouts, connection errors, HTTP 429 and 5xx, a session the
   server ended; "retry once". A server decides for itself by starting its error text with
@@ -14,6 +14,8 @@ Contract of the tools ``instrument`` builds (one per MCP tool, same name, descri
   their innermost error, in one line (``errors.describe``);
 - **load**: every MCP call of a run, all its agents together, holds one of ``max_concurrency`` slots while
   it talks to its server, so the run's fan-out cannot exhaust a server (0: no cap);
+- **time**: each try of a call is cut off after ``call_timeout_s`` (a transient failure), so a server that
+  hangs costs a unit that long at most;
 - **HTTP 429**: the call backs off as model calls do (``retry_after.backoff_s``: the server's
   ``Retry-After`` when it gives one, else exponentially with jitter), releasing its slot while it waits, and announces each wait as ``status: rate_limited``
   (``label``, ``wait_s``, ``attempt``); it gives up, as a transient failure, when the next wait would take
@@ -76,6 +78,14 @@ class CallLimits:
     max_rows: int = 200
     max_concurrency: int = 10
     max_wait_s: float = 120.0
+    call_timeout_s: float = 60.0
+
+
+class CallTimedOut(Exception):
+    """The server took longer than the call's own time limit to answer."""
+
+    def __init__(self, limit_s: float) -> None:
+        super().__init__(f"the server did not answer within {limit_s:g} s")
 
 
 class RateLimitExhausted(Exception):
@@ -153,7 +163,7 @@ async def _within_limits(raw_call: RawCall, name: str, server: McpServer, args: 
     while True:
         async with slots or contextlib.nullcontext():
             try:
-                return await raw_call(**args)
+                return await _timed(raw_call(**args), limits.call_timeout_s)
             except Exception as exc:
                 wait = rate_limit_wait(exc, attempt)
                 if wait is None:
@@ -171,6 +181,18 @@ async def _within_limits(raw_call: RawCall, name: str, server: McpServer, args: 
         )
         await asyncio.sleep(wait)
         waited += wait
+
+
+async def _timed(call: Awaitable[tuple[Any, Any]], limit_s: float) -> tuple[Any, Any]:
+    """``call`` within ``limit_s`` seconds (0: no limit). The adapters' own timeouts are the transport's
+    (an SSE stream may stay open for minutes), not a bound on one call, hence this one."""
+    if not limit_s:
+        return await call
+    try:
+        async with asyncio.timeout(limit_s):
+            return await call
+    except TimeoutError as exc:
+        raise CallTimedOut(limit_s) from exc
 
 
 def rate_limit_wait(exc: BaseException, attempt: int) -> float | None:
@@ -192,7 +214,7 @@ def _slots(limit: int) -> asyncio.Semaphore | None:
 
 def classify_call_error(exc: BaseException) -> ToolFailure:
     """A failed MCP call as a permanent or transient ``ToolFailure``; see the module contract."""
-    if isinstance(exc, RateLimitExhausted):
+    if isinstance(exc, (RateLimitExhausted, CallTimedOut)):
         return _failure("transient", str(exc))
     if isinstance(exc, ToolException):
         message = " ".join(str(exc).split()) or "the tool reported an error"

@@ -3,8 +3,9 @@
 Listing a server's tools is a network round-trip (a session handshake plus ``tools/list``), the slowest
 part of building a graph, and the graph factory runs on every run. So ``list_tools`` keeps each server's
 listing for ``ttl`` seconds, keyed by everything that reaches the server (URL, transport, header digests):
-only the first run after a start, or after the TTL, pays for it; ``ttl`` 0 lists on every run. A failure
-is never cached, so the next run tries again. Servers are listed concurrently, each within
+only the first run after a start, or after the TTL, pays for it; ``ttl`` 0 lists on every run. Runs that
+start together while a server is being listed wait for that one listing instead of listing again. A
+failure is never cached, so the next run tries again. Servers are listed concurrently, each within
 ``LIST_TIMEOUT_S``, so one server that hangs costs a run that long at most and never stalls the others.
 
 A stdio server (operator configuration only) is started per session by the MCP client, like it opens
@@ -13,8 +14,8 @@ metadata address (``servers`` checked only IP literals). The tools the adapters 
 their own per call, with the server's headers; the MCP transports follow redirects only within the
 server's origin, so its credentials never travel elsewhere.
 
-Tool names: a tool whose name another server's tool (or a built-in tool) already has is prefixed with its
-server's label (``docs_search``), cut to the 64 characters model APIs accept.
+Tool names: a tool whose name another server's tool (or a built-in or custom tool) already has is prefixed
+with its server's label (``docs_search``), cut to the 64 characters model APIs accept.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ _MAX_TOOL_NAME = 64
 
 # One entry per server fingerprint: when it was listed, and its tools.
 _listings: dict[str, tuple[float, tuple[BaseTool, ...]]] = {}
+# Listings under way, so runs starting together share one round-trip per server.
+_in_flight: dict[str, asyncio.Future[Listing]] = {}
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,7 @@ def listings_digest(listings: Sequence[Listing]) -> str:
 async def list_tools(servers: Sequence[McpServer], *, ttl: float, reserved_names: Collection[str] = ()) -> tuple[Listing, ...]:
     """Every server's listing, from the cache when it is younger than ``ttl``; names made unique."""
     listings = await asyncio.gather(*(_listing(server, ttl) for server in servers))
-    return _unique_names(listings, set(reserved_names))
+    return unique_names(listings, reserved_names)
 
 
 async def _listing(server: McpServer, ttl: float) -> Listing:
@@ -88,6 +91,18 @@ async def _listing(server: McpServer, ttl: float) -> Listing:
     entry = _listings.get(key)
     if entry is not None and ttl > 0 and time.monotonic() - entry[0] < ttl:
         return Listing(server, entry[1], cached=True)
+    if ttl <= 0:
+        return await _list_now(server, key)
+    pending = _in_flight.get(key)
+    if pending is None or pending.get_loop() is not asyncio.get_running_loop():
+        pending = asyncio.ensure_future(_list_now(server, key))
+        _in_flight[key] = pending
+        pending.add_done_callback(lambda done: _in_flight.pop(key, None) if _in_flight.get(key) is done else None)
+    # Shielded: one run that is cancelled while it waits must not cancel the listing the others wait for.
+    return await asyncio.shield(pending)
+
+
+async def _list_now(server: McpServer, key: str) -> Listing:
     try:
         if server.transport != "stdio":
             await _check_host(server.url)
@@ -131,7 +146,9 @@ async def _check_host(url: str) -> None:
             raise RefusedHost(f"refused: {host} resolves to {address}, which is {reason}")
 
 
-def _unique_names(listings: Sequence[Listing], taken: set[str]) -> tuple[Listing, ...]:
+def unique_names(listings: Sequence[Listing], reserved: Collection[str]) -> tuple[Listing, ...]:
+    """``listings`` with every tool name unique among them and outside ``reserved``."""
+    taken = set(reserved)
     counts: dict[str, int] = {}
     for listing in listings:
         for tool in listing.tools:

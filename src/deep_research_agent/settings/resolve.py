@@ -254,6 +254,13 @@ class ResearchConfig(BaseModel):
         env="DRA_MCP_RATE_LIMIT_MAX_WAIT",
         configurable="mcp_rate_limit_max_wait",
     )
+    mcp_call_timeout: float = _setting(
+        60.0,
+        "Seconds one MCP tool call may take (each try, not counting 429 waits) before it is cut off as a "
+        "transient failure, so a server that hangs never holds a research unit; 0 means no limit.",
+        env="DRA_MCP_CALL_TIMEOUT",
+        configurable="mcp_call_timeout",
+    )
     mcp_label: str = _setting("mcp", "Label of the DRA_MCP_URL server.", env="DRA_MCP_LABEL", operator_only=True)
     mcp_bearer: SecretStr | None = _setting(
         None,

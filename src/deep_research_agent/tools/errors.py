@@ -3,7 +3,7 @@
 Contract: a tool never raises out to the agent. It catches its own failure as a ``ToolFailure`` and hands
 the model ``failure.as_model_text(tool)`` as the tool result, for example::
 
-    ERROR [permanent] web_search: Tavily rejected the API key (401). Fix TAVILY_API_KEY (or configurable
+    TOOL ERROR (web_search, permanent): Tavily rejected the API key (401). Fix TAVILY_API_KEY (or configurable
     apiKeys.TAVILY_API_KEY); do not retry.
 
 ``permanent`` means the same call will fail again; ``transient`` means it may succeed later, after
@@ -51,10 +51,16 @@ class ToolFailure(Exception):
 
     def as_model_text(self, tool: str) -> str:
         """The tool result the model reads in place of data."""
-        text = f"ERROR [{self.kind}] {tool}: {self.message}"
+        text = tool_error_text(tool, self.kind, self.message)
         if self.kind == "transient" and self.retry_after is not None:
             text += f" Retry in about {max(math.ceil(self.retry_after), 1)} s, or continue with what you have."
         return text
+
+
+def tool_error_text(tool: str, error_class: FailureKind | ToolErrorClass, message: str) -> str:
+    """The one wording of a failed tool call, ``TOOL ERROR (tool, class): message``, for every tool and
+    harness refusal, so the model (and the prompts that explain it) learn a single form."""
+    return f"TOOL ERROR ({tool}, {ToolErrorClass(error_class).value}): {message}"
 
 
 def describe_tool_error(exc: Exception, tool: str) -> tuple[ToolErrorClass, str]:
@@ -63,9 +69,10 @@ def describe_tool_error(exc: Exception, tool: str) -> tuple[ToolErrorClass, str]
     if isinstance(exc, ToolFailure):
         return ToolErrorClass(exc.kind), exc.as_model_text(tool)
     logger.warning("tool %s raised %r", tool, exc)
-    return ToolErrorClass.UNKNOWN, (
-        f"ERROR [unknown] {tool}: the tool failed unexpectedly ({type(exc).__name__}). "
-        "Retry once with different arguments, or continue without it."
+    return ToolErrorClass.UNKNOWN, tool_error_text(
+        tool,
+        ToolErrorClass.UNKNOWN,
+        f"the tool failed unexpectedly ({type(exc).__name__}). Retry once with different arguments, or continue without it.",
     )
 
 

@@ -1,0 +1,59 @@
+"""A bearer-checking reverse proxy on loopback, in front of a real MCP server, as gateways put one.
+
+Every request must carry ``Authorization: Bearer <token>`` (compared in constant time) or gets 401 with
+no body from upstream; the rest is forwarded as it came (method, path, query, body, headers but
+``Host`` and the bearer itself) and the upstream answer streamed back, so streamable HTTP's SSE
+responses and ``Mcp-Session-Id`` pass through. ``stats`` counts ``forwarded`` and ``unauthorized``.
+"""
+
+from __future__ import annotations
+
+import hmac
+
+import httpx
+from starlette.applications import Starlette
+from starlette.background import BackgroundTask
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from tests.support.loopback import LoopbackServer
+
+_HOP_BY_HOP = {"host", "authorization", "content-length", "connection", "transfer-encoding", "keep-alive"}
+
+
+class BearerProxy(LoopbackServer):
+    label = "bearer-proxy"
+
+    def __init__(self, upstream: str, token: str) -> None:
+        super().__init__()
+        self.upstream = upstream.rstrip("/")
+        self.token = token
+        self.stats = {"forwarded": 0, "unauthorized": 0}
+
+    def url(self, path: str = "/mcp") -> str:
+        return f"{self.root_url}{path}"
+
+    def build(self) -> Starlette:
+        client = httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=None))
+
+        async def health(request: Request) -> Response:
+            return JSONResponse({"ok": True})
+
+        async def forward(request: Request) -> Response:
+            given = request.headers.get("authorization", "").encode()
+            if not hmac.compare_digest(given, f"Bearer {self.token}".encode()):
+                self.stats["unauthorized"] += 1
+                return JSONResponse({"detail": "missing or invalid bearer token"}, status_code=401)
+            self.stats["forwarded"] += 1
+            headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_BY_HOP}
+            upstream = client.build_request(
+                request.method, self.upstream + request.url.path, params=request.query_params, headers=headers, content=await request.body()
+            )
+            answer = await client.send(upstream, stream=True)
+            passed = {k: v for k, v in answer.headers.items() if k.lower() not in _HOP_BY_HOP | {"content-encoding"}}
+            return StreamingResponse(answer.aiter_raw(), status_code=answer.status_code, headers=passed, background=BackgroundTask(answer.aclose))
+
+        return Starlette(
+            routes=[Route("/_health", health), Route("/{path:path}", forward, methods=["GET", "POST", "DELETE"])],
+        )
