@@ -284,7 +284,7 @@ async def test_connection_refused_is_a_transient_failure() -> None:
     settings = types.SimpleNamespace(web_fetch=True, max_fetch_chars=1000, fetch_allow_hosts=("127.0.0.1",))
     tool = build_web_fetch_tool(settings)
     run = await run_tools_in_graph([(tool, {"url": f"http://127.0.0.1:{closed_port()}/"})])
-    assert re.match(r"ERROR \[transient\] web_fetch: could not connect", run.results[0])
+    assert re.match(r"TOOL ERROR \(web_fetch, transient\): could not connect", run.results[0])
 
 
 @pytest.mark.anyio

@@ -44,8 +44,13 @@ def free_port() -> int:
 class AgentServer:
     """``langgraph dev`` in a subprocess, in a scratch directory so its pickles never touch the tree."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], *, jobs: int = 10, graphs: dict[str, str] | None = None, http_app: str | None = None) -> None:
+        """``jobs`` is ``--n-jobs-per-worker``; ``graphs`` adds graph ids to this project's and ``http_app``
+        replaces its ``http.app`` (benchmarks serve a baseline graph and a probe next to the product)."""
         self.env = env
+        self.jobs = jobs
+        self.graphs = graphs or {}
+        self.http_app = http_app
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
         self.workdir = Path(tempfile.mkdtemp(prefix="dra-dev-"))
@@ -57,10 +62,12 @@ class AgentServer:
 
     def start(self, timeout: float = 90.0) -> AgentServer:
         self.port = free_port()
-        shutil.copy(PROJECT_ROOT / "langgraph.json", self.workdir / "langgraph.json")
-        config = (self.workdir / "langgraph.json").read_text().replace('"./src/', f'"{PROJECT_ROOT}/src/')
-        config = config.replace('"dependencies": ["."]', f'"dependencies": ["{PROJECT_ROOT}"]')
-        (self.workdir / "langgraph.json").write_text(config)
+        config = json.loads((PROJECT_ROOT / "langgraph.json").read_text())
+        config["dependencies"] = [str(PROJECT_ROOT)]
+        config["graphs"].update({graph_id: {"path": path} for graph_id, path in self.graphs.items()})
+        if self.http_app:
+            config["http"]["app"] = self.http_app
+        (self.workdir / "langgraph.json").write_text(json.dumps(config, indent=2))
         env = {
             **os.environ,
             "LANGGRAPH_CLI_NO_ANALYTICS": "1",
@@ -72,7 +79,7 @@ class AgentServer:
         command = [
             str(langgraph), "dev", "--no-browser", "--no-reload",
             "--host", "127.0.0.1", "--port", str(self.port),
-            "--n-jobs-per-worker", "10", "--config", str(self.workdir / "langgraph.json"),
+            "--n-jobs-per-worker", str(self.jobs), "--config", str(self.workdir / "langgraph.json"),
         ]  # fmt: skip
         log = self.log_path.open("wb")
         self.process = subprocess.Popen(

@@ -1,0 +1,63 @@
+"""The burst benchmark's baseline: a bare ``create_agent`` graph making the product's model and tool calls.
+
+No middleware, no events, no stores: one ``ChatOpenAI`` over HTTP to the scripted model and one
+``web_search`` tool calling the Tavily stand-in through tavily-python, so what it costs per step is what
+LangGraph, langchain and the HTTP clients cost. The graph, its model and the search client are built
+once per process, as a lean deployment would, so the baseline pays no per-run construction. Served next to the product by ``bench.burst`` as graph
+``bare_baseline``; the scripted model tells it apart by ``BASELINE_MATCH`` in its system prompt.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any
+
+import httpx
+
+from langchain.agents import create_agent
+from langchain_core.tools import tool
+from langchain_openai import ChatOpenAI
+from tavily import AsyncTavilyClient
+
+BASELINE_MATCH = "You are the bench baseline agent."
+
+
+@tool
+async def web_search(query: str) -> str:
+    """Search the web."""
+    found = await _search_client().search(query, max_results=5)
+    return "\n".join(f"{r['title']} {r['url']}\n{r['content']}" for r in found.get("results", ()))
+
+
+@tool
+def note(text: str) -> str:
+    """Keep a note."""
+    return "noted"
+
+
+@functools.cache
+def _search_client() -> AsyncTavilyClient:
+    return AsyncTavilyClient(
+        api_key=os.environ.get("TAVILY_API_KEY", "tvly-bench"),
+        api_base_url=os.environ["TAVILY_API_BASE_URL"],
+        client=httpx.AsyncClient(base_url=os.environ["TAVILY_API_BASE_URL"], timeout=30),
+    )
+
+
+def make_graph(config: Any = None) -> Any:
+    return _graph()
+
+
+@functools.cache
+def _graph() -> Any:
+    model = ChatOpenAI(
+        model="bench-baseline",
+        base_url=os.environ["OPENAI_BASE_URL"],
+        api_key=os.environ["OPENAI_API_KEY"],
+        use_responses_api=False,
+        max_retries=0,
+        streaming=True,
+        stream_usage=True,
+    )
+    return create_agent(model, tools=[web_search, note], system_prompt=BASELINE_MATCH)

@@ -1,0 +1,252 @@
+"""A burst of concurrent runs, profiled: what the harness costs per step over a bare LangGraph agent.
+
+One ``langgraph dev`` with ``--n-jobs-per-worker N`` serves the product graph and, next to it, a bare
+``create_agent`` graph (``bench/baseline_graph.py``) that makes the same number of model calls (five,
+each taking ``MODEL_LATENCY_S`` at the scripted model) and calls ``web_search`` against the same Tavily
+stand-in. For each graph, measured in the same server and the same run of this script:
+
+- **server CPU per run**: user + system seconds of the server's processes (``/proc/<pid>/stat``) over a
+  burst of N runs, divided by N;
+- **harness ms per model step**: the product's CPU per run minus the baseline's, over its model calls;
+- **worst event-loop lag** during the burst: a probe task on the server's loop (``bench/probe_app.py``)
+  sleeps 10 ms again and again; how late it woke, at worst;
+- **checkpoint bytes per run**: the compact JSON of every checkpoint of the run's root graph
+  (``threads.get_history``), and the number of those checkpoints (super-steps) per orchestrator turn;
+- **wall ratio**: the median wall time of a run in the burst over one run alone.
+
+``--against REV`` measures the product as it was at ``REV`` (a temporary git worktree, served from its
+``src``) in the same way, before the current tree, and prints the CPU ratio.
+
+Run: ``uv run python -m bench.burst [--runs 30] [--against HEAD~1]``. Exits 1 when a run fails to deliver.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import httpx
+from langgraph_sdk import get_client
+from langgraph_sdk.client import LangGraphClient
+
+from bench.baseline_graph import BASELINE_MATCH
+from tests.e2e.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario, triage
+from tests.support.agent_server import GRAPH_ID, PROJECT_ROOT, STREAM_MODES, AgentServer
+from tests.support.scripted_model import ScriptedModelServer, agent, call, turn
+from tests.support.web import WebStandIn
+
+MODEL_LATENCY_S = 0.2
+BASELINE_ID = "bare_baseline"
+REPORT = "# Sodium\n\nSodium cells are cheaper than lithium cells.\n"
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+SETTLE_S = 1.5
+_idle_rate: dict[int, float] = {}
+
+
+def scripted_runs() -> dict[str, Any]:
+    """The product's happy path (triage, orchestrator 2, researcher 2) and the baseline's five calls."""
+    slow = {"delay_s": MODEL_LATENCY_S}
+    return scenario(
+        triage(delay_s=MODEL_LATENCY_S),
+        agent(
+            "baseline",
+            BASELINE_MATCH,
+            turn(tool_calls=[call("note", text="plan")], **slow),
+            turn(tool_calls=[call("web_search", query="sodium battery")], **slow),
+            turn(tool_calls=[call("note", text="findings")], **slow),
+            turn(tool_calls=[call("note", text="report")], **slow),
+            turn(content=REPORT, **slow),
+        ),
+        orchestrator({**plan_and_delegate("Find sodium prices"), **slow}, turn(tool_calls=[call("submit_report", report_markdown=REPORT)], **slow)),
+        researcher(
+            turn(tool_calls=[call("web_search", query="sodium battery")], **slow),
+            turn(content=findings_json("Cheap."), **slow),
+        ),
+    )
+
+
+@dataclass
+class Burst:
+    cpu_per_run_s: float
+    worst_lag_ms: float
+    one_run_s: float
+    median_in_burst_s: float
+    delivered: int
+    runs: int
+
+    @property
+    def wall_ratio(self) -> float:
+        return self.median_in_burst_s / self.one_run_s
+
+
+def server_cpu_s(server: AgentServer) -> float:
+    """User + system CPU seconds of every process in the server's process group, children reaped included."""
+    assert server.process is not None
+    group, total = os.getpgid(server.process.pid), 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == group:  # fields after the command: state, ppid, pgrp, ...
+            total += sum(int(v) for v in fields[11:15])  # utime, stime, cutime, cstime
+    return total / CLOCK_TICKS
+
+
+def idle_cpu_s(server: AgentServer, seconds: float) -> float:
+    """What the idle server burns in ``seconds`` (queue polls, sweeps), measured once per server."""
+    assert server.process is not None
+    if server.process.pid not in _idle_rate:
+        before = server_cpu_s(server)
+        time.sleep(3.0)
+        _idle_rate[server.process.pid] = (server_cpu_s(server) - before) / 3.0
+    return _idle_rate[server.process.pid] * seconds
+
+
+async def one_run(client: LangGraphClient, graph: str) -> tuple[float, bool, str]:
+    started = time.monotonic()
+    thread_id = (await client.threads.create())["thread_id"]
+    delivered = False
+    async for part in client.runs.stream(
+        thread_id, graph, input={"messages": [{"role": "user", "content": "How cheap are sodium batteries?"}]},
+        stream_mode=STREAM_MODES, stream_subgraphs=True,
+    ):  # fmt: skip
+        if part.event.startswith("custom") and isinstance(part.data, dict) and part.data.get("reason") == "report_delivered":
+            delivered = True
+    state = await client.threads.get_state(thread_id)
+    if graph == BASELINE_ID:
+        delivered = bool(state["values"]["messages"]) and state["values"]["messages"][-1]["content"] == REPORT
+    return time.monotonic() - started, delivered, thread_id
+
+
+async def burst(server: AgentServer, client: LangGraphClient, probe: httpx.AsyncClient, graph: str, runs: int) -> Burst:
+    alone = sorted([(await one_run(client, graph))[0] for _ in range(3)])[1]
+    # The server finishes a run after its stream ends (checkpoints, the queue); settle before and after,
+    # so the burst's CPU holds all of its own work and none of what came before.
+    await asyncio.sleep(SETTLE_S)
+    await probe.get("/bench/lag")  # a fresh window
+    before = server_cpu_s(server)
+    results = await asyncio.gather(*(one_run(client, graph) for _ in range(runs)))
+    lag = (await probe.get("/bench/lag")).json()
+    await asyncio.sleep(SETTLE_S)
+    cpu = server_cpu_s(server) - before - idle_cpu_s(server, SETTLE_S)
+    return Burst(
+        cpu_per_run_s=cpu / runs,
+        worst_lag_ms=lag["worst_ms"],
+        one_run_s=alone,
+        median_in_burst_s=statistics.median(t for t, _, _ in results),
+        delivered=sum(ok for _, ok, _ in results),
+        runs=runs,
+    )
+
+
+async def checkpoints(client: LangGraphClient, graph: str) -> tuple[int, int]:
+    """Bytes (compact JSON) and number of the root graph's checkpoints for one run of ``graph``."""
+    _, _, thread_id = await one_run(client, graph)
+    history = await client.threads.get_history(thread_id, limit=1000)
+    return sum(len(json.dumps(h["values"], separators=(",", ":")).encode()) for h in history), len(history)
+
+
+@contextmanager
+def serving(model: ScriptedModelServer, web: WebStandIn, runs: int, src: Path | None) -> Iterator[AgentServer]:
+    env = {
+        "OPENAI_BASE_URL": model.base_url,
+        "OPENAI_API_KEY": "sk-bench-000000000000",
+        "TAVILY_API_BASE_URL": web.base_url,
+        "DRA_FETCH_ALLOW_HOSTS": web.allow_host,
+        "PYTHONPATH": os.pathsep.join(str(p) for p in (src, PROJECT_ROOT) if p),
+    }
+    server = AgentServer(
+        env, jobs=runs, graphs={BASELINE_ID: "bench.baseline_graph:make_graph"}, http_app="bench.probe_app:app"
+    ).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+async def measure_tree(model: ScriptedModelServer, web: WebStandIn, runs: int, src: Path | None) -> dict[str, Any]:
+    with serving(model, web, runs, src) as server:
+        client = get_client(url=server.url)
+        async with httpx.AsyncClient(base_url=server.url, timeout=30) as probe:
+            await probe.post("/bench/lag")
+            for graph in (GRAPH_ID, BASELINE_ID):  # warm-up: imports, compile, pools as wide as the burst
+                await asyncio.gather(*(one_run(client, graph) for _ in range(runs)))
+            model.set_scenario(scripted_runs())
+            await one_run(client, GRAPH_ID)
+            steps = len(model.requests())
+            orchestrator_turns = sum(r["agent"] == "orchestrator" for r in model.requests())
+            result = {
+                "steps": steps,
+                "orchestrator_turns": orchestrator_turns,
+                "product": await burst(server, client, probe, GRAPH_ID, runs),
+                "baseline": await burst(server, client, probe, BASELINE_ID, runs),
+                "product_checkpoints": await checkpoints(client, GRAPH_ID),
+                "baseline_checkpoints": await checkpoints(client, BASELINE_ID),
+            }
+    return result
+
+
+@contextmanager
+def tree_at(rev: str) -> Iterator[Path]:
+    where = Path(tempfile.mkdtemp(prefix="dra-bench-rev-")) / "tree"
+    subprocess.run(["git", "-C", str(PROJECT_ROOT), "worktree", "add", "--detach", "-q", str(where), rev], check=True)
+    try:
+        yield where / "src"
+    finally:
+        subprocess.run(["git", "-C", str(PROJECT_ROOT), "worktree", "remove", "--force", str(where)], check=False)
+
+
+def report(name: str, m: dict[str, Any]) -> None:
+    p, b = m["product"], m["baseline"]
+    (p_bytes, p_points), (b_bytes, b_points) = m["product_checkpoints"], m["baseline_checkpoints"]
+    harness_ms = (p.cpu_per_run_s - b.cpu_per_run_s) / m["steps"] * 1000
+    print(f"--- {name} ({p.runs} runs at once, {m['steps']} model calls per product run, {MODEL_LATENCY_S * 1000:.0f} ms each)")
+    print(f"server CPU per run:      product {p.cpu_per_run_s * 1000:7.1f} ms | baseline {b.cpu_per_run_s * 1000:7.1f} ms | ratio {p.cpu_per_run_s / b.cpu_per_run_s:5.2f}")
+    print(f"harness per model step:  {harness_ms:6.1f} ms over the baseline   (goal <= 25 ms)")
+    print(f"worst event-loop lag:    product {p.worst_lag_ms:7.1f} ms | baseline {b.worst_lag_ms:7.1f} ms   (goal <= 20 ms)")
+    print(f"wall, burst / one run:   product {p.wall_ratio:5.2f} ({p.median_in_burst_s:.2f} s / {p.one_run_s:.2f} s) | baseline {b.wall_ratio:5.2f}   (goal <= 1.6)")
+    print(f"checkpoints per run:     product {p_points} ({p_bytes / 1024:.1f} KB, {p_points / m['orchestrator_turns']:.1f} per orchestrator turn) | baseline {b_points} ({b_bytes / 1024:.1f} KB)")
+    print(f"delivered:               product {p.delivered}/{p.runs} | baseline {b.delivered}/{b.runs}")
+
+
+async def main_async(runs: int, against: str | None) -> int:
+    with ScriptedModelServer() as model, WebStandIn() as web:
+        model.set_scenario(scripted_runs())
+        measured: dict[str, dict[str, Any]] = {}
+        if against:
+            with tree_at(against) as src:
+                measured[against] = await measure_tree(model, web, runs, src)
+            report(against, measured[against])
+        measured["this tree"] = current = await measure_tree(model, web, runs, None)
+        report("this tree", current)
+        if against:
+            old = measured[against]["product"].cpu_per_run_s
+            print(f"server CPU per product run, this tree / {against}: {current['product'].cpu_per_run_s / old:5.2f}   (goal <= 0.5)")
+        ok = all(m["product"].delivered == m["product"].runs and m["baseline"].delivered == m["baseline"].runs for m in measured.values())
+        return 0 if ok else 1
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--against", help="a git revision to measure side by side, e.g. HEAD~1")
+    args = parser.parse_args()
+    return asyncio.run(main_async(args.runs, args.against))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
