@@ -15,9 +15,13 @@ stand-in. For each graph, measured in the same server and the same run of this s
 - **wall ratio**: the median wall time of a run in the burst over one run alone.
 
 ``--against REV`` measures the product as it was at ``REV`` (a temporary git worktree, served from its
-``src``) in the same way, before the current tree, and prints the CPU ratio.
+``src``) in the same way, before the current tree, and prints the CPU ratio. ``--profile DIR`` samples the
+server with py-spy (``uv tool install py-spy``) during each burst, writes the collapsed stacks to
+``DIR/<graph>.txt`` (flamegraph.pl and speedscope read them) and prints the functions of this package and
+of the libraries that hold the most samples.
 
-Run: ``uv run python -m bench.burst [--runs 30] [--against HEAD~1]``. Exits 1 when a run fails to deliver.
+Run: ``uv run python -m bench.burst [--runs 30] [--against HEAD~1] [--profile /tmp/prof]``. Exits 1 when
+a run fails to deliver.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -132,15 +137,57 @@ async def one_run(client: LangGraphClient, graph: str) -> tuple[float, bool, str
     return time.monotonic() - started, delivered, thread_id
 
 
-async def burst(server: AgentServer, client: LangGraphClient, probe: httpx.AsyncClient, graph: str, runs: int) -> Burst:
+@contextmanager
+def sampled(server: AgentServer, out: Path | None) -> Iterator[None]:
+    """py-spy sampling the server into ``out`` (collapsed stacks) while the block runs; nothing without ``out``."""
+    if out is None:
+        yield
+        return
+    assert server.process is not None
+    spy = subprocess.Popen(
+        ["py-spy", "record", "--pid", str(server.process.pid), "--format", "raw", "--rate", "200", "--output", str(out), "--nonblocking"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    time.sleep(1.0)  # py-spy attaches
+    try:
+        yield
+    finally:
+        spy.send_signal(signal.SIGINT)
+        spy.wait(timeout=30)
+
+
+def hottest(collapsed: Path, top: int = 12) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+    """This package's and the other code's frames present in the most samples (inclusive), as shares of
+    all samples; frames in more than half of them (the server's entry and event-loop chain) are left out."""
+    counts: dict[str, int] = {}
+    total = 0
+    for line in collapsed.read_text().splitlines():
+        stack, _, n = line.rpartition(" ")
+        total += int(n)
+        frames = set()
+        for frame in stack.split(";"):
+            name, _, where = frame.partition(" (")
+            frames.add(f"{name} ({where.split(':')[0]}")
+        for frame in frames:
+            counts[frame] = counts.get(frame, 0) + int(n)
+    ranked = [(frame, n / total) for frame, n in sorted(counts.items(), key=lambda kv: -kv[1]) if n / total <= 0.5] if total else []
+    ours = [r for r in ranked if "deep_research_agent" in r[0]][:top]
+    theirs = [r for r in ranked if "deep_research_agent" not in r[0] and "asyncio" not in r[0]][:top]
+    return ours, theirs
+
+
+async def burst(
+    server: AgentServer, client: LangGraphClient, probe: httpx.AsyncClient, graph: str, runs: int, profile: Path | None
+) -> Burst:
     alone = sorted([(await one_run(client, graph))[0] for _ in range(3)])[1]
     # The server finishes a run after its stream ends (checkpoints, the queue); settle before and after,
     # so the burst's CPU holds all of its own work and none of what came before.
     await asyncio.sleep(SETTLE_S)
     await probe.get("/bench/lag")  # a fresh window
-    before = server_cpu_s(server)
-    results = await asyncio.gather(*(one_run(client, graph) for _ in range(runs)))
-    lag = (await probe.get("/bench/lag")).json()
+    with sampled(server, profile / f"{graph}.txt" if profile else None):
+        before = server_cpu_s(server)
+        results = await asyncio.gather(*(one_run(client, graph) for _ in range(runs)))
+        lag = (await probe.get("/bench/lag")).json()
     await asyncio.sleep(SETTLE_S)
     cpu = server_cpu_s(server) - before - idle_cpu_s(server, SETTLE_S)
     return Burst(
@@ -178,7 +225,7 @@ def serving(model: ScriptedModelServer, web: WebStandIn, runs: int, src: Path | 
         server.stop()
 
 
-async def measure_tree(model: ScriptedModelServer, web: WebStandIn, runs: int, src: Path | None) -> dict[str, Any]:
+async def measure_tree(model: ScriptedModelServer, web: WebStandIn, runs: int, src: Path | None, profile: Path | None) -> dict[str, Any]:
     with serving(model, web, runs, src) as server:
         client = get_client(url=server.url)
         async with httpx.AsyncClient(base_url=server.url, timeout=30) as probe:
@@ -192,8 +239,8 @@ async def measure_tree(model: ScriptedModelServer, web: WebStandIn, runs: int, s
             result = {
                 "steps": steps,
                 "orchestrator_turns": orchestrator_turns,
-                "product": await burst(server, client, probe, GRAPH_ID, runs),
-                "baseline": await burst(server, client, probe, BASELINE_ID, runs),
+                "product": await burst(server, client, probe, GRAPH_ID, runs, profile),
+                "baseline": await burst(server, client, probe, BASELINE_ID, runs, profile),
                 "product_checkpoints": await checkpoints(client, GRAPH_ID),
                 "baseline_checkpoints": await checkpoints(client, BASELINE_ID),
             }
@@ -223,16 +270,22 @@ def report(name: str, m: dict[str, Any]) -> None:
     print(f"delivered:               product {p.delivered}/{p.runs} | baseline {b.delivered}/{b.runs}")
 
 
-async def main_async(runs: int, against: str | None) -> int:
+async def main_async(runs: int, against: str | None, profile: Path | None) -> int:
     with ScriptedModelServer() as model, WebStandIn() as web:
         model.set_scenario(scripted_runs())
         measured: dict[str, dict[str, Any]] = {}
         if against:
             with tree_at(against) as src:
-                measured[against] = await measure_tree(model, web, runs, src)
+                measured[against] = await measure_tree(model, web, runs, src, None)
             report(against, measured[against])
-        measured["this tree"] = current = await measure_tree(model, web, runs, None)
+        measured["this tree"] = current = await measure_tree(model, web, runs, None, profile)
         report("this tree", current)
+        if profile:
+            for graph in (GRAPH_ID, BASELINE_ID):
+                ours, theirs = hottest(profile / f"{graph}.txt")
+                print(f"--- hottest frames in the {graph} burst (share of samples, inclusive; {profile / graph}.txt)")
+                for frame, share in [*ours, *theirs]:
+                    print(f"{share * 100:5.1f} %  {frame}")
         if against:
             old = measured[against]["product"].cpu_per_run_s
             print(f"server CPU per product run, this tree / {against}: {current['product'].cpu_per_run_s / old:5.2f}   (goal <= 0.5)")
@@ -244,8 +297,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--against", help="a git revision to measure side by side, e.g. HEAD~1")
+    parser.add_argument("--profile", type=Path, help="a folder for py-spy's collapsed stacks of each burst")
     args = parser.parse_args()
-    return asyncio.run(main_async(args.runs, args.against))
+    if args.profile:
+        args.profile.mkdir(parents=True, exist_ok=True)
+    return asyncio.run(main_async(args.runs, args.against, args.profile))
 
 
 if __name__ == "__main__":

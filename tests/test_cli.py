@@ -12,7 +12,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 from types import SimpleNamespace
@@ -555,14 +554,14 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
-def test_ask_without_server_fails_fast_with_exit_2() -> None:
+def test_ask_without_server_fails_with_exit_2_instead_of_retrying() -> None:
     url = f"http://127.0.0.1:{_closed_port()}"
-    started = time.monotonic()
+    # A client that retried the connection would outlive the subprocess timeout, which fails the test;
+    # a wall-clock bound tighter than that only measures how loaded the machine is.
     result = _cli("ask", "anything", "--url", url, timeout=20)
     output = result.stdout + result.stderr
     assert result.returncode == 2, output
     assert f"No agent server at {url}" in output and "./run.sh" in output
-    assert time.monotonic() - started < 10
 
 
 def test_doctor_never_prints_secret_values() -> None:
