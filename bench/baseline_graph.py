@@ -1,19 +1,22 @@
 """The burst benchmark's baseline: a bare ``create_agent`` graph making the product's model and tool calls.
 
-No middleware, no events, no stores: one ``ChatOpenAI`` over HTTP to the scripted model and one
-``web_search`` tool calling the Tavily stand-in through tavily-python, so what it costs per step is what
-LangGraph, langchain and the HTTP clients cost. The graph, its model and the search client are built
+No middleware, no events, no stores: one ``ChatOpenAI`` over HTTP to the scripted model, a ``web_search``
+tool calling the Tavily stand-in through tavily-python and a ``web_fetch`` tool that GETs a page with httpx
+and extracts its text with trafilatura in a thread, as the product does; so what it costs per step is
+what LangGraph, langchain, the HTTP clients and the extraction cost. The graph, its model and the search client are built
 once per process, as a lean deployment would, so the baseline pays no per-run construction. Served next to the product by ``bench.burst`` as graph
 ``bare_baseline``; the scripted model tells it apart by ``BASELINE_MATCH`` in its system prompt.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 from typing import Any
 
 import httpx
+import trafilatura
 
 from langchain.agents import create_agent
 from langchain_core.tools import tool
@@ -31,6 +34,13 @@ async def web_search(query: str) -> str:
 
 
 @tool
+async def web_fetch(url: str) -> str:
+    """Read a page."""
+    page = await _fetch_client().get(url)
+    return await asyncio.to_thread(trafilatura.extract, page.text) or ""
+
+
+@tool
 def note(text: str) -> str:
     """Keep a note."""
     return "noted"
@@ -43,6 +53,11 @@ def _search_client() -> AsyncTavilyClient:
         api_base_url=os.environ["TAVILY_API_BASE_URL"],
         client=httpx.AsyncClient(base_url=os.environ["TAVILY_API_BASE_URL"], timeout=30),
     )
+
+
+@functools.cache
+def _fetch_client() -> httpx.AsyncClient:
+    return httpx.AsyncClient(timeout=30)
 
 
 def make_graph(config: Any = None) -> Any:
@@ -60,4 +75,4 @@ def _graph() -> Any:
         streaming=True,
         stream_usage=True,
     )
-    return create_agent(model, tools=[web_search, note], system_prompt=BASELINE_MATCH)
+    return create_agent(model, tools=[web_search, web_fetch, note], system_prompt=BASELINE_MATCH)

@@ -1,9 +1,12 @@
 """A burst of concurrent runs, profiled: what the harness costs per step over a bare LangGraph agent.
 
 One ``langgraph dev`` with ``--n-jobs-per-worker N`` serves the product graph and, next to it, a bare
-``create_agent`` graph (``bench/baseline_graph.py``) that makes the same number of model calls (five,
-each taking ``MODEL_LATENCY_S`` at the scripted model) and calls ``web_search`` against the same Tavily
-stand-in. For each graph, measured in the same server and the same run of this script:
+``create_agent`` graph (``bench/baseline_graph.py``) that makes the same number of model calls (six,
+each taking ``MODEL_LATENCY_S`` at the scripted model), searches the same Tavily stand-in and reads the
+same loopback page. The product's run is the happy path: triage, a plan and one research unit that
+searches, reads the page and hands back a quoted finding, and a report citing it. For each graph, measured
+in the same server and the same run of this script, over ``--rounds`` bursts that alternate between the
+two graphs (medians), because CPU counters on a busy machine drift:
 
 - **server CPU per run**: user + system seconds of the server's processes (``/proc/<pid>/stat``) over a
   burst of N runs, divided by N;
@@ -20,7 +23,7 @@ server with py-spy (``uv tool install py-spy``) during each burst, writes the co
 ``DIR/<graph>.txt`` (flamegraph.pl and speedscope read them) and prints the functions of this package and
 of the libraries that hold the most samples.
 
-Run: ``uv run python -m bench.burst [--runs 30] [--against HEAD~1] [--profile /tmp/prof]``. Exits 1 when
+Run: ``uv run python -m bench.burst [--runs 30] [--rounds 3] [--against HEAD~1] [--profile /tmp/prof]``. Exits 1 when
 a run fails to deliver.
 """
 
@@ -46,38 +49,50 @@ from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
 from bench.baseline_graph import BASELINE_MATCH
-from tests.e2e.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario, triage
+from tests.e2e.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, researcher_reads, scenario, submit, triage
 from tests.support.agent_server import GRAPH_ID, PROJECT_ROOT, STREAM_MODES, AgentServer
 from tests.support.scripted_model import ScriptedModelServer, agent, call, turn
-from tests.support.web import WebStandIn
+from tests.support.web import ARTICLES, WebStandIn
 
 MODEL_LATENCY_S = 0.2
 BASELINE_ID = "bare_baseline"
-REPORT = "# Sodium\n\nSodium cells are cheaper than lithium cells.\n"
+ARTICLE = ARTICLES["halvorsen-cell"]
+QUOTE = "reached an energy density of 412 Wh/kg in independent tests"
+REPORT = "# Sodium-glass batteries\n\nThe Halvorsen cell reached 412 Wh/kg in independent tests [1].\n\n## Sources\n"
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 SETTLE_S = 1.5
 _idle_rate: dict[int, float] = {}
 
 
-def scripted_runs() -> dict[str, Any]:
-    """The product's happy path (triage, orchestrator 2, researcher 2) and the baseline's five calls."""
-    slow = {"delay_s": MODEL_LATENCY_S}
+def scripted_runs(web: WebStandIn) -> dict[str, Any]:
+    """The product's happy path (triage, orchestrator 2, researcher 3) and the baseline's six calls."""
+    url = web.url(ARTICLE.path)
+    report = f"{REPORT}[1] {ARTICLE.title} — {url}\n"
+    reads = researcher_reads(url, query="sodium glass battery energy density", finding="The Halvorsen cell reached 412 Wh/kg.", quote=QUOTE)
+    for step in reads["turns"]:
+        step["delay_s"] = MODEL_LATENCY_S
     return scenario(
         triage(delay_s=MODEL_LATENCY_S),
         agent(
             "baseline",
             BASELINE_MATCH,
-            turn(tool_calls=[call("note", text="plan")], **slow),
-            turn(tool_calls=[call("web_search", query="sodium battery")], **slow),
-            turn(tool_calls=[call("note", text="findings")], **slow),
-            turn(tool_calls=[call("note", text="report")], **slow),
-            turn(content=REPORT, **slow),
+            *(
+                turn(tool_calls=[step], delay_s=MODEL_LATENCY_S)
+                for step in (
+                    call("note", text="plan"),
+                    call("web_search", query="sodium glass battery energy density"),
+                    call("web_fetch", url=url),
+                    call("note", text="findings"),
+                )
+            ),
+            turn(tool_calls=[call("note", text="report")], delay_s=MODEL_LATENCY_S),
+            turn(content=report, delay_s=MODEL_LATENCY_S),
         ),
-        orchestrator({**plan_and_delegate("Find sodium prices"), **slow}, turn(tool_calls=[call("submit_report", report_markdown=REPORT)], **slow)),
-        researcher(
-            turn(tool_calls=[call("web_search", query="sodium battery")], **slow),
-            turn(content=findings_json("Cheap."), **slow),
+        orchestrator(
+            {**plan_and_delegate("Find the energy density of sodium-glass batteries"), "delay_s": MODEL_LATENCY_S},
+            {**submit(report), "delay_s": MODEL_LATENCY_S},
         ),
+        reads,
     )
 
 
@@ -133,7 +148,7 @@ async def one_run(client: LangGraphClient, graph: str) -> tuple[float, bool, str
             delivered = True
     state = await client.threads.get_state(thread_id)
     if graph == BASELINE_ID:
-        delivered = bool(state["values"]["messages"]) and state["values"]["messages"][-1]["content"] == REPORT
+        delivered = bool(state["values"]["messages"]) and state["values"]["messages"][-1]["content"].startswith(REPORT)
     return time.monotonic() - started, delivered, thread_id
 
 
@@ -225,24 +240,45 @@ def serving(model: ScriptedModelServer, web: WebStandIn, runs: int, src: Path | 
         server.stop()
 
 
-async def measure_tree(model: ScriptedModelServer, web: WebStandIn, runs: int, src: Path | None, profile: Path | None) -> dict[str, Any]:
+def median_burst(bursts: list[Burst]) -> Burst:
+    """Each figure's median over the rounds; deliveries summed."""
+    return Burst(
+        cpu_per_run_s=statistics.median(b.cpu_per_run_s for b in bursts),
+        worst_lag_ms=statistics.median(b.worst_lag_ms for b in bursts),
+        one_run_s=statistics.median(b.one_run_s for b in bursts),
+        median_in_burst_s=statistics.median(b.median_in_burst_s for b in bursts),
+        delivered=sum(b.delivered for b in bursts),
+        runs=sum(b.runs for b in bursts),
+    )
+
+
+async def measure_tree(
+    model: ScriptedModelServer, web: WebStandIn, runs: int, rounds: int, src: Path | None, profile: Path | None
+) -> dict[str, Any]:
     with serving(model, web, runs, src) as server:
         client = get_client(url=server.url)
         async with httpx.AsyncClient(base_url=server.url, timeout=30) as probe:
             await probe.post("/bench/lag")
             for graph in (GRAPH_ID, BASELINE_ID):  # warm-up: imports, compile, pools as wide as the burst
                 await asyncio.gather(*(one_run(client, graph) for _ in range(runs)))
-            model.set_scenario(scripted_runs())
+            model.set_scenario(scripted_runs(web))
             await one_run(client, GRAPH_ID)
             steps = len(model.requests())
             orchestrator_turns = sum(r["agent"] == "orchestrator" for r in model.requests())
+            bursts: dict[str, list[Burst]] = {GRAPH_ID: [], BASELINE_ID: []}
+            for round_no in range(rounds):
+                for graph in bursts:  # alternating, so drift on a busy machine hits both alike
+                    sample = profile if round_no == 0 else None
+                    bursts[graph].append(await burst(server, client, probe, graph, runs, sample))
             result = {
                 "steps": steps,
                 "orchestrator_turns": orchestrator_turns,
-                "product": await burst(server, client, probe, GRAPH_ID, runs, profile),
-                "baseline": await burst(server, client, probe, BASELINE_ID, runs, profile),
+                "product": median_burst(bursts[GRAPH_ID]),
+                "baseline": median_burst(bursts[BASELINE_ID]),
                 "product_checkpoints": await checkpoints(client, GRAPH_ID),
                 "baseline_checkpoints": await checkpoints(client, BASELINE_ID),
+                "runs": runs,
+                "rounds": rounds,
             }
     return result
 
@@ -261,7 +297,10 @@ def report(name: str, m: dict[str, Any]) -> None:
     p, b = m["product"], m["baseline"]
     (p_bytes, p_points), (b_bytes, b_points) = m["product_checkpoints"], m["baseline_checkpoints"]
     harness_ms = (p.cpu_per_run_s - b.cpu_per_run_s) / m["steps"] * 1000
-    print(f"--- {name} ({p.runs} runs at once, {m['steps']} model calls per product run, {MODEL_LATENCY_S * 1000:.0f} ms each)")
+    print(
+        f"--- {name} ({m['runs']} runs at once, medians of {m['rounds']} rounds; {m['steps']} model calls per product run, "
+        f"{MODEL_LATENCY_S * 1000:.0f} ms each)"
+    )
     print(f"server CPU per run:      product {p.cpu_per_run_s * 1000:7.1f} ms | baseline {b.cpu_per_run_s * 1000:7.1f} ms | ratio {p.cpu_per_run_s / b.cpu_per_run_s:5.2f}")
     print(f"harness per model step:  {harness_ms:6.1f} ms over the baseline   (goal <= 25 ms)")
     print(f"worst event-loop lag:    product {p.worst_lag_ms:7.1f} ms | baseline {b.worst_lag_ms:7.1f} ms   (goal <= 20 ms)")
@@ -270,15 +309,15 @@ def report(name: str, m: dict[str, Any]) -> None:
     print(f"delivered:               product {p.delivered}/{p.runs} | baseline {b.delivered}/{b.runs}")
 
 
-async def main_async(runs: int, against: str | None, profile: Path | None) -> int:
+async def main_async(runs: int, rounds: int, against: str | None, profile: Path | None) -> int:
     with ScriptedModelServer() as model, WebStandIn() as web:
-        model.set_scenario(scripted_runs())
+        model.set_scenario(scripted_runs(web))
         measured: dict[str, dict[str, Any]] = {}
         if against:
             with tree_at(against) as src:
-                measured[against] = await measure_tree(model, web, runs, src, None)
+                measured[against] = await measure_tree(model, web, runs, rounds, src, None)
             report(against, measured[against])
-        measured["this tree"] = current = await measure_tree(model, web, runs, None, profile)
+        measured["this tree"] = current = await measure_tree(model, web, runs, rounds, None, profile)
         report("this tree", current)
         if profile:
             for graph in (GRAPH_ID, BASELINE_ID):
@@ -289,19 +328,20 @@ async def main_async(runs: int, against: str | None, profile: Path | None) -> in
         if against:
             old = measured[against]["product"].cpu_per_run_s
             print(f"server CPU per product run, this tree / {against}: {current['product'].cpu_per_run_s / old:5.2f}   (goal <= 0.5)")
-        ok = all(m["product"].delivered == m["product"].runs and m["baseline"].delivered == m["baseline"].runs for m in measured.values())
+        ok = all(m[graph].delivered == m[graph].runs for m in measured.values() for graph in ("product", "baseline"))
         return 0 if ok else 1
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--rounds", type=int, default=3, help="bursts per graph, alternating; figures are medians")
     parser.add_argument("--against", help="a git revision to measure side by side, e.g. HEAD~1")
     parser.add_argument("--profile", type=Path, help="a folder for py-spy's collapsed stacks of each burst")
     args = parser.parse_args()
     if args.profile:
         args.profile.mkdir(parents=True, exist_ok=True)
-    return asyncio.run(main_async(args.runs, args.against, args.profile))
+    return asyncio.run(main_async(args.runs, args.rounds, args.against, args.profile))
 
 
 if __name__ == "__main__":
