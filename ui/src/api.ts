@@ -6,7 +6,13 @@ import type { EvidenceEntry } from "./model";
 import { isRecord } from "./model";
 
 export const GRAPH_ID = "deep_research_agent";
-export const STREAM_MODES: ("messages" | "updates" | "custom")[] = ["messages", "updates", "custom"];
+/**
+ * The agents' words come as `messages-tuple` (parts named `messages`, with the sub-graph's namespace) rather
+ * than `messages` (`messages/partial`, `messages/complete`): langgraph-api keeps a resumable run's parts for
+ * a later join only under the mode names the run asked for, and the `messages/*` names never match, so after
+ * a reload the narration would be gone. Same information, and it replays.
+ */
+export const STREAM_MODES: ("messages-tuple" | "updates" | "custom")[] = ["messages-tuple", "updates", "custom"];
 /** Where a client asks a running run to wrap up or stop (protocol/events.py STOP_REQUESTS_NAMESPACE). */
 export const STOP_REQUESTS_NAMESPACE = ["deep_research_agent", "stop_requests"];
 

@@ -1,5 +1,7 @@
 // The page: the thread list, the question box, and the turns of the open thread, with the thread id in the
-// URL (<root>/ui/threads/<id>). Reloading rejoins a running run or replays a finished one.
+// URL (<root>/ui/threads/<id>). Reloading rejoins a running run or replays a finished one: every run is
+// started resumable, and a join from event "-1" replays it from its start (joins ask for no stream modes:
+// the run's own are the ones it keeps).
 
 import type { Client } from "@langchain/langgraph-sdk/client";
 
@@ -288,7 +290,7 @@ export class App implements TurnActions {
       const turn = this.addTurn(runInput(run) ?? userTurns[i]?.question ?? "(question not kept)", runConfigurable(run));
       turn.model.runId = run.run_id;
       const active = run.status === "pending" || run.status === "running";
-      await this.follow(turn, this.client.runs.joinStream(threadId, run.run_id, { lastEventId: "-1", streamMode: STREAM_MODES, signal }), active);
+      await this.follow(turn, this.client.runs.joinStream(threadId, run.run_id, { lastEventId: "-1", signal }), active);
       if (signal.aborted) return;
       if (!active && turn.model.eventCount === 0) this.stateTurn(turn, values, userTurns[i]?.answer, isLast);
     }
@@ -300,6 +302,7 @@ export class App implements TurnActions {
     turn.model.answer = answer;
     if (isLast) {
       turn.model.applyValues(values);
+      turn.model.lanesFromState(values.findings);
       const report = values.final_report;
       if (typeof report === "string" && report && (!answer || answer.trim() === report.trim())) {
         turn.model.report = { type: "report", markdown: report, partial: /^\s*(?:>\s*)?\*\*Incomplete\b/m.test(report.slice(0, 400)) };
@@ -416,7 +419,6 @@ export class App implements TurnActions {
     turn.model.clearFailure();
     const stream = this.client.runs.joinStream(turn.threadId, turn.model.runId!, {
       lastEventId: turn.model.lastEventId ?? "-1",
-      streamMode: STREAM_MODES,
       signal: this.abort.signal,
     });
     await this.follow(turn, stream, true);

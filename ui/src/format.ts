@@ -19,6 +19,7 @@ export function formatTokens(value: number): string {
 
 export function formatCost(usd: number): string {
   if (usd === 0) return "$0";
+  if (usd < 0.0001) return "< $0.0001";
   if (usd < 0.01) return `$${usd.toFixed(4)}`;
   return `$${usd.toFixed(2)}`;
 }

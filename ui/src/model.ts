@@ -66,6 +66,8 @@ export interface Message {
   name?: string | null;
   id?: string | null;
   tool_calls?: { name?: string; id?: string; args?: Record<string, unknown> }[];
+  tool_call_chunks?: { name?: string; id?: string; args?: Record<string, unknown> }[];
+  usage_metadata?: unknown;
   additional_kwargs?: Record<string, unknown>;
 }
 
@@ -204,11 +206,27 @@ export class RunModel {
 
   private namespaces = new Map<string, string>();
   private messageNamespaces = new Map<string, string>();
+  private partialText = new Map<string, string>();
+  private toolCallIds = new Set<string>();
+  private modelMessages = new Set<string>();
+  private messageTokens = 0;
   private briefs = new Map<string, string>();
   private pendingThoughts = new Map<string, Map<string, string>>();
   private thoughtsByLane = new Map<string, Map<string, string>>();
   private items = new Map<string, FeedItem>();
   private nextKey = 0;
+
+  /** What the run has spent so far, as far as its stream tells: exact once the usage event arrived. */
+  spend(): { modelCalls: number; toolCalls: number; tokens: number; costUsd?: number } {
+    if (this.usage) {
+      return { modelCalls: this.usage.model_calls, toolCalls: this.usage.tool_calls, tokens: this.usage.total_tokens, costUsd: this.usage.cost_usd };
+    }
+    return {
+      modelCalls: Math.max(this.counters.modelCalls, this.modelMessages.size),
+      toolCalls: Math.max(this.counters.toolCalls, this.toolCallIds.size),
+      tokens: Math.max(this.counters.tokens, this.messageTokens),
+    };
+  }
 
   get ended(): boolean {
     return this.end !== undefined;
@@ -220,7 +238,7 @@ export class RunModel {
 
   /** Where the run is, in a few words. */
   phase(): string {
-    if (this.end) return this.end.state === "done" ? "Finished" : "Ended with an error";
+    if (this.end) return endPhase(this.end);
     if (this.streamError) return "Disconnected";
     if (this.clarification) return "Waiting for your answers";
     if (this.stopMode === "now") return "Stopping";
@@ -243,6 +261,9 @@ export class RunModel {
       this.runId = part.data.run_id;
     } else if (channel === "custom" && isRecord(part.data) && typeof part.data.type === "string") {
       this.onEvent(part.data as AnyEvent, namespace);
+    } else if (channel === "messages" && Array.isArray(part.data)) {
+      const [message, metadata] = part.data as [unknown, unknown];
+      if (isRecord(message)) this.onMessage(message as Message, namespace || this.namespaceOf(metadata), { delta: message.type === "AIMessageChunk" });
     } else if (channel === "messages/metadata" && isRecord(part.data)) {
       this.onMessageMetadata(part.data, namespace);
     } else if ((channel === "messages/partial" || channel === "messages/complete") && Array.isArray(part.data)) {
@@ -263,6 +284,27 @@ export class RunModel {
   applyValues(values: ThreadValues): void {
     this.values = { ...this.values, ...values };
     if (Array.isArray(values.todos)) this.todos = values.todos;
+    this.changed();
+  }
+
+  /** Lanes for the hand-overs a thread state keeps (`findings` by task call id), when the run's events are gone. */
+  lanesFromState(findings: Record<string, HandOver> | undefined): void {
+    for (const [taskId, handOver] of Object.entries(findings ?? {})) {
+      const lane = this.lane(taskId, "research-subagent");
+      if (!lane || lane.findings) continue;
+      lane.unit = lane.unit ?? handOver.unit;
+      lane.findings = {
+        type: "subagent_findings",
+        task_id: taskId,
+        unit: handOver.unit ?? "",
+        summary: handOver.summary ?? "",
+        findings: handOver.findings ?? [],
+        gaps: handOver.gaps ?? [],
+        halted: (handOver.halted ?? null) as EventOf<"subagent_findings">["halted"],
+      };
+      lane.state = handOver.halted ? "halted" : "done";
+      lane.rev += 1;
+    }
     this.changed();
   }
 
@@ -509,24 +551,33 @@ export class RunModel {
    */
   private onMessageMetadata(data: Record<string, unknown>, namespace: string): void {
     for (const [id, entry] of Object.entries(data)) {
-      const metadata = isRecord(entry) && isRecord(entry.metadata) ? entry.metadata : {};
-      const checkpoint = typeof metadata.checkpoint_ns === "string" ? metadata.checkpoint_ns : "";
-      const fromOrchestrator = metadata.lc_agent_name === "orchestrator";
-      this.messageNamespaces.set(id, namespace || (fromOrchestrator ? "" : (checkpoint.split("|")[0] ?? "")));
+      this.messageNamespaces.set(id, namespace || this.namespaceOf(isRecord(entry) ? entry.metadata : undefined));
     }
   }
 
-  private onMessage(message: Message, namespace: string): void {
+  private namespaceOf(metadata: unknown): string {
+    if (!isRecord(metadata) || metadata.lc_agent_name === "orchestrator") return "";
+    const checkpoint = typeof metadata.checkpoint_ns === "string" ? metadata.checkpoint_ns : "";
+    return checkpoint.split("|")[0] ?? "";
+  }
+
+  private onMessage(message: Message, namespace: string, { delta = false } = {}): void {
     const kind = message.type;
     if (kind !== "ai" && kind !== "AIMessageChunk") return;
-    if (namespace === "") {
-      for (const call of message.tool_calls ?? []) {
-        const description = call.args?.description;
-        if (call.name === "task" && call.id && typeof description === "string") this.learnBrief(call.id, description);
-      }
+    for (const call of [...(message.tool_calls ?? []), ...(message.tool_call_chunks ?? [])]) {
+      if (call.id) this.toolCallIds.add(call.id);
+      const description = call.args?.description;
+      if (namespace === "" && call.name === "task" && call.id && typeof description === "string") this.learnBrief(call.id, description);
     }
+    const usage = message.usage_metadata;
+    if (isRecord(usage) && typeof usage.total_tokens === "number") this.messageTokens += usage.total_tokens;
+    if (message.id) this.modelMessages.add(message.id);
     if (isHarnessMessage(message)) return;
-    const text = messageText(message);
+    let text = messageText(message);
+    if (delta && message.id) {
+      text = (this.partialText.get(message.id) ?? "") + text;
+      this.partialText.set(message.id, text);
+    }
     if (!text.trim()) return;
     if (namespace === "") {
       this.answer = text;
@@ -566,6 +617,14 @@ export class RunModel {
     const keys = ["final_report", "sources", "evidence", "citations", "findings"] as const;
     for (const key of keys) if (key in update) this.values = { ...this.values, [key]: update[key] };
   }
+}
+
+const HALTS = new Set(["stopped_by_user", "budget_exhausted", "recursion_limit", "loop_halt", "runaway_halt", "stalled_after_nudges"]);
+
+function endPhase(end: Status): string {
+  if (end.reason === "awaiting_clarification") return "Waiting for your answers";
+  if (end.reason && HALTS.has(end.reason)) return "Stopped early";
+  return end.state === "done" ? "Finished" : "Ended with an error";
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {

@@ -168,3 +168,17 @@ test("the clarification reply is the one ./run.sh ask sends", () => {
     "Answers to your clarifying questions:\n1. Q: Which region should I cover? A: Nordic countries\n2. Q: Which timeframe? A: (no answer; use your assumption)",
   );
 });
+
+test("messages-tuple parts: chunks add up per message, land in their sub-agent's lane, and count as spend", () => {
+  const meta = { lc_agent_name: "research-subagent", checkpoint_ns: NS };
+  const model = feed([
+    custom({ role: "research-subagent", task_id: TASK, type: "status", state: "subagent_start", subagent: "research-subagent" }),
+    { event: `messages|${NS}`, data: [{ type: "AIMessageChunk", id: "c1", content: "Looking " }, meta] },
+    subagent({ type: "status", state: "model_call", step: 1, unit: "A brief" }),
+    { event: `messages|${NS}`, data: [{ type: "AIMessageChunk", id: "c1", content: "further." }, meta] },
+    { event: `messages|${NS}`, data: [{ type: "AIMessageChunk", id: "c1", content: "", tool_call_chunks: [{ id: "call_a", name: "web_search" }], usage_metadata: { total_tokens: 120 } }, meta] },
+    { event: "messages", data: [{ type: "ai", id: "o1", content: "", tool_calls: [{ id: "call_b", name: "task", args: { description: "A brief" } }], usage_metadata: { total_tokens: 80 } }, { lc_agent_name: "orchestrator" }] },
+  ]);
+  assert.deepEqual([...model.lanes.values()][0]!.thoughts.map((t) => t.text), ["Looking further."]);
+  assert.deepEqual(model.spend(), { modelCalls: 2, toolCalls: 2, tokens: 200 }, "two messages, two tool calls, their tokens");
+});

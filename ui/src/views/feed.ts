@@ -30,7 +30,7 @@ function updateItem(element: HTMLElement, item: FeedItem): void {
       element.className = `feed-item note ${item.note.level}`;
       return replaceChildren(
         element,
-        h("span", { class: "tag", text: item.note.level === "stop" ? "Stopped" : item.note.level === "warn" ? "Guard" : "Note" }),
+        h("span", { class: "tag", text: noteTag(item) }),
         " ",
         item.note.text,
         fieldList(extraFields(item.event, NOTE_FIELDS), "fields inline"),
@@ -42,6 +42,12 @@ function updateItem(element: HTMLElement, item: FeedItem): void {
         fieldList(Object.entries(item.event).filter(([key, value]) => !["type", "role", "task_id"].includes(key) && value !== null && value !== undefined)),
       );
   }
+}
+
+function noteTag(item: Extract<FeedItem, { kind: "note" }>): string {
+  if (item.event.state === "stop_requested") return "Stop";
+  if (item.event.state === "warning" || item.event.state === "mcp_error") return "Warning";
+  return item.note.level === "stop" ? "Stopped" : item.note.level === "warn" ? "Guard" : "Note";
 }
 
 function renderSearch(element: HTMLElement, item: Extract<FeedItem, { kind: "search" }>): void {

@@ -159,14 +159,15 @@ export class Turn {
     const m = this.model;
     const status = this.parts.status!;
     const seconds = this.elapsedSeconds();
-    const c = m.counters;
+    const used = m.spend();
     const spend: string[] = [];
-    if (c.modelCalls) spend.push(plural(c.modelCalls, "model call"));
-    if (c.toolCalls) spend.push(plural(c.toolCalls, "tool call"));
-    if (m.usage) spend.push(`${formatTokens(m.usage.total_tokens)} tokens`, formatCost(m.usage.cost_usd));
-    else if (c.tokens) spend.push(`≥ ${formatTokens(c.tokens)} tokens`);
+    if (used.modelCalls) spend.push(plural(used.modelCalls, "model call"));
+    if (used.toolCalls) spend.push(plural(used.toolCalls, "tool call"));
+    if (used.tokens) spend.push(`${formatTokens(used.tokens)} tokens`);
+    if (used.costUsd !== undefined) spend.push(formatCost(used.costUsd));
     const beat = m.heartbeat && !m.ended ? heartbeatWords(m.heartbeat.who, m.heartbeat.event) : "";
-    const phase = this.fromState ? "Finished" : m.phase();
+    let phase = this.fromState ? "Finished" : m.phase();
+    if (this.answered && m.end?.reason === "awaiting_clarification") phase = "Answered";
     if (!status.firstChild) {
       status.append(
         h("span", { class: "phase", role: "status", "aria-live": "polite" }),
@@ -252,12 +253,15 @@ export class Turn {
     const m = this.model;
     const activity = this.parts.activity as HTMLDetailsElement;
     const lanes = [...m.lanes.values()];
-    activity.hidden = lanes.length === 0 && m.orchestrator.feed.length === 0 && m.orchestrator.thoughts.length === 0;
+    const thinking = m.ended ? m.orchestrator.thoughts.filter((t) => t.text !== m.answer) : m.orchestrator.thoughts;
+    activity.hidden = lanes.length === 0 && m.orchestrator.feed.length === 0 && thinking.length === 0;
     const summary = activity.querySelector("summary")!;
     const facts = [plural(lanes.length, "sub-agent"), plural(m.counters.searches, "search", "searches"), plural(m.counters.pages, "page")];
     setText(summary, `Research activity · ${facts.join(" · ")}`);
     renderFeed(this.parts.orchestratorFeed!, m.orchestrator.feed);
-    renderThoughts(this.parts.orchestratorThinking as HTMLDetailsElement, m.orchestrator.thoughts);
+    // The orchestrator's last words are the turn's answer (or its error), shown as such, not as thinking.
+    const thoughts = m.ended ? m.orchestrator.thoughts.filter((t) => t.text !== m.answer) : m.orchestrator.thoughts;
+    renderThoughts(this.parts.orchestratorThinking as HTMLDetailsElement, thoughts);
     syncKeyed(this.parts.lanes!, lanes, (lane: Lane) => lane.taskId, (lane: Lane) => lane.rev + lane.feed.length * 1000 + lane.thoughts.length * 7, makeLane, updateLane);
   }
 
@@ -284,6 +288,7 @@ export class Turn {
       if (this.answered) return;
       const answers = fields.map((field) => (field.querySelector("input") as HTMLInputElement).value);
       this.answered = true;
+      this.schedule();
       for (const input of Array.from(form.querySelectorAll("input, button"))) (input as HTMLInputElement).disabled = true;
       submit.textContent = "Answers sent";
       this.actions.answer(this, clarificationReply(questions, answers));
@@ -386,15 +391,16 @@ export class Turn {
     const line = this.parts.end!;
     line.hidden = !end;
     if (!end) return;
-    const key = `${end.state}|${end.reason}|${this.live}`;
+    const key = `${end.state}|${end.reason}|${this.live}|${this.answered}`;
     if (line.dataset.key === key) return;
     line.dataset.key = key;
     line.className = `end ${end.state === "error" ? "error" : "done"}`;
     const canRetry = end.state === "error" && !this.fromState;
+    const answered = this.answered && end.reason === "awaiting_clarification";
     replaceChildren(
       line,
-      h("strong", { text: `${endWords(end)}.` }),
-      end.detail ? ` ${end.detail}` : "",
+      h("strong", { text: answered ? "Answers sent." : `${endWords(end)}.` }),
+      answered ? " The research goes on below." : end.detail ? ` ${end.detail}` : "",
       canRetry ? [" ", h("button", { type: "button", class: "secondary retry", text: "Retry", on: { click: () => this.actions.retry(this) } })] : null,
     );
   }
