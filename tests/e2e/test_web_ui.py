@@ -7,10 +7,12 @@ tests/output/webui/. ``./run.sh test`` installs chromium and builds ui/dist; wit
 
 from __future__ import annotations
 
+import json
 import re
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -161,6 +163,54 @@ def test_a_full_run_shows_searches_a_finished_lane_a_report_with_working_citatio
     expect(again.locator(".banner")).to_be_hidden()
     expect(again.locator(".lane details.thinking .thought")).to_have_text([NARRATION])
     assert usage_value(again, "Model calls") == str(model_calls)
+
+
+def test_a_flagged_claim_is_marked_in_place_with_why_and_the_matching_sentence_of_its_source(ui, scripted, web):
+    farm = web.url(ARTICLES["norre-bay-kelp"].path)
+    findings = findings_json(
+        "The farm stored 2,000 tonnes of CO2.",
+        [{"finding": "The farm stored 2,000 tonnes of CO2.", "evidence": "sequestered 1,240 tonnes of carbon dioxide in 2023", "source": farm}],
+    )
+    report = (
+        "# Kelp and carbon\n\nThe Norre Bay farm stored 2,000 tonnes of CO2 in 2023 [1]. Kelp grows fast.\n\n"
+        f"## Sources\n[1] {ARTICLES['norre-bay-kelp'].title} — {farm}\n"
+    )
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Find how much carbon the Norre Bay kelp farm stores"), submit(report), repeat_last=True),
+            researcher(turn(tool_calls=[call("web_fetch", url=farm)]), turn(content=findings)),
+        )
+    )
+    page = ui.open().page
+    run = ui.ask("How much carbon does a kelp farm store?")
+    expect(ui.wait_for_end(run)).to_contain_text("Report delivered.")
+
+    report_section = run.locator("section.report")
+    flagged = report_section.locator("mark.claim.flagged")
+    expect(flagged).to_have_count(1)
+    expect(flagged).to_contain_text("The Norre Bay farm stored 2,000 tonnes of CO2 in 2023")
+    expect(flagged.locator(".unverified-tag")).to_have_text("unverified")
+    expect(report_section.locator(".report-body")).to_contain_text("Kelp grows fast.")
+    expect(report_section.locator("li.source .badge")).to_have_text("Unverified: a number is not in the quote")
+    flagged.focus()
+    page.keyboard.press("Enter")
+    why = report_section.locator(".why")
+    expect(why).to_contain_text("Unverified: a number is not in the quote")
+    expect(why.locator(".source-sentence")).to_contain_text("sequestered 1,240 tonnes of carbon dioxide in 2023")
+    expect(flagged).to_have_attribute("aria-expanded", "true")
+    ui.screenshot()
+
+    report_section.get_by_role("button", name="Copy as Markdown").click()
+    expect(report_section.get_by_role("button", name="Copied")).to_be_visible()
+    state = httpx.get(f"{ui.base_url}/threads/{ui.thread_id}/state", timeout=10).json()["values"]
+    assert page.evaluate("navigator.clipboard.readText()") == state["final_report"]
+    with page.expect_download() as download:
+        report_section.get_by_role("button", name="Download evidence (JSON)").click()
+    saved = json.loads(Path(download.value.path()).read_text(encoding="utf-8"))
+    assert download.value.suggested_filename == f"evidence-{ui.thread_id}.json"
+    assert saved["report"] == state["final_report"] and saved["citations"] == state["citations"]
+    assert [record["url"] for record in saved["evidence"]] == [farm]
+    assert "1,240 tonnes of carbon dioxide" in saved["evidence"][0]["text"]
 
 
 QUESTIONS = ["Which region should I cover?", "Which timeframe matters: the last 12 months or longer?"]

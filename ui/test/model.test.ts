@@ -182,3 +182,20 @@ test("messages-tuple parts: chunks add up per message, land in their sub-agent's
   assert.deepEqual([...model.lanes.values()][0]!.thoughts.map((t) => t.text), ["Looking further."]);
   assert.deepEqual(model.spend(), { modelCalls: 2, toolCalls: 2, tokens: 200 }, "two messages, two tool calls, their tokens");
 });
+
+test("tool and MCP calls pair with their results, skills show once each, in their sub-agent's lane", () => {
+  const model = feed([
+    custom({ role: "research-subagent", task_id: TASK, type: "status", state: "subagent_start", subagent: "research-subagent" }),
+    subagent({ type: "skill", name: "source-reliability", path: "/skills/source-reliability/SKILL.md", state: "applied" }),
+    subagent({ type: "mcp_call", id: "m1", tool: "lookup", server: "pricing-db", args: { sku: "NTB-7" } }),
+    subagent({ type: "tool_call", id: "t1", tool: "unit_convert", args: { value: 412 } }),
+    subagent({ type: "mcp_result", id: "m1", tool: "lookup", server: "pricing-db", ok: false, summary: "ERROR [transient] timeout", bytes: 0, error_class: "transient" }),
+    subagent({ type: "tool_result", id: "t1", tool: "unit_convert", ok: true, summary: "412 Wh/kg = 1.48 MJ/kg", bytes: 22 }),
+  ]);
+  const lane = [...model.lanes.values()][0]!;
+  assert.deepEqual(lane.feed.map((item) => item.kind), ["skill", "call", "call"]);
+  const [, mcp, tool] = lane.feed;
+  assert.ok(mcp?.kind === "call" && mcp.via === "mcp" && mcp.call?.tool === "lookup" && mcp.result?.ok === false);
+  assert.ok(tool?.kind === "call" && tool.via === "tool" && tool.result?.summary === "412 Wh/kg = 1.48 MJ/kg");
+  assert.equal(model.spend().toolCalls, 2);
+});

@@ -33,6 +33,9 @@ export function domainOf(url: string, domain?: string | null): string {
   return domain || hostOf(url);
 }
 
+/** Fields that hold code or program output: folded whatever their length (a script's code is read on demand). */
+const FOLDED = new Set(["code", "script", "source_code", "stdout", "stderr", "output", "traceback"]);
+
 function valueText(value: unknown): string {
   if (typeof value === "string") return value;
   return JSON.stringify(value, null, 2);
@@ -49,7 +52,7 @@ export function fieldList(entries: [string, unknown][], className = "fields"): H
     { class: className },
     entries.map(([name, value]) => {
       const text = valueText(value);
-      const long = text.length > 120 || text.includes("\n");
+      const long = FOLDED.has(name) || text.length > 120 || text.includes("\n");
       return [
         h("dt", { text: name.replaceAll("_", " ") }),
         h("dd", null, long ? h("details", { class: "folded" }, h("summary", { text: `${text.split("\n").length} lines · ${text.length.toLocaleString("en-US")} characters` }), h("pre", null, h("code", { text }))) : text),

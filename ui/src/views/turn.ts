@@ -256,7 +256,9 @@ export class Turn {
     const thinking = m.ended ? m.orchestrator.thoughts.filter((t) => t.text !== m.answer) : m.orchestrator.thoughts;
     activity.hidden = lanes.length === 0 && m.orchestrator.feed.length === 0 && thinking.length === 0;
     const summary = activity.querySelector("summary")!;
-    const facts = [plural(lanes.length, "sub-agent"), plural(m.counters.searches, "search", "searches"), plural(m.counters.pages, "page")];
+    const facts = this.fromState
+      ? [plural(lanes.length, "sub-agent"), plural(m.values.evidence?.length ?? 0, "text retrieved", "texts retrieved")]
+      : [plural(lanes.length, "sub-agent"), plural(m.counters.searches, "search", "searches"), plural(m.counters.pages, "page")];
     setText(summary, `Research activity · ${facts.join(" · ")}`);
     renderFeed(this.parts.orchestratorFeed!, m.orchestrator.feed);
     // The orchestrator's last words are the turn's answer (or its error), shown as such, not as thinking.
