@@ -20,6 +20,7 @@ from langgraph_sdk import get_sync_client
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from tests.e2e.scenarios import (
+    direct_answerer,
     findings_json,
     message_text,
     orchestrator,
@@ -29,6 +30,7 @@ from tests.e2e.scenarios import (
     researcher_finds_then_hangs,
     scenario,
     submit,
+    triage,
 )
 from tests.support.agent_server import GRAPH_ID
 from tests.support.browser import CHROMIUM_ARGS, UI_DIST, UiPage, chromium_executable
@@ -252,6 +254,27 @@ def test_the_clarification_card_sends_the_paired_answers_and_the_run_resumes_on_
         f"1. Q: {QUESTIONS[0]} A: Nordic countries\n"
         f"2. Q: {QUESTIONS[1]} A: last 12 months"
     )
+    ui.screenshot()
+
+    # Reloaded, the thread shows both turns, the card closed with the answers it sent.
+    ui.page.reload()
+    expect(ui.turns).to_have_count(2)
+    replayed = ui.turn(0).locator("form.clarification")
+    expect(replayed.get_by_label(f"1. {QUESTIONS[0]}")).to_have_value("Nordic countries")
+    expect(replayed.get_by_label(f"1. {QUESTIONS[0]}")).to_be_disabled()
+    expect(replayed.get_by_role("button", name="Answers sent")).to_be_disabled()
+    expect(ui.turn(1).locator(".report-body h1")).to_have_text("Kelp farms")
+
+
+def test_a_simple_question_is_answered_directly_without_research(ui, scripted):
+    scripted.set_scenario(scenario(triage("SIMPLE"), direct_answerer("HTTP/3 runs over QUIC, on UDP.")))
+    ui.open()
+    run = ui.ask("What transport does HTTP/3 use?")
+
+    expect(ui.wait_for_end(run)).to_contain_text("Answered directly, without research.")
+    expect(run.locator("section.answer")).to_contain_text("HTTP/3 runs over QUIC, on UDP.")
+    expect(run.locator(".activity")).to_be_hidden()
+    expect(run.locator("section.report")).to_have_count(0)
     ui.screenshot()
 
 

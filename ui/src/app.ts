@@ -10,7 +10,7 @@ import { h, replaceChildren } from "./dom";
 import { formatWhen } from "./format";
 import type { EvidenceEntry, Message, StreamPart, ThreadValues } from "./model";
 import { isHarnessMessage, isRecord, messageText } from "./model";
-import { Turn, problemBox } from "./views/turn";
+import { Turn, answersOf, problemBox } from "./views/turn";
 import type { Problem, TurnActions } from "./views/turn";
 
 interface ThreadSummary {
@@ -312,6 +312,12 @@ export class App implements TurnActions {
   }
 
   private addTurn(question: string, configurable: Record<string, unknown>): Turn {
+    const previous = this.turns[this.turns.length - 1];
+    if (previous?.model.clarification && !previous.answered) {
+      previous.answered = true;
+      previous.sentAnswers = answersOf(question);
+      previous.schedule();
+    }
     const turn = new Turn(question, configurable, this.threadId ?? "", this);
     this.turns.push(turn);
     this.el.turns!.append(turn.element);
@@ -342,6 +348,7 @@ export class App implements TurnActions {
         this.threadId = thread.thread_id;
         history.pushState(null, "", this.threadUrl(thread.thread_id));
         document.title = `${text.slice(0, 60)} · Deep research`;
+        void this.loadThreads();
       } catch (error) {
         this.pageProblem({ title: "Could not start the research.", detail: errorText(error), retry: () => void this.startRun(text, configurable) });
         (this.el.question as HTMLTextAreaElement).value = text;

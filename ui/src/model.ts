@@ -190,6 +190,8 @@ export class RunModel {
   end?: Status;
   /** The last words of the orchestrator in this run: the answer of a run that needed no research. */
   answer?: string;
+  /** The thread's last AI message after its last user message, from the state: what every client shows. */
+  finalMessage?: string;
   streamError?: string;
   stopMode?: string;
   /** The orchestrator's report was sent back for a revision that has not been delivered yet. */
@@ -284,6 +286,7 @@ export class RunModel {
   applyValues(values: ThreadValues): void {
     this.values = { ...this.values, ...values };
     if (Array.isArray(values.todos)) this.todos = values.todos;
+    if (Array.isArray(values.messages)) this.finalMessage = lastAnswer(values.messages) ?? this.finalMessage;
     this.changed();
   }
 
@@ -617,6 +620,17 @@ export class RunModel {
     const keys = ["final_report", "sources", "evidence", "citations", "findings"] as const;
     for (const key of keys) if (key in update) this.values = { ...this.values, [key]: update[key] };
   }
+}
+
+/** The text of the last AI message after the last real user message, harness messages left out. */
+export function lastAnswer(messages: Message[]): string | undefined {
+  let answer: string | undefined;
+  for (const message of messages) {
+    if (isHarnessMessage(message)) continue;
+    if (message.type === "human") answer = undefined;
+    else if (message.type === "ai" && messageText(message).trim()) answer = messageText(message);
+  }
+  return answer;
 }
 
 const HALTS = new Set(["stopped_by_user", "budget_exhausted", "recursion_limit", "loop_halt", "runaway_halt", "stalled_after_nudges"]);

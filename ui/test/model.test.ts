@@ -5,10 +5,10 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { PROTOCOL_VERSION, extraFields } from "../src/protocol";
-import { RunModel, laneLabel } from "../src/model";
+import { RunModel, laneLabel, lastAnswer } from "../src/model";
 import type { StreamPart } from "../src/model";
 import { endWords, statusNote } from "../src/format";
-import { clarificationReply } from "../src/views/turn";
+import { answersOf, clarificationReply } from "../src/views/turn";
 
 const TASK = "call_task_1";
 const NS = "tools:7b3a3eba-028f-c5fc-4d59-a420c8fb3a09";
@@ -198,4 +198,22 @@ test("tool and MCP calls pair with their results, skills show once each, in thei
   assert.ok(mcp?.kind === "call" && mcp.via === "mcp" && mcp.call?.tool === "lookup" && mcp.result?.ok === false);
   assert.ok(tool?.kind === "call" && tool.via === "tool" && tool.result?.summary === "412 Wh/kg = 1.48 MJ/kg");
   assert.equal(model.spend().toolCalls, 2);
+});
+
+test("a paired reply gives back its answers, and a thread's answer is its last AI message after the last question", () => {
+  const reply = clarificationReply(["Which region?", "Which years?"], ["Nordic", ""]);
+  assert.deepEqual(answersOf(reply), ["Nordic", ""]);
+  assert.equal(answersOf("Tell me about kelp."), undefined);
+  assert.equal(
+    lastAnswer([
+      { type: "human", content: "q1" },
+      { type: "ai", content: "first answer" },
+      { type: "human", content: "q2" },
+      { type: "ai", content: "", tool_calls: [{ name: "task", id: "t" }] },
+      { type: "ai", content: "second answer" },
+      { type: "ai", id: "do-not-render-1", content: "a harness note" },
+    ]),
+    "second answer",
+  );
+  assert.equal(lastAnswer([{ type: "human", content: "q" }]), undefined);
 });

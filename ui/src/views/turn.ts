@@ -21,6 +21,15 @@ export function clarificationReply(questions: string[], answers: string[]): stri
   return [CLARIFICATION_HEADER, ...questions.map((q, i) => `${i + 1}. Q: ${squash(q)} A: ${squash(answers[i] ?? "") || NO_ANSWER}`)].join("\n");
 }
 
+/** The answers of a paired reply (clarificationReply's format), in question order; undefined for any other message. */
+export function answersOf(reply: string): string[] | undefined {
+  const lines = reply.split("\n");
+  if (lines[0]?.trim() !== CLARIFICATION_HEADER) return undefined;
+  const answers = lines.slice(1).map((line) => /^\d+\. Q: .*? A: (.*)$/.exec(line)?.[1]);
+  if (!answers.length || answers.some((a) => a === undefined)) return undefined;
+  return answers.map((a) => (a === NO_ANSWER ? "" : a!));
+}
+
 export interface TurnActions {
   stop(turn: Turn, mode: "wrap_up" | "now"): Promise<void>;
   retry(turn: Turn): void;
@@ -253,7 +262,7 @@ export class Turn {
     const m = this.model;
     const activity = this.parts.activity as HTMLDetailsElement;
     const lanes = [...m.lanes.values()];
-    const thinking = m.ended ? m.orchestrator.thoughts.filter((t) => t.text !== m.answer) : m.orchestrator.thoughts;
+    const thinking = m.ended ? m.orchestrator.thoughts.filter((t) => t.text !== m.answer && t.text !== m.finalMessage) : m.orchestrator.thoughts;
     activity.hidden = lanes.length === 0 && m.orchestrator.feed.length === 0 && thinking.length === 0;
     const summary = activity.querySelector("summary")!;
     const facts = this.fromState
@@ -262,47 +271,61 @@ export class Turn {
     setText(summary, `Research activity · ${facts.join(" · ")}`);
     renderFeed(this.parts.orchestratorFeed!, m.orchestrator.feed);
     // The orchestrator's last words are the turn's answer (or its error), shown as such, not as thinking.
-    const thoughts = m.ended ? m.orchestrator.thoughts.filter((t) => t.text !== m.answer) : m.orchestrator.thoughts;
+    const thoughts = m.ended ? m.orchestrator.thoughts.filter((t) => t.text !== m.answer && t.text !== m.finalMessage) : m.orchestrator.thoughts;
     renderThoughts(this.parts.orchestratorThinking as HTMLDetailsElement, thoughts);
     syncKeyed(this.parts.lanes!, lanes, (lane: Lane) => lane.taskId, (lane: Lane) => lane.rev + lane.feed.length * 1000 + lane.thoughts.length * 7, makeLane, updateLane);
   }
 
+  /** The answers this turn's questions got, when the next turn is the paired reply (a replayed thread). */
+  sentAnswers?: string[];
+
   private renderClarification(): void {
     const slot = this.parts.clarification!;
     const questions = this.model.clarification;
-    if (!questions || slot.firstChild) return;
+    if (!questions) return;
+    if (!slot.firstChild) slot.append(this.clarificationCard(questions));
+    const form = slot.firstElementChild as HTMLFormElement;
+    const closed = this.answered || this.fromState;
+    form.querySelectorAll<HTMLInputElement>("input").forEach((input, i) => {
+      input.disabled = closed;
+      if (this.sentAnswers?.[i] !== undefined && !input.value) input.value = this.sentAnswers[i]!;
+    });
+    const submit = form.querySelector("button") as HTMLButtonElement;
+    submit.disabled = closed;
+    submit.textContent = this.answered ? "Answers sent" : "Send answers";
+  }
+
+  private clarificationCard(questions: string[]): HTMLFormElement {
     const headingId = `${this.id}-clarify`;
     const fields = questions.map((question, i) => {
       const id = `${this.id}-answer-${i + 1}`;
-      return h("div", { class: "field" }, h("label", { for: id, text: `${i + 1}. ${question}` }), h("input", { id, name: `answer-${i + 1}`, type: "text", autocomplete: "off", disabled: this.answered || this.fromState }));
+      return h("div", { class: "field" }, h("label", { for: id, text: `${i + 1}. ${question}` }), h("input", { id, name: `answer-${i + 1}`, type: "text", autocomplete: "off" }));
     });
-    const submit = h("button", { type: "submit", text: "Send answers", disabled: this.answered || this.fromState });
     const form = h(
       "form",
       { class: "clarification card", "aria-labelledby": headingId },
       h("h3", { id: headingId, text: "The agent asks before it starts" }),
       h("p", { class: "muted", text: "Answer what you can; a blank answer lets the agent use its own assumption." }),
       fields,
-      h("div", { class: "actions" }, submit),
+      h("div", { class: "actions" }, h("button", { type: "submit", text: "Send answers" })),
     );
     form.addEventListener("submit", (event) => {
       event.preventDefault();
-      if (this.answered) return;
+      if (this.answered || this.fromState) return;
       const answers = fields.map((field) => (field.querySelector("input") as HTMLInputElement).value);
       this.answered = true;
       this.schedule();
-      for (const input of Array.from(form.querySelectorAll("input, button"))) (input as HTMLInputElement).disabled = true;
-      submit.textContent = "Answers sent";
       this.actions.answer(this, clarificationReply(questions, answers));
     });
-    slot.append(form);
     if (this.live) requestAnimationFrame(() => (fields[0]?.querySelector("input") as HTMLInputElement | null)?.focus());
+    return form;
   }
 
   private renderAnswer(): void {
     const m = this.model;
     const section = this.parts.answer!;
-    const text = m.end?.reason === "direct_answer" && !m.report ? m.answer : undefined;
+    const answered = m.end?.reason === "direct_answer" || (this.fromState && !m.report);
+    const text = answered && !m.report ? (m.answer ?? m.finalMessage) : undefined;
     section.hidden = !text;
     if (!text || this.answerSignature === text) return;
     this.answerSignature = text;
