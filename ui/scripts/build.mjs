@@ -8,7 +8,7 @@
 // 3. bundle with esbuild.
 
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -117,7 +117,6 @@ async function bundle() {
 
 async function bundleTests() {
   rmSync(DIST_TESTS, { recursive: true, force: true });
-  const { readdirSync } = await import("node:fs");
   const tests = readdirSync(join(UI, "test")).filter((name) => name.endsWith(".test.ts"));
   await esbuild.build({
     entryPoints: tests.map((name) => join(UI, "test", name)),

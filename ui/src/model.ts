@@ -171,7 +171,6 @@ export interface Counters {
   tokens: number;
 }
 
-const GUARD_STATES = new Set(["budget_soft", "budget_halt", "loop_halt", "runaway_halt", "recursion_limit"]);
 const SILENT_STATES = new Set(["model_call", "subagent_start", "subagent_done", "subagent_failed", "done", "error"]);
 
 export class RunModel {
@@ -475,12 +474,7 @@ export class RunModel {
         break;
     }
     if (SILENT_STATES.has(event.state)) return;
-    const note = statusNote(event);
-    this.push(taskId, event.role, { kind: "note", key: this.key(), rev: 0, note, event });
-    if (GUARD_STATES.has(event.state) && taskId) {
-      const lane = this.lanes.get(taskId);
-      if (lane) lane.rev += 1;
-    }
+    this.push(taskId, event.role, { kind: "note", key: this.key(), rev: 0, note: statusNote(event), event });
   }
 
   // --- lanes and feeds ---------------------------------------------------------------------------

@@ -72,7 +72,7 @@ export function renderReport(ctx: ReportContext): HTMLElement {
       ? h("p", { class: "partial-banner", role: "note" }, h("strong", { text: "Incomplete. " }), "The run stopped before it finished; this report was assembled from what it found so far.")
       : null,
     body,
-    claims.length ? claimsList(claims, sources) : null,
+    claims.length ? claimsList(claims) : null,
     sources.length ? sourcesList(sources, headingId) : null,
     fieldList(extraFields(report, ["markdown", "partial"])),
   );
@@ -182,7 +182,7 @@ function sourcesList(sources: SourceView[], headingId: string): HTMLElement {
   );
 }
 
-function claimsList(claims: Claim[], sources: SourceView[]): HTMLElement {
+function claimsList(claims: Claim[]): HTMLElement {
   const flagged = claims.filter((c) => isFlagged(c.verdict)).length;
   return h(
     "details",
@@ -200,7 +200,6 @@ function claimsList(claims: Claim[], sources: SourceView[]): HTMLElement {
           claim.text,
           claim.indexes.length ? h("span", { class: "muted", text: ` cites ${claim.indexes.map((n) => `[${n}]`).join(" ")}` }) : null,
           claim.why ? h("span", { class: "muted", text: ` · ${claim.why}` }) : null,
-          sources.length === 0 ? null : null,
         ),
       ),
     ),

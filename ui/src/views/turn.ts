@@ -7,7 +7,7 @@ import { h, replaceChildren, syncKeyed } from "../dom";
 import { PROTOCOL_VERSION, extraFields } from "../protocol";
 import { endWords, formatCost, formatElapsed, formatNumber, formatTokens, plural } from "../format";
 import type { EvidenceEntry, Finding, Lane } from "../model";
-import { RunModel, laneLabel } from "../model";
+import { RunModel } from "../model";
 import { fieldList } from "./common";
 import { makeLane, renderFeed, renderThoughts, updateLane } from "./feed";
 import { renderReport } from "./report-view";
@@ -453,4 +453,3 @@ export function problemBox(problem: Problem): HTMLElement {
   );
 }
 
-export { laneLabel };
