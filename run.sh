@@ -23,14 +23,16 @@ usage() {
 Usage: ./run.sh [--sync] [COMMAND] [ARGS...]
 
 Commands:
-  up                      start the agent server (langgraph dev); the default command
+  up                      start the agent server (langgraph dev) and its web UI at /ui (built first when its
+                          bundle is missing or stale); the default command
   --sync                  force `uv sync --extra dev`, then `up` (or the command that follows)
   ask "QUESTION" [--no-clarify] [--evidence FILE] [--config JSON]
                           research a question against the running server and watch the run
   smoke                   ask a canned question with --no-clarify
   doctor                  check the local setup (starts nothing)
-  test [PYTEST ARGS...]   sync from the lock, check the lock, install node and the JS client's packages
-                          (npm ci in tests/js), run the offline test suite
+  test [PYTEST ARGS...]   sync from the lock, check the lock, install node and chromium when missing, the JS
+                          client's packages (npm ci in tests/js), build the web UI from a clean install
+                          (npm ci and npm run build in ui), run the offline test suite
   help                    show this text
 
 Environment (also read from ./.env):
@@ -147,9 +149,10 @@ cmd_up() {
   fi
   warn_missing_keys
   ensure_env
+  ensure_ui
   local reload=(--no-reload)
   if [[ "${DRA_RELOAD:-0}" == 1 ]]; then reload=(); fi
-  say "Starting the agent server at http://$(client_host):$DRA_PORT (graph deep_research_agent, $DRA_JOBS jobs per worker)"
+  say "Starting the agent server at http://$(client_host):$DRA_PORT (graph deep_research_agent, $DRA_JOBS jobs per worker); the web UI is http://$(client_host):$DRA_PORT/ui"
   exec uv run --extra dev langgraph dev --no-browser --host "$DRA_HOST" --port "$DRA_PORT" \
     --n-jobs-per-worker "$DRA_JOBS" "${reload[@]}"
 }
@@ -159,37 +162,84 @@ cmd_cli() {
   exec uv run python -m deep_research_agent.cli "$@"
 }
 
-# True when node and npm are installed and node is at least the major version that tests/js/package.json's
-# engines name (">=MAJOR").
+# The node projects: tests/js (the JS client tests) and ui (the web UI served at /ui). Each names the node it
+# needs in its package.json engines (">=MAJOR").
+NODE_PACKAGES=(tests/js/package.json ui/package.json)
+
+# True when node and npm are installed and node is at least the major version every node project needs.
 node_fits() {
   command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 &&
-    node -e 'const need = Number(require("./tests/js/package.json").engines.node.replace(">=", ""));
-process.exit(Number(process.versions.node.split(".")[0]) >= need ? 0 : 1);'
+    node -e 'const fs = require("fs");
+const needs = process.argv.slice(1).filter((p) => fs.existsSync(p))
+  .map((p) => Number(JSON.parse(fs.readFileSync(p, "utf8")).engines.node.replace(">=", "")));
+process.exit(Number(process.versions.node.split(".")[0]) >= Math.max(0, ...needs) ? 0 : 1);' "${NODE_PACKAGES[@]}"
 }
 
-# Debian's nodejs and npm packages, as root or through passwordless sudo.
-install_node() {
+chromium_found() { command -v chromium >/dev/null 2>&1; }
+
+# Debian packages, as root or through passwordless sudo.
+apt_install() {
   command -v apt-get >/dev/null 2>&1 || return 1
   local sudo=()
   if [[ "$(id -u)" != 0 ]]; then
     sudo -n true 2>/dev/null || return 1
     sudo=(sudo -n)
   fi
-  "${sudo[@]}" apt-get update -qq && "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm
+  "${sudo[@]}" apt-get update -qq && "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
 }
 
-# The JS client tests (tests/js, driven by tests/e2e/test_js_client.py) need node and the pinned packages of
-# tests/js/package-lock.json. When node cannot be installed the suite still runs and those tests are skipped.
-ensure_js_client() {
+# The web UI's bundle (ui/dist) from its locked packages. `npm ci` is skipped when ui/node_modules already
+# matches the lock, unless FRESH_UI=1 (./run.sh test builds from a clean install).
+build_ui() {
+  [[ -f ui/package.json ]] || return 0
+  if [[ "${FRESH_UI:-0}" == 1 || ! -f ui/node_modules/.package-lock.json || ui/package-lock.json -nt ui/node_modules/.package-lock.json ]]; then
+    say "npm ci (ui)"
+    (cd ui && npm ci --no-audit --no-fund) || return 1
+  fi
+  say "npm run build (ui): the web UI, served at /ui"
+  (cd ui && npm run build)
+}
+
+# True when ui/dist exists and nothing it is built from (sources, lockfile, the event schema) is newer.
+ui_bundle_fresh() {
+  [[ -f ui/dist/index.html ]] || return 1
+  [[ -z "$(find ui/src ui/static ui/scripts ui/package-lock.json schema/events.schema.json -newer ui/dist/index.html -print -quit 2>/dev/null)" ]]
+}
+
+# `up` builds the web UI when its bundle is missing or stale; without node the server still runs, and /ui
+# says how to build it.
+ensure_ui() {
+  [[ -f ui/package.json ]] || return 0
+  ui_bundle_fresh && return 0
   if ! node_fits; then
-    say "node and npm are missing or older than tests/js/package.json's engines; installing Debian's nodejs and npm"
-    if ! install_node || ! node_fits; then
-      warn "could not install node and npm; the JS client tests (tests/e2e/test_js_client.py) will be skipped"
+    say "the web UI is not built and needs node and npm; installing Debian's nodejs and npm"
+    if ! apt_install nodejs npm || ! node_fits; then
+      warn "could not install node and npm; the server runs without the web UI (http://$(client_host):$DRA_PORT/ui says how to build it)"
       return 0
     fi
   fi
-  say "npm ci (tests/js)"
-  (cd tests/js && npm ci)
+  build_ui || warn "the web UI build failed (see above); the server runs without it"
+}
+
+# What the tests need beyond Python: Debian's nodejs, npm and chromium when missing, the JS client's packages
+# (npm ci in tests/js) and the web UI built from a clean install. When something cannot be installed the
+# suite still runs and the tests that need it are skipped, as each warning says.
+ensure_test_tools() {
+  local missing=()
+  node_fits || missing+=(nodejs npm)
+  chromium_found || missing+=(chromium)
+  if ((${#missing[@]})); then
+    say "installing Debian's ${missing[*]} for the tests"
+    apt_install "${missing[@]}" || warn "apt-get could not install ${missing[*]}"
+  fi
+  if node_fits; then
+    say "npm ci (tests/js)"
+    (cd tests/js && npm ci)
+    FRESH_UI=1 build_ui
+  else
+    warn "node and npm are missing or too old; the JS client tests (tests/e2e/test_js_client.py) and the web UI tests (tests/e2e/test_web_ui.py) will be skipped"
+  fi
+  chromium_found || warn "chromium is missing; the web UI tests (tests/e2e/test_web_ui.py) will be skipped"
 }
 
 cmd_test() {
@@ -197,7 +247,7 @@ cmd_test() {
   uv sync --extra dev --locked
   say "uv lock --check"
   uv lock --check
-  ensure_js_client
+  ensure_test_tools
   say "pytest $*"
   exec uv run --extra dev pytest "$@"
 }

@@ -118,16 +118,19 @@ def test_unknown_command_fails_with_usage() -> None:
 
 @pytest.fixture
 def project_without_node(tmp_path: Path) -> tuple[Path, Path, Path]:
-    """A copy of run.sh and tests/js/package.json, and a PATH with no node: stubs for uv, apt-get and id.
+    """A copy of run.sh and the package.json of tests/js and ui, and a PATH with no node and no chromium:
+    stubs for uv, apt-get and id.
 
     uv, apt-get, node and npm append each call to the returned log; ``id`` answers 0, as for root. Unless
-    ``APT_FAILS`` is set, ``apt-get install`` puts node and npm stubs on the PATH.
+    ``APT_FAILS`` is set, ``apt-get install`` puts node, npm and chromium stubs on the PATH.
     """
     project, stubs = tmp_path / "project", tmp_path / "bin"
     (project / "tests" / "js").mkdir(parents=True)
+    (project / "ui").mkdir()
     stubs.mkdir()
     shutil.copy2(ROOT / "run.sh", project / "run.sh")
     shutil.copy2(ROOT / "tests" / "js" / "package.json", project / "tests" / "js" / "package.json")
+    shutil.copy2(ROOT / "ui" / "package.json", project / "ui" / "package.json")
     log = tmp_path / "calls.log"
     for tool in ("bash", "env", "dirname"):
         (stubs / tool).symlink_to(shutil.which(tool))
@@ -140,7 +143,8 @@ def project_without_node(tmp_path: Path) -> tuple[Path, Path, Path]:
             'case "$*" in *install*)\n'
             f"  printf '#!/bin/sh\\necho \"node $*\" >> {log}\\n' > {stubs}/node\n"
             f"  printf '#!/bin/sh\\necho \"npm $* in $PWD\" >> {log}\\n' > {stubs}/npm\n"
-            f"  {shutil.which('chmod')} +x {stubs}/node {stubs}/npm ;;\n"
+            f"  printf '#!/bin/sh\\n' > {stubs}/chromium\n"
+            f"  {shutil.which('chmod')} +x {stubs}/node {stubs}/npm {stubs}/chromium ;;\n"
             "esac\n"
         ),
     }
@@ -150,18 +154,21 @@ def project_without_node(tmp_path: Path) -> tuple[Path, Path, Path]:
     return project, stubs, log
 
 
-def test_test_installs_debians_node_when_it_is_missing_then_the_js_packages_from_the_lock(project_without_node):
+def test_test_installs_debians_node_and_chromium_when_missing_then_the_js_packages_and_a_clean_ui_build(project_without_node):
     project, stubs, log = project_without_node
 
     result = run(project / "run.sh", "test", "-k", "js", env=clean_env(PATH=str(stubs), HOME=str(project)))
 
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "installing Debian's nodejs and npm" in result.stdout
+    assert "installing Debian's nodejs npm chromium for the tests" in result.stdout
     calls = log.read_text().splitlines()
-    installed = calls.index("apt-get install -y -qq nodejs npm")
+    installed = calls.index("apt-get install -y -qq nodejs npm chromium")
     assert calls[installed - 1] == "apt-get update -qq"
     assert calls.index(f"npm ci in {project / 'tests' / 'js'}") > installed
+    built = calls.index(f"npm run build in {project / 'ui'}")
+    assert calls[built - 1] == f"npm ci --no-audit --no-fund in {project / 'ui'}", "the UI is built from a clean install"
     assert calls[-1] == "uv run --extra dev pytest -k js"
+    assert "will be skipped" not in result.stderr
 
 
 def test_test_still_runs_the_suite_when_node_cannot_be_installed_and_says_which_tests_are_skipped(project_without_node):
@@ -170,7 +177,54 @@ def test_test_still_runs_the_suite_when_node_cannot_be_installed_and_says_which_
     result = run(project / "run.sh", "test", env=clean_env(PATH=str(stubs), HOME=str(project), APT_FAILS="1"))
 
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "the JS client tests (tests/e2e/test_js_client.py) will be skipped" in result.stderr
+    assert "the JS client tests (tests/e2e/test_js_client.py) and the web UI tests (tests/e2e/test_web_ui.py) will be skipped" in result.stderr
+    assert "chromium is missing; the web UI tests (tests/e2e/test_web_ui.py) will be skipped" in result.stderr
     calls = log.read_text().splitlines()
     assert not any(call.startswith("npm") for call in calls)
     assert calls[-1] == "uv run --extra dev pytest"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_up_builds_the_web_ui_when_its_bundle_is_missing_then_starts_the_server(project_without_node):
+    project, stubs, log = project_without_node
+    port = free_port()
+
+    result = run(project / "run.sh", "up", env=clean_env(PATH=str(stubs), HOME=str(project), DRA_PORT=str(port)))
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    calls = log.read_text().splitlines()
+    assert "apt-get install -y -qq nodejs npm" in calls
+    built = calls.index(f"npm run build in {project / 'ui'}")
+    assert calls[built - 1] == f"npm ci --no-audit --no-fund in {project / 'ui'}"
+    assert calls[-1].startswith("uv run --extra dev langgraph dev") and built < len(calls) - 1
+    assert f"the web UI is http://127.0.0.1:{port}/ui" in result.stdout
+
+
+def test_up_leaves_a_fresh_ui_bundle_alone(project_without_node):
+    project, stubs, log = project_without_node
+    for name in ("src", "static", "scripts"):
+        (project / "ui" / name).mkdir()
+        (project / "ui" / name / "x").write_text("source\n")
+    (project / "ui" / "dist").mkdir()
+    (project / "ui" / "dist" / "index.html").write_text("<!doctype html>\n")
+
+    result = run(project / "run.sh", "up", env=clean_env(PATH=str(stubs), HOME=str(project), DRA_PORT=str(free_port())))
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    calls = log.read_text().splitlines()
+    assert not any(call.startswith(("npm", "apt-get")) for call in calls), calls
+
+
+def test_up_still_starts_the_server_when_the_ui_cannot_be_built(project_without_node):
+    project, stubs, log = project_without_node
+
+    result = run(project / "run.sh", "up", env=clean_env(PATH=str(stubs), HOME=str(project), DRA_PORT=str(free_port()), APT_FAILS="1"))
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "the server runs without the web UI" in result.stderr
+    assert log.read_text().splitlines()[-1].startswith("uv run --extra dev langgraph dev")

@@ -54,7 +54,7 @@ def happy_path(scripted, web) -> None:
 
 
 def stream_with_js(node: str, url: str, mode: str) -> dict[str, Any]:
-    """Run the JS client in ``mode`` (``values`` or ``custom``) against the server and return its report."""
+    """Run the JS client in ``mode`` (``values``, ``custom`` or ``rejoin``) against the server and return its report."""
     done = subprocess.run(
         [node, str(JS_DIR / "stream_run.mjs"), mode, url, GRAPH_ID, QUESTION],
         cwd=JS_DIR, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
@@ -90,6 +90,18 @@ def test_every_custom_event_validates_in_ajv_strict_mode_and_sub_agent_events_ar
     assert all(event["namespace"].startswith("tools:") for event in from_subagents)
     assert {event["role"] for event in from_subagents} == {"research-subagent"}
     assert {event["task_id"] for event in from_subagents} == task_call_ids(scripted)
+
+
+def test_a_finished_run_joined_from_its_start_replays_every_event_and_message_as_the_web_ui_rejoins_it(
+    node, agent_server, scripted, happy_path
+):
+    report = stream_with_js(node, agent_server.url, "rejoin")
+
+    assert report["failures"] == []
+    types = [event["type"] for event in report["live"]]
+    assert types[0] == "run_start" and {"search_query", "subagent_findings", "report", "usage"} <= set(types)
+    assert report["replayed"] == report["live"], "a reloaded page would not see the run it missed"
+    assert report["live_messages"] > 0 and report["replayed_messages"] == report["live_messages"]
 
 
 def test_streaming_like_deep_agents_ui_ends_with_the_messages_and_the_final_report_in_the_values(

@@ -1,7 +1,7 @@
 // A generic client of the agent server: the LangGraph JS SDK and Ajv, as a JS frontend would use them.
 // tests/e2e/test_js_client.py drives it; it prints one JSON report on stdout.
 //
-// Usage: node stream_run.mjs values|custom URL GRAPH_ID MESSAGE
+// Usage: node stream_run.mjs values|custom|rejoin URL GRAPH_ID MESSAGE
 //
 // Both modes find the graph's system assistant the way langchain's deep-agents-ui does, start one run on a
 // new thread with input {messages: [{role: "user", content: MESSAGE}]} and read the stream to its end.
@@ -15,6 +15,11 @@
 //         each event that did not validate with its namespace and Ajv's errors; subagent_events the
 //         namespace, type, role and task_id of every event from a sub-graph; untyped_definitions the event
 //         definitions whose `required` lacks `type`.
+// rejoin  streams the way the web UI (ui/src/api.ts) does: ["messages-tuple", "updates", "custom"] with
+//         streamSubgraphs and streamResumable, then, once the run has ended, joins it from event "-1" as a
+//         reloaded page does. Every custom event of both streams is validated in Ajv strict mode.
+//         Report: {live, replayed, live_messages, replayed_messages, failures}: live and replayed are the
+//         custom events of each stream, in order; *_messages the number of `messages` parts.
 //
 // Exit status: 0 when the run streamed to its end (whatever the report says), 2 on bad usage, 1 otherwise.
 
@@ -32,10 +37,10 @@ async function systemAssistant(client, graphId) {
   return assistant.assistant_id;
 }
 
-async function* streamRun(url, graphId, message, options) {
-  const client = new Client({ apiUrl: url });
+async function* streamRun(url, graphId, message, options, client = new Client({ apiUrl: url })) {
   const assistantId = await systemAssistant(client, graphId);
   const { thread_id: threadId } = await client.threads.create();
+  yield { event: "thread", data: { thread_id: threadId } };
   yield* client.runs.stream(threadId, assistantId, {
     input: { messages: [{ role: "user", content: message }] },
     ...options,
@@ -54,6 +59,7 @@ async function valuesReport(url, graphId, message) {
     config: { recursion_limit: 100 },
   });
   for await (const { event, data } of stream) {
+    if (event === "thread") continue;
     countPart(parts, event);
     if (event === "values") last = data;
   }
@@ -76,6 +82,7 @@ async function customReport(url, graphId, message) {
     streamSubgraphs: true,
   });
   for await (const { event, data } of stream) {
+    if (event === "thread") continue;
     countPart(report.parts, event);
     const [channel, ...path] = event.split("|");
     if (channel !== "custom") continue;
@@ -90,11 +97,41 @@ async function customReport(url, graphId, message) {
   return { ...report, types: [...types].sort(), untyped_definitions: untypedDefinitions(schema) };
 }
 
-const MODES = { values: valuesReport, custom: customReport };
+async function rejoinReport(url, graphId, message) {
+  const schema = JSON.parse(readFileSync(SCHEMA_URL, "utf8"));
+  const validate = new Ajv2020({ strict: true }).compile(schema);
+  const client = new Client({ apiUrl: url });
+  const report = { live: [], replayed: [], live_messages: 0, replayed_messages: 0, failures: [] };
+  const take = (events, counter, { event, data }) => {
+    const channel = event.split("|")[0];
+    if (channel === "messages") report[counter] += 1;
+    if (channel !== "custom") return;
+    if (!validate(data)) report.failures.push({ event: data, errors: validate.errors });
+    events.push(data);
+  };
+  let threadId;
+  let runId;
+  const stream = streamRun(url, graphId, message, {
+    streamMode: ["messages-tuple", "updates", "custom"],
+    streamSubgraphs: true,
+    streamResumable: true,
+  }, client);
+  for await (const part of stream) {
+    if (part.event === "thread") threadId = part.data.thread_id;
+    else if (part.event === "metadata") runId = part.data.run_id;
+    else take(report.live, "live_messages", part);
+  }
+  for await (const part of client.runs.joinStream(threadId, runId, { lastEventId: "-1" })) {
+    take(report.replayed, "replayed_messages", part);
+  }
+  return report;
+}
+
+const MODES = { values: valuesReport, custom: customReport, rejoin: rejoinReport };
 
 const [mode, url, graphId, message] = process.argv.slice(2);
 if (!MODES[mode] || !url || !graphId || !message) {
-  console.error("usage: node stream_run.mjs values|custom URL GRAPH_ID MESSAGE");
+  console.error("usage: node stream_run.mjs values|custom|rejoin URL GRAPH_ID MESSAGE");
   process.exit(2);
 }
 process.stdout.write(`${JSON.stringify(await MODES[mode](url, graphId, message))}\n`);

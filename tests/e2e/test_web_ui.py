@@ -1,0 +1,456 @@
+"""The web UI at /ui in a real browser (Debian's Chromium through Playwright) against the one ``langgraph dev``
+of the suite, with the scripted model and the loopback web: what a person sees and can do.
+
+One browser serves the whole module (a fresh context per test); each test saves a screenshot under
+tests/output/webui/. ``./run.sh test`` installs chromium and builds ui/dist; without chromium these tests skip.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from langgraph_sdk import get_sync_client
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from tests.e2e.scenarios import (
+    direct_answerer,
+    findings_json,
+    message_text,
+    orchestrator,
+    plan_and_delegate,
+    requests_of,
+    researcher,
+    researcher_finds_then_hangs,
+    scenario,
+    submit,
+    triage,
+)
+from tests.support.agent_server import GRAPH_ID
+from tests.support.browser import CHROMIUM_ARGS, UI_DIST, UiPage, chromium_executable
+from tests.support.scripted_model import call, error, turn
+from tests.support.web import ARTICLES
+
+QUESTION = "How dense are sodium-glass batteries?"
+BRIEF = "Find the energy density of sodium-glass batteries"
+NARRATION = "Looking for the measured energy density first."
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    executable = chromium_executable()
+    if executable is None:
+        pytest.skip("chromium is not installed, and ./run.sh test could not install Debian's chromium package")
+    if not (UI_DIST / "index.html").is_file():
+        pytest.fail("ui/dist is missing: build the UI with `npm ci && npm run build` in ui (./run.sh test does)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def ui(browser: Browser, agent_server, request) -> Iterator[UiPage]:
+    """A fresh browser context on the UI; the test fails on any uncaught error in the page."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme="light")
+    context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    page_errors: list[str] = []
+    page.on("pageerror", lambda exc: page_errors.append(str(exc)))
+    yield UiPage(page, agent_server.url, request.node.name)
+    context.close()
+    assert page_errors == [], f"the page threw: {page_errors}"
+
+
+def happy_path(scripted, web, *, slow_fetch_s: float | None = None) -> str:
+    """One research unit narrates, searches, reads the Halvorsen article and hands back one quoted finding;
+    the orchestrator delivers a report citing it. Returns the article's URL."""
+    article = ARTICLES["halvorsen-cell"]
+    url = web.url(article.path)
+    report = f"# Sodium-glass batteries\n\nThe Halvorsen cell reaches 412 Wh/kg [1].\n\n## Sources\n[1] {article.title} — {url}\n"
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate(BRIEF), submit(report)),
+            researcher(
+                turn(content=NARRATION, tool_calls=[call("web_search", query="sodium glass battery")]),
+                turn(tool_calls=[call("web_fetch", url=url)], delay_s=slow_fetch_s),
+                turn(content=findings_json("They reach 412 Wh/kg.", [{"finding": "They reach 412 Wh/kg.", "evidence": "412 Wh/kg", "source": url}])),
+            ),
+        )
+    )
+    return url
+
+
+def usage_value(turn, name: str) -> str:
+    return turn.locator(".usage-grid > div").filter(has=turn.page.locator("dt", has_text=re.compile(f"^{name}$"))).locator("dd").first.inner_text()
+
+
+def test_a_full_run_shows_searches_a_finished_lane_a_report_with_working_citations_and_the_usage(ui, scripted, web):
+    url = happy_path(scripted, web)
+    page = ui.open().page
+    # Keyboard only: a new page puts the cursor in the question box; Ctrl+Enter sends it.
+    expect(page.locator("#question")).to_be_focused()
+    page.keyboard.type(QUESTION)
+    page.keyboard.press("Control+Enter")
+
+    run = ui.turn()
+    end = ui.wait_for_end(run)
+    expect(end).to_contain_text("Report delivered.")
+    expect(run.locator(".status-line .phase")).to_have_text("Finished")
+
+    expect(run.locator(".plan")).to_contain_text(BRIEF)
+    search = run.locator(".feed-item.search")
+    expect(search).to_have_count(1)
+    expect(search.locator(".query")).to_have_text("sodium glass battery")
+    hit = search.locator(".hit")
+    expect(hit).to_have_count(1)
+    expect(hit.locator(".card-title")).to_have_text(ARTICLES["halvorsen-cell"].title)
+    expect(hit.locator(".card-domain")).to_have_text("127.0.0.1")
+    expect(hit.locator(".initials")).to_have_text("IP")
+    expect(run.locator(".feed-item.page a")).to_have_attribute("href", url)
+
+    lane = run.locator(".lane")
+    expect(lane).to_have_count(1)
+    expect(lane.locator(".lane-state")).to_have_text("Done")
+    expect(lane.locator(".lane-label")).to_have_text("research-subagent #1")
+    expect(lane.locator(".lane-unit")).to_have_text(BRIEF)
+    findings = lane.locator("details.findings")
+    expect(findings.locator("summary")).to_have_text("Findings: 1")
+    findings.locator("summary").click()
+    expect(findings.locator("td").first).to_have_text("They reach 412 Wh/kg.")
+    thinking = lane.locator("details.thinking")
+    thinking.locator("summary").click()
+    expect(thinking.locator(".thought")).to_have_text([NARRATION])
+
+    report = run.locator("section.report")
+    expect(report.locator(".report-body h1")).to_have_text("Sodium-glass batteries")
+    expect(report.locator(".partial-banner")).to_have_count(0)
+    source = report.locator("li.source")
+    expect(source).to_have_count(1)
+    expect(source.locator(".badge")).to_have_text("Verified: the quoted text is on the page")
+    cite = report.locator("a.cite-link")
+    expect(cite).to_have_text("1")
+    cite.focus()
+    page.keyboard.press("Enter")
+    expect(source).to_be_focused()
+    expect(source).to_be_in_viewport()
+    source.get_by_role("button", name="Quote").click()
+    expect(source.locator("blockquote")).to_have_text("412 Wh/kg")
+
+    model_calls = len(scripted.requests())
+    assert usage_value(run, "Model calls") == str(model_calls)
+    assert usage_value(run, "Cost").startswith("$")
+    assert usage_value(run, "Citations") == "1 verified"
+
+    thread_id = ui.thread_id
+    expect(page.locator(".thread-list a[aria-current=page]")).to_contain_text(QUESTION)
+    state = httpx.get(f"{ui.base_url}/threads/{thread_id}/state", timeout=10).json()
+    assert "412 Wh/kg [1]" in state["values"]["final_report"]
+    ui.screenshot()
+
+    # A reload of the finished thread replays the run: the same lane, report and usage, no "from state" note.
+    page.reload()
+    again = ui.turn()
+    expect(again.locator(".end")).to_contain_text("Report delivered.")
+    expect(again.locator(".lane .lane-state")).to_have_text("Done")
+    expect(again.locator(".feed-item.search")).to_have_count(1)
+    expect(again.locator("a.cite-link")).to_have_text("1")
+    expect(again.locator(".banner")).to_be_hidden()
+    expect(again.locator(".lane details.thinking .thought")).to_have_text([NARRATION])
+    assert usage_value(again, "Model calls") == str(model_calls)
+
+
+def test_a_flagged_claim_is_marked_in_place_with_why_and_the_matching_sentence_of_its_source(ui, scripted, web):
+    farm = web.url(ARTICLES["norre-bay-kelp"].path)
+    findings = findings_json(
+        "The farm stored 2,000 tonnes of CO2.",
+        [{"finding": "The farm stored 2,000 tonnes of CO2.", "evidence": "sequestered 1,240 tonnes of carbon dioxide in 2023", "source": farm}],
+    )
+    report = (
+        "# Kelp and carbon\n\nThe Norre Bay farm stored 2,000 tonnes of CO2 in 2023 [1]. Kelp grows fast.\n\n"
+        f"## Sources\n[1] {ARTICLES['norre-bay-kelp'].title} — {farm}\n"
+    )
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Find how much carbon the Norre Bay kelp farm stores"), submit(report), repeat_last=True),
+            researcher(turn(tool_calls=[call("web_fetch", url=farm)]), turn(content=findings)),
+        )
+    )
+    page = ui.open().page
+    run = ui.ask("How much carbon does a kelp farm store?")
+    expect(ui.wait_for_end(run)).to_contain_text("Report delivered.")
+
+    report_section = run.locator("section.report")
+    flagged = report_section.locator("mark.claim.flagged")
+    expect(flagged).to_have_count(1)
+    expect(flagged).to_contain_text("The Norre Bay farm stored 2,000 tonnes of CO2 in 2023")
+    expect(flagged.locator(".unverified-tag")).to_have_text("unverified")
+    expect(report_section.locator(".report-body")).to_contain_text("Kelp grows fast.")
+    expect(report_section.locator("li.source .badge")).to_have_text("Unverified: a number is not in the quote")
+    flagged.focus()
+    page.keyboard.press("Enter")
+    why = report_section.locator(".why")
+    expect(why).to_contain_text("Unverified: a number is not in the quote")
+    expect(why.locator(".source-sentence")).to_contain_text("sequestered 1,240 tonnes of carbon dioxide in 2023")
+    expect(flagged).to_have_attribute("aria-expanded", "true")
+    ui.screenshot()
+
+    report_section.get_by_role("button", name="Copy as Markdown").click()
+    expect(report_section.get_by_role("button", name="Copied")).to_be_visible()
+    state = httpx.get(f"{ui.base_url}/threads/{ui.thread_id}/state", timeout=10).json()["values"]
+    assert page.evaluate("navigator.clipboard.readText()") == state["final_report"]
+    with page.expect_download() as download:
+        report_section.get_by_role("button", name="Download evidence (JSON)").click()
+    saved = json.loads(Path(download.value.path()).read_text(encoding="utf-8"))
+    assert download.value.suggested_filename == f"evidence-{ui.thread_id}.json"
+    assert saved["report"] == state["final_report"] and saved["citations"] == state["citations"]
+    assert [record["url"] for record in saved["evidence"]] == [farm]
+    assert "1,240 tonnes of carbon dioxide" in saved["evidence"][0]["text"]
+
+
+QUESTIONS = ["Which region should I cover?", "Which timeframe matters: the last 12 months or longer?"]
+
+
+def test_the_clarification_card_sends_the_paired_answers_and_the_run_resumes_on_the_same_thread(ui, scripted, web):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(
+                turn(tool_calls=[call("request_clarification", questions=QUESTIONS)]),
+                plan_and_delegate("Find Nordic kelp farm figures for the last 12 months"),
+                submit("# Kelp farms\n\nNordic kelp farms grew in the last 12 months.\n"),
+            ),
+            researcher(turn(content=findings_json("Nordic farms grew."))),
+        )
+    )
+    ui.open()
+    asked = ui.ask("Tell me about kelp farms.")
+    card = asked.locator("form.clarification")
+    expect(card).to_be_visible()
+    expect(asked.locator(".end")).to_contain_text("Waiting for your answers.")
+    expect(card.locator("label")).to_have_text([f"1. {QUESTIONS[0]}", f"2. {QUESTIONS[1]}"])
+    thread_id = ui.thread_id
+
+    card.get_by_label(f"1. {QUESTIONS[0]}").fill("Nordic countries")
+    card.get_by_label(f"2. {QUESTIONS[1]}").fill("last 12 months")
+    card.get_by_label(f"2. {QUESTIONS[1]}").press("Enter")
+
+    expect(card.get_by_role("button", name="Answers sent")).to_be_disabled()
+    answered = ui.turn(1)
+    expect(answered.locator(".question-text")).to_contain_text("1. Q: Which region should I cover? A: Nordic countries")
+    expect(ui.wait_for_end(answered)).to_contain_text("Report delivered.")
+    expect(answered.locator(".report-body h1")).to_have_text("Kelp farms")
+    assert ui.thread_id == thread_id, "the answers went to another thread"
+    planning = requests_of(scripted, "orchestrator")[1]["body"]["messages"][-1]
+    assert planning["role"] == "user"
+    assert message_text(planning) == (
+        "Answers to your clarifying questions:\n"
+        f"1. Q: {QUESTIONS[0]} A: Nordic countries\n"
+        f"2. Q: {QUESTIONS[1]} A: last 12 months"
+    )
+    ui.screenshot()
+
+    # Reloaded, the thread shows both turns, the card closed with the answers it sent.
+    ui.page.reload()
+    expect(ui.turns).to_have_count(2)
+    replayed = ui.turn(0).locator("form.clarification")
+    expect(replayed.get_by_label(f"1. {QUESTIONS[0]}")).to_have_value("Nordic countries")
+    expect(replayed.get_by_label(f"1. {QUESTIONS[0]}")).to_be_disabled()
+    expect(replayed.get_by_role("button", name="Answers sent")).to_be_disabled()
+    expect(ui.turn(1).locator(".report-body h1")).to_have_text("Kelp farms")
+
+
+def test_a_simple_question_is_answered_directly_without_research(ui, scripted):
+    scripted.set_scenario(scenario(triage("SIMPLE"), direct_answerer("HTTP/3 runs over QUIC, on UDP.")))
+    ui.open()
+    run = ui.ask("What transport does HTTP/3 use?")
+
+    expect(ui.wait_for_end(run)).to_contain_text("Answered directly, without research.")
+    expect(run.locator("section.answer")).to_contain_text("HTTP/3 runs over QUIC, on UDP.")
+    expect(run.locator(".activity")).to_be_hidden()
+    expect(run.locator("section.report")).to_have_count(0)
+    ui.screenshot()
+
+
+def test_a_run_halted_by_its_budget_shows_the_guards_and_a_partial_report_marked_incomplete(ui, scripted, web):
+    url = web.url(ARTICLES["halvorsen-cell"].path)
+    partial = findings_json(
+        "The Halvorsen cell reached 412 Wh/kg.",
+        [{"finding": "The Halvorsen cell reached 412 Wh/kg.", "evidence": "412 Wh/kg", "source": url}],
+    )
+    searches = [turn(content=partial, tool_calls=[call("web_search", query=f"sodium glass {n}")]) for n in range(12)]
+    scripted.set_scenario(scenario(orchestrator(plan_and_delegate(BRIEF), submit("# Never\n")), researcher(*searches)))
+
+    ui.open()
+    run = ui.ask(QUESTION, max_tool_calls=10)
+
+    expect(ui.wait_for_end(run)).to_contain_text("Stopped: the budget ran out")
+    guards = run.locator(".feed-item.note")
+    expect(guards.filter(has_text=re.compile(r"Budget \d+ % used \(tool calls \d+ of 10\): wrapping up"))).to_have_count(1)
+    expect(guards.filter(has_text="Budget used up (tool calls 10 of 10): stopping")).to_have_count(1)
+    expect(run.locator(".lane .lane-state")).to_have_text("Stopped")
+    expect(run.locator("details.findings summary")).to_contain_text("stopped because the budget ran out")
+    report = run.locator("section.report")
+    expect(report).to_have_class(re.compile(r"\bpartial\b"))
+    expect(report.locator(".report-bar h2")).to_have_text("Partial report")
+    expect(report.locator(".partial-banner")).to_contain_text("Incomplete.")
+    expect(report.locator(".report-body")).to_contain_text("412 Wh/kg")
+    assert usage_value(run, "Tool calls") == "10"
+    assert "WRAP UP NOW" not in ui.page.inner_text("body"), "a harness message reached the page"
+    ui.screenshot()
+
+
+def test_reloading_mid_run_rejoins_the_stream_and_the_run_finishes_live(ui, scripted, web):
+    happy_path(scripted, web, slow_fetch_s=4)
+    ui.open()
+    run = ui.ask(QUESTION)
+    expect(run.locator(".feed-item.search .hit")).to_have_count(1)
+    expect(run.locator(".status-line")).to_have_class(re.compile("is-live"))
+    url = ui.page.url
+
+    ui.page.reload()
+
+    assert ui.page.url == url
+    rejoined = ui.turn()
+    expect(rejoined.locator(".question-text")).to_have_text(QUESTION)
+    expect(rejoined.locator(".feed-item.search .hit")).to_have_count(1)
+    expect(rejoined.locator(".status-line")).to_have_class(re.compile("is-live"))
+    expect(rejoined.get_by_role("button", name="Stop")).to_be_visible()
+    expect(rejoined.locator(".lane details.thinking summary")).to_have_text("Thinking (1)")  # replayed too
+    ui.screenshot("rejoined")
+    expect(ui.wait_for_end(rejoined)).to_contain_text("Report delivered.")
+    expect(rejoined.locator(".lane")).to_have_count(1)
+    expect(rejoined.locator(".feed-item.search")).to_have_count(1)
+    expect(rejoined.locator(".feed-item.page")).to_have_count(1)
+    expect(rejoined.locator(".report-body h1")).to_have_text("Sodium-glass batteries")
+    expect(ui.turns).to_have_count(1)
+    ui.screenshot()
+
+
+def test_the_first_stop_wraps_up_and_the_report_of_what_was_found_is_still_written(ui, scripted, web):
+    report = "# Sodium batteries\n\nSodium cells are cheaper than lithium cells.\n"
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Find sodium prices"), submit(report)),
+            researcher(
+                turn(tool_calls=[call("web_search", query="sodium battery price")], delay_s=3),
+                turn(content=findings_json("Sodium cells are cheaper than lithium cells.")),
+            ),
+        )
+    )
+    ui.open()
+    run = ui.ask("How cheap are sodium batteries?")
+    expect(run.locator(".lane .lane-state")).to_have_text("Running")
+    stop = run.get_by_role("button", name="Stop")
+
+    stop.click()
+
+    expect(run.get_by_role("button", name="Stop now")).to_be_visible()
+    expect(run.locator(".feed-item.note").filter(has_text="Wrapping up at your request")).to_have_count(1)
+    expect(run.locator(".status-line .phase")).to_have_text("Wrapping up")
+    ui.screenshot("wrapping-up")
+    expect(ui.wait_for_end(run)).to_contain_text("Report delivered.")
+    expect(run.locator("section.report")).not_to_have_class(re.compile(r"\bpartial\b"))
+    expect(run.locator(".report-body h1")).to_have_text("Sodium batteries")
+    assert web.tavily_requests() == [], "a search started after the wrap-up request"
+    sent = " ".join(message_text(m) for m in requests_of(scripted, "researcher")[-1]["body"]["messages"])
+    assert "WRAP UP NOW" in sent
+    ui.screenshot()
+
+
+def test_a_second_stop_stops_now_and_a_partial_report_of_the_findings_so_far_arrives(ui, scripted, web):
+    url = web.url(ARTICLES["halvorsen-cell"].path)
+    scripted.set_scenario(
+        scenario(orchestrator(plan_and_delegate(BRIEF), submit("# Never\n")), researcher_finds_then_hangs(url))
+    )
+    ui.open()
+    run = ui.ask(QUESTION)
+    expect(run.locator(".feed-item.search")).to_have_count(2)
+    deadline = time.monotonic() + 20
+    while len(requests_of(scripted, "researcher")) < 3:  # the sub-agent now waits 30 s on its model
+        assert time.monotonic() < deadline, "the sub-agent never made its slow call"
+        time.sleep(0.05)
+
+    run.get_by_role("button", name="Stop").click()
+    run.get_by_role("button", name="Stop now").click()
+    asked = time.monotonic()
+
+    expect(ui.wait_for_end(run, timeout_s=15)).to_contain_text("Stopped at your request")
+    assert time.monotonic() - asked < 10, "stopping now waited for the sub-agent's slow model call"
+    expect(run.locator(".lane .lane-state")).to_have_text("Stopped")
+    report = run.locator("section.report")
+    expect(report.locator(".partial-banner")).to_contain_text("Incomplete.")
+    expect(report.locator(".report-body")).to_contain_text("412 Wh/kg")
+    expect(run.get_by_role("button", name=re.compile("^Stop"))).to_have_count(0)
+    ui.screenshot()
+
+
+def test_a_server_error_is_shown_with_its_detail_and_retry_runs_again(ui, scripted, web):
+    scripted.set_scenario(scenario(orchestrator(turn(error=error(401, "Incorrect API key provided")))))
+    ui.open()
+    run = ui.ask("Summarise sodium batteries.")
+
+    end = ui.wait_for_end(run)
+    expect(end).to_have_class(re.compile(r"\berror\b"))
+    expect(end).to_contain_text("The model could not be used.")
+    expect(end).to_contain_text("rejected the API key (401 Unauthorized)")
+    expect(run.locator(".status-line .phase")).to_have_text("Ended with an error")
+    ui.screenshot()
+
+    # The thread keeps the failed turn, so the retried turn is the orchestrator's second on it.
+    scripted.set_scenario(scenario(orchestrator(submit("# Sodium batteries\n\nThey are cheap.\n"), repeat_last=True)))
+    end.get_by_role("button", name="Retry").click()
+    retried = ui.turn(1)
+    expect(retried.locator(".question-text")).to_have_text("Summarise sodium batteries.")
+    expect(ui.wait_for_end(retried)).to_contain_text("Report delivered.")
+
+    # A thread the server does not know: the page says so with the server's detail, and offers a retry.
+    missing = str(uuid.uuid4())
+    ui.open(f"/ui/threads/{missing}")
+    problem = ui.page.locator(".page-problem .problem")
+    expect(problem).to_contain_text("Could not open this research.")
+    expect(problem).to_contain_text("HTTP 404")
+    expect(problem).to_contain_text(missing)
+    expect(problem.get_by_role("button", name="Retry")).to_be_visible()
+    ui.screenshot("unknown-thread")
+
+
+def test_a_run_made_by_another_client_reads_at_360_px_in_dark_mode_from_the_thread_state(browser, agent_server, scripted, web, request):
+    url = happy_path(scripted, web)
+    client = get_sync_client(url=agent_server.url)
+    thread = client.threads.create()
+    client.runs.wait(thread["thread_id"], GRAPH_ID, input={"messages": [{"role": "user", "content": QUESTION}]})
+
+    context = browser.new_context(viewport={"width": 360, "height": 780}, color_scheme="dark", is_mobile=True, has_touch=True)
+    try:
+        ui = UiPage(context.new_page(), agent_server.url, request.node.name)
+        page = ui.open(f"/ui/threads/{thread['thread_id']}").page
+        run = ui.turn()
+        expect(run.locator(".banner")).to_contain_text("kept no live events")
+        report = run.locator("section.report")
+        expect(report.locator(".report-body h1")).to_have_text("Sodium-glass batteries")
+        expect(report.locator("li.source .badge")).to_have_text("Verified: the quoted text is on the page")
+        expect(report.locator("li.source a")).to_have_attribute("href", url)
+        report.locator("a.cite-link").click()
+        expect(report.locator("li.source")).to_be_focused()
+
+        assert page.evaluate("document.documentElement.scrollWidth") <= 360, "the page scrolls sideways at 360 px"
+        background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        red, green, blue = (int(c) for c in re.findall(r"\d+", background)[:3])
+        assert (0.2126 * red + 0.7152 * green + 0.0722 * blue) < 60, f"not a dark background: {background}"
+        menu = page.get_by_role("button", name="Past research")
+        expect(page.locator("#threads")).to_be_hidden()
+        menu.focus()
+        page.keyboard.press("Enter")
+        expect(menu).to_have_attribute("aria-expanded", "true")
+        expect(page.locator("#threads")).to_be_visible()
+        expect(page.locator("#threads a").filter(has_text=QUESTION).first).to_be_visible()
+        ui.screenshot()
+    finally:
+        context.close()

@@ -1,0 +1,68 @@
+// The agent server through the official LangGraph JS SDK, plus the product's own routes (routes.py).
+
+import { Client } from "@langchain/langgraph-sdk/client";
+
+import type { EvidenceEntry } from "./model";
+import { isRecord } from "./model";
+
+export const GRAPH_ID = "deep_research_agent";
+/**
+ * The agents' words come as `messages-tuple` (parts named `messages`, with the sub-graph's namespace) rather
+ * than `messages` (`messages/partial`, `messages/complete`): langgraph-api keeps a resumable run's parts for
+ * a later join only under the mode names the run asked for, and the `messages/*` names never match, so after
+ * a reload the narration would be gone. Same information, and it replays.
+ */
+export const STREAM_MODES: ("messages-tuple" | "updates" | "custom")[] = ["messages-tuple", "updates", "custom"];
+/** Where a client asks a running run to wrap up or stop (protocol/events.py STOP_REQUESTS_NAMESPACE). */
+export const STOP_REQUESTS_NAMESPACE = ["deep_research_agent", "stop_requests"];
+
+/** The API's root: the server writes its mount prefix (usually "") into <meta name="dra-root"> of the page. */
+export function rootPath(): string {
+  const meta = document.querySelector<HTMLMetaElement>('meta[name="dra-root"]')?.content ?? "";
+  return meta === "__ROOT__" ? "" : meta.replace(/\/$/, "");
+}
+
+export function apiRoot(): string {
+  return `${location.origin}${rootPath()}`;
+}
+
+export function makeClient(apiUrl: string): Client {
+  return new Client({ apiUrl, callerOptions: { maxRetries: 2 } });
+}
+
+/** What went wrong, with the detail the server sent (`{"detail": ...}` bodies of langgraph-api). */
+export function errorText(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const http = error as Error & { status?: number; text?: string };
+  if (typeof http.status === "number") {
+    let detail = http.text ?? "";
+    try {
+      const body = JSON.parse(detail);
+      const inner = isRecord(body) ? (body.detail ?? body.message ?? body.error) : body;
+      if (typeof inner === "string") detail = inner;
+      else if (Array.isArray(inner)) detail = inner.map((item) => (isRecord(item) && typeof item.msg === "string" ? item.msg : JSON.stringify(item))).join("; ");
+      else if (inner !== undefined) detail = JSON.stringify(inner);
+    } catch {
+      // not JSON: the text as it came
+    }
+    return `HTTP ${http.status}${detail ? `: ${detail}` : ""}`;
+  }
+  return error.message || error.name;
+}
+
+/** Every evidence record the thread's runs stored, texts included (`GET /evidence/{thread_id}`). */
+export async function fetchEvidence(apiUrl: string, threadId: string): Promise<EvidenceEntry[]> {
+  const response = await fetch(`${apiUrl}/evidence/${encodeURIComponent(threadId)}`, { headers: { Accept: "application/json" } });
+  const text = await response.text();
+  if (!response.ok) {
+    let detail = text;
+    try {
+      const body = JSON.parse(text);
+      if (isRecord(body) && typeof body.detail === "string") detail = body.detail;
+    } catch {
+      // keep the text
+    }
+    throw new Error(`HTTP ${response.status}: ${detail || response.statusText}`);
+  }
+  return JSON.parse(text) as EvidenceEntry[];
+}

@@ -1,0 +1,530 @@
+// The page: the thread list, the question box, and the turns of the open thread, with the thread id in the
+// URL (<root>/ui/threads/<id>). Reloading rejoins a running run or replays a finished one: every run is
+// started resumable, and a join from event "-1" replays it from its start (joins ask for no stream modes:
+// the run's own are the ones it keeps).
+
+import type { Client } from "@langchain/langgraph-sdk/client";
+
+import { GRAPH_ID, STOP_REQUESTS_NAMESPACE, STREAM_MODES, errorText, fetchEvidence, rootPath } from "./api";
+import { h, replaceChildren } from "./dom";
+import { formatWhen } from "./format";
+import type { EvidenceEntry, Message, StreamPart, ThreadValues } from "./model";
+import { isHarnessMessage, isRecord, messageText } from "./model";
+import { Turn, answersOf, problemBox } from "./views/turn";
+import type { Problem, TurnActions } from "./views/turn";
+
+interface ThreadSummary {
+  thread_id: string;
+  updated_at?: string;
+  created_at?: string;
+  status?: string;
+  metadata?: Record<string, unknown> | null;
+  values?: unknown;
+}
+
+interface RunSummary {
+  run_id: string;
+  status: string;
+  created_at: string;
+  kwargs?: Record<string, unknown>;
+}
+
+const TIERS_FALLBACK = ["extra-low", "low", "mid", "high"];
+
+export class App implements TurnActions {
+  private threadId?: string;
+  private turns: Turn[] = [];
+  private abort = new AbortController();
+  private evidence?: { threadId: string; records: Promise<EvidenceEntry[]> };
+  private readonly el: Record<string, HTMLElement> = {};
+
+  constructor(
+    private readonly root: HTMLElement,
+    private readonly client: Client,
+    private readonly apiUrl: string,
+  ) {}
+
+  start(): void {
+    this.shell();
+    window.addEventListener("popstate", () => void this.route());
+    setInterval(() => this.turns.forEach((turn) => turn.live && turn.tick()), 1000);
+    void this.loadOptions();
+    void this.loadThreads();
+    void this.route();
+  }
+
+  // --- URLs ------------------------------------------------------------------------------------------
+
+  private basePath(): string {
+    return `${rootPath()}/ui/`;
+  }
+
+  private threadUrl(threadId?: string): string {
+    return threadId ? `${this.basePath()}threads/${encodeURIComponent(threadId)}` : this.basePath();
+  }
+
+  private threadFromUrl(): string | undefined {
+    const base = this.basePath();
+    const path = location.pathname.startsWith(base) ? location.pathname.slice(base.length) : "";
+    const match = /^threads\/([^/]+)\/?$/.exec(path);
+    return match ? decodeURIComponent(match[1]!) : undefined;
+  }
+
+  private navigate(threadId?: string): void {
+    history.pushState(null, "", this.threadUrl(threadId));
+    void this.route();
+  }
+
+  private async route(): Promise<void> {
+    const threadId = this.threadFromUrl();
+    if (threadId) await this.openThread(threadId);
+    else this.newResearch();
+  }
+
+  // --- the shell -------------------------------------------------------------------------------------
+
+  private shell(): void {
+    const e = this.el;
+    e.threadList = h("ul", { class: "thread-list" });
+    e.threadsProblem = h("div");
+    e.nav = h(
+      "nav",
+      { id: "threads", class: "threads", "aria-labelledby": "threads-title" },
+      h("h2", { id: "threads-title", class: "section-label", text: "Past research" }),
+      e.threadsProblem,
+      e.threadList,
+    );
+    e.menu = h("button", { type: "button", class: "menu secondary", "aria-expanded": "false", "aria-controls": "threads", text: "Past research" });
+    e.menu.addEventListener("click", () => {
+      const open = !this.root.classList.contains("threads-open");
+      this.root.classList.toggle("threads-open", open);
+      e.menu!.setAttribute("aria-expanded", String(open));
+      if (open) (e.threadList!.querySelector("a") as HTMLElement | null)?.focus();
+    });
+    const home = h("a", { href: this.threadUrl(), class: "brand", text: "Deep research" });
+    home.addEventListener("click", (event) => {
+      event.preventDefault();
+      this.navigate();
+    });
+    const newButton = h("button", { type: "button", class: "new", text: "New research" });
+    newButton.addEventListener("click", () => this.navigate());
+    e.pageProblem = h("div", { class: "page-problem" });
+    e.turns = h("div", { class: "turns" });
+    e.form = this.askForm();
+    e.main = h("main", { id: "main", tabindex: -1 }, e.pageProblem, e.turns, e.form);
+    replaceChildren(
+      this.root,
+      h("header", { class: "top" }, h("h1", null, home), h("div", { class: "top-actions" }, e.menu, newButton)),
+      h("div", { class: "layout" }, e.nav, e.main),
+    );
+  }
+
+  private askForm(): HTMLElement {
+    const question = h("textarea", { id: "question", name: "question", rows: 3, required: true, placeholder: "e.g. What changed in sodium-ion batteries this year? Cover Europe only." }) as HTMLTextAreaElement;
+    const tier = h("select", { id: "tier", name: "model_tier" }, h("option", { value: "", text: "Server default" }), TIERS_FALLBACK.map((t) => h("option", { value: t, text: t })));
+    const cost = h("input", { id: "max-cost", name: "max_cost_usd", type: "number", min: 0, step: "0.01", inputmode: "decimal", placeholder: "no cap" });
+    const minutes = h("input", { id: "max-minutes", name: "max_minutes", type: "number", min: 1, step: 1, inputmode: "numeric", placeholder: "45" });
+    const tools = h("input", { id: "max-tool-calls", name: "max_tool_calls", type: "number", min: 1, step: 1, inputmode: "numeric", placeholder: "200" });
+    const submit = h("button", { type: "submit", class: "primary", text: "Research" });
+    this.el.question = question;
+    this.el.tier = tier;
+    this.el.maxCost = cost;
+    this.el.maxMinutes = minutes;
+    this.el.maxToolCalls = tools;
+    this.el.submit = submit;
+    this.el.busy = h("p", { class: "muted busy", hidden: true, text: "A run is in progress on this thread; ask again when it ends, or stop it." });
+    this.el.askLabel = h("label", { for: "question", class: "ask-label", text: "What should I research?" });
+    const form = h(
+      "form",
+      { class: "ask card", "aria-label": "Ask a research question" },
+      this.el.askLabel,
+      question,
+      h("p", { class: "hint muted", text: "Ctrl+Enter sends. State your assumptions; the agent may ask before it starts." }),
+      h(
+        "fieldset",
+        { class: "options" },
+        h("legend", { text: "Model and budget" }),
+        h("div", { class: "option" }, h("label", { for: "tier", text: "Model tier" }), tier),
+        h("div", { class: "option" }, h("label", { for: "max-cost", text: "Max cost ($)" }), cost),
+        h("div", { class: "option" }, h("label", { for: "max-minutes", text: "Time limit (min)" }), minutes),
+        h("div", { class: "option" }, h("label", { for: "max-tool-calls", text: "Max tool calls" }), tools),
+      ),
+      h("div", { class: "actions" }, submit, this.el.busy),
+    );
+    question.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+        event.preventDefault();
+        form.requestSubmit();
+      }
+    });
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const text = question.value.trim();
+      if (!text || this.liveTurn()) return;
+      question.value = "";
+      void this.startRun(text, this.configurable());
+    });
+    return form;
+  }
+
+  private configurable(): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    const value = (name: string) => (this.el[name] as HTMLInputElement).value.trim();
+    if (value("tier")) out.model_tier = value("tier");
+    if (value("maxCost")) out.max_cost_usd = Number(value("maxCost"));
+    if (value("maxMinutes")) out.max_run_seconds = Number(value("maxMinutes")) * 60;
+    if (value("maxToolCalls")) out.max_tool_calls = Number(value("maxToolCalls"));
+    return out;
+  }
+
+  /** Tier names and budget defaults from the assistant's config_schema, so the form shows the server's own. */
+  private async loadOptions(): Promise<void> {
+    try {
+      const [assistant] = await this.client.assistants.search({ graphId: GRAPH_ID, limit: 1 });
+      if (!assistant) return;
+      const schemas = await this.client.assistants.getSchemas(assistant.assistant_id);
+      const properties = (schemas.config_schema as { properties?: Record<string, { enum?: unknown[]; default?: unknown }> } | null)?.properties ?? {};
+      const tiers = properties.model_tier?.enum?.filter((t): t is string => typeof t === "string");
+      if (tiers?.length) {
+        const select = this.el.tier as HTMLSelectElement;
+        const fallback = typeof properties.model_tier?.default === "string" ? ` (${properties.model_tier.default})` : "";
+        replaceChildren(select, h("option", { value: "", text: `Server default${fallback}` }), tiers.map((t) => h("option", { value: t, text: t })));
+      }
+      const placeholder = (name: string, key: string, scale = 1) => {
+        const fallback = properties[key]?.default;
+        if (typeof fallback === "number") (this.el[name] as HTMLInputElement).placeholder = fallback === 0 ? "no cap" : String(Math.round((fallback / scale) * 100) / 100);
+      };
+      placeholder("maxCost", "max_cost_usd");
+      placeholder("maxMinutes", "max_run_seconds", 60);
+      placeholder("maxToolCalls", "max_tool_calls");
+    } catch {
+      // The built-in tier names stay; a run still uses the server's defaults.
+    }
+  }
+
+  // --- threads ---------------------------------------------------------------------------------------
+
+  private async loadThreads(): Promise<void> {
+    let threads: ThreadSummary[];
+    try {
+      threads = (await this.client.threads.search({ limit: 40, sortBy: "updated_at", sortOrder: "desc" })) as ThreadSummary[];
+    } catch (error) {
+      replaceChildren(this.el.threadsProblem!, problemBox({ title: "Could not list past research.", detail: errorText(error), retry: () => void this.loadThreads() }));
+      return;
+    }
+    replaceChildren(this.el.threadsProblem!);
+    const ours = threads.filter((t) => !t.metadata?.graph_id || t.metadata.graph_id === GRAPH_ID);
+    replaceChildren(
+      this.el.threadList!,
+      ours.length === 0 ? h("li", { class: "muted", text: "Nothing yet." }) : null,
+      ours.map((thread) => {
+        const link = h(
+          "a",
+          { href: this.threadUrl(thread.thread_id), "aria-current": thread.thread_id === this.threadId ? "page" : undefined },
+          h("span", { class: "thread-title", text: threadTitle(thread) }),
+          h("span", { class: "thread-meta muted", text: [threadStatus(thread.status), formatWhen(thread.updated_at)].filter(Boolean).join(" · ") }),
+        );
+        link.addEventListener("click", (event) => {
+          if (event.ctrlKey || event.metaKey || event.shiftKey) return;
+          event.preventDefault();
+          this.root.classList.remove("threads-open");
+          this.el.menu!.setAttribute("aria-expanded", "false");
+          this.navigate(thread.thread_id);
+        });
+        return h("li", { dataset: { threadId: thread.thread_id } }, link);
+      }),
+    );
+  }
+
+  private markCurrentThread(): void {
+    for (const link of Array.from(this.el.threadList!.querySelectorAll("a"))) {
+      const id = (link.parentElement as HTMLElement).dataset.threadId;
+      if (id === this.threadId) link.setAttribute("aria-current", "page");
+      else link.removeAttribute("aria-current");
+    }
+  }
+
+  // --- the open thread -------------------------------------------------------------------------------
+
+  private reset(threadId?: string): void {
+    this.abort.abort();
+    this.abort = new AbortController();
+    this.threadId = threadId;
+    this.turns = [];
+    this.evidence = undefined;
+    replaceChildren(this.el.turns!);
+    replaceChildren(this.el.pageProblem!);
+    this.markCurrentThread();
+    this.updateComposer();
+  }
+
+  private newResearch(): void {
+    this.reset(undefined);
+    document.title = "Deep research";
+    (this.el.question as HTMLTextAreaElement).focus();
+  }
+
+  private async openThread(threadId: string): Promise<void> {
+    this.reset(threadId);
+    const signal = this.abort.signal;
+    let values: ThreadValues;
+    let runs: RunSummary[];
+    try {
+      const [thread, listed] = await Promise.all([this.client.threads.get(threadId), this.client.runs.list(threadId, { limit: 100 })]);
+      values = (isRecord(thread.values) ? thread.values : {}) as ThreadValues;
+      runs = (listed as unknown as RunSummary[]).slice().sort((a, b) => a.created_at.localeCompare(b.created_at));
+    } catch (error) {
+      if (signal.aborted) return;
+      this.pageProblem({ title: "Could not open this research.", detail: errorText(error), retry: () => void this.openThread(threadId) });
+      return;
+    }
+    const userTurns = conversation(values.messages ?? []);
+    document.title = `${userTurns[0]?.question.slice(0, 60) ?? "Research"} · Deep research`;
+    if (runs.length === 0) {
+      userTurns.forEach((past, i) => this.stateTurn(this.addTurn(past.question, {}), values, past.answer, i === userTurns.length - 1));
+      return;
+    }
+    for (const [i, run] of runs.entries()) {
+      if (signal.aborted) return;
+      const isLast = i === runs.length - 1;
+      const turn = this.addTurn(runInput(run) ?? userTurns[i]?.question ?? "(question not kept)", runConfigurable(run));
+      turn.model.runId = run.run_id;
+      const active = run.status === "pending" || run.status === "running";
+      await this.follow(turn, this.client.runs.joinStream(threadId, run.run_id, { lastEventId: "-1", signal }), active);
+      if (signal.aborted) return;
+      if (!active && turn.model.eventCount === 0) this.stateTurn(turn, values, userTurns[i]?.answer, isLast);
+    }
+  }
+
+  /** A run the server kept no events of, shown from the thread state (its last turn) or its final message. */
+  private stateTurn(turn: Turn, values: ThreadValues, answer: string | undefined, isLast: boolean): void {
+    turn.fromState = true;
+    turn.model.answer = answer;
+    if (isLast) {
+      turn.model.applyValues(values);
+      turn.model.lanesFromState(values.findings);
+      const report = values.final_report;
+      if (typeof report === "string" && report && (!answer || answer.trim() === report.trim())) {
+        turn.model.report = { type: "report", markdown: report, partial: /^\s*(?:>\s*)?\*\*Incomplete\b/m.test(report.slice(0, 400)) };
+      }
+    }
+    turn.model.changed();
+  }
+
+  private addTurn(question: string, configurable: Record<string, unknown>): Turn {
+    const previous = this.turns[this.turns.length - 1];
+    if (previous?.model.clarification && !previous.answered) {
+      previous.answered = true;
+      previous.sentAnswers = answersOf(question);
+      previous.schedule();
+    }
+    const turn = new Turn(question, configurable, this.threadId ?? "", this);
+    this.turns.push(turn);
+    this.el.turns!.append(turn.element);
+    return turn;
+  }
+
+  private liveTurn(): Turn | undefined {
+    return this.turns.find((turn) => turn.live);
+  }
+
+  private updateComposer(): void {
+    const busy = this.liveTurn() !== undefined;
+    (this.el.submit as HTMLButtonElement).disabled = busy;
+    this.el.busy!.hidden = !busy;
+    this.el.askLabel!.textContent = this.turns.length ? "Ask a follow-up on this thread" : "What should I research?";
+  }
+
+  private pageProblem(problem: Problem): void {
+    replaceChildren(this.el.pageProblem!, problemBox(problem));
+  }
+
+  /** Start a run on the open thread (creating the thread first on a new page) and follow it live. */
+  private async startRun(text: string, configurable: Record<string, unknown>): Promise<void> {
+    const signal = this.abort.signal;
+    if (!this.threadId) {
+      try {
+        const thread = await this.client.threads.create({ metadata: { title: text.slice(0, 120), graph_id: GRAPH_ID } });
+        this.threadId = thread.thread_id;
+        history.pushState(null, "", this.threadUrl(thread.thread_id));
+        document.title = `${text.slice(0, 60)} · Deep research`;
+        void this.loadThreads();
+      } catch (error) {
+        this.pageProblem({ title: "Could not start the research.", detail: errorText(error), retry: () => void this.startRun(text, configurable) });
+        (this.el.question as HTMLTextAreaElement).value = text;
+        return;
+      }
+    }
+    replaceChildren(this.el.pageProblem!);
+    const threadId = this.threadId;
+    const turn = this.addTurn(text, configurable);
+    turn.element.scrollIntoView({ block: "start", behavior: "smooth" });
+    const stream = this.client.runs.stream(threadId, GRAPH_ID, {
+      input: { messages: [{ role: "user", content: text }] },
+      config: { configurable },
+      streamMode: STREAM_MODES,
+      streamSubgraphs: true,
+      streamResumable: true,
+      onDisconnect: "continue",
+      signal,
+    });
+    await this.follow(turn, stream, true);
+    void this.loadThreads();
+  }
+
+  /** Feed a stream to a turn; a broken stream is shown with the server's words and a way to go on. */
+  private async follow(turn: Turn, stream: AsyncIterable<StreamPart>, live: boolean): Promise<void> {
+    const signal = this.abort.signal;
+    turn.live = live;
+    turn.setProblem(undefined);
+    this.updateComposer();
+    try {
+      for await (const part of stream) turn.model.apply(part);
+    } catch (error) {
+      if (signal.aborted) return;
+      const started = turn.model.runId !== undefined;
+      turn.setProblem({
+        title: started ? "Lost the connection to the run." : "The server refused the run.",
+        detail: errorText(error),
+        retryLabel: started ? "Rejoin" : "Retry",
+        retry: started ? () => void this.rejoin(turn) : () => this.retryStart(turn),
+      });
+    } finally {
+      turn.live = false;
+      this.updateComposer();
+    }
+    if (signal.aborted || !live) return;
+    if (turn === this.turns[this.turns.length - 1] && turn.model.eventCount > 0) await this.refreshState(turn);
+    if (!turn.model.ended && !turn.problem && !turn.model.streamError && turn.model.runId) await this.explainMissingEnd(turn);
+    this.evidence = undefined;
+  }
+
+  private async refreshState(turn: Turn): Promise<void> {
+    try {
+      const state = await this.client.threads.getState(turn.threadId);
+      if (isRecord(state.values)) turn.model.applyValues(state.values as ThreadValues);
+    } catch {
+      // The events already showed the run; the state only adds the checked citations.
+    }
+  }
+
+  private async explainMissingEnd(turn: Turn): Promise<void> {
+    let status = "unknown";
+    try {
+      status = (await this.client.runs.get(turn.threadId, turn.model.runId!)).status;
+    } catch (error) {
+      status = errorText(error);
+    }
+    if (status === "running" || status === "pending") {
+      turn.setProblem({ title: "The stream ended while the run goes on.", detail: `The run is ${status}.`, retryLabel: "Rejoin", retry: () => void this.rejoin(turn) });
+    } else {
+      turn.setProblem({ title: "The run ended without an end status.", detail: `The server says the run is ${status}.`, retry: () => this.retry(turn) });
+    }
+  }
+
+  private async rejoin(turn: Turn): Promise<void> {
+    turn.model.clearFailure();
+    const stream = this.client.runs.joinStream(turn.threadId, turn.model.runId!, {
+      lastEventId: turn.model.lastEventId ?? "-1",
+      signal: this.abort.signal,
+    });
+    await this.follow(turn, stream, true);
+  }
+
+  private retryStart(turn: Turn): void {
+    turn.element.remove();
+    this.turns = this.turns.filter((t) => t !== turn);
+    void this.startRun(turn.question, turn.configurable);
+  }
+
+  // --- TurnActions -------------------------------------------------------------------------------------
+
+  async stop(turn: Turn, mode: "wrap_up" | "now"): Promise<void> {
+    const runId = turn.model.runId;
+    if (!runId) throw new Error("the run has no id yet");
+    try {
+      await this.client.store.putItem(STOP_REQUESTS_NAMESPACE, runId, { mode, by: "ui" });
+    } catch (error) {
+      throw new Error(errorText(error));
+    }
+  }
+
+  retry(turn: Turn): void {
+    void this.startRun(turn.question, turn.configurable);
+  }
+
+  answer(turn: Turn, text: string): void {
+    void this.startRun(text, turn.configurable);
+  }
+
+  loadEvidence(): Promise<EvidenceEntry[]> {
+    const threadId = this.threadId;
+    if (!threadId) return Promise.reject(new Error("no thread is open"));
+    if (this.evidence?.threadId !== threadId) {
+      const records = fetchEvidence(this.apiUrl, threadId);
+      this.evidence = { threadId, records };
+      records.catch(() => {
+        if (this.evidence?.records === records) this.evidence = undefined;
+      });
+    }
+    return this.evidence.records;
+  }
+}
+
+// --- what the thread list and a reloaded thread show -----------------------------------------------------
+
+function firstQuestion(values: unknown): string | undefined {
+  if (!isRecord(values) || !Array.isArray(values.messages)) return undefined;
+  const first = (values.messages as Message[]).find((m) => m.type === "human" && !isHarnessMessage(m));
+  return first ? messageText(first) : undefined;
+}
+
+function threadTitle(thread: ThreadSummary): string {
+  const title = thread.metadata?.title;
+  const text = typeof title === "string" && title ? title : (firstQuestion(thread.values) ?? "Untitled research");
+  return text.length > 90 ? `${text.slice(0, 89)}…` : text;
+}
+
+function threadStatus(status: string | undefined): string {
+  switch (status) {
+    case "busy":
+      return "running";
+    case "error":
+      return "failed";
+    case "interrupted":
+      return "interrupted";
+    default:
+      return "";
+  }
+}
+
+/** The user's turns of a thread and the last AI message of each (what every client shows as the answer). */
+export function conversation(messages: Message[]): { question: string; answer?: string }[] {
+  const turns: { question: string; answer?: string }[] = [];
+  for (const message of messages) {
+    if (isHarnessMessage(message)) continue;
+    if (message.type === "human") turns.push({ question: messageText(message) });
+    else if (message.type === "ai" && turns.length) {
+      const text = messageText(message);
+      if (text.trim()) turns[turns.length - 1]!.answer = text;
+    }
+  }
+  return turns;
+}
+
+function runInput(run: RunSummary): string | undefined {
+  const input = isRecord(run.kwargs) ? run.kwargs.input : undefined;
+  const messages = isRecord(input) && Array.isArray(input.messages) ? (input.messages as Message[]) : [];
+  const last = messages[messages.length - 1];
+  if (!last) return undefined;
+  return typeof last.content === "string" ? last.content : messageText(last);
+}
+
+function runConfigurable(run: RunSummary): Record<string, unknown> {
+  const config = isRecord(run.kwargs) ? run.kwargs.config : undefined;
+  const configurable = isRecord(config) ? config.configurable : undefined;
+  if (!isRecord(configurable)) return {};
+  // The server adds its own keys (run ids, graph ids) to a stored run's configurable; a retry sends only the user's.
+  const keep = ["model_tier", "max_cost_usd", "max_run_seconds", "max_tool_calls", "max_total_tokens"];
+  return Object.fromEntries(Object.entries(configurable).filter(([key]) => keep.includes(key)));
+}

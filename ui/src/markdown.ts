@@ -1,0 +1,315 @@
+// The citation anatomy of a report, as report/markdown.py reads it (inline `[n]`, a closing Sources section of
+// `[n] Title — URL` lines), and where in the report each checked claim sits. Pure string work, tested in node.
+
+export const CITATION_RE = /\[(\d+(?:\s*[-–]\s*\d+)?(?:\s*,\s*\d+(?:\s*[-–]\s*\d+)?)*)\](?![(:])/g;
+export const UNVERIFIED_MARK = "[unverified]";
+const SOURCES_HEADING_RE = /^(#{1,6})[ \t]*(?:sources|references|bibliography)[ \t]*:?[ \t]*$/gim;
+const HEADING_RE = /^(#{1,6})[ \t]+\S/gm;
+const FENCE_RE = /^[ \t]*(`{3,}|~{3,})[^\n]*\n[\s\S]*?(?:^[ \t]*\1[ \t]*$|(?![\s\S]))/gm;
+const INLINE_CODE_RE = /(`+)(?!`).+?(?<!`)\1(?!`)/g;
+const ENTRY_RE = /^[ \t]*(?:[-*+][ \t]+)?\[(\d+)\]:?(.*)$|^[ \t]*(\d+)[.)]((?:[ \t].*)?)$/;
+const URL_RE = /https?:\/\/[^\s<>\]"'`]+/i;
+const MAX_RANGE = 50;
+
+/** `text` with fenced blocks and inline code blanked out, same length, so offsets stay valid. */
+export function maskCode(text: string): string {
+  const blank = (match: string) => match.replace(/[^\n]/g, " ");
+  return text.replace(FENCE_RE, blank).replace(INLINE_CODE_RE, blank);
+}
+
+export interface Sections {
+  body: string;
+  sources: string;
+  after: string;
+}
+
+/** Cut at the last Sources heading outside code; the section ends at the next heading of its level or above. */
+export function splitSources(markdown: string): Sections {
+  const masked = maskCode(markdown);
+  const headings = [...masked.matchAll(SOURCES_HEADING_RE)];
+  const heading = headings[headings.length - 1];
+  if (!heading || heading.index === undefined) return { body: markdown, sources: "", after: "" };
+  const level = heading[1]!.length;
+  const from = heading.index + heading[0].length;
+  let end = markdown.length;
+  HEADING_RE.lastIndex = 0;
+  for (const following of masked.slice(from).matchAll(HEADING_RE)) {
+    if (following[1]!.length <= level) {
+      end = from + following.index!;
+      break;
+    }
+  }
+  return { body: markdown.slice(0, heading.index), sources: markdown.slice(heading.index, end), after: markdown.slice(end) };
+}
+
+export interface ReportSource {
+  index: number;
+  title: string;
+  url?: string;
+}
+
+function cleanUrl(url: string): string {
+  let out = url.replace(/[.,;:>]+$/, "");
+  while (out.endsWith(")") && (out.match(/\)/g)?.length ?? 0) > (out.match(/\(/g)?.length ?? 0)) {
+    out = out.slice(0, -1).replace(/[.,;:>]+$/, "");
+  }
+  return out;
+}
+
+/** Numbered entries of a Sources section (`[n] …`, `- [n] …`, `[n]: …` or `n. …`). */
+export function sourceEntries(sources: string): ReportSource[] {
+  const entries: ReportSource[] = [];
+  for (const line of sources.split(/\r?\n/)) {
+    const match = ENTRY_RE.exec(line);
+    if (!match) continue;
+    const index = Number(match[1] ?? match[3]);
+    const rest = (match[1] !== undefined ? match[2] : match[4]) ?? "";
+    const found = URL_RE.exec(rest);
+    const url = found ? cleanUrl(found[0]) : undefined;
+    let title = url ? rest.replace(url, "") : rest;
+    title = title.replace(/\[([^\]]*)\]\(\s*\)/g, "$1").replace(/\(\s*\)|<\s*>/g, "");
+    title = title.replace(/^[\s\-–—:|*_·.,]+|[\s\-–—:|*_·.,]+$/g, "");
+    entries.push({ index, title: title || url || `Source ${index}`, url });
+  }
+  return entries;
+}
+
+/** The numbers one citation marker cites: `1`, `1, 2`, `1-3`. */
+export function citedNumbers(inner: string): number[] {
+  const numbers: number[] = [];
+  for (const part of inner.split(",")) {
+    const bounds = part.trim().split(/\s*[-–]\s*/).map(Number);
+    const [low, high] = bounds;
+    if (bounds.length === 2 && low !== undefined && high !== undefined && low <= high && high <= low + MAX_RANGE) {
+      for (let n = low; n <= high; n += 1) numbers.push(n);
+    } else {
+      numbers.push(...bounds.filter((n) => Number.isFinite(n)));
+    }
+  }
+  return numbers;
+}
+
+// --- claims ---------------------------------------------------------------------------------------------
+
+export interface Claim {
+  text: string;
+  indexes: number[];
+  verdict: string;
+  tokens: string[];
+  why?: string;
+}
+
+function numbers(value: unknown): number[] {
+  if (typeof value === "number") return [value];
+  if (!Array.isArray(value)) return [];
+  return value.filter((n): n is number => typeof n === "number");
+}
+
+function strings(value: unknown): string[] {
+  if (!Array.isArray(value)) return [];
+  return value.map((token) => (typeof token === "string" ? token : String(token)));
+}
+
+/**
+ * The checked claims the thread state carries, wherever the run put them: a `claims` (or `verdicts`) list on
+ * each citation, a top-level `claims` list, or claim entries in `citations` themselves. Each entry names its
+ * claim text, the source numbers it cites, a verdict (supported, unsupported_number, unsupported_quote,
+ * source_not_read, conflicting, or a newer one) and the tokens the check looked for.
+ */
+export function claimsFrom(values: { citations?: unknown; claims?: unknown }): Claim[] {
+  const out: Claim[] = [];
+  const seen = new Set<string>();
+  const visit = (entry: unknown, citedIndex?: number) => {
+    if (typeof entry !== "object" || entry === null) return;
+    const record = entry as Record<string, unknown>;
+    const text = record.claim ?? record.sentence ?? record.text;
+    const verdict = record.verdict;
+    if (typeof text === "string" && typeof verdict === "string") {
+      const key = `${text}\u0000${verdict}`;
+      if (!seen.has(key)) {
+        seen.add(key);
+        let indexes = numbers(record.indexes ?? record.indices ?? record.cites ?? record.citations);
+        if (!indexes.length && citedIndex !== undefined) indexes = [citedIndex];
+        const why = record.why ?? record.detail ?? record.explanation;
+        out.push({ text, indexes, verdict, tokens: strings(record.tokens), why: typeof why === "string" ? why : undefined });
+      }
+    }
+    const index = typeof record.index === "number" ? record.index : citedIndex;
+    for (const key of ["claims", "verdicts"]) {
+      const list = record[key];
+      if (Array.isArray(list)) for (const item of list) visit(item, index);
+    }
+  };
+  if (Array.isArray(values.citations)) for (const citation of values.citations) visit(citation);
+  if (Array.isArray(values.claims)) for (const claim of values.claims) visit(claim);
+  return out;
+}
+
+export function isFlagged(verdict: string): boolean {
+  return verdict !== "supported";
+}
+
+// --- where a sentence sits in the report --------------------------------------------------------------
+
+const WORD_RE = /[\p{L}\p{N}][\p{L}\p{N}.,%/-]*/gu;
+
+export function words(text: string): string[] {
+  return (text.toLowerCase().match(WORD_RE) ?? []).map((word) => word.replace(/[.,]+$/, ""));
+}
+
+/** How much of `wanted` (numbers count triple) `candidate` contains, from 0 to 1. */
+export function overlap(wanted: string[], candidate: string): number {
+  if (!wanted.length) return 0;
+  const have = new Set(words(candidate));
+  let total = 0;
+  let found = 0;
+  for (const word of wanted) {
+    const weight = /\d/.test(word) ? 3 : word.length > 3 ? 1 : 0.25;
+    total += weight;
+    if (have.has(word)) found += weight;
+  }
+  return total ? found / total : 0;
+}
+
+export interface Span {
+  start: number;
+  end: number;
+}
+
+/** Sentences of `text` as spans, cut after . ! ? and at line breaks, citation markers kept with their sentence. */
+export function sentenceSpans(text: string): Span[] {
+  const spans: Span[] = [];
+  const cut = /(?:[.!?](?:\s*\[[^\]\n]*\])*(?=\s|$))|\n/g;
+  let start = 0;
+  for (const match of text.matchAll(cut)) {
+    const end = match.index! + match[0].length;
+    pushSpan(text, start, end, spans);
+    start = end;
+  }
+  pushSpan(text, start, text.length, spans);
+  return spans;
+}
+
+function pushSpan(text: string, start: number, end: number, spans: Span[]): void {
+  let from = start;
+  let to = end;
+  while (from < to && /\s/.test(text[from]!)) from += 1;
+  // List markers, heading hashes and quote marks open a block, not the sentence.
+  const opener = /^(?:#{1,6}\s+|>\s*|[-*+]\s+|\d+[.)]\s+)/.exec(text.slice(from, to));
+  if (opener) from += opener[0].length;
+  while (to > from && /\s/.test(text[to - 1]!)) to -= 1;
+  if (to > from) spans.push({ start: from, end: to });
+}
+
+function normalise(text: string): string {
+  return text
+    .replace(CITATION_RE, " ")
+    .replaceAll(UNVERIFIED_MARK, " ")
+    .replace(/[*_`~]/g, "")
+    .replace(/\s+/g, " ")
+    .trim()
+    .replace(/[.!?;:]+$/, "")
+    .toLowerCase();
+}
+
+/**
+ * The span of the report's sentence that states `claim`: the sentence holding it verbatim (with its citation
+ * markers), else the sentence sharing most of its words.
+ */
+export function locateClaim(body: string, claim: string): Span | null {
+  const masked = maskCode(body);
+  const trimmed = claim.trim();
+  const exact = trimmed ? masked.indexOf(trimmed) : -1;
+  if (exact >= 0) {
+    const end = exact + trimmed.length;
+    const sentence = sentenceSpans(masked).find((span) => span.start <= exact && end <= span.end);
+    return sentence ?? { start: exact, end };
+  }
+  const wanted = normalise(claim);
+  if (!wanted) return null;
+  let best: Span | null = null;
+  let bestScore = 0;
+  const claimWords = words(wanted);
+  for (const span of sentenceSpans(masked)) {
+    const sentence = normalise(body.slice(span.start, span.end));
+    if (!sentence) continue;
+    if (sentence === wanted || sentence.includes(wanted)) return span;
+    const score = overlap(claimWords, sentence);
+    if (score > bestScore) {
+      bestScore = score;
+      best = span;
+    }
+  }
+  return bestScore >= 0.6 ? best : null;
+}
+
+export interface Flag extends Span {
+  /** Source numbers the sentence cites. */
+  indexes: number[];
+  claim?: Claim;
+}
+
+/** The sentences the report itself marks `[unverified]` (the delivery-time citation check). */
+export function unverifiedSentences(body: string): Flag[] {
+  const masked = maskCode(body);
+  const flags: Flag[] = [];
+  for (const span of sentenceSpans(masked)) {
+    const sentence = masked.slice(span.start, span.end);
+    if (!sentence.includes(UNVERIFIED_MARK)) continue;
+    const indexes = [...sentence.matchAll(CITATION_RE)].flatMap((match) => citedNumbers(match[1]!));
+    flags.push({ ...span, indexes });
+  }
+  return flags;
+}
+
+/**
+ * Where to mark sentences in the body: every located claim, then every `[unverified]` sentence no claim
+ * already covers. Spans never overlap, in text order.
+ */
+export function sentenceMarks(body: string, claims: Claim[]): Flag[] {
+  const marks: Flag[] = [];
+  const overlaps = (span: Span) => marks.some((mark) => span.start < mark.end && mark.start < span.end);
+  for (const claim of claims) {
+    const span = locateClaim(body, claim.text);
+    if (span && !overlaps(span)) marks.push({ ...span, indexes: claim.indexes, claim });
+  }
+  for (const flag of unverifiedSentences(body)) if (!overlaps(flag)) marks.push(flag);
+  return marks.sort((a, b) => a.start - b.start);
+}
+
+export const MARK_OPEN = "\uE000";
+export const MARK_ID_END = "\uE001";
+export const MARK_CLOSE = "\uE002";
+
+/** `body` with private-use sentinels around each mark (`\uE000n\uE001…\uE002`), for the renderer to find. */
+export function withSentinels(body: string, marks: Flag[]): string {
+  let out = "";
+  let at = 0;
+  marks.forEach((mark, n) => {
+    out += body.slice(at, mark.start) + MARK_OPEN + n + MARK_ID_END + body.slice(mark.start, mark.end) + MARK_CLOSE;
+    at = mark.end;
+  });
+  return out + body.slice(at);
+}
+
+/** The sentence of a source text that best matches a claim: its tokens if the check named them, else its words. */
+export function matchingSentence(sourceText: string, claim: string, tokens: string[] = []): string | null {
+  const wanted = tokens.length ? tokens.flatMap((token) => words(token)) : words(normalise(claim));
+  let best: string | null = null;
+  let bestScore = 0;
+  for (const span of sentenceSpans(sourceText)) {
+    const sentence = sourceText.slice(span.start, span.end);
+    const score = overlap(wanted, sentence);
+    if (score > bestScore) {
+      bestScore = score;
+      best = sentence;
+    }
+  }
+  return best && bestScore > 0 ? best.trim() : null;
+}
+
+export function sameUrl(a: string | null | undefined, b: string | null | undefined): boolean {
+  if (!a || !b) return false;
+  const norm = (url: string) => url.trim().replace(/#.*$/, "").replace(/\/+$/, "").replace(/^(https?:\/\/)([^/]+)/i, (_, scheme: string, host: string) => scheme.toLowerCase() + host.toLowerCase());
+  return norm(a) === norm(b);
+}

@@ -1,0 +1,85 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import {
+  MARK_CLOSE,
+  MARK_OPEN,
+  citedNumbers,
+  claimsFrom,
+  locateClaim,
+  matchingSentence,
+  sentenceMarks,
+  sourceEntries,
+  splitSources,
+  withSentinels,
+} from "../src/markdown";
+
+const REPORT = [
+  "# Sodium-glass batteries",
+  "",
+  "The Halvorsen cell reaches 412 Wh/kg [1]. It costs 40 $/kWh [1] [unverified]. Both labs agree [1, 2].",
+  "",
+  "```",
+  "## Sources",
+  "```",
+  "",
+  "## Sources",
+  "[1] The Halvorsen cell — http://127.0.0.1:9/articles/halvorsen-cell.",
+  "- [2]: Second source (https://example.org/b)",
+  "3. A label only",
+].join("\n");
+
+test("the Sources section is the last Sources heading outside code, and its entries carry titles and URLs", () => {
+  const sections = splitSources(REPORT);
+  assert.ok(sections.body.includes("```\n## Sources\n```"));
+  assert.ok(sections.sources.startsWith("## Sources"));
+  assert.deepEqual(sourceEntries(sections.sources), [
+    { index: 1, title: "The Halvorsen cell", url: "http://127.0.0.1:9/articles/halvorsen-cell" },
+    { index: 2, title: "Second source", url: "https://example.org/b" },
+    { index: 3, title: "A label only", url: undefined },
+  ]);
+});
+
+test("citation markers expand lists and ranges", () => {
+  assert.deepEqual(citedNumbers("1, 3-5"), [1, 3, 4, 5]);
+  assert.deepEqual(citedNumbers("2–3"), [2, 3]);
+});
+
+test("claims are read from citations' claim lists, a top-level list, or claim entries themselves", () => {
+  const claims = claimsFrom({
+    citations: [
+      { index: 1, url: "u", verified: true, reason: "quote_verified", claims: [{ claim: "It reaches 412 Wh/kg.", verdict: "supported", tokens: ["412"] }] },
+      { claim: "It costs 40 $/kWh.", indexes: [1], verdict: "unsupported_number", tokens: ["40"] },
+    ],
+    claims: [{ text: "Both labs agree.", indices: [1, 2], verdict: "conflicting", detail: "[2] says otherwise" }],
+  });
+  assert.deepEqual(claims, [
+    { text: "It reaches 412 Wh/kg.", indexes: [1], verdict: "supported", tokens: ["412"], why: undefined },
+    { text: "It costs 40 $/kWh.", indexes: [1], verdict: "unsupported_number", tokens: ["40"], why: undefined },
+    { text: "Both labs agree.", indexes: [1, 2], verdict: "conflicting", tokens: [], why: "[2] says otherwise" },
+  ]);
+});
+
+test("a claim is found verbatim, or as the sentence sharing most of its words", () => {
+  const body = splitSources(REPORT).body;
+  const exact = locateClaim(body, "The Halvorsen cell reaches 412 Wh/kg [1].");
+  assert.equal(body.slice(exact!.start, exact!.end), "The Halvorsen cell reaches 412 Wh/kg [1].");
+  const fuzzy = locateClaim(body, "It costs 40 $/kWh");
+  assert.equal(body.slice(fuzzy!.start, fuzzy!.end), "It costs 40 $/kWh [1] [unverified].");
+  assert.equal(locateClaim(body, "Something the report never says about zebras"), null);
+});
+
+test("marks cover located claims, then [unverified] sentences, never overlapping", () => {
+  const body = splitSources(REPORT).body;
+  const marks = sentenceMarks(body, [{ text: "Both labs agree.", indexes: [1, 2], verdict: "conflicting", tokens: [] }]);
+  assert.deepEqual(marks.map((m) => body.slice(m.start, m.end)), ["It costs 40 $/kWh [1] [unverified].", "Both labs agree [1, 2]."]);
+  assert.deepEqual(marks[0]!.indexes, [1]);
+  const marked = withSentinels(body, marks);
+  assert.ok(marked.includes(`${MARK_OPEN}0\uE001It costs 40 $/kWh [1] [unverified].${MARK_CLOSE}`));
+});
+
+test("the matching sentence of a source is the one holding the claim's tokens", () => {
+  const page = "Intro text here. The Halvorsen cell stores 412 Wh/kg in lab tests. Prices were not disclosed.";
+  assert.equal(matchingSentence(page, "The cell reaches 412 Wh/kg.", ["412"]), "The Halvorsen cell stores 412 Wh/kg in lab tests.");
+  assert.equal(matchingSentence(page, "zebras everywhere", ["zebra"]), null);
+});
