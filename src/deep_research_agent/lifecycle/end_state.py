@@ -75,7 +75,7 @@ def decide_end(record: EndRecord) -> EndStatus:
         error = record.run_error
         return EndStatus(StatusState.ERROR, EndReason(error["reason"]), error["detail"].rstrip(".") + ".")
     if record.report_delivered:
-        return EndStatus(StatusState.DONE, EndReason.REPORT_DELIVERED, f"Report delivered with {record.sources_seen} sources seen.")
+        return EndStatus(StatusState.DONE, EndReason.REPORT_DELIVERED, f"Report delivered with {record.sources_seen} source{'' if record.sources_seen == 1 else 's'} seen.")
     if record.clarification_requested:
         return EndStatus(
             StatusState.DONE, EndReason.AWAITING_CLARIFICATION, "Waiting for the answers to the clarifying questions."
