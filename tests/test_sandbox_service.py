@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -165,11 +166,45 @@ def test_an_exec_past_its_timeout_is_killed_with_124_and_keeps_its_output(client
     assert execute(client, session, "echo still here")["stdout"] == "still here\n"
 
 
+def host_processes_running(marker: str) -> list[int]:
+    pids = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if marker.encode() in cmdline.read_bytes():
+                pids.append(int(cmdline.parent.name))
+        except OSError:
+            continue
+    return pids
+
+
 def test_background_processes_end_with_their_exec(client, session):
     started = time.monotonic()
-    result = execute(client, session, "sleep 60 & echo started")
+    result = execute(client, session, "sleep 6123 & echo started")
     assert result["stdout"] == "started\n" and time.monotonic() - started < 10
-    assert execute(client, session, "ls /proc | grep -c '^[0-9]'")["stdout"].strip() in {"2", "3", "4"}
+    time.sleep(0.2)
+    assert host_processes_running("6123") == []
+
+
+def test_deleting_a_session_kills_the_command_it_is_running(client: httpx.Client):
+    session_id = client.post("/sessions", json={}).json()["session_id"]
+    with ThreadPoolExecutor(1) as pool:
+        running = pool.submit(execute, client, session_id, "sleep 6124")
+        time.sleep(0.5)
+        assert client.delete(f"/sessions/{session_id}").status_code == 200
+        result = running.result(timeout=10)
+    assert result["exit_code"] == 137 and "the session was deleted while the command ran" in result["stderr"]
+    assert host_processes_running("6124") == []
+
+
+def test_parallel_calls_in_one_session_each_get_their_own_result(client, session):
+    with ThreadPoolExecutor(6) as pool:
+        results = list(pool.map(lambda n: python(client, session, f"import time\ntime.sleep(0.2)\nprint({n} * {n})"), range(6)))
+    assert [r["stdout"] for r in results] == [f"{n * n}\n" for n in range(6)]
+
+
+def test_python_multiprocessing_works_inside(client, session):
+    result = python(client, session, "import multiprocessing as mp, getpass\nwith mp.Pool(2) as pool:\n    print(pool.map(abs, [-1, -2]), getpass.getuser())")
+    assert result["stdout"] == "[1, 2] sandbox\n", result["stderr"]
 
 
 def test_an_oom_kills_the_exec_and_not_the_session(client: httpx.Client, report):
@@ -225,9 +260,9 @@ def test_a_session_has_no_network(client, session, host_listener, report):
     assert "connected" not in result["stdout"]
     if report.seccomp.available:
         assert result["stdout"].strip() == "PermissionError 13"  # seccomp: socket(AF_INET) is EACCES
+    # Its own network namespace: nothing but a loopback of its own.
     interfaces = execute(client, session, "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '")["stdout"]
     assert interfaces == "lo\n"
-    # Without seccomp in the way the network namespace alone refuses the host's loopback.
     unix = python(client, session, "import socket\nsocket.socket(socket.AF_UNIX).close()\nprint('unix ok')")
     assert unix["stdout"] == "unix ok\n"
 
