@@ -7,7 +7,8 @@
 #   already set in the environment win, so `DRA_PORT=2100 ./run.sh` works whatever .env says;
 # - `up` refuses to start when the port is taken, because `langgraph dev` would silently move to a random
 #   port and clients would talk to whatever holds the configured one;
-# - exit status is non-zero on any failure.
+# - exit status is non-zero on any failure;
+# - sourcing it (as run-stack.sh does) defines its functions and runs nothing.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")"
@@ -253,4 +254,7 @@ main() {
   esac
 }
 
-main "$@"
+# Sourced (run-stack.sh): define the functions only.
+if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
+  main "$@"
+fi

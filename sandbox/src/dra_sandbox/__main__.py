@@ -7,6 +7,8 @@
 - ``probe`` prints the isolation verdict and what is missing (``--json``: the typed report); exit 0
   unless there is no sandbox at all.
 - ``reap`` removes the sessions and cgroups that stopped services left in SANDBOX_STATE_DIR.
+- ``check URL`` says whether a sandbox answers at URL and accepts LLM_SANDBOX_TOKEN (exit 0), rejects it
+  (exit 3), or is not running (exit 4).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import uvicorn
 from . import isolation
 from .api import create_app
 from .bwrap import BwrapUnavailable
+from .check import check_service
 from .provider import BwrapProvider, StateDir
 from .seccomp import SeccompUnavailable
 from .settings import SandboxSettings, SettingsError, load_settings
@@ -103,6 +106,12 @@ def cmd_reap(_args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    result = check_service(args.url, os.environ.get("LLM_SANDBOX_TOKEN", "").strip())
+    print(result.detail)
+    return {"ready": 0, "token_rejected": 3}.get(result.state, 4)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dra_sandbox", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command")
@@ -114,13 +123,15 @@ def main(argv: list[str] | None = None) -> int:
     probe = commands.add_parser("probe", help="print the isolation this host can give a session")
     probe.add_argument("--json", action="store_true", help="the typed report as JSON")
     commands.add_parser("reap", help="remove sessions that stopped services left behind")
+    check = commands.add_parser("check", help="is a sandbox up at URL, and does it accept LLM_SANDBOX_TOKEN?")
+    check.add_argument("url")
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] not in commands.choices and argv[0] not in ("-h", "--help"):
         argv = ["serve", *argv]
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     try:
-        return {"serve": cmd_serve, "probe": cmd_probe, "reap": cmd_reap}[args.command](args)
+        return {"serve": cmd_serve, "probe": cmd_probe, "reap": cmd_reap, "check": cmd_check}[args.command](args)
     except SettingsError as exc:
         print(f"dra-sandbox: {exc}", file=sys.stderr)
         return 2
