@@ -93,7 +93,7 @@ start_sandbox() {
   esac
   read -r host port < <("$PY" -c 'import sys, urllib.parse as u; p = u.urlsplit(sys.argv[1]); print(p.hostname or "", p.port or 80)' "$url")
   case "$host" in
-    127.0.0.1 | localhost | ::1) ;;
+    127.* | localhost | ::1) ;;
     *) die "no sandbox answers at $url, and run-stack.sh starts only a local one: start it there, or unset LLM_SANDBOX_URL" ;;
   esac
   rm -f "$STACK_DIR/sandbox.ready"

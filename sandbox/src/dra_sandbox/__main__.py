@@ -20,6 +20,7 @@ import logging
 import os
 import socket
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import uvicorn
@@ -49,30 +50,45 @@ def _url(host: str, port: int) -> str:
     return f"http://{shown}:{port}"
 
 
+class _Server(uvicorn.Server):
+    """uvicorn's server, announcing itself (log line, ready file) once it accepts requests."""
+
+    def __init__(self, config: uvicorn.Config, announce: Callable[[], None]) -> None:
+        super().__init__(config)
+        self.announce = announce
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started:
+            self.announce()
+
+
 async def _serve(settings: SandboxSettings, provider: BwrapProvider, ready_file: Path | None) -> int:
     try:
         sock = _bind(settings.host, settings.port)
     except OSError as exc:
-        raise SystemExit(f"dra-sandbox: cannot listen on {settings.host}:{settings.port}: {exc.strerror}") from None
+        print(f"dra-sandbox: cannot listen on {settings.host}:{settings.port}: {exc.strerror}", file=sys.stderr)
+        return 2
+    try:
+        await provider.startup()
+    except Exception as exc:  # noqa: BLE001 - any startup failure is reported and ends the process
+        print(f"dra-sandbox: refusing to start: {exc}", file=sys.stderr)
+        await provider.shutdown()
+        return 2
     url = _url(settings.host, sock.getsockname()[1])
-    app = create_app(settings, provider)
-    config = uvicorn.Config(app, log_level="critical", access_log=False, lifespan="on")
-    server = uvicorn.Server(config)
-    serving = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started and not serving.done():
-        await asyncio.sleep(0.01)
-    if server.started:
+
+    def announce() -> None:
         log.info("listening on %s (auth %s)", url, "on" if settings.token.get_secret_value() else "OFF")
         if ready_file is not None:
             tmp = ready_file.with_suffix(ready_file.suffix + ".tmp")
             tmp.write_text(json.dumps({"url": url, "pid": os.getpid()}))
             tmp.replace(ready_file)
-    await serving
-    sock.close()
-    error = getattr(app.state, "startup_error", None)
-    if error is not None:
-        print(f"dra-sandbox: refusing to start: {error}", file=sys.stderr)
-        return 2
+
+    config = uvicorn.Config(create_app(settings, provider), log_level="warning", access_log=False, lifespan="on")
+    try:
+        await _Server(config, announce).serve(sockets=[sock])
+    finally:
+        sock.close()
     return 0
 
 

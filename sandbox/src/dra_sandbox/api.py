@@ -255,12 +255,9 @@ def create_app(settings: SandboxSettings, provider: BwrapProvider) -> Starlette:
     api = ServiceApi(settings, provider)
 
     @asynccontextmanager
-    async def lifespan(app: Starlette):
-        try:
+    async def lifespan(_app: Starlette):
+        if not provider.started:
             await provider.startup()
-        except Exception as exc:
-            app.state.startup_error = exc  # python -m dra_sandbox reports it and exits non-zero
-            raise
         api.ready = True
         try:
             yield

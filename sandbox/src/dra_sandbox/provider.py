@@ -212,6 +212,7 @@ class BwrapProvider:
         self._lock_fd: int | None = None
         self._reaper: asyncio.Task[None] | None = None
         self._filters: dict[bool, Path] = {}
+        self.started = False
 
     @property
     def report(self) -> IsolationReport:
@@ -239,6 +240,7 @@ class BwrapProvider:
                 self._filters[allow_inet] = path
         await self._self_test()
         self._reaper = asyncio.create_task(self._reap_expired_forever(), name="dra-sandbox-reaper")
+        self.started = True
 
     async def _self_test(self) -> None:
         """One exec in a real session under the state directory, so a setup problem stops the start."""
@@ -260,13 +262,15 @@ class BwrapProvider:
             await self.destroy(session_id)
 
     async def shutdown(self) -> None:
+        self.started = False
         if self._reaper is not None:
             self._reaper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reaper
         for session_id in list(self.sessions):
             await self.destroy(session_id)
-        _rmtree(self._instance_dir)
+        if self._instance:
+            _rmtree(self._instance_dir)
         if self._lock_fd is not None:
             with contextlib.suppress(FileNotFoundError):
                 (self.state.instances / f"{self._instance}.lock").unlink()
