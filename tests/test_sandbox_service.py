@@ -473,3 +473,17 @@ def test_probe_prints_the_verdict_and_json_report():
                        timeout=60).stdout
     )
     assert report["bubblewrap"]["available"] is True
+
+
+def test_without_writable_cgroups_limits_fall_back_to_rlimits_and_still_contain_an_oom(tmp_path: Path):
+    no_cgroups = {"SANDBOX_CGROUP_ROOT": str(tmp_path / "no-cgroups"), "SANDBOX_PIDS_MAX": "64"}
+    with SandboxService(extra_env=no_cgroups) as service, service.client() as client:
+        ready = client.get("/readyz").json()
+        assert ready["isolation"] == "partial"
+        assert any("falls back to prlimit --as" in gap for gap in ready["missing"])
+        session_id = client.post("/sessions", json={"memory_mb": 128}).json()["session_id"]
+        limits = execute(client, session_id, "prlimit --as --nproc --noheadings --output SOFT")["stdout"].split()
+        assert limits == [str(128 * 1024 * 1024), "64"]
+        oom = python(client, session_id, "block = bytearray(400 * 1024 * 1024)")
+        assert oom["exit_code"] == 1 and "MemoryError" in oom["stderr"]
+        assert execute(client, session_id, "echo alive")["stdout"] == "alive\n"

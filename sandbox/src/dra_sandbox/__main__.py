@@ -117,7 +117,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
 
 def cmd_reap(_args: argparse.Namespace) -> int:
     settings = load_settings()
-    reaped = StateDir(settings.state_dir).reap_stale()
+    reaped = StateDir(settings.state_dir, settings.cgroup_root).reap_stale()
     print(f"removed {len(reaped)} stale sandbox session(s) from {settings.state_dir}")
     return 0
 

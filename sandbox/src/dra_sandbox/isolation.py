@@ -191,7 +191,7 @@ def _trial(tools: Toolchain, python: str, host_uid: int | None, bpf: bytes | Non
 def detect(settings: SandboxSettings | None = None) -> HostCapabilities:
     settings = settings or SandboxSettings()
     host_uid = settings.sandbox_uid if os.geteuid() == 0 else None
-    controllers = CgroupControllers.detect()
+    controllers = CgroupControllers.detect(settings.cgroup_root)
     seccomp_ok, seccomp_detail = seccomp.available()
     bpf = seccomp.build_filter(allow_inet=False) if seccomp_ok else None
     try:

@@ -128,8 +128,9 @@ def _rmtree(path: Path) -> None:
 class StateDir:
     """``<root>/instances/<id>.lock`` (held while a service runs) and ``<root>/sessions/<sid>/owner``."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, cgroup_root: Path) -> None:
         self.root = root
+        self.cgroup_root = cgroup_root
         self.instances = root / "instances"
         self.sessions = root / "sessions"
 
@@ -176,7 +177,7 @@ class StateDir:
                 owner = ""
             if owner and self._instance_alive(owner):
                 continue
-            SessionCgroups.existing(session_dir.name).remove()
+            SessionCgroups.existing(session_dir.name, self.cgroup_root).remove()
             _rmtree(session_dir)
             reaped.append(session_dir.name)
         for lock in self.instances.glob("*.lock"):
@@ -203,7 +204,7 @@ class BwrapProvider:
         self.settings = settings
         self.host = host
         self.tools = host.tools
-        self.state = StateDir(settings.state_dir)
+        self.state = StateDir(settings.state_dir, settings.cgroup_root)
         self.sessions: dict[str, Session] = {}
         self._pending = 0
         self._slots = asyncio.Lock()

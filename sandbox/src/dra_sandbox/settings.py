@@ -50,6 +50,7 @@ class SandboxSettings(BaseModel):
     allow_network: bool = Field(True, description="whether a caller may ask for network=true")
     sandbox_uid: int = Field(65534, ge=1, description="host uid sessions run as when the service runs as root")
     python: str = "/usr/bin/python3"
+    cgroup_root: Path = Field(Path("/sys/fs/cgroup"), description="cgroup v1 mount; elsewhere limits fall back to rlimits")
     allow_weak_isolation: bool = Field(False, description="start even without seccomp")
     reap_interval_seconds: float = Field(5.0, gt=0)
 
@@ -72,6 +73,7 @@ ENV_NAMES: dict[str, str] = {
     "allow_network": "SANDBOX_ALLOW_NETWORK",
     "sandbox_uid": "SANDBOX_UID",
     "python": "SANDBOX_PYTHON",
+    "cgroup_root": "SANDBOX_CGROUP_ROOT",
     "allow_weak_isolation": "SANDBOX_ALLOW_WEAK_ISOLATION",
     "reap_interval_seconds": "SANDBOX_REAP_INTERVAL",
 }
