@@ -8,6 +8,7 @@ an exec timeout (124) and an OOM that kills the exec but not the session.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import signal
@@ -442,15 +443,25 @@ def test_sessions_a_crashed_service_left_are_removed_at_the_next_start_and_a_liv
                 service.stop()
 
 
-def test_stopping_the_service_removes_its_sessions():
+def test_stopping_the_service_removes_its_sessions_and_kills_what_they_run():
     service = SandboxService().start()
-    with service.client() as client:
-        session_id = client.post("/sessions", json={}).json()["session_id"]
+    client = service.client()
+    session_id = client.post("/sessions", json={}).json()["session_id"]
     session_dir = service.state_dir / "sessions" / session_id
     assert session_dir.is_dir()
+    pool = ThreadPoolExecutor(1)
+    running = pool.submit(client.post, f"/sessions/{session_id}/exec", json={"command": "sleep 6125", "timeout_seconds": 600})
+    time.sleep(0.5)
+    started = time.monotonic()
     os.killpg(service.process.pid, signal.SIGTERM)
     # uvicorn shuts down gracefully, then re-raises SIGTERM as its exit status.
     assert service.process.wait(timeout=15) in (0, -signal.SIGTERM)
+    assert time.monotonic() - started < 10
+    assert host_processes_running("6125") == []
+    with contextlib.suppress(httpx.HTTPError):
+        running.result(timeout=10)
+    pool.shutdown()
+    client.close()
     assert not session_dir.exists()
     assert not Path(f"/sys/fs/cgroup/pids/dra-sandbox-{session_id}").exists()
     service.stop()
