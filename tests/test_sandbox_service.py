@@ -180,21 +180,21 @@ def host_processes_running(marker: str) -> list[int]:
 
 def test_background_processes_end_with_their_exec(client, session):
     started = time.monotonic()
-    result = execute(client, session, "sleep 6123 & echo started")
+    result = execute(client, session, "sleep 6123.0417 & echo started")
     assert result["stdout"] == "started\n" and time.monotonic() - started < 10
     time.sleep(0.2)
-    assert host_processes_running("6123") == []
+    assert host_processes_running("6123.0417") == []
 
 
 def test_deleting_a_session_kills_the_command_it_is_running(client: httpx.Client):
     session_id = client.post("/sessions", json={}).json()["session_id"]
     with ThreadPoolExecutor(1) as pool:
-        running = pool.submit(execute, client, session_id, "sleep 6124")
+        running = pool.submit(execute, client, session_id, "sleep 6124.0417")
         time.sleep(0.5)
         assert client.delete(f"/sessions/{session_id}").status_code == 200
         result = running.result(timeout=10)
     assert result["exit_code"] == 137 and "the session was deleted while the command ran" in result["stderr"]
-    assert host_processes_running("6124") == []
+    assert host_processes_running("6124.0417") == []
 
 
 def test_parallel_calls_in_one_session_each_get_their_own_result(client, session):
@@ -450,14 +450,14 @@ def test_stopping_the_service_removes_its_sessions_and_kills_what_they_run():
     session_dir = service.state_dir / "sessions" / session_id
     assert session_dir.is_dir()
     pool = ThreadPoolExecutor(1)
-    running = pool.submit(client.post, f"/sessions/{session_id}/exec", json={"command": "sleep 6125", "timeout_seconds": 600})
+    running = pool.submit(client.post, f"/sessions/{session_id}/exec", json={"command": "sleep 6125.0417", "timeout_seconds": 600})
     time.sleep(0.5)
     started = time.monotonic()
     os.killpg(service.process.pid, signal.SIGTERM)
     # uvicorn shuts down gracefully, then re-raises SIGTERM as its exit status.
     assert service.process.wait(timeout=15) in (0, -signal.SIGTERM)
     assert time.monotonic() - started < 10
-    assert host_processes_running("6125") == []
+    assert host_processes_running("6125.0417") == []
     with contextlib.suppress(httpx.HTTPError):
         running.result(timeout=10)
     pool.shutdown()
