@@ -340,9 +340,11 @@ def test_an_empty_token_disables_auth():
         assert "auth OFF" in service.log()
 
 
-def test_a_deleted_session_is_404_everywhere(client: httpx.Client):
+def test_a_deleted_session_is_404_everywhere(client: httpx.Client, sandbox_service: SandboxService):
     session_id = client.post("/sessions", json={}).json()["session_id"]
-    assert client.delete(f"/sessions/{session_id}").status_code == 200
+    assert session_id in sandbox_service.session_ids()
+    assert sandbox_service.delete_session(session_id) == 200
+    assert session_id not in sandbox_service.session_ids()
     calls = [
         client.post(f"/sessions/{session_id}/exec", json={"command": "true"}),
         client.post(f"/sessions/{session_id}/run", json={"language": "python", "code": "pass"}),
