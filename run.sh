@@ -7,7 +7,8 @@
 #   already set in the environment win, so `DRA_PORT=2100 ./run.sh` works whatever .env says;
 # - `up` refuses to start when the port is taken, because `langgraph dev` would silently move to a random
 #   port and clients would talk to whatever holds the configured one;
-# - exit status is non-zero on any failure.
+# - exit status is non-zero on any failure;
+# - sourcing it (as run-stack.sh does) defines its functions and runs nothing.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")"
@@ -30,9 +31,9 @@ Commands:
                           research a question against the running server and watch the run
   smoke                   ask a canned question with --no-clarify
   doctor                  check the local setup (starts nothing)
-  test [PYTEST ARGS...]   sync from the lock, check the lock, install node and chromium when missing, the JS
-                          client's packages (npm ci in tests/js), build the web UI from a clean install
-                          (npm ci and npm run build in ui), run the offline test suite
+  test [PYTEST ARGS...]   sync from the lock, check the lock, install node, chromium and bubblewrap when
+                          missing, the JS client's packages (npm ci in tests/js), build the web UI from a
+                          clean install (npm ci and npm run build in ui), run the offline test suite
   help                    show this text
 
 Environment (also read from ./.env):
@@ -224,10 +225,20 @@ ensure_ui() {
 # What the tests need beyond Python: Debian's nodejs, npm and chromium when missing, the JS client's packages
 # (npm ci in tests/js) and the web UI built from a clean install. When something cannot be installed the
 # suite still runs and the tests that need it are skipped, as each warning says.
+# The sandbox service (sandbox/, tests/test_sandbox_service.py and every test using it) runs sessions under
+# bubblewrap, with libseccomp for its seccomp filter. Without them those tests skip (and fail under CI).
+sandbox_tools_present() {
+  command -v bwrap >/dev/null 2>&1 || return 1
+  ! command -v python3 >/dev/null 2>&1 ||
+    python3 -c 'import ctypes.util, sys; sys.exit(ctypes.util.find_library("seccomp") is None)'
+}
+
+# One apt step for every Debian package the tests need and the machine lacks.
 ensure_test_tools() {
   local missing=()
   node_fits || missing+=(nodejs npm)
   chromium_found || missing+=(chromium)
+  sandbox_tools_present || missing+=(bubblewrap libseccomp2)
   if ((${#missing[@]})); then
     say "installing Debian's ${missing[*]} for the tests"
     apt_install "${missing[@]}" || warn "apt-get could not install ${missing[*]}"
@@ -240,6 +251,7 @@ ensure_test_tools() {
     warn "node and npm are missing or too old; the JS client tests (tests/e2e/test_js_client.py) and the web UI tests (tests/e2e/test_web_ui.py) will be skipped"
   fi
   chromium_found || warn "chromium is missing; the web UI tests (tests/e2e/test_web_ui.py) will be skipped"
+  sandbox_tools_present || warn "bubblewrap or libseccomp is missing; the sandbox tests (tests/test_sandbox_service.py) will be skipped"
 }
 
 cmd_test() {
@@ -285,4 +297,7 @@ main() {
   esac
 }
 
-main "$@"
+# Sourced (run-stack.sh): define the functions only.
+if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
+  main "$@"
+fi

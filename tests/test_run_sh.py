@@ -122,7 +122,7 @@ def project_without_node(tmp_path: Path) -> tuple[Path, Path, Path]:
     stubs for uv, apt-get and id.
 
     uv, apt-get, node and npm append each call to the returned log; ``id`` answers 0, as for root. Unless
-    ``APT_FAILS`` is set, ``apt-get install`` puts node, npm and chromium stubs on the PATH.
+    ``APT_FAILS`` is set, ``apt-get install`` puts node, npm, chromium and bwrap stubs on the PATH.
     """
     project, stubs = tmp_path / "project", tmp_path / "bin"
     (project / "tests" / "js").mkdir(parents=True)
@@ -140,11 +140,14 @@ def project_without_node(tmp_path: Path) -> tuple[Path, Path, Path]:
         "apt-get": (
             f'echo "apt-get $*" >> {log}\n'
             '[ -n "$APT_FAILS" ] && exit 100\n'
-            'case "$*" in *install*)\n'
+            'case "$*" in *install*nodejs*)\n'
             f"  printf '#!/bin/sh\\necho \"node $*\" >> {log}\\n' > {stubs}/node\n"
             f"  printf '#!/bin/sh\\necho \"npm $* in $PWD\" >> {log}\\n' > {stubs}/npm\n"
             f"  printf '#!/bin/sh\\n' > {stubs}/chromium\n"
             f"  {shutil.which('chmod')} +x {stubs}/node {stubs}/npm {stubs}/chromium ;;\n"
+            "esac\n"
+            'case "$*" in *install*bubblewrap*)\n'
+            f"  printf '#!/bin/sh\\n' > {stubs}/bwrap; {shutil.which('chmod')} +x {stubs}/bwrap ;;\n"
             "esac\n"
         ),
     }
@@ -160,15 +163,29 @@ def test_test_installs_debians_node_and_chromium_when_missing_then_the_js_packag
     result = run(project / "run.sh", "test", "-k", "js", env=clean_env(PATH=str(stubs), HOME=str(project)))
 
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "installing Debian's nodejs npm chromium for the tests" in result.stdout
+    assert "installing Debian's nodejs npm chromium bubblewrap libseccomp2 for the tests" in result.stdout
     calls = log.read_text().splitlines()
-    installed = calls.index("apt-get install -y -qq nodejs npm chromium")
+    installed = calls.index("apt-get install -y -qq nodejs npm chromium bubblewrap libseccomp2")
     assert calls[installed - 1] == "apt-get update -qq"
     assert calls.index(f"npm ci in {project / 'tests' / 'js'}") > installed
     built = calls.index(f"npm run build in {project / 'ui'}")
     assert calls[built - 1] == f"npm ci --no-audit --no-fund in {project / 'ui'}", "the UI is built from a clean install"
     assert calls[-1] == "uv run --extra dev pytest -k js"
     assert "will be skipped" not in result.stderr
+
+
+def test_test_installs_bubblewrap_for_the_sandbox_in_the_one_apt_step(project_without_node):
+    project, stubs, log = project_without_node
+    for tool in ("node", "npm", "chromium"):
+        (stubs / tool).write_text("#!/bin/sh\n")
+        (stubs / tool).chmod(0o755)
+
+    result = run(project / "run.sh", "test", env=clean_env(PATH=str(stubs), HOME=str(project)))
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    calls = log.read_text().splitlines()
+    assert [c for c in calls if c.startswith("apt-get")] == ["apt-get update -qq", "apt-get install -y -qq bubblewrap libseccomp2"]
+    assert "the sandbox tests" not in result.stderr
 
 
 def test_test_still_runs_the_suite_when_node_cannot_be_installed_and_says_which_tests_are_skipped(project_without_node):
@@ -179,6 +196,7 @@ def test_test_still_runs_the_suite_when_node_cannot_be_installed_and_says_which_
     assert result.returncode == 0, result.stdout + result.stderr
     assert "the JS client tests (tests/e2e/test_js_client.py) and the web UI tests (tests/e2e/test_web_ui.py) will be skipped" in result.stderr
     assert "chromium is missing; the web UI tests (tests/e2e/test_web_ui.py) will be skipped" in result.stderr
+    assert "the sandbox tests (tests/test_sandbox_service.py) will be skipped" in result.stderr
     calls = log.read_text().splitlines()
     assert not any(call.startswith("npm") for call in calls)
     assert calls[-1] == "uv run --extra dev pytest"
