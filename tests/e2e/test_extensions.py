@@ -117,7 +117,7 @@ async def test_custom_tools_are_offered_to_every_role_called_and_their_events_ca
     run = await stream_run(
         agent_server.url,
         "What is in the catalog?",
-        configurable={"custom_tools_dir": str(EXTENSION_FIXTURES / "tools"), "custom_tool_max_chars": 300},
+        configurable={"custom_tools_dir": str(EXTENSION_FIXTURES / "tools"), "max_result_chars": 300},
     )
 
     done(run)
