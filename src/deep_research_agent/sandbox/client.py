@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from ..protocol.secrets import redact
+from ..protocol.secrets import redact, register_secrets
 from ..retry_after import retry_after_s
 from ..tools.errors import ToolFailure
 
@@ -83,6 +83,7 @@ class SidecarClient:
     def __init__(self, url: str, token: str | None, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
         parts = urlsplit(url)
         self.url = url.rstrip("/")
+        register_secrets([token or ""])
         origin = (parts.scheme, parts.hostname or "", parts.port)
         self._http = httpx.AsyncClient(
             base_url=self.url,

@@ -50,20 +50,24 @@ class SandboxConnector:
     def session(self) -> SandboxSession:
         run = current_run()
         if run.sandbox is None:
-            run.sandbox = SandboxSession(
-                self._open, helpers=self.helpers, exec_timeout_s=self.exec_timeout_s, max_output_chars=self.max_output_chars
-            )
+            run.sandbox = self.new_session()
         return run.sandbox
 
-    async def _open(self) -> Remote:
+    def new_session(self) -> SandboxSession:
+        """A session of its own (the run's is ``session()``): for the sandbox service, with one connection
+        that every remote session it opens shares, closed with it."""
+        options = {"helpers": self.helpers, "exec_timeout_s": self.exec_timeout_s, "max_output_chars": self.max_output_chars}
         if self.provider != SandboxProvider.SIDECAR:
-            return await open_hosted(self.provider, timeout_s=self.session_timeout_s, network=self.network)
+            return SandboxSession(self._open_hosted, **options)
         client = SidecarClient(self.url, self._token)
-        try:
+
+        async def open_remote() -> Remote:
             return await SidecarRemote.open(client, timeout_s=self.session_timeout_s, network=self.network)
-        except BaseException:
-            await client.aclose()
-            raise
+
+        return SandboxSession(open_remote, release=client.aclose, **options)
+
+    async def _open_hosted(self) -> Remote:
+        return await open_hosted(self.provider, timeout_s=self.session_timeout_s, network=self.network)
 
 
 def sandbox_connector(settings: ResearchConfig, skills: SkillCatalog) -> SandboxConnector | None:

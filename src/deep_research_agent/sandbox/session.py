@@ -12,8 +12,8 @@ stores):
 - ``notice_for(caller)`` is the one-time note each agent gets after a reset, that files it wrote before
   are gone (``tools.SandboxNoticeMiddleware`` appends it to that agent's next sandbox tool result);
 - ``execute`` output is cut to ``max_output_chars`` with a note, and exit codes 124 and 137 are explained;
-- ``close`` deletes the remote session (the run's end), ``discard`` schedules that from sync code (a
-  cancelled or evicted run). Failures here are logged, never raised: the service reaps a session that
+- ``close`` deletes the remote session and releases the run's connection (the run's end), ``discard``
+  schedules that from sync code (a cancelled or evicted run). Failures here are logged, never raised: the service reaps a session that
   outlives its timeout anyway.
 """
 
@@ -98,10 +98,7 @@ class SidecarRemote:
         return responses
 
     async def close(self) -> None:
-        try:
-            await self.client.delete_session(self.session_id)
-        finally:
-            await self.client.aclose()
+        await self.client.delete_session(self.session_id)
 
 
 class SandboxSession:
@@ -114,8 +111,10 @@ class SandboxSession:
         helpers: Sequence[tuple[str, bytes]] = (),
         exec_timeout_s: int = 120,
         max_output_chars: int = 60_000,
+        release: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self._opener = opener
+        self._release = release
         self._helpers = list(helpers)
         self._remembered: dict[str, bytes] = {}
         self.exec_timeout_s = exec_timeout_s
@@ -166,6 +165,8 @@ class SandboxSession:
             remote, self._remote = self._remote, None
         if remote is not None:
             await _quietly(remote.close(), "could not delete the run's sandbox session")
+        if self._release is not None:
+            await _quietly(self._release(), "could not close the run's sandbox connection")
 
     def discard(self) -> None:
         """``close`` from sync code: scheduled on the running loop, or left to the service's own timeout."""
