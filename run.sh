@@ -7,7 +7,8 @@
 #   already set in the environment win, so `DRA_PORT=2100 ./run.sh` works whatever .env says;
 # - `up` refuses to start when the port is taken, because `langgraph dev` would silently move to a random
 #   port and clients would talk to whatever holds the configured one;
-# - exit status is non-zero on any failure.
+# - exit status is non-zero on any failure;
+# - sourcing it (as run-stack.sh does) defines its functions and runs nothing.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")"
@@ -30,7 +31,7 @@ Commands:
   smoke                   ask a canned question with --no-clarify
   doctor                  check the local setup (starts nothing)
   test [PYTEST ARGS...]   sync from the lock, check the lock, install node and the JS client's packages
-                          (npm ci in tests/js), run the offline test suite
+                          (npm ci in tests/js) and bubblewrap for the sandbox, run the offline test suite
   help                    show this text
 
 Environment (also read from ./.env):
@@ -167,16 +168,23 @@ node_fits() {
 process.exit(Number(process.versions.node.split(".")[0]) >= need ? 0 : 1);'
 }
 
-# Debian's nodejs and npm packages, as root or through passwordless sudo.
-install_node() {
+# Debian packages, as root or through passwordless sudo; `apt-get update` runs once per call of run.sh.
+APT_UPDATED=0
+apt_install() {
   command -v apt-get >/dev/null 2>&1 || return 1
   local sudo=()
   if [[ "$(id -u)" != 0 ]]; then
     sudo -n true 2>/dev/null || return 1
     sudo=(sudo -n)
   fi
-  "${sudo[@]}" apt-get update -qq && "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm
+  if [[ "$APT_UPDATED" == 0 ]]; then
+    "${sudo[@]}" apt-get update -qq || return 1
+    APT_UPDATED=1
+  fi
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
 }
+
+install_node() { apt_install nodejs npm; }
 
 # The JS client tests (tests/js, driven by tests/e2e/test_js_client.py) need node and the pinned packages of
 # tests/js/package-lock.json. When node cannot be installed the suite still runs and those tests are skipped.
@@ -192,12 +200,23 @@ ensure_js_client() {
   (cd tests/js && npm ci)
 }
 
+# The sandbox service (sandbox/, tests/test_sandbox_service.py and every test using it) runs sessions under
+# bubblewrap, with libseccomp for its seccomp filter. Without them those tests skip (and fail under CI).
+ensure_sandbox_tools() {
+  command -v bwrap >/dev/null 2>&1 && return 0
+  say "bubblewrap is missing; installing Debian's bubblewrap and libseccomp2"
+  if ! apt_install bubblewrap libseccomp2 || ! command -v bwrap >/dev/null 2>&1; then
+    warn "could not install bubblewrap; the sandbox tests (tests/test_sandbox_service.py) will be skipped"
+  fi
+}
+
 cmd_test() {
   say "uv sync --extra dev --locked"
   uv sync --extra dev --locked
   say "uv lock --check"
   uv lock --check
   ensure_js_client
+  ensure_sandbox_tools
   say "pytest $*"
   exec uv run --extra dev pytest "$@"
 }
@@ -235,4 +254,7 @@ main() {
   esac
 }
 
-main "$@"
+# Sourced (run-stack.sh): define the functions only.
+if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
+  main "$@"
+fi

@@ -13,6 +13,7 @@ from deep_research_agent.run import Run, bound_run
 from tests.support.agent_server import AgentServer
 from tests.support.mcp_servers import EVERYTHING_ENTRY, EverythingServer
 from tests.support.mcp_stand_in import McpStandIn
+from tests.support.sandbox_service import SandboxService
 from tests.support.scripted_model import ScriptedModelServer
 from tests.support.web import WebStandIn
 
@@ -113,3 +114,14 @@ def mcp_stand_in(mcp_stand_in_server: McpStandIn) -> McpStandIn:
     """The MCP stand-in with default behaviour and zeroed counters for this test."""
     mcp_stand_in_server.reset()
     return mcp_stand_in_server
+
+
+@pytest.fixture(scope="session")
+def sandbox_service() -> Iterator[SandboxService]:
+    """The real sandbox service (``python -m dra_sandbox``, bubblewrap) on loopback, with its own token.
+
+    Point the agent at it with ``LLM_SANDBOX_URL=sandbox_service.url`` and
+    ``LLM_SANDBOX_TOKEN=sandbox_service.token``. Skips without bubblewrap, except under CI.
+    """
+    with SandboxService() as service:
+        yield service

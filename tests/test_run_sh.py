@@ -121,7 +121,7 @@ def project_without_node(tmp_path: Path) -> tuple[Path, Path, Path]:
     """A copy of run.sh and tests/js/package.json, and a PATH with no node: stubs for uv, apt-get and id.
 
     uv, apt-get, node and npm append each call to the returned log; ``id`` answers 0, as for root. Unless
-    ``APT_FAILS`` is set, ``apt-get install`` puts node and npm stubs on the PATH.
+    ``APT_FAILS`` is set, ``apt-get install`` puts node, npm and bwrap stubs on the PATH.
     """
     project, stubs = tmp_path / "project", tmp_path / "bin"
     (project / "tests" / "js").mkdir(parents=True)
@@ -137,10 +137,13 @@ def project_without_node(tmp_path: Path) -> tuple[Path, Path, Path]:
         "apt-get": (
             f'echo "apt-get $*" >> {log}\n'
             '[ -n "$APT_FAILS" ] && exit 100\n'
-            'case "$*" in *install*)\n'
+            'case "$*" in *install*nodejs*)\n'
             f"  printf '#!/bin/sh\\necho \"node $*\" >> {log}\\n' > {stubs}/node\n"
             f"  printf '#!/bin/sh\\necho \"npm $* in $PWD\" >> {log}\\n' > {stubs}/npm\n"
             f"  {shutil.which('chmod')} +x {stubs}/node {stubs}/npm ;;\n"
+            "esac\n"
+            'case "$*" in *install*bubblewrap*)\n'
+            f"  printf '#!/bin/sh\\n' > {stubs}/bwrap; {shutil.which('chmod')} +x {stubs}/bwrap ;;\n"
             "esac\n"
         ),
     }
@@ -164,6 +167,18 @@ def test_test_installs_debians_node_when_it_is_missing_then_the_js_packages_from
     assert calls[-1] == "uv run --extra dev pytest -k js"
 
 
+def test_test_installs_bubblewrap_for_the_sandbox_with_one_apt_update(project_without_node):
+    project, stubs, log = project_without_node
+
+    result = run(project / "run.sh", "test", env=clean_env(PATH=str(stubs), HOME=str(project)))
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "installing Debian's bubblewrap and libseccomp2" in result.stdout
+    calls = log.read_text().splitlines()
+    assert calls.count("apt-get update -qq") == 1
+    assert calls.index("apt-get install -y -qq bubblewrap libseccomp2") < calls.index("uv run --extra dev pytest")
+
+
 def test_test_still_runs_the_suite_when_node_cannot_be_installed_and_says_which_tests_are_skipped(project_without_node):
     project, stubs, log = project_without_node
 
@@ -171,6 +186,7 @@ def test_test_still_runs_the_suite_when_node_cannot_be_installed_and_says_which_
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert "the JS client tests (tests/e2e/test_js_client.py) will be skipped" in result.stderr
+    assert "the sandbox tests (tests/test_sandbox_service.py) will be skipped" in result.stderr
     calls = log.read_text().splitlines()
     assert not any(call.startswith("npm") for call in calls)
     assert calls[-1] == "uv run --extra dev pytest"

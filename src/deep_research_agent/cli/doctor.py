@@ -3,7 +3,8 @@
 Contract:
 - It starts no server and changes nothing. It checks the Python and uv versions, ``.venv``, that the
   package imports, ``.env``, the model and Tavily keys, ``OPENAI_BASE_URL``, whether the agent server
-  answers ``/ok`` and whether the sandbox (``LLM_SANDBOX_URL``) answers ``/healthz``. It loads the skills and
+  answers ``/ok`` and whether the sandbox (``LLM_SANDBOX_URL``) answers ``/healthz``, and says in plain words
+  what isolation this host can give a local sandbox (``dra_sandbox.isolation.probe()``). It loads the skills and
   custom tools the server would load (``DRA_SKILLS_DIR``, ``DRA_CUSTOM_TOOLS_DIR``) and names each skill or
   plugin file that would be skipped, with its error (a warning: the server runs without it).
 - It never prints a secret: a key is reported by where it is set (the environment or .env), never by its
@@ -130,6 +131,19 @@ def _check_services(url: str, environ: Mapping[str, str], dotenv: Mapping[str, s
     return [server, sandbox]
 
 
+def _check_isolation() -> list[Check]:
+    """The verdict of dra-sandbox's probe (a dev dependency), then one row per missing piece."""
+    try:
+        from dra_sandbox.isolation import probe as probe_isolation
+    except ImportError:
+        return [Check(WARN, "isolation", "dra-sandbox is not installed (./run.sh --sync) — cannot tell")]
+    report = probe_isolation()
+    return [
+        Check(OK if report.level == "full" else WARN, "isolation", report.verdict()),
+        *(Check(WARN, "isolation", f"missing: {gap}") for gap in report.missing()),
+    ]
+
+
 def run_doctor(url: str, root: Path, environ: Mapping[str, str]) -> list[Check]:
     dotenv = read_dotenv(root / ".env")
     return [
@@ -138,6 +152,7 @@ def run_doctor(url: str, root: Path, environ: Mapping[str, str]) -> list[Check]:
         *_check_settings(environ, dotenv),
         *_check_extensions(environ, dotenv),
         *_check_services(url, environ, dotenv),
+        *_check_isolation(),
     ]
 
 

@@ -1,0 +1,62 @@
+"""``./run-stack.sh ask`` on a fresh setup: it brings up the sandbox and the agent, streams one run, tears both down."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from pathlib import Path
+
+from tests.conftest import agent_env
+from tests.e2e.scenarios import orchestrator, plan_and_delegate, researcher_reads, scenario, submit
+from tests.support.sandbox_service import require_bubblewrap
+from tests.support.web import ARTICLES
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def listening(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_ask_brings_up_the_sandbox_and_the_agent_streams_the_run_and_tears_both_down(model_server, web_server, scripted, web):
+    require_bubblewrap()
+    url = web.url(ARTICLES["halvorsen-cell"].path)
+    scripted.set_scenario(
+        scenario(
+            orchestrator(
+                plan_and_delegate("Find the energy density of sodium-glass batteries"),
+                submit(f"# Sodium-glass batteries\n\nThey reach 412 Wh/kg [1].\n\n## Sources\n[1] Halvorsen — {url}\n"),
+            ),
+            researcher_reads(url, query="sodium glass battery", finding="412 Wh/kg", quote="412 Wh/kg"),
+        )
+    )
+    agent_port, sandbox_port = free_port(), free_port()
+    scratch = Path(tempfile.mkdtemp(prefix="dra-run-stack-e2e-"))
+    scratch.chmod(0o711)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DRA_", "LLM_SANDBOX_", "SANDBOX_"))}
+    env.update(agent_env(model_server, web_server))
+    env.update({"DRA_PORT": str(agent_port), "SANDBOX_PORT": str(sandbox_port), "SANDBOX_STATE_DIR": str(scratch / "state"),
+                "LANGGRAPH_DISABLE_FILE_PERSISTENCE": "true", "COLUMNS": "120", "NO_COLOR": "1"})
+    try:
+        done = subprocess.run([str(ROOT / "run-stack.sh"), "ask", "How dense are sodium-glass batteries?"], cwd=ROOT,
+                              env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    assert f"Starting the sandbox service at http://127.0.0.1:{sandbox_port}" in out
+    assert "Sodium-glass batteries" in out and "Run time" in out
+    assert out.index("Run time") < out.index("Stopping the agent server") < out.index("Stopping the sandbox service")
+    assert not listening(agent_port) and not listening(sandbox_port)
+    assert "generated one for this run (not shown)" in out
