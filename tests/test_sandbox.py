@@ -1,11 +1,18 @@
 """Specification of the agent's sandbox client (``sandbox/``): the HTTP API, one lazily opened session per
 run, a single reset per death under parallel callers, the token kept to the sandbox, classified failures,
-deepagents' file operations over it, and the hosted providers' wiring. Against a loopback stand-in of the
-service (tests/support/sandbox_stand_in.py)."""
+deepagents' file operations over it, and the hosted providers' wiring.
+
+Against the real sandbox service (``sandbox_service``: ``python -m dra_sandbox`` on loopback, bubblewrap);
+a session is killed behind the agent's back with the service's own ``DELETE``. The ways other services
+report a dead session (HTTP 500 or an exec's stderr saying "No such container") and the service's error
+statuses come from a scripted transport.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
 import sys
 import types
 from collections.abc import Iterator
@@ -15,6 +22,7 @@ import httpx
 import pytest
 from deepagents.backends.protocol import ExecuteResponse
 
+from deep_research_agent.extensions.skills import load_skills
 from deep_research_agent.names import SandboxProvider
 from deep_research_agent.run import Run, bound_run, close_run, current_run
 from deep_research_agent.sandbox import hosted
@@ -22,38 +30,50 @@ from deep_research_agent.sandbox.backend import SandboxBackend
 from deep_research_agent.sandbox.client import SessionGone, SidecarClient
 from deep_research_agent.sandbox.connector import SandboxConnector, skill_helpers
 from deep_research_agent.sandbox.session import SandboxSession
-from deep_research_agent.extensions.skills import load_skills
 from deep_research_agent.settings import ResearchConfig
 from deep_research_agent.tools.errors import ToolFailure
 from tests.conftest import EXTENSION_FIXTURES
-from tests.support.sandbox_stand_in import BWRAP, SandboxStandIn
+from tests.support.sandbox_service import SandboxService
 
-pytestmark = [pytest.mark.anyio, pytest.mark.skipif(BWRAP is None, reason="bubblewrap is not installed")]
+pytestmark = pytest.mark.anyio
 
 TOKEN = "sandbox-token-0123456789abcdef"
+SESSION_ID = "0123456789abcdef"
 
 
-@pytest.fixture(scope="module")
-def stand_in_server() -> Iterator[SandboxStandIn]:
-    with SandboxStandIn(token=TOKEN) as server:
-        yield server
+class Sandbox:
+    """The real service, with what the tests do to it behind the agent's back."""
+
+    def __init__(self, service: SandboxService) -> None:
+        self.service = service
+        self.url = service.url
+        self.token = service.token
+
+    def kill(self, session: SandboxSession) -> str:
+        session_id = session._remote.session_id  # type: ignore[union-attr]
+        with self.service.client() as client:
+            assert client.delete(f"/sessions/{session_id}").status_code == 200
+        return session_id
+
+    def alive(self, session_id: str) -> bool:
+        with self.service.client() as client:
+            return client.post(f"/sessions/{session_id}/exec", json={"command": "true"}).status_code == 200
 
 
 @pytest.fixture
-def sandbox(stand_in_server: SandboxStandIn) -> SandboxStandIn:
-    stand_in_server.reset()
-    return stand_in_server
+def sandbox(sandbox_service: SandboxService) -> Sandbox:
+    return Sandbox(sandbox_service)
 
 
-def settings_for(url: str, token: str | None = TOKEN, **env: str) -> ResearchConfig:
+def settings_for(url: str, token: str | None, **env: str) -> ResearchConfig:
     environ = {"OPENAI_API_KEY": "sk-test", "LLM_SANDBOX_URL": url, **env}
     if token is not None:
         environ["LLM_SANDBOX_TOKEN"] = token
     return ResearchConfig.resolve({}, environ)
 
 
-def connector(url: str, token: str | None = TOKEN, **env: str) -> SandboxConnector:
-    return SandboxConnector(settings_for(url, token, **env))
+def connector(sandbox: Sandbox, **env: str) -> SandboxConnector:
+    return SandboxConnector(settings_for(sandbox.url, sandbox.token, **env))
 
 
 @pytest.fixture
@@ -64,8 +84,8 @@ def statuses() -> Iterator[list[dict]]:
 
 
 async def test_the_session_opens_on_first_use_and_runs_commands_and_file_transfers(sandbox, run):
-    session = connector(sandbox.url).session()
-    assert not session.is_open and sandbox.live() == []
+    session = connector(sandbox).session()
+    assert not session.is_open
 
     upload = await session.upload([("/workspace/data/prices.csv", b"day,price\n1,10\n2,14\n")])
     result = await session.execute("python3 -c \"import csv;print(sum(float(r['price']) for r in csv.DictReader(open('data/prices.csv'))))\"")
@@ -75,21 +95,22 @@ async def test_the_session_opens_on_first_use_and_runs_commands_and_file_transfe
     assert [u.error for u in upload] == [None]
     assert (result.output.strip(), result.exit_code) == ("24.0", 0)
     assert download.content == b"day,price\n1,10\n2,14\n" and missing.error == "file_not_found"
-    assert len(sandbox.created_requests) == 1 and session.opened == 1
-    assert sandbox.created_requests[0] == {"timeout_seconds": 5400, "network": False}
+    assert session.opened == 1
+    await session.close()
 
 
 async def test_parallel_first_calls_open_one_session(sandbox, run):
-    session = connector(sandbox.url).session()
+    session = connector(sandbox).session()
 
     results = await asyncio.gather(*(session.execute(f"echo {n}") for n in range(6)))
 
     assert [r.output.strip() for r in results] == [str(n) for n in range(6)]
-    assert len(sandbox.created_requests) == 1
+    assert session.opened == 1
+    await session.close()
 
 
 async def test_every_agent_of_a_run_shares_its_session_and_runs_do_not(sandbox):
-    shared = connector(sandbox.url)
+    shared = connector(sandbox)
     with bound_run(Run(key="a")):
         first, again = shared.session(), shared.session()
     with bound_run(Run(key="b")):
@@ -98,48 +119,75 @@ async def test_every_agent_of_a_run_shares_its_session_and_runs_do_not(sandbox):
     assert first is again and other is not first
 
 
-@pytest.mark.parametrize("death", ["404", "container", "exec"])
-async def test_a_dead_session_is_replaced_once_under_parallel_callers(sandbox, run, statuses, death):
-    session = connector(sandbox.url).session()
+async def test_a_session_killed_behind_the_agents_back_is_replaced_once_under_parallel_callers(sandbox, run, statuses):
+    session = connector(sandbox).session()
     await session.upload([("/workspace/mine.txt", b"gone soon")])
-    [dead] = sandbox.live()
-    sandbox.death = death
-    sandbox.kill(dead)
+    dead = sandbox.kill(session)
 
     results = await asyncio.gather(*(session.execute(f"echo call-{n}; ls /workspace") for n in range(5)))
 
     assert [r.output.split()[0] for r in results] == [f"call-{n}" for n in range(5)]
     assert all("mine.txt" not in r.output for r in results)
-    assert len(sandbox.created_requests) == 2 and session.resets == 1 and sandbox.live() != [dead]
+    assert session.opened == 2 and session.resets == 1 and not sandbox.alive(dead)
     [reset] = statuses
-    assert reset["state"] == "sandbox_reset" and "files written before are gone" in reset["detail"]
-    assert ("http 404" if death == "404" else "no such container") in reset["detail"].lower()
+    assert reset["state"] == "sandbox_reset" and "HTTP 404" in reset["detail"] and "files written before are gone" in reset["detail"]
+    await session.close()
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        pytest.param(httpx.Response(404, json={"detail": "session 0123456789abcdef not found", "error": "session_not_found"}), id="404"),
+        pytest.param(httpx.Response(500, json={"detail": "Error response from daemon: No such container: sbx-1"}), id="500-no-such-container"),
+        pytest.param(httpx.Response(200, json={"stdout": "", "stderr": "Error: No such container: sbx-1", "exit_code": 1}), id="exec-stderr"),
+        pytest.param(httpx.Response(500, json={"detail": "container sbx-1 is not running"}), id="500-not-running"),
+    ],
+)
+async def test_every_way_a_service_reports_a_dead_session_is_a_dead_session(answer):
+    client = SidecarClient("http://127.0.0.1:1", TOKEN, transport=httpx.MockTransport(lambda request: answer))
+
+    with pytest.raises(SessionGone):
+        await client.exec(SESSION_ID, "true", timeout_s=5)
+    await client.aclose()
+
+
+async def test_a_failing_command_whose_output_mentions_a_container_is_no_dead_session():
+    answer = httpx.Response(200, json={"stdout": "checking", "stderr": "No such container", "exit_code": 1})
+    client = SidecarClient("http://127.0.0.1:1", TOKEN, transport=httpx.MockTransport(lambda request: answer))
+
+    result = await client.exec(SESSION_ID, "docker ps", timeout_s=5)
+    await client.aclose()
+
+    assert result.exit_code == 1 and result.stdout == "checking"
 
 
 async def test_each_agent_is_told_once_that_earlier_files_are_gone(sandbox, run, statuses):
-    session = connector(sandbox.url).session()
+    session = connector(sandbox).session()
     await session.execute("true")
     assert session.notice_for("task-a") is None
 
-    sandbox.kill(sandbox.live()[0])
+    sandbox.kill(session)
     await session.execute("true")
 
     notice = session.notice_for("task-a")
     assert notice and "Files written before then are gone" in notice
     assert session.notice_for("task-a") is None
-    assert session.notice_for("task-b") == notice.replace("task-a", "task-b")
+    assert session.notice_for("task-b") == notice
+    await session.close()
 
 
 async def test_helpers_and_offloaded_files_come_back_in_the_replacement_session(sandbox, run, statuses):
-    session = SandboxConnector(settings_for(sandbox.url), [("/workspace/skills/demo/helper.py", b"VALUE = 7\n")]).session()
+    settings = settings_for(sandbox.url, sandbox.token)
+    session = SandboxConnector(settings, [("/workspace/skills/demo/helper.py", b"VALUE = 7\n")]).session()
     await session.upload([("/workspace/data/big.json", b"[1, 2, 3]")])
     session.remember("/workspace/data/big.json", b"[1, 2, 3]")
-    sandbox.kill(sandbox.live()[0])
+    sandbox.kill(session)
 
     result = await session.execute("cat /workspace/data/big.json; echo; cd /workspace/skills/demo && python3 -c 'import helper; print(helper.VALUE)'")
 
     assert result.output.split() == ["[1,", "2,", "3]", "7"]
     assert "Offloaded results were uploaded again" in (session.notice_for("x") or "")
+    await session.close()
 
 
 async def test_a_second_death_in_the_retried_call_is_a_transient_failure(run, statuses):
@@ -168,25 +216,25 @@ async def test_a_second_death_in_the_retried_call_is_a_transient_failure(run, st
 
 
 async def test_a_timeout_is_exit_124_with_a_note_and_long_output_is_cut(sandbox, run):
-    session = SandboxConnector(settings_for(sandbox.url, DRA_MAX_RESULT_CHARS="100")).session()
+    session = connector(sandbox, DRA_MAX_RESULT_CHARS="100").session()
 
     slow = await session.execute("sleep 5", timeout_s=1)
     loud = await session.execute("yes | head -c 5000")
 
     assert slow.exit_code == 124 and "ran past its 1 s limit" in slow.output
     assert loud.output.startswith("y\ny\n") and "Output cut to 100 of 5,000 characters" in loud.output
+    await session.close()
 
 
-async def test_the_token_reaches_the_sandbox_and_a_wrong_one_is_a_permanent_error_that_never_shows_it(sandbox, run):
-    await connector(sandbox.url).session().execute("true")
-    assert all(sent_token for _, _, sent_token in sandbox.requests)
-
+async def test_a_wrong_token_is_a_permanent_error_that_never_shows_a_token(sandbox, run):
     wrong = "wrong-token-abcdef0123456789"
+    session = SandboxConnector(settings_for(sandbox.url, wrong)).session()
+
     with pytest.raises(ToolFailure) as failure:
-        await connector(sandbox.url, token=wrong).new_session().execute("true")
+        await session.execute("true")
 
     assert failure.value.kind == "permanent" and "LLM_SANDBOX_TOKEN must match" in failure.value.message
-    assert wrong not in failure.value.message and TOKEN not in failure.value.message
+    assert wrong not in failure.value.message and sandbox.token not in failure.value.message
 
 
 async def test_the_token_is_never_sent_to_another_address():
@@ -218,7 +266,7 @@ async def test_redirects_are_not_followed_so_the_token_cannot_be_led_away():
 
 async def test_an_unreachable_service_is_a_transient_error_and_the_next_call_tries_again(run):
     with socket_closed() as url:
-        session = connector(url).session()
+        session = SandboxConnector(settings_for(url, TOKEN)).session()
         for _ in range(2):
             with pytest.raises(ToolFailure) as failure:
                 await session.execute("true")
@@ -226,18 +274,12 @@ async def test_an_unreachable_service_is_a_transient_error_and_the_next_call_tri
     assert session.opened == 0
 
 
-def socket_closed():
-    import contextlib
-    import socket
-
-    @contextlib.contextmanager
-    def closed() -> Iterator[str]:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
-        yield f"http://127.0.0.1:{port}"
-
-    return closed()
+@contextlib.contextmanager
+def socket_closed() -> Iterator[str]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    yield f"http://127.0.0.1:{port}"
 
 
 @pytest.mark.parametrize(
@@ -264,7 +306,7 @@ async def test_service_errors_are_classified(status, kind, words):
 
 
 async def test_deepagents_file_operations_work_over_the_session(sandbox, run):
-    backend = SandboxBackend(connector(sandbox.url))
+    backend = SandboxBackend(connector(sandbox))
 
     written = await backend.awrite("/workspace/task.py", "print('first')\n")
     edited = await backend.aedit("/workspace/task.py", "first", "second")
@@ -278,34 +320,35 @@ async def test_deepagents_file_operations_work_over_the_session(sandbox, run):
     assert [entry["path"] for entry in listed.entries] == ["/workspace/task.py"]
     with pytest.raises(NotImplementedError, match="async only"):
         backend.execute("true")
+    await run.sandbox.close()
 
 
 async def test_a_closed_run_has_its_session_deleted(sandbox):
-    sandboxes = connector(sandbox.url)
-    config = {"configurable": {"run_id": "run-closing"}}
-    run = current_run(config)
+    sandboxes = connector(sandbox)
+    run = current_run({"configurable": {"run_id": "run-closing"}})
     with bound_run(run):
         await sandboxes.session().execute("true")
-    [live] = sandbox.live()
+    session_id = run.sandbox._remote.session_id  # type: ignore[union-attr]
 
     close_run(run.key)
     for _ in range(100):
-        if not sandbox.live():
+        if not sandbox.alive(session_id):
             break
-        await asyncio.sleep(0.02)
+        await asyncio.sleep(0.05)
 
-    assert sandbox.deleted == [live] and sandbox.live() == []
+    assert not sandbox.alive(session_id)
 
 
 async def test_skill_helper_modules_are_uploaded_into_each_session(sandbox, run):
     skills = load_skills(EXTENSION_FIXTURES / "skills")
     helpers = skill_helpers(skills)
-    session = SandboxConnector(settings_for(sandbox.url), helpers).session()
+    session = SandboxConnector(settings_for(sandbox.url, sandbox.token), helpers).session()
 
     result = await session.execute("cd /workspace/skills/cited-table && python3 -c 'import table_helpers; print(table_helpers.CITATION_STYLE)'")
 
     assert [path for path, _ in helpers] == ["/workspace/skills/cited-table/table_helpers.py"]
     assert result.output.strip() == "[n]"
+    await session.close()
 
 
 # --------------------------------------------------------------------------
@@ -354,7 +397,7 @@ def test_a_runs_unusable_sandbox_url_ends_the_run_with_a_config_error(url):
 
 
 def test_a_session_shorter_than_a_run_is_warned_about():
-    settings = settings_for("http://127.0.0.1:1", LLM_SANDBOX_SESSION_TIMEOUT="600")
+    settings = settings_for("http://127.0.0.1:1", TOKEN, LLM_SANDBOX_SESSION_TIMEOUT="600")
 
     assert any("Raise LLM_SANDBOX_SESSION_TIMEOUT" in w for w in settings.warnings)
 

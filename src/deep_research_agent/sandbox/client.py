@@ -3,8 +3,10 @@
 Contract of ``SidecarClient`` (one per run's session, closed with it):
 - ``create_session`` is ``POST /sessions`` ``{timeout_seconds, network}`` → ``session_id``; ``exec`` is
   ``POST /sessions/{id}/exec`` ``{command, timeout_seconds, workdir}`` → ``ExecResult``; ``write_file`` is
-  ``PUT /sessions/{id}/files`` (base64, so any bytes travel); ``read_file`` is ``GET /sessions/{id}/files``
-  (``None`` for a file that does not exist); ``delete_session`` is ``DELETE /sessions/{id}``;
+  ``PUT /sessions/{id}/files`` (base64, so any bytes travel); ``read_file`` is ``GET /sessions/{id}/files``;
+  ``delete_session`` is ``DELETE /sessions/{id}``. A file operation the service refuses (HTTP 400 whose
+  ``error`` is one of deepagents' file error codes: ``file_not_found``, ``permission_denied``,
+  ``is_directory``, ``invalid_path``) raises ``FileOperationFailed`` with that code;
 - the bearer token goes only to the configured service: it is attached by an auth hook that refuses any
   other origin, and redirects are never followed. No error text carries a header, and every text from the
   service is redacted before it is shown;
@@ -40,8 +42,19 @@ _EXEC_GRACE_S = 15.0
 _CALL_TIMEOUT_S = 60.0
 
 
+FILE_ERRORS = frozenset({"file_not_found", "permission_denied", "is_directory", "invalid_path"})
+
+
 class SessionGone(Exception):
     """The sandbox session this call used no longer exists."""
+
+
+class FileOperationFailed(Exception):
+    """The service refused one file operation; ``code`` is deepagents' name for why."""
+
+    def __init__(self, code: str, detail: str = "") -> None:
+        super().__init__(detail or code)
+        self.code = code
 
 
 class ExecResult(BaseModel):
@@ -113,14 +126,9 @@ class SidecarClient:
         payload = {"path": path, "content": base64.b64encode(content).decode("ascii"), "encoding": "base64"}
         await self._call("PUT", f"/sessions/{session_id}/files", json=payload, session=True)
 
-    async def read_file(self, session_id: str, path: str, *, max_bytes: int) -> tuple[bytes, bool] | None:
-        """The file's bytes and whether they were cut at ``max_bytes``; None when there is no such file."""
-        try:
-            body = await self._call(
-                "GET", f"/sessions/{session_id}/files", params={"path": path, "max_bytes": max_bytes}, session=True, file=True
-            )
-        except FileNotFoundError:
-            return None
+    async def read_file(self, session_id: str, path: str, *, max_bytes: int) -> tuple[bytes, bool]:
+        """The file's bytes and whether they were cut at ``max_bytes``."""
+        body = await self._call("GET", f"/sessions/{session_id}/files", params={"path": path, "max_bytes": max_bytes}, session=True)
         got = _parse(_FileContent, body)
         data = base64.b64decode(got.content) if got.encoding == "base64" else got.content.encode("utf-8")
         return data, got.truncated
@@ -140,7 +148,6 @@ class SidecarClient:
         path: str,
         *,
         session: bool = False,
-        file: bool = False,
         timeout: float | None = None,
         **kwargs: Any,
     ) -> Any:
@@ -155,23 +162,20 @@ class SidecarClient:
                 return response.json()
             except ValueError:
                 raise ToolFailure.transient("the sandbox service sent an answer that is not JSON.") from None
-        raise _failure(response, session=session, file=file)
+        raise _failure(response, session=session)
 
 
-def _failure(response: httpx.Response, *, session: bool, file: bool) -> Exception:
+def _failure(response: httpx.Response, *, session: bool) -> Exception:
     status = response.status_code
-    detail = _detail(_response_detail(response))
+    raw, code = _response_detail(response)
+    detail = _detail(raw)
     said = f" ({detail})" if detail else ""
-    if session and (status == 404 or status >= 500) and _DEAD_SESSION.search(detail):
+    if session and (status == 404 or (status >= 500 and _DEAD_SESSION.search(detail))):
         return SessionGone(f"HTTP {status}{said}")
     if status == 404:
-        if file and "session" not in detail.lower():
-            return FileNotFoundError(detail)
-        if session:
-            return SessionGone(f"HTTP 404{said}")
         return ToolFailure.permanent(f"the sandbox service has no such endpoint (HTTP 404{said}); check LLM_SANDBOX_URL.")
-    if file and status >= 500 and re.search(r"no such file|not found|cannot open", detail, re.I):
-        return FileNotFoundError(detail)
+    if status == 400 and code in FILE_ERRORS:
+        return FileOperationFailed(code, detail)
     if status in (401, 403):
         return ToolFailure.permanent(
             f"the sandbox service refused the token (HTTP {status}): LLM_SANDBOX_TOKEN must match the service's. "
@@ -187,13 +191,16 @@ def _failure(response: httpx.Response, *, session: bool, file: bool) -> Exceptio
     return ToolFailure.permanent(f"the sandbox service refused the request (HTTP {status}){said}.")
 
 
-def _response_detail(response: httpx.Response) -> str:
+def _response_detail(response: httpx.Response) -> tuple[str, str]:
+    """The answer's ``detail`` as text, and its ``error`` code if it names one."""
     try:
         body = response.json()
     except ValueError:
-        return response.text
-    detail = body.get("detail") if isinstance(body, dict) else body
-    return detail if isinstance(detail, str) else str(detail)
+        return response.text, ""
+    if not isinstance(body, dict):
+        return str(body), ""
+    detail = body.get("detail")
+    return (detail if isinstance(detail, str) else str(detail or "")), str(body.get("error") or "")
 
 
 def _detail(text: str) -> str:

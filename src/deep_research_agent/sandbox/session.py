@@ -31,7 +31,7 @@ from ..names import StatusState
 from ..protocol.events import emit
 from ..protocol.secrets import redact
 from ..tools.errors import ToolFailure
-from .client import SessionGone, SidecarClient
+from .client import FileOperationFailed, SessionGone, SidecarClient
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +79,8 @@ class SidecarRemote:
         for path, content in files:
             try:
                 await self.client.write_file(self.session_id, path, content)
+            except FileOperationFailed as refused:
+                responses.append(FileUploadResponse(path=path, error=refused.code))
             except ToolFailure as failure:
                 if failure.kind == "transient":
                     raise
@@ -90,11 +92,12 @@ class SidecarRemote:
     async def download(self, paths: list[str]) -> list[FileDownloadResponse]:
         responses = []
         for path in paths:
-            got = await self.client.read_file(self.session_id, path, max_bytes=_DOWNLOAD_MAX_BYTES)
-            if got is None:
-                responses.append(FileDownloadResponse(path=path, error="file_not_found"))
+            try:
+                content, _ = await self.client.read_file(self.session_id, path, max_bytes=_DOWNLOAD_MAX_BYTES)
+            except FileOperationFailed as refused:
+                responses.append(FileDownloadResponse(path=path, error=refused.code))
             else:
-                responses.append(FileDownloadResponse(path=path, content=got[0]))
+                responses.append(FileDownloadResponse(path=path, content=content))
         return responses
 
     async def close(self) -> None:
