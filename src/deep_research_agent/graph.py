@@ -163,15 +163,12 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = ()) -> Com
     orchestrator_mcp, subagent_mcp = _mcp_prompts(settings, mcp)
     code_prompt = prompts.template(prompts.Prompt.CODE_EXECUTION if sandbox else prompts.Prompt.NO_CODE_EXECUTION)
     sandbox_roles = _sandbox_roles(settings, sandbox) if sandbox else []
-    models_by_role = {
-        Role.RESEARCH_SUBAGENT: tier.subagent.slug,
-        Role.EXTRACT_SUBAGENT: tier.utility.slug,
-        Role.CODING_SUBAGENT: tier.coding.slug,
-    }
+    sandbox_models = {Role.EXTRACT_SUBAGENT: tier.utility.slug, Role.CODING_SUBAGENT: tier.coding.slug} if sandbox else {}
+    models_by_role = {Role.RESEARCH_SUBAGENT: tier.subagent.slug, **sandbox_models}
     delegation: list[AgentMiddleware] = []
     if sandbox_roles:
         delegation = [
-            HandOverMiddleware(models_by_role=models_by_role, nested=True),
+            HandOverMiddleware(models_by_role=sandbox_models, nested=True),
             SubAgentMiddleware(backend=StateBackend(), subagents=sandbox_roles, task_description=_NESTED_TASK_DESCRIPTION),
         ]
     subagent_middleware = [

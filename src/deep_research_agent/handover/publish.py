@@ -1,8 +1,9 @@
 """The hand-over, on the orchestrator's side: every ``task`` call bracketed with events, its failures
 contained, and the sub-agent's findings published.
 
-Contract (orchestrator only):
-- ``subagent_start`` before the sub-agent runs and ``subagent_done`` after, with its role and model;
+Contract (orchestrator only; ``models_by_role`` is the roster, with each sub-agent's model):
+- ``subagent_start`` before the sub-agent runs and ``subagent_done`` after, with its role and model; a
+  ``task`` for a role not on the roster is left to the task tool, which says no such sub-agent exists;
   ``subagent_done`` adds the sub-agent's own model calls and tokens;
 - while the sub-agent runs, every event it emits carries its role and this ``task`` call's id (through
   the ``current_sender`` context variable, which parallel ``task`` calls each hold separately);
@@ -89,6 +90,9 @@ class HandOverMiddleware(AgentMiddleware):
             return await handler(request)
         args = request.tool_call.get("args") or {}
         role = str(args.get("subagent_type") or "unknown")
+        if role not in self.models_by_role:
+            # Not on the roster: the task tool answers that it does not exist, and nothing was started.
+            return await handler(request)
         task_id = request.tool_call["id"]
         unit = str(args.get("description") or "")
         model = self.models_by_role.get(role)
