@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
@@ -141,15 +142,25 @@ class SeriesSummary:
 
 def summarize(points: list[Point]) -> SeriesSummary:
     """The statistics of ``points``, taken in the order given (oldest first); at least one point."""
-    if not points:
-        raise ValueError("a series needs at least one point")
-    values = [p.value for p in points]
+    return summarize_values([p.label for p in points], [p.value for p in points])
+
+
+def summarize_values(labels: Sequence[str], values: Sequence[float]) -> SeriesSummary:
+    """``summarize`` over parallel labels and values (oldest first), without a ``Point`` per row."""
+    if not values or len(labels) != len(values):
+        raise ValueError("a series needs at least one point, and one label per value")
+    low = min(range(len(values)), key=values.__getitem__)
+    high = max(range(len(values)), key=values.__getitem__)
+
+    def point(index: int) -> Point:
+        return Point(label=labels[index], value=values[index], unit="")
+
     return SeriesSummary(
-        count=len(points),
-        first=points[0],
-        last=points[-1],
-        low=min(points, key=lambda p: p.value),
-        high=max(points, key=lambda p: p.value),
+        count=len(values),
+        first=point(0),
+        last=point(len(values) - 1),
+        low=point(low),
+        high=point(high),
         mean=statistics.fmean(values),
         median=statistics.median(values),
     )

@@ -26,6 +26,7 @@ sandbox it writes into the checkpointed graph state instead of truncating.
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import hashlib
 import io
@@ -33,12 +34,14 @@ import json
 import logging
 import math
 import re
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.secrets import redact
-from ..report.series import Point, summarize
+from ..report.series import summarize_values
 from .errors import ToolFailure
 
 if TYPE_CHECKING:
@@ -53,6 +56,10 @@ PREVIEW_TEXT_CHARS = 1500
 MIN_SERIES_POINTS = 3
 MAX_SUMMARISED_METRICS = 4
 MAX_COLUMNS_SHOWN = 40
+SAMPLE_ROWS = 100
+# Larger results are examined (parsed, checked for a series) off the event loop, in threads of their own.
+EXAMINE_OFF_LOOP_CHARS = 20_000
+_EXAMINE_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="dra-results")
 _TIME_COLUMN = re.compile(r"^(?:date|time|timestamp|datetime|ts|day|week|month|year|period|as_of|asof|dt)$", re.I)
 _SLUG = re.compile(r"[^a-z0-9]+")
 SERIES_RULE = (
@@ -119,9 +126,11 @@ async def fit_result(text: str, *, name: str, cite_as: str, limits: ResultLimits
     """The text a model reads in place of ``text``; see the module contract. ``name`` names the file,
     ``cite_as`` says how the stub tells the model to cite it (e.g. ``"MCP: prices"`` with its quotes),
     ``tabular`` is False for prose (a fetched page), which is measured in characters only."""
-    table = parse_table(text) if tabular else None
+    if len(text) > EXAMINE_OFF_LOOP_CHARS:
+        table, series = await asyncio.get_running_loop().run_in_executor(_EXAMINE_POOL, _examine, text, tabular)
+    else:
+        table, series = _examine(text, tabular)
     rows = len(table.rows) if table else 0
-    series = detect_series(table) if table else None
     over = [
         *([f"{rows:,} rows (limit {limits.max_rows:,})"] if limits.max_rows and rows > limits.max_rows else []),
         *([f"{len(text):,} characters (limit {limits.max_chars:,})"] if limits.max_chars and len(text) > limits.max_chars else []),
@@ -140,6 +149,11 @@ async def fit_result(text: str, *, name: str, cite_as: str, limits: ResultLimits
         else:
             return _stub(path, text, table=table, series=series, over=over or ["a metric time series"], cite_as=cite_as)
     return _truncated(text, table=table, series=series, limits=limits, why=why)
+
+
+def _examine(text: str, tabular: bool) -> tuple[Table | None, Series | None]:
+    table = parse_table(text) if tabular else None
+    return table, detect_series(table) if table else None
 
 
 async def _offload(text: str, *, name: str, table: Table | None, limits: ResultLimits) -> str:
@@ -235,38 +249,40 @@ def _csv_table(text: str) -> Table | None:
 
 
 def detect_series(table: Table) -> Series | None:
-    """The table as a metric time series (a time column and numeric columns), or None."""
+    """The table as a metric time series (a time column and numeric columns), or None.
+
+    Column kinds are judged on a sample of rows (the first and the last ones), so a large table costs one
+    pass over its time column and its metrics, not one per column."""
     records = _records(table)
     if len(records) < MIN_SERIES_POINTS or not table.columns:
         return None
-    time_column = next((c for c in table.columns if _TIME_COLUMN.match(c)), None)
-    times = [_as_time(r.get(time_column), named=True) for r in records] if time_column else []
-    if not time_column or sum(t is not None for t in times) < 0.9 * len(records):
-        time_column = next(
-            (c for c in table.columns if sum(_as_time(r.get(c), named=False) is not None for r in records) >= 0.9 * len(records)),
-            None,
-        )
-        if time_column is None:
-            return None
-        times = [_as_time(r.get(time_column), named=False) for r in records]
-    metrics = [
-        c
-        for c in table.columns
-        if c != time_column and sum(_as_number(r.get(c)) is not None for r in records) >= 0.9 * len(records)
-    ][:MAX_SUMMARISED_METRICS]
+    sample = records if len(records) <= 2 * SAMPLE_ROWS else [*records[:SAMPLE_ROWS], *records[-SAMPLE_ROWS:]]
+
+    def mostly(column: str, test: Callable[[Any], object]) -> bool:
+        return sum(test(r.get(column)) is not None for r in sample) >= 0.9 * len(sample)
+
+    named = [c for c in table.columns if _TIME_COLUMN.match(c)]
+    time_column = next((c for c in named if mostly(c, lambda v: _as_time(v, named=True))), None)
+    if time_column is None:
+        time_column = next((c for c in table.columns if mostly(c, lambda v: _as_time(v, named=False))), None)
+    if time_column is None:
+        return None
+    is_named = time_column in named
+    metrics = [c for c in table.columns if c != time_column and mostly(c, _as_number)][:MAX_SUMMARISED_METRICS]
     if not metrics:
         return None
-    dated = sorted(((t, r) for t, r in zip(times, records, strict=True) if t is not None), key=lambda pair: pair[0])
+    dated = [(t, r) for r in records if (t := _as_time(r.get(time_column), named=is_named)) is not None]
+    dated.sort(key=lambda pair: pair[0])
+    labels = [_label(t) for t, _ in dated]
     lines = []
     for metric in metrics:
-        points = [
-            Point(label=_label(t), value=v, unit="") for t, r in dated if (v := _as_number(r.get(metric))) is not None
-        ]
-        if len(points) >= MIN_SERIES_POINTS:
-            lines.append(summarize(points).sentence(metric))
+        kept = [(label, v) for label, (_, r) in zip(labels, dated, strict=True) if (v := _as_number(r.get(metric))) is not None]
+        if len(kept) >= MIN_SERIES_POINTS:
+            summary = summarize_values([label for label, _ in kept], [v for _, v in kept])
+            lines.append(summary.sentence(metric))
     if not lines:
         return None
-    return Series(time_column, _label(dated[0][0]), _label(dated[-1][0]), tuple(lines))
+    return Series(time_column, labels[0], labels[-1], tuple(lines))
 
 
 def _records(table: Table) -> list[dict[str, Any]]:
