@@ -282,58 +282,56 @@ def _guards(
     )
 
 
+_EXTRACT_DESCRIPTION = (
+    "Reads one offloaded result file in the sandbox with shell commands and returns JSON findings with verbatim "
+    "quotes. Brief: the file's path, the question, and the source to cite."
+)
+_CODING_DESCRIPTION = (
+    "Writes and runs one Python script in the sandbox (or fixes one, given its code and the exact error) and answers "
+    "STATUS / SCRIPT / OUTPUT / NOTES with the script's real output. Brief: the goal, the input files, the figures to produce."
+)
+
+
 def _sandbox_roles(settings: ResearchConfig, sandbox: SandboxConnector) -> list[CompiledSubAgent]:
-    """The coding and extract sub-agents, both on the run's sandbox: the coder on the tier's coding model
-    with the file and execute tools, the extractor on the utility model with execute only."""
+    """The extract and coding sub-agents, both on the run's sandbox: the extractor on the utility model with
+    execute only and the findings gate, the coder on the tier's coding model with the file and execute tools
+    and the script gate."""
     backend = SandboxBackend(sandbox)
     helpers = "\n".join(f"- `{path}`" for path in sandbox.helper_paths)
-    coding_extra = f"## Skill helpers\nThese modules are in the sandbox; a script may import them:\n{helpers}" if helpers else ""
-    roles = []
-    for role, slot, prompt, description in (
-        (
-            Role.EXTRACT_SUBAGENT,
-            "utility",
-            prompts.Prompt.EXTRACT_SUBAGENT,
-            "Reads one offloaded result file in the sandbox with shell commands and returns JSON findings with verbatim "
-            "quotes. Brief: the file's path, the question, and the source to cite.",
-        ),
-        (
-            Role.CODING_SUBAGENT,
-            "coding",
-            prompts.Prompt.CODING_SUBAGENT,
-            "Writes and runs one Python script in the sandbox (or fixes one, given its code and the exact error) and "
-            "answers STATUS / SCRIPT / OUTPUT / NOTES with the script's real output. Brief: the goal, the input files, "
-            "the figures to produce.",
-        ),
-    ):
-        spec = settings.tier.slot(slot)  # type: ignore[arg-type]
-        gate: AgentMiddleware = (
-            FindingsGateMiddleware(role=role)
-            if role == Role.EXTRACT_SUBAGENT
-            else ScriptGateMiddleware(role=role, sandbox=sandbox)
-        )
-        middleware = [
-            ClassifiedToolErrorsMiddleware(role=role),
-            *sandbox_tools(backend, role),
-            *_caching(settings, role),
-            _compaction(settings, role, slot),  # type: ignore[arg-type]
-        ]
-        agent = create_agent(
-            chat_model(settings, slot),  # type: ignore[arg-type]
-            tools=[],
-            system_prompt=prompts.render(prompt, extra=coding_extra if role == Role.CODING_SUBAGENT else ""),
-            middleware=[_guards(settings, role, spec, middleware, gate=gate), *middleware],
-            name=role,
-            checkpointer=False,
-        )
-        roles.append(
-            CompiledSubAgent(
-                name=role,
-                description=description,
-                runnable=agent.with_config({"recursion_limit": effective_recursion_limit(settings)}),
-            )
-        )
-    return roles
+    helper_section = f"## Skill helpers\nThese modules are in the sandbox; a script may import them:\n{helpers}" if helpers else ""
+    extract = _sandbox_role(
+        settings, backend, Role.EXTRACT_SUBAGENT, "utility", prompts.render(prompts.Prompt.EXTRACT_SUBAGENT),
+        gate=FindingsGateMiddleware(role=Role.EXTRACT_SUBAGENT),
+    )  # fmt: skip
+    coding = _sandbox_role(
+        settings, backend, Role.CODING_SUBAGENT, "coding", prompts.render(prompts.Prompt.CODING_SUBAGENT, extra=helper_section),
+        gate=ScriptGateMiddleware(role=Role.CODING_SUBAGENT, sandbox=sandbox),
+    )  # fmt: skip
+    return [
+        CompiledSubAgent(name=Role.EXTRACT_SUBAGENT, description=_EXTRACT_DESCRIPTION, runnable=extract),
+        CompiledSubAgent(name=Role.CODING_SUBAGENT, description=_CODING_DESCRIPTION, runnable=coding),
+    ]
+
+
+def _sandbox_role(
+    settings: ResearchConfig, backend: SandboxBackend, role: Role, slot: Slot, system_prompt: str, *, gate: AgentMiddleware
+) -> Any:
+    middleware = [
+        ClassifiedToolErrorsMiddleware(role=role),
+        *sandbox_tools(backend, role),
+        *_caching(settings, role),
+        _compaction(settings, role, slot),
+    ]
+    agent = create_agent(
+        chat_model(settings, slot),
+        tools=[],
+        system_prompt=system_prompt,
+        middleware=[_guards(settings, role, settings.tier.slot(slot), middleware, gate=gate), *middleware],
+        name=role,
+        # Like a research sub-agent: never resumed midway, so its steps are not checkpointed.
+        checkpointer=False,
+    )
+    return agent.with_config({"recursion_limit": effective_recursion_limit(settings)})
 
 
 def _mcp_prompts(settings: ResearchConfig, mcp: Sequence[Listing]) -> tuple[str, str]:
