@@ -22,6 +22,7 @@ source ./run.sh
 STACK_DIR=".run-stack"
 SANDBOX_LOG="$STACK_DIR/sandbox.log"
 SERVER_LOG="$STACK_DIR/server.log"
+READY_FILE="$STACK_DIR/sandbox.$$.ready"
 SANDBOX_PID=""
 SERVER_PID=""
 PY=""
@@ -83,25 +84,25 @@ start_sandbox() {
   local url status=0 host port
   url="$(sandbox_url)"
   export LLM_SANDBOX_URL="$url"
-  "$PY" -m dra_sandbox check "$url" >"$STACK_DIR/check.out" 2>&1 || status=$?
+  local detail
+  detail="$("$PY" -m dra_sandbox check "$url" 2>&1)" || status=$?
   case "$status" in
     0)
       say "Reusing the sandbox already running at $url"
       return 0
       ;;
-    3) die "$(cat "$STACK_DIR/check.out")" ;;
+    3) die "$detail" ;;
   esac
   read -r host port < <("$PY" -c 'import sys, urllib.parse as u; p = u.urlsplit(sys.argv[1]); print(p.hostname or "", p.port or 80)' "$url")
   case "$host" in
     127.* | localhost | ::1) ;;
     *) die "no sandbox answers at $url, and run-stack.sh starts only a local one: start it there, or unset LLM_SANDBOX_URL" ;;
   esac
-  rm -f "$STACK_DIR/sandbox.ready"
   say "Starting the sandbox service at $url (log: $SANDBOX_LOG)"
   SANDBOX_HOST="$host" SANDBOX_PORT="$port" setsid "$PY" -m dra_sandbox serve \
-    --ready-file "$STACK_DIR/sandbox.ready" >"$SANDBOX_LOG" 2>&1 </dev/null &
+    --ready-file "$READY_FILE" >"$SANDBOX_LOG" 2>&1 </dev/null &
   SANDBOX_PID=$!
-  if ! wait_for 60 "$SANDBOX_PID" test -s "$STACK_DIR/sandbox.ready"; then
+  if ! wait_for 60 "$SANDBOX_PID" test -s "$READY_FILE"; then
     tail -n 20 "$SANDBOX_LOG" >&2 || true
     die "the sandbox service did not start (log: $SANDBOX_LOG)"
   fi
@@ -132,6 +133,7 @@ cleanup() {
   if [[ -n "$SANDBOX_PID" ]]; then
     say "Stopping the sandbox service"
     stop_group "$SANDBOX_PID" 20
+    rm -f "$READY_FILE"
   fi
   if [[ -n "$PY" ]]; then
     "$PY" -m dra_sandbox reap 2>/dev/null | sed -e 's/^/==> /' || true

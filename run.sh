@@ -202,10 +202,16 @@ ensure_js_client() {
 
 # The sandbox service (sandbox/, tests/test_sandbox_service.py and every test using it) runs sessions under
 # bubblewrap, with libseccomp for its seccomp filter. Without them those tests skip (and fail under CI).
+sandbox_tools_present() {
+  command -v bwrap >/dev/null 2>&1 || return 1
+  ! command -v python3 >/dev/null 2>&1 ||
+    python3 -c 'import ctypes.util, sys; sys.exit(ctypes.util.find_library("seccomp") is None)'
+}
+
 ensure_sandbox_tools() {
-  command -v bwrap >/dev/null 2>&1 && return 0
-  say "bubblewrap is missing; installing Debian's bubblewrap and libseccomp2"
-  if ! apt_install bubblewrap libseccomp2 || ! command -v bwrap >/dev/null 2>&1; then
+  sandbox_tools_present && return 0
+  say "bubblewrap or libseccomp is missing; installing Debian's bubblewrap and libseccomp2"
+  if ! apt_install bubblewrap libseccomp2 || ! sandbox_tools_present; then
     warn "could not install bubblewrap; the sandbox tests (tests/test_sandbox_service.py) will be skipped"
   fi
 }

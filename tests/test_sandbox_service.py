@@ -8,6 +8,7 @@ an exec timeout (124) and an OOM that kills the exec but not the session.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import signal
@@ -179,21 +180,21 @@ def host_processes_running(marker: str) -> list[int]:
 
 def test_background_processes_end_with_their_exec(client, session):
     started = time.monotonic()
-    result = execute(client, session, "sleep 6123 & echo started")
+    result = execute(client, session, "sleep 6123.0417 & echo started")
     assert result["stdout"] == "started\n" and time.monotonic() - started < 10
     time.sleep(0.2)
-    assert host_processes_running("6123") == []
+    assert host_processes_running("6123.0417") == []
 
 
 def test_deleting_a_session_kills_the_command_it_is_running(client: httpx.Client):
     session_id = client.post("/sessions", json={}).json()["session_id"]
     with ThreadPoolExecutor(1) as pool:
-        running = pool.submit(execute, client, session_id, "sleep 6124")
+        running = pool.submit(execute, client, session_id, "sleep 6124.0417")
         time.sleep(0.5)
         assert client.delete(f"/sessions/{session_id}").status_code == 200
         result = running.result(timeout=10)
     assert result["exit_code"] == 137 and "the session was deleted while the command ran" in result["stderr"]
-    assert host_processes_running("6124") == []
+    assert host_processes_running("6124.0417") == []
 
 
 def test_parallel_calls_in_one_session_each_get_their_own_result(client, session):
@@ -339,9 +340,11 @@ def test_an_empty_token_disables_auth():
         assert "auth OFF" in service.log()
 
 
-def test_a_deleted_session_is_404_everywhere(client: httpx.Client):
+def test_a_deleted_session_is_404_everywhere(client: httpx.Client, sandbox_service: SandboxService):
     session_id = client.post("/sessions", json={}).json()["session_id"]
-    assert client.delete(f"/sessions/{session_id}").status_code == 200
+    assert session_id in sandbox_service.session_ids()
+    assert sandbox_service.delete_session(session_id) == 200
+    assert session_id not in sandbox_service.session_ids()
     calls = [
         client.post(f"/sessions/{session_id}/exec", json={"command": "true"}),
         client.post(f"/sessions/{session_id}/run", json={"language": "python", "code": "pass"}),
@@ -442,15 +445,25 @@ def test_sessions_a_crashed_service_left_are_removed_at_the_next_start_and_a_liv
                 service.stop()
 
 
-def test_stopping_the_service_removes_its_sessions():
+def test_stopping_the_service_removes_its_sessions_and_kills_what_they_run():
     service = SandboxService().start()
-    with service.client() as client:
-        session_id = client.post("/sessions", json={}).json()["session_id"]
+    client = service.client()
+    session_id = client.post("/sessions", json={}).json()["session_id"]
     session_dir = service.state_dir / "sessions" / session_id
     assert session_dir.is_dir()
+    pool = ThreadPoolExecutor(1)
+    running = pool.submit(client.post, f"/sessions/{session_id}/exec", json={"command": "sleep 6125.0417", "timeout_seconds": 600})
+    time.sleep(0.5)
+    started = time.monotonic()
     os.killpg(service.process.pid, signal.SIGTERM)
     # uvicorn shuts down gracefully, then re-raises SIGTERM as its exit status.
     assert service.process.wait(timeout=15) in (0, -signal.SIGTERM)
+    assert time.monotonic() - started < 10
+    assert host_processes_running("6125.0417") == []
+    with contextlib.suppress(httpx.HTTPError):
+        running.result(timeout=10)
+    pool.shutdown()
+    client.close()
     assert not session_dir.exists()
     assert not Path(f"/sys/fs/cgroup/pids/dra-sandbox-{session_id}").exists()
     service.stop()

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 from tests.conftest import agent_env
@@ -60,3 +62,45 @@ def test_ask_brings_up_the_sandbox_and_the_agent_streams_the_run_and_tears_both_
     assert out.index("Run time") < out.index("Stopping the agent server") < out.index("Stopping the sandbox service")
     assert not listening(agent_port) and not listening(sandbox_port)
     assert "generated one for this run (not shown)" in out
+
+
+def session_processes(session_id: int) -> dict[int, tuple[bytes, bytes]]:
+    """cmdline and environ of every process in the given session."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if os.getsid(int(entry.name)) == session_id:
+                found[int(entry.name)] = ((entry / "cmdline").read_bytes(), (entry / "environ").read_bytes())
+        except OSError:
+            continue
+    return found
+
+
+def test_up_wires_the_sandbox_into_the_agent_server_and_ctrl_c_stops_both(model_server, web_server):
+    require_bubblewrap()
+    agent_port, sandbox_port = free_port(), free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DRA_", "LLM_SANDBOX_", "SANDBOX_"))}
+    env.update(agent_env(model_server, web_server))
+    env.update({"DRA_PORT": str(agent_port), "SANDBOX_PORT": str(sandbox_port), "LANGGRAPH_DISABLE_FILE_PERSISTENCE": "true"})
+    stack = subprocess.Popen([str(ROOT / "run-stack.sh"), "up"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, text=True)
+    try:
+        deadline = time.monotonic() + 180
+        while not (listening(agent_port) and listening(sandbox_port)):
+            assert stack.poll() is None and time.monotonic() < deadline, "run-stack.sh up did not bring both up"
+            time.sleep(0.5)
+        servers = [environ for cmdline, environ in session_processes(stack.pid).values() if b"langgraph" in cmdline]
+        assert servers and all(f"LLM_SANDBOX_URL=http://127.0.0.1:{sandbox_port}".encode() in e for e in servers)
+        assert all(b"LLM_SANDBOX_TOKEN=" in e for e in servers)
+
+        os.killpg(stack.pid, signal.SIGINT)  # what Ctrl-C in the terminal sends
+        stack.wait(timeout=60)
+    finally:
+        if stack.poll() is None:
+            os.killpg(stack.pid, signal.SIGKILL)
+    out = stack.stdout.read()
+    assert "Stopping the sandbox service" in out
+    assert not listening(agent_port) and not listening(sandbox_port)
+    assert session_processes(stack.pid) == {}

@@ -1,7 +1,8 @@
 """The real sandbox service (``python -m dra_sandbox``) in a subprocess on a free loopback port.
 
 ``SandboxService`` starts it with a random bearer token and a private state directory, waits until
-``/healthz`` answers, and exposes ``url``, ``token`` and ``headers``; ``stop()`` ends it with SIGTERM, so
+``/healthz`` answers, and exposes ``url``, ``token``, ``headers``, ``client()``, ``session_ids()`` and
+``delete_session()``; ``stop()`` ends it with SIGTERM, so
 it removes its sessions as it would in production. The session-wide pytest fixture ``sandbox_service``
 (tests/conftest.py) yields one; tests that need a service of their own (a session cap, another token)
 construct one with ``extra_env``.
@@ -90,6 +91,16 @@ class SandboxService:
     def client(self, **kwargs: object) -> httpx.Client:
         """An HTTP client for the service, sending the token."""
         return httpx.Client(base_url=self.url, headers=self.headers, timeout=60, **kwargs)  # type: ignore[arg-type]
+
+    def session_ids(self) -> list[str]:
+        """The sessions this service holds now (its state directory), e.g. to kill one mid-run."""
+        sessions = self.state_dir / "sessions"
+        return sorted(p.name for p in sessions.iterdir() if (p / "owner").is_file()) if sessions.is_dir() else []
+
+    def delete_session(self, session_id: str) -> int:
+        """DELETE a session as an outage would end it; the status code (200, or 404 when already gone)."""
+        with self.client() as client:
+            return client.delete(f"/sessions/{session_id}").status_code
 
     def log(self) -> str:
         return self._log.read_text(errors="replace") if self._log.exists() else ""

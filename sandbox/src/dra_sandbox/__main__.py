@@ -34,11 +34,14 @@ from .seccomp import SeccompUnavailable
 from .settings import SandboxSettings, SettingsError, load_settings
 
 log = logging.getLogger("dra_sandbox")
+GRACEFUL_SHUTDOWN_SECONDS = 3
 
 
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto=IPPROTO_TCP: asyncio sets TCP_NODELAY on accepted connections only when the socket says TCP;
+    # without it every response waits ~40 ms for a delayed ACK between its header and body writes.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(128)
@@ -84,7 +87,10 @@ async def _serve(settings: SandboxSettings, provider: BwrapProvider, ready_file:
             tmp.write_text(json.dumps({"url": url, "pid": os.getpid()}))
             tmp.replace(ready_file)
 
-    config = uvicorn.Config(create_app(settings, provider), log_level="warning", access_log=False, lifespan="on")
+    # A running exec may last SANDBOX_MAX_EXEC_SECONDS; on shutdown it gets a few seconds, then the
+    # lifespan's shutdown kills every session's processes and removes the sessions.
+    config = uvicorn.Config(create_app(settings, provider), log_level="warning", access_log=False, lifespan="on",
+                            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS)
     try:
         await _Server(config, announce).serve(sockets=[sock])
     finally:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import re
 import shutil
@@ -96,8 +97,9 @@ class Toolchain:
         )
 
 
-def system_binds(etc_dir: Path) -> list[str]:
-    """The read-only system tree, as bwrap options."""
+@functools.cache
+def system_binds(etc_dir: Path) -> tuple[str, ...]:
+    """The read-only system tree, as bwrap options (the host's layout is read once per process)."""
     args = ["--ro-bind", "/usr", "/usr"]
     if Path("/usr/local").is_dir():
         args += ["--tmpfs", "/usr/local", "--remount-ro", "/usr/local"]
@@ -114,7 +116,7 @@ def system_binds(etc_dir: Path) -> list[str]:
         args += ["--ro-bind", str(python_etc), str(python_etc)]
     for name in ("passwd", "group"):
         args += ["--ro-bind", str(etc_dir / name), f"/etc/{name}"]
-    return args
+    return tuple(args)
 
 
 def write_identity_files(etc_dir: Path) -> None:

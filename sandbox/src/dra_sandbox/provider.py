@@ -142,8 +142,11 @@ class StateDir:
 
     def lock_instance(self) -> tuple[str, int]:
         instance = uuid.uuid4().hex[:12]
-        fd = os.open(self.instances / f"{instance}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+        # Locked before it is visible under its name, so no reaper ever sees it unlocked while we live.
+        pending = self.instances / f".{instance}.pending"
+        fd = os.open(pending, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        pending.rename(self.instances / f"{instance}.lock")
         return instance, fd
 
     def _instance_alive(self, instance: str) -> bool:
@@ -281,7 +284,10 @@ class BwrapProvider:
     async def _reap_expired_forever(self) -> None:
         while True:
             await asyncio.sleep(self.settings.reap_interval_seconds)
-            await self.reap_expired()
+            try:
+                await self.reap_expired()
+            except Exception:  # noqa: BLE001 - one failed sweep must not end reaping for good
+                log.exception("sweeping expired sessions failed; retrying on the next sweep")
 
     async def reap_expired(self) -> list[str]:
         now = time.monotonic()
@@ -293,9 +299,6 @@ class BwrapProvider:
         return expired
 
     # sessions ------------------------------------------------------------------------------------
-
-    def live_sessions(self) -> int:
-        return len(self.sessions)
 
     async def create(self, *, timeout_seconds: int, network: bool, memory_mb: int, cpus: float) -> str:
         settings = self.settings
