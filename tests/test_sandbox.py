@@ -51,13 +51,11 @@ class Sandbox:
 
     def kill(self, session: SandboxSession) -> str:
         session_id = session._remote.session_id  # type: ignore[union-attr]
-        with self.service.client() as client:
-            assert client.delete(f"/sessions/{session_id}").status_code == 200
+        assert self.service.delete_session(session_id) == 200
         return session_id
 
     def alive(self, session_id: str) -> bool:
-        with self.service.client() as client:
-            return client.post(f"/sessions/{session_id}/exec", json={"command": "true"}).status_code == 200
+        return session_id in self.service.session_ids()
 
 
 @pytest.fixture

@@ -89,8 +89,7 @@ def tool_results(request: dict[str, Any]) -> list[str]:
 
 
 def live_sessions(service: SandboxService) -> set[str]:
-    folder = service.state_dir / "sessions"
-    return {p.name for p in folder.iterdir()} if folder.is_dir() else set()
+    return set(service.session_ids())
 
 
 async def sessions_gone(service: SandboxService, before: set[str]) -> bool:
@@ -239,8 +238,8 @@ async def test_a_sandbox_session_killed_mid_run_is_replaced_once_and_the_run_sti
             break
         await asyncio.sleep(0.05)
     assert len(found) >= 2, sandbox_service.log()[log_start:]
-    with sandbox_service.client() as service:
-        assert service.delete(f"/sessions/{found[0]}").status_code == 200
+    assert live_sessions(sandbox_service) - before == {found[0]}
+    assert sandbox_service.delete_session(found[0]) == 200
     run = await streaming
 
     assert end_of(run) == ("done", "report_delivered")
