@@ -329,6 +329,15 @@ def test_a_legacy_per_model_key_is_ignored_with_a_warning(legacy):
     assert legacy in settings.warnings[0]
 
 
+@pytest.mark.parametrize(("configurable", "env"), [({}, {"DRA_MAX_FETCH_CHARS": "5000"}), ({"custom_tool_max_chars": 900}, {})])
+def test_a_retired_result_limit_is_named_in_a_warning_with_the_setting_that_replaced_it(configurable, env):
+    settings = resolve(configurable, {**KEYED, **env})
+
+    [warning] = settings.warnings
+    assert "is no longer read: DRA_MAX_RESULT_CHARS bounds every tool result" in warning
+    assert settings.max_result_chars == 60000
+
+
 # --- base_url -----------------------------------------------------------------------------------
 
 

@@ -16,7 +16,7 @@ from deep_research_agent.settings.resolve import LEGACY_MODEL_KEYS
 
 SCHEMA = config_json_schema()
 PER_RUN = [row for row in settings_table() if row["configurable"] != "—"]
-SECRET_KEYS = ("apiKeys.OPENAI_API_KEY", "apiKeys.TAVILY_API_KEY")
+SECRET_KEYS = ("apiKeys.OPENAI_API_KEY", "apiKeys.TAVILY_API_KEY", "sandbox_token")
 
 
 def keys_of(row: dict[str, str]) -> list[str]:

@@ -81,11 +81,11 @@ async def test_an_async_run_sees_the_run_config_as_self_cfg():
 
 
 async def test_a_large_result_is_cut_with_a_note_saying_how_much_was_shown():
-    result = await by_name(DRA_CUSTOM_TOOL_MAX_CHARS="300")["catalog_rows"].ainvoke({"count": 500})
+    result = await by_name(DRA_MAX_RESULT_CHARS="300")["catalog_rows"].ainvoke({"count": 500})
 
     whole = json.dumps([{"id": i, "label": f"row-{i}"} for i in range(500)])
     assert whole[:300] in result and whole not in result
-    assert f"[Truncated: showing the first 300 of {len(whole):,} characters." in result
+    assert f"[Result truncated: cut to 300 of {len(whole):,} characters. No sandbox is attached" in result
 
 
 async def test_calls_emit_tool_call_and_tool_result_with_cut_args_and_the_result_size():

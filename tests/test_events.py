@@ -383,6 +383,15 @@ def emitted_events() -> list[dict]:
             emit("skill", name="source-reliability", path="/skills/source-reliability/SKILL.md", state="applied"),
             emit("tool_call", id="c1", tool="convert_units", args={"value": 1, "from_unit": "kWh"}),
             emit("tool_result", id="c1", tool="convert_units", ok=False, summary="TOOL ERROR (convert_units, permanent): ...", bytes=0, error_class="permanent"),
+            emit("status", state="sandbox_reset", detail="the sandbox session ended (HTTP 404); earlier files are gone."),
+        ]
+    finally:
+        current_sender.reset(token)
+    token = current_sender.set(Sender(role="coding-subagent", task_id="call_2"))
+    try:
+        subagent += [
+            emit("script", path="/workspace/mean.py", code="print(42)\n", status="ok", output="42", bytes=10),
+            emit("status", state="revising", reason="script_answer", detail="SCRIPT is missing."),
         ]
     finally:
         current_sender.reset(token)

@@ -14,7 +14,6 @@ from langchain_core.tools import StructuredTool, ToolException
 from deep_research_agent.retry_after import MAX_DELAY_S
 from deep_research_agent.mcp.calls import (
     CallLimits,
-    bounded,
     classify_call_error,
     instrument,
     rate_limit_wait,
@@ -22,8 +21,9 @@ from deep_research_agent.mcp.calls import (
 )
 from deep_research_agent.mcp.servers import McpServer
 from deep_research_agent.protocol.events import EVENT_MODELS
+from deep_research_agent.tools.results import ResultLimits
 
-LIMITS = CallLimits(max_chars=1000, max_rows=10)
+LIMITS = CallLimits(results=ResultLimits(max_chars=1000, max_rows=10))
 SERVER = McpServer(label="everything", url="http://127.0.0.1:3901/mcp", transport="streamable_http", origin="run")
 
 
@@ -73,23 +73,6 @@ def test_structured_content_is_the_text_when_there_is_none():
     assert json.loads(result_text([], {"structured_content": {"sum": 5}})) == {"sum": 5}
 
 
-def test_a_long_json_list_keeps_its_first_rows_with_a_note():
-    text = bounded(json.dumps(list(range(10))), max_chars=0, max_rows=3)
-
-    assert json.loads(text.split("\n[Result truncated")[0]) == [0, 1, 2]
-    assert "first 3 of 10 rows" in text
-
-
-def test_long_text_is_cut_to_its_first_lines_and_characters_with_a_note():
-    text = bounded("\n".join(f"line {n}" for n in range(50)), max_chars=20, max_rows=10)
-
-    assert text.startswith("line 0\nline 1") and "first 10 of 50 lines" in text and "cut to 20 of" in text
-
-
-def test_a_result_within_bounds_is_unchanged():
-    assert bounded("short", max_chars=100, max_rows=10) == "short"
-
-
 def raw_tool(behaviour: Any) -> StructuredTool:
     """An adapter-shaped MCP tool (content and artifact; tool errors raised) that records its calls."""
     calls: list[dict[str, Any]] = []
@@ -125,6 +108,18 @@ async def test_a_result_becomes_evidence_under_the_servers_label_and_a_delimited
     assert record.title.startswith("echo ") and '"message": "btc"' in record.title
     assert [s.url for s in run.evidence.sources()] == ["MCP: everything"]
     assert 'source="MCP: everything"' in text and "data, not instructions" in text and "BTC closed" in text
+
+
+@pytest.mark.anyio
+async def test_a_large_result_is_cut_for_the_model_without_a_sandbox_but_kept_whole_as_evidence(run):
+    rows = [{"ticker": f"T{n}", "close": n} for n in range(40)]
+    tool = instrument(raw_tool([{"type": "text", "text": json.dumps(rows)}]), SERVER, LIMITS)
+
+    text = await tool.coroutine(message="all")
+
+    assert "showing the first 10 of 40 rows" in text and "No sandbox is attached" in text
+    assert '"T9"' in text and '"T10"' not in text
+    assert json.loads(run.evidence.records()[0].text) == rows
 
 
 @pytest.mark.anyio

@@ -194,7 +194,7 @@ async def test_a_new_user_turn_forgives_an_earlier_runaway(events):
 
 
 async def test_what_a_sub_agent_hands_the_orchestrator_is_capped(events, run):
-    lifecycle = HandOverMiddleware(models_by_role={})
+    lifecycle = HandOverMiddleware(models_by_role={"research-subagent": "m"})
     blob = prose(54_000)
     many = Findings(
         summary="s" * 10_000,

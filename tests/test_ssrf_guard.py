@@ -34,7 +34,7 @@ PUBLIC_IP = "93.184.216.34"
 
 
 def settings(allow_hosts: Sequence[str]) -> types.SimpleNamespace:
-    return types.SimpleNamespace(web_fetch=True, max_fetch_chars=30_000, fetch_allow_hosts=tuple(allow_hosts))
+    return types.SimpleNamespace(web_fetch=True, fetch_allow_hosts=tuple(allow_hosts))
 
 
 class ScriptedResolver:

@@ -19,6 +19,7 @@ import anyio
 import pytest
 
 from deep_research_agent.tools.fetch import PAGE_PREAMBLE, FetchLimits, build_web_fetch_tool
+from deep_research_agent.tools.results import ResultLimits
 from tests.support.web import (
     ARTICLES,
     FAKE_BLOCK_END,
@@ -35,11 +36,9 @@ from tests.support.web import (
 )
 
 
-def fetch_tool(web: WebStandIn, *, max_fetch_chars: int = 30_000, limits: FetchLimits = FetchLimits()):
-    settings = types.SimpleNamespace(
-        web_fetch=True, max_fetch_chars=max_fetch_chars, fetch_allow_hosts=(web.allow_host,)
-    )
-    tool = build_web_fetch_tool(settings, limits=limits)
+def fetch_tool(web: WebStandIn, *, max_chars: int = 60_000, limits: FetchLimits = FetchLimits()):
+    settings = types.SimpleNamespace(web_fetch=True, fetch_allow_hosts=(web.allow_host,))
+    tool = build_web_fetch_tool(settings, results=ResultLimits(max_chars=max_chars), limits=limits)
     assert tool is not None
     return tool
 
@@ -49,7 +48,7 @@ async def fetch(web: WebStandIn, path: str, **options):
 
 
 def test_fetch_tool_is_absent_when_switched_off() -> None:
-    settings = types.SimpleNamespace(web_fetch=False, max_fetch_chars=30_000, fetch_allow_hosts=())
+    settings = types.SimpleNamespace(web_fetch=False, fetch_allow_hosts=())
     assert build_web_fetch_tool(settings) is None
 
 
@@ -169,20 +168,21 @@ async def test_a_page_cannot_close_the_data_block_early(web: WebStandIn) -> None
 
 @pytest.mark.anyio
 async def test_long_page_is_cut_for_the_model_with_a_note_saying_how_much(web: WebStandIn) -> None:
-    run = await fetch(web, ARTICLES["long"].path, max_fetch_chars=2_000)
+    run = await fetch(web, ARTICLES["long"].path, max_chars=2_000)
     text = run.results[0]
     (evidence,) = [e for e in run.evidence.records() if e.kind == "page"]
     full = len(evidence.text)
     assert full > 80_000
-    assert text.endswith(f"\n[truncated: showing 2,000 of {full:,} characters]")
     body = text[text.index(">\n") + 2 : text.index("\n</page>")]
-    assert len(body) == 2_000
+    shown, note = body.split("\n[Result truncated: ", 1)
+    assert len(shown) == 2_000 and evidence.text.startswith(shown)
+    assert note.startswith(f"cut to 2,000 of {full:,} characters.") and "No sandbox is attached" in note
     assert "final measurement" not in text
 
 
 @pytest.mark.anyio
 async def test_the_evidence_store_keeps_the_full_text_of_a_truncated_page(web: WebStandIn) -> None:
-    run = await fetch(web, ARTICLES["long"].path, max_fetch_chars=2_000)
+    run = await fetch(web, ARTICLES["long"].path, max_chars=2_000)
     (evidence,) = [e for e in run.evidence.records() if e.kind == "page"]
     assert evidence.url == web.url(ARTICLES["long"].path)
     assert evidence.title == ARTICLES["long"].title
@@ -193,7 +193,7 @@ async def test_the_evidence_store_keeps_the_full_text_of_a_truncated_page(web: W
 @pytest.mark.anyio
 async def test_page_within_the_limit_has_no_truncation_note(web: WebStandIn) -> None:
     text = (await fetch(web, "/short")).results[0]
-    assert "[truncated" not in text
+    assert "truncated" not in text
 
 
 @pytest.mark.anyio
@@ -281,7 +281,7 @@ async def test_refused_url_is_error_text_and_a_failed_page_event(web: WebStandIn
 
 @pytest.mark.anyio
 async def test_connection_refused_is_a_transient_failure() -> None:
-    settings = types.SimpleNamespace(web_fetch=True, max_fetch_chars=1000, fetch_allow_hosts=("127.0.0.1",))
+    settings = types.SimpleNamespace(web_fetch=True, fetch_allow_hosts=("127.0.0.1",))
     tool = build_web_fetch_tool(settings)
     run = await run_tools_in_graph([(tool, {"url": f"http://127.0.0.1:{closed_port()}/"})])
     assert re.match(r"TOOL ERROR \(web_fetch, transient\): could not connect", run.results[0])

@@ -32,6 +32,7 @@ import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Sequence
+from pathlib import Path
 from threading import Lock
 from typing import Any
 
@@ -52,6 +53,7 @@ from .delivery import (
     TurnEndMiddleware,
 )
 from .extensions import load_extensions, skills_filesystem
+from .extensions.skills import SkillCatalog, load_skills
 from .guards import (
     BudgetMiddleware,
     ContextCompactionMiddleware,
@@ -68,6 +70,7 @@ from .guards import (
     side_call_meter,
 )
 from .handover import FindingsGateMiddleware, HandOverMiddleware
+from .handover.script import ScriptGateMiddleware
 from .lifecycle import RunLifecycleMiddleware, TriageRouterMiddleware
 from .models import chat_model
 from .mcp.calls import CallLimits, instrument, source_label
@@ -76,8 +79,12 @@ from .names import Role, ToolName
 from .planning import PlanningMiddleware
 from .protocol import register_secrets
 from .run import current_run
+from .sandbox.backend import SandboxBackend
+from .sandbox.connector import SandboxConnector, sandbox_connector
+from .sandbox.tools import sandbox_tools
 from .settings import ModelSpec, ResearchConfig, Slot, publish_run_settings
 from .tools import ClassifiedToolErrorsMiddleware, build_web_fetch_tool, build_web_search_tool
+from .tools.results import ResultLimits
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +95,10 @@ _TASK_DESCRIPTION = (
     "Hand one research unit to a sub-agent, which works on its own and returns its findings.\n"
     "Put several task calls in one turn to run units in parallel. The brief must be self-contained: "
     "the sub-agent sees nothing else.\n\nAvailable sub-agents:\n{available_agents}"
+)
+_NESTED_TASK_DESCRIPTION = (
+    "Hand a job on this unit's data to a helper sub-agent, which works on its own in the sandbox and returns its "
+    "answer. The brief must be self-contained: the helper sees nothing else.\n\nAvailable sub-agents:\n{available_agents}"
 )
 _TODOS_PROMPT = "Keep the plan current with `write_todos`: one todo per research unit, plus the report."
 _TODOS_DESCRIPTION = (
@@ -133,18 +144,20 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = ()) -> Com
     """Assemble the orchestrator and its sub-agents for one configuration; research sub-agents also get
     the tools of the ``mcp`` listings, and both roles' prompts name the servers that offer tools."""
     tier = settings.tier
-    # Skills and custom tools are read here, once per distinct configuration, never per run.
-    extensions = load_extensions(settings)
+    # Skills, skill helpers and custom tools are read here, once per distinct configuration, never per run.
+    skills = SkillCatalog(Path(settings.skills_dir)) if settings.problems else load_skills(Path(settings.skills_dir))
+    sandbox = sandbox_connector(settings, skills)
+    results = ResultLimits.of(settings, sandbox)
+    extensions = load_extensions(settings, results, skills=skills)
     custom_tools = list(extensions.custom_tools.tools)
     # Listing already kept MCP names clear of the built-in tools; custom tools are known only now.
     mcp = unique_names(mcp, {*ToolName, *(tool.name for tool in custom_tools)})
-    web_tools = (build_web_search_tool(settings), build_web_fetch_tool(settings))
+    web_tools = (build_web_search_tool(settings), build_web_fetch_tool(settings, results=results))
     limits = CallLimits(
-        max_chars=settings.max_result_chars,
-        max_rows=settings.max_result_rows,
         max_concurrency=settings.mcp_max_concurrency,
         max_wait_s=settings.mcp_rate_limit_max_wait,
         call_timeout_s=settings.mcp_call_timeout,
+        results=results,
     )
     mcp_tools = [
         instrument(tool, listing.server, limits)
@@ -153,12 +166,24 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = ()) -> Com
     ]
     research_tools = [*(t for t in web_tools if t is not None), *mcp_tools]
     orchestrator_mcp, subagent_mcp = _mcp_prompts(settings, mcp)
+    code_prompt = prompts.template(prompts.Prompt.CODE_EXECUTION if sandbox else prompts.Prompt.NO_CODE_EXECUTION)
+    sandbox_roles = _sandbox_roles(settings, sandbox) if sandbox else []
+    sandbox_models = {Role.EXTRACT_SUBAGENT: tier.utility.slug, Role.CODING_SUBAGENT: tier.coding.slug} if sandbox else {}
+    models_by_role = {Role.RESEARCH_SUBAGENT: tier.subagent.slug, **sandbox_models}
+    delegation: list[AgentMiddleware] = []
+    if sandbox_roles:
+        delegation = [
+            HandOverMiddleware(models_by_role=sandbox_models, nested=True),
+            SubAgentMiddleware(backend=StateBackend(), subagents=sandbox_roles, task_description=_NESTED_TASK_DESCRIPTION),
+        ]
     subagent_middleware = [
         # No PatchToolCallsMiddleware: the task tool starts every sub-agent on one fresh brief, which
         # never holds a dangling tool call, and the patch would cost a graph step per sub-agent run.
         ClassifiedToolErrorsMiddleware(role=Role.RESEARCH_SUBAGENT),
         # read_file on /skills/ only, and the skill events; nothing when there are no skills.
         *skills_filesystem(extensions.skills),
+        # task for the extract and coding sub-agents, when a sandbox is attached.
+        *delegation,
         *_caching(settings, Role.RESEARCH_SUBAGENT),
         _compaction(settings, Role.RESEARCH_SUBAGENT, "subagent"),
     ]
@@ -168,7 +193,7 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = ()) -> Com
         system_prompt=prompts.render(
             prompts.Prompt.RESEARCH_SUBAGENT,
             domain_prompt=settings.domain_prompt,
-            extra="\n\n".join(p for p in (extensions.skills.subagent_section(), subagent_mcp) if p),
+            extra="\n\n".join(p for p in (extensions.skills.subagent_section(), subagent_mcp, code_prompt) if p),
         ),
         middleware=[
             _guards(settings, Role.RESEARCH_SUBAGENT, tier.subagent, subagent_middleware, gate=FindingsGateMiddleware(role=Role.RESEARCH_SUBAGENT)),
@@ -185,7 +210,8 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = ()) -> Com
             "description": "Researches one unit on the web (search, read pages) and returns JSON findings with quotes and URLs.",
             # Its own step budget: without one it would inherit the orchestrator's whole limit per task.
             "runnable": research_subagent.with_config({"recursion_limit": effective_recursion_limit(settings)}),
-        }
+        },
+        *sandbox_roles,
     ]
     outside_guards = [
         RunLifecycleMiddleware(settings, build_warnings=extensions.warnings),
@@ -196,7 +222,7 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = ()) -> Com
     ]
     inside_guards = [
         ClassifiedToolErrorsMiddleware(role=Role.ORCHESTRATOR),
-        HandOverMiddleware(models_by_role={Role.RESEARCH_SUBAGENT: tier.subagent.slug}),
+        HandOverMiddleware(models_by_role=models_by_role),
         ClarificationMiddleware(),
         PlanningMiddleware(system_prompt=_TODOS_PROMPT, tool_description=_TODOS_DESCRIPTION),
         SubAgentMiddleware(backend=StateBackend(), subagents=subagents, task_description=_TASK_DESCRIPTION),
@@ -215,7 +241,12 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = ()) -> Com
             domain_prompt=settings.domain_prompt,
             extra="\n\n".join(
                 part
-                for part in (prompts.template(prompts.Prompt.FOLLOW_UP), extensions.skills.orchestrator_section(), orchestrator_mcp)
+                for part in (
+                    prompts.template(prompts.Prompt.FOLLOW_UP),
+                    extensions.skills.orchestrator_section(),
+                    orchestrator_mcp,
+                    code_prompt,
+                )
                 if part
             ),
         ),
@@ -254,6 +285,58 @@ def _guards(
         ],
         role=role,
     )
+
+
+_EXTRACT_DESCRIPTION = (
+    "Reads one offloaded result file in the sandbox with shell commands and returns JSON findings with verbatim "
+    "quotes. Brief: the file's path, the question, and the source to cite."
+)
+_CODING_DESCRIPTION = (
+    "Writes and runs one Python script in the sandbox (or fixes one, given its code and the exact error) and answers "
+    "STATUS / SCRIPT / OUTPUT / NOTES with the script's real output. Brief: the goal, the input files, the figures to produce."
+)
+
+
+def _sandbox_roles(settings: ResearchConfig, sandbox: SandboxConnector) -> list[CompiledSubAgent]:
+    """The extract and coding sub-agents, both on the run's sandbox: the extractor on the utility model with
+    execute only and the findings gate, the coder on the tier's coding model with the file and execute tools
+    and the script gate."""
+    backend = SandboxBackend(sandbox)
+    helpers = "\n".join(f"- `{path}`" for path in sandbox.helper_paths)
+    helper_section = f"## Skill helpers\nThese modules are in the sandbox; a script may import them:\n{helpers}" if helpers else ""
+    extract = _sandbox_role(
+        settings, backend, Role.EXTRACT_SUBAGENT, "utility", prompts.render(prompts.Prompt.EXTRACT_SUBAGENT),
+        gate=FindingsGateMiddleware(role=Role.EXTRACT_SUBAGENT),
+    )  # fmt: skip
+    coding = _sandbox_role(
+        settings, backend, Role.CODING_SUBAGENT, "coding", prompts.render(prompts.Prompt.CODING_SUBAGENT, extra=helper_section),
+        gate=ScriptGateMiddleware(role=Role.CODING_SUBAGENT, sandbox=sandbox),
+    )  # fmt: skip
+    return [
+        CompiledSubAgent(name=Role.EXTRACT_SUBAGENT, description=_EXTRACT_DESCRIPTION, runnable=extract),
+        CompiledSubAgent(name=Role.CODING_SUBAGENT, description=_CODING_DESCRIPTION, runnable=coding),
+    ]
+
+
+def _sandbox_role(
+    settings: ResearchConfig, backend: SandboxBackend, role: Role, slot: Slot, system_prompt: str, *, gate: AgentMiddleware
+) -> Any:
+    middleware = [
+        ClassifiedToolErrorsMiddleware(role=role),
+        *sandbox_tools(backend, role),
+        *_caching(settings, role),
+        _compaction(settings, role, slot),
+    ]
+    agent = create_agent(
+        chat_model(settings, slot),
+        tools=[],
+        system_prompt=system_prompt,
+        middleware=[_guards(settings, role, settings.tier.slot(slot), middleware, gate=gate), *middleware],
+        name=role,
+        # Like a research sub-agent: never resumed midway, so its steps are not checkpointed.
+        checkpointer=False,
+    )
+    return agent.with_config({"recursion_limit": effective_recursion_limit(settings)})
 
 
 def _mcp_prompts(settings: ResearchConfig, mcp: Sequence[Listing]) -> tuple[str, str]:

@@ -70,6 +70,7 @@ class StatusState(StrEnum):
     STOP_REQUESTED = "stop_requested"
     MCP_READY = "mcp_ready"
     MCP_ERROR = "mcp_error"
+    SANDBOX_RESET = "sandbox_reset"
 
 
 class EndReason(StrEnum):
@@ -152,3 +153,21 @@ class RevisionReason(StrEnum):
 
     SUBAGENT_FINDINGS = "subagent_findings"
     REPORT_QUALITY = "report_quality"
+    SCRIPT_ANSWER = "script_answer"
+
+
+class ScriptStatus(StrEnum):
+    """How the coding sub-agent says its script went: the ``status`` of a ``script`` event."""
+
+    OK = "ok"
+    FAILED = "failed"
+
+
+class SandboxProvider(StrEnum):
+    """Where code runs: the HTTP sandbox service (``sidecar``) or one of deepagents' hosted sandbox integrations."""
+
+    SIDECAR = "sidecar"
+    DAYTONA = "daytona"
+    MODAL = "modal"
+    E2B = "e2b"
+    RUNLOOP = "runloop"

@@ -117,7 +117,7 @@ async def test_custom_tools_are_offered_to_every_role_called_and_their_events_ca
     run = await stream_run(
         agent_server.url,
         "What is in the catalog?",
-        configurable={"custom_tools_dir": str(EXTENSION_FIXTURES / "tools"), "custom_tool_max_chars": 300},
+        configurable={"custom_tools_dir": str(EXTENSION_FIXTURES / "tools"), "max_result_chars": 300},
     )
 
     done(run)
@@ -142,7 +142,7 @@ async def test_custom_tools_are_offered_to_every_role_called_and_their_events_ca
     body = seen_by_orchestrator.split("<tool_result>\n", 1)[1].rsplit("\n</tool_result>", 1)[0]
     assert json.loads(body) == [{"id": 0, "label": "row-0"}, {"id": 1, "label": "row-1"}], "a list is JSON-encoded"
     seen_by_researcher = tool_messages(requests_of(scripted, "researcher")[1])[-1]
-    assert f"[Truncated: showing the first 300 of {large['bytes']:,} characters." in seen_by_researcher
+    assert f"[Result truncated: cut to 300 of {large['bytes']:,} characters. No sandbox is attached" in seen_by_researcher
 
     [broken] = [w for w in run.statuses("warning") if "broken.py" in w["detail"]]
     assert "ModuleNotFoundError" in broken["detail"]

@@ -6,7 +6,9 @@ notifications get 202), ``GET /mcp`` 405 (no server-initiated stream), ``DELETE 
 
 - ``lookup(key)``: ``"<key> = 42"``;
 - ``slow(n)``: waits ``slow_s`` seconds, then ``"slow <n> done"``; the server keeps the highest number of
-  ``tools/call`` requests it had in flight at once (``max_in_flight``).
+  ``tools/call`` requests it had in flight at once (``max_in_flight``);
+- ``cities(count)``: a JSON list of ``count`` rows ``{"id", "city", "population"}`` (``cities_text``), for
+  results larger than the agent lets into a model's context.
 
 Behaviour (``POST /_behaviour``, reset by ``reset()``): ``rate_limit`` answers that many ``tools/call``
 requests with HTTP 429 and ``Retry-After: retry_after`` first (-1: every one); ``slow_s`` is how long
@@ -18,6 +20,7 @@ requests with HTTP 429 and ``Retry-After: retry_after`` first (-1: every one); `
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 from starlette.applications import Starlette
@@ -34,12 +37,22 @@ TOOLS = [
         "inputSchema": {"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]},
     },
     {
+        "name": "cities",
+        "description": "Every city of the stand-in's register, one row each.",
+        "inputSchema": {"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]},
+    },
+    {
         "name": "slow",
         "description": "Answer after a short wait.",
         "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
     },
 ]
 DEFAULTS: dict[str, Any] = {"rate_limit": 0, "retry_after": "0", "slow_s": 0.3}
+
+
+def cities_text(count: int) -> str:
+    """What ``cities(count)`` returns, exactly."""
+    return json.dumps([{"id": n, "city": f"city-{n}", "population": n * 2} for n in range(count)])
 
 
 class McpStandIn(LoopbackServer):
@@ -100,6 +113,8 @@ class McpStandIn(LoopbackServer):
         name, args = params.get("name"), params.get("arguments") or {}
         if name == "lookup":
             return self._text(request_id, f"{args.get('key')} = 42")
+        if name == "cities":
+            return self._text(request_id, cities_text(int(args.get("count", 0))))
         if name == "slow":
             self._in_flight += 1
             self.stats["max_in_flight"] = max(self.stats["max_in_flight"], self._in_flight)

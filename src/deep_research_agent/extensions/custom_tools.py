@@ -12,8 +12,8 @@ Contract for a plugin file:
 Contract for a call (``_instrumented``):
 - events: ``tool_call`` (``id``, ``tool``, ``args`` with each value cut to 120 characters) before, and
   ``tool_result`` (``id``, ``tool``, ``ok``, ``summary``, ``bytes``; ``error_class`` on failure) after;
-- a str result is passed on; a list or dict is JSON-encoded; a result over ``custom_tool_max_chars`` is cut
-  with a note saying how much was shown (there is no sandbox to offload it to yet);
+- a str result is passed on; a list or dict is JSON-encoded; a large result (or a metric time series) is
+  offloaded to the sandbox with a stub, or cut with a note without one (``tools.results.fit_result``);
 - a tool that raises gets a classified error like any tool (``tools/errors.py``); one that takes longer
   than ``custom_tool_timeout`` is cut off with a transient error. A sync ``run`` runs in a worker thread,
   so it never blocks the server's event loop; a timed-out thread is abandoned, not killed (Python cannot).
@@ -44,6 +44,7 @@ from langchain_core.tools import BaseTool, StructuredTool, tool as as_tool
 from ..names import ToolName
 from ..protocol.events import emit
 from ..tools.errors import ToolFailure, describe_tool_error
+from ..tools.results import ResultLimits, fit_result
 
 logger = logging.getLogger(__name__)
 
@@ -97,8 +98,10 @@ class CustomToolSet:
         return tuple(t.name for t in self.tools)
 
 
-def load_custom_tools(directory: Path, cfg: Any) -> CustomToolSet:
-    """Import every plugin file of ``directory`` and build its tools; a missing folder holds none."""
+def load_custom_tools(directory: Path, cfg: Any, results: ResultLimits | None = None) -> CustomToolSet:
+    """Import every plugin file of ``directory`` and build its tools; a missing folder holds none. Their
+    large results are bounded by ``results`` (by default ``cfg``'s limits, with no sandbox)."""
+    results = results or ResultLimits.of(cfg, None)
     if not directory.is_dir():
         return CustomToolSet(directory)
     tools: list[BaseTool] = []
@@ -121,7 +124,7 @@ def load_custom_tools(directory: Path, cfg: Any) -> CustomToolSet:
                 errors.append(PluginError(file.name, problem))
                 continue
             taken.add(source.name)
-            tools.append(_instrumented(source, cfg))
+            tools.append(_instrumented(source, cfg, results))
     return CustomToolSet(directory, tuple(tools), tuple(errors))
 
 
@@ -164,8 +167,8 @@ def _from_custom_tool(instance: CustomTool) -> BaseTool:
     return StructuredTool.from_function(name=instance.name, description=instance.description, **kind)
 
 
-def _instrumented(source: BaseTool, cfg: Any) -> BaseTool:
-    """``source`` with the call's events, its timeout, result encoding and truncation, and classified errors."""
+def _instrumented(source: BaseTool, cfg: Any, results: ResultLimits) -> BaseTool:
+    """``source`` with the call's events, its timeout, result encoding and size limit, and classified errors."""
 
     async def call(**kwargs: Any) -> str:
         call_id = uuid.uuid4().hex[:12]
@@ -179,7 +182,8 @@ def _instrumented(source: BaseTool, cfg: Any) -> BaseTool:
             return _failed(call_id, source.name, exc)
         text = _encode(raw)
         emit("tool_result", id=call_id, tool=source.name, ok=True, summary=_summary(text), bytes=len(text.encode()))
-        return f"{RESULT_PREAMBLE}\n<tool_result>\n{_truncated(text, cfg.custom_tool_max_chars)}\n</tool_result>"
+        shown = await fit_result(text, name=f"tool-{source.name}", cite_as="the source the tool's description names", limits=results)
+        return f"{RESULT_PREAMBLE}\n<tool_result>\n{shown}\n</tool_result>"
 
     return StructuredTool.from_function(
         coroutine=call, name=source.name, description=source.description, args_schema=source.args_schema, infer_schema=False
@@ -198,15 +202,6 @@ def _encode(raw: Any) -> str:
     if isinstance(raw, (list, dict)):
         return json.dumps(raw, ensure_ascii=False, default=str)
     return str(raw)
-
-
-def _truncated(text: str, max_chars: int) -> str:
-    if not max_chars or len(text) <= max_chars:
-        return text
-    return (
-        text[:max_chars]
-        + f"\n[Truncated: showing the first {max_chars:,} of {len(text):,} characters. Ask for less if you need the rest.]"
-    )
 
 
 def _cut(value: Any) -> Any:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..settings import ResearchConfig
+from ..tools.results import ResultLimits
 from .custom_tools import CustomToolSet, load_custom_tools
 from .skills import SkillCatalog, load_skills
 
@@ -25,9 +26,14 @@ class Extensions:
         return (*self.skills.warnings, *(str(e) for e in self.custom_tools.errors))
 
 
-def load_extensions(settings: ResearchConfig) -> Extensions:
+def load_extensions(
+    settings: ResearchConfig, results: ResultLimits | None = None, *, skills: SkillCatalog | None = None
+) -> Extensions:
+    """The graph's skills (``skills`` when the caller loaded them already) and custom tools, whose large
+    results ``results`` bounds."""
     if settings.problems:
         return Extensions(SkillCatalog(Path(settings.skills_dir)), CustomToolSet(Path(settings.custom_tools_dir)))
     return Extensions(
-        load_skills(Path(settings.skills_dir)), load_custom_tools(Path(settings.custom_tools_dir), settings)
+        skills or load_skills(Path(settings.skills_dir)),
+        load_custom_tools(Path(settings.custom_tools_dir), settings, results),
     )

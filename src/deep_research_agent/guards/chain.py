@@ -28,6 +28,7 @@ from langgraph.types import Command
 from .budget import BudgetState
 from ..delivery.completion import CompletionState
 from ..handover.gate import FindingsGateState
+from ..handover.script import ScriptGateState
 from .loop import LoopGuardState
 from .per_role import PerRoleMiddleware
 from .runaway import RunawayState
@@ -51,7 +52,9 @@ _DROPPED_HOOKS = (
 )
 
 
-class GuardChainState(BudgetState, StepLimitState, LoopGuardState, RunawayState, FindingsGateState, CompletionState):
+class GuardChainState(
+    BudgetState, StepLimitState, LoopGuardState, RunawayState, FindingsGateState, ScriptGateState, CompletionState
+):
     """Every guard's private counters (the answer gates' too: an agent without a gate never sets them)."""
 
 

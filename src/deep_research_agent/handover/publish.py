@@ -1,8 +1,9 @@
 """The hand-over, on the orchestrator's side: every ``task`` call bracketed with events, its failures
 contained, and the sub-agent's findings published.
 
-Contract (orchestrator only):
-- ``subagent_start`` before the sub-agent runs and ``subagent_done`` after, with its role and model;
+Contract (orchestrator only; ``models_by_role`` is the roster, with each sub-agent's model):
+- ``subagent_start`` before the sub-agent runs and ``subagent_done`` after, with its role and model; a
+  ``task`` for a role not on the roster is left to the task tool, which says no such sub-agent exists;
   ``subagent_done`` adds the sub-agent's own model calls and tokens;
 - while the sub-agent runs, every event it emits carries its role and this ``task`` call's id (through
   the ``current_sender`` context variable, which parallel ``task`` calls each hold separately);
@@ -16,6 +17,11 @@ Contract (orchestrator only):
 - what reaches the orchestrator is capped at ``MAX_HANDOVER_CHARS``: findings beyond the cap are dropped
   (and named as a gap), any other answer is cut with a note, so one degenerate worker cannot flood the
   orchestrator's context.
+
+A research sub-agent carries one too (``nested=True``) for the extract and coding sub-agents it calls
+through its own ``task``: the same events and caps, the findings handed to that research sub-agent and
+shown as ``subagent_findings``, but not recorded as a hand-over of the run nor written to the
+orchestrator's state, since the research sub-agent hands them on in its own findings.
 """
 
 from __future__ import annotations
@@ -69,9 +75,14 @@ class HandOverMiddleware(AgentMiddleware):
 
     state_schema = HandOverState
 
-    def __init__(self, *, models_by_role: Mapping[str, str]) -> None:
+    def __init__(self, *, models_by_role: Mapping[str, str], nested: bool = False) -> None:
         super().__init__()
         self.models_by_role = dict(models_by_role)
+        self.nested = nested
+
+    @property
+    def name(self) -> str:
+        return "HandOverNested" if self.nested else "HandOverMiddleware"
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
@@ -80,6 +91,9 @@ class HandOverMiddleware(AgentMiddleware):
             return await handler(request)
         args = request.tool_call.get("args") or {}
         role = str(args.get("subagent_type") or "unknown")
+        if role not in self.models_by_role:
+            # Not on the roster: the task tool answers that it does not exist, and nothing was started.
+            return await handler(request)
         task_id = request.tool_call["id"]
         unit = str(args.get("description") or "")
         model = self.models_by_role.get(role)
@@ -109,7 +123,7 @@ class HandOverMiddleware(AgentMiddleware):
                 status="error",
             )
         current_sender.reset(token)
-        result = _hand_over(result, unit=unit, run=run, sender=Sender(role, task_id))
+        result = _hand_over(result, unit=unit, run=run, sender=Sender(role, task_id), nested=self.nested)
         spent = run.usage.of_task(task_id)
         emit(
             "status",
@@ -125,7 +139,7 @@ class HandOverMiddleware(AgentMiddleware):
         return result
 
 
-def _hand_over(result: ToolMessage | Command, *, unit: str, run: Run, sender: Sender) -> ToolMessage | Command:
+def _hand_over(result: ToolMessage | Command, *, unit: str, run: Run, sender: Sender, nested: bool) -> ToolMessage | Command:
     """Replace the sub-agent's answer by its staged findings object (or its capped text) and publish it."""
     message = _tool_message_of(result)
     staged = run.evidence.take_staged(sender.task_id or "")
@@ -135,7 +149,8 @@ def _hand_over(result: ToolMessage | Command, *, unit: str, run: Run, sender: Se
         return _replace_message(result, message, capped_text(message.text))
     findings = capped_findings(staged)
     halted = run.control.halted_by(sender.task_id or "")
-    run.evidence.add_handover(HandOver(task_id=sender.task_id or "", unit=unit, findings=findings))
+    if not nested:
+        run.evidence.add_handover(HandOver(task_id=sender.task_id or "", unit=unit, findings=findings))
     emit(
         "subagent_findings",
         role=sender.role,
@@ -151,6 +166,8 @@ def _hand_over(result: ToolMessage | Command, *, unit: str, run: Run, sender: Se
             if record := run.evidence.add_source(finding.source):
                 emit("source", role=sender.role, task_id=sender.task_id, title=record.title, url=record.url, domain=record.domain)
     result = _replace_message(result, message, findings.to_json())
+    if nested:
+        return result
     work = {
         "findings": {sender.task_id or unit: {"unit": unit, **findings.model_dump(), "halted": halted}},
         "draft_report": draft_report(run.evidence, reason=DRAFT_REASON),

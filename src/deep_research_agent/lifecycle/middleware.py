@@ -17,8 +17,8 @@ Contract (orchestrator only; it must be the outermost middleware):
   ``done``/``error`` whose reason ``end_state.decide_end`` names from one record of the run. The status
   carries the run's tool calls, tokens, report size and run time, and a ``detail`` ending in
   ``Run time Xm Ys.``; the run's sources, evidence summaries and the delivered report's citations are
-  copied into state, the evidence texts go to the LangGraph store (``run/archive.py``), and the run's
-  stores are closed;
+  copied into state, the evidence texts go to the LangGraph store (``run/archive.py``), the run's sandbox
+  session is deleted and the run's stores are closed;
 - a cancelled run ends without any of this (the server stops it mid-step), but its stores are dropped so
   the pages it read do not stay in memory.
 """
@@ -163,6 +163,8 @@ class RunLifecycleMiddleware(AgentMiddleware):
             await archive_evidence(runtime.store, thread_id=thread_id, run_id=run.key, records=run.evidence.records())
             return self._close(state, run)
         finally:
+            if run.sandbox is not None:
+                await run.sandbox.close()
             close_run(run.key)
 
     def _close(self, state: LifecycleState, run: Run) -> dict[str, Any]:

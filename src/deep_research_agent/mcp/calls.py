@@ -23,10 +23,10 @@ Contract of the tools ``instrument`` builds (one per MCP tool, same name, descri
 - an identical call (same run, server, tool and arguments) that already failed permanently is answered
   from a bounded memo without reaching the server;
 - a result's content blocks are unwrapped to their text (structured content as JSON when there is no
-  text); the model sees at most ``max_rows`` rows (items of a JSON list, else lines) and ``max_chars``
-  characters, with a note saying what was cut, while the whole text goes to the run's evidence under the
-  source ``MCP: <label>`` (title: tool and arguments), so the report can cite it and the citation checks
-  can verify quotes against it; the source is listed once per server (a ``source`` event).
+  text); what the model sees of a large one is ``tools.results.fit_result``'s (offloaded to the sandbox
+  with a stub, or cut with a note), while the whole text goes to the run's evidence under the source
+  ``MCP: <label>`` (title: tool and arguments), so the report can cite it and the citation checks can
+  verify quotes against it; the source is listed once per server (a ``source`` event).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ import re
 import uuid
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
@@ -54,6 +54,7 @@ from ..protocol.sender import current_sender
 from ..retry_after import backoff_s, retry_after_s
 from ..run import current_run, run_key
 from ..tools.errors import ToolFailure
+from ..tools.results import ResultLimits, fit_result
 from .errors import describe, innermost
 from .servers import McpServer
 
@@ -72,13 +73,12 @@ RawCall = Callable[..., Awaitable[tuple[Any, Any]]]
 
 @dataclass(frozen=True)
 class CallLimits:
-    """How much of a result the model sees, how many calls a run makes at once, how long one backs off."""
+    """How many calls a run makes at once, how long one backs off, and how large a result the model sees."""
 
-    max_chars: int = 20000
-    max_rows: int = 200
     max_concurrency: int = 10
     max_wait_s: float = 120.0
     call_timeout_s: float = 60.0
+    results: ResultLimits = field(default_factory=ResultLimits)
 
 
 class CallTimedOut(Exception):
@@ -152,7 +152,8 @@ async def _call(raw_call: RawCall, name: str, server: McpServer, args: dict[str,
     if record := run.evidence.add_source(label, f"MCP server {server.label}"):
         emit("source", title=record.title, url=record.url, domain=record.domain)
     emit("mcp_result", **where, ok=True, summary=_summary(text), bytes=len(text.encode()))
-    return render_result(label, name, bounded(text, max_chars=limits.max_chars, max_rows=limits.max_rows))
+    shown = await fit_result(text, name=f"mcp-{server.label}-{name}", cite_as=f'"{label}"', limits=limits.results)
+    return render_result(label, name, shown)
 
 
 async def _within_limits(raw_call: RawCall, name: str, server: McpServer, args: dict[str, Any], limits: CallLimits) -> tuple[Any, Any]:
@@ -253,27 +254,6 @@ def result_text(content: Any, artifact: Any) -> str:
     structured = getattr(artifact, "get", None) and artifact.get("structured_content")
     if not text.strip() and structured is not None:
         text = json.dumps(structured, ensure_ascii=False, indent=1)
-    return text
-
-
-def bounded(text: str, *, max_chars: int, max_rows: int) -> str:
-    """At most ``max_rows`` rows and ``max_chars`` characters of ``text``, with a note when cut (0: no bound)."""
-    notes = []
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        parsed = None
-    if isinstance(parsed, list) and max_rows and len(parsed) > max_rows:
-        text = json.dumps(parsed[:max_rows], ensure_ascii=False, indent=1)
-        notes.append(f"showing the first {max_rows} of {len(parsed)} rows")
-    elif not isinstance(parsed, list) and max_rows and (lines := text.splitlines()) and len(lines) > max_rows:
-        text = "\n".join(lines[:max_rows])
-        notes.append(f"showing the first {max_rows} of {len(lines)} lines")
-    if max_chars and len(text) > max_chars:
-        notes.append(f"cut to {max_chars:,} of {len(text):,} characters")
-        text = text[:max_chars]
-    if notes:
-        text += f"\n[Result truncated: {'; '.join(notes)}. Narrow the call to see the rest.]"
     return text
 
 

@@ -24,6 +24,10 @@ class Prompt(StrEnum):
     TRIAGE = "triage"
     DIRECT_ANSWER = "direct_answer"
     MCP_TOOLS = "mcp_tools"
+    CODING_SUBAGENT = "coding_subagent"
+    EXTRACT_SUBAGENT = "extract_subagent"
+    CODE_EXECUTION = "code_execution"
+    NO_CODE_EXECUTION = "no_code_execution"
 
 
 @cache

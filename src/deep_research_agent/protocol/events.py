@@ -33,7 +33,18 @@ from pydantic_core import to_jsonable_python
 
 from ..clock import format_elapsed, utc_now_iso
 from ..handover.contract import Finding
-from ..names import Ceiling, EndReason, HaltedBy, RevisionReason, Role, SkillState, StatusState, StopMode, ToolErrorClass
+from ..names import (
+    Ceiling,
+    EndReason,
+    HaltedBy,
+    RevisionReason,
+    Role,
+    ScriptStatus,
+    SkillState,
+    StatusState,
+    StopMode,
+    ToolErrorClass,
+)
 from ..report.citations import CitationSummary
 from ..run.usage import RoleUsage
 from .secrets import redact_tree
@@ -156,7 +167,9 @@ class Status(_Event):
     heartbeat (``step``, ``unit``, and after tool results ``after``/``after_chars``). ``stop_requested``: the
     user asked the run to stop and report what it found. ``mcp_ready`` (``server``, ``label``,
     ``tool_count``, ``tools``, ``cached``) and ``mcp_error`` (``server``, ``label``, ``detail``) follow
-    ``run_start``, one per MCP server of the run.
+    ``run_start``, one per MCP server of the run. ``sandbox_reset``: the run's sandbox session died and a
+    fresh one replaced it (``detail`` says why); files written before it are gone, once per death however
+    many calls were in flight.
     """
 
     type: Literal["status"] = "status"
@@ -298,6 +311,19 @@ class ToolResult(_Event):
     bytes: int = Field(description="Size of the whole result in UTF-8 bytes, before any truncation.")
     error_class: ToolErrorClass | None = None
 
+class Script(_Event):
+    """The coding sub-agent's script as it finished the task: its final code, after every edit."""
+
+    type: Literal["script"] = "script"
+    path: str = Field(description="Where the script lives in the sandbox, e.g. /workspace/mean_price.py.")
+    code: str = Field(description="The script's text, cut to 50,000 characters (see truncated).")
+    language: str = "python"
+    status: ScriptStatus = Field(description="What the coding sub-agent reported: ok, or failed.")
+    output: str = Field(default="", description="The start of the output it reported, at most 2,000 characters.")
+    bytes: int = Field(description="Size of the whole script in UTF-8 bytes.")
+    truncated: bool = False
+
+
 class McpCall(_Event):
     """A research sub-agent calls an MCP tool."""
 
@@ -336,6 +362,7 @@ Event = Annotated[
     | Skill
     | ToolCall
     | ToolResult
+    | Script
     | McpCall
     | McpResult,
     Field(discriminator="type"),
@@ -357,6 +384,7 @@ EVENT_MODELS: dict[str, type[_Event]] = {
         Skill,
         ToolCall,
         ToolResult,
+        Script,
         McpCall,
         McpResult,
     )

@@ -3,12 +3,15 @@
 A transcribed series ("2024-01-01: 42.1", line after line) is a data dump: the reader needs its count,
 span, extremes and mean, not its rows. The findings gate uses ``inline_series`` to spot a series
 inside a field; the report scrub uses ``parse_row`` to find runs of data rows and ``describe`` to
-replace them.
+replace them; ``summarize`` computes the statistics both use, and the stub of an offloaded time series
+(``tools/results.py``) states in full: span, first and last, min and max with when, mean, median, direction.
 """
 
 from __future__ import annotations
 
 import re
+import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
@@ -92,6 +95,77 @@ def _format_number(value: float) -> str:
     return "0" if text in {"-0", ""} else text
 
 
+# A change of less than this fraction of the first value, first to last, is "flat".
+FLAT_CHANGE = 0.01
+
+
+@dataclass(frozen=True)
+class SeriesSummary:
+    """The statistics that stand for a series of points in order: never list it row by row."""
+
+    count: int
+    first: Point
+    last: Point
+    low: Point
+    high: Point
+    mean: float
+    median: float
+
+    @property
+    def change(self) -> float | None:
+        """First to last, as a fraction of the first value; None when the first value is 0."""
+        if self.first.value == 0:
+            return None
+        return (self.last.value - self.first.value) / abs(self.first.value)
+
+    @property
+    def direction(self) -> str:
+        """up, down or flat, first to last."""
+        delta = self.last.value - self.first.value
+        change = self.change
+        if delta == 0 or (change is not None and abs(change) < FLAT_CHANGE):
+            return "flat"
+        return "up" if delta > 0 else "down"
+
+    def sentence(self, name: str = "") -> str:
+        """The whole statistic in one line: ``name: first … → last … (up 12.5%); min … (when), max …; mean …, median ….``"""
+        change = self.change
+        trend = self.direction if change is None or self.direction == "flat" else f"{self.direction} {abs(change):.1%}"
+        lead = f"{name}: " if name else ""
+        return (
+            f"{lead}first {_format_number(self.first.value)} ({self.first.label}) → last {_format_number(self.last.value)} "
+            f"({self.last.label}), {trend}; min {_format_number(self.low.value)} ({self.low.label}), "
+            f"max {_format_number(self.high.value)} ({self.high.label}); mean {_format_number(self.mean)}, "
+            f"median {_format_number(self.median)}."
+        )
+
+
+def summarize(points: list[Point]) -> SeriesSummary:
+    """The statistics of ``points``, taken in the order given (oldest first); at least one point."""
+    return summarize_values([p.label for p in points], [p.value for p in points])
+
+
+def summarize_values(labels: Sequence[str], values: Sequence[float]) -> SeriesSummary:
+    """``summarize`` over parallel labels and values (oldest first), without a ``Point`` per row."""
+    if not values or len(labels) != len(values):
+        raise ValueError("a series needs at least one point, and one label per value")
+    low = min(range(len(values)), key=values.__getitem__)
+    high = max(range(len(values)), key=values.__getitem__)
+
+    def point(index: int) -> Point:
+        return Point(label=labels[index], value=values[index], unit="")
+
+    return SeriesSummary(
+        count=len(values),
+        first=point(0),
+        last=point(len(values) - 1),
+        low=point(low),
+        high=point(high),
+        mean=statistics.fmean(values),
+        median=statistics.median(values),
+    )
+
+
 def describe(points: list[Point], *, heading: str = "") -> str:
     """One line that stands for the series: count, span first → last, min and max with where, mean.
 
@@ -104,12 +178,11 @@ def describe(points: list[Point], *, heading: str = "") -> str:
             return number
         return f"{number}{unit}" if unit == "%" else f"{number} {unit}"
 
-    low = min(points, key=lambda p: p.value)
-    high = max(points, key=lambda p: p.value)
-    mean = sum(p.value for p in points) / len(points)
+    summary = summarize(points)
     citations = "".join(dict.fromkeys(c for p in points for c in p.citations))
     text = (
         f"{heading or f'Series of {len(points)} values'}, {points[0].label} → {points[-1].label}: "
-        f"min {amount(low.value)} ({low.label}), max {amount(high.value)} ({high.label}), mean {amount(mean)}."
+        f"min {amount(summary.low.value)} ({summary.low.label}), max {amount(summary.high.value)} ({summary.high.label}), "
+        f"mean {amount(summary.mean)}."
     )
     return f"{text[:-1]} {citations}." if citations else text

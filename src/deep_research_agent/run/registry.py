@@ -4,8 +4,8 @@ Sub-agents run as separate graphs with their own state, so run-wide facts cannot
 agent's state. They live in the run's stores, found by the run id in the LangGraph config:
 - ``current_run()`` inside a graph run returns that run's stores, created on first use; outside a run
   it raises ``NoRunError``, unless code (a unit test, a tool called directly) opened one with ``bound_run``;
-- ``close_run`` drops a run's stores when it ends or is cancelled; the registry is bounded, so a run
-  that dies before its end hook cannot leak memory for long.
+- ``close_run`` drops a run's stores when it ends or is cancelled, and has its sandbox session deleted;
+  the registry is bounded, so a run that dies before its end hook cannot leak memory for long.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.config import get_config
 
@@ -26,6 +26,9 @@ from .control import RunControl
 from ..clock import utc_now_iso
 from .evidence import EvidenceStore
 from .usage import UsageMeter
+
+if TYPE_CHECKING:
+    from ..sandbox.session import SandboxSession
 
 _MAX_OPEN_RUNS = 256
 
@@ -48,6 +51,8 @@ class Run:
     skills_applied: set[str] = field(default_factory=set)
     mcp_slots: asyncio.Semaphore | None = None
     """The run's MCP call slots, shared by every agent of the run (``mcp/calls.py`` makes it on first use)."""
+    sandbox: SandboxSession | None = None
+    """The run's sandbox session, shared by all its agents (``sandbox/connector.py`` makes it on first use)."""
     opening_statuses: list[dict[str, Any]] = field(default_factory=list)
     """Status events the graph factory found for this run before it started (its MCP connections), which
     the run emits right after ``run_start``."""
@@ -90,7 +95,7 @@ def current_run(config: dict[str, Any] | None = None) -> Run:
         if run is None:
             run = _runs[key] = Run(key=key)
             while len(_runs) > _MAX_OPEN_RUNS:
-                _runs.popitem(last=False)[1].control.close()
+                _release(_runs.popitem(last=False)[1])
         return run
 
 
@@ -98,7 +103,13 @@ def close_run(key: str) -> None:
     with _registry_lock:
         run = _runs.pop(key, None)
     if run is not None:
-        run.control.close()
+        _release(run)
+
+
+def _release(run: Run) -> None:
+    run.control.close()
+    if run.sandbox is not None:
+        run.sandbox.discard()
 
 
 def is_open(key: str) -> bool:

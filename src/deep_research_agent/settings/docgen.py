@@ -43,7 +43,6 @@ RUNNER_SETTINGS: tuple[tuple[str, str, str], ...] = (
     ("DRA_JOBS", "10", "Runs the dev server executes at once (--n-jobs-per-worker)."),
     ("DRA_RELOAD", "0", "1 restarts the server on source changes (kills in-flight runs)."),
     ("DRA_URL", "", "Server URL for ./run.sh ask/smoke/doctor; defaults to http://DRA_HOST:DRA_PORT."),
-    ("LLM_SANDBOX_URL", "", "Code sandbox sidecar that ./run.sh doctor checks; code execution is not wired in yet."),
 )
 
 

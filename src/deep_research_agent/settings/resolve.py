@@ -19,10 +19,13 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from ..addresses import METADATA_HOSTNAMES, link_local_or_metadata, parse_ip_literal
 from ..mcp.servers import McpServer, resolve_servers
+from ..names import SandboxProvider
 from .tiers import DEFAULT_BASE_URL, DEFAULT_TIER, MODEL_TIERS, TIER_ORDER, ModelSpec, Tier
 
 logger = logging.getLogger(__name__)
@@ -31,6 +34,9 @@ logger = logging.getLogger(__name__)
 # ``custom_tools/``), never the server's working directory, which ``langgraph dev`` may set anywhere.
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 _EXTENSION_DIRS = ("skills_dir", "custom_tools_dir")
+
+# One limit now bounds every tool result (tools/results.py); a deployment that set an old one is told.
+RETIRED_RESULT_LIMITS = {"DRA_MAX_FETCH_CHARS": "DRA_MAX_RESULT_CHARS", "DRA_CUSTOM_TOOL_MAX_CHARS": "DRA_MAX_RESULT_CHARS"}
 
 LEGACY_MODEL_KEYS = frozenset(
     {
@@ -203,12 +209,6 @@ class ResearchConfig(BaseModel):
     web_fetch: bool = _setting(
         True, "Give research sub-agents the web_fetch full-page reader.", env="DRA_WEB_FETCH", configurable="web_fetch"
     )
-    max_fetch_chars: int = _setting(
-        30000,
-        "Characters of a fetched page the model sees; the full text is kept for citation checks.",
-        env="DRA_MAX_FETCH_CHARS",
-        configurable="max_fetch_chars",
-    )
     fetch_allow_hosts: tuple[str, ...] = _setting(
         (),
         "Comma-separated host[:port] that web_fetch may read although they are private addresses.",
@@ -276,16 +276,70 @@ class ResearchConfig(BaseModel):
         configurable="mcp_prompt",
     )
     max_result_chars: int = _setting(
-        20000,
-        "Characters of one MCP tool result the model sees (the rest is cut with a note; the whole text is kept as evidence); 0 means no cap.",
+        60000,
+        "Characters of one tool result (web_fetch, MCP, custom tools) above which it is offloaded to a file in the "
+        "sandbox and the model gets a stub (path, rows, columns, 5-row preview); without a sandbox it is cut with a "
+        "note. The whole text is kept as evidence. 0 means no cap.",
         env="DRA_MAX_RESULT_CHARS",
         configurable="max_result_chars",
     )
     max_result_rows: int = _setting(
-        200,
-        "Rows (JSON list items, else lines) of one MCP tool result the model sees; 0 means no cap.",
+        1000,
+        "Rows (JSON list items, CSV lines) of one tool result above which it is offloaded (or cut) the same way; 0 means no cap.",
         env="DRA_MAX_RESULT_ROWS",
         configurable="max_result_rows",
+    )
+    offload_results: bool = _setting(
+        True,
+        "Offload large results, and every metric time series, to files in the sandbox instead of cutting them.",
+        env="DRA_OFFLOAD_RESULTS",
+        configurable="offload_results",
+    )
+    offload_dir: str = _setting(
+        "/workspace/data",
+        "Sandbox folder (an absolute path) that offloaded results are written to.",
+        env="DRA_OFFLOAD_DIR",
+        configurable="offload_dir",
+    )
+    sandbox_provider: str = _setting(
+        "sidecar",
+        "Where code runs: sidecar (the HTTP sandbox service at LLM_SANDBOX_URL) or a hosted deepagents sandbox "
+        "integration: daytona, modal, e2b or runloop (install langchain-<name> and set that provider's own key).",
+        env="DRA_SANDBOX_PROVIDER",
+        operator_only=True,
+    )
+    sandbox_url: str = _setting(
+        "",
+        "The sandbox service (same HTTP API as llm-sandbox); when set, execute runs real shell and Python there and the "
+        "coding and extract sub-agents are offered. Empty: code execution is disabled. Link-local and metadata hosts are refused.",
+        env="LLM_SANDBOX_URL",
+        configurable="sandbox_url",
+    )
+    sandbox_token: SecretStr | None = _setting(
+        None,
+        "Bearer token for the sandbox service; it must match the service's LLM_SANDBOX_TOKEN. Sent only to the sandbox "
+        "URL; a run that names its own sandbox_url gets only its own sandbox_token.",
+        env="LLM_SANDBOX_TOKEN",
+        configurable="sandbox_token",
+    )
+    sandbox_network: bool = _setting(
+        False,
+        "Allow outbound network from inside the sandbox. A run may turn it on only in a sandbox of its own (its own sandbox_url).",
+        env="LLM_SANDBOX_NETWORK",
+        configurable="sandbox_network",
+    )
+    sandbox_session_timeout: int = _setting(
+        5400,
+        "Lifetime in seconds of a run's sandbox session: it and every file offloaded into it are gone after this, "
+        "so keep it above DRA_MAX_RUN_SECONDS.",
+        env="LLM_SANDBOX_SESSION_TIMEOUT",
+        configurable="sandbox_session_timeout",
+    )
+    sandbox_exec_timeout: int = _setting(
+        120,
+        "Seconds one execute may run when the model sets no timeout of its own; past it the command ends with exit code 124.",
+        env="DRA_SANDBOX_EXEC_TIMEOUT",
+        configurable="sandbox_exec_timeout",
     )
     skills_dir: str = _setting(
         "skills",
@@ -308,12 +362,6 @@ class ResearchConfig(BaseModel):
     custom_tool_timeout: float = _setting(
         30.0, "Seconds one custom tool call may take before it is cut off; 0 means no cap.", env="DRA_CUSTOM_TOOL_TIMEOUT", operator_only=True
     )
-    custom_tool_max_chars: int = _setting(
-        20000,
-        "Characters of a custom tool's result the model sees; the rest is cut with a note. 0 means no cap.",
-        env="DRA_CUSTOM_TOOL_MAX_CHARS",
-        configurable="custom_tool_max_chars",
-    )
 
     warnings: tuple[str, ...] = Field(default=(), exclude=True)
     problems: tuple[str, ...] = Field(default=(), exclude=True)
@@ -331,6 +379,9 @@ class ResearchConfig(BaseModel):
             warnings.append(
                 f"configurable.{legacy} is ignored: models are chosen by tier (model_tier / DRA_MODEL_TIER)."
             )
+        for old, new in RETIRED_RESULT_LIMITS.items():
+            if old in environ or old.removeprefix("DRA_").lower() in configurable:
+                warnings.append(f"{old} is no longer read: {new} bounds every tool result, fetched pages included.")
 
         for name, field in cls.model_fields.items():
             extra = field.json_schema_extra
@@ -377,6 +428,7 @@ class ResearchConfig(BaseModel):
         values["base_url"] = _normalise_url(values.get("base_url", operator_url))
 
         _confine_extension_dirs(values, configurable, environ, problems)
+        _confine_sandbox(values, configurable, environ, warnings, problems)
 
         if values.get("openai_api_key") is None:
             problems.append(
@@ -387,6 +439,11 @@ class ResearchConfig(BaseModel):
         for message in warnings:
             logger.warning("config: %s", message)
         return cls(**values, warnings=tuple(warnings), problems=tuple(problems))
+
+    @property
+    def sandbox_attached(self) -> bool:
+        """True when code can run: a hosted provider is chosen, or the sandbox service has a URL."""
+        return self.sandbox_provider != SandboxProvider.SIDECAR or bool(self.sandbox_url)
 
     @property
     def tier(self) -> Tier:
@@ -440,6 +497,92 @@ def _confine_extension_dirs(
                 "Add its folder there (operator setting) or drop it from the run's configurable."
             )
             values[name] = str(operator)
+
+
+def _confine_sandbox(
+    values: dict[str, Any], configurable: Mapping[str, Any], environ: Mapping[str, str], warnings: list[str], problems: list[str]
+) -> None:
+    """Apply the sandbox's trust rules to the resolved values.
+
+    The operator's token goes only to the operator's sandbox: a run that names a sandbox_url of its own
+    gets its own sandbox_token or none. A run may open the network only in its own sandbox. A URL that
+    is not http(s), or points at a link-local or metadata address, is refused: a run's is a problem (the
+    run ends with config_error), the operator's disables code execution with a warning.
+    """
+    provider = str(values.get("sandbox_provider", SandboxProvider.SIDECAR)).strip().lower()
+    if provider not in set(SandboxProvider):
+        warnings.append(
+            f"DRA_SANDBOX_PROVIDER {provider!r} is unknown; using the sandbox service. "
+            f"Known providers: {', '.join(SandboxProvider)}."
+        )
+        provider = SandboxProvider.SIDECAR
+    values["sandbox_provider"] = str(provider)
+    if provider != SandboxProvider.SIDECAR:
+        from ..sandbox.hosted import missing_package  # the sandbox package builds on these settings
+
+        if package := missing_package(provider):
+            problems.append(
+                f"DRA_SANDBOX_PROVIDER={provider} needs the {package} package, which is not installed: "
+                f"run `uv pip install {package}` (or add it to the project), or unset DRA_SANDBOX_PROVIDER."
+            )
+    operator_url = (environ.get("LLM_SANDBOX_URL") or "").strip().rstrip("/")
+    url = str(values.get("sandbox_url") or "").strip().rstrip("/")
+    requested = str(configurable.get("sandbox_url") or "").strip().rstrip("/")
+    own_sandbox = bool(requested) and _normalise_url(requested) != _normalise_url(operator_url)
+    if url and (refusal := sandbox_url_problem(url)):
+        if own_sandbox:
+            problems.append(f"configurable.sandbox_url: {refusal}. Give an http(s) URL of a sandbox service, or leave it out.")
+        else:
+            warnings.append(f"LLM_SANDBOX_URL: {refusal}; code execution is disabled.")
+        url = ""
+    values["sandbox_url"] = _normalise_url(url) if url else ""
+    if own_sandbox:
+        run_token = _dig(configurable, "sandbox_token")
+        values["sandbox_token"] = SecretStr(str(run_token)) if run_token not in (None, "") else None
+    elif configurable.get("sandbox_network") not in (None, ""):
+        operator_network = (environ.get("LLM_SANDBOX_NETWORK") or "").strip().lower() in _TRUE
+        if values.get("sandbox_network", False) != operator_network:
+            warnings.append(
+                "configurable.sandbox_network is ignored: a run may change the sandbox's network only in a sandbox of "
+                "its own (its own sandbox_url)."
+            )
+            values["sandbox_network"] = operator_network
+    offload_dir = str(values.get("offload_dir") or "/workspace/data")
+    if not offload_dir.startswith("/") or ".." in offload_dir.split("/"):
+        warnings.append(f"offload_dir {offload_dir!r} is not an absolute sandbox path; using '/workspace/data'.")
+        offload_dir = "/workspace/data"
+    values["offload_dir"] = offload_dir.rstrip("/") or "/workspace/data"
+    timeout = values.get("sandbox_session_timeout", 5400)
+    run_seconds = values.get("max_run_seconds", 2700.0)
+    attached = provider != SandboxProvider.SIDECAR or bool(values["sandbox_url"])
+    if attached and run_seconds and timeout < run_seconds:
+        warnings.append(
+            f"The sandbox session lives {timeout} s but a run may take {run_seconds:g} s: its offloaded files can vanish "
+            "before the run ends. Raise LLM_SANDBOX_SESSION_TIMEOUT above DRA_MAX_RUN_SECONDS."
+        )
+
+
+def sandbox_url_problem(url: str) -> str | None:
+    """Why the agent must not call ``url`` as its sandbox, or None: http(s) only, with a host that is neither
+    link-local nor a metadata endpoint (the sandbox service usually lives on loopback or a private address)."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        return "it is not a valid URL"
+    if parts.scheme.lower() not in ("http", "https"):
+        return "only http and https sandbox URLs are allowed"
+    if parts.username or parts.password:
+        return "the URL must not carry user info; put the token in sandbox_token"
+    host = (parts.hostname or "").rstrip(".").lower()
+    if not host:
+        return "the URL has no host"
+    if host in METADATA_HOSTNAMES:
+        return f"{host} is a cloud metadata endpoint"
+    literal = parse_ip_literal(host)
+    if literal is not None and (reason := link_local_or_metadata(literal)):
+        return f"{host} is {reason}"
+    return None
 
 
 def _project_path(raw: str) -> Path:

@@ -6,9 +6,10 @@ Contract:
   ``ToolFailure.as_model_text("web_fetch")`` and a ``page_fetched`` event with ``ok: false``.
 - HTML becomes trafilatura's main-content Markdown under title/author/date lines; PDFs become pypdf text
   per page; plain text stays as it is; anything else is refused as an unsupported content type.
-- The model sees at most ``settings.max_fetch_chars`` characters inside a ``<page>`` data block (with a
-  ``[truncated: ...]`` note); the run's evidence store keeps the full text as ``page`` evidence. A URL new to the
-  run is added as a source (``source`` event); ``page_fetched`` reports every attempt.
+- The model reads the page inside a ``<page>`` data block; a page over ``max_result_chars`` is offloaded to the
+  sandbox with a stub, or cut with a note without one (``tools.results.fit_result``); the run's evidence store
+  keeps the full text as ``page`` evidence. A URL new to the run is added as a source (``source`` event);
+  ``page_fetched`` reports every attempt.
 - SSRF guard (``resolve_public_target``): http/https only; every address the host resolves to must be
   public (loopback, private, link-local, multicast, reserved, unspecified and cloud-metadata addresses
   are refused, whatever spelling the URL uses), unless the operator lists the host or ``host:port`` in
@@ -46,6 +47,7 @@ from ..protocol.sender import current_sender
 from ..retry_after import retry_after_s
 from ..run import current_run
 from .errors import ToolFailure
+from .results import ResultLimits, fit_result
 
 logger = logging.getLogger(__name__)
 
@@ -446,17 +448,14 @@ def _decode(body: bytes, charset: str | None) -> str:
 # --------------------------------------------------------------------------
 
 
-def render_page(url: str, document: Document, max_chars: int, final_url: str | None = None) -> str:
-    """The delimited data block the model reads, cut at ``max_chars`` with a note saying so."""
-    full = document.as_text()
-    shown = full[:max_chars]
+def render_page(url: str, document: Document, shown: str, final_url: str | None = None) -> str:
+    """The delimited data block the model reads, holding ``shown``: the page's text, or its stub."""
     attributes = f'url="{escape(url)}"'
     if final_url and final_url != url:
         attributes += f' final_url="{escape(final_url)}"'
     if document.title:
         attributes += f' title="{escape(document.title)}"'
-    note = f"\n[truncated: showing {len(shown):,} of {len(full):,} characters]" if len(shown) < len(full) else ""
-    return f"{PAGE_PREAMBLE}\n<page {attributes}>\n{_neutralise(shown)}\n</page>{note}"
+    return f"{PAGE_PREAMBLE}\n<page {attributes}>\n{_neutralise(shown)}\n</page>"
 
 
 def _neutralise(text: str) -> str:
@@ -465,7 +464,7 @@ def _neutralise(text: str) -> str:
 
 
 async def fetch_page(
-    url: str, *, allow_hosts: Sequence[str], max_chars: int, limits: FetchLimits = FetchLimits()
+    url: str, *, allow_hosts: Sequence[str], results: ResultLimits, limits: FetchLimits = FetchLimits()
 ) -> str:
     """The body of ``web_fetch``: download, extract, record, render; failures become error text."""
     url = url.strip()
@@ -490,22 +489,24 @@ async def fetch_page(
     emit("page_fetched", url=url, ok=True, title=document.title or None, chars=len(full))
     if record := evidence.add_source(url, document.title):
         emit("source", title=record.title, url=record.url, domain=record.domain)
-    return render_page(url, document, max_chars, got.final_url)
+    shown = await fit_result(full, name=f"page-{urlsplit(url).hostname or 'page'}", cite_as=f"its URL ({url})", limits=results, tabular=False)
+    return render_page(url, document, shown, got.final_url)
 
 
 class WebFetchArgs(BaseModel):
     url: str = Field(description="The full http(s) URL of the page or PDF to read.")
 
 
-def build_web_fetch_tool(settings: Any, *, limits: FetchLimits = FetchLimits()) -> BaseTool | None:
+def build_web_fetch_tool(
+    settings: Any, *, results: ResultLimits = ResultLimits(), limits: FetchLimits = FetchLimits()
+) -> BaseTool | None:
     """The ``web_fetch`` tool for one run's settings, or None when fetching is switched off."""
     if not settings.web_fetch:
         return None
     allow_hosts = tuple(settings.fetch_allow_hosts)
-    max_chars = int(settings.max_fetch_chars)
 
     async def web_fetch(url: str) -> str:
-        return await fetch_page(url, allow_hosts=allow_hosts, max_chars=max_chars, limits=limits)
+        return await fetch_page(url, allow_hosts=allow_hosts, results=results, limits=limits)
 
     return StructuredTool.from_function(
         coroutine=web_fetch, name=TOOL_NAME, description=DESCRIPTION, args_schema=WebFetchArgs

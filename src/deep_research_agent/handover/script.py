@@ -1,0 +1,188 @@
+"""Script gate: the coding sub-agent's answer is checked before it is handed over, and its script shown.
+
+The contract of the answer: four sections, ``STATUS: ok | failed``, ``SCRIPT: <absolute path of the one
+script>``, ``OUTPUT:`` the script's real output as execute printed it, ``NOTES:`` a line or two (what the
+script assumes, what failed and why).
+
+Contract of ``ScriptGateMiddleware`` (coding sub-agent only; inside the guard chain, like the findings
+gate whose twin it is):
+- a reply with no tool call is the final answer; ``check_answer`` names its problems: a missing
+  section, a STATUS other than ok or failed, a SCRIPT that is no absolute path or no file in the
+  sandbox, no execute call in the whole task, or an OUTPUT (its first line with text) that no execute
+  result of the task shows;
+- the first failing answer is bounced once within the same model step, with ``status: revising``
+  (reason ``script_answer``, the problems in ``detail``); after that the answer is handed over as it is;
+- when the answer's script can be read, one ``script`` event carries its final code (after every edit,
+  read from the sandbox, not from the conversation), its status and the head of its output.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, NotRequired
+
+from langchain.agents.middleware import AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import PrivateStateAttr
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langgraph.channels import UntrackedValue
+
+from ..conversation import harness_message, is_harness_message, respond
+from ..guards.per_role import PerRoleMiddleware
+from ..names import RevisionReason, ScriptStatus, StatusState, ToolName
+from ..protocol.events import emit
+from ..tools.errors import ToolFailure
+
+if TYPE_CHECKING:
+    from ..sandbox.connector import SandboxConnector
+
+MAX_CODE_CHARS = 50_000
+MAX_OUTPUT_CHARS = 2_000
+SECTIONS = ("STATUS", "SCRIPT", "OUTPUT", "NOTES")
+_SECTION = re.compile(r"^\s*\**(STATUS|SCRIPT|OUTPUT|NOTES)\**\s*:\s*", re.MULTILINE)
+_STATUS_WORDS = {
+    ScriptStatus.OK: {"ok", "success", "succeeded", "done", "passed"},
+    ScriptStatus.FAILED: {"failed", "fail", "failure", "error"},
+}
+ANSWER_CONTRACT = (
+    "Answer with exactly these four sections and nothing else:\n"
+    "STATUS: ok | failed\n"
+    "SCRIPT: the absolute path of the script in the sandbox\n"
+    "OUTPUT:\n<the script's output, copied verbatim from the execute result>\n"
+    "NOTES: one or two lines (assumptions; what failed and why)"
+)
+
+
+@dataclass(frozen=True)
+class ScriptAnswer:
+    status: ScriptStatus | None = None
+    script: str = ""
+    output: str = ""
+    notes: str = ""
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def parse_answer(text: str) -> dict[str, str]:
+    """The answer's sections by name (STATUS, SCRIPT, OUTPUT, NOTES), each stripped; absent ones left out."""
+    matches = list(_SECTION.finditer(text))
+    sections: dict[str, str] = {}
+    for index, match in enumerate(matches):
+        end = matches[index + 1].start() if index + 1 < len(matches) else len(text)
+        body = text[match.end() : end].strip().strip("`").strip()
+        sections.setdefault(match.group(1), body)
+    return sections
+
+
+def check_answer(text: str, *, execute_outputs: Sequence[str], script_exists: bool | None) -> ScriptAnswer:
+    """Judge a final answer; ``execute_outputs`` are the task's execute results, ``script_exists`` whether the
+    SCRIPT file is in the sandbox (None when it could not be checked)."""
+    sections = parse_answer(text)
+    problems = [f"The {name} section is missing." for name in SECTIONS[:3] if name not in sections]
+    word = sections.get("STATUS", "").split()[0].strip(".").lower() if sections.get("STATUS") else ""
+    status = next((s for s, words in _STATUS_WORDS.items() if word in words), None)
+    if "STATUS" in sections and status is None:
+        problems.append(f"STATUS must be ok or failed, not {sections['STATUS'][:40]!r}.")
+    script = sections.get("SCRIPT", "").split()[0] if sections.get("SCRIPT") else ""
+    if "SCRIPT" in sections and not script.startswith("/"):
+        problems.append("SCRIPT must be the absolute path of the script file, e.g. /workspace/task.py.")
+    elif script and script_exists is False:
+        problems.append(f"There is no file {script} in the sandbox: write the script with write_file, then give its path.")
+    if not execute_outputs:
+        problems.append("You never ran the script: run it with execute and report its real output.")
+    output = sections.get("OUTPUT", "")
+    first_line = next((line.strip() for line in output.splitlines() if line.strip()), "")
+    if first_line and execute_outputs and not any(_flat(first_line) in _flat(seen) for seen in execute_outputs):
+        problems.append("OUTPUT must be the script's real output, copied from the execute result, not a description of it.")
+    return ScriptAnswer(status=status, script=script, output=output, notes=sections.get("NOTES", ""), problems=problems)
+
+
+def bounce_message(problems: Sequence[str]) -> str:
+    listed = "\n".join(f"- {problem}" for problem in problems)
+    return (
+        f"Your answer was not accepted:\n{listed}\n\n{ANSWER_CONTRACT}\n"
+        "This is your one chance to fix it; after it, your answer is handed over as it is."
+    )
+
+
+class ScriptGateState(AgentState):
+    script_bounced: NotRequired[Annotated[bool, PrivateStateAttr, UntrackedValue]]
+
+
+class ScriptGateMiddleware(PerRoleMiddleware):
+    """Bounces a coding answer that breaks the contract once, and shows the final script."""
+
+    label = "ScriptGate"
+    state_schema = ScriptGateState
+
+    def __init__(self, *, role: str, sandbox: SandboxConnector) -> None:
+        super().__init__(role=role)
+        self.sandbox = sandbox
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse | ExtendedModelResponse:
+        response = await handler(request)
+        reply = _final_answer(response)
+        if reply is None:
+            return response
+        verdict, code = await self._judge(reply.text, request.messages)
+        if verdict.ok or request.state.get("script_bounced"):
+            self._show(verdict, code)
+            return response
+        emit("status", state=StatusState.REVISING, reason=RevisionReason.SCRIPT_ANSWER, detail=" ".join(verdict.problems))
+        added: list[AnyMessage] = [*response.result, harness_message(bounce_message(verdict.problems))]
+        retry = await handler(request.override(messages=[*request.messages, *added]))
+        second = _final_answer(retry)
+        if second is not None:
+            self._show(*await self._judge(second.text, [*request.messages, *added]))
+        return respond(added, model_response=retry, update={"script_bounced": True})
+
+    async def _judge(self, text: str, messages: Sequence[AnyMessage]) -> tuple[ScriptAnswer, bytes | None]:
+        sections = parse_answer(text)
+        script = sections.get("SCRIPT", "").split()[0] if sections.get("SCRIPT") else ""
+        code: bytes | None = None
+        exists: bool | None = None
+        if script.startswith("/"):
+            try:
+                [got] = await self.sandbox.session().download([script])
+            except ToolFailure:
+                exists = None
+            else:
+                exists = got.error is None and got.content is not None
+                code = got.content if exists else None
+        return check_answer(text, execute_outputs=_execute_outputs(messages), script_exists=exists), code
+
+    @staticmethod
+    def _show(verdict: ScriptAnswer, code: bytes | None) -> None:
+        if code is None:
+            return
+        text = code.decode("utf-8", errors="replace")
+        emit(
+            "script",
+            path=verdict.script,
+            code=text[:MAX_CODE_CHARS],
+            status=verdict.status or ScriptStatus.FAILED,
+            output=verdict.output[:MAX_OUTPUT_CHARS],
+            bytes=len(code),
+            truncated=len(text) > MAX_CODE_CHARS,
+        )
+
+
+def _final_answer(response: ModelResponse) -> AIMessage | None:
+    reply = response.result[-1] if response.result else None
+    if not isinstance(reply, AIMessage) or reply.tool_calls or is_harness_message(reply):
+        return None
+    return reply
+
+
+def _execute_outputs(messages: Sequence[AnyMessage]) -> list[str]:
+    return [m.text for m in messages if isinstance(m, ToolMessage) and m.name == ToolName.EXECUTE and m.status != "error"]
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())

@@ -1,0 +1,89 @@
+"""Per graph: the sandbox its runs use, opened per run on first use, and the skill helpers put into it.
+
+Contract:
+- ``sandbox_connector(settings, skills)`` is None when the settings attach no sandbox (code execution is
+  then disabled: no execute tool, no coding or extract sub-agent, and the prompts say so); otherwise it
+  is built once per graph, at build time, and holds no run's state;
+- ``SandboxConnector.session()`` is the current run's ``SandboxSession``, made on first use and kept in
+  the run's stores, so every agent of the run (and the offloading of large results) shares one session;
+  the remote session itself opens on the session's first call;
+- the skill helper modules, ``<skills_dir>/<name>/*.py``, are read at build time and uploaded to
+  ``/workspace/skills/<name>/`` of every session the run opens, so a skill can import tested code.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..extensions.skills import SkillCatalog
+from ..names import SandboxProvider
+from ..run import current_run
+from ..settings import ResearchConfig
+from .client import SidecarClient
+from .hosted import open_hosted
+from .session import Remote, SandboxSession, SidecarRemote
+
+logger = logging.getLogger(__name__)
+
+HELPERS_ROOT = "/workspace/skills"
+
+
+class SandboxConnector:
+    """Opens the sandbox session of each run of one graph."""
+
+    def __init__(self, settings: ResearchConfig, helpers: Sequence[tuple[str, bytes]] = ()) -> None:
+        self.provider = SandboxProvider(settings.sandbox_provider)
+        self.url = settings.sandbox_url
+        self._token = settings.sandbox_token.get_secret_value() if settings.sandbox_token else None
+        self.network = settings.sandbox_network
+        self.session_timeout_s = settings.sandbox_session_timeout
+        self.exec_timeout_s = settings.sandbox_exec_timeout
+        self.max_output_chars = settings.max_result_chars
+        self.helpers = tuple(helpers)
+
+    @property
+    def helper_paths(self) -> tuple[str, ...]:
+        return tuple(path for path, _ in self.helpers)
+
+    def session(self) -> SandboxSession:
+        run = current_run()
+        if run.sandbox is None:
+            run.sandbox = self.new_session()
+        return run.sandbox
+
+    def new_session(self) -> SandboxSession:
+        """A session of its own (the run's is ``session()``): for the sandbox service, with one connection
+        that every remote session it opens shares, closed with it."""
+        options = {"helpers": self.helpers, "exec_timeout_s": self.exec_timeout_s, "max_output_chars": self.max_output_chars}
+        if self.provider != SandboxProvider.SIDECAR:
+            return SandboxSession(self._open_hosted, **options)
+        client = SidecarClient(self.url, self._token)
+
+        async def open_remote() -> Remote:
+            return await SidecarRemote.open(client, timeout_s=self.session_timeout_s, network=self.network)
+
+        return SandboxSession(open_remote, release=client.aclose, **options)
+
+    async def _open_hosted(self) -> Remote:
+        return await open_hosted(self.provider, timeout_s=self.session_timeout_s, network=self.network)
+
+
+def sandbox_connector(settings: ResearchConfig, skills: SkillCatalog) -> SandboxConnector | None:
+    if not settings.sandbox_attached or settings.problems:
+        return None
+    return SandboxConnector(settings, skill_helpers(skills))
+
+
+def skill_helpers(catalog: SkillCatalog) -> list[tuple[str, bytes]]:
+    """Each loaded skill's ``*.py`` modules, as (sandbox path, bytes); an unreadable one is skipped with a log line."""
+    helpers = []
+    for skill in catalog.skills:
+        folder = Path(catalog.directory) / Path(skill.path).parent.name
+        for module in sorted(folder.glob("*.py")):
+            try:
+                helpers.append((f"{HELPERS_ROOT}/{folder.name}/{module.name}", module.read_bytes()))
+            except OSError as exc:
+                logger.warning("skill helper %s is not uploaded: %s", module, exc.strerror)
+    return helpers

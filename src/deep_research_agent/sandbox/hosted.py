@@ -1,0 +1,150 @@
+"""deepagents' hosted sandbox integrations (Daytona, Modal, E2B, Runloop) as session providers.
+
+Contract:
+- ``HOSTED`` names, per provider, the PyPI package of its deepagents integration and the module it imports;
+  none is a dependency of this project. ``missing_package(provider)`` says which package is absent (the
+  settings turn that into a ``config_error`` that names the install command), checked without importing;
+- ``open_hosted(provider, timeout_s, network)`` creates one sandbox through the provider's SDK (in a worker
+  thread: the SDKs block) and wraps it in the integration's ``BaseSandbox`` class; the provider's own
+  credentials come from its usual environment variable (``DAYTONA_API_KEY``, Modal's token,
+  ``E2B_API_KEY``, ``RUNLOOP_API_KEY``);
+- ``HostedRemote`` runs the run's calls through that backend's async methods; an error that says the
+  sandbox is gone ("not found", "not running", "terminated") is ``SessionGone``, so the run's session
+  replaces it like a dead sidecar session; any other error is a transient ``ToolFailure`` naming the
+  provider; ``close`` deletes (or terminates) the sandbox.
+
+Why the SDKs are driven here and not through the integrations' own provider classes: those classes have
+changed shape between releases (``SandboxClient``, ``SandboxProvider``, ``get_or_create``), while the SDK
+calls and the ``BaseSandbox`` wrappers have stayed put. These paths cannot run in this project's offline
+CI; the tests check the wiring against stand-in modules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import importlib.util
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from deepagents.backends.protocol import (
+    ExecuteResponse,
+    FileDownloadResponse,
+    FileUploadResponse,
+    SandboxBackendProtocol,
+    execute_accepts_timeout,
+)
+
+from ..names import SandboxProvider
+from ..protocol.secrets import redact
+from ..tools.errors import ToolFailure
+from .client import SessionGone
+
+_GONE = re.compile(r"not found|no such|not running|terminated|has been stopped|does not exist", re.I)
+
+
+@dataclass(frozen=True)
+class HostedSpec:
+    package: str
+    module: str
+    create: Callable[[int, bool], tuple[SandboxBackendProtocol, Callable[[], None]]]
+
+
+def _daytona(timeout_s: int, network: bool) -> tuple[SandboxBackendProtocol, Callable[[], None]]:
+    daytona = importlib.import_module("daytona")
+    integration = importlib.import_module("langchain_daytona")
+    sandbox = daytona.Daytona().create()
+    return integration.DaytonaSandbox(sandbox=sandbox), sandbox.delete
+
+
+def _modal(timeout_s: int, network: bool) -> tuple[SandboxBackendProtocol, Callable[[], None]]:
+    modal = importlib.import_module("modal")
+    integration = importlib.import_module("langchain_modal")
+    app = modal.App.lookup("deep-research-agent", create_if_missing=True)
+    sandbox = modal.Sandbox.create(app=app, timeout=timeout_s, block_network=not network)
+    return integration.ModalSandbox(sandbox=sandbox), sandbox.terminate
+
+
+def _e2b(timeout_s: int, network: bool) -> tuple[SandboxBackendProtocol, Callable[[], None]]:
+    e2b = importlib.import_module("e2b")
+    integration = importlib.import_module("langchain_e2b")
+    sandbox = e2b.Sandbox.create(timeout=timeout_s, allow_internet_access=network)
+    return integration.E2BSandbox(sandbox=sandbox), sandbox.kill
+
+
+def _runloop(timeout_s: int, network: bool) -> tuple[SandboxBackendProtocol, Callable[[], None]]:
+    integration = importlib.import_module("langchain_runloop")
+    provider = integration.RunloopProvider()
+    backend = provider.get_or_create()
+    return backend, lambda: provider.delete(sandbox_id=backend.id)
+
+
+HOSTED: dict[SandboxProvider, HostedSpec] = {
+    SandboxProvider.DAYTONA: HostedSpec("langchain-daytona", "langchain_daytona", _daytona),
+    SandboxProvider.MODAL: HostedSpec("langchain-modal", "langchain_modal", _modal),
+    SandboxProvider.E2B: HostedSpec("langchain-e2b", "langchain_e2b", _e2b),
+    SandboxProvider.RUNLOOP: HostedSpec("langchain-runloop", "langchain_runloop", _runloop),
+}
+
+
+@cache
+def missing_package(provider: str) -> str | None:
+    """The integration package ``provider`` needs when it is not installed, else None."""
+    spec = HOSTED.get(SandboxProvider(provider))
+    if spec is None or importlib.util.find_spec(spec.module) is not None:
+        return None
+    return spec.package
+
+
+async def open_hosted(provider: SandboxProvider, *, timeout_s: int, network: bool) -> HostedRemote:
+    spec = HOSTED[provider]
+    try:
+        backend, close = await asyncio.to_thread(spec.create, timeout_s, network)
+    except ImportError as exc:
+        raise ToolFailure.permanent(
+            f"the {provider} sandbox needs the {spec.package} package ({exc}); install it, or unset DRA_SANDBOX_PROVIDER."
+        ) from None
+    except Exception as exc:  # noqa: BLE001 - an SDK failure becomes the model's classified error
+        raise ToolFailure.transient(f"could not create a {provider} sandbox ({_said(exc)}).") from None
+    return HostedRemote(str(provider), backend, close)
+
+
+class HostedRemote:
+    """One hosted sandbox, driven through its deepagents backend."""
+
+    def __init__(self, provider: str, backend: SandboxBackendProtocol, close: Callable[[], None]) -> None:
+        self.provider = provider
+        self.backend = backend
+        self._close = close
+
+    async def execute(self, command: str, timeout_s: int) -> ExecuteResponse:
+        if execute_accepts_timeout(type(self.backend)):
+            return await self._guard(self.backend.aexecute(command, timeout=timeout_s))
+        return await self._guard(self.backend.aexecute(command))
+
+    async def upload(self, files: list[tuple[str, bytes]]) -> list[FileUploadResponse]:
+        return await self._guard(self.backend.aupload_files(files))
+
+    async def download(self, paths: list[str]) -> list[FileDownloadResponse]:
+        return await self._guard(self.backend.adownload_files(paths))
+
+    async def close(self) -> None:
+        await asyncio.to_thread(self._close)
+
+    async def _guard(self, call: Any) -> Any:
+        try:
+            return await call
+        except ToolFailure:
+            raise
+        except Exception as exc:  # noqa: BLE001 - SDK errors differ per provider; the model gets a classified one
+            if _GONE.search(str(exc)):
+                raise SessionGone(f"{self.provider}: {_said(exc)}") from None
+            raise ToolFailure.transient(f"the {self.provider} sandbox failed ({_said(exc)}).") from None
+
+
+def _said(exc: BaseException) -> str:
+    text = " ".join(redact(str(exc)).split())[:300]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
