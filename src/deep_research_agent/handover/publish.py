@@ -12,7 +12,8 @@ Contract (orchestrator only):
   hand-back), the orchestrator receives that object alone (normalised JSON), a ``subagent_findings``
   event shows it (``halted`` names what stopped the sub-agent, if anything did), the run's evidence
   store records the hand-over, and its source URLs join the run's sources;
-- each hand-over also updates the checkpointed ``findings`` and ``draft_report`` (``HandOverState``);
+- each hand-over also updates the checkpointed ``findings`` and ``draft_report`` (``HandOverState``; the
+  draft is vetted in a worker thread);
 - what reaches the orchestrator is capped at ``MAX_HANDOVER_CHARS``: findings beyond the cap are dropped
   (and named as a gap), any other answer is cut with a note, so one degenerate worker cannot flood the
   orchestrator's context.
@@ -20,6 +21,7 @@ Contract (orchestrator only):
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any, NotRequired
@@ -106,7 +108,7 @@ class HandOverMiddleware(AgentMiddleware):
                 status="error",
             )
         current_sender.reset(token)
-        result = _hand_over(result, unit=unit, run=run, sender=Sender(role, task_id))
+        result = await _hand_over(result, unit=unit, run=run, sender=Sender(role, task_id))
         spent = run.usage.of_task(task_id)
         emit(
             "status",
@@ -122,7 +124,7 @@ class HandOverMiddleware(AgentMiddleware):
         return result
 
 
-def _hand_over(result: ToolMessage | Command, *, unit: str, run: Run, sender: Sender) -> ToolMessage | Command:
+async def _hand_over(result: ToolMessage | Command, *, unit: str, run: Run, sender: Sender) -> ToolMessage | Command:
     """Replace the sub-agent's answer by its staged findings object (or its capped text) and publish it."""
     message = _tool_message_of(result)
     staged = run.evidence.take_staged(sender.task_id or "")
@@ -150,7 +152,7 @@ def _hand_over(result: ToolMessage | Command, *, unit: str, run: Run, sender: Se
     result = _replace_message(result, message, findings.to_json())
     work = {
         "findings": {sender.task_id or unit: {"unit": unit, **findings.model_dump(), "halted": halted}},
-        "draft_report": draft_report(run.evidence, reason=DRAFT_REASON),
+        "draft_report": await asyncio.to_thread(draft_report, run.evidence, reason=DRAFT_REASON),
     }
     return _with_update(result, work)
 
