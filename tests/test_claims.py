@@ -230,3 +230,12 @@ def test_the_summary_counts_every_verdict() -> None:
         "conflicting": 0,
         "uncited_number": 1,
     }
+
+
+def test_a_page_s_header_line_yields_to_the_body_sentence_holding_the_same_figure() -> None:
+    page = "Title: Cells reach 412 Wh/kg\nDate: 2024-03-14\n\n# Cells reach 412 Wh/kg\n\nThe new cell reached 412 Wh/kg in independent tests."
+    evidence = [record("ev1", PHAROS, page)]
+    markdown = f"# Cells\n\nThey reach 412 Wh/kg [1].\n\n## Sources\n[1] Cells — {PHAROS}\n"
+    library = EvidenceLibrary(evidence)
+    [result] = check_claims(markdown, check_citations(markdown, library, []), library).records
+    assert result.sources[0].sentence == "The new cell reached 412 Wh/kg in independent tests."

@@ -237,7 +237,7 @@ def _table_cells(masked: str, rows: list[tuple[int, int]]) -> Iterator[_Block]:
         cells = [(a + 1, b) for a, b in zip(bounds, bounds[1:], strict=False)]
         if bounds and not row.rstrip().endswith("|"):
             cells.append((bounds[-1] + 1, row_end))
-        cited = tuple(dict.fromkeys(n for group in citation_groups(row) for n in group.numbers))
+        cited = tuple(dict.fromkeys(n for group in citation_groups(row, code_masked=True) for n in group.numbers))
         for cell_start, cell_end in cells:
             text = masked[cell_start:cell_end]
             lead = len(text) - len(text.lstrip())
@@ -267,7 +267,7 @@ def _sentences(masked: str, start: int, end: int) -> list[tuple[int, int]]:
 def _claim(markdown: str, masked: str, start: int, end: int, block: _Block) -> Claim | None:
     text = markdown[start:end]
     visible = masked[start:end]
-    groups = citation_groups(text)
+    groups = citation_groups(visible, code_masked=True)
     own = tuple(dict.fromkeys(n for group in groups for n in group.numbers))
     indexes = own or block.row_indexes
     if not _HAS_TEXT_RE.search(CITATION_RE.sub(" ", visible.replace(UNVERIFIED_MARK, " "))):
@@ -404,9 +404,9 @@ def _record(
 
 
 def _nearest(claim: Claim, texts: Sequence[EvidenceText], words: set[str]) -> tuple[str | None, str]:
-    """The sentence of ``texts`` nearest to the claim: the one holding most of its figures and quotes, then
-    sharing most of its words."""
-    best: tuple[tuple[int, int], EvidenceText, Span, int | None] | None = None
+    """The sentence of ``texts`` nearest to the claim: the one holding most of its figures and quotes, then a
+    body sentence before a page's header line, then the one sharing most of its words."""
+    best: tuple[tuple[int, bool, int], EvidenceText, Span, int | None] | None = None
     quotes = [(quote, quote_fragments(quote)) for quote in claim.quotes]
     for text in texts:
         candidates: dict[Span, int | None] = {}
@@ -426,7 +426,7 @@ def _nearest(claim: Claim, texts: Sequence[EvidenceText], words: set[str]) -> tu
             sentence = normalise_for_match(text.text[span[0] : span[1]]) if quotes else ""
             held = sum(any(supports(f, g) for g in parsed) for f in claim.figures)
             held += sum(all(fragment in sentence for fragment in fragments) for _, fragments in quotes)
-            score = (held, len(words & text.words(span)))
+            score = (held, not text.is_header(span), len(words & text.words(span)))
             if best is None or score > best[0]:
                 best = (score, text, span, around)
     if best is None:

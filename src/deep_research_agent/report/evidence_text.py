@@ -1,18 +1,21 @@
-"""The texts a run retrieved, prepared once for every check that reads them: quotes, figures, sentences.
+"""The texts a run retrieved, prepared for every check that reads them: quotes, figures, sentences.
 
 Contract:
 - ``normalise_for_match`` reduces text to what a quote must share with its source (no case, typography,
   emphasis or spacing); ``quote_in_text`` finds a quote in a text, an ellipsis joining fragments in order;
-- ``EvidenceText`` is one retrieved record (a page, an MCP result, a search snippet, a corpus passage)
-  prepared once: its sentences (offsets into the original text), its figures indexed by value
-  (``figures.py``), and, on first use, its normalised text and each sentence's words. A record of any
-  kind but ``search_result`` counts as read in full;
+- ``EvidenceText`` is one retrieved record (a page, an MCP result, a search snippet, a corpus passage),
+  prepared lazily: nothing is scanned up front; a figure is looked up by the literal forms its value can be
+  written in and each hit verified by parsing the sentence around it (``figures.py``), and every sentence
+  parsed, every lookup, the normalised text and the lowered text are kept once computed. A record of any
+  kind but ``search_result`` counts as read in full. It may be used from several threads at once;
 - ``EvidenceLibrary`` holds a run's records by the key a citation names them by (``source_key``: a web
   page by its normalised URL, other evidence also by its title or label). Given a ``cache`` (the run's
   evidence store keeps one), a record is prepared once per run, not once per report or per claim.
 
+Why lazily: a regular-expression pass over a 50 KB page costs milliseconds however simple the pattern,
+while ``str.find`` of a literal costs microseconds; a report looks up a few figures per page.
 Why not a search library (SQLite FTS5, rapidfuzz): a claim's check is exact (a figure's value, a quoted
-phrase), over a few dozen texts held in memory; building an FTS index per report would cost more than the
+phrase), over a few dozen texts held in memory; building an index per report would cost more than the
 whole check.
 """
 
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import threading
 import unicodedata
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from functools import cached_property
@@ -132,8 +136,10 @@ STOPWORDS = frozenset(
     reported report says said stated states also nearly almost about roughly around approximately total
     new first last least most""".split()
 )  # fmt: skip
+_HEADER_RE = re.compile(r"(?:(?:Title|Author|Date): [^\n]*\n)+")
 _MAX_HITS = 40
-_RARE_WORDS = 8
+_RARE_WORDS = 6
+_WORD_HITS = 12
 
 
 def content_words(text: str) -> set[str]:
@@ -165,7 +171,9 @@ class EvidenceText:
         # The sentences found so far, sorted by start: a hit inside one is not looked up again.
         self._span_starts: list[int] = []
         self._spans: list[Span] = []
+        self._spans_lock = threading.Lock()
         self._counts: dict[str, int] = {}
+        self._best: dict[tuple[frozenset[str], int], list[Span]] = {}
 
     def keys(self) -> set[str]:
         # A web page is cited by its URL only; non-web evidence (a data source) also answers to its title.
@@ -187,9 +195,10 @@ class EvidenceText:
 
     def sentence_span(self, position: int) -> Span:
         """The sentence around ``position``, as ``(start, end)`` offsets."""
-        at = bisect.bisect_right(self._span_starts, position) - 1
-        if at >= 0 and self._spans[at][0] <= position < self._spans[at][1]:
-            return self._spans[at]
+        with self._spans_lock:
+            at = bisect.bisect_right(self._span_starts, position) - 1
+            if at >= 0 and self._spans[at][0] <= position < self._spans[at][1]:
+                return self._spans[at]
         text = self.text
         low = max(0, position - _SENTENCE_WINDOW)
         high = min(len(text), position + _SENTENCE_WINDOW)
@@ -204,9 +213,11 @@ class EvidenceText:
             if found != -1 and found + 1 < end:
                 end = found + 1
         span = (start, max(end, position + 1))
-        at = bisect.bisect_left(self._span_starts, start)
-        self._span_starts.insert(at, start)
-        self._spans.insert(at, span)
+        with self._spans_lock:
+            at = bisect.bisect_left(self._span_starts, start)
+            if at == len(self._span_starts) or self._span_starts[at] != start:
+                self._span_starts.insert(at, start)
+                self._spans.insert(at, span)
         return span
 
     def sentence(self, span: Span, *, around: int | None = None) -> str:
@@ -219,6 +230,16 @@ class EvidenceText:
             cut = raw[left : left + SENTENCE_CHARS].strip()
             raw = ("…" if left else "") + cut + ("…" if left + SENTENCE_CHARS < len(raw) else "")
         return " ".join(raw.split())
+
+    def is_header(self, span: Span) -> bool:
+        """A heading, or a "Label: value" line of the header a reader puts above a page's text (web_fetch's
+        Title, Author, Date): it may repeat a figure, but a body sentence is the better evidence."""
+        return span[0] < self._header_end or self.text.startswith("#", span[0])
+
+    @cached_property
+    def _header_end(self) -> int:
+        match = _HEADER_RE.match(self.text)
+        return match.end() if match else 0
 
     def words(self, span: Span) -> set[str]:
         found = self._sentence_words.get(span[0])
@@ -258,11 +279,7 @@ class EvidenceText:
         sentences a lookup would read."""
         if figure.kind == IDENTIFIER:
             return 0
-        form = written_forms(figure)[0][0]
-        count = self._counts.get(form)
-        if count is None:
-            count = self._counts[form] = self.text.count(form)
-        return count
+        return self._count(written_forms(figure)[0][0], self.text)
 
     def _find_number(self, figure: Figure, limit: int) -> list[tuple[Span, Figure]]:
         text = self.text
@@ -315,14 +332,19 @@ class EvidenceText:
         return None
 
     def best_spans(self, words: Iterable[str], *, count: int = 1) -> list[Span]:
-        """The sentences where most of ``words`` occur (as word starts: "farm" finds "farms"), best first."""
+        """The sentences where most of ``words`` occur (as word starts: "farm" finds "farms"), best first:
+        the text's rarest of the words are followed to their first few sentences each."""
+        key = (frozenset(words), count)
+        cached = self._best.get(key)
+        if cached is not None:
+            return cached
         lowered = self._lowered
-        rare = sorted(words, key=lowered.count)[:_RARE_WORDS]
+        rare = sorted(key[0], key=lambda word: (self._count(word, lowered), word))[:_RARE_WORDS]
         scores: dict[int, list[Any]] = {}
         for word in rare:
             seen: set[int] = set()
             position = lowered.find(word)
-            while position != -1 and len(seen) < _MAX_HITS:
+            while position != -1 and len(seen) < _WORD_HITS:
                 if position == 0 or not lowered[position - 1].isalnum():
                     span = self.sentence_span(position)
                     if span[0] not in seen:
@@ -330,7 +352,14 @@ class EvidenceText:
                         scores.setdefault(span[0], [0, span])[0] += 1
                 position = lowered.find(word, position + len(word))
         ranked = sorted(scores.values(), key=lambda entry: (-entry[0], entry[1][0]))
-        return [entry[1] for entry in ranked[:count]]
+        found = self._best[key] = [entry[1] for entry in ranked[:count]]
+        return found
+
+    def _count(self, literal: str, haystack: str) -> int:
+        count = self._counts.get(literal)
+        if count is None:
+            count = self._counts[literal] = haystack.count(literal)
+        return count
 
 
 # --- a run's records -------------------------------------------------------------------------------
@@ -345,7 +374,6 @@ class EvidenceLibrary:
         cache: MutableMapping[str, EvidenceText] | None = None,
     ) -> None:
         self._by_key: dict[str, list[EvidenceText]] = {}
-        self.texts: list[EvidenceText] = []
         for record in records:
             item = as_record(record)
             # A record id names one text in a run; without a cache, or without an id, it is prepared here.
@@ -355,7 +383,6 @@ class EvidenceLibrary:
                 text = EvidenceText(item)
                 if cache is not None and cache_key:
                     cache[cache_key] = text
-            self.texts.append(text)
             for key in text.keys():
                 self._by_key.setdefault(key, []).append(text)
 

@@ -25,7 +25,6 @@ a model of units; this needs every figure of a page, in one pass, fast enough fo
 
 from __future__ import annotations
 
-import bisect
 import re
 from decimal import Decimal, InvalidOperation
 from typing import NamedTuple

@@ -60,10 +60,13 @@ def vet_report(markdown: str, evidence: EvidenceStore, *, previous: CitationRepo
 
 def _deliverable(vetted: VettedReport, evidence: EvidenceStore) -> Delivery:
     repaired = repair_report(vetted.markdown, vetted.check)
-    library = evidence.library()
-    # Checked again so the recorded citations and claims carry the numbers the reader sees.
-    citations = check_citations(repaired, library, evidence.all_findings())
-    claims = check_claims(repaired, citations, library)
+    if repaired == vetted.markdown:
+        citations, claims = vetted.check, vetted.claims
+    else:
+        # Checked again so the recorded citations and claims carry the numbers the reader sees.
+        library = evidence.library()
+        citations = check_citations(repaired, library, evidence.all_findings())
+        claims = check_claims(repaired, citations, library)
     marked, records = mark_unverified(repaired, claims)
     return Delivery(markdown=marked, citations=citations, claims=records, claim_summary=claims.summary)
 
