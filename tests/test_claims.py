@@ -239,3 +239,14 @@ def test_a_page_s_header_line_yields_to_the_body_sentence_holding_the_same_figur
     library = EvidenceLibrary(evidence)
     [result] = check_claims(markdown, check_citations(markdown, library, []), library).records
     assert result.sources[0].sentence == "The new cell reached 412 Wh/kg in independent tests."
+
+
+def test_the_revising_status_shows_the_first_problems_of_a_long_list_and_how_many_more() -> None:
+    from deep_research_agent.delivery.report_gate import DETAIL_CHARS, _detail
+
+    problems = [f"“Claim {n} states {n},000 tonnes with no citation.” " + "x" * 300 for n in range(40)]
+    detail = _detail(problems)
+    assert len(detail) <= DETAIL_CHARS + 40 and detail.startswith(problems[0])
+    shown = detail.count("with no citation")
+    assert detail.endswith(f" … and {40 - shown} more.") and 0 < shown < 40
+    assert _detail(problems[:2]) == " ".join(problems[:2])

@@ -44,6 +44,7 @@ def values(text: str) -> list[tuple[str, str]]:
         pytest.param("2019-2024", [("2019", ""), ("2024", "")], id="year-range"),
         pytest.param("the 1990s", [("1990", "")], id="decade"),
         pytest.param("H2O, v2, CO2, Q1 and B2B", [], id="digits-inside-words"),
+        pytest.param("the 21st century, its 3rd tier", [], id="ordinals"),
         pytest.param("see https://x.example/2024/05/report", [], id="url"),
         pytest.param("cited [3] and [1, 2] and [4-6]", [], id="citation-markers"),
         pytest.param("[the page](https://x.example/2024) says", [], id="link-target"),

@@ -8,8 +8,8 @@ records anything):
 - the first draft of a user turn with problems is not delivered: the model gets an error tool result
   listing what to fix (for a claim: the claim, the figure or quote that is not in its source, and the
   source's nearest sentence; for sources that disagree, both values), a ``status: revising`` (reason
-  ``report_quality``, the problems in ``detail``) is sent, and the verdict on the draft is kept in
-  private state;
+  ``report_quality``, the problems in ``detail``, cut after ``DETAIL_CHARS`` with how many more there
+  are) is sent, and the verdict on the draft is kept in private state;
 - any later draft is delivered: citations the run never retrieved are removed and every claim still not
   supported is marked ``[unverified]`` (``finalise``), and ``submit_report`` records and sends that text.
   A bounced draft is therefore never ``final_report`` nor a ``report`` event.
@@ -34,6 +34,10 @@ from ..protocol.events import emit
 from ..report.citations import CitationReport
 from ..report.vetting import finalise, vet_report
 from ..run import current_run
+
+
+# A long report can have dozens of problems; a banner shows the first few.
+DETAIL_CHARS = 4000
 
 
 class ReportGateState(AgentState):
@@ -61,7 +65,7 @@ class ReportGateMiddleware(AgentMiddleware):
         previous = CitationReport.model_validate(bounced) if bounced is not None else None
         vetted = await asyncio.to_thread(vet_report, draft, evidence, previous=previous)
         if vetted.problems and previous is None:
-            emit("status", state=StatusState.REVISING, reason=RevisionReason.REPORT_QUALITY, detail=" ".join(vetted.problems))
+            emit("status", state=StatusState.REVISING, reason=RevisionReason.REPORT_QUALITY, detail=_detail(vetted.problems))
             listed = "\n".join(f"- {problem}" for problem in vetted.problems)
             message = ToolMessage(
                 f"ERROR [permanent] {ToolName.SUBMIT_REPORT}: the report was NOT delivered. Fix these, then call "
@@ -78,3 +82,15 @@ class ReportGateMiddleware(AgentMiddleware):
             )
         delivered = await asyncio.to_thread(finalise, vetted, evidence)
         return await handler(request.override(tool_call={**request.tool_call, "args": {**args, "report_markdown": delivered}}))
+
+
+def _detail(problems: list[str]) -> str:
+    """The problems for the ``revising`` status, cut to ``DETAIL_CHARS`` (the model gets them all)."""
+    shown: list[str] = []
+    length = 0
+    for problem in problems:
+        if shown and length + len(problem) > DETAIL_CHARS:
+            return " ".join(shown) + f" … and {len(problems) - len(shown)} more."
+        shown.append(problem)
+        length += len(problem) + 1
+    return " ".join(shown)

@@ -17,7 +17,8 @@ figure found in a source holds the one a claim states.
   metres``) or the reverse; a bare four-digit number with no cue is either. ISO and month-name dates
   (``2024-03-14``, ``14 March 2024``) are one ``date`` figure plus their year. Identifiers with digits
   (``NTB-7``, ``COVID-19``) are one ``identifier`` figure, found as written.
-- Not figures: digits inside words (``H2O``, ``v2``, ``CO2``, ``Q1``), URLs and ``[n]`` citation markers.
+- Not figures: digits inside words (``H2O``, ``v2``, ``CO2``, ``Q1``), ordinals (``21st``), URLs and
+  ``[n]`` citation markers. Numbers spelled out ("three") are not read either.
 
 Why not a library: number parsers (``price-parser``, ``quantulum3``) parse one quantity per string or need
 a model of units; this needs every figure of a page, in one pass, fast enough for thirty pages per report.
@@ -185,6 +186,7 @@ _STOP_NOUNS = frozenset(
     {"and", "the", "for", "per", "with", "from", "was", "were", "are", "that", "than", "this", "into", "over",
      "under", "which", "while", "when", "who", "its", "their", "has", "had", "have", "but", "not", "out", "off"}
 )  # fmt: skip
+_ORDINAL_SUFFIXES = frozenset({"st", "nd", "rd", "th"})
 _MULTI_WORD_UNITS = max(len(form.split()) for form in UNITS)
 
 
@@ -281,6 +283,8 @@ def _number(match: re.Match[str], text: str) -> Figure | None:
     if grouped:
         digits = "".join(ch for ch in digits if ch.isdigit())
     start, end = match.span()
+    if text[end : end + 2].lower() in _ORDINAL_SUFFIXES and not text[end + 2 : end + 3].isalpha():
+        return None  # "21st", "3rd": a rank, and a source may spell it out
     sign_start = _sign_start(text, start)
     unit = _CURRENCY_SIGNS.get(text[sign_start:start].strip(_SPACES).casefold(), "") if sign_start < start else ""
     scale, noun = 1, ""
