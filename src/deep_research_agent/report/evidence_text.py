@@ -125,7 +125,7 @@ def source_key(source: str) -> str:
 # decimal point never ends one (no space follows it). Found with str.find/rfind from a position: a regex
 # pass over a 50 KB page costs more than every lookup a report makes in it.
 _ENDS = (". ", "! ", "? ", "\n")
-_SENTENCE_WINDOW = 2000
+_SENTENCE_WINDOW = 800
 _WORD_RE = re.compile(r"[^\W\d_]{3,}")
 STOPWORDS = frozenset(
     """about above after again against also among and another any are around because been before being below
