@@ -16,7 +16,9 @@ dict, which always has ``type`` and ``role`` (plus ``task_id`` inside a sub-agen
 - subagent_findings    attach the unit's ``summary``, ``findings`` and ``gaps`` to the research area.
 - status warning / keyless_search / revising
                        a dismissible banner with ``detail``.
-- report               render ``markdown``; show a banner when ``partial`` is true.
+- report               render ``markdown``; show a banner when ``partial`` is true. ``claims`` counts its
+                       checked claims; a sentence marked ``[unverified]`` did not check out against its
+                       sources, and the thread state's ``citations`` says why, claim by claim.
 - usage                the footer: tokens, cost, per-role breakdown.
 - status done / error  the single end state: stop spinners and show ``detail`` (it ends "Run time Xm Ys.").
 

@@ -212,6 +212,15 @@ def test_a_compaction_is_printed_with_its_size_before_and_after() -> None:
     assert "⇣ context compacted: 14 messages summarized, ~9,120 → ~2,050 tokens" in out.getvalue().splitlines()
 
 
+def test_the_report_is_followed_by_how_many_of_its_claims_checked_out() -> None:
+    view, out = make_view()
+    claims = {"claims": 5, "supported": 3, "flagged": 2}
+    feed(view, [custom("report", markdown="# Findings\n\nX [1].\n", claims=claims), custom("report", markdown="# Again\n", claims={**claims, "flagged": 0, "supported": 5})])
+    lines = out.getvalue().splitlines()
+    assert any("5 claims checked against their sources: 3 supported, 2 marked [unverified]" in line for line in lines)
+    assert any("5 claims checked against their sources: 5 supported" in line and "unverified" not in line for line in lines)
+
+
 def test_report_is_rendered_as_markdown() -> None:
     view, out = make_view()
     feed(view, [custom("report", markdown="# Findings\n\n- **bold point**\n", partial=True)])
@@ -422,8 +431,24 @@ def test_stream_exception_exits_1_and_still_prints_run_time() -> None:
     assert "⏱ Run time" in text.strip().splitlines()[-1]
 
 
-def test_the_evidence_file_holds_the_report_and_sources_from_state_and_the_texts_from_the_evidence_route(tmp_path: Path) -> None:
-    values = {"final_report": "# R", "sources": [{"url": "u"}], "evidence": [{"id": "ev1", "chars": 4}], "messages": []}
+def test_the_evidence_file_holds_the_report_its_claims_and_sources_from_state_and_the_texts_from_the_evidence_route(tmp_path: Path) -> None:
+    claim = {
+        "claim": "X is 4 m [1] [unverified].",
+        "indexes": [1],
+        "verdict": "unsupported_number",
+        "tokens": ["4 m"],
+        "detail": "4 m not in the text of [1]",
+        "sources": [{"index": 1, "url": "u", "title": "U", "evidence_id": "ev1", "sentence": "X is 3 m."}],
+    }
+    cited = [{"index": 1, "url": "u", "title": "U", "evidence_id": "ev1", "verified": True, "reason": "page_retrieved", "detail": ""}]
+    values = {
+        "final_report": "# R",
+        "sources": [{"url": "u"}],
+        "citations": [claim],
+        "cited_sources": cited,
+        "evidence": [{"id": "ev1", "chars": 4}],
+        "messages": [],
+    }
     stored = [{"run_id": "r1", "id": "ev1", "chars": 4, "text": "page"}]
     client = FakeClient([[end_status("done")]], values=values, stored={"/evidence/t1": stored})
     target = tmp_path / "out" / "evidence.json"
@@ -433,6 +458,8 @@ def test_the_evidence_file_holds_the_report_and_sources_from_state_and_the_texts
         "question": "What is X?",
         "report": "# R",
         "sources": [{"url": "u"}],
+        "claims": [claim],
+        "cited_sources": cited,
         "evidence": stored,
     }
     assert str(target) in text.replace("\n", "")

@@ -1,4 +1,4 @@
-"""The product's vocabulary: agent roles, tool names, status states, end reasons and halt causes.
+"""The product's vocabulary: agent roles, tool names, status states, end reasons, halt causes and claim verdicts.
 
 Every module that names one of these facts imports it from here, and the event models type their fields
 with these enums, so the published events schema lists every value the code can emit. They are
@@ -171,3 +171,14 @@ class SandboxProvider(StrEnum):
     MODAL = "modal"
     E2B = "e2b"
     RUNLOOP = "runloop"
+
+
+class ClaimVerdict(StrEnum):
+    """What the claim check found for one sentence of a delivered report (``report/claims.py``)."""
+
+    SUPPORTED = "supported"
+    UNSUPPORTED_NUMBER = "unsupported_number"
+    UNSUPPORTED_QUOTE = "unsupported_quote"
+    SOURCE_NOT_READ = "source_not_read"
+    CONFLICTING = "conflicting"
+    UNCITED_NUMBER = "uncited_number"

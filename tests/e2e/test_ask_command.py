@@ -56,8 +56,15 @@ def test_ask_streams_a_run_through_to_the_rendered_report_and_the_run_time(agent
     assert out.index(REPORT_TITLE) < out.rindex("Run time")
     first_user_message = [r for r in scripted.requests() if r["agent"] == "orchestrator"][0]["body"]["messages"][1]
     assert "Do not ask clarifying questions" in message_text(first_user_message)
+    assert "1 claim checked against their sources: 1 supported" in out
     audit = json.loads(evidence_file.read_text())
     assert audit["report"].startswith(f"# {REPORT_TITLE}")
+    # Claim → source → the sentence of the source that holds it.
+    [claim] = audit["claims"]
+    assert (claim["claim"], claim["verdict"]) == ("They reach 412 Wh/kg [1].", "supported")
+    [source] = claim["sources"]
+    assert source["url"] == url and "reached an energy density of 412 Wh/kg in independent tests" in source["sentence"]
+    assert [(c["url"], c["verified"]) for c in audit["cited_sources"]] == [(url, True)]
     assert any(e["url"] == url and "412 Wh/kg" in e["text"] for e in audit["evidence"])
     # The file carries the full texts the thread state leaves out, each matching its hash.
     assert all(hashlib.sha256(e["text"].encode()).hexdigest() == e["sha256"] and len(e["text"]) == e["chars"] for e in audit["evidence"])

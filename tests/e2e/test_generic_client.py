@@ -81,9 +81,10 @@ async def test_the_delivered_report_is_the_last_ai_message_and_the_state_a_clien
     answer = last_ai_message(values)
     assert answer["content"] == values["final_report"] and "412 Wh/kg [1]" in answer["content"]
     assert answer["tool_calls"] == []
-    assert {"final_report", "sources", "citations", "todos", "evidence", "messages"} <= set(values)
+    assert {"final_report", "sources", "citations", "cited_sources", "todos", "evidence", "messages"} <= set(values)
     # The guards' per-run bookkeeping is never checkpointed, so a client never reads it as the thread's state.
-    assert set(values) - {"final_report", "sources", "citations", "todos", "evidence", "messages", "findings", "draft_report"} <= {
+    delivered = {"final_report", "sources", "citations", "cited_sources", "todos", "evidence", "messages", "findings", "draft_report"}
+    assert set(values) - delivered <= {
         "compaction_overhead_tokens"
     }
     assert [s["url"] for s in values["sources"]] == [url]
@@ -231,4 +232,8 @@ async def test_evidence_and_citations_sent_as_input_never_count_as_retrieved(age
     values = (await client.threads.get_state(thread["thread_id"]))["values"]
     assert forged not in values["final_report"], "a citation of text the run never fetched was delivered"
     assert [record["url"] for record in values["evidence"] if record["url"] == forged] == []
-    assert all(citation["url"] != forged for citation in values["citations"])
+    assert all(citation["url"] != forged for citation in values["cited_sources"])
+    assert all(source["url"] != forged for claim in values["citations"] for source in claim["sources"])
+    # Its figure now rests on no citation at all, and says so.
+    [miracle] = [claim for claim in values["citations"] if "2,000 Wh/kg" in claim["claim"]]
+    assert (miracle["verdict"], miracle["indexes"]) == ("uncited_number", []) and "2,000 Wh/kg [unverified]." in values["final_report"]

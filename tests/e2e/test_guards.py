@@ -166,10 +166,13 @@ async def test_a_tool_call_ceiling_halts_every_role_and_the_run_ends_with_a_salv
     assert run.end_statuses[0]["report_chars"] == len(markdown)
     assert requests_of(scripted, "orchestrator")[-1]["turn"] == 0, "the orchestrator made a model call after the halt"
     # The sub-agent only searched: its citation rests on the search-result snippet the run retrieved.
-    [citation] = run.values["citations"]
+    [citation] = run.values["cited_sources"]
     assert (citation["index"], citation["url"]) == (1, url) and citation["evidence_id"]
     assert citation["evidence_id"] in {e["id"] for e in run.values["evidence"] if e["kind"] == "search_result"}
     assert citation["reason"] in ("snippet_quote_verified", "search_snippet_only")
+    # A snippet is not the page: every claim resting on it is delivered marked.
+    assert {c["verdict"] for c in run.values["citations"]} == {"source_not_read"}
+    assert "412 Wh/kg [1] [unverified]" in markdown
     assert run.of_type("usage")[0]["citations"]["removed"] == 0
     assert run.stream_errors() == []
 

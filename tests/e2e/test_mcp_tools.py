@@ -91,8 +91,10 @@ async def test_a_research_sub_agent_calls_a_real_mcp_tool_and_the_report_cites_i
     [record] = [e for e in run.values["evidence"] if e["kind"] == "mcp_result"]
     assert record["url"] == "MCP: everything" and record["title"].startswith("echo ")
     assert "MCP: everything" in [source["url"] for source in run.values["sources"]]
-    [citation] = run.values["citations"]
+    [citation] = run.values["cited_sources"]
     assert (citation["evidence_id"], citation["verified"]) == (record["id"], True)
+    [claim] = run.values["citations"]
+    assert (claim["verdict"], claim["sources"][0]["evidence_id"]) == ("supported", record["id"])
     assert "[1] MCP: everything" in run.values["final_report"]
     assert (run.end_statuses[0]["state"], run.end_statuses[0]["reason"]) == ("done", "report_delivered")
 

@@ -128,10 +128,17 @@ async def test_prose_instead_of_findings_is_bounced_once_and_the_second_answer_i
     findings = run.of_type("subagent_findings")
     assert len(findings) == 1 and findings[0]["findings"][0]["source"] == url
     evidence_id = (await assert_page_evidence(agent_server, run, url))["id"]
-    assert run.values["citations"] == [
-        {"index": 1, "url": url, "evidence_id": evidence_id, "verified": True, "reason": "quote_verified"}
+    assert run.values["cited_sources"] == [
+        {"index": 1, "url": url, "title": "The Halvorsen cell", "evidence_id": evidence_id, "verified": True, "reason": "quote_verified", "detail": ""}
     ]
-    assert run.of_type("usage")[0]["citations"] == {"valid": 1, "repaired": 0, "removed": 0, "flagged": 0}
+    [claim] = run.values["citations"]
+    assert (claim["claim"], claim["indexes"], claim["verdict"], claim["tokens"]) == (
+        "The Halvorsen cell reached 412 Wh/kg in independent tests [1].", [1], "supported", []
+    )
+    assert [(s["index"], s["evidence_id"]) for s in claim["sources"]] == [(1, evidence_id)] and QUOTE in claim["sources"][0]["sentence"]
+    usage = run.of_type("usage")[0]
+    assert usage["citations"] == {"valid": 1, "repaired": 0, "removed": 0, "flagged": 0}
+    assert (usage["claims"]["claims"], usage["claims"]["supported"], usage["claims"]["flagged"]) == (1, 1, 0)
 
 
 async def test_prose_twice_is_handed_over_as_prose(agent_server, research_unit, scripted, web):
@@ -147,8 +154,9 @@ async def test_prose_twice_is_handed_over_as_prose(agent_server, research_unit, 
     assert run.of_type("subagent_findings") == []
     handed_over = next(m for m in run.values["messages"] if m["type"] == "tool" and m["name"] == "task")
     assert handed_over["content"] == PROSE
-    # The page was read, though no finding quotes it: the citation is kept as retrieved.
-    assert [(c["url"], c["verified"], c["reason"]) for c in run.values["citations"]] == [(url, True, "page_retrieved")]
+    # The page was read, though no finding quotes it: the citation is kept as retrieved, its claim holds.
+    assert [(c["url"], c["verified"], c["reason"]) for c in run.values["cited_sources"]] == [(url, True, "page_retrieved")]
+    assert [c["verdict"] for c in run.values["citations"]] == ["supported"]
     await assert_page_evidence(agent_server, run, url)
 
 
@@ -164,7 +172,7 @@ async def test_findings_without_any_tool_call_are_bounced_then_handed_over_witho
     assert len(bounce) == 1 and "made no tool call" in bounce[0]["detail"]
     findings = run.of_type("subagent_findings")[0]
     assert findings["findings"] == [] and any("No source was consulted" in gap for gap in findings["gaps"])
-    assert run.values["evidence"] == [] and run.values["citations"] == []
+    assert run.values["evidence"] == [] and run.values["citations"] == [] and run.values["cited_sources"] == []
 
 
 async def test_a_file_path_as_a_source_is_bounced_and_that_finding_is_dropped_on_hand_over(research_unit, web):
@@ -185,7 +193,7 @@ async def test_a_file_path_as_a_source_is_bounced_and_that_finding_is_dropped_on
     bounce = revising(run, "subagent_findings")
     assert len(bounce) == 1 and "/workspace/data/cycles.csv" in bounce[0]["detail"] and "path" in bounce[0]["detail"]
     assert [f["source"] for f in run.of_type("subagent_findings")[0]["findings"]] == [url]
-    assert run.values["citations"][0]["verified"] is True
+    assert run.values["cited_sources"][0]["verified"] is True
 
 
 # --- report gate -----------------------------------------------------------------------------------
@@ -210,7 +218,7 @@ async def test_a_report_citing_a_missing_entry_and_an_unfetched_url_is_sent_back
     reports = run.of_type("report")
     assert len(reports) == 1 and reports[0]["markdown"] == good.strip() and not reports[0].get("partial")
     assert run.values["final_report"] == good.strip()
-    assert [(c["index"], c["url"], c["verified"]) for c in run.values["citations"]] == [(1, url, True)]
+    assert [(c["index"], c["url"], c["verified"]) for c in run.values["cited_sources"]] == [(1, url, True)]
     assert run.of_type("usage")[0]["citations"] == {"valid": 1, "repaired": 2, "removed": 0, "flagged": 0}
     await assert_page_evidence(agent_server, run, url)
 
@@ -229,11 +237,11 @@ async def test_a_revision_that_still_cites_an_unfetched_url_is_delivered_with_th
     delivered = run.values["final_report"]
     assert [r["markdown"] for r in run.of_type("report")] == [delivered]
     assert NEVER_FETCHED not in delivered and "[2]" not in delivered and "Prices fell." in delivered
-    assert [(c["index"], c["url"], c["verified"]) for c in run.values["citations"]] == [(1, url, True)]
+    assert [(c["index"], c["url"], c["verified"]) for c in run.values["cited_sources"]] == [(1, url, True)]
     assert run.of_type("usage")[0]["citations"] == {"valid": 1, "repaired": 0, "removed": 1, "flagged": 0}
 
 
-async def test_a_quote_not_in_the_page_and_a_number_not_in_its_quote_are_flagged_unverified(research_unit, web):
+async def test_a_finding_s_bad_quote_unverifies_its_source_and_a_figure_its_page_lacks_marks_the_sentence(research_unit, web):
     cell, farm = halvorsen(web), kelp(web)
     findings = findings_json(
         "Two results.",
@@ -255,13 +263,16 @@ async def test_a_quote_not_in_the_page_and_a_number_not_in_its_quote_are_flagged
     )
 
     assert end_of(run) == ("done", "report_delivered")
-    assert len(revising(run, "report_quality")) == 1
+    [bounce] = revising(run, "report_quality")
+    assert "is not in the text retrieved from" in bounce["detail"] and "2,000 tonnes not in the text of [2]" in bounce["detail"]
     delivered = run.values["final_report"]
-    assert "412 Wh/kg [1] [unverified]" in delivered and "CO2 [2] [unverified]" in delivered
-    by_url = {c["url"]: c for c in run.values["citations"]}
+    # The cell's page does say 412 Wh/kg, whatever the finding quoted; the farm's page never says 2,000 tonnes.
+    assert "412 Wh/kg [1]." in delivered and "CO2 [2] [unverified]." in delivered
+    by_url = {c["url"]: c for c in run.values["cited_sources"]}
     assert (by_url[cell]["verified"], by_url[cell]["reason"]) == (False, "quote_not_found")
     assert (by_url[farm]["verified"], by_url[farm]["reason"]) == (False, "number_not_in_quote")
     assert all(c["evidence_id"] for c in by_url.values())
+    assert [(c["verdict"], c["tokens"]) for c in run.values["citations"]] == [("supported", []), ("unsupported_number", ["2,000 tonnes"])]
     assert run.of_type("usage")[0]["citations"] == {"valid": 0, "repaired": 0, "removed": 0, "flagged": 2}
 
 
@@ -280,7 +291,8 @@ async def test_a_prose_report_is_nudged_once_then_submitted(research_unit, scrip
     nudge = last_message(scripted, "orchestrator")
     assert nudge["name"] == "dra_harness" and "submit_report" in message_text(nudge)
     assert run.values["final_report"] == prose_report(url).strip()
-    assert run.values["citations"][0]["verified"] is True
+    assert run.values["cited_sources"][0]["verified"] is True
+    assert [c["verdict"] for c in run.values["citations"]] == ["supported"]
 
 
 async def test_a_prose_report_never_submitted_is_salvaged_as_an_incomplete_report(research_unit, scripted, web):
@@ -299,7 +311,7 @@ async def test_a_prose_report_never_submitted_is_salvaged_as_an_incomplete_repor
     salvaged = run.values["final_report"]
     assert reports[0]["markdown"] == salvaged
     assert salvaged.startswith("> **Incomplete report.**") and "The Halvorsen cell from the Nordlys Institute" in salvaged
-    assert [(c["url"], c["verified"]) for c in run.values["citations"]] == [(url, True)]
+    assert [(c["url"], c["verified"]) for c in run.values["cited_sources"]] == [(url, True)]
 
 
 async def test_a_json_dump_is_nudged_to_a_reader_facing_report_then_salvaged_from_the_findings(research_unit, scripted, web):
@@ -313,7 +325,7 @@ async def test_a_json_dump_is_nudged_to_a_reader_facing_report_then_salvaged_fro
     salvaged = run.values["final_report"]
     assert run.of_type("report")[0]["partial"] is True
     assert "**Incomplete.**" in salvaged and "412 Wh/kg [1]" in salvaged and url in salvaged
-    assert [(c["index"], c["url"], c["verified"]) for c in run.values["citations"]] == [(1, url, True)]
+    assert [(c["index"], c["url"], c["verified"]) for c in run.values["cited_sources"]] == [(1, url, True)]
 
 
 async def test_an_orchestrator_that_only_announces_is_nudged_four_times_then_stalls_with_a_salvaged_report(research_unit, scripted, web):
@@ -332,4 +344,4 @@ async def test_an_orchestrator_that_only_announces_is_nudged_four_times_then_sta
     reports = run.of_type("report")
     assert len(reports) == 1 and reports[0]["partial"] is True
     assert "**Incomplete.**" in run.values["final_report"] and "412 Wh/kg [1]" in run.values["final_report"]
-    assert run.values["citations"][0]["url"] == url
+    assert run.values["cited_sources"][0]["url"] == url

@@ -113,6 +113,9 @@ async def test_a_long_sub_agent_context_is_compacted_and_the_run_goes_on(agent_s
     run = await stream_run(agent_server.url, "Arctic wind census?", configurable={"compaction_tokens": 6000})
 
     assert end_of(run) == ("done", "report_delivered")
+    # The figure is the last sentence of an 80,000-character page: the claim check reads the whole page.
+    assert run.values["final_report"].endswith("47.3 percent [1].\n\n## Sources\n[1] Census — " + url)
+    assert [c["verdict"] for c in run.values["citations"]] == ["supported"]
     compacting, compacted = run.statuses("compacting"), run.statuses("compacted")
     assert compacting and compacted and compacting[0]["role"] == "research-subagent"
     assert compacting[0]["tokens_estimate"] > 6000 > compacted[0]["tokens_estimate"]

@@ -81,6 +81,8 @@ async def test_a_research_run_searches_reads_and_delivers_a_report_citing_only_f
     fetched = {e["url"] for e in run.of_type("page_fetched") if e["ok"]}
     report = run.values["final_report"]
     assert set(cited_urls(report).values()) <= fetched
+    # Every figure of the report is in the page it cites: no sentence is marked.
+    assert "[unverified]" not in report and [c["verdict"] for c in run.values["citations"]] == ["supported"]
     assert [s["url"] for s in run.values["sources"]] == source_urls
     assert all({"index", "url", "domain"} <= set(s) for s in run.values["sources"])
     page_evidence = [e for e in run.values["evidence"] if e["kind"] == "page" and e["url"] == url]

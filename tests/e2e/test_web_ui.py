@@ -197,7 +197,8 @@ def test_a_flagged_claim_is_marked_in_place_with_why_and_the_matching_sentence_o
     flagged.focus()
     page.keyboard.press("Enter")
     why = report_section.locator(".why")
-    expect(why).to_contain_text("Unverified: a number is not in the quote")
+    expect(why).to_contain_text("A number in this sentence is not in the cited text")
+    expect(why).to_contain_text("2,000 tonnes")
     expect(why.locator(".source-sentence")).to_contain_text("sequestered 1,240 tonnes of carbon dioxide in 2023")
     expect(flagged).to_have_attribute("aria-expanded", "true")
     ui.screenshot()
@@ -210,7 +211,8 @@ def test_a_flagged_claim_is_marked_in_place_with_why_and_the_matching_sentence_o
         report_section.get_by_role("button", name="Download evidence (JSON)").click()
     saved = json.loads(Path(download.value.path()).read_text(encoding="utf-8"))
     assert download.value.suggested_filename == f"evidence-{ui.thread_id}.json"
-    assert saved["report"] == state["final_report"] and saved["citations"] == state["citations"]
+    assert saved["report"] == state["final_report"]
+    assert saved["claims"] == state["citations"] and saved["cited_sources"] == state["cited_sources"]
     assert [record["url"] for record in saved["evidence"]] == [farm]
     assert "1,240 tonnes of carbon dioxide" in saved["evidence"][0]["text"]
 
@@ -224,7 +226,7 @@ def test_the_clarification_card_sends_the_paired_answers_and_the_run_resumes_on_
             orchestrator(
                 turn(tool_calls=[call("request_clarification", questions=QUESTIONS)]),
                 plan_and_delegate("Find Nordic kelp farm figures for the last 12 months"),
-                submit("# Kelp farms\n\nNordic kelp farms grew in the last 12 months.\n"),
+                submit("# Kelp farms\n\nNordic kelp farms grew over the past year.\n"),
             ),
             researcher(turn(content=findings_json("Nordic farms grew."))),
         )

@@ -16,7 +16,8 @@ Web routes
     footer around an ``<article>``). ``ARTICLES`` holds each one's title, author, date and distinctive
     facts; ``JUNK_PHRASES`` holds the boilerplate strings that extraction must drop. ``injected`` carries
     a prompt-injection sentence (``INJECTION``) and a fake ``</page>`` (``FAKE_BLOCK_END``) inside the
-    article; ``long`` is ~80k characters.
+    article; ``long`` is ~80k characters. ``pharos-lighthouse`` and ``pharos-survey`` give two different
+    heights for one tower (over 100 metres, 137 metres), for the claim checks' conflicting figures.
 ``GET /pages/{n}?kb=K``
     Article page ``n`` of a numbered series (``numbered_article``): about ``K`` kilobytes of text (50 by
     default), every sentence naming ``n``, so each page is a distinct text.
@@ -221,6 +222,37 @@ ARTICLES: dict[str, Article] = {
             ),
             facts=("12 MW flywheel", "40 milliseconds", "0.2 Hz"),
             keywords=("faroe", "grid", "flywheel", "frequency", "wind"),
+        ),
+        Article(
+            slug="pharos-lighthouse",
+            title="The Lighthouse of Alexandria",
+            author="Nadia Farouk",
+            date="2022-08-30",
+            paragraphs=(
+                "The Lighthouse of Alexandria was built on the island of Pharos between 280 and 247 BC, during "
+                "the reigns of Ptolemy I and Ptolemy II.",
+                "Ancient accounts describe a tower in three stages that stood over 100 metres tall, which made it "
+                "one of the tallest structures built by hand for many centuries.",
+                "Its fire was said to be visible from 50 kilometres out at sea, and earthquakes between 956 and "
+                "1323 damaged the tower until it fell into ruin.",
+            ),
+            facts=("between 280 and 247 BC", "over 100 metres", "50 kilometres"),
+            keywords=("lighthouse", "pharos", "alexandria", "wonder"),
+        ),
+        Article(
+            slug="pharos-survey",
+            title="Divers map the ruins of the Pharos",
+            author="Youssef Halim",
+            date="2023-10-05",
+            paragraphs=(
+                "A 2023 underwater survey of the ruins off Alexandria mapped 2,500 granite blocks that once "
+                "belonged to the lighthouse.",
+                "From the size of its foundations, the survey team estimates that the Lighthouse of Alexandria "
+                "stood 137 metres tall when it was finished.",
+                "The team used photogrammetry on 40 dives to build a model of the tower's lower stage.",
+            ),
+            facts=("2,500 granite blocks", "137 metres"),
+            keywords=("lighthouse", "pharos", "survey", "ruins"),
         ),
         Article(
             slug="long",

@@ -197,6 +197,7 @@ const VERDICTS: Record<string, string> = {
   unsupported_quote: "The cited text does not say this",
   source_not_read: "The cited source was never read in full",
   conflicting: "The cited sources disagree on this",
+  uncited_number: "A figure with no source",
 };
 
 export function verdictWords(verdict: string): string {

@@ -97,6 +97,8 @@ export interface Claim {
   verdict: string;
   tokens: string[];
   why?: string;
+  /** The nearest sentence of each cited source, as the claim check found it. */
+  sentences?: { index: number; sentence: string }[];
 }
 
 function numbers(value: unknown): number[] {
@@ -110,39 +112,31 @@ function strings(value: unknown): string[] {
   return value.map((token) => (typeof token === "string" ? token : String(token)));
 }
 
-/**
- * The checked claims the thread state carries, wherever the run put them: a `claims` (or `verdicts`) list on
- * each citation, a top-level `claims` list, or claim entries in `citations` themselves. Each entry names its
- * claim text, the source numbers it cites, a verdict (supported, unsupported_number, unsupported_quote,
- * source_not_read, conflicting, or a newer one) and the tokens the check looked for.
- */
-export function claimsFrom(values: { citations?: unknown; claims?: unknown }): Claim[] {
-  const out: Claim[] = [];
-  const seen = new Set<string>();
-  const visit = (entry: unknown, citedIndex?: number) => {
-    if (typeof entry !== "object" || entry === null) return;
-    const record = entry as Record<string, unknown>;
-    const text = record.claim ?? record.sentence ?? record.text;
-    const verdict = record.verdict;
-    if (typeof text === "string" && typeof verdict === "string") {
-      const key = `${text}\u0000${verdict}`;
-      if (!seen.has(key)) {
-        seen.add(key);
-        let indexes = numbers(record.indexes ?? record.indices ?? record.cites ?? record.citations);
-        if (!indexes.length && citedIndex !== undefined) indexes = [citedIndex];
-        const why = record.why ?? record.detail ?? record.explanation;
-        out.push({ text, indexes, verdict, tokens: strings(record.tokens), why: typeof why === "string" ? why : undefined });
-      }
-    }
-    const index = typeof record.index === "number" ? record.index : citedIndex;
-    for (const key of ["claims", "verdicts"]) {
-      const list = record[key];
-      if (Array.isArray(list)) for (const item of list) visit(item, index);
-    }
-  };
-  if (Array.isArray(values.citations)) for (const citation of values.citations) visit(citation);
-  if (Array.isArray(values.claims)) for (const claim of values.claims) visit(claim);
-  return out;
+/** A claim entry of the thread state's `citations` (report/claims.py): one per checked sentence. */
+export interface ClaimEntry {
+  claim: string;
+  indexes?: number[];
+  verdict: string;
+  tokens?: string[];
+  detail?: string;
+  sources?: { index: number; url?: string | null; title?: string; evidence_id?: string | null; sentence?: string | null }[];
+}
+
+/** The checked claims in the thread state's `citations`, in report order. */
+export function claimsFrom(values: { citations?: unknown }): Claim[] {
+  if (!Array.isArray(values.citations)) return [];
+  return (values.citations as ClaimEntry[])
+    .filter((entry) => typeof entry?.claim === "string" && typeof entry.verdict === "string")
+    .map((entry) => ({
+      text: entry.claim,
+      indexes: numbers(entry.indexes),
+      verdict: entry.verdict,
+      tokens: strings(entry.tokens),
+      why: entry.detail || undefined,
+      sentences: (entry.sources ?? [])
+        .filter((source) => typeof source.sentence === "string" && source.sentence)
+        .map((source) => ({ index: source.index, sentence: source.sentence as string })),
+    }));
 }
 
 export function isFlagged(verdict: string): boolean {
@@ -269,7 +263,8 @@ export function unverifiedSentences(body: string): Flag[] {
 export function sentenceMarks(body: string, claims: Claim[]): Flag[] {
   const marks: Flag[] = [];
   const overlaps = (span: Span) => marks.some((mark) => span.start < mark.end && mark.start < span.end);
-  for (const claim of claims) {
+  // Only flagged claims are marked in place; supported ones are listed with the claims, the prose left alone.
+  for (const claim of claims.filter((c) => isFlagged(c.verdict))) {
     const span = locateClaim(body, claim.text);
     if (span && !overlaps(span)) marks.push({ ...span, indexes: claim.indexes, claim });
   }

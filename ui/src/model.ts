@@ -77,7 +77,10 @@ export interface ThreadValues {
   draft_report?: string | null;
   sources?: SourceEntry[];
   evidence?: EvidenceEntry[];
-  citations?: Citation[];
+  /** One entry per checked claim (markdown.ts ClaimEntry). */
+  citations?: unknown[];
+  /** One entry per cited source: whether its quotes were found in what the run retrieved. */
+  cited_sources?: Citation[];
   findings?: Record<string, HandOver>;
   todos?: Todo[];
   [key: string]: unknown;
@@ -134,6 +137,7 @@ export type FeedItem =
       result?: EventOf<"tool_result"> | EventOf<"mcp_result">;
     }
   | { kind: "skill"; key: string; rev: number; event: EventOf<"skill"> }
+  | { kind: "script"; key: string; rev: number; event: EventOf<"script"> }
   | { kind: "note"; key: string; rev: number; note: Note; event: Status }
   | { kind: "generic"; key: string; rev: number; event: UnknownEvent };
 
@@ -378,6 +382,9 @@ export class RunModel {
       case "skill":
         this.push(event.task_id, event.role, { kind: "skill", key: this.key(), rev: 0, event });
         return;
+      case "script":
+        this.push(event.task_id, event.role, { kind: "script", key: this.key(), rev: 0, event });
+        return;
       case "source":
         return;
       case "subagent_findings": {
@@ -611,7 +618,7 @@ export class RunModel {
 
   private onUpdate(update: Record<string, unknown>): void {
     if (Array.isArray(update.todos)) this.todos = update.todos as Todo[];
-    const keys = ["final_report", "sources", "evidence", "citations", "findings"] as const;
+    const keys = ["final_report", "sources", "evidence", "citations", "cited_sources", "findings"] as const;
     for (const key of keys) if (key in update) this.values = { ...this.values, [key]: update[key] };
   }
 }

@@ -45,18 +45,18 @@ test("citation markers expand lists and ranges", () => {
   assert.deepEqual(citedNumbers("2–3"), [2, 3]);
 });
 
-test("claims are read from citations' claim lists, a top-level list, or claim entries themselves", () => {
+test("claims are read from the state's claim entries, in report order", () => {
   const claims = claimsFrom({
     citations: [
-      { index: 1, url: "u", verified: true, reason: "quote_verified", claims: [{ claim: "It reaches 412 Wh/kg.", verdict: "supported", tokens: ["412"] }] },
-      { claim: "It costs 40 $/kWh.", indexes: [1], verdict: "unsupported_number", tokens: ["40"] },
+      { claim: "It reaches 412 Wh/kg.", indexes: [1], verdict: "supported", tokens: [], detail: "" },
+      { claim: "It costs 40 $/kWh.", indexes: [1], verdict: "unsupported_number", tokens: ["40 $/kWh"], detail: "40 $/kWh is not in [1]", sources: [{ index: 1, url: "u", sentence: "It costs 61 dollars per kWh." }] },
+      { claim: "Both labs agree.", indexes: [1, 2], verdict: "conflicting", tokens: ["100 m", "137 m"] },
     ],
-    claims: [{ text: "Both labs agree.", indices: [1, 2], verdict: "conflicting", detail: "[2] says otherwise" }],
   });
   assert.deepEqual(claims, [
-    { text: "It reaches 412 Wh/kg.", indexes: [1], verdict: "supported", tokens: ["412"], why: undefined },
-    { text: "It costs 40 $/kWh.", indexes: [1], verdict: "unsupported_number", tokens: ["40"], why: undefined },
-    { text: "Both labs agree.", indexes: [1, 2], verdict: "conflicting", tokens: [], why: "[2] says otherwise" },
+    { text: "It reaches 412 Wh/kg.", indexes: [1], verdict: "supported", tokens: [], why: undefined, sentences: [] },
+    { text: "It costs 40 $/kWh.", indexes: [1], verdict: "unsupported_number", tokens: ["40 $/kWh"], why: "40 $/kWh is not in [1]", sentences: [{ index: 1, sentence: "It costs 61 dollars per kWh." }] },
+    { text: "Both labs agree.", indexes: [1, 2], verdict: "conflicting", tokens: ["100 m", "137 m"], why: undefined, sentences: [] },
   ]);
 });
 

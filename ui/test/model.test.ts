@@ -41,7 +41,7 @@ function happyPath(): StreamPart[] {
     custom({ role: "research-subagent", task_id: TASK, type: "subagent_findings", unit: "Find the density", summary: "They reach 412 Wh/kg.", findings: [{ finding: "They reach 412 Wh/kg.", evidence: "412 Wh/kg", source: "http://127.0.0.1:9/a" }], gaps: [] }),
     custom({ role: "research-subagent", task_id: TASK, type: "status", state: "subagent_done", model: "m-sub", subagent: "research-subagent", model_calls: 3, total_tokens: 4594, tool_calls: 2 }),
     custom({ role: "orchestrator", type: "report", markdown: "# R\n\nThey reach 412 Wh/kg [1].\n\n## Sources\n[1] The cell — http://127.0.0.1:9/a", partial: false }),
-    { event: "updates", data: { "RunLifecycleMiddleware.after_agent": { citations: [{ index: 1, url: "http://127.0.0.1:9/a", evidence_id: "ev2", verified: true, reason: "quote_verified" }] } } },
+    { event: "updates", data: { "RunLifecycleMiddleware.after_agent": { cited_sources: [{ index: 1, url: "http://127.0.0.1:9/a", evidence_id: "ev2", verified: true, reason: "quote_verified" }] } } },
     custom({ role: "orchestrator", type: "usage", tool_calls: 5, model_calls: 6, input_tokens: 7863, output_tokens: 206, total_tokens: 8069, cost_usd: 0.0007, elapsed_s: 0.5, elapsed: "0m 0s", limits: { max_tool_calls: 200, recursion_limit: 4500 } }),
     custom({ role: "orchestrator", type: "status", state: "done", reason: "report_delivered", detail: "Report delivered. Run time 0m 0s.", elapsed_s: 0.5, elapsed: "0m 0s" }),
   ];
@@ -73,7 +73,7 @@ test("a happy path fills one finished lane with its search, page, findings and n
   assert.equal(lane.findings?.findings?.length, 1);
   assert.deepEqual(model.orchestrator.thoughts, []);
   assert.equal(model.report?.partial, false);
-  assert.equal(model.values.citations?.[0]?.reason, "quote_verified");
+  assert.equal(model.values.cited_sources?.[0]?.reason, "quote_verified");
   assert.equal(model.usage?.model_calls, 6);
   assert.equal(model.end?.reason, "report_delivered");
   assert.equal(model.phase(), "Finished");
@@ -120,11 +120,20 @@ test("harness messages never show as anyone's words", () => {
 test("an event type this UI does not know is kept, with every field, in its sender's lane", () => {
   const model = feed([
     custom({ role: "research-subagent", task_id: TASK, type: "status", state: "subagent_start", subagent: "research-subagent" }),
-    custom({ role: "coding-subagent", task_id: TASK, type: "script", language: "python", code: "print(1)", exit_code: 0 }, NS),
+    custom({ role: "research-subagent", task_id: TASK, type: "future_event", code: "print(1)", exit_code: 0 }, NS),
   ]);
   const item = [...model.lanes.values()][0]!.feed[0]!;
   assert.equal(item.kind, "generic");
   assert.ok(item.kind === "generic" && item.event.code === "print(1)" && item.event.exit_code === 0);
+});
+
+test("a script the coding sub-agent ran is a script row in its lane, with its final code", () => {
+  const model = feed([
+    custom({ role: "coding-subagent", task_id: TASK, type: "status", state: "subagent_start", subagent: "coding-subagent" }),
+    custom({ role: "coding-subagent", task_id: TASK, type: "script", path: "/workspace/mean.py", code: "print(42)\n", language: "python", status: "ok", output: "42", bytes: 10, truncated: false }, NS),
+  ]);
+  const item = [...model.lanes.values()][0]!.feed[0]!;
+  assert.ok(item.kind === "script" && item.event.code === "print(42)\n" && item.event.output === "42");
 });
 
 test("a status state this UI does not know is a note with its name and detail", () => {

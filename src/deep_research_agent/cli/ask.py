@@ -14,9 +14,12 @@ Contract:
   findings so far), the third abandons it (the stream is dropped, the server cancels the run and no
   report is delivered). Before the run has an id, or where the event loop takes no signal handlers
   (Windows), Ctrl-C abandons the run at once.
-- ``--evidence FILE`` writes the question, the report and sources from the thread state, and the full
-  evidence records (texts included) of every run on the thread from the server's ``GET /evidence/{thread_id}``
-  route, as JSON; a thread with no stored evidence gets an empty list.
+- ``--evidence FILE`` writes, as JSON, the question, the report and sources from the thread state, the
+  audit of every claim of the report (``claims``: each claim with its verdict, the figures or quotes that did
+  not check out, and for each source it cites the source's URL, evidence id and the sentence of its text
+  nearest to the claim), the per-source verdicts (``cited_sources``), and the full evidence records (texts
+  included) of every run on the thread from the server's ``GET /evidence/{thread_id}`` route; a thread with
+  no stored evidence gets an empty list.
 - The run time is printed whatever happened.
 """
 
@@ -161,6 +164,8 @@ async def write_evidence(client: Any, thread_id: str, question: str, path: Path)
         "question": question,
         "report": values.get("final_report"),
         "sources": values.get("sources") or [],
+        "claims": values.get("citations") or [],
+        "cited_sources": values.get("cited_sources") or [],
         "evidence": evidence,
     }
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -4,7 +4,8 @@ Contract:
 - ``RunView.handle`` takes one SDK stream part (``custom``, ``messages/*`` and ``updates``, with the
   ``|tools:<uuid>`` suffix of sub-agent parts). It prints a line per search, new source, sub-agent start,
   end and failure, findings, plan item, usage summary, guard warning (``!``) and stop (``■``), compaction
-  and revision; the clarifying questions; the report as Markdown; and the end status with its detail.
+  and revision; the clarifying questions; the report as Markdown, then how many of its claims checked out;
+  and the end status with its detail.
   Everything else moves the live status line (elapsed time, current activity, sub-agents running,
   searches, sources).
 - It holds the outcome: ``exit_code`` is 0 only when the last run ended ``done`` and the stream did not
@@ -343,6 +344,13 @@ class RunView:
             self._print("!", "Partial report, salvaged from an incomplete run.", "yellow")
         self.console.print(Markdown(self.report))
         self.console.print(Rule())
+        claims = event.get("claims")
+        if isinstance(claims, dict) and claims.get("claims"):
+            flagged = int(claims.get("flagged") or 0)
+            line = f"{_count(int(claims['claims']), 'claim')} checked against their sources: {int(claims.get('supported') or 0)} supported"
+            if flagged:
+                line += f", {flagged} marked [unverified] (see the evidence file for why)"
+            self._print("✓" if not flagged else "!", line, "dim" if not flagged else "yellow")
 
     def _on_usage(self, event: dict[str, Any]) -> None:
         parts = [

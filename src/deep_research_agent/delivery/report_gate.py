@@ -2,18 +2,22 @@
 
 Contract (orchestrator only; wraps the ``submit_report`` tool call, so a draft is judged before the tool
 records anything):
-- every draft is scrubbed, its citation numbering linted and every citation checked against the run's
-  evidence and findings (``vet_report``);
+- every draft is scrubbed, its citation numbering linted, every citation's source checked against the
+  run's evidence and findings, and every claim against the full text it cites (``vet_report``), in a
+  worker thread (it reads every text the run retrieved), with no model call;
 - the first draft of a user turn with problems is not delivered: the model gets an error tool result
-  listing what to fix, a ``status: revising`` (reason ``report_quality``, the problems in ``detail``)
-  is sent, and the verdict on the draft is kept in private state;
-- any later draft is delivered: citations the run never retrieved are removed, unverifiable ones are
-  flagged ``[unverified]`` (``finalise``), and ``submit_report`` records and sends that text. A bounced
-  draft is therefore never ``final_report`` nor a ``report`` event.
+  listing what to fix (for a claim: the claim, the figure or quote that is not in its source, and the
+  source's nearest sentence; for sources that disagree, both values), a ``status: revising`` (reason
+  ``report_quality``, the problems in ``detail``, cut after ``DETAIL_CHARS`` with how many more there
+  are) is sent, and the verdict on the draft is kept in private state;
+- any later draft is delivered: citations the run never retrieved are removed and every claim still not
+  supported is marked ``[unverified]`` (``finalise``), and ``submit_report`` records and sends that text.
+  A bounced draft is therefore never ``final_report`` nor a ``report`` event.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, NotRequired
 
@@ -31,6 +35,10 @@ from ..report.citations import CitationReport
 from ..report.vetting import finalise, vet_report
 from ..run import current_run
 from ..tools.errors import tool_error_text
+
+
+# A long report can have dozens of problems; a banner shows the first few.
+DETAIL_CHARS = 4000
 
 
 class ReportGateState(AgentState):
@@ -56,17 +64,18 @@ class ReportGateMiddleware(AgentMiddleware):
         turn = turn_key(request.state.get("messages") or [])
         bounced = request.state.get("report_gate_draft") if request.state.get("report_gate_turn") == turn else None
         previous = CitationReport.model_validate(bounced) if bounced is not None else None
-        vetted = vet_report(draft, evidence, previous=previous)
+        vetted = await asyncio.to_thread(vet_report, draft, evidence, previous=previous)
         if vetted.problems and previous is None:
-            emit("status", state=StatusState.REVISING, reason=RevisionReason.REPORT_QUALITY, detail=" ".join(vetted.problems))
+            emit("status", state=StatusState.REVISING, reason=RevisionReason.REPORT_QUALITY, detail=_detail(vetted.problems))
             listed = "\n".join(f"- {problem}" for problem in vetted.problems)
             message = ToolMessage(
                 tool_error_text(
                     ToolName.SUBMIT_REPORT,
                     ToolErrorClass.PERMANENT,
                     f"the report was NOT delivered. Fix these, then call {ToolName.SUBMIT_REPORT} again with the whole "
-                    f"corrected report:\n{listed}\nCite only sources the research units read; this is the one revision "
-                    "before delivery, which removes citations of sources never retrieved and flags unverifiable ones.",
+                    f"corrected report:\n{listed}\nCite only sources the research units read, and state only figures "
+                    "and quotes their text holds; this is the one revision before delivery, which removes citations "
+                    "of sources never retrieved and marks every sentence that still does not check out [unverified].",
                 ),
                 tool_call_id=request.tool_call["id"],
                 name=ToolName.SUBMIT_REPORT,
@@ -75,5 +84,17 @@ class ReportGateMiddleware(AgentMiddleware):
             return Command(
                 update={"messages": [message], "report_gate_turn": turn, "report_gate_draft": vetted.check.model_dump()}
             )
-        delivered = finalise(vetted, evidence)
+        delivered = await asyncio.to_thread(finalise, vetted, evidence)
         return await handler(request.override(tool_call={**request.tool_call, "args": {**args, "report_markdown": delivered}}))
+
+
+def _detail(problems: list[str]) -> str:
+    """The problems for the ``revising`` status, cut to ``DETAIL_CHARS`` (the model gets them all)."""
+    shown: list[str] = []
+    length = 0
+    for problem in problems:
+        if shown and length + len(problem) > DETAIL_CHARS:
+            return " ".join(shown) + f" … and {len(problems) - len(shown)} more."
+        shown.append(problem)
+        length += len(problem) + 1
+    return " ".join(shown)

@@ -1,7 +1,8 @@
 """``submit_report``: the single explicit deliverable of a run.
 
 Contract: the orchestrator calls ``submit_report(report_markdown)`` once. The report is recorded in
-state as ``final_report``, a ``report`` event carries it to clients, and ``TurnEndMiddleware`` ends the
+state as ``final_report``, a ``report`` event carries it to clients (with the counts of its checked claims,
+which the report gate recorded on delivery), and ``TurnEndMiddleware`` ends the
 turn before the next model call, so delivery never depends on the model choosing to stop. The tool is not
 ``return_direct``:
 langchain ends the turn after a ``return_direct`` tool even when it returned an error, and the report
@@ -26,12 +27,14 @@ from ..tools.errors import tool_error_text
 
 class ReportState(AgentState):
     """What a run delivers, for clients to read: output only, never run input (a client cannot hand a run
-    "evidence" it never fetched)."""
+    "evidence" it never fetched). ``citations`` holds one entry per claim of the delivered report,
+    ``cited_sources`` one per entry of its Sources list."""
 
     final_report: NotRequired[Annotated[str, OmitFromInput]]
     sources: NotRequired[Annotated[list[dict[str, Any]], OmitFromInput]]
     evidence: NotRequired[Annotated[list[dict[str, Any]], OmitFromInput]]
     citations: NotRequired[Annotated[list[dict[str, Any]], OmitFromInput]]
+    cited_sources: NotRequired[Annotated[list[dict[str, Any]], OmitFromInput]]
 
 
 @tool(ToolName.SUBMIT_REPORT)
@@ -52,8 +55,9 @@ def submit_report(report_markdown: str, tool_call_id: Annotated[str, InjectedToo
                 ]
             }
         )
-    current_run().control.mark_report_delivered()
-    emit("report", markdown=text)
+    run = current_run()
+    run.control.mark_report_delivered()
+    emit("report", markdown=text, claims=run.evidence.claim_summary)
     return Command(
         update={
             "final_report": text,

@@ -13,7 +13,8 @@ Contract (orchestrator only; ``models_by_role`` is the roster, with each sub-age
   hand-back), the orchestrator receives that object alone (normalised JSON), a ``subagent_findings``
   event shows it (``halted`` names what stopped the sub-agent, if anything did), the run's evidence
   store records the hand-over, and its source URLs join the run's sources;
-- each hand-over also updates the checkpointed ``findings`` and ``draft_report`` (``HandOverState``);
+- each hand-over also updates the checkpointed ``findings`` and ``draft_report`` (``HandOverState``; the
+  draft is vetted in a worker thread);
 - what reaches the orchestrator is capped at ``MAX_HANDOVER_CHARS``: findings beyond the cap are dropped
   (and named as a gap), any other answer is cut with a note, so one degenerate worker cannot flood the
   orchestrator's context.
@@ -26,6 +27,7 @@ orchestrator's state, since the research sub-agent hands them on in its own find
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any, NotRequired
@@ -123,7 +125,7 @@ class HandOverMiddleware(AgentMiddleware):
                 status="error",
             )
         current_sender.reset(token)
-        result = _hand_over(result, unit=unit, run=run, sender=Sender(role, task_id), nested=self.nested)
+        result = await _hand_over(result, unit=unit, run=run, sender=Sender(role, task_id), nested=self.nested)
         spent = run.usage.of_task(task_id)
         emit(
             "status",
@@ -139,7 +141,7 @@ class HandOverMiddleware(AgentMiddleware):
         return result
 
 
-def _hand_over(result: ToolMessage | Command, *, unit: str, run: Run, sender: Sender, nested: bool) -> ToolMessage | Command:
+async def _hand_over(result: ToolMessage | Command, *, unit: str, run: Run, sender: Sender, nested: bool) -> ToolMessage | Command:
     """Replace the sub-agent's answer by its staged findings object (or its capped text) and publish it."""
     message = _tool_message_of(result)
     staged = run.evidence.take_staged(sender.task_id or "")
@@ -170,7 +172,7 @@ def _hand_over(result: ToolMessage | Command, *, unit: str, run: Run, sender: Se
         return result
     work = {
         "findings": {sender.task_id or unit: {"unit": unit, **findings.model_dump(), "halted": halted}},
-        "draft_report": draft_report(run.evidence, reason=DRAFT_REASON),
+        "draft_report": await asyncio.to_thread(draft_report, run.evidence, reason=DRAFT_REASON),
     }
     return _with_update(result, work)
 

@@ -11,14 +11,16 @@ Contract (orchestrator only; it must be the outermost middleware):
   or in one of the harness's node hooks (``containment.py``), does not reach the user as a traceback: it
   is logged, the run ends with reason ``internal_error``;
 - a run that ends without a delivered report, for any reason, still delivers one once research started
-  (``fallback_report.py``); it is sent as a ``report`` with ``partial: true``, stored as ``final_report``
-  and appended as the turn's last AI message, so a client that renders only ``messages`` shows it;
+  (``fallback_report.py``, vetted in a worker thread); it is sent as a ``report`` with ``partial: true``
+  and its claim counts, stored as ``final_report`` and appended as the turn's last AI message, so a
+  client that renders only ``messages`` shows it;
 - at the end, exactly one ``usage`` event (with the citation summary) and exactly one ``status``
   ``done``/``error`` whose reason ``end_state.decide_end`` names from one record of the run. The status
   carries the run's tool calls, tokens, report size and run time, and a ``detail`` ending in
-  ``Run time Xm Ys.``; the run's sources, evidence summaries and the delivered report's citations are
-  copied into state, the evidence texts go to the LangGraph store (``run/archive.py``), the run's sandbox
-  session is deleted and the run's stores are closed;
+  ``Run time Xm Ys.``; the run's sources, evidence summaries and the delivered report's claims
+  (``citations``, one entry per claim) and per-source verdicts (``cited_sources``) are copied into state,
+  the evidence texts go to the LangGraph store (``run/archive.py``), the run's sandbox session is deleted
+  and the run's stores are closed;
 - a cancelled run ends without any of this (the server stops it mid-step), but its stores are dropped so
   the pages it read do not stay in memory.
 """
@@ -161,13 +163,13 @@ class RunLifecycleMiddleware(AgentMiddleware):
             # Before the end status, so a client that reacts to it finds the texts stored.
             thread_id = (config.get("configurable") or {}).get("thread_id")
             await archive_evidence(runtime.store, thread_id=thread_id, run_id=run.key, records=run.evidence.records())
-            return self._close(state, run)
+            return await self._close(state, run)
         finally:
             if run.sandbox is not None:
                 await run.sandbox.close()
             close_run(run.key)
 
-    def _close(self, state: LifecycleState, run: Run) -> dict[str, Any]:
+    async def _close(self, state: LifecycleState, run: Run) -> dict[str, Any]:
         # The running draft served a run cut short; this one ends with its report, or its salvage.
         update: dict[str, Any] = {"draft_report": None}
         record = EndRecord.of(run, state, answered_directly=_answered_directly(state.get("messages") or []))
@@ -175,12 +177,12 @@ class RunLifecycleMiddleware(AgentMiddleware):
         if owes_report(record):
             why = why_undelivered(record.run_error, record.halt)
             try:
-                salvaged = fallback_report(state.get("messages") or [], run.evidence, why=why)
+                salvaged = await asyncio.to_thread(fallback_report, state.get("messages") or [], run.evidence, why=why)
             except Exception:  # noqa: BLE001 - the run still gets its end status, never a traceback
                 logger.exception("could not assemble the fallback report")
                 record = replace(record, run_error=record.run_error or INTERNAL_ERROR)
             else:
-                emit("report", markdown=salvaged, partial=True)
+                emit("report", markdown=salvaged, partial=True, claims=run.evidence.claim_summary)
                 update["final_report"] = salvaged
                 update["messages"] = [deliverable_message(salvaged)]
                 report_chars = len(salvaged)
@@ -209,8 +211,10 @@ class RunLifecycleMiddleware(AgentMiddleware):
         update["evidence"] = evidence_summaries(run.evidence.records())
         if run.evidence.citation_summary is not None:
             # Only a run that delivered a report replaces the citations of the thread's report.
-            update["citations"] = [
-                c.model_dump(include={"index", "url", "evidence_id", "verified", "reason"}) for c in run.evidence.citations
+            update["citations"] = [claim.model_dump(mode="json") for claim in run.evidence.claims]
+            update["cited_sources"] = [
+                c.model_dump(include={"index", "url", "title", "evidence_id", "verified", "reason", "detail"})
+                for c in run.evidence.citations
             ]
         return update
 
@@ -237,6 +241,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
             compactions=run.usage.compactions,
             messages_summarized=run.usage.messages_summarized,
             citations=run.evidence.citation_summary,
+            claims=run.evidence.claim_summary,
             elapsed_s=round(run.elapsed_s, 2),
             elapsed=format_elapsed(run.elapsed_s),
             limits={

@@ -46,6 +46,7 @@ from ..names import (
     ToolErrorClass,
 )
 from ..report.citations import CitationSummary
+from ..report.claims import ClaimSummary
 from ..run.usage import RoleUsage
 from .secrets import redact_tree
 from .sender import current_sender
@@ -87,11 +88,13 @@ class RunStart(_Event):
 
 
 class Report(_Event):
-    """The delivered report. ``partial`` marks a report salvaged from an incomplete run."""
+    """The delivered report. ``partial`` marks a report salvaged from an incomplete run; ``claims`` counts its
+    checked claims (the per-claim verdicts are in the thread state's ``citations``)."""
 
     type: Literal["report"] = "report"
     markdown: str
     partial: bool = False
+    claims: ClaimSummary | None = None
 
 
 class Limits(BaseModel):
@@ -127,6 +130,7 @@ class Usage(_Event):
     compactions: int = 0
     messages_summarized: int = 0
     citations: CitationSummary | None = Field(default=None, description="Set when the run delivered a report.")
+    claims: ClaimSummary | None = Field(default=None, description="Set when the run delivered a report.")
     elapsed_s: float
     elapsed: str
     limits: Limits

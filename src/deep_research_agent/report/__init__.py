@@ -1,6 +1,7 @@
-"""The report a reader gets: citations checked against retrieved text, hygiene, Markdown structure, salvage.
+"""The report a reader gets: each claim checked against the text it cites, citations checked against
+retrieved text, hygiene, Markdown structure, salvage.
 
 Pure functions over text and the run's evidence store; delivery (``delivery/``) decides when they run.
 """
 
-__all__ = ["citations", "hygiene", "markdown", "salvage", "series", "vetting"]
+__all__ = ["citations", "claims", "evidence_text", "figures", "hygiene", "markdown", "salvage", "series", "vetting"]

@@ -1,38 +1,34 @@
-"""Evidence checks: a citation leaves the run only if the run retrieved the text it points to.
+"""Evidence checks per source: a citation leaves the run only if the run retrieved the text it points to.
 
-The run's evidence store keeps every text the run retrieved (``EvidenceRecord``: a fetched ``page`` in full, or
-a ``search_result`` snippet). Against it:
+The run's evidence store keeps every text the run retrieved (``EvidenceRecord``: a fetched ``page`` in full,
+an MCP result, or a ``search_result`` snippet), prepared once in an ``EvidenceLibrary``. Against it:
 
-- ``check_citations`` maps each ``[n]`` to its Sources entry and judges it. A URL the run never
+- ``check_citations`` maps each ``[n]`` to its Sources entry and judges that source. A URL the run never
   retrieved is to be removed. A URL seen only as a search result was never read: it is unverified
   (``search_snippet_only``) unless each finding's quote for it is in the snippet. For a URL with
-  findings, every finding's ``evidence`` quote must be in the retrieved text and every number in the
-  finding must be in its quote. An entry with no URL (a source label such as "MCP: pricing-db") is
-  matched on the url or title of non-web evidence; a record of any kind other than ``search_result``
-  counts as text read in full.
+  findings, every finding's ``evidence`` quote must be in the retrieved text and every figure of the
+  finding in its quote (``figures.py``). An entry with no URL (a source label such as "MCP: pricing-db")
+  is matched on the url or title of non-web evidence; a record of any kind other than ``search_result``
+  counts as text read in full. The report's own sentences are judged by ``claims.py``.
 - ``repair_report`` is the delivery-time repair, after the one revision: removed citations disappear
   (inline and from Sources) and the rest are renumbered by first use with the Sources list kept in its
-  order; an unverified citation is flagged with `` [unverified]``, never passed off as verified.
+  order. Marking what is still unverified is ``claims.mark_unverified``'s job, sentence by sentence.
 
 URLs match after ``urls.normalise_url`` (scheme and host case, trailing slash, fragment).
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from ..handover.contract import Finding, Findings
-from ..urls import normalise_url
+from .evidence_text import EvidenceLibrary, EvidenceLike, EvidenceText, quote_fragments, source_key
+from .figures import figures_in, unsupported
 from .markdown import SourceEntry, citation_groups, first_use_order, source_entries, split_sources
-
-SNIPPET_KIND = "search_result"
-UNVERIFIED_MARK = "[unverified]"
 
 Reason = Literal[
     "quote_verified",
@@ -64,16 +60,6 @@ _ACTIONS: dict[str, Action] = {
 }
 
 
-class EvidenceLike(Protocol):
-    """What a check needs of an evidence record (``run.EvidenceRecord`` fits)."""
-
-    id: str
-    url: str
-    title: str
-    kind: str
-    text: str
-
-
 class CitationRecord(BaseModel):
     index: int
     url: str | None = None
@@ -94,10 +80,14 @@ class CitationSummary(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    valid: int = Field(default=0, description="Citations kept: their source was retrieved and their claims hold.")
-    repaired: int = Field(default=0, description="Citations the report gate sent back that the revision fixed.")
+    valid: int = Field(default=0, description="Cited sources the run retrieved whose findings' quotes and figures hold.")
+    repaired: int = Field(default=0, description="Cited sources the report gate sent back that the revision fixed.")
     removed: int = Field(default=0, description="Citations of sources the run never retrieved, removed on delivery.")
-    flagged: int = Field(default=0, description="Citations kept but marked [unverified].")
+    flagged: int = Field(
+        default=0,
+        description="Cited sources kept but not verified: read only as a search snippet, or a finding's quote or figure "
+        "from them did not check out.",
+    )
 
 
 class CitationReport(BaseModel):
@@ -115,80 +105,9 @@ class CitationReport(BaseModel):
         return [text for c in self.citations if (text := _problem(c))]
 
 
-class _Evidence(NamedTuple):
-    id: str
-    url: str
-    title: str
-    kind: str
-    text: str
-
-
-# --- text matching -------------------------------------------------------------------------------
-
-_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
-_TYPOGRAPHY = str.maketrans(
-    {
-        **dict.fromkeys("‘’‚‛′´", "'"),
-        **dict.fromkeys("“”„‟″«»", '"'),
-        **dict.fromkeys("‐‑‒–—―−", "-"),
-    }
-)
-_LINK_RE = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-# Markdown emphasis and code marks: a model's quote carries them, the page text does not.
-_EMPHASIS_RE = re.compile(r"[*_~`]+")
-_ELLIPSIS_RE = re.compile(r"\[\s*\.\.\.\s*\]|\(\s*\.\.\.\s*\)|(?:\.\s*){3,}")
-_FRAGMENT_EDGES = " ,;:.-\"'"
-
-
-def normalise_for_match(text: str) -> str:
-    """Text reduced to what a quote must share with its source: no case, typography, emphasis or spacing."""
-    text = unicodedata.normalize("NFKC", text).translate(_ZERO_WIDTH)
-    text = _EMPHASIS_RE.sub("", _LINK_RE.sub(r"\1", text).translate(_TYPOGRAPHY))
-    return " ".join(text.casefold().split())
-
-
-def quote_in_text(quote: str, text: str) -> bool:
-    """True when ``quote`` occurs in ``text`` after normalisation; an ellipsis may join fragments found in order."""
-    fragments = [
-        fragment.strip(_FRAGMENT_EDGES) for fragment in _ELLIPSIS_RE.split(normalise_for_match(quote).strip(_FRAGMENT_EDGES))
-    ]
-    fragments = [fragment for fragment in fragments if fragment]
-    if not fragments:
-        return False
-    haystack = normalise_for_match(text)
-    position = 0
-    for fragment in fragments:
-        found = haystack.find(fragment, position)
-        if found == -1:
-            return False
-        position = found + len(fragment)
-    return True
-
-
-_URL_IN_TEXT_RE = re.compile(r"https?://\S+")
-_CITATION_MARK_RE = re.compile(r"\[\d+(?:\s*[-–,]\s*\d+)*\]")
-_NUMBER_RE = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(\s*(?:%|percent\b|per\s*cent\b|pct\b))?", re.IGNORECASE)
-
-
-def numbers_in(text: str) -> set[str]:
-    """The numbers in ``text``, normalised: ``1,850`` → ``1850``, ``2.50`` → ``2.5``, ``12 percent`` → ``12%``.
-
-    Units and signs are dropped (``412 Wh/kg`` → ``412``, "fell 5%" and "-5%" agree); URLs and
-    citation markers are not read as numbers. A comma is a thousands separator, never a decimal point.
-    """
-    text = _CITATION_MARK_RE.sub(" ", _URL_IN_TEXT_RE.sub(" ", unicodedata.normalize("NFKC", text)))
-    found: set[str] = set()
-    for match in _NUMBER_RE.finditer(text):
-        whole = match.group(1).replace(",", "").lstrip("0") or "0"
-        fraction = (match.group(2) or "").rstrip("0").rstrip(".")
-        found.add(whole + fraction + ("%" if match.group(3) else ""))
-    return found
-
-
-def unsupported_numbers(finding: str, quote: str) -> set[str]:
-    """Numbers the finding states that its quote does not; ``12%`` and ``12`` support each other."""
-    quoted = numbers_in(quote)
-    return {n for n in numbers_in(finding) if n not in quoted and n.rstrip("%") not in quoted and f"{n}%" not in quoted}
+def unsupported_numbers(finding: str, quote: str) -> list[str]:
+    """The figures a finding states that its quote does not hold, as the finding writes them."""
+    return [figure.text for figure in unsupported(figures_in(finding), figures_in(quote))]
 
 
 # --- citation check -------------------------------------------------------------------------------
@@ -196,7 +115,7 @@ def unsupported_numbers(finding: str, quote: str) -> set[str]:
 
 def check_citations(
     markdown: str,
-    evidence: Sequence[EvidenceLike | Mapping[str, Any]],
+    evidence: EvidenceLibrary | Sequence[EvidenceLike | Mapping[str, Any]],
     findings: Sequence[Findings],
     *,
     previous: CitationReport | None = None,
@@ -205,62 +124,37 @@ def check_citations(
 
     ``previous`` is the report of the draft the report gate sent back, if any: its failing citations
     that no longer fail here are counted as ``repaired``."""
+    library = evidence if isinstance(evidence, EvidenceLibrary) else EvidenceLibrary(evidence)
     parts = split_sources(markdown)
     entries = {entry.index: entry for entry in source_entries(parts.sources)}
     cited = first_use_order(parts.before + parts.after)
-    held: defaultdict[str, list[_Evidence]] = defaultdict(list)
-    for record in map(_as_evidence, evidence):
-        for key in _evidence_keys(record):
-            held[key].append(record)
     claims: defaultdict[str, list[Finding]] = defaultdict(list)
     for finding in (finding for group in findings for finding in group.findings):
-        claims[_source_key(finding.source)].append(finding)
-    citations = [_judge(index, entries.get(index), held, claims) for index in sorted(set(cited) | set(entries))]
+        claims[source_key(finding.source)].append(finding)
+    citations = [_judge(index, entries.get(index), library, claims) for index in sorted(set(cited) | set(entries))]
     return CitationReport(citations=citations, summary=_summarise(citations, previous))
 
 
-def _as_evidence(item: EvidenceLike | Mapping[str, Any]) -> _Evidence:
-    if isinstance(item, Mapping):
-        return _Evidence(*(str(item.get(field) or "") for field in _Evidence._fields))
-    return _Evidence(*(str(getattr(item, field, "") or "") for field in _Evidence._fields))
-
-
-def _is_web(url: str) -> bool:
-    return url.lower().startswith(("http://", "https://"))
-
-
-def _source_key(source: str) -> str:
-    return normalise_url(source) if _is_web(source) else source.strip().casefold()
-
-
-def _evidence_keys(record: _Evidence) -> set[str]:
-    # A web page is cited by its URL only; non-web evidence (a data source) also answers to its title.
-    if _is_web(record.url):
-        return {normalise_url(record.url)}
-    return {key for key in (record.url.strip().casefold(), record.title.strip().casefold()) if key}
-
-
 def _judge(
-    index: int, entry: SourceEntry | None, held: Mapping[str, list[_Evidence]], claims: Mapping[str, list[Finding]]
+    index: int, entry: SourceEntry | None, library: EvidenceLibrary, claims: Mapping[str, list[Finding]]
 ) -> CitationRecord:
     if entry is None:
         return CitationRecord(index=index, verified=False, reason="no_source_entry")
     if entry.is_empty:
         return CitationRecord(index=index, verified=False, reason="empty_entry")
     base = {"index": index, "url": entry.url, "title": entry.title}
-    key = _source_key(entry.url or entry.title)
-    records = held.get(key, [])
-    if not records:
+    source = entry.url or entry.title
+    texts = library.for_source(source)
+    if not texts:
         return CitationRecord(**base, verified=False, reason="not_retrieved" if entry.url else "no_url")
-    reason, evidence_id, detail = _weigh(records, claims.get(key, []))
+    reason, evidence_id, detail = _weigh(texts, claims.get(source_key(source), []))
     return CitationRecord(**base, evidence_id=evidence_id, verified=_ACTIONS[reason] == "keep", reason=reason, detail=detail)
 
 
-def _weigh(held: list[_Evidence], claims: list[Finding]) -> tuple[Reason, str, str]:
+def _weigh(held: list[EvidenceText], claims: list[Finding]) -> tuple[Reason, str, str]:
     """The verdict on one retrieved source: every claim drawn from it must hold, or the first failure is given."""
-    read = [r for r in held if r.kind != SNIPPET_KIND]
-    ordered = read + [r for r in held if r.kind == SNIPPET_KIND]
-    default_id = ordered[0].id
+    read = any(text.read for text in held)
+    default_id = held[0].id
     if not claims:
         return ("page_retrieved" if read else "search_snippet_only"), default_id, ""
     holders: list[str] = []
@@ -268,12 +162,13 @@ def _weigh(held: list[_Evidence], claims: list[Finding]) -> tuple[Reason, str, s
         about = f"finding “{_excerpt(claim.finding)}”"
         if not claim.evidence.strip():
             return "quote_missing", default_id, about
-        holder = next((r for r in ordered if quote_in_text(claim.evidence, r.text)), None)
+        fragments = quote_fragments(claim.evidence)
+        holder = next((text for text in held if text.contains_quote(fragments)), None)
         if holder is None:
             return ("quote_not_found" if read else "search_snippet_only"), default_id, about
         missing = unsupported_numbers(claim.finding, claim.evidence)
         if missing:
-            return "number_not_in_quote", holder.id, f"{about}: {', '.join(sorted(missing))} not in its quote"
+            return "number_not_in_quote", holder.id, f"{about}: {', '.join(missing)} not in its quote"
         holders.append(holder.id)
     return ("quote_verified" if read else "snippet_quote_verified"), holders[0], ""
 
@@ -291,7 +186,7 @@ def _summarise(citations: list[CitationRecord], previous: CitationReport | None)
 
 def _key(citation: CitationRecord) -> str:
     # Numbers change between drafts; a URL (or a label) names the same source in both.
-    return _source_key(citation.url or citation.title) or f"[{citation.index}]"
+    return source_key(citation.url or citation.title) or f"[{citation.index}]"
 
 
 def _excerpt(text: str, limit: int = 80) -> str:
@@ -339,27 +234,26 @@ def _problem(citation: CitationRecord) -> str | None:
 
 
 def repair_report(markdown: str, report: CitationReport) -> str:
-    """``markdown`` with removed citations gone, the rest renumbered by first use, unverified ones flagged.
+    """``markdown`` with removed citations gone and the rest renumbered by first use.
 
     ``report`` must come from ``check_citations`` on this same ``markdown``. Checking and repairing the
-    repaired text again changes nothing: nothing is left to remove and flags are never doubled.
+    repaired text again changes nothing: nothing is left to remove.
     """
     removed = report.indices("remove")
-    flagged = report.indices("flag")
     parts = split_sources(markdown)
     entries = source_entries(parts.sources)
     kept_cited = [n for n in first_use_order(parts.before + parts.after) if n not in removed]
     kept_listed = [e.index for e in entries if e.index not in removed and e.index not in kept_cited]
     numbering = {old: new for new, old in enumerate(dict.fromkeys(kept_cited + kept_listed), start=1)}
-    before = _renumber_inline(parts.before, numbering, flagged)
-    after = _renumber_inline(parts.after, numbering, flagged)
+    before = _renumber_inline(parts.before, numbering)
+    after = _renumber_inline(parts.after, numbering)
     sources = _renumber_sources(parts.sources, entries, numbering, removed)
     if parts.sources and not sources:
         before = before.rstrip() + "\n"
     return before + sources + after
 
 
-def _renumber_inline(text: str, numbering: dict[int, int], flagged: set[int]) -> str:
+def _renumber_inline(text: str, numbering: dict[int, int]) -> str:
     pieces: list[str] = []
     position = 0
     for group in citation_groups(text):
@@ -369,9 +263,7 @@ def _renumber_inline(text: str, numbering: dict[int, int], flagged: set[int]) ->
         else:
             # An unchanged marker keeps its written form (a range stays a range).
             marker = text[group.start : group.end] if new == list(group.numbers) else f"[{', '.join(map(str, new))}]"
-            already = text[group.end :].lstrip(" \t").startswith(UNVERIFIED_MARK)
-            flag = f" {UNVERIFIED_MARK}" if set(group.numbers) & flagged and not already else ""
-            pieces.append(text[position : group.start] + marker + flag)
+            pieces.append(text[position : group.start] + marker)
         position = group.end
     pieces.append(text[position:])
     return "".join(pieces)

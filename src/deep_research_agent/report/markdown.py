@@ -100,11 +100,12 @@ def split_sources(markdown: str) -> Sections:
     return Sections(before=markdown[: heading.start()], sources=markdown[heading.start() : end], after=markdown[end:])
 
 
-def citation_groups(text: str) -> list[CitationGroup]:
-    """Inline citation markers outside code, in order of appearance."""
+def citation_groups(text: str, *, code_masked: bool = False) -> list[CitationGroup]:
+    """Inline citation markers outside code, in order of appearance (``code_masked``: ``text`` is already
+    ``mask_code``'s output)."""
     return [
         CitationGroup(start=match.start(), end=match.end(), numbers=_expand(match.group(1)))
-        for match in CITATION_RE.finditer(mask_code(text))
+        for match in CITATION_RE.finditer(text if code_masked else mask_code(text))
     ]
 
 

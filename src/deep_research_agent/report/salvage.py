@@ -2,9 +2,11 @@
 
 Contract: ``salvage_report(evidence, reason=...)`` is deterministic and calls no model. It opens with an
 "Incomplete" notice that says why the run stopped and what is missing, then one section per research
-unit that returned findings (its summary, each finding with ``[n]`` citations, its gaps), and ends with a
-``## Sources`` list numbered in order of first citation. ``incomplete_banner`` marks the top of a report
-the orchestrator wrote but never delivered.
+unit that returned findings (its summary, cited with every source of the unit's findings; each finding
+with its ``[n]``; its gaps, as a note), and ends with a ``## Sources`` list numbered in order of first
+citation: a URL as ``[n] Title — URL``, a label source (an MCP server, a corpus) as ``[n] label``. Its
+notices are blockquotes, so the claim check never reads them as uncited claims. ``incomplete_banner``
+marks the top of a report the orchestrator wrote but never delivered.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def salvage_report(evidence: EvidenceStore, *, reason: str) -> str:
     else:
         lines += ["No research unit returned findings before the run stopped.", ""]
     lines += ["## Sources"]
-    lines += [f"[{n}] {_title(url, evidence)} — {url}" for url, n in citations.items()] or ["None."]
+    lines += [_entry(source, n, evidence) for source, n in citations.items()] or ["None."]
     return "\n".join(lines).strip() + "\n"
 
 
@@ -56,29 +58,35 @@ def _section(unit: str, findings: Findings, citations: dict[str, int]) -> str:
     if len(title) > _UNIT_TITLE_CHARS:
         title = title[: _UNIT_TITLE_CHARS - 1].rstrip() + "…"
     lines = [f"## {title}", ""]
-    if findings.summary:
-        lines += [findings.summary, ""]
+    items = []
     for finding in findings.findings:
         claim = finding.finding.rstrip()
         stop = claim[-1] if claim[-1:] in ".!?" else ""
-        lines.append(f"- {claim.removesuffix(stop)}{_cite(finding.source, citations)}{stop}")
-    if findings.findings:
+        items.append(f"- {claim.removesuffix(stop)}{_cite([finding.source], citations)}{stop}")
+    if findings.summary:
+        # The summary restates the findings: it is checked against all of their sources.
+        summary = findings.summary.rstrip()
+        stop = summary[-1] if summary[-1:] in ".!?" else ""
+        lines += [f"{summary.removesuffix(stop)}{_cite([f.source for f in findings.findings], citations)}{stop}", ""]
+    lines += items
+    if items:
         lines.append("")
     if findings.gaps:
-        lines += ["Not established: " + "; ".join(findings.gaps), ""]
+        lines += ["> Not established: " + "; ".join(" ".join(gap.split()) for gap in findings.gaps), ""]
     return "\n".join(lines)
 
 
-def _cite(source: str, citations: dict[str, int]) -> str:
+def _cite(sources: list[str], citations: dict[str, int]) -> str:
+    numbers = [citations.setdefault(source, len(citations) + 1) for source in dict.fromkeys(s for s in sources if s.strip())]
+    return f" [{', '.join(map(str, numbers))}]" if numbers else ""
+
+
+def _entry(source: str, number: int, evidence: EvidenceStore) -> str:
     if not source.startswith(("http://", "https://")):
-        return f" (source: {source})" if source else ""
-    number = citations.setdefault(source, len(citations) + 1)
-    return f" [{number}]"
-
-
-def _title(url: str, evidence: EvidenceStore) -> str:
-    record = evidence.source(url)
-    return record.title if record and record.title else domain_of(url)
+        return f"[{number}] {' '.join(source.split())}"
+    record = evidence.source(source)
+    title = record.title if record and record.title else domain_of(source)
+    return f"[{number}] {title} — {source}"
 
 
 def incomplete_banner(missing: list[str], reason: str) -> str:

@@ -2,14 +2,20 @@
 
 Contract:
 - ``vet_report(markdown, evidence, previous=...)`` scrubs the draft (``scrub_report``), lints its
-  numbering (``lint_citations``) and checks every citation against the run's evidence and findings
-  (``check_citations``). ``problems`` lists what the writer should fix; ``previous`` is the verdict on
-  the draft the report gate sent back, so fixed citations count as ``repaired``;
-- ``finalise(vetted, evidence)`` is the delivery: never-retrieved citations are removed and unverifiable
-  ones flagged (``repair_report``), and the evidence store keeps the delivered report's citations (numbered as
-  delivered) and the summary of what was done to them, for the run's state and ``usage`` event;
-- ``draft_report(evidence, reason=...)`` is the report the findings make so far, repaired the same way,
-  recording nothing: the running draft a cut-short run leaves behind.
+  numbering (``lint_citations``), checks every citation's source against the run's evidence and findings
+  (``check_citations``) and every claim against the texts it cites (``check_claims``). ``problems`` lists
+  what the writer should fix; ``previous`` is the verdict on the draft the report gate sent back, so fixed
+  citations count as ``repaired``;
+- ``finalise(vetted, evidence)`` is the delivery: never-retrieved citations are removed
+  (``repair_report``), the claims of the repaired text are checked again, every claim not supported is
+  marked ``[unverified]`` (``mark_unverified``), and the evidence store keeps the delivered report's
+  per-source citations, its claims (numbered and marked as delivered) and the summaries, for the run's
+  state and its ``report`` and ``usage`` events;
+- ``draft_report(evidence, reason=...)`` is the report the findings make so far, repaired and marked the
+  same way, recording nothing: the running draft a cut-short run leaves behind.
+
+Each is local text work over every text the run read (tens of milliseconds for a long report over thirty
+long pages, ``bench/claims.py``): async callers run them in a worker thread.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .citations import CitationReport, check_citations, repair_report
+from .claims import ClaimCheck, ClaimRecord, ClaimSummary, check_claims, mark_unverified
 from .hygiene import lint_citations, scrub_report
 from .salvage import salvage_report
 
@@ -29,26 +36,50 @@ if TYPE_CHECKING:  # the run's stores import the report's citation models
 class VettedReport:
     markdown: str
     check: CitationReport
+    claims: ClaimCheck
     problems: list[str]
 
 
+@dataclass(frozen=True)
+class Delivery:
+    markdown: str
+    citations: CitationReport
+    claims: list[ClaimRecord]
+    claim_summary: ClaimSummary
+
+
 def vet_report(markdown: str, evidence: EvidenceStore, *, previous: CitationReport | None = None) -> VettedReport:
-    """The scrubbed draft, the verdict on its citations, and what its writer should fix."""
+    """The scrubbed draft, the verdicts on its citations and claims, and what its writer should fix."""
     scrubbed = scrub_report(markdown)
-    check = check_citations(scrubbed, evidence.records(), evidence.all_findings(), previous=previous)
-    return VettedReport(markdown=scrubbed, check=check, problems=[*lint_citations(scrubbed).problems(), *check.problems()])
+    library = evidence.library()
+    check = check_citations(scrubbed, library, evidence.all_findings(), previous=previous)
+    claims = check_claims(scrubbed, check, library)
+    problems = [*lint_citations(scrubbed).problems(), *check.problems(), *claims.problems()]
+    return VettedReport(markdown=scrubbed, check=check, claims=claims, problems=problems)
+
+
+def _deliverable(vetted: VettedReport, evidence: EvidenceStore) -> Delivery:
+    repaired = repair_report(vetted.markdown, vetted.check)
+    if repaired == vetted.markdown:
+        citations, claims = vetted.check, vetted.claims
+    else:
+        # Checked again so the recorded citations and claims carry the numbers the reader sees.
+        library = evidence.library()
+        citations = check_citations(repaired, library, evidence.all_findings())
+        claims = check_claims(repaired, citations, library)
+    marked, records = mark_unverified(repaired, claims)
+    return Delivery(markdown=marked, citations=citations, claims=records, claim_summary=claims.summary)
 
 
 def draft_report(evidence: EvidenceStore, *, reason: str) -> str:
-    """The report the run's findings make so far, vetted and repaired like a delivered one, recording nothing."""
-    vetted = vet_report(salvage_report(evidence, reason=reason), evidence)
-    return repair_report(vetted.markdown, vetted.check)
+    """The report the run's findings make so far, vetted, repaired and marked like a delivered one, recording nothing."""
+    return _deliverable(vet_report(salvage_report(evidence, reason=reason), evidence), evidence).markdown
 
 
 def finalise(vetted: VettedReport, evidence: EvidenceStore) -> str:
-    """The report as delivered, with its citations recorded in the run's evidence store."""
-    delivered = repair_report(vetted.markdown, vetted.check)
-    # Re-checked so the recorded citations carry the numbers the reader sees.
-    final = check_citations(delivered, evidence.records(), evidence.all_findings())
-    evidence.deliver_citations(final.citations, vetted.check.summary)
-    return delivered
+    """The report as delivered, with its citations and claims recorded in the run's evidence store."""
+    delivery = _deliverable(vetted, evidence)
+    evidence.deliver_citations(
+        delivery.citations.citations, vetted.check.summary, claims=delivery.claims, claim_summary=delivery.claim_summary
+    )
+    return delivery.markdown

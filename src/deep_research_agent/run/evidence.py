@@ -6,7 +6,11 @@ Contract: written only through ``EvidenceStore``'s methods, under its lock; read
 - a sub-agent's findings are parsed once: whoever ends the sub-agent (its findings gate, or a guard's
   hand-back) stages the parsed object under its ``task`` call id, and the hand-over takes it from there
   (``take_staged``) and records what the orchestrator received (``add_handover``);
-- ``deliver_citations`` keeps the delivered report's citations and the summary of what vetting did.
+- ``deliver_citations`` keeps the delivered report's per-source citations, its claims and the summaries
+  of what vetting did;
+- ``library()`` is the retrieved texts prepared for checks (``report/evidence_text.py``); each text is
+  prepared once per run and kept until the run's stores are closed. Preparing is derived work outside the
+  lock: two threads preparing one text at once build the same thing.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from dataclasses import dataclass, replace
 from ..clock import utc_now_iso
 from ..handover.contract import Findings
 from ..report.citations import CitationRecord, CitationSummary
+from ..report.claims import ClaimRecord, ClaimSummary
+from ..report.evidence_text import EvidenceLibrary, EvidenceText
 from ..urls import domain_of, normalise_url
 
 
@@ -62,6 +68,9 @@ class EvidenceStore:
         self._handovers: list[HandOver] = []
         self._citations: list[CitationRecord] = []
         self._citation_summary: CitationSummary | None = None
+        self._claims: list[ClaimRecord] = []
+        self._claim_summary: ClaimSummary | None = None
+        self._prepared: dict[str, EvidenceText] = {}
 
     def add_source(self, url: str, title: str = "") -> SourceRecord | None:
         """Record a URL; returns the new record, or None when the run has seen it already."""
@@ -107,6 +116,10 @@ class EvidenceStore:
         with self._lock:
             return list(self._evidence)
 
+    def library(self) -> EvidenceLibrary:
+        """Every retrieved text, prepared for the citation and claim checks (once per run per text)."""
+        return EvidenceLibrary(self.records(), cache=self._prepared)
+
     def stage_findings(self, task_id: str, findings: Findings) -> None:
         """The parsed findings a sub-agent ends with, for its hand-over to take."""
         with self._lock:
@@ -127,9 +140,17 @@ class EvidenceStore:
     def all_findings(self) -> list[Findings]:
         return [handover.findings for handover in self.handovers()]
 
-    def deliver_citations(self, citations: list[CitationRecord], summary: CitationSummary) -> None:
+    def deliver_citations(
+        self,
+        citations: list[CitationRecord],
+        summary: CitationSummary,
+        *,
+        claims: list[ClaimRecord],
+        claim_summary: ClaimSummary,
+    ) -> None:
         with self._lock:
             self._citations, self._citation_summary = list(citations), summary
+            self._claims, self._claim_summary = list(claims), claim_summary
 
     @property
     def citations(self) -> list[CitationRecord]:
@@ -139,3 +160,12 @@ class EvidenceStore:
     @property
     def citation_summary(self) -> CitationSummary | None:
         return self._citation_summary
+
+    @property
+    def claims(self) -> list[ClaimRecord]:
+        with self._lock:
+            return list(self._claims)
+
+    @property
+    def claim_summary(self) -> ClaimSummary | None:
+        return self._claim_summary

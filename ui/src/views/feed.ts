@@ -1,5 +1,5 @@
 // The research as it happens: search rows with their result cards, pages read, tool and MCP calls with their
-// results, skills, guard notes, events this UI does not know, and one lane per sub-agent.
+// results, skills, scripts run, guard notes, events this UI does not know, and one lane per sub-agent.
 
 import { h, replaceChildren, syncKeyed } from "../dom";
 import { extraFields } from "../protocol";
@@ -26,6 +26,8 @@ function updateItem(element: HTMLElement, item: FeedItem): void {
       return renderCall(element, item);
     case "skill":
       return replaceChildren(element, h("span", { class: "tag", text: "Skill" }), ` Applied ${item.event.name}`);
+    case "script":
+      return renderScript(element, item);
     case "note":
       element.className = `feed-item note ${item.note.level}`;
       return replaceChildren(
@@ -50,6 +52,19 @@ function noteTag(item: Extract<FeedItem, { kind: "note" }>): string {
   if (item.event.state === "revising") return "Revising";
   if (item.event.state === "compacting" || item.event.state === "compacted") return "Context";
   return item.note.level === "stop" ? "Stopped" : item.note.level === "warn" ? "Guard" : "Note";
+}
+
+function renderScript(element: HTMLElement, item: Extract<FeedItem, { kind: "script" }>): void {
+  const event = item.event;
+  element.classList.toggle("failed", event.status === "failed");
+  replaceChildren(
+    element,
+    h("span", { class: "tag", text: "Script" }),
+    ` ${event.path} `,
+    h("span", { class: "muted", text: event.status === "failed" ? "failed" : "ran" }),
+    h("details", { class: "folded code" }, h("summary", { text: "Code" }), h("pre", null, h("code", { text: event.code }))),
+    event.output ? h("details", { class: "folded result" }, h("summary", { text: "Output" }), h("pre", null, h("code", { text: event.output }))) : null,
+  );
 }
 
 function renderSearch(element: HTMLElement, item: Extract<FeedItem, { kind: "search" }>): void {

@@ -51,7 +51,7 @@ export function renderReport(ctx: ReportContext): HTMLElement {
   const { report, values } = ctx;
   const sections = splitSources(report.markdown);
   const sources = sourceViews(ctx, sections.sources, sections.body);
-  const claims = claimsFrom(values as { citations?: unknown; claims?: unknown });
+  const claims = claimsFrom(values);
   const marks = sentenceMarks(sections.body, claims);
   const headingId = `${ctx.idPrefix}-report`;
 
@@ -74,7 +74,7 @@ export function renderReport(ctx: ReportContext): HTMLElement {
     body,
     claims.length ? claimsList(claims) : null,
     sources.length ? sourcesList(sources, headingId) : null,
-    fieldList(extraFields(report, ["markdown", "partial"])),
+    fieldList(extraFields(report, ["markdown", "partial", "claims"])),
   );
   section.addEventListener("click", (event) => {
     const link = (event.target as Element).closest("a.cite-link") as HTMLAnchorElement | null;
@@ -104,7 +104,7 @@ function markdownFragment(markdown: string): DocumentFragment {
 }
 
 function sourceViews(ctx: ReportContext, sourcesText: string, body: string): SourceView[] {
-  const citations = ctx.values.citations ?? [];
+  const citations = ctx.values.cited_sources ?? [];
   let entries = sourceEntries(sourcesText);
   if (!entries.length && CITATION_RE.test(body)) {
     entries = citations.map((c) => ({ index: c.index, title: c.title || c.url || `Source ${c.index}`, url: c.url ?? undefined }));
@@ -303,6 +303,11 @@ async function showSourceSentence(target: HTMLElement, flag: Flag, sentence: str
     target.textContent = " It cites no source in the list.";
     return;
   }
+  const checked = flag.claim?.sentences ?? [];
+  if (checked.length) {
+    replaceChildren(target, " In the source: ", checked.flatMap((s) => [h("q", { class: "source-sentence", text: s.sentence }), h("span", { class: "muted", text: ` [${s.index}]` })]));
+    return;
+  }
   let records: EvidenceEntry[];
   try {
     records = await ctx.loadEvidence();
@@ -421,7 +426,8 @@ function downloadButton(ctx: ReportContext): HTMLElement {
       report: ctx.report.markdown,
       partial: ctx.report.partial ?? false,
       sources: ctx.values.sources ?? [],
-      citations: ctx.values.citations ?? [],
+      claims: ctx.values.citations ?? [],
+      cited_sources: ctx.values.cited_sources ?? [],
       evidence,
     };
     const url = URL.createObjectURL(new Blob([JSON.stringify(payload, null, 2)], { type: "application/json" }));

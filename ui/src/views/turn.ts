@@ -378,6 +378,8 @@ export class Turn {
       ["Cost", formatCost(usage.cost_usd), usage.reported_cost_usd ? `${formatCost(usage.reported_cost_usd)} reported by the provider` : "estimated from the tier's prices"],
     ];
     if (cited) rows.push(["Citations", `${cited.valid ?? 0} verified`, `${cited.flagged ?? 0} flagged · ${cited.removed ?? 0} removed · ${cited.repaired ?? 0} repaired`]);
+    const claims = usage.claims;
+    if (claims?.claims) rows.push(["Claims", `${formatNumber(claims.supported ?? 0)} of ${formatNumber(claims.claims)} supported`, `${formatNumber(claims.flagged ?? 0)} flagged`]);
     if (usage.compactions) rows.push(["Compactions", formatNumber(usage.compactions), `${formatNumber(usage.messages_summarized ?? 0)} messages summarized`]);
     const roles = Object.entries(usage.per_role ?? {});
     replaceChildren(
@@ -407,7 +409,7 @@ export class Turn {
             ),
           )
         : null,
-      fieldList(extraFields(usage, ["tool_calls", "model_calls", "input_tokens", "output_tokens", "cached_tokens", "total_tokens", "budget_tokens", "cost_usd", "reported_cost_usd", "per_role", "compactions", "messages_summarized", "citations", "elapsed_s", "elapsed", "limits"])),
+      fieldList(extraFields(usage, ["tool_calls", "model_calls", "input_tokens", "output_tokens", "cached_tokens", "total_tokens", "budget_tokens", "cost_usd", "reported_cost_usd", "per_role", "compactions", "messages_summarized", "citations", "claims", "elapsed_s", "elapsed", "limits"])),
     );
   }
 

@@ -1,0 +1,569 @@
+"""Claims: every cited sentence of a report held against the full text of the evidence it cites.
+
+Contract:
+- ``split_claims(markdown)``: a claim is a sentence, a list item's sentence or a table cell that carries
+  one or more ``[n]`` (a cell with none takes its row's citations). Headings, table header rows, the
+  Sources section, code and uncited text are not claims, except that an uncited sentence or cell stating
+  a figure is one (it came from nowhere the run can show); an uncited blockquote (a note, the incomplete
+  report notice) is not.
+- ``check_claims(markdown, citations, library)`` judges each claim against the texts the run retrieved
+  for the sources it cites (``citations`` is ``check_citations`` on the same text): every figure
+  (``figures.py``) and every quoted phrase must be in the union of the texts of its cited sources that
+  the run read in full (a page, an MCP result, a corpus passage; a search snippet is not read). A claim is
+  judged on its own text only: a source verified for another sentence proves nothing about this one.
+  Verdicts (``ClaimVerdict``), first match: ``uncited_number``, ``source_not_read`` (no cited source was
+  read in full), ``unsupported_number``, ``unsupported_quote``, ``conflicting`` (two cited sources give
+  different values in the same unit, near the same words), ``supported``. Each record names the
+  offending ``tokens`` and, per cited source, the sentence of its text nearest to the claim.
+- ``ClaimCheck.problems()`` states each failing claim as an instruction for the report gate's one bounce.
+- ``mark_unverified(markdown, check)`` appends `` [unverified]`` to every claim not ``supported`` (after
+  its last citation, or before its closing punctuation), never twice.
+
+No model is called: it is local text work, and each text is prepared once per run (``evidence_text.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..names import ClaimVerdict
+from .citations import CitationRecord, CitationReport
+from .evidence_text import EvidenceLibrary, EvidenceText, Span, content_words, normalise_for_match, quote_fragments
+from .figures import DATE, IDENTIFIER, YEAR, Figure, figures_in, masked_for_figures, same_measure, supports
+from .markdown import CITATION_RE, CitationGroup, citation_groups, mask_code, split_sources
+
+UNVERIFIED_MARK = "[unverified]"
+_EXCERPT_CHARS = 160
+_CONTEXT_WORDS = 6
+# How many sentences holding a claim's figure compete for its nearest sentence, and how many sentences of
+# another cited source, those sharing most words with the claim, are read for a conflicting value.
+_NEAREST_HITS = 8
+_CONFLICT_SENTENCES = 12
+
+
+class ClaimSource(BaseModel):
+    """One source a claim cites, and the sentence of its text nearest to the claim."""
+
+    index: int
+    url: str | None = None
+    title: str = ""
+    evidence_id: str | None = None
+    sentence: str = Field(default="", description="The sentence of the source's text nearest to the claim; empty when none.")
+
+
+class ClaimRecord(BaseModel):
+    """The verdict on one claim of the delivered report."""
+
+    claim: str = Field(description="The sentence, list item or table cell as delivered.")
+    indexes: list[int] = Field(default_factory=list, description="The sources it cites, by their [n].")
+    verdict: ClaimVerdict
+    tokens: list[str] = Field(default_factory=list, description="The figures or quotes that do not check out, as written.")
+    detail: str = ""
+    sources: list[ClaimSource] = Field(default_factory=list)
+
+
+class ClaimSummary(BaseModel):
+    """Counts of the delivered report's claims (on the ``report`` and ``usage`` events)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    claims: int = Field(default=0, description="Claims checked: cited sentences, items and cells, and uncited ones stating a figure.")
+    supported: int = Field(default=0, description="Claims whose figures and quotes are all in the text they cite.")
+    flagged: int = Field(default=0, description="Claims delivered marked [unverified].")
+    unsupported_number: int = 0
+    unsupported_quote: int = 0
+    source_not_read: int = 0
+    conflicting: int = 0
+    uncited_number: int = 0
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of a report: where it is, what it cites and what it states."""
+
+    start: int
+    end: int
+    text: str
+    indexes: tuple[int, ...]
+    mark_at: int
+    figures: tuple[Figure, ...]
+    quotes: tuple[str, ...]
+    # Per figure, the sources of the citation marker that follows it (or the sentence's last one): what the
+    # sentence says that figure rests on. Adjacent markers ("[1][2]") count as one.
+    cited_for: tuple[tuple[int, ...], ...] = ()
+
+
+@dataclass(frozen=True)
+class CheckedClaim:
+    claim: Claim
+    record: ClaimRecord
+    # For the bounce: the nearest sentence of each cited source, or the conflicting one.
+    hints: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    checked: list[CheckedClaim]
+
+    @property
+    def records(self) -> list[ClaimRecord]:
+        return [c.record for c in self.checked]
+
+    @property
+    def summary(self) -> ClaimSummary:
+        counts = {verdict.value: 0 for verdict in ClaimVerdict}
+        for record in self.records:
+            counts[record.verdict] += 1
+        flagged = len(self.records) - counts[ClaimVerdict.SUPPORTED]
+        return ClaimSummary(claims=len(self.records), flagged=flagged, **counts)
+
+    def problems(self) -> list[str]:
+        """Each failing claim as an instruction to the report's writer (a claim resting on a source that was
+        never read is left to the citation check, which names that source once)."""
+        return [text for checked in self.checked if (text := _problem(checked))]
+
+
+# --- splitting -------------------------------------------------------------------------------------
+
+_HEADING_RE = re.compile(r"[ \t]*#{1,6}(?:[ \t]|$)")
+_RULE_RE = re.compile(r"[ \t]*([-*_])(?:[ \t]*\1){2,}[ \t]*$")
+_ITEM_RE = re.compile(r"[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+")
+_QUOTE_RE = re.compile(r"[ \t]*(?:>[ \t]?)+")
+_TABLE_SEPARATOR_RE = re.compile(r"[ \t]*\|?[ \t]*:?-{2,}:?[ \t]*(?:\|[ \t]*:?-{2,}:?[ \t]*)*\|?[ \t]*$")
+_CELL_SPLIT_RE = re.compile(r"(?<!\\)\|")
+_SENTENCE_END_RE = re.compile(r"[.!?]+[\"'”’)]*(?:[ \t]*\[\d[\d,\s–-]*\])*(?:[ \t]*\[unverified\])?(?=\s+\S)")
+_ABBREVIATIONS = frozenset(
+    "e.g i.e etc vs approx ca cf no nos fig figs dr mr mrs ms prof st inc ltd co corp jr sr al est avg vol "
+    "u.s u.k u.n e.u p pp mt".split()
+)
+_QUOTED_RE = re.compile(r"\"([^\"\n]{3,}?)\"|“([^”\n]{3,}?)”|«([^»\n]{3,}?)»")
+_CLOSING_RE = re.compile(r"[.!?:;,]+[\"'”’)]*\s*$")
+_HAS_TEXT_RE = re.compile(r"[^\W_]")
+
+
+@dataclass(frozen=True)
+class _Block:
+    start: int
+    end: int
+    kind: str  # "text", "quote" or "cell"
+    row_indexes: tuple[int, ...] = ()
+
+
+def split_claims(markdown: str) -> list[Claim]:
+    """The claims of ``markdown``, in order (see the module's contract)."""
+    parts = split_sources(markdown)
+    masked = mask_code(markdown)
+    regions = [(0, len(parts.before)), (len(parts.before) + len(parts.sources), len(markdown))]
+    claims: list[Claim] = []
+    for start, end in regions:
+        for block in _blocks(masked, start, end):
+            spans = [(block.start, block.end)] if block.kind == "cell" else _sentences(masked, block.start, block.end)
+            for sentence_start, sentence_end in spans:
+                claim = _claim(markdown, masked, sentence_start, sentence_end, block)
+                if claim is not None:
+                    claims.append(claim)
+    return claims
+
+
+def _lines(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    position = start
+    while position < end:
+        newline = text.find("\n", position, end)
+        line_end = end if newline == -1 else newline
+        yield position, line_end
+        position = line_end + 1
+
+
+def _blocks(masked: str, start: int, end: int) -> Iterator[_Block]:
+    current: list[int] | None = None  # [start, end, kind]
+    kind = "text"
+    lines = list(_lines(masked, start, end))
+    i = 0
+    while i < len(lines):
+        line_start, line_end = lines[i]
+        line = masked[line_start:line_end]
+        if not line.strip() or _HEADING_RE.match(line) or _RULE_RE.match(line):
+            if current:
+                yield _Block(current[0], current[1], kind)
+            current = None
+            i += 1
+            continue
+        if line.lstrip().startswith("|"):
+            if current:
+                yield _Block(current[0], current[1], kind)
+            current = None
+            table = []
+            while i < len(lines) and masked[lines[i][0] : lines[i][1]].lstrip().startswith("|"):
+                table.append(lines[i])
+                i += 1
+            yield from _table_cells(masked, table)
+            continue
+        quote = _QUOTE_RE.match(line)
+        item = _ITEM_RE.match(line)
+        if quote:
+            content = line_start + quote.end()
+            if current and kind == "quote":
+                current[1] = line_end
+            else:
+                if current:
+                    yield _Block(current[0], current[1], kind)
+                current, kind = [content, line_end], "quote"
+        elif item:
+            if current:
+                yield _Block(current[0], current[1], kind)
+            current, kind = [line_start + item.end(), line_end], "text"
+        elif current and kind == "text":
+            current[1] = line_end
+        else:
+            if current:
+                yield _Block(current[0], current[1], kind)
+            current, kind = [line_start, line_end], "text"
+        i += 1
+    if current:
+        yield _Block(current[0], current[1], kind)
+
+
+def _table_cells(masked: str, rows: list[tuple[int, int]]) -> Iterator[_Block]:
+    header = len(rows) > 1 and bool(_TABLE_SEPARATOR_RE.match(masked[rows[1][0] : rows[1][1]]))
+    for number, (row_start, row_end) in enumerate(rows):
+        row = masked[row_start:row_end]
+        if (header and number == 0) or _TABLE_SEPARATOR_RE.match(row):
+            continue
+        bounds = [row_start + m.start() for m in _CELL_SPLIT_RE.finditer(row)]
+        cells = [(a + 1, b) for a, b in zip(bounds, bounds[1:], strict=False)]
+        if bounds and not row.rstrip().endswith("|"):
+            cells.append((bounds[-1] + 1, row_end))
+        cited = tuple(dict.fromkeys(n for group in citation_groups(row, code_masked=True) for n in group.numbers))
+        for cell_start, cell_end in cells:
+            text = masked[cell_start:cell_end]
+            lead = len(text) - len(text.lstrip())
+            trail = len(text.rstrip())
+            if trail > lead:
+                yield _Block(cell_start + lead, cell_start + trail, "cell", cited)
+
+
+def _sentences(masked: str, start: int, end: int) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    sentence_start = start
+    for match in _SENTENCE_END_RE.finditer(masked, start, end):
+        before = masked[max(sentence_start, match.start() - 24) : match.start()].split()
+        word = before[-1].rstrip(".").casefold() if before else ""
+        following = masked[match.end() : match.end() + 16].lstrip()[:1]
+        if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()) or following.islower():
+            continue
+        spans.append((sentence_start, match.end()))
+        sentence_start = match.end()
+        while sentence_start < end and masked[sentence_start].isspace():
+            sentence_start += 1
+    if sentence_start < end:
+        spans.append((sentence_start, end))
+    return spans
+
+
+def _claim(markdown: str, masked: str, start: int, end: int, block: _Block) -> Claim | None:
+    text = markdown[start:end]
+    visible = masked[start:end]
+    groups = citation_groups(visible, code_masked=True)
+    own = tuple(dict.fromkeys(n for group in groups for n in group.numbers))
+    indexes = own or block.row_indexes
+    if not _HAS_TEXT_RE.search(CITATION_RE.sub(" ", visible.replace(UNVERIFIED_MARK, " "))):
+        return None
+    figures = tuple(figures_in(visible))
+    quotes = tuple(q.strip() for m in _QUOTED_RE.finditer(masked_for_figures(visible)) if (q := next(g for g in m.groups() if g)))
+    if not indexes and (not figures or block.kind == "quote"):
+        return None
+    if not own and not figures and not quotes:
+        return None  # a table cell that only names what its row's cited cells state
+    if groups:
+        mark_at = start + groups[-1].end
+    else:
+        closing = _CLOSING_RE.search(text)
+        mark_at = start + (closing.start() if closing else len(text.rstrip()))
+    cited_for = tuple(_cited_for(figure, text, groups) or indexes for figure in figures)
+    return Claim(
+        start=start, end=end, text=text, indexes=indexes, mark_at=mark_at, figures=figures, quotes=quotes, cited_for=cited_for
+    )
+
+
+def _cited_for(figure: Figure, text: str, groups: Sequence[CitationGroup]) -> tuple[int, ...]:
+    merged: list[tuple[int, list[int]]] = []  # (end, numbers) of markers, adjacent ones joined
+    for group in groups:
+        if merged and not text[merged[-1][0] : group.start].strip():
+            merged[-1] = (group.end, merged[-1][1] + list(group.numbers))
+        else:
+            merged.append((group.end, list(group.numbers)))
+    starts = [group.start for group in groups]
+    for end, numbers in merged:
+        if end > figure.end and any(figure.end <= start < end for start in starts):
+            return tuple(dict.fromkeys(numbers))
+    return tuple(dict.fromkeys(merged[-1][1])) if merged else ()
+
+
+# --- checking --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Cited:
+    index: int
+    citation: CitationRecord | None
+    read: tuple[EvidenceText, ...]
+    snippets: tuple[EvidenceText, ...]
+
+
+@dataclass(frozen=True)
+class _Conflict:
+    claimed: Figure
+    holder: _Cited
+    other: _Cited
+    other_text: EvidenceText
+    other_span: Span
+    other_figure: Figure
+
+
+def check_claims(markdown: str, citations: CitationReport, library: EvidenceLibrary) -> ClaimCheck:
+    """Every claim of ``markdown`` judged against the texts its citations point to."""
+    by_index = {c.index: c for c in citations.citations}
+    return ClaimCheck([_check(claim, by_index, library) for claim in split_claims(markdown)])
+
+
+def _cited(index: int, citation: CitationRecord | None, library: EvidenceLibrary) -> _Cited:
+    if citation is None or citation.action == "remove":
+        return _Cited(index, citation, (), ())
+    texts = library.for_source(citation.url or citation.title)
+    return _Cited(index, citation, tuple(t for t in texts if t.read), tuple(t for t in texts if not t.read))
+
+
+def _check(claim: Claim, by_index: dict[int, CitationRecord], library: EvidenceLibrary) -> CheckedClaim:
+    text = " ".join(claim.text.split())
+    if not claim.indexes:
+        tokens = [f.text for f in claim.figures]
+        record = ClaimRecord(
+            claim=text, verdict=ClaimVerdict.UNCITED_NUMBER, tokens=tokens, detail=f"{_listed(tokens)} with no citation"
+        )
+        return CheckedClaim(claim, record)
+    cited = [_cited(n, by_index.get(n), library) for n in claim.indexes]
+    words = content_words(masked_for_figures(claim.text))
+    if not any(c.read for c in cited):
+        return CheckedClaim(claim, _record(claim, text, cited, words, ClaimVerdict.SOURCE_NOT_READ, [], _not_read(cited)))
+    texts = [t for c in cited for t in c.read]
+    missing = [f for f in claim.figures if not any(t.holds(f) for t in texts)]
+    unquoted = [q for q in claim.quotes if not any(t.contains_quote(quote_fragments(q)) for t in texts)]
+    where = _where(cited)
+    if missing:
+        tokens = [f.text for f in missing] + [f"“{q}”" for q in unquoted]
+        record = _record(claim, text, cited, words, ClaimVerdict.UNSUPPORTED_NUMBER, tokens, f"{_listed(tokens)} not in the text of {where}")
+        return CheckedClaim(claim, record, _hints(record))
+    if unquoted:
+        tokens = [f"“{q}”" for q in unquoted]
+        record = _record(claim, text, cited, words, ClaimVerdict.UNSUPPORTED_QUOTE, tokens, f"{_listed(tokens)} not in the text of {where}")
+        return CheckedClaim(claim, record, _hints(record))
+    conflict = _conflict(claim, cited)
+    if conflict is not None:
+        tokens = [conflict.claimed.text, conflict.other_figure.text]
+        detail = f"[{conflict.holder.index}] gives {conflict.claimed.text}, [{conflict.other.index}] gives {conflict.other_figure.text}"
+        record = _record(claim, text, cited, words, ClaimVerdict.CONFLICTING, tokens, detail, conflict=conflict)
+        return CheckedClaim(claim, record, _hints(record))
+    return CheckedClaim(claim, _record(claim, text, cited, words, ClaimVerdict.SUPPORTED, [], ""))
+
+
+def _record(
+    claim: Claim,
+    text: str,
+    cited: list[_Cited],
+    words: set[str],
+    verdict: ClaimVerdict,
+    tokens: list[str],
+    detail: str,
+    *,
+    conflict: _Conflict | None = None,
+) -> ClaimRecord:
+    sources = []
+    for c in cited:
+        texts = c.read or c.snippets
+        evidence_id, sentence = None, ""
+        if conflict is not None and c is conflict.other:
+            evidence_id = conflict.other_text.id
+            sentence = conflict.other_text.sentence(conflict.other_span, around=conflict.other_figure.start)
+        elif texts:
+            evidence_id, sentence = _nearest(claim, texts, words)
+        citation = c.citation
+        sources.append(
+            ClaimSource(
+                index=c.index,
+                url=citation.url if citation else None,
+                title=citation.title if citation else "",
+                evidence_id=evidence_id or (citation.evidence_id if citation else None),
+                sentence=sentence,
+            )
+        )
+    return ClaimRecord(claim=text, indexes=list(claim.indexes), verdict=verdict, tokens=tokens, detail=detail, sources=sources)
+
+
+def _nearest(claim: Claim, texts: Sequence[EvidenceText], words: set[str]) -> tuple[str | None, str]:
+    """The sentence of ``texts`` nearest to the claim: the one holding most of its figures and quotes, then a
+    body sentence before a page's header line, then the one sharing most of its words."""
+    best: tuple[tuple[int, bool, int], EvidenceText, Span, int | None] | None = None
+    quotes = [(quote, quote_fragments(quote)) for quote in claim.quotes]
+    for text in texts:
+        candidates: dict[Span, int | None] = {}
+        # The sentences holding the claim's rarest figure compete; its other figures only score them.
+        for figure in sorted(claim.figures, key=text.rarity):
+            for span, found in text.find(figure, limit=_NEAREST_HITS):
+                candidates.setdefault(span, found.start)
+            if candidates:
+                break
+        for _, fragments in quotes:
+            if text.contains_quote(fragments) and (span := text.quote_span(fragments)) is not None:
+                candidates.setdefault(span, None)
+        if not candidates:
+            candidates = dict.fromkeys(text.best_spans(words, count=3))
+        for span, around in candidates.items():
+            parsed = text.figures(span)
+            sentence = normalise_for_match(text.text[span[0] : span[1]]) if quotes else ""
+            held = sum(any(supports(f, g) for g in parsed) for f in claim.figures)
+            held += sum(all(fragment in sentence for fragment in fragments) for _, fragments in quotes)
+            score = (held, not text.is_header(span), len(words & text.words(span)))
+            if best is None or score > best[0]:
+                best = (score, text, span, around)
+    if best is None:
+        return texts[0].id, ""
+    _, text, span, around = best
+    return text.id, text.sentence(span, around=around)
+
+
+def _conflict(claim: Claim, cited: list[_Cited]) -> _Conflict | None:
+    """Two cited sources giving different values, in the same unit, near the same words, for one figure."""
+    readable_all = [c for c in cited if c.read]
+    if len({c.index for c in readable_all}) < 2:
+        return None
+    stated = {f.value for f in claim.figures}
+    best: tuple[int, _Conflict] | None = None
+    for claimed, cited_for in zip(claim.figures, claim.cited_for, strict=True):
+        if claimed.kind in (DATE, IDENTIFIER, YEAR) or not (claimed.unit or claimed.noun):
+            continue
+        readable = [c for c in readable_all if c.index in cited_for]
+        if len(readable) < 2:
+            continue
+        holders = [c for c in readable if any(t.holds(claimed) for t in c.read)]
+        if not holders:
+            continue
+        around_claim, names = _context(claim.text, claimed.start, claimed.end)
+        for other in readable:
+            if other in holders:
+                continue
+            for text in other.read:
+                for span in text.best_spans(around_claim, count=_CONFLICT_SENTENCES):
+                    sentence = text.text[span[0] : span[1]]
+                    for found in text.figures(span):
+                        if found.value in stated or found.kind == YEAR or not same_measure(claimed, found):
+                            continue
+                        around_found, _ = _context(sentence, found.start - span[0], found.end - span[0])
+                        shared = around_claim & around_found
+                        if len(shared) >= 2 and shared - names and (best is None or len(shared) > best[0]):
+                            best = (len(shared), _Conflict(claimed, holders[0], other, text, span, found))
+    return best[1] if best else None
+
+
+_TOKEN_RE = re.compile(r"[^\W\d_]+")
+
+
+def _context(text: str, start: int, end: int) -> tuple[set[str], set[str]]:
+    """Content words within a few words either side of a figure, and which of them are names (capitalised
+    inside the sentence), which alone never make two figures the same figure."""
+    before = list(_TOKEN_RE.finditer(text, 0, start))
+    after = list(_TOKEN_RE.finditer(text, end))
+    first = next(_TOKEN_RE.finditer(text), None)
+    words: set[str] = set()
+    names: set[str] = set()
+    for match in before[-_CONTEXT_WORDS:] + after[:_CONTEXT_WORDS]:
+        word = match.group()
+        folded = content_words(word)
+        if not folded:
+            continue
+        words |= folded
+        if word[0].isupper() and (first is None or match.start() != first.start()):
+            names |= folded
+    return words, names
+
+
+def _not_read(cited: list[_Cited]) -> str:
+    parts = []
+    for c in cited:
+        if c.snippets:
+            parts.append(f"[{c.index}] was only seen as a search-result snippet; its page was never read")
+        elif c.citation is None:
+            parts.append(f"[{c.index}] has no Sources entry")
+        else:
+            parts.append(f"[{c.index}] was never retrieved by this run")
+    return "; ".join(parts)
+
+
+def _where(cited: list[_Cited]) -> str:
+    return ", ".join(f"[{c.index}]" for c in cited if c.read)
+
+
+def _listed(tokens: Sequence[str]) -> str:
+    return ", ".join(tokens)
+
+
+def _hints(record: ClaimRecord) -> tuple[str, ...]:
+    return tuple(f"[{s.index}] says: “{s.sentence}”" for s in record.sources if s.sentence)
+
+
+def _excerpt(text: str) -> str:
+    return text if len(text) <= _EXCERPT_CHARS else text[: _EXCERPT_CHARS - 1].rstrip() + "…"
+
+
+def _problem(checked: CheckedClaim) -> str | None:
+    record = checked.record
+    claim = f"“{_excerpt(record.claim)}”"
+    hints = (" " + " ".join(checked.hints)) if checked.hints else ""
+    if record.verdict == ClaimVerdict.UNCITED_NUMBER:
+        return f"{claim} states {record.detail}: cite the source whose text gives it, or drop the figure."
+    if record.verdict == ClaimVerdict.UNSUPPORTED_NUMBER:
+        return f"{claim}: {record.detail}.{hints} State the figures the source gives, or drop them."
+    if record.verdict == ClaimVerdict.UNSUPPORTED_QUOTE:
+        return f"{claim}: the quoted {record.detail}.{hints} Quote the source word for word, or drop the quotation marks."
+    if record.verdict == ClaimVerdict.CONFLICTING:
+        return f"{claim}: its sources disagree: {record.detail}.{hints} State the range, or both values, each with its source."
+    return None
+
+
+# --- marking ---------------------------------------------------------------------------------------
+
+
+def mark_unverified(markdown: str, check: ClaimCheck) -> tuple[str, list[ClaimRecord]]:
+    """``markdown`` with `` [unverified]`` on every claim that is not supported, and the records with the
+    claims as delivered. ``check`` must come from ``check_claims`` on this same ``markdown``."""
+    marks = sorted(
+        (c for c in check.checked if c.record.verdict != ClaimVerdict.SUPPORTED and not _marked(markdown, c.claim)),
+        key=lambda c: c.claim.mark_at,
+    )
+    if not marks:
+        return markdown, check.records
+    marked_at = {id(c) for c in marks}
+    pieces: list[str] = []
+    position = 0
+    for checked in marks:
+        pieces.append(markdown[position : checked.claim.mark_at] + f" {UNVERIFIED_MARK}")
+        position = checked.claim.mark_at
+    pieces.append(markdown[position:])
+    records = []
+    for checked in check.checked:
+        record = checked.record
+        if id(checked) in marked_at:
+            claim = checked.claim
+            offset = claim.mark_at - claim.start
+            delivered = claim.text[:offset] + f" {UNVERIFIED_MARK}" + claim.text[offset:]
+            record = record.model_copy(update={"claim": " ".join(delivered.split())})
+        records.append(record)
+    return "".join(pieces), records
+
+
+def _marked(markdown: str, claim: Claim) -> bool:
+    return UNVERIFIED_MARK in markdown[claim.start : max(claim.end, claim.mark_at + len(UNVERIFIED_MARK) + 2)]
+

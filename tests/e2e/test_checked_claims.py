@@ -1,0 +1,183 @@
+"""Checked claims end to end: each sentence of a delivered report is held against the page text it cites.
+
+Through ``langgraph dev`` with the scripted model: a research unit reads the loopback pages about the
+Lighthouse of Alexandria (one says "over 100 metres", another "137 metres"), the orchestrator submits a
+report, and the report gate judges every claim against the pages' full text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from tests.e2e.scenarios import end_of, findings_json, message_text, orchestrator, plan_and_delegate, requests_of, researcher, scenario, submit
+from tests.support.agent_server import RunResult, stream_run
+from tests.support.scripted_model import call, turn
+from tests.support.web import ARTICLES
+
+pytestmark = pytest.mark.anyio
+
+UNIT = "Find the height and building dates of the Lighthouse of Alexandria"
+QUESTION = "How tall was the Lighthouse of Alexandria?"
+HEIGHT = "Ancient accounts describe a tower in three stages that stood over 100 metres tall, which made it one of the tallest structures built by hand for many centuries."
+INVENTED = "The lighthouse stood 300 metres tall and was finished in 1999 [1]."
+
+
+def pharos(web: Any) -> str:
+    return web.url(ARTICLES["pharos-lighthouse"].path)
+
+
+def survey(web: Any) -> str:
+    return web.url(ARTICLES["pharos-survey"].path)
+
+
+def reads(*urls: str, findings: list[dict[str, str]]) -> dict[str, Any]:
+    """A research unit that reads every page, then hands back quoted findings."""
+    return researcher(
+        turn(tool_calls=[call("web_fetch", url=url) for url in urls]),
+        turn(content=findings_json("The lighthouse's height and dates.", findings)),
+    )
+
+
+def height_finding(url: str) -> dict[str, str]:
+    return {"finding": "The lighthouse stood over 100 metres tall.", "evidence": "stood over 100 metres tall", "source": url}
+
+
+def report(body: str, *sources: tuple[str, str]) -> str:
+    listed = "\n".join(f"[{n}] {title} — {url}" for n, (title, url) in enumerate(sources, start=1))
+    return f"# The Lighthouse of Alexandria\n\n{body}\n\n## Sources\n{listed}\n"
+
+
+def last_ai_text(run: RunResult) -> str:
+    return [m for m in run.values["messages"] if m["type"] == "ai"][-1]["content"]
+
+
+def bounces(run: RunResult) -> list[dict[str, Any]]:
+    return [s for s in run.statuses("revising") if s.get("reason") == "report_quality"]
+
+
+def sent_back(scripted: Any) -> str:
+    """What the orchestrator read after its first draft: the gate's list of fixes."""
+    messages = requests_of(scripted, "orchestrator")[-1]["body"]["messages"]
+    return message_text([m for m in messages if m["role"] == "tool"][-1])
+
+
+def claim_counts(event: dict[str, Any]) -> tuple[int, int, int]:
+    return event["claims"]["claims"], event["claims"]["supported"], event["claims"]["flagged"]
+
+
+@pytest.fixture
+def research(agent_server: Any, scripted: Any) -> Callable[..., Awaitable[RunResult]]:
+    async def run(researcher_agent: dict[str, Any], *then: dict[str, Any], repeat_last: bool = False) -> RunResult:
+        scripted.set_scenario(scenario(orchestrator(plan_and_delegate(UNIT), *then, repeat_last=repeat_last), researcher_agent))
+        return await stream_run(agent_server.url, QUESTION, timeout=90)
+
+    return run
+
+
+async def test_an_invented_figure_for_a_page_the_run_read_is_sent_back_once_then_delivered_marked(research, scripted, web):
+    url = pharos(web)
+    draft = report(INVENTED + " It was built between 280 and 247 BC [1].", ("The Lighthouse of Alexandria", url))
+
+    run = await research(reads(url, findings=[height_finding(url)]), submit(draft), repeat_last=True)
+
+    assert end_of(run) == ("done", "report_delivered")
+    [bounce] = bounces(run)
+    assert "300 metres, 1999 not in the text of [1]" in bounce["detail"]
+    fixes = sent_back(scripted)
+    assert "NOT delivered" in fixes and INVENTED in fixes and f"[1] says: “{HEIGHT}”" in fixes
+    delivered = run.values["final_report"]
+    marked = "The lighthouse stood 300 metres tall and was finished in 1999 [1] [unverified]."
+    assert marked in delivered and "It was built between 280 and 247 BC [1]." in delivered
+    assert delivered.count("[unverified]") == 1
+    assert last_ai_text(run) == delivered, "a client that shows only messages shows the mark too"
+    invented, dates = run.values["citations"]
+    assert (invented["claim"], invented["indexes"], invented["verdict"], invented["tokens"]) == (marked, [1], "unsupported_number", ["300 metres", "1999"])
+    assert invented["detail"] == "300 metres, 1999 not in the text of [1]"
+    [source] = invented["sources"]
+    assert (source["index"], source["url"], source["sentence"]) == (1, url, HEIGHT) and source["evidence_id"]
+    assert dates["verdict"] == "supported"
+    # The page itself was verified (the finding's quote is in it): that does not vouch for this sentence.
+    assert [(c["url"], c["verified"]) for c in run.values["cited_sources"]] == [(url, True)]
+    [delivery] = run.of_type("report")
+    assert delivery["markdown"] == delivered and claim_counts(delivery) == (2, 1, 1)
+    usage = run.of_type("usage")[0]["claims"]
+    assert (usage["claims"], usage["supported"], usage["flagged"], usage["unsupported_number"]) == (2, 1, 1, 1)
+
+
+async def test_a_fixed_resubmission_is_delivered_clean(research, web):
+    url = pharos(web)
+    draft = report(INVENTED, ("The Lighthouse of Alexandria", url))
+    fixed = report("The lighthouse stood over 100 metres tall [1]. It was built between 280 and 247 BC [1].", ("The Lighthouse of Alexandria", url))
+
+    run = await research(reads(url, findings=[height_finding(url)]), submit(draft), submit(fixed))
+
+    assert end_of(run) == ("done", "report_delivered")
+    assert len(bounces(run)) == 1
+    assert run.values["final_report"] == fixed.strip() and "[unverified]" not in last_ai_text(run)
+    assert [(c["verdict"], c["tokens"]) for c in run.values["citations"]] == [("supported", []), ("supported", [])]
+    assert claim_counts(run.of_type("report")[0]) == (2, 2, 0)
+
+
+async def test_the_happy_path_stays_clean_and_a_figure_in_the_page_but_in_no_quote_is_supported(research, web):
+    url = pharos(web)
+    clean = report(
+        "The lighthouse stood over 100 metres tall [1]. It was built on Pharos between 280 and 247 BC [1], and its "
+        "fire was visible from 50 kilometres out at sea [1].",
+        ("The Lighthouse of Alexandria", url),
+    )
+
+    run = await research(reads(url, findings=[height_finding(url)]), submit(clean))
+
+    assert end_of(run) == ("done", "report_delivered")
+    assert bounces(run) == [], "a report whose every figure is in its source is delivered at once"
+    assert run.values["final_report"] == clean.strip() == last_ai_text(run)
+    height, dates = run.values["citations"]
+    assert [height["verdict"], dates["verdict"]] == ["supported", "supported"]
+    # No finding quoted the dates or the 50 kilometres; the page the run read says both.
+    assert "between 280 and 247 BC" in dates["sources"][0]["sentence"]
+    assert claim_counts(run.of_type("report")[0]) == (2, 2, 0)
+
+
+async def test_an_uncited_figure_is_sent_back_then_delivered_marked(research, web):
+    url = pharos(web)
+    draft = report(
+        "The lighthouse stood over 100 metres tall [1]. Its fire could be seen 50 kilometres out at sea.",
+        ("The Lighthouse of Alexandria", url),
+    )
+
+    run = await research(reads(url, findings=[height_finding(url)]), submit(draft), repeat_last=True)
+
+    [bounce] = bounces(run)
+    assert "“Its fire could be seen 50 kilometres out at sea.” states 50 kilometres with no citation" in bounce["detail"]
+    assert "Its fire could be seen 50 kilometres out at sea [unverified]." in run.values["final_report"]
+    uncited = run.values["citations"][1]
+    assert (uncited["verdict"], uncited["indexes"], uncited["tokens"], uncited["sources"]) == ("uncited_number", [], ["50 kilometres"], [])
+
+
+async def test_two_cited_sources_with_different_heights_are_conflicting(research, scripted, web):
+    first, second = pharos(web), survey(web)
+    findings = [
+        height_finding(first),
+        {"finding": "A survey estimates 137 metres.", "evidence": "stood 137 metres tall when it was finished", "source": second},
+    ]
+    draft = report(
+        "The Lighthouse of Alexandria stood 137 metres tall [1][2].",
+        ("The Lighthouse of Alexandria", first),
+        ("Divers map the ruins of the Pharos", second),
+    )
+
+    run = await research(reads(first, second, findings=findings), submit(draft), repeat_last=True)
+
+    assert end_of(run) == ("done", "report_delivered")
+    [bounce] = bounces(run)
+    assert "its sources disagree: [2] gives 137 metres, [1] gives 100 metres" in bounce["detail"]
+    assert "State the range, or both values, each with its source." in sent_back(scripted)
+    assert "stood 137 metres tall [1][2] [unverified]." in run.values["final_report"]
+    [claim] = run.values["citations"]
+    assert (claim["verdict"], claim["tokens"], claim["indexes"]) == ("conflicting", ["137 metres", "100 metres"], [1, 2])
+    sentences = {source["url"]: source["sentence"] for source in claim["sources"]}
+    assert sentences[first] == HEIGHT and "stood 137 metres tall when it was finished" in sentences[second]
+    assert run.of_type("usage")[0]["claims"]["conflicting"] == 1
