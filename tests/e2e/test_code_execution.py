@@ -108,7 +108,7 @@ async def test_the_coding_sub_agent_writes_fixes_and_runs_one_script_and_its_out
     sandbox_agent, scripted, sandbox_service
 ):
     before = live_sessions(sandbox_service)
-    report = "# Mean price\n\nThe mean of the three prices is 6.00.\n\n## Sources\n"
+    report = "# Mean price\n\nThe mean of the three prices is 6.00 [1].\n\n## Sources\n[1] Script: mean.py\n"
     scripted.set_scenario(
         scenario(
             orchestrator(delegate("Compute the mean of the prices 3, 5 and 10 to two decimals.", "coding-subagent"), submit(report)),
@@ -202,8 +202,9 @@ async def test_an_offloaded_mcp_result_is_read_by_an_extract_sub_agent_whose_fin
     researcher_saw = tool_results(requests_of(scripted, "researcher")[2])[-1]
     assert json.loads(researcher_saw)["findings"] == [finding]
 
-    [citation] = run.values["citations"]
+    [citation] = run.values["cited_sources"]
     assert citation["verified"] is True
+    assert [claim["verdict"] for claim in run.values["citations"]] == ["supported"]
     assert "[1] MCP: standin" in run.values["final_report"] and "[unverified]" not in run.values["final_report"]
     assert len(run.values["findings"]) == 1, "only the research unit is a hand-over of the run"
 
@@ -216,7 +217,7 @@ async def test_a_sandbox_session_killed_mid_run_is_replaced_once_and_the_run_sti
     script = "print('rows', 3)\n"
     scripted.set_scenario(
         scenario(
-            orchestrator(delegate("Count the rows with a script.", "coding-subagent"), submit("# Rows\n\nThere are 3 rows.\n\n## Sources\n")),
+            orchestrator(delegate("Count the rows with a script.", "coding-subagent"), submit("# Rows\n\nThere are 3 rows [1].\n\n## Sources\n[1] Script: count.py\n")),
             coder(
                 turn(tool_calls=[call("write_file", file_path="/workspace/count.py", content=script)]),
                 turn(tool_calls=[call("execute", command="python3 /workspace/count.py")]),

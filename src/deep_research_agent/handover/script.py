@@ -19,6 +19,7 @@ gate whose twin it is):
 from __future__ import annotations
 
 import re
+from pathlib import PurePosixPath
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, NotRequired
@@ -32,6 +33,8 @@ from ..conversation import harness_message, is_harness_message, respond
 from ..guards.per_role import PerRoleMiddleware
 from ..names import RevisionReason, ScriptStatus, StatusState, ToolName
 from ..protocol.events import emit
+from ..protocol.sender import current_sender
+from ..run import current_run
 from ..tools.errors import ToolFailure
 
 if TYPE_CHECKING:
@@ -159,9 +162,18 @@ class ScriptGateMiddleware(PerRoleMiddleware):
 
     @staticmethod
     def _show(verdict: ScriptAnswer, code: bytes | None) -> None:
+        """The ``script`` event, and the script's output as evidence under ``script_label``: a computed
+        figure is in no page, so the report cites the script too and the claim check finds it there."""
         if code is None:
             return
         text = code.decode("utf-8", errors="replace")
+        run = current_run()
+        label = script_label(verdict.script)
+        run.evidence.add_evidence(
+            url=label, title=f"Script {verdict.script}", kind="script", text=f"{verdict.output}\n\n{text}", agent=current_sender.get().role
+        )
+        if record := run.evidence.add_source(label, f"Script {verdict.script}"):
+            emit("source", title=record.title, url=record.url, domain=record.domain)
         emit(
             "script",
             path=verdict.script,
@@ -171,6 +183,11 @@ class ScriptGateMiddleware(PerRoleMiddleware):
             bytes=len(code),
             truncated=len(text) > MAX_CODE_CHARS,
         )
+
+
+def script_label(path: str) -> str:
+    """How the report cites what a script computed: its file name, never the sandbox path."""
+    return f"Script: {PurePosixPath(path).name}"
 
 
 def _final_answer(response: ModelResponse) -> AIMessage | None:

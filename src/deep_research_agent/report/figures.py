@@ -423,12 +423,19 @@ _SCALE_AFTER_RE = re.compile(rf"{_SPACE}?(?:{_alternation(_SCALES)})(?![a-z])", 
 
 def form_ends_a_number(text: str, end: int, form: str, *, scaled: bool) -> bool:
     """Whether a hit of ``form`` ending at ``end`` can be a whole number of that value (not "3000" in "30000",
-    "3,000" in "3,000,000", "2.5" in "2.55"; "2.5" in "2.50" is)."""
+    "3,000" in "3,000,000", "2.5" in "2.55"; "2.5" in "2.50" and "6" in "6.00" are)."""
     if scaled:
         return _SCALE_AFTER_RE.match(text, end) is not None
     if "." in form:
         while end < len(text) and text[end] == "0":
             end += 1
+    elif text[end : end + 2] == ".0":
+        # "6" is also written "6.00", as script output often is.
+        zeros = end + 1
+        while zeros < len(text) and text[zeros] == "0":
+            zeros += 1
+        if not text[zeros : zeros + 1].isdigit():
+            return True
     following = text[end : end + 2]
     if following[:1].isdigit():
         return False
