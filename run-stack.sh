@@ -214,12 +214,7 @@ stack_main() {
   fi
   if [[ $# -gt 0 ]]; then shift; fi
 
-  load_dotenv
-  ensure_uv
-  export LANGGRAPH_CLI_NO_ANALYTICS=1 LANGGRAPH_NO_VERSION_CHECK=true
-  DRA_HOST="${DRA_HOST:-127.0.0.1}"
-  DRA_PORT="${DRA_PORT:-${PORT:-2024}}"
-  DRA_JOBS="${DRA_JOBS:-10}"
+  prepare_environment
   export DRA_HOST DRA_PORT DRA_JOBS
   mkdir -p "$STACK_DIR"
 

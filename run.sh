@@ -264,6 +264,16 @@ cmd_test() {
   exec uv run --extra dev pytest "$@"
 }
 
+# What every command needs first: .env loaded, uv present, the server's address and job count settled.
+prepare_environment() {
+  load_dotenv
+  ensure_uv
+  export LANGGRAPH_CLI_NO_ANALYTICS=1 LANGGRAPH_NO_VERSION_CHECK=true
+  DRA_HOST="${DRA_HOST:-127.0.0.1}"
+  DRA_PORT="${DRA_PORT:-${PORT:-2024}}"
+  DRA_JOBS="${DRA_JOBS:-10}"
+}
+
 main() {
   local command="${1:-up}"
   if [[ "$command" == help || "$command" == -h || "$command" == --help ]]; then
@@ -277,12 +287,7 @@ main() {
   fi
   if [[ $# -gt 0 ]]; then shift; fi
 
-  load_dotenv
-  ensure_uv
-  export LANGGRAPH_CLI_NO_ANALYTICS=1 LANGGRAPH_NO_VERSION_CHECK=true
-  DRA_HOST="${DRA_HOST:-127.0.0.1}"
-  DRA_PORT="${DRA_PORT:-${PORT:-2024}}"
-  DRA_JOBS="${DRA_JOBS:-10}"
+  prepare_environment
 
   case "$command" in
     up) cmd_up ;;
