@@ -29,6 +29,14 @@ Commands:
                           research a question against the running server and watch the run
   smoke                   ask a canned question with --no-clarify
   doctor                  check the local setup (starts nothing)
+  corpus add NAME DIR [--title T] [--description D] [--html docs|web]
+                          index a directory of documents as a named corpus
+  corpus reindex [NAME...]
+                          read changed files again, drop deleted ones (every corpus by default)
+  corpus search NAME "QUERY" [--k 10] [--json]
+                          search a corpus (--json: one object per hit and line)
+  corpus list | corpus remove NAME
+                          show the corpora, or delete an index
   test [PYTEST ARGS...]   sync from the lock, check the lock, install node and the JS client's packages
                           (npm ci in tests/js), run the offline test suite
   help                    show this text
@@ -227,6 +235,7 @@ main() {
     ask) cmd_cli ask --url "$(server_url)" "$@" ;;
     smoke) cmd_cli ask --url "$(server_url)" --no-clarify "$SMOKE_QUESTION" "$@" ;;
     doctor) cmd_cli doctor --url "$(server_url)" "$@" ;;
+    corpus) cmd_cli corpus "$@" ;;
     test) cmd_test "$@" ;;
     *)
       usage >&2

@@ -24,6 +24,10 @@ class Prompt(StrEnum):
     TRIAGE = "triage"
     DIRECT_ANSWER = "direct_answer"
     MCP_TOOLS = "mcp_tools"
+    WEB_RESEARCH = "web_research"
+    CORPORA_SUBAGENT = "corpora_subagent"
+    CORPORA_ORCHESTRATOR = "corpora_orchestrator"
+    NO_WEB = "no_web"
 
 
 @cache

@@ -70,7 +70,7 @@ def _section(unit: str, findings: Findings, citations: dict[str, int]) -> str:
 
 
 def _cite(source: str, citations: dict[str, int]) -> str:
-    if not source.startswith(("http://", "https://")):
+    if not source.startswith(("http://", "https://", "corpus://")):
         return f" (source: {source})" if source else ""
     number = citations.setdefault(source, len(citations) + 1)
     return f" [{number}]"
