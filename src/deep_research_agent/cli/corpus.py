@@ -72,7 +72,9 @@ def _settings() -> ResearchConfig:
 
 
 def cmd_corpus(args: argparse.Namespace, console: Console) -> int:
-    errors = Console(stderr=True, highlight=False)
+    # soft_wrap: a message or a path is never broken across lines, so it can be read and searched whole.
+    errors = Console(stderr=True, highlight=False, soft_wrap=True)
+    console = Console(file=console.file, highlight=False, soft_wrap=True)
     settings = _settings()
     for warning in settings.warnings:
         if "DRA_CORPORA" in warning:

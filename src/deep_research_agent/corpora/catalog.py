@@ -83,7 +83,7 @@ def parse_declarations(raw: str, *, base: Path | None = None) -> tuple[tuple[Cor
     if not text:
         return (), []
     where = "DRA_CORPORA"
-    if not text.startswith("{"):
+    if not text.startswith(("{", "[")):
         path = Path(text).expanduser()
         try:
             text = path.read_text(encoding="utf-8")

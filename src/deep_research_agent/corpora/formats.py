@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import hashlib
 import io
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from .html import parse_html_docs
+from .html import decode_html, parse_html_docs
 from .markup import parse_markdown, parse_rst
 from .passages import Block, Section
 
@@ -114,7 +115,7 @@ def _html(data: bytes, mode: HtmlMode, stem: str) -> tuple[str, list[Section]]:
     if mode == "web":
         from ..tools.fetch import extract_html
 
-        document = extract_html(_decode(data))
+        document = extract_html(decode_html(data))
         markup = parse_markdown(document.text, fallback_title=document.title or stem, anchors=False)
         title = document.title or markup.title
         return title, markup.sections
@@ -143,6 +144,9 @@ def _text_sections(text: str, title: str) -> list[Section]:
 
 def _pdf(data: bytes, stem: str) -> tuple[str, list[Section]]:
     import pypdf  # only indexing reads PDFs; the CLI's other commands should not pay for the import
+
+    # pypdf logs every repair it makes; the indexer reports what matters, once, as unreadable or not.
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
 
     try:
         reader = pypdf.PdfReader(io.BytesIO(data))

@@ -303,9 +303,29 @@ def _walk_definitions(walk: _Walk, dl: etree._Element) -> None:
         walk.end_definition()
 
 
+_CHARSET_RE = re.compile(rb"""<meta[^>]+charset=["']?([\w.:-]+)|<\?xml[^>]+encoding=["']([\w.:-]+)""", re.IGNORECASE)
+_XML_DECLARATION_RE = re.compile(r"^\s*<\?xml[^>]*\?>")
+
+
+def decode_html(data: bytes) -> str:
+    """The page's text: its declared charset (``<meta charset>``, the XML declaration), else UTF-8.
+
+    lxml falls back to Latin-1 when a page declares nothing, which garbles every UTF-8 page saved without
+    a ``<meta charset>``; and it refuses text that still carries an XML encoding declaration."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    declared = _CHARSET_RE.search(data[:4096])
+    charset = (declared.group(1) or declared.group(2)).decode("ascii", "ignore") if declared else "utf-8"
+    try:
+        text = data.decode(charset, errors="replace")
+    except LookupError:
+        text = data.decode("utf-8", errors="replace")
+    return _XML_DECLARATION_RE.sub("", text, count=1)
+
+
 def parse_html_docs(data: bytes) -> HtmlDocument:
     """Sections of a documentation page (the ``docs`` reading)."""
-    root = lxml.html.document_fromstring(data)
+    root = lxml.html.document_fromstring(decode_html(data))
     title_element = root.find(".//title")
     page_title = _flat(title_element.text_content()) if title_element is not None else ""
     _strip_chrome(root)

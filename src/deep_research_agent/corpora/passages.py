@@ -7,9 +7,10 @@ blocks. ``build_passages`` turns them into passages of a searchable size:
 - a section up to ``MAX_CHARS`` is one passage; a longer one is cut at block boundaries into parts of
   about ``TARGET_CHARS``, preferring cuts where the text sets an anchor of its own (a part takes the
   anchor and the bold label that start it), and a single block longer than that is cut at sentences;
-- a section shorter than ``MIN_CHARS`` (an intro line before subsections, a one-line definition) joins
-  the next section of the document when both fit in ``TARGET_CHARS``; the passage keeps the first
-  section's title path and anchor and lists every heading it covers;
+- a section shorter than ``MIN_CHARS`` (an intro line before its subsections) takes in its first
+  subsection when both fit in ``TARGET_CHARS``; the passage keeps the first section's title path and
+  anchor and lists both headings. Other sections stay apart, however short (two definitions side by
+  side), so each keeps a URL that points at it;
 - a passage's text starts with its own heading line, so a definition's signature (``work_mem
   (integer)``, ``sqlite3.connect(database, timeout=5.0, …)``) is part of the text a quote can cite.
 
@@ -85,6 +86,7 @@ class _Draft:
     page: int | None
     headings: list[str]
     texts: list[str]
+    merged: bool = False
 
     def chars(self) -> int:
         return sum(len(text) + 2 for text in self.texts)
@@ -191,19 +193,30 @@ def _cut_block(block: Block) -> list[Block]:
     return pieces
 
 
+def _continues(previous: _Draft, draft: _Draft) -> bool:
+    """``draft`` lies inside ``previous``'s section: a subsection of it, or more of the same anchor."""
+    inside = draft.title_path[: len(previous.title_path)] == previous.title_path
+    return inside and (len(draft.title_path) > len(previous.title_path) or draft.anchor == previous.anchor)
+
+
 def _merge_small(drafts: Sequence[_Draft]) -> list[_Draft]:
-    """Small drafts join the draft that follows them while the two fit in ``TARGET_CHARS``."""
+    """A small draft takes in the first draft that follows inside its section (an intro line before its
+    first subsection) when both fit in ``TARGET_CHARS``; the subsections after that keep their own
+    passages, so each keeps a URL that points at it."""
     merged: list[_Draft] = []
     for draft in drafts:
         previous = merged[-1] if merged else None
         if (
             previous is not None
+            and not previous.merged
             and previous.chars() < MIN_CHARS
             and previous.page == draft.page
             and previous.chars() + draft.chars() <= TARGET_CHARS
+            and _continues(previous, draft)
         ):
             previous.texts.extend(draft.texts)
             previous.headings.extend(draft.headings)
+            previous.merged = True
             continue
         merged.append(_Draft(draft.title_path, draft.anchor, draft.page, list(draft.headings), list(draft.texts)))
     return merged

@@ -1,7 +1,8 @@
 """Vetting a report against what the run retrieved: the one place a report is judged before it leaves.
 
 Contract:
-- ``vet_report(markdown, evidence, previous=...)`` scrubs the draft (``scrub_report``), lints its
+- ``vet_report(markdown, evidence, previous=...)`` scrubs the draft (``scrub_report``), gives corpus
+  passages their readable Sources lines (``corpora.citing``), lints its
   numbering (``lint_citations``) and checks every citation against the run's evidence and findings
   (``check_citations``). ``problems`` lists what the writer should fix; ``previous`` is the verdict on
   the draft the report gate sent back, so fixed citations count as ``repaired``;
@@ -17,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..corpora.citing import readable_corpus_sources
 from .citations import CitationReport, check_citations, repair_report
 from .hygiene import lint_citations, scrub_report
 from .salvage import salvage_report
@@ -34,7 +36,7 @@ class VettedReport:
 
 def vet_report(markdown: str, evidence: EvidenceStore, *, previous: CitationReport | None = None) -> VettedReport:
     """The scrubbed draft, the verdict on its citations, and what its writer should fix."""
-    scrubbed = scrub_report(markdown)
+    scrubbed = readable_corpus_sources(scrub_report(markdown), evidence)
     check = check_citations(scrubbed, evidence.records(), evidence.all_findings(), previous=previous)
     return VettedReport(markdown=scrubbed, check=check, problems=[*lint_citations(scrubbed).problems(), *check.problems()])
 
