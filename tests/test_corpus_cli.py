@@ -127,3 +127,21 @@ def test_remove_deletes_the_index(docs, tmp_path):
 
     assert removed.returncode == 0 and not (data / "corpora/handbook.sqlite").exists()
     assert corpus_cli("remove", "handbook", data=data).returncode == 1
+
+
+def test_doctor_lists_the_corpora_and_warns_about_one_that_is_not_indexed(docs, tmp_path):
+    data = tmp_path / "data"
+    corpus_cli("add", "handbook", str(docs), "--title", fixture.CORPUS_TITLE, data=data)
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("DRA_")}
+    environ.update(
+        {"DRA_DATA_DIR": str(data), "DRA_CORPORA": json.dumps({"later": str(docs)}), "DRA_URL": "http://127.0.0.1:9", "COLUMNS": "300"}
+    )
+
+    result = subprocess.run(
+        [sys.executable, "-m", "deep_research_agent.cli", "doctor"],
+        cwd=ROOT, env=environ, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+    lines = result.stdout.splitlines()
+    assert any("corpora" in line and "handbook: Halvorsen Handbook (7 documents" in line for line in lines), result.stdout
+    assert any(line.strip().startswith("!") and "corpus 'later' is not indexed yet" in line for line in lines)
