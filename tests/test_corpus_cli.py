@@ -145,3 +145,26 @@ def test_doctor_lists_the_corpora_and_warns_about_one_that_is_not_indexed(docs, 
     lines = result.stdout.splitlines()
     assert any("corpora" in line and "handbook: Halvorsen Handbook (7 documents" in line for line in lines), result.stdout
     assert any(line.strip().startswith("!") and "corpus 'later' is not indexed yet" in line for line in lines)
+
+
+def test_on_a_terminal_indexing_shows_files_passages_megabytes_and_rate(docs, tmp_path):
+    import io
+
+    from rich.console import Console
+
+    from deep_research_agent.cli.corpus import TerminalProgress
+    from deep_research_agent.corpora.catalog import CorpusSpec, index_path
+    from deep_research_agent.corpora.fts5 import Fts5Index
+    from deep_research_agent.corpora.indexer import index_corpus
+
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=160, color_system=None)
+    index = Fts5Index("handbook", index_path(tmp_path / "data", "handbook"), writable=True)
+    try:
+        index_corpus(CorpusSpec(name="handbook", root=str(docs)), index, progress=TerminalProgress("handbook", console), workers=1)
+    finally:
+        index.close()
+
+    shown = screen.getvalue()
+    assert "handbook" in shown and "/8 files" in shown and "passages" in shown and "MB/s" in shown
+    assert "skipped reports/broken.pdf: is a PDF that could not be read" in shown

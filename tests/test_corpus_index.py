@@ -58,7 +58,7 @@ def reader(spec: CorpusSpec, data: Path) -> Fts5Index:
 def all_ids(spec: CorpusSpec, data: Path) -> dict[str, str]:
     index = reader(spec, data)
     try:
-        return dict(index._db.execute("SELECT id, path FROM passages"))  # noqa: SLF001 - checking what is stored
+        return {passage_id: path for passage_id, path, _ in index.passages_in_order()}
     finally:
         index.close()
 

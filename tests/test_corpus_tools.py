@@ -141,7 +141,7 @@ async def test_an_index_that_disappears_is_a_classified_error_not_a_crash(tmp_pa
 
     run = await run_tools_in_graph([(search, {"query": "flux_buffer"})])
 
-    assert run.results[0].startswith("TOOL ERROR (corpus_search, permanent): corpus handbook cannot be searched right now")
+    assert run.results[0] == "TOOL ERROR (corpus_search, permanent): corpus handbook has no index right now; search the other sources."
     assert run.of_type("search_results")[0]["ok"] is False
 
 
@@ -160,3 +160,15 @@ async def test_the_search_arguments_reach_the_model_with_their_descriptions(tmp_
     assert "handbook (Halvorsen Handbook)" in search.description
     assert set(read.tool_call_schema.model_json_schema()["properties"]) == {"id", "neighbours"}
     assert json.dumps(schema)
+
+
+async def test_a_corpus_that_fails_is_named_while_the_others_still_answer(tmp_path):
+    search, _ = build(tmp_path, "handbook", "atlas")
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{index_path(tmp_path / 'data', 'atlas')}{suffix}").unlink(missing_ok=True)
+
+    run = await run_tools_in_graph([(search, {"query": "flux_buffer"})])
+
+    assert FLUX_URL in run.results[0]
+    assert "Not searched: corpus atlas has no index right now; search the other sources." in run.results[0]
+    assert [r["ok"] for r in run.of_type("search_results")] == [True, False]

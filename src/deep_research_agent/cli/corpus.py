@@ -33,7 +33,7 @@ from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn,
 from rich.text import Text
 
 from ..corpora.catalog import HTML_MODES, CorpusSpec, index_path, load_catalog, name_problem, read_meta
-from ..corpora.fts5 import Fts5Index, IndexError_
+from ..corpora.fts5 import Fts5Index, IndexUnavailable
 from ..corpora.indexer import CorpusError, IndexSummary, index_corpus
 from ..corpora.locator import title_of
 from ..settings import ResearchConfig
@@ -170,7 +170,7 @@ def summary_text(summary: IndexSummary) -> str:
 def _index(spec: CorpusSpec, data_dir: Path, workers: int | None, errors: Console) -> int:
     try:
         index = Fts5Index(spec.name, index_path(data_dir, spec.name), writable=True)
-    except IndexError_ as exc:
+    except IndexUnavailable as exc:
         errors.print(f"[red]error:[/] {exc}", highlight=False)
         return 1
     try:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .backend import CorpusMeta
+from .fts5 import Fts5Index, IndexUnavailable
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,47}$")
 INDEX_DIR = "corpora"
@@ -214,13 +215,11 @@ def _recorded_spec(meta: CorpusMeta) -> CorpusSpec:
 
 def read_meta(name: str, path: Path) -> tuple[CorpusMeta | None, str | None]:
     """The index's description of itself, or the problem that keeps it from being read."""
-    from .fts5 import Fts5Index, IndexError_
-
     if not path.is_file():
         return None, f"corpus {name!r} is not indexed yet: run `./run.sh corpus reindex {name}`."
     try:
         index = Fts5Index(name, path)
-    except (IndexError_, OSError) as exc:
+    except (IndexUnavailable, OSError) as exc:
         return None, str(exc)
     except Exception as exc:  # noqa: BLE001 - a damaged file must not stop the others
         return None, f"the index of corpus {name!r} cannot be read ({type(exc).__name__}); run `./run.sh corpus reindex {name}`."

@@ -58,7 +58,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(title, heading, body,
 _META_TEXT = ("name", "root", "title", "description", "html", "indexed_at")
 
 
-class IndexError_(Exception):
+class IndexUnavailable(Exception):
     """An index file that cannot be opened or is not one of ours; the message says what to do."""
 
 
@@ -70,7 +70,7 @@ def _connect(path: Path, *, writable: bool) -> sqlite3.Connection:
         connection.execute("PRAGMA synchronous=NORMAL")
     else:
         if not path.is_file():
-            raise IndexError_(f"no index at {path}")
+            raise IndexUnavailable(f"no index at {path}")
         connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
     connection.execute("PRAGMA busy_timeout=5000")
     return connection
@@ -91,12 +91,12 @@ class Fts5Index:
             if version is None:
                 self._set_meta({"schema_version": SCHEMA_VERSION, "name": name})
             elif int(version) != SCHEMA_VERSION:
-                raise IndexError_(
+                raise IndexUnavailable(
                     f"{path} was written by another version of the index (schema {version}); "
                     f"remove it and run `./run.sh corpus reindex {name}`."
                 )
         elif self._meta_value("schema_version") != str(SCHEMA_VERSION):
-            raise IndexError_(f"{path} is not a corpus index of this version; run `./run.sh corpus reindex {name}`.")
+            raise IndexUnavailable(f"{path} is not a corpus index of this version; run `./run.sh corpus reindex {name}`.")
 
     # --- writing ----------------------------------------------------------------------------------
 
@@ -174,7 +174,7 @@ class Fts5Index:
         try:
             row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         except sqlite3.DatabaseError as exc:
-            raise IndexError_(f"{self.path} is not a readable corpus index ({exc}); run `./run.sh corpus reindex {self.name}`.") from None
+            raise IndexUnavailable(f"{self.path} is not a readable corpus index ({exc}); run `./run.sh corpus reindex {self.name}`.") from None
         return row[0] if row else None
 
     def _set_meta(self, values: dict[str, str | int]) -> None:
@@ -306,6 +306,12 @@ class Fts5Index:
             (path, seq - around, seq + around),
         ).fetchall()
         return [self._stored(row) for row in rows]
+
+    def passages_in_order(self) -> list[tuple[str, str, str]]:
+        """Every passage's id, file and text, file by file in reading order (for audits and benchmarks)."""
+        return self._db.execute(
+            "SELECT p.id, p.path, f.body FROM passages AS p JOIN passages_fts AS f ON f.rowid = p.rowid ORDER BY p.path, p.seq"
+        ).fetchall()
 
     def close(self) -> None:
         try:

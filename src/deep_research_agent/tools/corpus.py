@@ -35,7 +35,7 @@ from pydantic import BaseModel, Field
 
 from ..corpora.backend import Hit, StoredPassage
 from ..corpora.catalog import Catalog, CorpusEntry
-from ..corpora.fts5 import IndexError_
+from ..corpora.fts5 import IndexUnavailable
 from ..corpora.locator import title_of, url_of
 from ..corpora.readers import borrow
 from ..names import ToolName
@@ -76,7 +76,9 @@ def _event_snippet(text: str) -> str:
 def _index_failure(entry: CorpusEntry, exc: Exception) -> ToolFailure:
     if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
         return ToolFailure.transient(f"the index of corpus {entry.spec.name} is busy being rewritten.")
-    if isinstance(exc, (IndexError_, FileNotFoundError)):
+    if isinstance(exc, FileNotFoundError):
+        return ToolFailure.permanent(f"corpus {entry.spec.name} has no index right now; search the other sources.")
+    if isinstance(exc, IndexUnavailable):
         return ToolFailure.permanent(f"corpus {entry.spec.name} cannot be searched right now: {exc}")
     return ToolFailure.permanent(f"corpus {entry.spec.name} could not be searched ({type(exc).__name__}).")
 
@@ -94,7 +96,7 @@ def _read(entry: CorpusEntry, passage_id: str, neighbours: int) -> list[StoredPa
         return [found] if found else []
 
 
-def render_hits(query: str, found: Sequence[_Found], searched: Sequence[str]) -> str:
+def render_hits(query: str, found: Sequence[_Found], searched: Sequence[str], failures: Sequence[str] = ()) -> str:
     if found:
         body = "\n\n".join(
             f"[{n}] id={item.hit.passage.id} · {_title(item.entry, item.hit.passage)}\n"
@@ -104,6 +106,8 @@ def render_hits(query: str, found: Sequence[_Found], searched: Sequence[str]) ->
         body += "\n\nRead a passage in full with corpus_read(id) before citing it."
     else:
         body = "No passage matches. Try the words the documents would use: exact identifiers, option names, synonyms."
+    if failures:
+        body += "\n\nNot searched: " + " ".join(failures)
     body = re.sub(r"(?i)<(/?)corpus_results\b", r"&lt;\1corpus_results", body)
     opening = f'<corpus_results query="{escape(query)}" corpora="{escape(",".join(searched))}" count="{len(found)}">'
     return f"{SEARCH_PREAMBLE}\n{opening}\n{body}\n</corpus_results>"
@@ -161,7 +165,7 @@ def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
             try:
                 hits = await asyncio.to_thread(_search_one, entry, query, count)
             except Exception as exc:  # noqa: BLE001 - one corpus failing must not fail the search of the others
-                if not isinstance(exc, (IndexError_, sqlite3.Error, OSError)):
+                if not isinstance(exc, (IndexUnavailable, sqlite3.Error, OSError)):
                     logger.exception("corpus_search failed unexpectedly on %s", name)
                 failure = _index_failure(entry, exc)
                 failures.append(failure)
@@ -189,7 +193,7 @@ def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
             run.evidence.add_evidence(url=url, title=title, kind="search_result", text=_plain(item.hit.snippet), agent=agent)
             if record := run.evidence.add_source(url, title):
                 emit("source", title=record.title, url=record.url, domain=record.domain)
-        return render_hits(query, found, [entry.spec.name for entry in chosen])
+        return render_hits(query, found, [entry.spec.name for entry in chosen], [f.message for f in failures])
 
     async def corpus_read(id: str, neighbours: int = 0) -> str:  # noqa: A002 - the argument the model sees
         tool = ToolName.CORPUS_READ
@@ -208,7 +212,7 @@ def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
         try:
             passages = await asyncio.to_thread(_read, entry, passage_id, around)
         except Exception as exc:  # noqa: BLE001 - the run goes on with a classified error
-            if not isinstance(exc, (IndexError_, sqlite3.Error, OSError)):
+            if not isinstance(exc, (IndexUnavailable, sqlite3.Error, OSError)):
                 logger.exception("corpus_read failed unexpectedly for %s", passage_id)
             failure = _index_failure(entry, exc)
             emit("page_fetched", url=f"corpus://{entry.spec.name}/", ok=False, error=failure.message)
