@@ -90,6 +90,18 @@ def test_search_results_print_query_and_count() -> None:
     assert view.searches == 2
 
 
+def test_a_corpus_search_names_its_corpus() -> None:
+    view, out = make_view()
+    feed(
+        view,
+        [
+            custom("search_query", sub=True, id="s1", query="work_mem default", source="corpus:pg15"),
+            custom("search_results", sub=True, id="s1", query="work_mem default", ok=True, count=3, results=[]),
+        ],
+    )
+    assert "work_mem default in pg15 → 3 results" in out.getvalue()
+
+
 def test_search_query_updates_live_status_with_who_is_searching() -> None:
     view, _ = make_view()
     feed(
