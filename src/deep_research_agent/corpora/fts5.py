@@ -4,7 +4,8 @@ Why FTS5: it ships inside Python's sqlite3, so a fresh clone indexes and searche
 install or run, and it ranks with bm25 over weighted columns. The schema:
 
 - ``passages_fts(title, heading, body)``: the document's title and file name, the passage's section
-  headings, and its text; ranked with ``bm25`` weights ``TITLE_WEIGHT``/``HEADING_WEIGHT``/``BODY_WEIGHT``.
+  headings, and its text; ranked with ``bm25`` weights ``TITLE_WEIGHT``/``HEADING_WEIGHT``/``BODY_WEIGHT``,
+  then by how much of the query each candidate holds (``search``).
   The tokenizer is ``porter unicode61`` with ``_`` as a token character, so ``work_mem`` or
   ``SQLITE_MAX_COLUMN`` are one token each, as a reader types them;
 - ``passages``: id, file, order, anchor, page and title path of each passage (same rowid as its text);
@@ -26,7 +27,7 @@ from pathlib import Path
 
 from .backend import CorpusMeta, FileState, Hit, IndexedDocument, StoredPassage
 from .query import query_terms
-from .snippets import make_snippet
+from .snippets import coverage, make_snippet, stem_pattern
 
 SCHEMA_VERSION = 1
 TITLE_WEIGHT = 2.0
@@ -35,6 +36,8 @@ BODY_WEIGHT = 1.0
 TOKENIZER = "porter unicode61 remove_diacritics 2 tokenchars '_'"
 # A word in more than this share of the passages is dropped from a query that has other terms.
 COMMON_FRACTION = 0.3
+RERANK_POOL = 40
+COVERAGE_WEIGHT = 0.5
 # A query reads at most about this many rows per passage of the corpus: past it the most common single
 # words are dropped (never below two terms), which bounds the slowest queries without changing the ranking
 # of the benchmark's questions.
@@ -265,6 +268,9 @@ class Fts5Index:
         return " OR ".join(kept or terms), stems
 
     def search(self, query: str, k: int) -> list[Hit]:
+        """The best ``k`` passages: bm25 over the weighted columns picks ``RERANK_POOL`` candidates, then
+        each score is multiplied by ``1 + COVERAGE_WEIGHT × the share of the query's words the passage
+        holds`` (Lucene's coordination factor), so a passage with every term beats one that repeats a few."""
         if k <= 0:
             return []
         expression, stems = self._analyse(query)
@@ -273,7 +279,7 @@ class Fts5Index:
         ranked = self._db.execute(
             "SELECT rowid, bm25(passages_fts, ?, ?, ?) AS score FROM passages_fts WHERE passages_fts MATCH ? "
             "ORDER BY score LIMIT ?",
-            (TITLE_WEIGHT, HEADING_WEIGHT, BODY_WEIGHT, expression, k),
+            (TITLE_WEIGHT, HEADING_WEIGHT, BODY_WEIGHT, expression, max(k, RERANK_POOL)),
         ).fetchall()
         if not ranked:
             return []
@@ -285,11 +291,13 @@ class Fts5Index:
                 [rowid for rowid, _ in ranked],
             )
         }
-        hits = []
+        scored = []
+        pattern = stem_pattern(stems)
         for rowid, score in ranked:
             passage = self._stored(rows[rowid])
-            hits.append(Hit(passage=passage, score=round(-score, 3), snippet=make_snippet(passage.text, stems)))
-        return hits
+            scored.append((-score * (1 + COVERAGE_WEIGHT * coverage(passage, stems, pattern)), passage))
+        scored.sort(key=lambda item: item[0], reverse=True)
+        return [Hit(passage=p, score=round(s, 3), snippet=make_snippet(p.text, stems, pattern=pattern)) for s, p in scored[:k]]
 
     def passage(self, passage_id: str) -> StoredPassage | None:
         row = self._db.execute(f"SELECT {self._PASSAGE_COLUMNS} FROM {self._PASSAGE_JOIN} WHERE p.id = ?", (passage_id,)).fetchone()
