@@ -23,7 +23,8 @@ usage() {
 Usage: ./run.sh [--sync] [COMMAND] [ARGS...]
 
 Commands:
-  up                      start the agent server (langgraph dev); the default command
+  up                      start the agent server (langgraph dev); the default command. Corpora declared in
+                          DRA_CORPORA are reindexed first (only changed files are read)
   --sync                  force `uv sync --extra dev`, then `up` (or the command that follows)
   ask "QUESTION" [--no-clarify] [--evidence FILE] [--config JSON]
                           research a question against the running server and watch the run
@@ -155,6 +156,11 @@ cmd_up() {
   fi
   warn_missing_keys
   ensure_env
+  # Declared corpora are brought up to date first: only changed files are read, so this is quick once built.
+  if [[ -n "${DRA_CORPORA:-}" ]]; then
+    say "Updating the corpora DRA_CORPORA declares (only changed files are read)"
+    uv run python -m deep_research_agent.cli corpus reindex --declared || warn "a corpus could not be indexed; runs will say so"
+  fi
   local reload=(--no-reload)
   if [[ "${DRA_RELOAD:-0}" == 1 ]]; then reload=(); fi
   say "Starting the agent server at http://$(client_host):$DRA_PORT (graph deep_research_agent, $DRA_JOBS jobs per worker)"

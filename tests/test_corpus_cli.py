@@ -168,3 +168,15 @@ def test_on_a_terminal_indexing_shows_files_passages_megabytes_and_rate(docs, tm
     shown = screen.getvalue()
     assert "handbook" in shown and "/8 files" in shown and "passages" in shown and "MB/s" in shown
     assert "skipped reports/broken.pdf: is a PDF that could not be read" in shown
+
+
+def test_reindex_declared_updates_only_the_declared_corpora_and_is_quiet_without_any(docs, tmp_path):
+    data = tmp_path / "data"
+    corpus_cli("add", "added", str(docs), data=data)
+    declared = {"DRA_CORPORA": json.dumps({"handbook": str(docs)})}
+
+    result = corpus_cli("reindex", "--declared", data=data, env=declared)
+    nothing = corpus_cli("reindex", "--declared", data=data)
+
+    assert result.returncode == 0 and result.stdout.startswith("handbook: ") and "added:" not in result.stdout
+    assert nothing.returncode == 0 and nothing.stdout == ""

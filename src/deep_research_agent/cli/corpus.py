@@ -5,8 +5,8 @@ Contract:
   records the directory, title and description in the index, so the server offers the corpus with no
   declaration; a name declared in ``DRA_CORPORA`` keeps its declared directory (adding it elsewhere is
   refused).
-- ``reindex [NAME ...]`` (every corpus when no name is given) reads again only the files whose size or
-  mtime changed and drops deleted ones.
+- ``reindex [NAME ...]`` (every corpus when no name is given; ``--declared``: those ``DRA_CORPORA`` declares)
+  reads again only the files whose size or mtime changed and drops deleted ones.
 - Indexing shows progress on a terminal (files, passages, MB, MB/s) on stderr and ends with a summary per
   corpus, naming each file that could not be read and why; an unreadable file never fails the command.
 - ``search NAME QUERY [--k 10] [--json]`` prints the best passages; with ``--json`` exactly one JSON object
@@ -54,6 +54,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     add.add_argument("--workers", type=int, default=None, help="indexing processes (default: one per core)")
     reindex = verbs.add_parser("reindex", help="read changed files again, drop deleted ones")
     reindex.add_argument("names", nargs="*", help="corpora to update (default: all)")
+    reindex.add_argument("--declared", action="store_true", help="only the corpora DRA_CORPORA declares (what ./run.sh up updates)")
     reindex.add_argument("--workers", type=int, default=None, help="indexing processes (default: one per core)")
     search = verbs.add_parser("search", help="search one corpus")
     search.add_argument("name")
@@ -212,7 +213,9 @@ def _known_specs(declared: dict[str, CorpusSpec], data_dir: Path) -> dict[str, C
 
 def _reindex(args: argparse.Namespace, declared: dict[str, CorpusSpec], data_dir: Path, errors: Console) -> int:
     known = _known_specs(declared, data_dir)
-    names = args.names or list(known)
+    names = args.names or list(declared if args.declared else known)
+    if args.declared and not names:
+        return 0
     if not names:
         errors.print("No corpora yet: add one with `./run.sh corpus add NAME DIR` or declare them in DRA_CORPORA.")
         return 1
