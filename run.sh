@@ -25,12 +25,21 @@ Usage: ./run.sh [--sync] [COMMAND] [ARGS...]
 
 Commands:
   up                      start the agent server (langgraph dev) and its web UI at /ui (built first when its
-                          bundle is missing or stale); the default command
+                          bundle is missing or stale); the default command. Corpora declared in DRA_CORPORA
+                          are reindexed first (only changed files are read)
   --sync                  force `uv sync --extra dev`, then `up` (or the command that follows)
   ask "QUESTION" [--no-clarify] [--evidence FILE] [--config JSON]
                           research a question against the running server and watch the run
   smoke                   ask a canned question with --no-clarify
   doctor                  check the local setup (starts nothing)
+  corpus add NAME DIR [--title T] [--description D] [--html docs|web]
+                          index a directory of documents as a named corpus
+  corpus reindex [NAME...]
+                          read changed files again, drop deleted ones (every corpus by default)
+  corpus search NAME "QUERY" [--k 10] [--json]
+                          search a corpus (--json: one object per hit and line)
+  corpus list | corpus remove NAME
+                          show the corpora, or delete an index
   test [PYTEST ARGS...]   sync from the lock, check the lock, install node, chromium and bubblewrap when
                           missing, the JS client's packages (npm ci in tests/js), build the web UI from a
                           clean install (npm ci and npm run build in ui), run the offline test suite
@@ -151,6 +160,11 @@ cmd_up() {
   warn_missing_keys
   ensure_env
   ensure_ui
+  # Declared corpora are brought up to date first: only changed files are read, so this is quick once built.
+  if [[ -n "${DRA_CORPORA:-}" ]]; then
+    say "Updating the corpora DRA_CORPORA declares (only changed files are read)"
+    uv run python -m deep_research_agent.cli corpus reindex --declared || warn "a corpus could not be indexed; runs will say so"
+  fi
   local reload=(--no-reload)
   if [[ "${DRA_RELOAD:-0}" == 1 ]]; then reload=(); fi
   say "Starting the agent server at http://$(client_host):$DRA_PORT (graph deep_research_agent, $DRA_JOBS jobs per worker); the web UI is http://$(client_host):$DRA_PORT/ui"
@@ -294,6 +308,7 @@ main() {
     ask) cmd_cli ask --url "$(server_url)" "$@" ;;
     smoke) cmd_cli ask --url "$(server_url)" --no-clarify "$SMOKE_QUESTION" "$@" ;;
     doctor) cmd_cli doctor --url "$(server_url)" "$@" ;;
+    corpus) cmd_cli corpus "$@" ;;
     test) cmd_test "$@" ;;
     *)
       usage >&2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -9,8 +10,13 @@ import shutil
 
 import pytest
 
+from deep_research_agent.corpora.catalog import CorpusSpec, index_path
+from deep_research_agent.corpora.fts5 import Fts5Index
+from deep_research_agent.corpora.indexer import index_corpus
+
 from deep_research_agent.run import Run, bound_run
 from tests.support.agent_server import AgentServer
+from tests.support import corpus as corpus_fixture
 from tests.support.bearer_proxy import BearerProxy
 from tests.support.mcp_servers import EVERYTHING_ENTRY, EverythingServer
 from tests.support.mcp_stand_in import McpStandIn
@@ -41,9 +47,49 @@ def web_server() -> Iterator[WebStandIn]:
         yield server
 
 
-def agent_env(model_server: ScriptedModelServer, web_server: WebStandIn) -> dict[str, str]:
-    """The environment every test ``langgraph dev`` runs with: the stand-ins, no retries, no real keys."""
+class CorpusFixture:
+    """The small corpus the tests write (``tests/support/corpus.py``), declared and indexed in a data dir."""
+
+    def __init__(self, root: Path, data_dir: Path) -> None:
+        self.root = root
+        self.data_dir = data_dir
+        self.spec = CorpusSpec(
+            name=corpus_fixture.CORPUS_NAME,
+            root=str(root),
+            title=corpus_fixture.CORPUS_TITLE,
+            description="Manuals of the Halvorsen engine",
+        )
+
+    def env(self) -> dict[str, str]:
+        declared = {self.spec.name: {"path": self.spec.root, "title": self.spec.title, "description": self.spec.description}}
+        return {"DRA_CORPORA": json.dumps(declared), "DRA_DATA_DIR": str(self.data_dir)}
+
+    def passage_id(self, query: str) -> str:
+        """The id of the best passage for ``query``, as corpus_search would show it."""
+        index = Fts5Index(self.spec.name, index_path(self.data_dir, self.spec.name))
+        try:
+            return index.search(query, 1)[0].passage.id
+        finally:
+            index.close()
+
+
+@pytest.fixture(scope="session")
+def test_corpus(tmp_path_factory: pytest.TempPathFactory) -> CorpusFixture:
+    base = tmp_path_factory.mktemp("corpus")
+    corpus = CorpusFixture(corpus_fixture.write_corpus(base / "docs"), base / "data")
+    index = Fts5Index(corpus.spec.name, index_path(corpus.data_dir, corpus.spec.name), writable=True)
+    try:
+        index_corpus(corpus.spec, index, workers=1)
+    finally:
+        index.close()
+    return corpus
+
+
+def agent_env(model_server: ScriptedModelServer, web_server: WebStandIn, corpus: CorpusFixture | None = None) -> dict[str, str]:
+    """The environment every test ``langgraph dev`` runs with: the stand-ins, no retries, no real keys, and
+    the test corpus when given (the session server has it)."""
     return {
+        **(corpus.env() if corpus else {}),
         "OPENAI_BASE_URL": model_server.base_url,
         "OPENAI_API_KEY": E2E_MODEL_KEY,
         "DRA_MODEL_TIER": "extra-low",
@@ -56,8 +102,8 @@ def agent_env(model_server: ScriptedModelServer, web_server: WebStandIn) -> dict
 
 
 @pytest.fixture(scope="session")
-def agent_server(model_server: ScriptedModelServer, web_server: WebStandIn) -> Iterator[AgentServer]:
-    server = AgentServer(agent_env(model_server, web_server)).start()
+def agent_server(model_server: ScriptedModelServer, web_server: WebStandIn, test_corpus: CorpusFixture) -> Iterator[AgentServer]:
+    server = AgentServer(agent_env(model_server, web_server, test_corpus)).start()
     try:
         yield server
     finally:

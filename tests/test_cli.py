@@ -90,6 +90,18 @@ def test_search_results_print_query_and_count() -> None:
     assert view.searches == 2
 
 
+def test_a_corpus_search_names_its_corpus() -> None:
+    view, out = make_view()
+    feed(
+        view,
+        [
+            custom("search_query", sub=True, id="s1", query="work_mem default", source="corpus:pg15"),
+            custom("search_results", sub=True, id="s1", query="work_mem default", ok=True, count=3, results=[]),
+        ],
+    )
+    assert "work_mem default in pg15 → 3 results" in out.getvalue()
+
+
 def test_search_query_updates_live_status_with_who_is_searching() -> None:
     view, _ = make_view()
     feed(
@@ -614,7 +626,7 @@ def test_the_package_runs_as_a_module_without_warnings_and_exports_its_entry_poi
         cwd=ROOT, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
     )  # fmt: skip
     assert result.returncode == 0 and result.stderr == "", result.stderr
-    assert "{ask,doctor}" in result.stdout
+    assert "{ask,doctor,corpus}" in result.stdout
 
     from deep_research_agent.cli.__main__ import main
 

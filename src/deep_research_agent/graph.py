@@ -45,6 +45,7 @@ from langchain.agents.middleware import AgentMiddleware
 from langgraph.graph.state import CompiledStateGraph
 
 from . import prompts
+from .corpora.catalog import Catalog, catalog_for
 from .delivery import (
     ClarificationMiddleware,
     CompletionMiddleware,
@@ -83,7 +84,7 @@ from .sandbox.backend import SandboxBackend
 from .sandbox.connector import SandboxConnector, sandbox_connector
 from .sandbox.tools import sandbox_tools
 from .settings import ModelSpec, ResearchConfig, Slot, publish_run_settings
-from .tools import ClassifiedToolErrorsMiddleware, build_web_fetch_tool, build_web_search_tool
+from .tools import ClassifiedToolErrorsMiddleware, build_corpus_tools, build_web_fetch_tool, build_web_search_tool
 from .tools.results import ResultLimits
 
 logger = logging.getLogger(__name__)
@@ -115,11 +116,14 @@ async def make_graph(config: dict[str, Any] | None = None) -> CompiledStateGraph
     the event loop (skills and custom tools are read from disk then).
 
     The run's MCP servers are listed first (from the listing cache while it is fresh), because their tools
-    shape the graph; what each connection gave is kept for the run to announce after ``run_start``.
+    shape the graph; what each connection gave is kept for the run to announce after ``run_start``. The
+    run's corpora are read the same way (their names, titles and sizes are in the prompts), from a catalog
+    cached for a few seconds.
     """
     settings = ResearchConfig.resolve(config)
     register_secrets(settings.secret_values())
-    key = settings.cache_key()
+    corpora = await catalog_for(settings)
+    key = settings.cache_key() + corpora.digest()
     listings: tuple[Listing, ...] = ()
     if settings.mcp_servers:
         listings = await list_tools(settings.mcp_servers, ttl=settings.mcp_tools_ttl, reserved_names=set(ToolName))
@@ -132,7 +136,7 @@ async def make_graph(config: dict[str, Any] | None = None) -> CompiledStateGraph
         if graph is not None:
             _graphs.move_to_end(key)
             return graph
-    graph = await asyncio.to_thread(build_graph, settings, mcp=listings)
+    graph = await asyncio.to_thread(build_graph, settings, mcp=listings, corpora=corpora)
     with _graphs_lock:
         _graphs[key] = graph
         while len(_graphs) > _CACHE_SIZE:
@@ -140,9 +144,11 @@ async def make_graph(config: dict[str, Any] | None = None) -> CompiledStateGraph
     return graph
 
 
-def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = ()) -> CompiledStateGraph:
+def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = (), corpora: Catalog | None = None) -> CompiledStateGraph:
     """Assemble the orchestrator and its sub-agents for one configuration; research sub-agents also get
-    the tools of the ``mcp`` listings, and both roles' prompts name the servers that offer tools."""
+    the tools of the ``mcp`` listings and of the searchable ``corpora``, and both roles' prompts name the
+    servers and corpora they can use. With ``web_search`` off the web tools are left out altogether
+    (``web_fetch`` too), and the prompts say the run has no web access."""
     tier = settings.tier
     # Skills, skill helpers and custom tools are read here, once per distinct configuration, never per run.
     skills = SkillCatalog(Path(settings.skills_dir)) if settings.problems else load_skills(Path(settings.skills_dir))
@@ -152,7 +158,9 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = ()) -> Com
     custom_tools = list(extensions.custom_tools.tools)
     # Listing already kept MCP names clear of the built-in tools; custom tools are known only now.
     mcp = unique_names(mcp, {*ToolName, *(tool.name for tool in custom_tools)})
-    web_tools = (build_web_search_tool(settings), build_web_fetch_tool(settings, results=results))
+    corpora = corpora or Catalog()
+    web_tools = (build_web_search_tool(settings), build_web_fetch_tool(settings, results=results) if settings.web_search else None)
+    corpus_tools = build_corpus_tools(corpora, default_k=settings.corpus_max_results)
     limits = CallLimits(
         max_concurrency=settings.mcp_max_concurrency,
         max_wait_s=settings.mcp_rate_limit_max_wait,
@@ -164,7 +172,7 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = ()) -> Com
         for listing in mcp
         for tool in listing.tools
     ]
-    research_tools = [*(t for t in web_tools if t is not None), *mcp_tools]
+    research_tools = [*(t for t in web_tools if t is not None), *corpus_tools, *mcp_tools]
     orchestrator_mcp, subagent_mcp = _mcp_prompts(settings, mcp)
     code_prompt = prompts.template(prompts.Prompt.CODE_EXECUTION if sandbox else prompts.Prompt.NO_CODE_EXECUTION)
     sandbox_roles = _sandbox_roles(settings, sandbox) if sandbox else []
@@ -176,6 +184,7 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = ()) -> Com
             HandOverMiddleware(models_by_role=sandbox_models, nested=True),
             SubAgentMiddleware(backend=StateBackend(), subagents=sandbox_roles, task_description=_NESTED_TASK_DESCRIPTION),
         ]
+    orchestrator_sources, subagent_sources = _source_prompts(settings, corpora if corpus_tools else Catalog())
     subagent_middleware = [
         # No PatchToolCallsMiddleware: the task tool starts every sub-agent on one fresh brief, which
         # never holds a dangling tool call, and the patch would cost a graph step per sub-agent run.
@@ -193,7 +202,7 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = ()) -> Com
         system_prompt=prompts.render(
             prompts.Prompt.RESEARCH_SUBAGENT,
             domain_prompt=settings.domain_prompt,
-            extra="\n\n".join(p for p in (extensions.skills.subagent_section(), subagent_mcp, code_prompt) if p),
+            extra="\n\n".join(p for p in (subagent_sources, extensions.skills.subagent_section(), subagent_mcp, code_prompt) if p),
         ),
         middleware=[
             _guards(settings, Role.RESEARCH_SUBAGENT, tier.subagent, subagent_middleware, gate=FindingsGateMiddleware(role=Role.RESEARCH_SUBAGENT)),
@@ -207,14 +216,14 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = ()) -> Com
     subagents: list[CompiledSubAgent] = [
         {
             "name": Role.RESEARCH_SUBAGENT,
-            "description": "Researches one unit on the web (search, read pages) and returns JSON findings with quotes and URLs.",
+            "description": _subagent_description(settings, bool(corpus_tools)),
             # Its own step budget: without one it would inherit the orchestrator's whole limit per task.
             "runnable": research_subagent.with_config({"recursion_limit": effective_recursion_limit(settings)}),
         },
         *sandbox_roles,
     ]
     outside_guards = [
-        RunLifecycleMiddleware(settings, build_warnings=extensions.warnings),
+        RunLifecycleMiddleware(settings, build_warnings=(*extensions.warnings, *corpora.warnings)),
         # Outside the guards: the call after a delivery is answered with the deliverable, never made.
         TurnEndMiddleware(),
         # A SIMPLE turn is answered in the orchestrator's first model call, before any guard or prompt.
@@ -243,6 +252,7 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = ()) -> Com
                 part
                 for part in (
                     prompts.template(prompts.Prompt.FOLLOW_UP),
+                    orchestrator_sources,
                     extensions.skills.orchestrator_section(),
                     orchestrator_mcp,
                     code_prompt,
@@ -355,6 +365,34 @@ def _mcp_prompts(settings: ResearchConfig, mcp: Sequence[Listing]) -> tuple[str,
     if deployment:
         return f"{orchestrator}\n{deployment}", f"{subagent}\n{deployment}"
     return orchestrator, subagent
+
+
+def _source_prompts(settings: ResearchConfig, corpora: Catalog) -> tuple[str, str]:
+    """The orchestrator's and the research sub-agent's guidance on where to look: the web (or that there
+    is none) and the run's corpora, each listed with what it holds and its size."""
+    ready = corpora.ready()
+    orchestrator: list[str] = []
+    subagent: list[str] = [prompts.template(prompts.Prompt.WEB_RESEARCH)] if settings.web_search else []
+    if ready:
+        listing = "\n".join(f"- {entry.describe()}" for entry in ready)
+        and_web = ", and whether the web is needed too" if settings.web_search else ""
+        orchestrator.append(
+            prompts.template(prompts.Prompt.CORPORA_ORCHESTRATOR).replace("{corpora}", listing).replace("{and_web}", and_web)
+        )
+        names = ", ".join(f"`{entry.spec.name}` ({entry.spec.display_title})" for entry in ready)
+        subagent.append(prompts.template(prompts.Prompt.CORPORA_SUBAGENT).replace("{corpora}", names))
+    if not settings.web_search:
+        orchestrator.append(prompts.template(prompts.Prompt.NO_WEB))
+        subagent.append(prompts.template(prompts.Prompt.NO_WEB))
+    return "\n\n".join(orchestrator), "\n\n".join(subagent)
+
+
+def _subagent_description(settings: ResearchConfig, corpora: bool) -> str:
+    where = [*(["the web (search, read pages)"] if settings.web_search else []), *(["the local corpora"] if corpora else [])]
+    return (
+        f"Researches one unit{' in ' + ' and '.join(where) if where else ''} and returns JSON findings with quotes "
+        "and source URLs."
+    )
 
 
 def _compaction(settings: ResearchConfig, role: str, slot: Slot) -> ContextCompactionMiddleware:

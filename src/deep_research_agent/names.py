@@ -30,6 +30,8 @@ class ToolName(StrEnum):
 
     WEB_SEARCH = "web_search"
     WEB_FETCH = "web_fetch"
+    CORPUS_SEARCH = "corpus_search"
+    CORPUS_READ = "corpus_read"
     SUBMIT_REPORT = "submit_report"
     REQUEST_CLARIFICATION = "request_clarification"
     WRITE_TODOS = "write_todos"

@@ -1,8 +1,9 @@
-"""Entry point: ``python -m deep_research_agent.cli {ask,doctor}``, which is what ./run.sh runs.
+"""Entry point: ``python -m deep_research_agent.cli {ask,doctor,corpus}``, which is what ./run.sh runs.
 
 Contract:
 - ``ask QUESTION [--url URL] [--no-clarify] [--evidence FILE] [--config JSON]`` and ``doctor [--url URL]``;
   ``--url`` defaults to ``DRA_URL``, else ``http://$DRA_HOST:$DRA_PORT``, the server run.sh starts.
+- ``corpus add|reindex|search|list|remove …`` works on the local corpora without a server (see ``corpus``).
 - The exit status is the command's (see ``ask`` and ``doctor``); 2 for unusable arguments; 130 when a
   Ctrl-C ends the session (one that abandons a run, or one outside a run).
 """
@@ -17,6 +18,8 @@ from collections.abc import Sequence
 from rich.console import Console
 
 from .ask import cmd_ask
+from .corpus import add_parsers as add_corpus_parsers
+from .corpus import cmd_corpus
 from .doctor import cmd_doctor
 from .env import default_url
 
@@ -35,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     doctor_parser = commands.add_parser("doctor", help="check the local setup; starts nothing")
     doctor_parser.add_argument("--url", default=default_url(), help=url_help)
+    add_corpus_parsers(commands)
     return parser
 
 
@@ -42,6 +46,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     console = Console(highlight=False)
     try:
+        if args.command == "corpus":
+            return cmd_corpus(args, console)
         return cmd_ask(args, console) if args.command == "ask" else cmd_doctor(args, console)
     except (KeyboardInterrupt, asyncio.CancelledError):
         return 130

@@ -6,7 +6,9 @@ Contract:
   answers ``/ok`` and whether the sandbox (``LLM_SANDBOX_URL``) answers ``/healthz``, and says in plain words
   what isolation this host can give a local sandbox (``dra_sandbox.isolation.probe()``). It loads the skills and
   custom tools the server would load (``DRA_SKILLS_DIR``, ``DRA_CUSTOM_TOOLS_DIR``) and names each skill or
-  plugin file that would be skipped, with its error (a warning: the server runs without it).
+  plugin file that would be skipped, with its error (a warning: the server runs without it). It lists the
+  local corpora (``DRA_CORPORA`` and the indexes in ``DRA_DATA_DIR``) with their size, and warns about each
+  one that cannot be searched yet, saying what to run.
 - It never prints a secret: a key is reported by where it is set (the environment or .env), never by its
   value, and the details taken from settings or errors (base URL, sandbox URL, import error) are redacted.
 - Exit 1 only when something required is missing (a ``✖`` row); warnings (``!``) keep exit 0.
@@ -29,6 +31,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ..corpora.catalog import load_catalog
 from ..protocol.secrets import redact
 from ..extensions import load_custom_tools, load_skills
 from ..settings import DEFAULT_BASE_URL, ResearchConfig
@@ -112,6 +115,11 @@ def _check_extensions(environ: Mapping[str, str], dotenv: Mapping[str, str]) -> 
     checks += [Check(WARN, "skills", warning) for warning in skills.warnings]
     checks.append(Check(OK, "custom tools", f"{', '.join(tools.names) or 'none'} ({settings.custom_tools_dir})"))
     checks += [Check(WARN, "custom tools", redact(str(error))[:300]) for error in tools.errors]
+    catalog = load_catalog(settings.data_dir, settings.corpora)
+    ready = [entry.describe().replace("`", "") for entry in catalog.ready()]
+    checks.append(Check(OK, "corpora", "; ".join(ready) if ready else f"none ({settings.data_dir})"))
+    checks += [Check(WARN, "corpora", warning) for warning in settings.warnings if "DRA_CORPORA" in warning]
+    checks += [Check(WARN, "corpora", entry.problem) for entry in catalog.entries if entry.problem]
     return checks
 
 

@@ -297,12 +297,15 @@ class RunView:
 
     def _on_search_query(self, event: dict[str, Any]) -> None:
         query = str(event.get("query") or "")
-        self._queries[str(event.get("id"))] = query
-        self.activity = f"{self._who(event)} searching “{query}” …"
+        source = str(event.get("source") or "")
+        # A corpus search names its corpus; a web search is the default and says nothing more.
+        where = f" in {source.removeprefix('corpus:')}" if source.startswith("corpus:") else ""
+        self._queries[str(event.get("id"))] = query + where
+        self.activity = f"{self._who(event)} searching “{query}”{where} …"
 
     def _on_search_results(self, event: dict[str, Any]) -> None:
         self.searches += 1
-        query = str(event.get("query") or self._queries.get(str(event.get("id")), ""))
+        query = self._queries.get(str(event.get("id"))) or str(event.get("query") or "")
         if event.get("ok", True):
             count = event.get("count", len(event.get("results") or []))
             self._print("🔎", f"{query} → {_count(int(count), 'result')}", "", self._who(event))

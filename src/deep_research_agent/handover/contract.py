@@ -106,7 +106,7 @@ MAX_FIELD_CHARS = 1200
 MIN_SERIES_POINTS = 6
 MAX_FALLBACK_CHARS = 4000
 _EXCERPT_CHARS = 60
-_URL_RE = re.compile(r"^https?://\S+$", re.IGNORECASE)
+_URL_RE = re.compile(r"^(?:https?|corpus)://\S+$", re.IGNORECASE)
 
 NOT_PARSED = (
     "Your final message has no findings JSON object: nothing in it parses as an object with `summary` or `findings`."

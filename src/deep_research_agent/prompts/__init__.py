@@ -28,6 +28,10 @@ class Prompt(StrEnum):
     EXTRACT_SUBAGENT = "extract_subagent"
     CODE_EXECUTION = "code_execution"
     NO_CODE_EXECUTION = "no_code_execution"
+    WEB_RESEARCH = "web_research"
+    CORPORA_SUBAGENT = "corpora_subagent"
+    CORPORA_ORCHESTRATOR = "corpora_orchestrator"
+    NO_WEB = "no_web"
 
 
 @cache

@@ -219,25 +219,25 @@ class Status(_Event):
 
 
 class SearchQuery(_Event):
-    """A web search is about to run."""
+    """A search is about to run: on the web, or in one local corpus."""
 
     type: Literal["search_query"] = "search_query"
     id: str
     query: str
-    source: str = Field(description="The search backend, e.g. tavily.")
+    source: str = Field(description="The search backend: tavily for the web, corpus:<name> for a local corpus.")
 
 
 class SearchHit(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     title: str
-    url: str
-    domain: str
+    url: str = Field(description="The page's URL, or a corpus passage's corpus://<name>/<path>#<anchor> (or #page=N).")
+    domain: str = Field(description="The page's host, or the corpus name.")
     snippet: str
 
 
 class SearchResults(_Event):
-    """What a web search returned; ``ok`` is false when it failed."""
+    """What a search returned; ``ok`` is false when it failed."""
 
     type: Literal["search_results"] = "search_results"
     id: str
@@ -249,12 +249,13 @@ class SearchResults(_Event):
 
 
 class Source(_Event):
-    """A URL seen for the first time in this run."""
+    """A URL seen for the first time in this run: a web page, or a corpus passage (``corpus://…``, titled
+    the way its Sources line reads)."""
 
     type: Literal["source"] = "source"
     title: str
     url: str
-    domain: str
+    domain: str = Field(description="The page's host, or the corpus name.")
 
 
 class SubagentFindings(_Event):
@@ -276,7 +277,7 @@ class Clarification(_Event):
 
 
 class PageFetched(_Event):
-    """A page was read in full (or failed to be)."""
+    """A page, or a corpus passage, was read in full (or failed to be)."""
 
     type: Literal["page_fetched"] = "page_fetched"
     url: str

@@ -1,7 +1,8 @@
 """The citation anatomy of a report: its Sources section, its entries and its inline ``[n]`` markers.
 
 The report format (orchestrator prompt): inline ``[n]`` numbered by first use, and a closing
-``## Sources`` section with one ``[n] Title — URL`` line per source. The lint, the citation check and
+``## Sources`` section with one ``[n] Title — URL`` line per source; a local corpus passage's URL is its
+``corpus://`` URL, numbered in the same sequence as web pages. The lint, the citation check and
 the repair all read a report through these functions, so they agree on what counts as a citation:
 
 - ``[1]``, ``[1, 2]``, ``[1][2]`` and ``[1-3]`` (a range) are citations; ``[1](url)`` is a link and
@@ -22,7 +23,8 @@ _FENCE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)"
 _INLINE_CODE_RE = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)")
 CITATION_RE = re.compile(r"\[(\d+(?:\s*[-–]\s*\d+)?(?:\s*,\s*\d+(?:\s*[-–]\s*\d+)?)*)\](?![(:])")
 _ENTRY_RE = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?\[(?P<index>\d+)\]:?(?P<rest>.*)$|^[ \t]*(?P<nindex>\d+)[.)](?P<nrest>(?:[ \t].*)?)$")
-_URL_RE = re.compile(r"https?://[^\s<>\]\"'`]+", re.IGNORECASE)
+# Web pages, and passages of the local corpora (``corpus://<name>/<path>#<anchor>``).
+_URL_RE = re.compile(r"(?:https?|corpus)://[^\s<>\]\"'`]+", re.IGNORECASE)
 _URL_TRAILING = ".,;:>"
 _EMPTY_LINK_RE = re.compile(r"\[([^\]]*)\]\(\s*\)")
 _EMPTY_BRACKETS_RE = re.compile(r"\(\s*\)|<\s*>")

@@ -4,7 +4,7 @@ Contract: ``salvage_report(evidence, reason=...)`` is deterministic and calls no
 "Incomplete" notice that says why the run stopped and what is missing, then one section per research
 unit that returned findings (its summary, cited with every source of the unit's findings; each finding
 with its ``[n]``; its gaps, as a note), and ends with a ``## Sources`` list numbered in order of first
-citation: a URL as ``[n] Title — URL``, a label source (an MCP server, a corpus) as ``[n] label``. Its
+citation: a URL or corpus:// passage as ``[n] Title — URL``, a label source (an MCP server) as ``[n] label``. Its
 notices are blockquotes, so the claim check never reads them as uncited claims. ``incomplete_banner``
 marks the top of a report the orchestrator wrote but never delivered.
 """
@@ -82,7 +82,7 @@ def _cite(sources: list[str], citations: dict[str, int]) -> str:
 
 
 def _entry(source: str, number: int, evidence: EvidenceStore) -> str:
-    if not source.startswith(("http://", "https://")):
+    if not source.startswith(("http://", "https://", "corpus://")):
         return f"[{number}] {' '.join(source.split())}"
     record = evidence.source(source)
     title = record.title if record and record.title else domain_of(source)

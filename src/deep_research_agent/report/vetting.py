@@ -1,10 +1,10 @@
 """Vetting a report against what the run retrieved: the one place a report is judged before it leaves.
 
 Contract:
-- ``vet_report(markdown, evidence, previous=...)`` scrubs the draft (``scrub_report``), lints its
-  numbering (``lint_citations``), checks every citation's source against the run's evidence and findings
-  (``check_citations``) and every claim against the texts it cites (``check_claims``). ``problems`` lists
-  what the writer should fix; ``previous`` is the verdict on the draft the report gate sent back, so fixed
+- ``vet_report(markdown, evidence, previous=...)`` scrubs the draft (``scrub_report``), gives corpus
+  passages their readable Sources lines (``corpora.citing``), lints its numbering (``lint_citations``),
+  checks every citation's source against the run's evidence and findings (``check_citations``) and every
+  claim against the texts it cites (``check_claims``). ``problems`` lists what the writer should fix; ``previous`` is the verdict on the draft the report gate sent back, so fixed
   citations count as ``repaired``;
 - ``finalise(vetted, evidence)`` is the delivery: never-retrieved citations are removed
   (``repair_report``), the claims of the repaired text are checked again, every claim not supported is
@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..corpora.citing import readable_corpus_sources
 from .citations import CitationReport, check_citations, repair_report
 from .claims import ClaimCheck, ClaimRecord, ClaimSummary, check_claims, mark_unverified
 from .hygiene import lint_citations, scrub_report
@@ -50,7 +51,7 @@ class Delivery:
 
 def vet_report(markdown: str, evidence: EvidenceStore, *, previous: CitationReport | None = None) -> VettedReport:
     """The scrubbed draft, the verdicts on its citations and claims, and what its writer should fix."""
-    scrubbed = scrub_report(markdown)
+    scrubbed = readable_corpus_sources(scrub_report(markdown), evidence)
     library = evidence.library()
     check = check_citations(scrubbed, library, evidence.all_findings(), previous=previous)
     claims = check_claims(scrubbed, check, library)

@@ -6,12 +6,13 @@ Split by concern so each store states its own contract; ``registry`` opens and c
 
 from .archive import EVIDENCE_NAMESPACE, archive_evidence, evidence_namespace, evidence_summaries, stored_evidence
 from .control import Halt, RunControl
-from .evidence import EvidenceRecord, EvidenceStore, HandOver, SourceRecord
+from .evidence import CorpusLocation, EvidenceRecord, EvidenceStore, HandOver, SourceRecord
 from .registry import NoRunError, Run, bound_run, close_run, current_run, is_open, run_key
 from .usage import CACHED_TOKEN_WEIGHT, RoleUsage, UsageMeter
 
 __all__ = [
     "CACHED_TOKEN_WEIGHT",
+    "CorpusLocation",
     "EVIDENCE_NAMESPACE",
     "EvidenceRecord",
     "EvidenceStore",

@@ -8,7 +8,8 @@ served by ``routes.py`` as ``GET /evidence/{thread_id}[/{run_id}]``).
 
 Contract:
 - a state entry is ``id, url, title, kind, retrieved_at, agent, sha256, chars``: no text, ``chars`` its
-  length, ``sha256`` the hex digest of its UTF-8 bytes, so a client can check a text it reads back;
+  length, ``sha256`` the hex digest of its UTF-8 bytes, so a client can check a text it reads back; a
+  corpus passage (``kind: corpus``) adds ``corpus``: ``{name, path, anchor, page, file_sha256}``;
 - the texts of one run are stored under ``evidence_namespace(thread_id, run_id)``, one item per evidence id
   (the key), whose value is the state entry plus ``text``; all in one batch, not indexed for search;
 - a run with no store (the graph run in-process without one), without a thread id, or whose ids cannot
@@ -40,7 +41,7 @@ def evidence_namespace(thread_id: str, run_id: str | None = None) -> tuple[str, 
 
 def evidence_summary(record: EvidenceRecord) -> dict[str, Any]:
     """What the thread state keeps of one record: everything but the text, and the text's length."""
-    return {
+    summary: dict[str, Any] = {
         "id": record.id,
         "url": record.url,
         "title": record.title,
@@ -50,6 +51,16 @@ def evidence_summary(record: EvidenceRecord) -> dict[str, Any]:
         "sha256": record.sha256,
         "chars": len(record.text),
     }
+    if record.location is not None:
+        where = record.location
+        summary["corpus"] = {
+            "name": where.corpus,
+            "path": where.path,
+            "anchor": where.anchor,
+            "page": where.page,
+            "file_sha256": where.file_sha256,
+        }
+    return summary
 
 
 def evidence_summaries(records: Sequence[EvidenceRecord]) -> list[dict[str, Any]]:

@@ -2,7 +2,8 @@
 
 Contract: written only through ``EvidenceStore``'s methods, under its lock; readers get copies.
 - ``add_source`` records each URL once (normalised), in first-seen order, numbered from 1;
-- ``add_evidence`` keeps every retrieved text whole (a page, a search result), once per URL and content;
+- ``add_evidence`` keeps every retrieved text whole (a page, a search result, a corpus passage), once per URL
+  and content; a corpus passage also carries where it lives (``CorpusLocation``);
 - a sub-agent's findings are parsed once: whoever ends the sub-agent (its findings gate, or a guard's
   hand-back) stages the parsed object under its ``task`` call id, and the hand-over takes it from there
   (``take_staged``) and records what the orchestrator received (``add_handover``);
@@ -37,6 +38,18 @@ class SourceRecord:
 
 
 @dataclass(frozen=True)
+class CorpusLocation:
+    """Where a corpus passage lives: the corpus, the file (relative to the corpus directory), the anchor or
+    PDF page, and the SHA-256 of the file it was indexed from."""
+
+    corpus: str
+    path: str
+    anchor: str | None
+    page: int | None
+    file_sha256: str
+
+
+@dataclass(frozen=True)
 class EvidenceRecord:
     """Text the run actually retrieved, kept whole for citation checks."""
 
@@ -48,6 +61,7 @@ class EvidenceRecord:
     agent: str
     sha256: str
     text: str
+    location: CorpusLocation | None = None
 
 
 @dataclass(frozen=True)
@@ -93,7 +107,9 @@ class EvidenceStore:
         with self._lock:
             return list(self._sources.values())
 
-    def add_evidence(self, *, url: str, title: str, kind: str, text: str, agent: str) -> EvidenceRecord:
+    def add_evidence(
+        self, *, url: str, title: str, kind: str, text: str, agent: str, location: CorpusLocation | None = None
+    ) -> EvidenceRecord:
         digest = hashlib.sha256(text.encode()).hexdigest()
         with self._lock:
             for record in self._evidence:
@@ -108,6 +124,7 @@ class EvidenceStore:
                 agent=agent,
                 sha256=digest,
                 text=text,
+                location=location,
             )
             self._evidence.append(record)
             return record

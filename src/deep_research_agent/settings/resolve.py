@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from ..addresses import METADATA_HOSTNAMES, link_local_or_metadata, parse_ip_literal
+from ..corpora.catalog import CorpusSpec, parse_declarations
 from ..mcp.servers import McpServer, resolve_servers
 from ..names import SandboxProvider
 from .tiers import DEFAULT_BASE_URL, DEFAULT_TIER, MODEL_TIERS, TIER_ORDER, ModelSpec, Tier
@@ -202,12 +203,21 @@ class ResearchConfig(BaseModel):
     tavily_api_base_url: str = _setting(
         "", "Tavily API endpoint (self-hosted or test); empty means Tavily's own.", env="TAVILY_API_BASE_URL", operator_only=True
     )
-    web_search: bool = _setting(True, "Give research sub-agents the web_search tool.", env="DRA_WEB_SEARCH", configurable="web_search")
+    web_search: bool = _setting(
+        True,
+        "Give research sub-agents the web: web_search, and web_fetch unless DRA_WEB_FETCH is off. Off leaves only "
+        "the corpora (and MCP and custom tools): a private-documents agent.",
+        env="DRA_WEB_SEARCH",
+        configurable="web_search",
+    )
     search_max_results: int = _setting(
         6, "Results per web search.", env="DRA_SEARCH_MAX_RESULTS", configurable="search_max_results"
     )
     web_fetch: bool = _setting(
-        True, "Give research sub-agents the web_fetch full-page reader.", env="DRA_WEB_FETCH", configurable="web_fetch"
+        True,
+        "Give research sub-agents the web_fetch full-page reader (only while web_search is on).",
+        env="DRA_WEB_FETCH",
+        configurable="web_fetch",
     )
     fetch_allow_hosts: tuple[str, ...] = _setting(
         (),
@@ -341,6 +351,27 @@ class ResearchConfig(BaseModel):
         env="DRA_SANDBOX_EXEC_TIMEOUT",
         configurable="sandbox_exec_timeout",
     )
+    corpora: tuple[CorpusSpec, ...] = _setting(
+        (),
+        "Local document collections the research sub-agents search (corpus_search, corpus_read): a JSON object "
+        "mapping a name to a directory or to {path, title?, description?, html?, exclude?} (html: docs or web), "
+        "or the path of a file holding that JSON. Corpora added with ./run.sh corpus add are offered too. "
+        "configurable.corpora is a list of names: the corpora this run searches (all when empty); a run can "
+        "never add a directory.",
+        env="DRA_CORPORA",
+        configurable="corpora",
+        own_rules=True,
+    )
+    corpus_names: tuple[str, ...] = Field(default=(), description="The corpora a run asked for (configurable.corpora).")
+    data_dir: str = _setting(
+        "data",
+        "Folder of the corpus indexes (<data_dir>/corpora/<name>.sqlite); relative to the project.",
+        env="DRA_DATA_DIR",
+        operator_only=True,
+    )
+    corpus_max_results: int = _setting(
+        8, "Passages per corpus search (at most 20).", env="DRA_CORPUS_MAX_RESULTS", configurable="corpus_max_results"
+    )
     skills_dir: str = _setting(
         "skills",
         "Folder of skills (<name>/SKILL.md); relative to the project. A per-run value must lie under DRA_ALLOWED_EXTENSION_ROOTS.",
@@ -409,6 +440,13 @@ class ResearchConfig(BaseModel):
                 values["domain_prompt"] = path.read_text(encoding="utf-8").strip()
             except OSError as exc:
                 warnings.append(f"DRA_DOMAIN_PROMPT_FILE {str(path)!r} cannot be read ({exc.strerror}); no domain prompt.")
+
+        values["corpora"], corpus_warnings = parse_declarations(environ.get("DRA_CORPORA", ""), base=PROJECT_ROOT)
+        warnings.extend(corpus_warnings)
+        values["corpus_names"], names_warning = _corpus_names(configurable.get("corpora"))
+        if names_warning:
+            warnings.append(names_warning)
+        values["data_dir"] = str(_project_path(values.get("data_dir", "data")))
 
         values["mcp_servers"], mcp_warnings = resolve_servers(
             configurable, environ, label=values.get("mcp_label", "mcp"), bearer=values.get("mcp_bearer")
@@ -583,6 +621,16 @@ def sandbox_url_problem(url: str) -> str | None:
     if literal is not None and (reason := link_local_or_metadata(literal)):
         return f"{host} is {reason}"
     return None
+
+
+def _corpus_names(raw: Any) -> tuple[tuple[str, ...], str | None]:
+    """A run's ``corpora``: a list (or comma-separated string) of corpus names, never a directory."""
+    if raw in (None, "", []):
+        return (), None
+    items = raw.split(",") if isinstance(raw, str) else raw
+    if not isinstance(items, (list, tuple)) or not all(isinstance(item, str) for item in items):
+        return (), "configurable.corpora must be a list of corpus names; searching every corpus."
+    return tuple(dict.fromkeys(item.strip() for item in items if item.strip())), None
 
 
 def _project_path(raw: str) -> Path:

@@ -44,6 +44,9 @@ def _key_type(name: str, annotation: Any, field_default: Any, description: str) 
     if name == "mcp_servers":
         annotation = list[McpServerSpec]
         field_default = []
+    if name == "corpora":
+        annotation = list[str]
+        field_default = []
     # The resolver refuses a negative number for every numeric setting: each is a size, count, duration or price.
     bound = {"ge": 0} if annotation in (int, float) else {}
     return Annotated[annotation, Field(field_default, description=description, **bound)]

@@ -1,5 +1,6 @@
-"""The research tools the agents call: ``web_search`` (Tavily) and ``web_fetch`` (full-page reader),
-and the classified errors every tool hands the model instead of raising.
+"""The research tools the agents call: ``web_search`` (Tavily), ``web_fetch`` (full-page reader),
+``corpus_search`` and ``corpus_read`` (the local corpora), and the classified errors every tool hands the
+model instead of raising.
 """
 
 from .._exports import lazy_exports
@@ -9,6 +10,7 @@ __all__, __getattr__ = lazy_exports(
     {
         "ClassifiedToolErrorsMiddleware": "errors",
         "ToolFailure": "errors",
+        "build_corpus_tools": "corpus",
         "build_web_fetch_tool": "fetch",
         "build_web_search_tool": "search",
     },

@@ -1,0 +1,316 @@
+"""``./run.sh corpus add|reindex|search|list|remove``: build, update, inspect and query the local corpora.
+
+Contract:
+- ``add NAME DIR [--title T] [--description D] [--html docs|web]`` indexes a directory under a name and
+  records the directory, title and description in the index, so the server offers the corpus with no
+  declaration; a name declared in ``DRA_CORPORA`` keeps its declared directory (adding it elsewhere is
+  refused).
+- ``reindex [NAME ...]`` (every corpus when no name is given; ``--declared``: those ``DRA_CORPORA`` declares)
+  reads again only the files whose size or mtime changed and drops deleted ones.
+- Indexing shows progress on a terminal (files, passages, MB, MB/s) on stderr and ends with a summary per
+  corpus, naming each file that could not be read and why; an unreadable file never fails the command.
+- ``search NAME QUERY [--k 10] [--json]`` prints the best passages; with ``--json`` exactly one JSON object
+  per hit and line, ``{"corpus", "path", "anchor", "title", "score", "text"}``, ``path`` relative to the
+  corpus directory, ``title`` the passage's title path joined with `` › ``, ``text`` the whole passage, and
+  nothing else on stdout (this output is what retrieval is evaluated on, keep it exactly).
+- ``list`` shows every corpus with its counts or what is wrong with it; ``remove NAME`` deletes an index.
+- Exit status: 0 on success, 1 when a corpus cannot be indexed or searched (its directory is missing, no
+  index yet), 2 for unusable arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn, TimeElapsedColumn
+from rich.text import Text
+
+from ..corpora.catalog import HTML_MODES, CorpusSpec, index_path, load_catalog, name_problem, read_meta
+from ..corpora.fts5 import Fts5Index, IndexUnavailable
+from ..corpora.indexer import CorpusError, IndexSummary, index_corpus
+from ..corpora.locator import title_of
+from ..settings import ResearchConfig
+
+DEFAULT_K = 10
+MAX_K = 100
+
+
+def add_parsers(commands: argparse._SubParsersAction) -> None:
+    corpus = commands.add_parser("corpus", help="index and search local document collections")
+    verbs = corpus.add_subparsers(dest="verb", required=True)
+    add = verbs.add_parser("add", help="index a directory as a named corpus")
+    add.add_argument("name")
+    add.add_argument("directory")
+    add.add_argument("--title", default="", help="how sources from it are cited, e.g. 'PostgreSQL 15 docs'")
+    add.add_argument("--description", default="", help="what it holds, for the orchestrator's prompt")
+    add.add_argument("--html", choices=HTML_MODES, default="docs", help="docs (structure, anchors) or web (saved pages)")
+    add.add_argument("--workers", type=int, default=None, help="indexing processes (default: one per core)")
+    reindex = verbs.add_parser("reindex", help="read changed files again, drop deleted ones")
+    reindex.add_argument("names", nargs="*", help="corpora to update (default: all)")
+    reindex.add_argument("--declared", action="store_true", help="only the corpora DRA_CORPORA declares (what ./run.sh up updates)")
+    reindex.add_argument("--workers", type=int, default=None, help="indexing processes (default: one per core)")
+    search = verbs.add_parser("search", help="search one corpus")
+    search.add_argument("name")
+    search.add_argument("query")
+    search.add_argument("--k", type=int, default=DEFAULT_K, help=f"how many passages (1-{MAX_K})")
+    search.add_argument("--json", action="store_true", help="one JSON object per hit and line")
+    verbs.add_parser("list", help="show the corpora and their indexes")
+    remove = verbs.add_parser("remove", help="delete a corpus's index")
+    remove.add_argument("name")
+
+
+def _settings() -> ResearchConfig:
+    # The run settings' warnings about other keys (a model key, a tier) are not this command's business.
+    logging.getLogger("deep_research_agent.settings.resolve").setLevel(logging.ERROR)
+    return ResearchConfig.resolve(None)
+
+
+def cmd_corpus(args: argparse.Namespace, console: Console) -> int:
+    # soft_wrap: a message or a path is never broken across lines, so it can be read and searched whole.
+    errors = Console(stderr=True, highlight=False, soft_wrap=True)
+    console = Console(file=console.file, highlight=False, soft_wrap=True)
+    settings = _settings()
+    for warning in settings.warnings:
+        if "DRA_CORPORA" in warning:
+            errors.print(f"[yellow]warning:[/] {warning}")
+    declared = {spec.name: spec for spec in settings.corpora}
+    data_dir = Path(settings.data_dir)
+    verb = args.verb
+    if verb == "add":
+        return _add(args, declared, data_dir, errors)
+    if verb == "reindex":
+        return _reindex(args, declared, data_dir, errors)
+    if verb == "search":
+        return _search(args, declared, data_dir, console, errors)
+    if verb == "list":
+        return _list(declared, data_dir, console)
+    return _remove(args, declared, data_dir, errors)
+
+
+# --- indexing -------------------------------------------------------------------------------------
+
+
+class _Rate(ProgressColumn):
+    def render(self, task: Task) -> Text:
+        elapsed = task.elapsed or 0.0
+        read = task.fields.get("bytes", 0) / 1_048_576
+        rate = read / elapsed if elapsed > 0 else 0.0
+        return Text(f"{task.fields.get('passages', 0):,} passages · {read:,.1f} MB · {rate:,.1f} MB/s")
+
+
+class TerminalProgress:
+    """Indexing progress as a live bar on a terminal; on anything else, nothing until the summary."""
+
+    def __init__(self, name: str, console: Console) -> None:
+        self.name = name
+        self.console = console
+        self.live = console.is_terminal
+        self.progress: Progress | None = None
+        self.task = None
+        self.passages = 0
+        self.bytes = 0
+
+    def start(self, files: int, total_bytes: int) -> None:
+        if not self.live or not files:
+            return
+        self.progress = Progress(
+            TextColumn(f"[bold]{self.name}[/]"),
+            BarColumn(),
+            TextColumn("{task.completed:,}/{task.total:,} files"),
+            _Rate(),
+            TimeElapsedColumn(),
+            console=self.console,
+            transient=True,
+        )
+        self.progress.start()
+        self.task = self.progress.add_task(self.name, total=files, passages=0, bytes=0)
+
+    def advance(self, *, passages: int, size: int) -> None:
+        self.passages += passages
+        self.bytes += size
+        if self.progress is not None and self.task is not None:
+            self.progress.update(self.task, advance=1, passages=self.passages, bytes=self.bytes)
+
+    def unreadable(self, path: str, reason: str) -> None:
+        if self.progress is not None:
+            self.progress.console.print(f"  [yellow]skipped[/] {path}: {reason}", highlight=False)
+
+    def finish(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+
+def summary_text(summary: IndexSummary) -> str:
+    """The lines ``corpus add``/``reindex`` end with."""
+    rate = summary.bytes_read / 1_048_576 / summary.elapsed_s if summary.elapsed_s > 0 else 0.0
+    lines = [
+        f"{summary.name}: {summary.documents:,} documents, {summary.passages:,} passages. This run: {summary.files:,} files "
+        f"seen, {summary.added:,} added, {summary.updated:,} updated, {summary.unchanged:,} unchanged, {summary.removed:,} "
+        f"removed, {summary.passages_written:,} passages written from {summary.bytes_read / 1_048_576:,.1f} MB in "
+        f"{summary.elapsed_s:.1f} s ({rate:,.1f} MB/s)."
+    ]
+    if summary.rebuilt:
+        lines.append(f"  Rebuilt from scratch: {summary.rebuilt}.")
+    if summary.empty:
+        lines.append(f"  {summary.empty:,} file(s) held no text beyond navigation.")
+    if summary.unreadable:
+        lines.append(f"  {len(summary.unreadable):,} file(s) could not be read and were skipped:")
+        lines += [f"    {path}: {reason}" for path, reason in summary.unreadable]
+    if summary.still_unreadable:
+        lines.append(f"  {summary.still_unreadable:,} unchanged file(s) still cannot be read (see an earlier run).")
+    return "\n".join(lines)
+
+
+def _index(spec: CorpusSpec, data_dir: Path, workers: int | None, errors: Console) -> int:
+    try:
+        index = Fts5Index(spec.name, index_path(data_dir, spec.name), writable=True)
+    except IndexUnavailable as exc:
+        errors.print(f"[red]error:[/] {exc}", highlight=False)
+        return 1
+    try:
+        summary = index_corpus(spec, index, progress=TerminalProgress(spec.name, errors), workers=workers)
+    except CorpusError as exc:
+        errors.print(f"[red]error:[/] {exc}", highlight=False)
+        return 1
+    finally:
+        index.close()
+    print(summary_text(summary))
+    return 0
+
+
+def _add(args: argparse.Namespace, declared: dict[str, CorpusSpec], data_dir: Path, errors: Console) -> int:
+    if problem := name_problem(args.name):
+        errors.print(f"[red]error:[/] {problem}.", highlight=False)
+        return 2
+    root = Path(args.directory).expanduser().resolve()
+    if not root.is_dir():
+        errors.print(f"[red]error:[/] {args.directory} is not a directory.", highlight=False)
+        return 2
+    spec = CorpusSpec(name=args.name, root=str(root), title=args.title.strip(), description=args.description.strip(), html=args.html)
+    existing = declared.get(args.name)
+    if existing is not None:
+        if Path(existing.root) != root:
+            errors.print(
+                f"[red]error:[/] {args.name!r} is declared in DRA_CORPORA at {existing.root}; change the "
+                "declaration or add the directory under another name.",
+                highlight=False,
+            )
+            return 2
+        spec = replace(existing, title=spec.title or existing.title, description=spec.description or existing.description)
+    return _index(spec, data_dir, args.workers, errors)
+
+
+def _known_specs(declared: dict[str, CorpusSpec], data_dir: Path) -> dict[str, CorpusSpec]:
+    return {entry.spec.name: entry.spec for entry in load_catalog(data_dir, declared.values()).entries}
+
+
+def _reindex(args: argparse.Namespace, declared: dict[str, CorpusSpec], data_dir: Path, errors: Console) -> int:
+    known = _known_specs(declared, data_dir)
+    names = args.names or list(declared if args.declared else known)
+    if args.declared and not names:
+        return 0
+    if not names:
+        errors.print("No corpora yet: add one with `./run.sh corpus add NAME DIR` or declare them in DRA_CORPORA.")
+        return 1
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        errors.print(
+            f"[red]error:[/] unknown corpus {', '.join(map(repr, unknown))}; known: {', '.join(sorted(known)) or 'none'}.",
+            highlight=False,
+        )
+        return 2
+    status = 0
+    for name in names:
+        spec = known[name]
+        if not spec.root:
+            errors.print(f"[red]error:[/] the index of {name!r} records no directory; add it again with `corpus add`.", highlight=False)
+            status = 1
+            continue
+        status = max(status, _index(spec, data_dir, args.workers, errors))
+    return status
+
+
+# --- reading --------------------------------------------------------------------------------------
+
+
+def _search(
+    args: argparse.Namespace, declared: dict[str, CorpusSpec], data_dir: Path, console: Console, errors: Console
+) -> int:
+    if not 1 <= args.k <= MAX_K:
+        errors.print(f"[red]error:[/] --k must be between 1 and {MAX_K}.")
+        return 2
+    path = index_path(data_dir, args.name)
+    meta, problem = read_meta(args.name, path)
+    if meta is None or problem:
+        errors.print(f"[red]error:[/] {problem}", highlight=False)
+        return 1
+    index = Fts5Index(args.name, path)
+    try:
+        started = time.perf_counter()
+        hits = index.search(args.query, args.k)
+        elapsed_ms = (time.perf_counter() - started) * 1000
+    finally:
+        index.close()
+    if args.json:
+        for hit in hits:
+            passage = hit.passage
+            record = {
+                "corpus": passage.corpus,
+                "path": passage.path,
+                "anchor": passage.anchor if passage.anchor is not None else (f"page={passage.page}" if passage.page else None),
+                "title": " › ".join(passage.title_path),
+                "score": hit.score,
+                "text": passage.text,
+            }
+            sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+        return 0
+    if not hits:
+        console.print(f"No passage of {args.name} matches. Try other words or an exact identifier.")
+        return 0
+    spec = declared.get(args.name) or CorpusSpec(name=args.name, root=meta.root, title=meta.title)
+    for rank, hit in enumerate(hits, 1):
+        passage = hit.passage
+        console.print(f"[bold]{rank}. {title_of(spec.display_title, passage)}[/]  [dim]score {hit.score:.2f} · {passage.id}[/]", highlight=False)
+        console.print(f"   {hit.snippet}", highlight=False, markup=False)
+    errors.print(f"[dim]{len(hits)} passages in {elapsed_ms:.1f} ms[/]")
+    return 0
+
+
+def _list(declared: dict[str, CorpusSpec], data_dir: Path, console: Console) -> int:
+    catalog = load_catalog(data_dir, declared.values())
+    if not catalog.entries:
+        console.print(f"No corpora in {data_dir}. Add one with `./run.sh corpus add NAME DIR`.")
+        return 0
+    for entry in catalog.entries:
+        origin = "declared" if entry.spec.name in declared else "added"
+        console.print(f"[bold]{entry.spec.name}[/] ({origin}) {entry.spec.display_title} — {entry.spec.root or '?'}", highlight=False)
+        if entry.meta is not None:
+            meta = entry.meta
+            console.print(
+                f"   {meta.documents:,} documents, {meta.passages:,} passages, {meta.source_bytes / 1_048_576:,.1f} MB, "
+                f"indexed {meta.indexed_at or 'never'}" + (f", {meta.unreadable} unreadable" if meta.unreadable else ""),
+                highlight=False,
+            )
+        if entry.problem:
+            console.print(f"   [yellow]{entry.problem}[/]", highlight=False)
+    return 0
+
+
+def _remove(args: argparse.Namespace, declared: dict[str, CorpusSpec], data_dir: Path, errors: Console) -> int:
+    path = index_path(data_dir, args.name)
+    if not path.is_file():
+        errors.print(f"[red]error:[/] there is no index of {args.name!r} in {data_dir}.", highlight=False)
+        return 1
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    print(f"Removed the index of {args.name}.")
+    if args.name in declared:
+        print(f"{args.name} is still declared in DRA_CORPORA; `./run.sh corpus reindex {args.name}` builds it again.")
+    return 0

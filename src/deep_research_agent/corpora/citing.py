@@ -1,0 +1,42 @@
+"""Sources lines of corpus passages as a person would write them.
+
+Contract: ``readable_corpus_sources(markdown, evidence)`` rewrites each ``## Sources`` entry whose URL is a
+``corpus://`` URL the run retrieved to ``[n] <corpus title> — <title path> (<path>) — corpus://…``, the
+title the passage was read under (``locator.title_of``), whatever the writer put there (a bare file name,
+the id, nothing). The number, the URL and every other line are left as written; a corpus URL the run never
+retrieved is left for the citation check to remove. Idempotent.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..report.markdown import source_entries, split_sources
+from .locator import is_corpus_url
+
+if TYPE_CHECKING:
+    from ..run.evidence import EvidenceStore
+
+
+def readable_corpus_sources(markdown: str, evidence: EvidenceStore) -> str:
+    parts = split_sources(markdown)
+    if not parts.sources:
+        return markdown
+    pieces: list[str] = []
+    position = 0
+    for entry in source_entries(parts.sources):
+        if not entry.url or not is_corpus_url(entry.url):
+            continue
+        record = evidence.source(entry.url)
+        if record is None or not record.title:
+            continue
+        line = parts.sources[entry.start : entry.end]
+        at = line.find(entry.text)
+        if at < 0:
+            continue
+        pieces.append(parts.sources[position : entry.start] + line[:at] + f"{record.title} — {entry.url}" + line[at + len(entry.text) :])
+        position = entry.end
+    if not pieces:
+        return markdown
+    pieces.append(parts.sources[position:])
+    return parts.before + "".join(pieces) + parts.after

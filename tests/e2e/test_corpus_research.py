@@ -1,0 +1,159 @@
+"""Research over local corpora through ``langgraph dev``: a sub-agent searches and reads a passage, the report
+cites it as ``corpus://…`` with a readable Sources line, the evidence keeps the passage, and web and corpus
+sources share one numbering. The session server has the test corpus (``tests/support/corpus.py``) declared."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.scenarios import (
+    findings_json,
+    orchestrator,
+    plan_and_delegate,
+    requests_of,
+    researcher,
+    scenario,
+    submit,
+    system_text,
+)
+from tests.support import corpus as fixture
+from tests.support.agent_server import stored_records, stream_run
+from tests.support.scripted_model import call, turn
+from tests.support.web import ARTICLES
+
+pytestmark = pytest.mark.anyio
+
+FLUX_URL = "corpus://handbook/guide/config.html#GUC-FLUX-BUFFER"
+FLUX_TITLE = "Halvorsen Handbook — 20.4. Resource Consumption › 20.4.1. Memory › flux_buffer (integer) (guide/config.html)"
+FLUX_FINDING = "The flux_buffer setting defaults to four megabytes (4MB)."
+WEB_QUOTE = "reached an energy density of 412 Wh/kg in independent tests"
+
+
+def tool_names(request: dict) -> set[str]:
+    return {t["function"]["name"] for t in request["body"].get("tools") or ()}
+
+
+def reads_flux(passage_id: str, *extra_findings: dict, web_url: str | None = None) -> dict:
+    turns = [turn(tool_calls=[call("corpus_search", query="default value of flux_buffer", corpus="handbook")])]
+    if web_url:
+        turns.append(turn(tool_calls=[call("web_fetch", url=web_url)]))
+    turns.append(turn(tool_calls=[call("corpus_read", id=passage_id)]))
+    finding = {"finding": FLUX_FINDING, "evidence": fixture.FLUX_QUOTE, "source": FLUX_URL}
+    turns.append(turn(content=findings_json(FLUX_FINDING, [finding, *extra_findings])))
+    return researcher(*turns)
+
+
+async def test_a_sub_agent_reads_a_corpus_passage_and_the_report_cites_it_with_a_readable_sources_line(
+    agent_server, scripted, test_corpus
+):
+    passage_id = test_corpus.passage_id("flux_buffer")
+    written = f"# Flux buffer\n\nThe flux buffer defaults to 4MB [1].\n\n## Sources\n[1] config.html — {FLUX_URL}\n"
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Find the default flux_buffer in the Halvorsen Handbook corpus"), submit(written)),
+            reads_flux(passage_id),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "What is the default flux_buffer of the Halvorsen engine?")
+
+    assert [(e["state"], e["reason"]) for e in run.end_statuses] == [("done", "report_delivered")]
+    query = run.of_type("search_query")[0]
+    assert (query["source"], query["role"]) == ("corpus:handbook", "research-subagent")
+    results = run.of_type("search_results")[0]
+    assert results["ok"] and results["results"][0]["url"] == FLUX_URL and results["results"][0]["domain"] == "handbook"
+    read = [e for e in run.of_type("page_fetched") if e["url"] == FLUX_URL]
+    assert read and read[0]["ok"] and read[0]["title"] == FLUX_TITLE
+    source = next(e for e in run.of_type("source") if e["url"] == FLUX_URL)
+    assert (source["domain"], source["title"]) == ("handbook", FLUX_TITLE)
+
+    report = run.values["final_report"]
+    assert report.endswith(f"## Sources\n[1] {FLUX_TITLE} — {FLUX_URL}"), report
+    assert "[unverified]" not in report
+    [citation] = run.values["citations"]
+    assert (citation["url"], citation["verified"], citation["reason"]) == (FLUX_URL, True, "quote_verified")
+    entry = next(e for e in run.values["evidence"] if e["kind"] == "corpus")
+    assert entry["url"] == FLUX_URL and "text" not in entry
+    assert entry["corpus"]["name"] == "handbook" and entry["corpus"]["path"] == "guide/config.html"
+    assert entry["corpus"]["anchor"] == "GUC-FLUX-BUFFER" and len(entry["corpus"]["file_sha256"]) == 64
+    stored = (await stored_records(agent_server.url, run))[entry["id"]]
+    assert fixture.FLUX_QUOTE.replace("4MB", "`4MB`") in stored["text"] and stored["corpus"] == entry["corpus"]
+    messages = [m for m in run.values["messages"] if m["type"] == "ai"]
+    assert messages[-1]["content"] == report, "a generic client shows the report with its readable Sources line"
+
+
+async def test_the_prompts_list_the_corpora_and_the_research_sub_agent_gets_the_corpus_tools(agent_server, scripted):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Check the handbook"), submit("# Handbook\n\nNothing needed.\n\n## Sources\n")),
+            researcher(turn(content=findings_json("Nothing to look up."))),
+        )
+    )
+
+    await stream_run(agent_server.url, "Anything in the handbook?")
+
+    planner = system_text(requests_of(scripted, "orchestrator")[0]["body"])
+    assert "## Local corpora" in planner and "`handbook`: Halvorsen Handbook — Manuals of the Halvorsen engine (7 documents, " in planner
+    worker = requests_of(scripted, "researcher")[0]
+    assert {"corpus_search", "corpus_read", "web_search", "web_fetch"} <= tool_names(worker)
+    assert "`handbook` (Halvorsen Handbook)" in system_text(worker["body"]) and "## The web" in system_text(worker["body"])
+
+
+async def test_a_mixed_web_and_corpus_report_numbers_its_sources_in_one_sequence(agent_server, scripted, web, test_corpus):
+    article = ARTICLES["halvorsen-cell"]
+    web_url = web.url(article.path)
+    web_finding = {"finding": "The Halvorsen cell reached 412 Wh/kg.", "evidence": WEB_QUOTE, "source": web_url}
+    # The writer numbers the sources in the order it found them, not in the order the text cites them.
+    written = (
+        "# Halvorsen\n\nThe cell reached 412 Wh/kg in independent tests [2]. Its flux buffer defaults to 4MB [1].\n\n"
+        f"## Sources\n[1] Handbook — {FLUX_URL}\n[2] {article.title} — {web_url}\n"
+    )
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Find the cell's density and its flux_buffer default"), submit(written)),
+            reads_flux(test_corpus.passage_id("flux_buffer"), web_finding, web_url=web_url),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "How dense is the Halvorsen cell and what is its flux buffer?")
+
+    report = run.values["final_report"]
+    assert "412 Wh/kg in independent tests [1]. Its flux buffer defaults to 4MB [2]." in report
+    sources = report.split("## Sources\n", 1)[1].splitlines()
+    assert sorted(sources) == [f"[1] {article.title} — {web_url}", f"[2] {FLUX_TITLE} — {FLUX_URL}"]
+    assert {(c["index"], c["url"], c["verified"]) for c in run.values["citations"]} == {(1, web_url, True), (2, FLUX_URL, True)}
+    state_sources = [s["url"] for s in run.values["sources"]]
+    assert FLUX_URL in state_sources and web_url in state_sources
+    assert [s["index"] for s in run.values["sources"]] == list(range(1, len(state_sources) + 1)), "one numbering for both"
+
+
+async def test_with_web_search_off_the_run_researches_only_its_corpora(agent_server, scripted, test_corpus):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Find flux_buffer"), submit("# Flux\n\nNone.\n\n## Sources\n")),
+            researcher(turn(content=findings_json("Nothing."))),
+        )
+    )
+
+    await stream_run(agent_server.url, "flux_buffer?", configurable={"web_search": False})
+
+    worker = requests_of(scripted, "researcher")[0]
+    assert {"corpus_search", "corpus_read"} <= tool_names(worker)
+    assert not {"web_search", "web_fetch"} & tool_names(worker)
+    for body in (worker["body"], requests_of(scripted, "orchestrator")[0]["body"]):
+        assert "## No web access" in system_text(body) and "## The web" not in system_text(body)
+
+
+async def test_a_run_that_names_an_unknown_corpus_is_warned_and_gets_no_corpus_tools(agent_server, scripted):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Look it up"), submit("# X\n\nNone.\n\n## Sources\n")),
+            researcher(turn(content=findings_json("Nothing."))),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "Look it up.", configurable={"corpora": ["atlas"]})
+
+    warnings = [s["detail"] for s in run.statuses("warning")]
+    assert any("'atlas'" in w and "known corpora: handbook" in w for w in warnings), warnings
+    assert not {"corpus_search", "corpus_read"} & tool_names(requests_of(scripted, "researcher")[0])

@@ -1,0 +1,182 @@
+"""Specification of ``./run.sh corpus …`` as a user runs it: a real process, the environment run.sh gives it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support import corpus as fixture
+
+ROOT = Path(__file__).resolve().parents[1]
+JSON_KEYS = ["corpus", "path", "anchor", "title", "score", "text"]
+
+
+def corpus_cli(*args: str, data: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("DRA_")}
+    environ.update({"DRA_DATA_DIR": str(data), **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "deep_research_agent.cli", "corpus", *args],
+        cwd=ROOT, env=environ, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    return fixture.write_corpus(tmp_path / "docs")
+
+
+def test_add_indexes_a_directory_and_prints_a_summary_naming_the_unreadable_file(docs, tmp_path):
+    result = corpus_cli("add", "handbook", str(docs), "--title", fixture.CORPUS_TITLE, data=tmp_path / "data")
+
+    assert result.returncode == 0, result.stderr
+    summary = result.stdout
+    assert summary.startswith("handbook: 7 documents, ") and "8 files seen, 7 added" in summary
+    assert "1 file(s) could not be read and were skipped:\n    reports/broken.pdf: is a PDF that could not be read" in summary
+    assert (tmp_path / "data/corpora/handbook.sqlite").is_file()
+
+
+def test_search_json_prints_exactly_one_object_per_hit_with_the_agreed_keys(docs, tmp_path):
+    data = tmp_path / "data"
+    corpus_cli("add", "handbook", str(docs), data=data)
+
+    result = corpus_cli("search", "handbook", "default flux_buffer", "--k", "3", "--json", data=data)
+
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert 1 <= len(lines) <= 3
+    hits = [json.loads(line) for line in lines]
+    assert all(list(hit) == JSON_KEYS for hit in hits)
+    top = hits[0]
+    assert (top["corpus"], top["path"], top["anchor"]) == ("handbook", "guide/config.html", "GUC-FLUX-BUFFER")
+    assert top["title"] == "20.4. Resource Consumption › 20.4.1. Memory › flux_buffer (integer)"
+    assert fixture.FLUX_QUOTE.replace("4MB", "`4MB`") in top["text"] and isinstance(top["score"], float)
+    pdf = json.loads(corpus_cli("search", "handbook", "storage capacity GWh quarter", "--k", "1", "--json", data=data).stdout)
+    assert (pdf["path"], pdf["anchor"]) == ("reports/grid.pdf", "page=1")
+
+
+def test_search_without_json_shows_readable_titles_and_snippets(docs, tmp_path):
+    data = tmp_path / "data"
+    corpus_cli("add", "handbook", str(docs), "--title", fixture.CORPUS_TITLE, data=data)
+
+    result = corpus_cli("search", "handbook", "flux_buffer", "--k", "1", data=data)
+
+    assert "1. Halvorsen Handbook — 20.4. Resource Consumption › 20.4.1. Memory › flux_buffer (integer) (guide/config.html)" in " ".join(
+        result.stdout.split()
+    )
+    assert "**flux_buffer**" in result.stdout
+
+
+def test_reindex_reports_what_changed(docs, tmp_path):
+    data = tmp_path / "data"
+    corpus_cli("add", "handbook", str(docs), data=data)
+    (docs / "notes/day3.txt").unlink()
+
+    result = corpus_cli("reindex", data=data)
+
+    assert result.returncode == 0, result.stderr
+    assert "0 added, 0 updated, 6 unchanged, 1 removed" in result.stdout
+    assert "1 unchanged file(s) still cannot be read" in result.stdout
+
+
+def test_a_declared_corpus_is_listed_before_it_is_indexed_and_reindex_builds_it(docs, tmp_path):
+    data = tmp_path / "data"
+    declared = {"DRA_CORPORA": json.dumps({"handbook": {"path": str(docs), "title": fixture.CORPUS_TITLE}})}
+
+    listed = corpus_cli("list", data=data, env=declared)
+    built = corpus_cli("reindex", "handbook", data=data, env=declared)
+
+    assert "handbook (declared) Halvorsen Handbook" in listed.stdout and "not indexed yet" in listed.stdout
+    assert built.returncode == 0 and "7 added" in built.stdout
+    assert "7 documents" in corpus_cli("list", data=data, env=declared).stdout
+
+
+def test_bad_input_gets_a_clear_message_and_a_nonzero_exit(docs, tmp_path):
+    data = tmp_path / "data"
+
+    bad_name = corpus_cli("add", "Hand Book", str(docs), data=data)
+    no_dir = corpus_cli("add", "handbook", str(tmp_path / "nowhere"), data=data)
+    not_indexed = corpus_cli("search", "handbook", "x", data=data)
+    unknown = corpus_cli("reindex", "nope", data=data)
+    bad_k = corpus_cli("search", "handbook", "x", "--k", "0", data=data)
+
+    assert bad_name.returncode == 2 and "lower-case letters" in bad_name.stderr
+    assert no_dir.returncode == 2 and "is not a directory" in no_dir.stderr
+    assert not_indexed.returncode == 1 and "not indexed yet" in not_indexed.stderr
+    assert unknown.returncode == 2 and "unknown corpus 'nope'" in unknown.stderr
+    assert bad_k.returncode == 2 and "--k must be between 1 and 100" in bad_k.stderr
+
+
+def test_adding_a_declared_name_from_another_directory_is_refused(docs, tmp_path):
+    declared = {"DRA_CORPORA": json.dumps({"handbook": str(docs)})}
+
+    result = corpus_cli("add", "handbook", str(tmp_path), data=tmp_path / "data", env=declared)
+
+    assert result.returncode == 2 and "declared in DRA_CORPORA" in result.stderr
+
+
+def test_remove_deletes_the_index(docs, tmp_path):
+    data = tmp_path / "data"
+    corpus_cli("add", "handbook", str(docs), data=data)
+
+    removed = corpus_cli("remove", "handbook", data=data)
+
+    assert removed.returncode == 0 and not (data / "corpora/handbook.sqlite").exists()
+    assert corpus_cli("remove", "handbook", data=data).returncode == 1
+
+
+def test_doctor_lists_the_corpora_and_warns_about_one_that_is_not_indexed(docs, tmp_path):
+    data = tmp_path / "data"
+    corpus_cli("add", "handbook", str(docs), "--title", fixture.CORPUS_TITLE, data=data)
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("DRA_")}
+    environ.update(
+        {"DRA_DATA_DIR": str(data), "DRA_CORPORA": json.dumps({"later": str(docs)}), "DRA_URL": "http://127.0.0.1:9", "COLUMNS": "300"}
+    )
+
+    result = subprocess.run(
+        [sys.executable, "-m", "deep_research_agent.cli", "doctor"],
+        cwd=ROOT, env=environ, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+    lines = result.stdout.splitlines()
+    assert any("corpora" in line and "handbook: Halvorsen Handbook (7 documents" in line for line in lines), result.stdout
+    assert any(line.strip().startswith("!") and "corpus 'later' is not indexed yet" in line for line in lines)
+
+
+def test_on_a_terminal_indexing_shows_files_passages_megabytes_and_rate(docs, tmp_path):
+    import io
+
+    from rich.console import Console
+
+    from deep_research_agent.cli.corpus import TerminalProgress
+    from deep_research_agent.corpora.catalog import CorpusSpec, index_path
+    from deep_research_agent.corpora.fts5 import Fts5Index
+    from deep_research_agent.corpora.indexer import index_corpus
+
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=160, color_system=None)
+    index = Fts5Index("handbook", index_path(tmp_path / "data", "handbook"), writable=True)
+    try:
+        index_corpus(CorpusSpec(name="handbook", root=str(docs)), index, progress=TerminalProgress("handbook", console), workers=1)
+    finally:
+        index.close()
+
+    shown = screen.getvalue()
+    assert "handbook" in shown and "/8 files" in shown and "passages" in shown and "MB/s" in shown
+    assert "skipped reports/broken.pdf: is a PDF that could not be read" in shown
+
+
+def test_reindex_declared_updates_only_the_declared_corpora_and_is_quiet_without_any(docs, tmp_path):
+    data = tmp_path / "data"
+    corpus_cli("add", "added", str(docs), data=data)
+    declared = {"DRA_CORPORA": json.dumps({"handbook": str(docs)})}
+
+    result = corpus_cli("reindex", "--declared", data=data, env=declared)
+    nothing = corpus_cli("reindex", "--declared", data=data)
+
+    assert result.returncode == 0 and result.stdout.startswith("handbook: ") and "added:" not in result.stdout
+    assert nothing.returncode == 0 and nothing.stdout == ""
