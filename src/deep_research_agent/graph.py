@@ -76,10 +76,14 @@ from .names import Role, ToolName
 from .planning import PlanningMiddleware
 from .protocol import register_secrets
 from .run import current_run
-from .settings import ModelSpec, ResearchConfig, Slot, publish_run_settings
+from .settings import ModelSpec, ResearchConfig, Slot, load_env_file, publish_run_settings
 from .tools import ClassifiedToolErrorsMiddleware, build_web_fetch_tool, build_web_search_tool
 
 logger = logging.getLogger(__name__)
+
+# The server imports this module before any run: settings a langgraph.json ``env`` would carry reach
+# every server this way, Aegra included, which ignores that key.
+load_env_file()
 
 GRAPH_ID = "deep_research_agent"
 _CACHE_SIZE = 32
