@@ -8,6 +8,7 @@ import pytest
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.store.base import GetOp
 from langgraph.store.memory import InMemoryStore
 
 from deep_research_agent.settings import ResearchConfig
@@ -61,6 +62,35 @@ async def test_another_runs_request_leaves_this_run_alone(run, events):
     assert await store.aget(STOP_REQUESTS_NAMESPACE, "some-other-run") is not None
 
 
+async def test_a_request_a_client_put_through_aegra_lands_in_its_user_scope_and_still_stops_the_run(run, events):
+    # Aegra's store API files a client's put_item(["deep_research_agent", "stop_requests"], ...) under
+    # ["users", <identity>, ...]; the graph's own store is not scoped.
+    store = InMemoryStore()
+    scoped = ("users", "alice", *STOP_REQUESTS_NAMESPACE)
+    await store.aput(("users", "mallory", *STOP_REQUESTS_NAMESPACE), run.key, {"mode": "now"})
+    watcher = asyncio.create_task(watch_for_stop_request(store, run, owner="alice", poll_s=0.01))
+    await asyncio.sleep(0.05)
+    assert run.control.halt is None, "another user's request stopped the run"
+
+    await store.aput(scoped, run.key, {"mode": "now"})
+    await asyncio.wait_for(watcher, timeout=2)
+
+    assert run.control.halt is not None and run.control.halt.reason == EndReason.STOPPED_BY_USER
+    assert [e["state"] for e in events] == ["stop_requested"]
+    assert await store.aget(scoped, run.key) is None, "the served request was not deleted"
+
+
+async def test_a_process_starts_one_watcher_per_run_however_often_it_is_asked(run):
+    store = InMemoryStore()
+    stop_request.start_watching(store, run, owner="alice")
+    first = run.stop_watcher
+    stop_request.start_watching(store, run, owner="alice")
+
+    assert first is not None and run.stop_watcher is first
+    run.control.close()
+    await asyncio.wait_for(first, timeout=2)
+
+
 async def test_the_watcher_ends_with_its_run(run):
     watcher = asyncio.create_task(watch_for_stop_request(InMemoryStore(), run, poll_s=0.01))
     await asyncio.sleep(0.03)
@@ -78,11 +108,12 @@ class FlakyStore(InMemoryStore):
         self.failures = failures
         self.reads = 0
 
-    async def aget(self, namespace, key, **kwargs):
-        self.reads += 1
-        if self.reads <= self.failures:
-            raise ConnectionError("store unavailable")
-        return await super().aget(namespace, key, **kwargs)
+    async def abatch(self, ops):
+        if any(isinstance(op, GetOp) for op in ops):
+            self.reads += 1
+            if self.reads <= self.failures:
+                raise ConnectionError("store unavailable")
+        return await super().abatch(ops)
 
 
 async def test_a_failing_store_is_retried_rather_than_ending_the_run(run, events):

@@ -2,10 +2,13 @@
 
 Contract (orchestrator only; a request reaches every role through the run's control):
 - a client asks by putting an item in the LangGraph store at ``STOP_REQUESTS_NAMESPACE`` with the run id
-  as its key (``client.store.put_item(list(STOP_REQUESTS_NAMESPACE), run_id, {"mode": ...})``);
-- from the run's start (``start_watching``, called by the lifecycle as the run opens) a watcher polls for
-  it every ``POLL_S``, deletes each request it reads, and emits ``status: stop_requested`` with
-  ``reason`` the mode;
+  as its key (``client.store.put_item(list(STOP_REQUESTS_NAMESPACE), run_id, {"mode": ...})``), through
+  any instance of the server: the store is the one every instance shares, so the request reaches the
+  run wherever it executes;
+- from the run's start (``start_watching``, called by the lifecycle as the run opens, and again by the
+  process that resumes a run another one started) a watcher polls for it every ``POLL_S``, in every
+  namespace a client's item can land in (``run.owner.client_namespaces``: Aegra scopes API store calls
+  by user), deletes each request it reads, and emits ``status: stop_requested`` with ``reason`` the mode;
 - ``mode: "wrap_up"``: every agent is told at its next model call to deliver now, and no tool call
   starts any more except ``submit_report``; the agents write their findings and the orchestrator its
   report, through the usual gates, so the run normally ends ``done/report_delivered``. The watcher goes
@@ -26,11 +29,11 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, GetOp, Item
 
 from ..names import EndReason, StatusState, StopMode
 from ..protocol.events import STOP_REQUESTS_NAMESPACE, emit
-from ..run import Halt, Run
+from ..run import Halt, Run, client_namespaces
 
 logger = logging.getLogger(__name__)
 
@@ -39,25 +42,28 @@ POLL_S = 0.5
 _watchers: set[asyncio.Task[None]] = set()
 
 
-def start_watching(store: BaseStore | None, run: Run) -> None:
-    """Start the run's stop-request watcher (the lifecycle calls it when the run opens); no store, no watcher."""
-    if store is None:
+def start_watching(store: BaseStore | None, run: Run, *, owner: str | None = None) -> None:
+    """Start the run's stop-request watcher in this process, once; no store, no watcher. ``owner`` is the
+    run's server-authenticated user, whose scoped namespace is watched too."""
+    if store is None or run.stop_watcher is not None:
         return
-    watcher = asyncio.create_task(watch_for_stop_request(store, run), name=f"stop-watch-{run.key}")
+    watcher = asyncio.create_task(watch_for_stop_request(store, run, owner=owner), name=f"stop-watch-{run.key}")
+    run.stop_watcher = watcher
     _watchers.add(watcher)
     watcher.add_done_callback(_watchers.discard)
 
 
-async def watch_for_stop_request(store: BaseStore, run: Run, *, poll_s: float = POLL_S) -> None:
+async def watch_for_stop_request(store: BaseStore, run: Run, *, owner: str | None = None, poll_s: float = POLL_S) -> None:
     """Poll the store for this run's stop requests until it is stopped now or the run ends."""
+    namespaces = client_namespaces(STOP_REQUESTS_NAMESPACE, owner)
     while not run.control.closed and run.control.halt is None:
         try:
-            request = await store.aget(STOP_REQUESTS_NAMESPACE, run.key)
+            found: list[Item | None] = await store.abatch([GetOp(namespace, run.key) for namespace in namespaces])
         except Exception:  # a store hiccup must not end the run; the next poll tries again
             logger.warning("could not read stop requests for run %s", run.key, exc_info=True)
-            request = None
-        if request is not None:
-            await _forget(store, run)
+            found = []
+        for request in (item for item in found if item is not None):
+            await _forget(store, request)
             if request.value.get("mode") == StopMode.WRAP_UP:
                 _wrap_up(run)
             else:
@@ -87,8 +93,8 @@ def _stop_now(run: Run) -> None:
         )
 
 
-async def _forget(store: BaseStore, run: Run) -> None:
+async def _forget(store: BaseStore, request: Item) -> None:
     try:
-        await store.adelete(STOP_REQUESTS_NAMESPACE, run.key)
+        await store.adelete(request.namespace, request.key)
     except Exception:  # a leftover request would be read again: harmless, each mode acts once
-        logger.warning("could not delete the stop request of run %s", run.key, exc_info=True)
+        logger.warning("could not delete the stop request of run %s", request.key, exc_info=True)

@@ -5,6 +5,13 @@ Contract (orchestrator only; it must be the outermost middleware):
   custom tools found wrong follow it as ``status: warning``, then the statuses the graph factory found for
   the run (``mcp_ready``/``mcp_error``); the run's stop-request watcher starts (``delivery/stop.py``);
 - a config problem (refused ``base_url``, missing key) ends the run before any model call;
+- with a per-user limit (``max_runs_per_user``), the run takes a slot among its user's runs in progress
+  (``run/admission.py``); past the limit it ends at once with ``error/too_many_runs``, its detail (how
+  many runs are in progress, the limit, what to do) also the turn's AI message for clients that show
+  only ``messages``; an admitted run holds its slot until it ends;
+- a run resumed by another process (its worker died; Aegra's lease reaper hands it on from the last
+  checkpoint) gets the same watcher and slot in that process at its next model or tool call, since its
+  opening hook does not run again;
 - a model call that fails for good (once the retry middleware gave up) does not raise: the error is
   classified into a detail that says what to fix, and the agent stops;
 - an unexpected exception in a model call or a tool call of the orchestrator (its middleware included),
@@ -27,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from dataclasses import replace
@@ -58,7 +66,21 @@ from ..guards.budget import effective_recursion_limit
 from ..clock import format_elapsed
 from ..names import EndReason, StatusState, ToolErrorClass
 from ..protocol.events import emit
-from ..run import NoRunError, Run, archive_evidence, close_run, current_run, evidence_summaries, run_key
+from ..run import (
+    NoRunError,
+    Run,
+    RunSlot,
+    admit,
+    archive_evidence,
+    close_run,
+    current_run,
+    evidence_summaries,
+    owner_key,
+    release_slot,
+    run_key,
+    run_owner,
+    start_keeping,
+)
 from ..settings import ResearchConfig
 from ..tools.errors import tool_error_text
 from .containment import INTERNAL_ERROR, contain_hook_failures
@@ -89,7 +111,8 @@ class RunLifecycleMiddleware(AgentMiddleware):
     async def abefore_agent(self, state: LifecycleState, runtime: Runtime) -> dict[str, Any] | None:
         config = get_config()
         run = current_run(config)
-        start_watching(runtime.store, run)
+        owner = run_owner(config)
+        start_watching(runtime.store, run, owner=owner)
         configurable = config.get("configurable") or {}
         emit(
             "run_start",
@@ -104,7 +127,44 @@ class RunLifecycleMiddleware(AgentMiddleware):
         if self.settings.problems:
             problems = " ".join(self.settings.problems)
             return {"run_error": RunError(reason=EndReason.CONFIG_ERROR.value, detail=problems), "jump_to": "end"}
+        if refusal := await self._admit(runtime.store, run, owner):
+            return {
+                "run_error": RunError(reason=EndReason.TOO_MANY_RUNS.value, detail=refusal),
+                "messages": [deliverable_message(refusal)],
+                "jump_to": "end",
+            }
         return {"run_error": None}
+
+    async def _admit(self, store: Any, run: Run, owner: str | None) -> str | None:
+        """Take the run's slot under the per-user limit; the refusal's text past it, else None."""
+        limit = self.settings.max_runs_per_user
+        if not limit or store is None:
+            return None
+        try:
+            admission = await admit(store, owner=owner, run_id=run.key, limit=limit)
+        except Exception:  # noqa: BLE001 - the limit is fairness, not safety: a store failure admits the run
+            logger.warning("could not check the runs in progress of run %s; admitting it", run.key, exc_info=True)
+            return None
+        if admission.admitted:
+            start_keeping(store, run, admission.slot)
+            return None
+        runs = f"{admission.ahead} research run{'s' if admission.ahead != 1 else ''}"
+        return (
+            f"You already have {runs} in progress, and this server runs at most {limit} per user at once. "
+            "This run was not started: ask again once one of them has finished, or stop one."
+        )
+
+    def _attach(self, store: Any) -> None:
+        """Give a run this process resumed (another started it) its stop watcher and slot; else a no-op."""
+        try:
+            config = get_config()
+            run = current_run(config)
+        except (RuntimeError, NoRunError):  # called outside a graph run (a unit test): nothing to attach
+            return
+        if run.stop_watcher is None:
+            start_watching(store, run, owner=run_owner(config))
+        if self.settings.max_runs_per_user and run.slot is None and store is not None:
+            start_keeping(store, run, RunSlot(owner_key=owner_key(run_owner(config)), run_id=run.key, queued_at=time.time()))
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -112,6 +172,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
         if request.state.get("run_error"):
             # A tool call failed internally: end the run here instead of asking the model again.
             return ModelResponse(result=[AIMessage(content="(The run stopped on an internal error.)")])
+        self._attach(getattr(request.runtime, "store", None))
         try:
             return await handler(request)
         except asyncio.CancelledError:
@@ -137,6 +198,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
     ) -> ToolMessage | Command:
+        self._attach(getattr(request.runtime, "store", None))
         try:
             return await handler(request)
         except asyncio.CancelledError:
@@ -161,6 +223,9 @@ class RunLifecycleMiddleware(AgentMiddleware):
             # Before the end status, so a client that reacts to it finds the texts stored.
             thread_id = (config.get("configurable") or {}).get("thread_id")
             await archive_evidence(runtime.store, thread_id=thread_id, run_id=run.key, records=run.evidence.records())
+            if run.slot is not None and runtime.store is not None:
+                # Before the end status, so the user's next run, started on seeing it, finds the slot free.
+                await release_slot(runtime.store, run.slot)
             return self._close(state, run)
         finally:
             close_run(run.key)

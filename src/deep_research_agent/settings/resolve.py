@@ -314,6 +314,13 @@ class ResearchConfig(BaseModel):
         env="DRA_CUSTOM_TOOL_MAX_CHARS",
         configurable="custom_tool_max_chars",
     )
+    max_runs_per_user: int = _setting(
+        0,
+        "Runs one user may have in progress at once, counted across every server instance sharing the store; "
+        "the run past it ends at once with error/too_many_runs. 0 means no limit (./run.sh serve sets 3).",
+        env="DRA_MAX_RUNS_PER_USER",
+        operator_only=True,
+    )
 
     warnings: tuple[str, ...] = Field(default=(), exclude=True)
     problems: tuple[str, ...] = Field(default=(), exclude=True)
