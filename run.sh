@@ -24,18 +24,24 @@ Usage: ./run.sh [--sync] [COMMAND] [ARGS...]
 
 Commands:
   up                      start the agent server (langgraph dev); the default command
+  serve                   start the agent on Aegra with Postgres and Redis (DATABASE_URL, REDIS_URL; each one
+                          unset gets a throwaway server), DRA_INSTANCES instances from DRA_PORT up; creates the
+                          Aegra environment deploy/.venv (Python >= 3.12) from deploy/uv.lock
   --sync                  force `uv sync --extra dev`, then `up` (or the command that follows)
   ask "QUESTION" [--no-clarify] [--evidence FILE] [--config JSON]
                           research a question against the running server and watch the run
   smoke                   ask a canned question with --no-clarify
   doctor                  check the local setup (starts nothing)
   test [PYTEST ARGS...]   sync from the lock, check the lock, install node and the JS client's packages
-                          (npm ci in tests/js), run the offline test suite
+                          (npm ci in tests/js), Debian's postgresql and redis-server and the Aegra environment,
+                          run the offline test suite
   help                    show this text
 
 Environment (also read from ./.env):
   DRA_HOST (127.0.0.1)  DRA_PORT (2024; PORT is used when DRA_PORT is unset)  DRA_JOBS (10)
   DRA_RELOAD=1 (reload on code changes)  DRA_URL (client target; default http://DRA_HOST:DRA_PORT)
+  serve: DATABASE_URL  REDIS_URL  DRA_INSTANCES (1)  WORKER_COUNT (3)  N_JOBS_PER_WORKER (10)
+         DRA_MAX_RUNS_PER_USER (3)  DRA_AUTH_TOKENS  DRA_AEGRA_PYTHON (a Python >= 3.12 for deploy/.venv)
 EOF
 }
 
@@ -154,6 +160,40 @@ cmd_up() {
     --n-jobs-per-worker "$DRA_JOBS" "${reload[@]}"
 }
 
+# A Python >= 3.12 for the Aegra environment (Aegra 0.7+ needs it; the project itself runs on 3.11):
+# DRA_AEGRA_PYTHON, else a 3.12 (the version deploy/uv.lock is tested with: python3.12, then pyenv's),
+# else a newer one the same way, else a bare "3.12" that uv resolves (and may download) itself.
+aegra_python() {
+  local candidate minor pyenv_versions="${PYENV_ROOT:-$HOME/.pyenv}/versions"
+  if [[ -n "${DRA_AEGRA_PYTHON:-}" ]]; then
+    echo "$DRA_AEGRA_PYTHON"
+    return 0
+  fi
+  for minor in 12 13 14; do
+    for candidate in "python3.$minor" "$pyenv_versions"/3."$minor".*/bin/python3; do
+      if [[ "$candidate" != *"*"* ]] && "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; then
+        command -v "$candidate" 2>/dev/null || echo "$candidate"
+        return 0
+      fi
+    done
+  done
+  echo 3.12
+}
+
+# deploy/.venv: the project plus the pinned Aegra, exactly as deploy/uv.lock says.
+ensure_aegra_env() {
+  local python
+  python="$(aegra_python)"
+  say "uv sync --locked --project deploy (Aegra environment, Python $python)"
+  uv sync --locked --project deploy --python "$python"
+}
+
+cmd_serve() {
+  ensure_aegra_env
+  warn_missing_keys
+  exec deploy/.venv/bin/python -m deploy.serve
+}
+
 cmd_cli() {
   ensure_env
   exec uv run python -m deep_research_agent.cli "$@"
@@ -192,12 +232,44 @@ ensure_js_client() {
   (cd tests/js && npm ci)
 }
 
+# Debian's postgresql and redis-server for the tests on Aegra (tests/e2e/test_scaleout.py starts its own
+# throwaway servers from them). A fresh install creates no system cluster: the tests never use one.
+ensure_services() {
+  if compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null && command -v redis-server >/dev/null 2>&1; then
+    return 0
+  fi
+  say "Debian's postgresql or redis-server is missing; installing them"
+  if ! install_services; then
+    warn "could not install postgresql and redis-server; the tests on Aegra (tests/e2e/test_scaleout.py) will be skipped"
+  fi
+}
+
+install_services() {
+  command -v apt-get >/dev/null 2>&1 || return 1
+  local sudo=()
+  if [[ "$(id -u)" != 0 ]]; then
+    sudo -n true 2>/dev/null || return 1
+    sudo=(sudo -n)
+  fi
+  # postgresql-common reads createcluster.d; without this its install creates and starts a "main" cluster.
+  { "${sudo[@]}" mkdir -p /etc/postgresql-common/createcluster.d &&
+    echo "create_main_cluster = false" | "${sudo[@]}" tee /etc/postgresql-common/createcluster.d/deep-research-agent.conf >/dev/null; } 2>/dev/null || true
+  "${sudo[@]}" apt-get update -qq &&
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql redis-server
+}
+
 cmd_test() {
   say "uv sync --extra dev --locked"
   uv sync --extra dev --locked
   say "uv lock --check"
   uv lock --check
   ensure_js_client
+  ensure_services
+  say "uv lock --check --project deploy"
+  uv lock --check --project deploy
+  if ! ensure_aegra_env; then
+    warn "could not create the Aegra environment deploy/.venv; the tests on Aegra (tests/e2e/test_scaleout.py) will be skipped"
+  fi
   say "pytest $*"
   exec uv run --extra dev pytest "$@"
 }
@@ -224,6 +296,7 @@ main() {
 
   case "$command" in
     up) cmd_up ;;
+    serve) cmd_serve ;;
     ask) cmd_cli ask --url "$(server_url)" "$@" ;;
     smoke) cmd_cli ask --url "$(server_url)" --no-clarify "$SMOKE_QUESTION" "$@" ;;
     doctor) cmd_cli doctor --url "$(server_url)" "$@" ;;

@@ -174,3 +174,32 @@ def test_test_still_runs_the_suite_when_node_cannot_be_installed_and_says_which_
     calls = log.read_text().splitlines()
     assert not any(call.startswith("npm") for call in calls)
     assert calls[-1] == "uv run --extra dev pytest"
+
+
+def test_test_installs_postgres_and_redis_and_the_aegra_environment_from_its_lock(project_without_node):
+    project, stubs, log = project_without_node
+    python312 = stubs / "python3.12-stand-in"
+    python312.write_text("#!/bin/sh\nexit 0\n")
+    python312.chmod(0o755)
+
+    result = run(
+        project / "run.sh", "test", env=clean_env(PATH=str(stubs), HOME=str(project), DRA_AEGRA_PYTHON=str(python312))
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    calls = log.read_text().splitlines()
+    if "apt-get install -y -qq postgresql redis-server" in calls:  # skipped where both are installed already
+        assert calls[calls.index("apt-get install -y -qq postgresql redis-server") - 1] == "apt-get update -qq"
+    locked = calls.index("uv lock --check --project deploy")
+    synced = calls.index(f"uv sync --locked --project deploy --python {python312}")
+    assert locked < synced < len(calls) - 1 and calls[-1] == "uv run --extra dev pytest"
+
+
+def test_test_still_runs_the_suite_when_postgres_and_redis_cannot_be_installed(project_without_node):
+    project, stubs, log = project_without_node
+
+    result = run(project / "run.sh", "test", env=clean_env(PATH=str(stubs), HOME=str(project), APT_FAILS="1"))
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "the tests on Aegra (tests/e2e/test_scaleout.py) will be skipped" in result.stderr
+    assert log.read_text().splitlines()[-1] == "uv run --extra dev pytest"
