@@ -178,14 +178,16 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = ()) -> Com
             _guards(settings, Role.RESEARCH_SUBAGENT, tier.subagent, subagent_middleware, gate=FindingsGateMiddleware(role=Role.RESEARCH_SUBAGENT)),
             *subagent_middleware,
         ],
-        name=Role.RESEARCH_SUBAGENT,
+        # Plain strings: the agent's name lands on its messages, and a checkpoint must hold no enum of ours
+        # (LangGraph warns on deserializing one, and LANGGRAPH_STRICT_MSGPACK refuses it).
+        name=Role.RESEARCH_SUBAGENT.value,
         # A sub-agent is never resumed midway, so its steps are not checkpointed: inherited from the
         # orchestrator, every step would store the whole growing conversation for the thread's lifetime.
         checkpointer=False,
     )
     subagents: list[CompiledSubAgent] = [
         {
-            "name": Role.RESEARCH_SUBAGENT,
+            "name": Role.RESEARCH_SUBAGENT.value,
             "description": "Researches one unit on the web (search, read pages) and returns JSON findings with quotes and URLs.",
             # Its own step budget: without one it would inherit the orchestrator's whole limit per task.
             "runnable": research_subagent.with_config({"recursion_limit": effective_recursion_limit(settings)}),
@@ -229,7 +231,7 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = ()) -> Com
             *inside_guards,
         ],
         state_schema=DeepAgentState,
-        name=Role.ORCHESTRATOR,
+        name=Role.ORCHESTRATOR.value,
     )
     # Published as the assistant's config_schema, so clients (Studio too) can discover the per-run settings.
     return publish_run_settings(orchestrator).with_config({"recursion_limit": effective_recursion_limit(settings)})

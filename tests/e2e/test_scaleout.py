@@ -236,11 +236,12 @@ async def test_the_per_user_limit_holds_across_instances_and_frees_as_runs_end(d
     assert delivered(await stream_run(deployment.client(deployment.b, "carol"), "Sodium prices again?", timeout=120))
 
 
-async def test_a_run_whose_instance_is_killed_resumes_on_the_other_and_delivers_one_report(deployment, scripted):
+async def test_a_run_whose_instance_is_killed_resumes_on_the_other_and_delivers_one_report_with_its_whole_ledger(deployment, scripted):
     # Last in the module: the killed instance stays down.
     scripted.set_scenario(simple_research(delay_s=4.0))
     creator = deployment.client(deployment.a, "user-0")
     thread = await creator.threads.create()
+    created_at = time.monotonic()
     run = await creator.runs.create(
         thread["thread_id"],
         GRAPH_ID,
@@ -260,9 +261,15 @@ async def test_a_run_whose_instance_is_killed_resumes_on_the_other_and_delivers_
     with anyio.fail_after(120):
         async for part in on_survivor.runs.join_stream(thread["thread_id"], run["run_id"], stream_mode=STREAM_MODES):
             joined.parts.append((part.event, part.data))
+    took = time.monotonic() - created_at
     state = await on_survivor.threads.get_state(thread["thread_id"])
 
     assert any("Worker picked up run" in line and run["run_id"] in line for line in survivor.log().splitlines())
+    # The run's ledger came along: its run time and usage include the part on the dead instance.
+    [end] = joined.end_statuses
+    assert end["elapsed_s"] >= took - 5, f"run time {end['elapsed_s']} s for a run of {took:.0f} s"
+    [usage] = joined.of_type("usage")
+    assert usage["per_role"]["orchestrator"]["model_calls"] == 2, "the planning call before the kill was not counted"
     assert (await on_survivor.runs.get(thread["thread_id"], run["run_id"]))["status"] == "success"
     assert len(joined.of_type("report")) == 1 and end_of(joined) == ("done", "report_delivered")
     assert state["values"]["final_report"].startswith("# Sodium")

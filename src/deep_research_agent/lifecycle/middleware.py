@@ -9,9 +9,11 @@ Contract (orchestrator only; it must be the outermost middleware):
   (``run/admission.py``); past the limit it ends at once with ``error/too_many_runs``, its detail (how
   many runs are in progress, the limit, what to do) also the turn's AI message for clients that show
   only ``messages``; an admitted run holds its slot until it ends;
-- a run resumed by another process (its worker died; Aegra's lease reaper hands it on from the last
-  checkpoint) gets the same watcher and slot in that process at its next model or tool call, since its
-  opening hook does not run again;
+- every orchestrator tool call ends by saving the run's ledger to the store (``run/ledger.py``); a run
+  resumed by another process (its worker died; Aegra's lease reaper hands it on from the last checkpoint)
+  restores it there, and gets the same watcher and slot, at its next model or tool call, since its
+  opening hook does not run again: so its run time, usage, sources, hand-overs and texts include the part
+  before the resume, and it ends with one report and one end status;
 - a model call that fails for good (once the retry middleware gave up) does not raise: the error is
   classified into a detail that says what to fix, and the agent stops;
 - an unexpected exception in a model call or a tool call of the orchestrator (its middleware included),
@@ -75,10 +77,13 @@ from ..run import (
     close_run,
     current_run,
     evidence_summaries,
+    forget_ledger,
     owner_key,
     release_slot,
+    restore_ledger,
     run_key,
     run_owner,
+    save_ledger,
     start_keeping,
 )
 from ..settings import ResearchConfig
@@ -113,6 +118,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
         run = current_run(config)
         owner = run_owner(config)
         start_watching(runtime.store, run, owner=owner)
+        run.attached = True
         configurable = config.get("configurable") or {}
         emit(
             "run_start",
@@ -154,17 +160,25 @@ class RunLifecycleMiddleware(AgentMiddleware):
             "This run was not started: ask again once one of them has finished, or stop one."
         )
 
-    def _attach(self, store: Any) -> None:
-        """Give a run this process resumed (another started it) its stop watcher and slot; else a no-op."""
+    async def _attach(self, store: Any) -> None:
+        """Take over a run another process started (its ledger, stop watcher, slot); a no-op once done."""
         try:
             config = get_config()
             run = current_run(config)
         except (RuntimeError, NoRunError):  # called outside a graph run (a unit test): nothing to attach
             return
-        if run.stop_watcher is None:
-            start_watching(store, run, owner=run_owner(config))
-        if self.settings.max_runs_per_user and run.slot is None and store is not None:
-            start_keeping(store, run, RunSlot(owner_key=owner_key(run_owner(config)), run_id=run.key, queued_at=time.time()))
+        if run.attached:
+            return
+        async with run.attach_lock:
+            if run.attached:
+                return
+            owner = run_owner(config)
+            if await restore_ledger(store, run, thread_id=(config.get("configurable") or {}).get("thread_id")):
+                logger.info("run %s resumed in this process from its last checkpoint and ledger", run.key)
+            start_watching(store, run, owner=owner)
+            if self.settings.max_runs_per_user and run.slot is None and store is not None:
+                start_keeping(store, run, RunSlot(owner_key=owner_key(owner), run_id=run.key, queued_at=time.time()))
+            run.attached = True
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -172,7 +186,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
         if request.state.get("run_error"):
             # A tool call failed internally: end the run here instead of asking the model again.
             return ModelResponse(result=[AIMessage(content="(The run stopped on an internal error.)")])
-        self._attach(getattr(request.runtime, "store", None))
+        await self._attach(getattr(request.runtime, "store", None))
         try:
             return await handler(request)
         except asyncio.CancelledError:
@@ -198,9 +212,10 @@ class RunLifecycleMiddleware(AgentMiddleware):
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
     ) -> ToolMessage | Command:
-        self._attach(getattr(request.runtime, "store", None))
+        store = getattr(request.runtime, "store", None)
+        await self._attach(store)
         try:
-            return await handler(request)
+            result = await handler(request)
         except asyncio.CancelledError:
             _forget_cancelled_run()
             raise
@@ -215,6 +230,14 @@ class RunLifecycleMiddleware(AgentMiddleware):
                 status="error",
             )
             return Command(update={"messages": [failed], "run_error": INTERNAL_ERROR})
+        await self._save_ledger(store)
+        return result
+
+    @staticmethod
+    async def _save_ledger(store: Any) -> None:
+        with suppress(RuntimeError, NoRunError):
+            config = get_config()
+            await save_ledger(store, current_run(config), thread_id=(config.get("configurable") or {}).get("thread_id"))
 
     async def aafter_agent(self, state: LifecycleState, runtime: Runtime) -> dict[str, Any] | None:
         config = get_config()
@@ -223,6 +246,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
             # Before the end status, so a client that reacts to it finds the texts stored.
             thread_id = (config.get("configurable") or {}).get("thread_id")
             await archive_evidence(runtime.store, thread_id=thread_id, run_id=run.key, records=run.evidence.records())
+            await forget_ledger(runtime.store, run)
             if run.slot is not None and runtime.store is not None:
                 # Before the end status, so the user's next run, started on seeing it, finds the slot free.
                 await release_slot(runtime.store, run.slot)

@@ -6,7 +6,11 @@ Contract: written only through ``EvidenceStore``'s methods, under its lock; read
 - a sub-agent's findings are parsed once: whoever ends the sub-agent (its findings gate, or a guard's
   hand-back) stages the parsed object under its ``task`` call id, and the hand-over takes it from there
   (``take_staged``) and records what the orchestrator received (``add_handover``);
-- ``deliver_citations`` keeps the delivered report's citations and the summary of what vetting did.
+- ``deliver_citations`` keeps the delivered report's citations and the summary of what vetting did;
+- a unit handed over again (its ``task`` re-run after the run resumed in another process) replaces its
+  earlier hand-over, so no unit counts twice;
+- ``snapshot``/``restore`` carry everything above but the staged findings through the run's ledger
+  (``ledger.py``) to the process that resumes the run.
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 from ..clock import utc_now_iso
 from ..handover.contract import Findings
@@ -118,6 +123,7 @@ class EvidenceStore:
 
     def add_handover(self, handover: HandOver) -> None:
         with self._lock:
+            self._handovers = [h for h in self._handovers if h.task_id != handover.task_id or not h.task_id]
             self._handovers.append(handover)
 
     def handovers(self) -> list[HandOver]:
@@ -139,3 +145,32 @@ class EvidenceStore:
     @property
     def citation_summary(self) -> CitationSummary | None:
         return self._citation_summary
+
+    def snapshot(self) -> dict[str, Any]:
+        """Sources, hand-overs and citations as JSON; the texts travel one item each (``ledger.py``)."""
+        with self._lock:
+            return {
+                "sources": [asdict(record) for record in self._sources.values()],
+                "handovers": [
+                    {"task_id": h.task_id, "unit": h.unit, "findings": h.findings.model_dump(mode="json")} for h in self._handovers
+                ],
+                "citations": [c.model_dump(mode="json") for c in self._citations],
+                "citation_summary": self._citation_summary.model_dump(mode="json") if self._citation_summary else None,
+            }
+
+    def restore(self, snapshot: dict[str, Any], records: list[EvidenceRecord]) -> None:
+        """Bring back what another process recorded for this run, before this one records anything."""
+        with self._lock:
+            for source in snapshot.get("sources", []):
+                record = SourceRecord(**source)
+                self._sources.setdefault(normalise_url(record.url), record)
+            known = {record.id for record in self._evidence}
+            self._evidence = sorted([*self._evidence, *(r for r in records if r.id not in known)], key=lambda r: int(r.id[2:]))
+            self._handovers = [
+                HandOver(task_id=h["task_id"], unit=h["unit"], findings=Findings.model_validate(h["findings"]))
+                for h in snapshot.get("handovers", [])
+            ] + self._handovers
+            if snapshot.get("citations") and not self._citations:
+                self._citations = [CitationRecord.model_validate(c) for c in snapshot["citations"]]
+            if snapshot.get("citation_summary") and self._citation_summary is None:
+                self._citation_summary = CitationSummary.model_validate(snapshot["citation_summary"])

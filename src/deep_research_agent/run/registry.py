@@ -56,6 +56,11 @@ class Run:
     """This process's stop-request watcher of the run (``delivery/stop.py``), once started."""
     slot: RunSlot | None = None
     """The run's place among its user's runs in progress, when a per-user limit applies (``admission.py``)."""
+    saved_evidence: set[str] = field(default_factory=set)
+    """Evidence ids whose texts the run's ledger already holds in the store (``ledger.py``)."""
+    attached: bool = False
+    """This process has opened the run, or taken it over from another (watcher, slot, ledger restored)."""
+    attach_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     @property
     def elapsed_s(self) -> float:
