@@ -14,7 +14,7 @@ from langgraph.store.memory import InMemoryStore
 from deep_research_agent.settings import ResearchConfig
 from deep_research_agent.protocol.events import STOP_REQUESTS_NAMESPACE
 from deep_research_agent.handover.contract import parse_findings
-from deep_research_agent.run import Halt
+from deep_research_agent.run import Halt, Run
 from deep_research_agent.delivery import stop as stop_request
 from deep_research_agent.guards.budget import BudgetMiddleware
 from deep_research_agent.delivery.stop import watch_for_stop_request
@@ -89,6 +89,35 @@ async def test_a_process_starts_one_watcher_per_run_however_often_it_is_asked(ru
     assert first is not None and run.stop_watcher is first
     run.control.close()
     await asyncio.wait_for(first, timeout=2)
+
+
+class CountingStore(InMemoryStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[int] = []
+
+    async def abatch(self, ops):
+        if ops and all(isinstance(op, GetOp) for op in ops):
+            self.batches.append(len(ops))
+        return await super().abatch(ops)
+
+
+async def test_one_poller_reads_every_run_of_the_process_in_one_batch_and_a_stop_leaves_the_others_watched(events):
+    store = CountingStore()
+    poller = stop_request.StopRequestPoller(store, poll_s=0.01)
+    first, second = Run(key="run-a"), Run(key="run-b")
+    task = poller.watch(first, owner="alice")
+    assert poller.watch(second, owner="bob") is task
+    await asyncio.sleep(0.05)
+    assert store.batches and set(store.batches) == {4}, "each run was read on its own"
+
+    await store.aput(("users", "alice", *STOP_REQUESTS_NAMESPACE), "run-a", {"mode": "now"})
+    await asyncio.sleep(0.05)
+
+    assert first.control.halt is not None and second.control.halt is None
+    assert store.batches[-1] == 2 and not task.done()
+    second.control.close()
+    await asyncio.wait_for(task, timeout=2)
 
 
 async def test_the_watcher_ends_with_its_run(run):

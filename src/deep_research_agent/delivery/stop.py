@@ -6,9 +6,11 @@ Contract (orchestrator only; a request reaches every role through the run's cont
   any instance of the server: the store is the one every instance shares, so the request reaches the
   run wherever it executes;
 - from the run's start (``start_watching``, called by the lifecycle as the run opens, and again by the
-  process that resumes a run another one started) a watcher polls for it every ``POLL_S``, in every
-  namespace a client's item can land in (``run.owner.client_namespaces``: Aegra scopes API store calls
-  by user), deletes each request it reads, and emits ``status: stop_requested`` with ``reason`` the mode;
+  process that resumes a run another one started) the process's poller for that store reads it every
+  ``POLL_S``, in every namespace a client's item can land in (``run.owner.client_namespaces``: Aegra
+  scopes API store calls by user), deletes each request it reads, and emits ``status: stop_requested``
+  with ``reason`` the mode. One poller serves every run the process executes: one batch read per tick
+  for all of them, because on a database store a read per run every half second is a query each;
 - ``mode: "wrap_up"``: every agent is told at its next model call to deliver now, and no tool call
   starts any more except ``submit_report``; the agents write their findings and the orchestrator its
   report, through the usual gates, so the run normally ends ``done/report_delivered``. The watcher goes
@@ -38,38 +40,75 @@ from ..run import Halt, Run, client_namespaces
 logger = logging.getLogger(__name__)
 
 POLL_S = 0.5
-# Strong references: the event loop keeps only weak ones to its tasks.
-_watchers: set[asyncio.Task[None]] = set()
+
+
+class StopRequestPoller:
+    """Every run one process executes against one store, polled for stop requests in one batch per tick.
+
+    A run is dropped once it is stopped now or closed; the poller's task ends when it watches no run and
+    starts again with the next one.
+    """
+
+    def __init__(self, store: BaseStore, *, poll_s: float = POLL_S) -> None:
+        self.store = store
+        self.poll_s = poll_s
+        self._watched: dict[str, tuple[Run, tuple[tuple[str, ...], ...]]] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    def watch(self, run: Run, *, owner: str | None = None) -> asyncio.Task[None]:
+        """Watch ``run`` (in the namespaces of its ``owner`` too); returns the poller's task."""
+        self._watched[run.key] = (run, client_namespaces(STOP_REQUESTS_NAMESPACE, owner))
+        if self._task is None or self._task.done() or self._task.get_loop() is not asyncio.get_running_loop():
+            self._task = asyncio.create_task(self._poll(), name="stop-request-poller")
+        return self._task
+
+    async def _poll(self) -> None:
+        while True:
+            for key, (run, _) in list(self._watched.items()):
+                if run.control.closed or run.control.halt is not None:
+                    del self._watched[key]
+            if not self._watched:
+                return
+            watched = list(self._watched.values())
+            reads = [GetOp(namespace, run.key) for run, namespaces in watched for namespace in namespaces]
+            try:
+                found: list[Item | None] = await self.store.abatch(reads)
+            except Exception:  # a store hiccup must not end any run; the next tick tries again
+                logger.warning("could not read stop requests for %d run(s)", len(watched), exc_info=True)
+                found = [None] * len(reads)
+            requests = iter(found)
+            for run, namespaces in watched:
+                for request in [next(requests) for _ in namespaces]:
+                    if request is not None:
+                        await _forget(self.store, request)
+                        _serve(run, request)
+            await asyncio.sleep(self.poll_s)
+
+
+_pollers: dict[int, StopRequestPoller] = {}
 
 
 def start_watching(store: BaseStore | None, run: Run, *, owner: str | None = None) -> None:
-    """Start the run's stop-request watcher in this process, once; no store, no watcher. ``owner`` is the
-    run's server-authenticated user, whose scoped namespace is watched too."""
+    """Have this process's poller for ``store`` watch the run, once; no store, nothing to watch. ``owner`` is
+    the run's server-authenticated user, whose scoped namespace is read too."""
     if store is None or run.stop_watcher is not None:
         return
-    watcher = asyncio.create_task(watch_for_stop_request(store, run, owner=owner), name=f"stop-watch-{run.key}")
-    run.stop_watcher = watcher
-    _watchers.add(watcher)
-    watcher.add_done_callback(_watchers.discard)
+    poller = _pollers.get(id(store))
+    if poller is None or poller.store is not store:
+        poller = _pollers[id(store)] = StopRequestPoller(store)
+    run.stop_watcher = poller.watch(run, owner=owner)
 
 
 async def watch_for_stop_request(store: BaseStore, run: Run, *, owner: str | None = None, poll_s: float = POLL_S) -> None:
-    """Poll the store for this run's stop requests until it is stopped now or the run ends."""
-    namespaces = client_namespaces(STOP_REQUESTS_NAMESPACE, owner)
-    while not run.control.closed and run.control.halt is None:
-        try:
-            found: list[Item | None] = await store.abatch([GetOp(namespace, run.key) for namespace in namespaces])
-        except Exception:  # a store hiccup must not end the run; the next poll tries again
-            logger.warning("could not read stop requests for run %s", run.key, exc_info=True)
-            found = []
-        for request in (item for item in found if item is not None):
-            await _forget(store, request)
-            if request.value.get("mode") == StopMode.WRAP_UP:
-                _wrap_up(run)
-            else:
-                _stop_now(run)
-                return
-        await asyncio.sleep(poll_s)
+    """Watch one run on a poller of its own until it is stopped now or ends (for code outside a server)."""
+    await StopRequestPoller(store, poll_s=poll_s).watch(run, owner=owner)
+
+
+def _serve(run: Run, request: Item) -> None:
+    if request.value.get("mode") == StopMode.WRAP_UP:
+        _wrap_up(run)
+    else:
+        _stop_now(run)
 
 
 def _wrap_up(run: Run) -> None:
