@@ -54,3 +54,25 @@ async def test_a_state_read_without_the_runs_configurable_builds_a_graph_with_no
 
     assert "model" in graph.get_graph().nodes
     assert ResearchConfig.resolve(config).problems, "the missing key is a problem the run reports, not a crash"
+
+
+async def test_runs_that_start_together_on_a_cold_cache_share_one_graph_build(monkeypatch):
+    import asyncio
+
+    from deep_research_agent import graph as graph_module
+
+    builds = []
+    real_build = graph_module.build_graph
+
+    def counting_build(settings, **kwargs):
+        builds.append(settings.cache_key())
+        return real_build(settings, **kwargs)
+
+    monkeypatch.setattr(graph_module, "build_graph", counting_build)
+    monkeypatch.setattr(graph_module, "_graphs", type(graph_module._graphs)())
+    config = {"configurable": {"apiKeys": {"OPENAI_API_KEY": "sk-cold-cache"}, "max_retries": 1}}
+
+    graphs = await asyncio.gather(*(make_graph(config) for _ in range(8)))
+
+    assert len(builds) == 1 and all(g is graphs[0] for g in graphs)
+    assert await make_graph(config) is graphs[0] and len(builds) == 1

@@ -101,11 +101,12 @@ _TODOS_DESCRIPTION = (
 
 _graphs: OrderedDict[str, CompiledStateGraph] = OrderedDict()
 _graphs_lock = Lock()
+_building: dict[str, asyncio.Future[CompiledStateGraph]] = {}
 
 
 async def make_graph(config: dict[str, Any] | None = None) -> CompiledStateGraph:
     """Return the compiled agent for this run's settings and MCP tools, building it only on a cache miss, off
-    the event loop (skills and custom tools are read from disk then).
+    the event loop (skills and custom tools are read from disk then), once however many runs miss at once.
 
     The run's MCP servers are listed first (from the listing cache while it is fresh), because their tools
     shape the graph; what each connection gave is kept for the run to announce after ``run_start``.
@@ -125,6 +126,15 @@ async def make_graph(config: dict[str, Any] | None = None) -> CompiledStateGraph
         if graph is not None:
             _graphs.move_to_end(key)
             return graph
+    # Runs that start together on a cold cache share one build instead of compiling it once each.
+    build = _building.get(key)
+    if build is None or build.get_loop() is not asyncio.get_running_loop():
+        build = _building[key] = asyncio.ensure_future(_build_and_cache(key, settings, listings))
+        build.add_done_callback(lambda done: _building.pop(key, None) if _building.get(key) is done else None)
+    return await asyncio.shield(build)
+
+
+async def _build_and_cache(key: str, settings: ResearchConfig, listings: tuple[Listing, ...]) -> CompiledStateGraph:
     graph = await asyncio.to_thread(build_graph, settings, mcp=listings)
     with _graphs_lock:
         _graphs[key] = graph
