@@ -27,6 +27,9 @@ Commands:
   up                      start the agent server (langgraph dev) and its web UI at /ui (built first when its
                           bundle is missing or stale); the default command. Corpora declared in DRA_CORPORA
                           are reindexed first (only changed files are read)
+  serve                   start the agent on Aegra with Postgres and Redis (DATABASE_URL, REDIS_URL; each one
+                          unset gets a throwaway server), DRA_INSTANCES instances from DRA_PORT up; creates the
+                          Aegra environment deploy/.venv (Python >= 3.12) from deploy/uv.lock
   --sync                  force `uv sync --extra dev`, then `up` (or the command that follows)
   ask "QUESTION" [--no-clarify] [--evidence FILE] [--config JSON]
                           research a question against the running server and watch the run
@@ -40,14 +43,17 @@ Commands:
                           search a corpus (--json: one object per hit and line)
   corpus list | corpus remove NAME
                           show the corpora, or delete an index
-  test [PYTEST ARGS...]   sync from the lock, check the lock, install node, chromium and bubblewrap when
-                          missing, the JS client's packages (npm ci in tests/js), build the web UI from a
-                          clean install (npm ci and npm run build in ui), run the offline test suite
+  test [PYTEST ARGS...]   sync from the lock, check the lock, install node, chromium, bubblewrap, postgresql and
+                          redis-server when missing, the JS client's packages (npm ci in tests/js), build the
+                          web UI from a clean install (npm ci and npm run build in ui), the Aegra environment
+                          (deploy/.venv from deploy/uv.lock), run the offline test suite
   help                    show this text
 
 Environment (also read from ./.env):
   DRA_HOST (127.0.0.1)  DRA_PORT (2024; PORT is used when DRA_PORT is unset)  DRA_JOBS (10)
   DRA_RELOAD=1 (reload on code changes)  DRA_URL (client target; default http://DRA_HOST:DRA_PORT)
+  serve: DATABASE_URL  REDIS_URL  DRA_INSTANCES (1)  WORKER_COUNT (3)  N_JOBS_PER_WORKER (10)
+         DRA_MAX_RUNS_PER_USER (3)  DRA_AUTH_TOKENS  DRA_AEGRA_PYTHON (a Python >= 3.12 for deploy/.venv)
 EOF
 }
 
@@ -172,6 +178,40 @@ cmd_up() {
     --n-jobs-per-worker "$DRA_JOBS" "${reload[@]}"
 }
 
+# A Python >= 3.12 for the Aegra environment (Aegra 0.7+ needs it; the project itself runs on 3.11):
+# DRA_AEGRA_PYTHON, else a 3.12 (the version deploy/uv.lock is tested with: python3.12, then pyenv's),
+# else a newer one the same way, else a bare "3.12" that uv resolves (and may download) itself.
+aegra_python() {
+  local candidate minor pyenv_versions="${PYENV_ROOT:-$HOME/.pyenv}/versions"
+  if [[ -n "${DRA_AEGRA_PYTHON:-}" ]]; then
+    echo "$DRA_AEGRA_PYTHON"
+    return 0
+  fi
+  for minor in 12 13 14; do
+    for candidate in "python3.$minor" "$pyenv_versions"/3."$minor".*/bin/python3; do
+      if [[ "$candidate" != *"*"* ]] && "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; then
+        command -v "$candidate" 2>/dev/null || echo "$candidate"
+        return 0
+      fi
+    done
+  done
+  echo 3.12
+}
+
+# deploy/.venv: the project plus the pinned Aegra, exactly as deploy/uv.lock says.
+ensure_aegra_env() {
+  local python
+  python="$(aegra_python)"
+  say "uv sync --locked --project deploy (Aegra environment, Python $python)"
+  uv sync --locked --project deploy --python "$python"
+}
+
+cmd_serve() {
+  ensure_aegra_env
+  warn_missing_keys
+  exec deploy/.venv/bin/python -m deploy.serve
+}
+
 cmd_cli() {
   ensure_env
   exec uv run python -m deep_research_agent.cli "$@"
@@ -192,15 +232,21 @@ process.exit(Number(process.versions.node.split(".")[0]) >= Math.max(0, ...needs
 
 chromium_found() { command -v chromium >/dev/null 2>&1; }
 
-# Debian packages, as root or through passwordless sudo.
+# A command as root: directly when we are root, else through passwordless sudo; fails when neither works.
+as_root() {
+  if [[ "$(id -u)" == 0 ]]; then
+    "$@"
+  else
+    sudo -n "$@"
+  fi
+}
+
 apt_install() {
   command -v apt-get >/dev/null 2>&1 || return 1
-  local sudo=()
   if [[ "$(id -u)" != 0 ]]; then
     sudo -n true 2>/dev/null || return 1
-    sudo=(sudo -n)
   fi
-  "${sudo[@]}" apt-get update -qq && "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
+  as_root apt-get update -qq && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
 }
 
 # The web UI's bundle (ui/dist) from its locked packages. `npm ci` is skipped when ui/node_modules already
@@ -253,8 +299,15 @@ ensure_test_tools() {
   node_fits || missing+=(nodejs npm)
   chromium_found || missing+=(chromium)
   sandbox_tools_present || missing+=(bubblewrap libseccomp2)
+  services_present || missing+=(postgresql redis-server)
   if ((${#missing[@]})); then
     say "installing Debian's ${missing[*]} for the tests"
+    # postgresql-common reads createcluster.d; without this its install creates and starts a "main" cluster,
+    # and the tests on Aegra start throwaway servers of their own.
+    if [[ " ${missing[*]} " == *" postgresql "* ]]; then
+      { as_root mkdir -p /etc/postgresql-common/createcluster.d &&
+        echo "create_main_cluster = false" | as_root tee /etc/postgresql-common/createcluster.d/deep-research-agent.conf >/dev/null; } 2>/dev/null || true
+    fi
     apt_install "${missing[@]}" || warn "apt-get could not install ${missing[*]}"
   fi
   if node_fits; then
@@ -266,6 +319,13 @@ ensure_test_tools() {
   fi
   chromium_found || warn "chromium is missing; the web UI tests (tests/e2e/test_web_ui.py) will be skipped"
   sandbox_tools_present || warn "bubblewrap or libseccomp is missing; the sandbox tests (tests/test_sandbox_service.py) will be skipped"
+  services_present || warn "postgresql or redis-server is missing; the tests on Aegra (tests/e2e/test_scaleout.py) will be skipped"
+}
+
+# Debian's postgresql and redis-server, for the tests on Aegra (tests/e2e/test_scaleout.py starts its own
+# throwaway servers from them). POSTGRES_LIB is where Debian puts its versions; tests point it elsewhere.
+services_present() {
+  compgen -G "${POSTGRES_LIB:-/usr/lib/postgresql}/*/bin/initdb" >/dev/null && command -v redis-server >/dev/null 2>&1
 }
 
 cmd_test() {
@@ -274,6 +334,11 @@ cmd_test() {
   say "uv lock --check"
   uv lock --check
   ensure_test_tools
+  say "uv lock --check --project deploy"
+  uv lock --check --project deploy --python "$(aegra_python)"
+  if ! ensure_aegra_env; then
+    warn "could not create the Aegra environment deploy/.venv; the tests on Aegra (tests/e2e/test_scaleout.py) will be skipped"
+  fi
   say "pytest $*"
   exec uv run --extra dev pytest "$@"
 }
@@ -305,6 +370,7 @@ main() {
 
   case "$command" in
     up) cmd_up ;;
+    serve) cmd_serve ;;
     ask) cmd_cli ask --url "$(server_url)" "$@" ;;
     smoke) cmd_cli ask --url "$(server_url)" --no-clarify "$SMOKE_QUESTION" "$@" ;;
     doctor) cmd_cli doctor --url "$(server_url)" "$@" ;;

@@ -117,14 +117,16 @@ def test_unknown_command_fails_with_usage() -> None:
 
 
 @pytest.fixture
-def project_without_node(tmp_path: Path) -> tuple[Path, Path, Path]:
+def project_without_node(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, Path]:
     """A copy of run.sh and the package.json of tests/js and ui, and a PATH with no node and no chromium:
     stubs for uv, apt-get and id.
 
     uv, apt-get, node and npm append each call to the returned log; ``id`` answers 0, as for root. Unless
-    ``APT_FAILS`` is set, ``apt-get install`` puts node, npm, chromium and bwrap stubs on the PATH.
+    ``APT_FAILS`` is set, ``apt-get install`` puts node, npm, chromium, bwrap and redis-server stubs on the
+    PATH and an ``initdb`` under ``POSTGRES_LIB``, which points at an empty folder until then.
     """
-    project, stubs = tmp_path / "project", tmp_path / "bin"
+    project, stubs, postgres = tmp_path / "project", tmp_path / "bin", tmp_path / "postgresql"
+    monkeypatch.setenv("POSTGRES_LIB", str(postgres))
     (project / "tests" / "js").mkdir(parents=True)
     (project / "ui").mkdir()
     stubs.mkdir()
@@ -149,6 +151,10 @@ def project_without_node(tmp_path: Path) -> tuple[Path, Path, Path]:
             'case "$*" in *install*bubblewrap*)\n'
             f"  printf '#!/bin/sh\\n' > {stubs}/bwrap; {shutil.which('chmod')} +x {stubs}/bwrap ;;\n"
             "esac\n"
+            'case "$*" in *install*postgresql*redis-server*)\n'
+            f"  {shutil.which('mkdir')} -p {postgres}/16/bin; printf '#!/bin/sh\\n' > {postgres}/16/bin/initdb\n"
+            f"  printf '#!/bin/sh\\n' > {stubs}/redis-server; {shutil.which('chmod')} +x {stubs}/redis-server {postgres}/16/bin/initdb ;;\n"
+            "esac\n"
         ),
     }
     for name, body in scripts.items():
@@ -163,9 +169,9 @@ def test_test_installs_debians_node_and_chromium_when_missing_then_the_js_packag
     result = run(project / "run.sh", "test", "-k", "js", env=clean_env(PATH=str(stubs), HOME=str(project)))
 
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "installing Debian's nodejs npm chromium bubblewrap libseccomp2 for the tests" in result.stdout
+    assert "installing Debian's nodejs npm chromium bubblewrap libseccomp2 postgresql redis-server for the tests" in result.stdout
     calls = log.read_text().splitlines()
-    installed = calls.index("apt-get install -y -qq nodejs npm chromium bubblewrap libseccomp2")
+    installed = calls.index("apt-get install -y -qq nodejs npm chromium bubblewrap libseccomp2 postgresql redis-server")
     assert calls[installed - 1] == "apt-get update -qq"
     assert calls.index(f"npm ci in {project / 'tests' / 'js'}") > installed
     built = calls.index(f"npm run build in {project / 'ui'}")
@@ -176,7 +182,10 @@ def test_test_installs_debians_node_and_chromium_when_missing_then_the_js_packag
 
 def test_test_installs_bubblewrap_for_the_sandbox_in_the_one_apt_step(project_without_node):
     project, stubs, log = project_without_node
-    for tool in ("node", "npm", "chromium"):
+    initdb = Path(os.environ["POSTGRES_LIB"]) / "16" / "bin" / "initdb"
+    initdb.parent.mkdir(parents=True)
+    initdb.write_text("#!/bin/sh\n")
+    for tool in ("node", "npm", "chromium", "redis-server"):
         (stubs / tool).write_text("#!/bin/sh\n")
         (stubs / tool).chmod(0o755)
 
@@ -197,6 +206,7 @@ def test_test_still_runs_the_suite_when_node_cannot_be_installed_and_says_which_
     assert "the JS client tests (tests/e2e/test_js_client.py) and the web UI tests (tests/e2e/test_web_ui.py) will be skipped" in result.stderr
     assert "chromium is missing; the web UI tests (tests/e2e/test_web_ui.py) will be skipped" in result.stderr
     assert "the sandbox tests (tests/test_sandbox_service.py) will be skipped" in result.stderr
+    assert "the tests on Aegra (tests/e2e/test_scaleout.py) will be skipped" in result.stderr
     calls = log.read_text().splitlines()
     assert not any(call.startswith("npm") for call in calls)
     assert calls[-1] == "uv run --extra dev pytest"
@@ -246,3 +256,22 @@ def test_up_still_starts_the_server_when_the_ui_cannot_be_built(project_without_
     assert result.returncode == 0, result.stdout + result.stderr
     assert "the server runs without the web UI" in result.stderr
     assert log.read_text().splitlines()[-1].startswith("uv run --extra dev langgraph dev")
+
+
+def test_test_installs_postgres_and_redis_and_the_aegra_environment_from_its_lock(project_without_node):
+    project, stubs, log = project_without_node
+    python312 = stubs / "python3.12-stand-in"
+    python312.write_text("#!/bin/sh\nexit 0\n")
+    python312.chmod(0o755)
+
+    result = run(
+        project / "run.sh", "test", env=clean_env(PATH=str(stubs), HOME=str(project), DRA_AEGRA_PYTHON=str(python312))
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    calls = log.read_text().splitlines()
+    assert [c for c in calls if c.startswith("apt-get install")][0].endswith(" postgresql redis-server")
+    assert "the tests on Aegra" not in result.stderr
+    locked = calls.index(f"uv lock --check --project deploy --python {python312}")
+    synced = calls.index(f"uv sync --locked --project deploy --python {python312}")
+    assert locked < synced < len(calls) - 1 and calls[-1] == "uv run --extra dev pytest"

@@ -8,12 +8,13 @@ import pytest
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.store.base import GetOp
 from langgraph.store.memory import InMemoryStore
 
 from deep_research_agent.settings import ResearchConfig
 from deep_research_agent.protocol.events import STOP_REQUESTS_NAMESPACE
 from deep_research_agent.handover.contract import parse_findings
-from deep_research_agent.run import Halt
+from deep_research_agent.run import Halt, Run
 from deep_research_agent.delivery import stop as stop_request
 from deep_research_agent.guards.budget import BudgetMiddleware
 from deep_research_agent.delivery.stop import watch_for_stop_request
@@ -61,6 +62,64 @@ async def test_another_runs_request_leaves_this_run_alone(run, events):
     assert await store.aget(STOP_REQUESTS_NAMESPACE, "some-other-run") is not None
 
 
+async def test_a_request_a_client_put_through_aegra_lands_in_its_user_scope_and_still_stops_the_run(run, events):
+    # Aegra's store API files a client's put_item(["deep_research_agent", "stop_requests"], ...) under
+    # ["users", <identity>, ...]; the graph's own store is not scoped.
+    store = InMemoryStore()
+    scoped = ("users", "alice", *STOP_REQUESTS_NAMESPACE)
+    await store.aput(("users", "mallory", *STOP_REQUESTS_NAMESPACE), run.key, {"mode": "now"})
+    watcher = asyncio.create_task(watch_for_stop_request(store, run, owner="alice", poll_s=0.01))
+    await asyncio.sleep(0.05)
+    assert run.control.halt is None, "another user's request stopped the run"
+
+    await store.aput(scoped, run.key, {"mode": "now"})
+    await asyncio.wait_for(watcher, timeout=2)
+
+    assert run.control.halt is not None and run.control.halt.reason == EndReason.STOPPED_BY_USER
+    assert [e["state"] for e in events] == ["stop_requested"]
+    assert await store.aget(scoped, run.key) is None, "the served request was not deleted"
+
+
+async def test_a_process_starts_one_watcher_per_run_however_often_it_is_asked(run):
+    store = InMemoryStore()
+    stop_request.start_watching(store, run, owner="alice")
+    first = run.stop_watcher
+    stop_request.start_watching(store, run, owner="alice")
+
+    assert first is not None and run.stop_watcher is first
+    run.control.close()
+    await asyncio.wait_for(first, timeout=2)
+
+
+class CountingStore(InMemoryStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[int] = []
+
+    async def abatch(self, ops):
+        if ops and all(isinstance(op, GetOp) for op in ops):
+            self.batches.append(len(ops))
+        return await super().abatch(ops)
+
+
+async def test_one_poller_reads_every_run_of_the_process_in_one_batch_and_a_stop_leaves_the_others_watched(events):
+    store = CountingStore()
+    poller = stop_request.StopRequestPoller(store, poll_s=0.01)
+    first, second = Run(key="run-a"), Run(key="run-b")
+    task = poller.watch(first, owner="alice")
+    assert poller.watch(second, owner="bob") is task
+    await asyncio.sleep(0.05)
+    assert store.batches and set(store.batches) == {4}, "each run was read on its own"
+
+    await store.aput(("users", "alice", *STOP_REQUESTS_NAMESPACE), "run-a", {"mode": "now"})
+    await asyncio.sleep(0.05)
+
+    assert first.control.halt is not None and second.control.halt is None
+    assert store.batches[-1] == 2 and not task.done()
+    second.control.close()
+    await asyncio.wait_for(task, timeout=2)
+
+
 async def test_the_watcher_ends_with_its_run(run):
     watcher = asyncio.create_task(watch_for_stop_request(InMemoryStore(), run, poll_s=0.01))
     await asyncio.sleep(0.03)
@@ -78,11 +137,12 @@ class FlakyStore(InMemoryStore):
         self.failures = failures
         self.reads = 0
 
-    async def aget(self, namespace, key, **kwargs):
-        self.reads += 1
-        if self.reads <= self.failures:
-            raise ConnectionError("store unavailable")
-        return await super().aget(namespace, key, **kwargs)
+    async def abatch(self, ops):
+        if any(isinstance(op, GetOp) for op in ops):
+            self.reads += 1
+            if self.reads <= self.failures:
+                raise ConnectionError("store unavailable")
+        return await super().abatch(ops)
 
 
 async def test_a_failing_store_is_retried_rather_than_ending_the_run(run, events):

@@ -83,11 +83,15 @@ from .run import current_run
 from .sandbox.backend import SandboxBackend
 from .sandbox.connector import SandboxConnector, sandbox_connector
 from .sandbox.tools import sandbox_tools
-from .settings import ModelSpec, ResearchConfig, Slot, publish_run_settings
+from .settings import ModelSpec, ResearchConfig, Slot, load_env_file, publish_run_settings
 from .tools import ClassifiedToolErrorsMiddleware, build_corpus_tools, build_web_fetch_tool, build_web_search_tool
 from .tools.results import ResultLimits
 
 logger = logging.getLogger(__name__)
+
+# The server imports this module before any run: settings a langgraph.json ``env`` would carry reach
+# every server this way, Aegra included, which ignores that key.
+load_env_file()
 
 GRAPH_ID = "deep_research_agent"
 _CACHE_SIZE = 32
@@ -109,11 +113,12 @@ _TODOS_DESCRIPTION = (
 
 _graphs: OrderedDict[str, CompiledStateGraph] = OrderedDict()
 _graphs_lock = Lock()
+_building: dict[str, asyncio.Future[CompiledStateGraph]] = {}
 
 
 async def make_graph(config: dict[str, Any] | None = None) -> CompiledStateGraph:
     """Return the compiled agent for this run's settings and MCP tools, building it only on a cache miss, off
-    the event loop (skills and custom tools are read from disk then).
+    the event loop (skills and custom tools are read from disk then), once however many runs miss at once.
 
     The run's MCP servers are listed first (from the listing cache while it is fresh), because their tools
     shape the graph; what each connection gave is kept for the run to announce after ``run_start``. The
@@ -136,6 +141,15 @@ async def make_graph(config: dict[str, Any] | None = None) -> CompiledStateGraph
         if graph is not None:
             _graphs.move_to_end(key)
             return graph
+    # Runs that start together on a cold cache share one build instead of compiling it once each.
+    build = _building.get(key)
+    if build is None or build.get_loop() is not asyncio.get_running_loop():
+        build = _building[key] = asyncio.ensure_future(_build_and_cache(key, settings, listings, corpora))
+        build.add_done_callback(lambda done: _building.pop(key, None) if _building.get(key) is done else None)
+    return await asyncio.shield(build)
+
+
+async def _build_and_cache(key: str, settings: ResearchConfig, listings: tuple[Listing, ...], corpora: Catalog) -> CompiledStateGraph:
     graph = await asyncio.to_thread(build_graph, settings, mcp=listings, corpora=corpora)
     with _graphs_lock:
         _graphs[key] = graph
@@ -208,14 +222,16 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = (), corpor
             _guards(settings, Role.RESEARCH_SUBAGENT, tier.subagent, subagent_middleware, gate=FindingsGateMiddleware(role=Role.RESEARCH_SUBAGENT)),
             *subagent_middleware,
         ],
-        name=Role.RESEARCH_SUBAGENT,
+        # Plain strings: the agent's name lands on its messages, and a checkpoint must hold no enum of ours
+        # (LangGraph warns on deserializing one, and LANGGRAPH_STRICT_MSGPACK refuses it).
+        name=Role.RESEARCH_SUBAGENT.value,
         # A sub-agent is never resumed midway, so its steps are not checkpointed: inherited from the
         # orchestrator, every step would store the whole growing conversation for the thread's lifetime.
         checkpointer=False,
     )
     subagents: list[CompiledSubAgent] = [
         {
-            "name": Role.RESEARCH_SUBAGENT,
+            "name": Role.RESEARCH_SUBAGENT.value,
             "description": _subagent_description(settings, bool(corpus_tools)),
             # Its own step budget: without one it would inherit the orchestrator's whole limit per task.
             "runnable": research_subagent.with_config({"recursion_limit": effective_recursion_limit(settings)}),
@@ -266,7 +282,7 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = (), corpor
             *inside_guards,
         ],
         state_schema=DeepAgentState,
-        name=Role.ORCHESTRATOR,
+        name=Role.ORCHESTRATOR.value,
     )
     # Published as the assistant's config_schema, so clients (Studio too) can discover the per-run settings.
     return publish_run_settings(orchestrator).with_config({"recursion_limit": effective_recursion_limit(settings)})
@@ -323,8 +339,8 @@ def _sandbox_roles(settings: ResearchConfig, sandbox: SandboxConnector) -> list[
         gate=ScriptGateMiddleware(role=Role.CODING_SUBAGENT, sandbox=sandbox),
     )  # fmt: skip
     return [
-        CompiledSubAgent(name=Role.EXTRACT_SUBAGENT, description=_EXTRACT_DESCRIPTION, runnable=extract),
-        CompiledSubAgent(name=Role.CODING_SUBAGENT, description=_CODING_DESCRIPTION, runnable=coding),
+        CompiledSubAgent(name=Role.EXTRACT_SUBAGENT.value, description=_EXTRACT_DESCRIPTION, runnable=extract),
+        CompiledSubAgent(name=Role.CODING_SUBAGENT.value, description=_CODING_DESCRIPTION, runnable=coding),
     ]
 
 
@@ -342,7 +358,7 @@ def _sandbox_role(
         tools=[],
         system_prompt=system_prompt,
         middleware=[_guards(settings, role, settings.tier.slot(slot), middleware, gate=gate), *middleware],
-        name=role,
+        name=role.value,  # a plain string, as for the research sub-agent: checkpoints hold no enum
         # Like a research sub-agent: never resumed midway, so its steps are not checkpointed.
         checkpointer=False,
     )

@@ -92,6 +92,8 @@ class EndReason(StrEnum):
     STALLED_AFTER_NUDGES = "stalled_after_nudges"
     # A run error: it comes before every other reason.
     CONFIG_ERROR = "config_error"
+    # The user already had the most runs in progress the server allows (DRA_MAX_RUNS_PER_USER).
+    TOO_MANY_RUNS = "too_many_runs"
     MODEL_ERROR = "model_error"
     INTERNAL_ERROR = "internal_error"
 

@@ -57,20 +57,23 @@ Build it with <code>./run.sh</code> (which builds the UI when its bundle is miss
 """
 
 
+async def evidence_response(store: BaseStore, thread_id: str, run_id: str | None = None) -> JSONResponse:
+    """The answer of ``GET /evidence/{thread_id}[/{run_id}]`` from ``store`` (Aegra's routes answer the same)."""
+    try:
+        records = await stored_evidence(store, thread_id, run_id)
+    except InvalidNamespaceError:
+        records = []
+    if not records:
+        where = f"run {run_id} of thread {thread_id}" if run_id else f"thread {thread_id}"
+        return JSONResponse({"detail": f"No evidence is stored for {where}."}, status_code=404)
+    return JSONResponse(records)
+
+
 def make_app(store: Callable[[], BaseStore], ui_dist: Path = UI_DIST) -> Starlette:
     """The routes, reading the store ``store()`` returns at each request and the UI bundle from ``ui_dist``."""
 
     async def evidence(request: Request) -> JSONResponse:
-        thread_id = request.path_params["thread_id"]
-        run_id = request.path_params.get("run_id")
-        try:
-            records = await stored_evidence(store(), thread_id, run_id)
-        except InvalidNamespaceError:
-            records = []
-        if not records:
-            where = f"run {run_id} of thread {thread_id}" if run_id else f"thread {thread_id}"
-            return JSONResponse({"detail": f"No evidence is stored for {where}."}, status_code=404)
-        return JSONResponse(records)
+        return await evidence_response(store(), request.path_params["thread_id"], request.path_params.get("run_id"))
 
     async def ui_page(request: Request) -> Response:
         index = ui_dist / "index.html"

@@ -1,7 +1,7 @@
 """The ``ask`` session: research one question on the agent server and watch the run in a ``RunView``.
 
 Contract:
-- ``cmd_ask`` exits 2 when ``--config`` is not a JSON object or no server answers ``{url}/ok``; otherwise
+- ``cmd_ask`` exits 2 when ``--config`` is not a JSON object or no server answers ``{url}/ok`` or ``{url}/health``; otherwise
   the exit status is the view's: 0 when the last run ended ``done``, 1 on ``error``, on a run that ended
   without an end status, or on a broken stream.
 - Each run is streamed on one thread with the ``messages``, ``updates`` and ``custom`` parts of every
@@ -41,7 +41,7 @@ from rich.text import Text
 
 from ..names import StopMode
 from ..protocol.events import STOP_REQUESTS_NAMESPACE
-from .env import probe
+from .env import server_answers
 from .view import RunView
 
 # The graph id of langgraph.json. graph.py is not imported for it: that would load the whole agent stack.
@@ -225,7 +225,7 @@ def cmd_ask(args: argparse.Namespace, console: Console) -> int:
         console.print(Text(f"Invalid --config: {exc}", "red"))
         return 2
     url = args.url.rstrip("/")
-    if not probe(f"{url}/ok"):
+    if not server_answers(url):
         message = f"No agent server at {url} — start it with ./run.sh (or pass --url / set DRA_URL)."
         console.print(Text(message, "red"))
         return 2

@@ -3,9 +3,9 @@
 Contract:
 - It starts no server and changes nothing. It checks the Python and uv versions, ``.venv``, that the
   package imports, ``.env``, the model and Tavily keys, ``OPENAI_BASE_URL``, whether the agent server
-  answers ``/ok`` and whether the sandbox (``LLM_SANDBOX_URL``) answers ``/healthz``, and says in plain words
-  what isolation this host can give a local sandbox (``dra_sandbox.isolation.probe()``). It loads the skills and
-  custom tools the server would load (``DRA_SKILLS_DIR``, ``DRA_CUSTOM_TOOLS_DIR``) and names each skill or
+  answers ``/ok`` (or Aegra's ``/health``) and whether the sandbox (``LLM_SANDBOX_URL``) answers
+  ``/healthz``, and says in plain words what isolation this host can give a local sandbox
+  (``dra_sandbox.isolation.probe()``). It loads the skills and custom tools the server would load (``DRA_SKILLS_DIR``, ``DRA_CUSTOM_TOOLS_DIR``) and names each skill or
   plugin file that would be skipped, with its error (a warning: the server runs without it). It lists the
   local corpora (``DRA_CORPORA`` and the indexes in ``DRA_DATA_DIR``) with their size, and warns about each
   one that cannot be searched yet, saying what to run.
@@ -35,7 +35,7 @@ from ..corpora.catalog import load_catalog
 from ..protocol.secrets import redact
 from ..extensions import load_custom_tools, load_skills
 from ..settings import DEFAULT_BASE_URL, ResearchConfig
-from .env import probe, project_root, read_dotenv
+from .env import probe, project_root, read_dotenv, server_answers
 
 MODEL_KEY_ENVS = ("OPENAI_API_KEY", "OPENROUTER_API_KEY")
 KEYLESS_SEARCH = "web search will use Tavily's keyless access, which is rate-limited"
@@ -126,7 +126,7 @@ def _check_extensions(environ: Mapping[str, str], dotenv: Mapping[str, str]) -> 
 def _check_services(url: str, environ: Mapping[str, str], dotenv: Mapping[str, str]) -> list[Check]:
     server = (
         Check(OK, "agent server", f"up at {url}")
-        if probe(f"{url}/ok")
+        if server_answers(url)
         else Check(WARN, "agent server", f"not running at {url} — start it with ./run.sh")
     )
     sandbox_url = (environ.get("LLM_SANDBOX_URL") or dotenv.get("LLM_SANDBOX_URL") or "").rstrip("/")

@@ -4,8 +4,9 @@ Contract:
 - ``default_url`` resolves the server URL as run.sh does: ``DRA_URL``, else ``http://$DRA_HOST:$DRA_PORT``
   (``PORT`` when ``DRA_PORT`` is unset; a wildcard host is reached through loopback);
 - ``probe`` is True only for a 200 within ``PROBE_TIMEOUT_S``, and never raises on a transport error;
-- ``read_dotenv`` reads ``KEY=VALUE`` lines (comments, blank lines, ``export`` and quotes allowed); a
-  missing file reads as empty;
+  ``server_answers`` is True when the agent server answers its health path: ``/ok`` (``langgraph dev``)
+  or ``/health`` (Aegra, ``./run.sh serve``);
+- ``read_dotenv`` (from ``settings.environment``) reads ``KEY=VALUE`` lines; a missing file reads as empty;
 - ``project_root`` is the nearest directory holding langgraph.json, else the working directory.
 """
 
@@ -16,6 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import httpx
+
+from ..settings.environment import read_dotenv
 
 PROBE_TIMEOUT_S = 2.0
 
@@ -34,25 +37,6 @@ def default_url(environ: Mapping[str, str] | None = None) -> str:
     return f"http://{host}:{port}"
 
 
-def read_dotenv(path: Path) -> dict[str, str]:
-    """``KEY=VALUE`` pairs of a .env file (comments, blank lines and ``export`` prefixes allowed)."""
-    values: dict[str, str] = {}
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return values
-    for line in lines:
-        line = line.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        key, _, value = line.removeprefix("export ").partition("=")
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        values[key.strip()] = value
-    return values
-
-
 def project_root(start: Path | None = None) -> Path:
     """The nearest directory holding langgraph.json, else the working directory."""
     start = (start or Path.cwd()).resolve()
@@ -68,3 +52,11 @@ def probe(url: str, timeout: float = PROBE_TIMEOUT_S) -> bool:
         return httpx.get(url, timeout=timeout).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+HEALTH_PATHS = ("/ok", "/health")
+
+
+def server_answers(url: str, timeout: float = PROBE_TIMEOUT_S) -> bool:
+    """True when an agent server at ``url`` answers its health path (``/ok`` on langgraph dev, ``/health`` on Aegra)."""
+    return any(probe(f"{url}{path}", timeout) for path in HEALTH_PATHS)

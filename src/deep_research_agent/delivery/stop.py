@@ -2,10 +2,15 @@
 
 Contract (orchestrator only; a request reaches every role through the run's control):
 - a client asks by putting an item in the LangGraph store at ``STOP_REQUESTS_NAMESPACE`` with the run id
-  as its key (``client.store.put_item(list(STOP_REQUESTS_NAMESPACE), run_id, {"mode": ...})``);
-- from the run's start (``start_watching``, called by the lifecycle as the run opens) a watcher polls for
-  it every ``POLL_S``, deletes each request it reads, and emits ``status: stop_requested`` with
-  ``reason`` the mode;
+  as its key (``client.store.put_item(list(STOP_REQUESTS_NAMESPACE), run_id, {"mode": ...})``), through
+  any instance of the server: the store is the one every instance shares, so the request reaches the
+  run wherever it executes;
+- from the run's start (``start_watching``, called by the lifecycle as the run opens, and again by the
+  process that resumes a run another one started) the process's poller for that store reads it every
+  ``POLL_S``, in every namespace a client's item can land in (``run.owner.client_namespaces``: Aegra
+  scopes API store calls by user), deletes each request it reads, and emits ``status: stop_requested``
+  with ``reason`` the mode. One poller serves every run the process executes: one batch read per tick
+  for all of them, because on a database store a read per run every half second is a query each;
 - ``mode: "wrap_up"``: every agent is told at its next model call to deliver now, and no tool call
   starts any more except ``submit_report``; the agents write their findings and the orchestrator its
   report, through the usual gates, so the run normally ends ``done/report_delivered``. The watcher goes
@@ -26,44 +31,84 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, GetOp, Item
 
 from ..names import EndReason, StatusState, StopMode
 from ..protocol.events import STOP_REQUESTS_NAMESPACE, emit
-from ..run import Halt, Run
+from ..run import Halt, Run, client_namespaces
 
 logger = logging.getLogger(__name__)
 
 POLL_S = 0.5
-# Strong references: the event loop keeps only weak ones to its tasks.
-_watchers: set[asyncio.Task[None]] = set()
 
 
-def start_watching(store: BaseStore | None, run: Run) -> None:
-    """Start the run's stop-request watcher (the lifecycle calls it when the run opens); no store, no watcher."""
-    if store is None:
-        return
-    watcher = asyncio.create_task(watch_for_stop_request(store, run), name=f"stop-watch-{run.key}")
-    _watchers.add(watcher)
-    watcher.add_done_callback(_watchers.discard)
+class StopRequestPoller:
+    """Every run one process executes against one store, polled for stop requests in one batch per tick.
 
+    A run is dropped once it is stopped now or closed; the poller's task ends when it watches no run and
+    starts again with the next one.
+    """
 
-async def watch_for_stop_request(store: BaseStore, run: Run, *, poll_s: float = POLL_S) -> None:
-    """Poll the store for this run's stop requests until it is stopped now or the run ends."""
-    while not run.control.closed and run.control.halt is None:
-        try:
-            request = await store.aget(STOP_REQUESTS_NAMESPACE, run.key)
-        except Exception:  # a store hiccup must not end the run; the next poll tries again
-            logger.warning("could not read stop requests for run %s", run.key, exc_info=True)
-            request = None
-        if request is not None:
-            await _forget(store, run)
-            if request.value.get("mode") == StopMode.WRAP_UP:
-                _wrap_up(run)
-            else:
-                _stop_now(run)
+    def __init__(self, store: BaseStore, *, poll_s: float = POLL_S) -> None:
+        self.store = store
+        self.poll_s = poll_s
+        self._watched: dict[str, tuple[Run, tuple[tuple[str, ...], ...]]] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    def watch(self, run: Run, *, owner: str | None = None) -> asyncio.Task[None]:
+        """Watch ``run`` (in the namespaces of its ``owner`` too); returns the poller's task."""
+        self._watched[run.key] = (run, client_namespaces(STOP_REQUESTS_NAMESPACE, owner))
+        if self._task is None or self._task.done() or self._task.get_loop() is not asyncio.get_running_loop():
+            self._task = asyncio.create_task(self._poll(), name="stop-request-poller")
+        return self._task
+
+    async def _poll(self) -> None:
+        while True:
+            for key, (run, _) in list(self._watched.items()):
+                if run.control.closed or run.control.halt is not None:
+                    del self._watched[key]
+            if not self._watched:
                 return
-        await asyncio.sleep(poll_s)
+            watched = list(self._watched.values())
+            reads = [GetOp(namespace, run.key) for run, namespaces in watched for namespace in namespaces]
+            try:
+                found: list[Item | None] = await self.store.abatch(reads)
+            except Exception:  # a store hiccup must not end any run; the next tick tries again
+                logger.warning("could not read stop requests for %d run(s)", len(watched), exc_info=True)
+                found = [None] * len(reads)
+            requests = iter(found)
+            for run, namespaces in watched:
+                for request in [next(requests) for _ in namespaces]:
+                    if request is not None:
+                        await _forget(self.store, request)
+                        _serve(run, request)
+            await asyncio.sleep(self.poll_s)
+
+
+_pollers: dict[int, StopRequestPoller] = {}
+
+
+def start_watching(store: BaseStore | None, run: Run, *, owner: str | None = None) -> None:
+    """Have this process's poller for ``store`` watch the run, once; no store, nothing to watch. ``owner`` is
+    the run's server-authenticated user, whose scoped namespace is read too."""
+    if store is None or run.stop_watcher is not None:
+        return
+    poller = _pollers.get(id(store))
+    if poller is None or poller.store is not store:
+        poller = _pollers[id(store)] = StopRequestPoller(store)
+    run.stop_watcher = poller.watch(run, owner=owner)
+
+
+async def watch_for_stop_request(store: BaseStore, run: Run, *, owner: str | None = None, poll_s: float = POLL_S) -> None:
+    """Watch one run on a poller of its own until it is stopped now or ends (for code outside a server)."""
+    await StopRequestPoller(store, poll_s=poll_s).watch(run, owner=owner)
+
+
+def _serve(run: Run, request: Item) -> None:
+    if request.value.get("mode") == StopMode.WRAP_UP:
+        _wrap_up(run)
+    else:
+        _stop_now(run)
 
 
 def _wrap_up(run: Run) -> None:
@@ -87,8 +132,8 @@ def _stop_now(run: Run) -> None:
         )
 
 
-async def _forget(store: BaseStore, run: Run) -> None:
+async def _forget(store: BaseStore, request: Item) -> None:
     try:
-        await store.adelete(STOP_REQUESTS_NAMESPACE, run.key)
+        await store.adelete(request.namespace, request.key)
     except Exception:  # a leftover request would be read again: harmless, each mode acts once
-        logger.warning("could not delete the stop request of run %s", run.key, exc_info=True)
+        logger.warning("could not delete the stop request of run %s", request.key, exc_info=True)

@@ -1,7 +1,7 @@
 """How a run ends: one record of what happened, one pure function that names the end state.
 
 Contract: ``decide_end(record)`` returns the run's single end status, by first match:
-a run error (``config_error``, ``model_error``, ``internal_error``), ``report_delivered``,
+a run error (``config_error``, ``too_many_runs``, ``model_error``, ``internal_error``), ``report_delivered``,
 ``awaiting_clarification``, ``direct_answer`` (triage answered, or the orchestrator answered without
 research), a halt (``done`` for ``stopped_by_user``, else ``error``: ``budget_exhausted``,
 ``recursion_limit``, ``loop_halt``, ``runaway_halt``, ``stalled_after_nudges``), ``report_salvaged``,

@@ -5,6 +5,15 @@ Contract (orchestrator only; it must be the outermost middleware):
   custom tools found wrong follow it as ``status: warning``, then the statuses the graph factory found for
   the run (``mcp_ready``/``mcp_error``); the run's stop-request watcher starts (``delivery/stop.py``);
 - a config problem (refused ``base_url``, missing key) ends the run before any model call;
+- with a per-user limit (``max_runs_per_user``), the run takes a slot among its user's runs in progress
+  (``run/admission.py``); past the limit it ends at once with ``error/too_many_runs``, its detail (how
+  many runs are in progress, the limit, what to do) also the turn's AI message for clients that show
+  only ``messages``; an admitted run holds its slot until it ends;
+- every orchestrator tool call ends by saving the run's ledger to the store (``run/ledger.py``); a run
+  resumed by another process (its worker died; Aegra's lease reaper hands it on from the last checkpoint)
+  restores it there, and gets the same watcher and slot, at its next model or tool call, since its
+  opening hook does not run again: so its run time, usage, sources, hand-overs and texts include the part
+  before the resume, and it ends with one report and one end status;
 - a model call that fails for good (once the retry middleware gave up) does not raise: the error is
   classified into a detail that says what to fix, and the agent stops;
 - an unexpected exception in a model call or a tool call of the orchestrator (its middleware included),
@@ -29,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from dataclasses import replace
@@ -60,7 +70,24 @@ from ..guards.budget import effective_recursion_limit
 from ..clock import format_elapsed
 from ..names import EndReason, StatusState, ToolErrorClass
 from ..protocol.events import emit
-from ..run import NoRunError, Run, archive_evidence, close_run, current_run, evidence_summaries, run_key
+from ..run import (
+    NoRunError,
+    Run,
+    RunSlot,
+    admit,
+    archive_evidence,
+    close_run,
+    current_run,
+    evidence_summaries,
+    forget_ledger,
+    owner_key,
+    release_slot,
+    restore_ledger,
+    run_key,
+    run_owner,
+    save_ledger,
+    start_keeping,
+)
 from ..settings import ResearchConfig
 from ..tools.errors import tool_error_text
 from .containment import INTERNAL_ERROR, contain_hook_failures
@@ -91,7 +118,9 @@ class RunLifecycleMiddleware(AgentMiddleware):
     async def abefore_agent(self, state: LifecycleState, runtime: Runtime) -> dict[str, Any] | None:
         config = get_config()
         run = current_run(config)
-        start_watching(runtime.store, run)
+        owner = run_owner(config)
+        start_watching(runtime.store, run, owner=owner)
+        run.attached = True
         configurable = config.get("configurable") or {}
         emit(
             "run_start",
@@ -106,7 +135,52 @@ class RunLifecycleMiddleware(AgentMiddleware):
         if self.settings.problems:
             problems = " ".join(self.settings.problems)
             return {"run_error": RunError(reason=EndReason.CONFIG_ERROR.value, detail=problems), "jump_to": "end"}
+        if refusal := await self._admit(runtime.store, run, owner):
+            return {
+                "run_error": RunError(reason=EndReason.TOO_MANY_RUNS.value, detail=refusal),
+                "messages": [deliverable_message(refusal)],
+                "jump_to": "end",
+            }
         return {"run_error": None}
+
+    async def _admit(self, store: Any, run: Run, owner: str | None) -> str | None:
+        """Take the run's slot under the per-user limit; the refusal's text past it, else None."""
+        limit = self.settings.max_runs_per_user
+        if not limit or store is None:
+            return None
+        try:
+            admission = await admit(store, owner=owner, run_id=run.key, limit=limit)
+        except Exception:  # noqa: BLE001 - the limit is fairness, not safety: a store failure admits the run
+            logger.warning("could not check the runs in progress of run %s; admitting it", run.key, exc_info=True)
+            return None
+        if admission.admitted:
+            start_keeping(store, run, admission.slot)
+            return None
+        runs = f"{admission.ahead} research run{'s' if admission.ahead != 1 else ''}"
+        return (
+            f"You already have {runs} in progress, and this server runs at most {limit} per user at once. "
+            "This run was not started: ask again once one of them has finished, or stop one."
+        )
+
+    async def _attach(self, store: Any) -> None:
+        """Take over a run another process started (its ledger, stop watcher, slot); a no-op once done."""
+        try:
+            config = get_config()
+            run = current_run(config)
+        except (RuntimeError, NoRunError):  # called outside a graph run (a unit test): nothing to attach
+            return
+        if run.attached:
+            return
+        async with run.attach_lock:
+            if run.attached:
+                return
+            owner = run_owner(config)
+            if await restore_ledger(store, run, thread_id=(config.get("configurable") or {}).get("thread_id")):
+                logger.info("run %s resumed in this process from its last checkpoint and ledger", run.key)
+            start_watching(store, run, owner=owner)
+            if self.settings.max_runs_per_user and run.slot is None and store is not None:
+                start_keeping(store, run, RunSlot(owner_key=owner_key(owner), run_id=run.key, queued_at=time.time()))
+            run.attached = True
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -114,6 +188,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
         if request.state.get("run_error"):
             # A tool call failed internally: end the run here instead of asking the model again.
             return ModelResponse(result=[AIMessage(content="(The run stopped on an internal error.)")])
+        await self._attach(getattr(request.runtime, "store", None))
         try:
             return await handler(request)
         except asyncio.CancelledError:
@@ -139,8 +214,10 @@ class RunLifecycleMiddleware(AgentMiddleware):
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
     ) -> ToolMessage | Command:
+        store = getattr(request.runtime, "store", None)
+        await self._attach(store)
         try:
-            return await handler(request)
+            result = await handler(request)
         except asyncio.CancelledError:
             _forget_cancelled_run()
             raise
@@ -155,6 +232,14 @@ class RunLifecycleMiddleware(AgentMiddleware):
                 status="error",
             )
             return Command(update={"messages": [failed], "run_error": INTERNAL_ERROR})
+        await self._save_ledger(store)
+        return result
+
+    @staticmethod
+    async def _save_ledger(store: Any) -> None:
+        with suppress(RuntimeError, NoRunError):
+            config = get_config()
+            await save_ledger(store, current_run(config), thread_id=(config.get("configurable") or {}).get("thread_id"))
 
     async def aafter_agent(self, state: LifecycleState, runtime: Runtime) -> dict[str, Any] | None:
         config = get_config()
@@ -163,6 +248,10 @@ class RunLifecycleMiddleware(AgentMiddleware):
             # Before the end status, so a client that reacts to it finds the texts stored.
             thread_id = (config.get("configurable") or {}).get("thread_id")
             await archive_evidence(runtime.store, thread_id=thread_id, run_id=run.key, records=run.evidence.records())
+            await forget_ledger(runtime.store, run)
+            if run.slot is not None and runtime.store is not None:
+                # Before the end status, so the user's next run, started on seeing it, finds the slot free.
+                await release_slot(runtime.store, run.slot)
             return await self._close(state, run)
         finally:
             if run.sandbox is not None:

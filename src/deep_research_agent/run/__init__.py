@@ -1,16 +1,36 @@
 """One run's shared stores (usage, evidence, control), found by the run id by every agent of the run.
 
-Split by concern so each store states its own contract; ``registry`` opens and closes them per run, and
-``archive`` keeps a finished run's evidence texts in the LangGraph store.
+Split by concern so each store states its own contract; ``registry`` opens and closes them per run,
+``archive`` keeps a finished run's evidence texts in the LangGraph store, ``owner`` names the run's user
+and where a client's store items for it land, ``admission`` holds each user to a number of runs in
+progress through the LangGraph store, across every server instance that shares it, and ``ledger`` keeps
+a live run's stores there too, for the process that resumes the run after its own died.
 """
 
+from .admission import ACTIVE_RUNS_NAMESPACE, Admission, RunSlot, admit, keep_slot, owner_key, release_slot, start_keeping
 from .archive import EVIDENCE_NAMESPACE, archive_evidence, evidence_namespace, evidence_summaries, stored_evidence
 from .control import Halt, RunControl
 from .evidence import CorpusLocation, EvidenceRecord, EvidenceStore, HandOver, SourceRecord
+from .ledger import LEDGER_NAMESPACE, forget_ledger, restore_ledger, save_ledger
+from .owner import client_namespaces, run_owner
 from .registry import NoRunError, Run, bound_run, close_run, current_run, is_open, run_key
 from .usage import CACHED_TOKEN_WEIGHT, RoleUsage, UsageMeter
 
 __all__ = [
+    "ACTIVE_RUNS_NAMESPACE",
+    "Admission",
+    "RunSlot",
+    "admit",
+    "keep_slot",
+    "owner_key",
+    "start_keeping",
+    "release_slot",
+    "client_namespaces",
+    "LEDGER_NAMESPACE",
+    "forget_ledger",
+    "restore_ledger",
+    "save_ledger",
+    "run_owner",
     "CACHED_TOKEN_WEIGHT",
     "CorpusLocation",
     "EVIDENCE_NAMESPACE",

@@ -26,7 +26,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, Item, PutOp, validate_op_namespace
 
-from .evidence import EvidenceRecord
+from .evidence import CorpusLocation, EvidenceRecord
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +61,20 @@ def evidence_summary(record: EvidenceRecord) -> dict[str, Any]:
             "file_sha256": where.file_sha256,
         }
     return summary
+
+
+def evidence_record(value: dict[str, Any]) -> EvidenceRecord:
+    """The record a stored item (``evidence_summary`` plus ``text``) was written from."""
+    where = value.get("corpus")
+    location = (
+        CorpusLocation(
+            corpus=where["name"], path=where["path"], anchor=where.get("anchor"), page=where.get("page"), file_sha256=where["file_sha256"]
+        )
+        if where
+        else None
+    )
+    fields = ("id", "url", "title", "kind", "retrieved_at", "agent", "sha256", "text")
+    return EvidenceRecord(**{name: value[name] for name in fields}, location=location)
 
 
 def evidence_summaries(records: Sequence[EvidenceRecord]) -> list[dict[str, Any]]:

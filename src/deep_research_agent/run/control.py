@@ -3,13 +3,16 @@
 Contract: each signal is set by one method, under the lock, and read through a property; a signal that
 stays set once set (a halt, the wrap-up request, the budget's soft stage) returns True only to its
 first setter, whose event is the one sent. Reasons are typed (``names``), never bare strings.
+``snapshot``/``restore`` carry the signals (not the say-it-once notices) through the run's ledger to the
+process that resumes the run; a restored signal sends no event again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from ..names import Ceiling, EndReason, HaltedBy
 
@@ -138,3 +141,32 @@ class RunControl:
     def close(self) -> None:
         with self._lock:
             self._closed = True
+
+    def snapshot(self) -> dict[str, Any]:
+        with self._lock:
+            return {
+                "halt": asdict(self._halt) if self._halt else None,
+                "budget_soft": self._budget_soft,
+                "wrap_up_requested": self._wrap_up_requested,
+                "research_started": self._research_started,
+                "report_delivered": self._report_delivered,
+                "clarification_requested": self._clarification_requested,
+                "questions": list(self._questions),
+                "halted_tasks": dict(self._halted_tasks),
+            }
+
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        with self._lock:
+            if (halt := snapshot.get("halt")) and self._halt is None:
+                ceiling = halt.get("ceiling")
+                self._halt = Halt(reason=EndReason(halt["reason"]), detail=halt["detail"], ceiling=Ceiling(ceiling) if ceiling else None)
+            if (soft := snapshot.get("budget_soft")) and self._budget_soft is None:
+                self._budget_soft = Ceiling(soft)
+            self._wrap_up_requested |= bool(snapshot.get("wrap_up_requested"))
+            self._research_started |= bool(snapshot.get("research_started"))
+            self._report_delivered |= bool(snapshot.get("report_delivered"))
+            if snapshot.get("clarification_requested") and not self._clarification_requested:
+                self._clarification_requested = True
+                self._questions = tuple(snapshot.get("questions") or ())
+            for task_id, by in (snapshot.get("halted_tasks") or {}).items():
+                self._halted_tasks.setdefault(task_id, HaltedBy(by))

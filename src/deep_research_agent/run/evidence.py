@@ -12,6 +12,10 @@ Contract: written only through ``EvidenceStore``'s methods, under its lock; read
 - ``library()`` is the retrieved texts prepared for checks (``report/evidence_text.py``); each text is
   prepared once per run and kept until the run's stores are closed. Preparing is derived work outside the
   lock: two threads preparing one text at once build the same thing.
+- a unit handed over again (its ``task`` re-run after the run resumed in another process) replaces its
+  earlier hand-over, so no unit counts twice;
+- ``snapshot``/``restore`` carry everything above but the staged findings through the run's ledger
+  (``ledger.py``) to the process that resumes the run.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 from ..clock import utc_now_iso
 from ..handover.contract import Findings
@@ -148,6 +153,7 @@ class EvidenceStore:
 
     def add_handover(self, handover: HandOver) -> None:
         with self._lock:
+            self._handovers = [h for h in self._handovers if h.task_id != handover.task_id or not h.task_id]
             self._handovers.append(handover)
 
     def handovers(self) -> list[HandOver]:
@@ -186,3 +192,38 @@ class EvidenceStore:
     @property
     def claim_summary(self) -> ClaimSummary | None:
         return self._claim_summary
+
+    def snapshot(self) -> dict[str, Any]:
+        """Sources, hand-overs and citations as JSON; the texts travel one item each (``ledger.py``)."""
+        with self._lock:
+            return {
+                "sources": [asdict(record) for record in self._sources.values()],
+                "handovers": [
+                    {"task_id": h.task_id, "unit": h.unit, "findings": h.findings.model_dump(mode="json")} for h in self._handovers
+                ],
+                "citations": [c.model_dump(mode="json") for c in self._citations],
+                "citation_summary": self._citation_summary.model_dump(mode="json") if self._citation_summary else None,
+                "claims": [c.model_dump(mode="json") for c in self._claims],
+                "claim_summary": self._claim_summary.model_dump(mode="json") if self._claim_summary else None,
+            }
+
+    def restore(self, snapshot: dict[str, Any], records: list[EvidenceRecord]) -> None:
+        """Bring back what another process recorded for this run, before this one records anything."""
+        with self._lock:
+            for source in snapshot.get("sources", []):
+                record = SourceRecord(**source)
+                self._sources.setdefault(normalise_url(record.url), record)
+            known = {record.id for record in self._evidence}
+            self._evidence = sorted([*self._evidence, *(r for r in records if r.id not in known)], key=lambda r: int(r.id[2:]))
+            self._handovers = [
+                HandOver(task_id=h["task_id"], unit=h["unit"], findings=Findings.model_validate(h["findings"]))
+                for h in snapshot.get("handovers", [])
+            ] + self._handovers
+            if snapshot.get("citations") and not self._citations:
+                self._citations = [CitationRecord.model_validate(c) for c in snapshot["citations"]]
+            if snapshot.get("citation_summary") and self._citation_summary is None:
+                self._citation_summary = CitationSummary.model_validate(snapshot["citation_summary"])
+            if snapshot.get("claims") and not self._claims:
+                self._claims = [ClaimRecord.model_validate(c) for c in snapshot["claims"]]
+            if snapshot.get("claim_summary") and self._claim_summary is None:
+                self._claim_summary = ClaimSummary.model_validate(snapshot["claim_summary"])

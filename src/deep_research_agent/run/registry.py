@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.config import get_config
 
+from .admission import RunSlot
 from .control import RunControl
 from ..clock import utc_now_iso
 from .evidence import EvidenceStore
@@ -56,6 +57,15 @@ class Run:
     opening_statuses: list[dict[str, Any]] = field(default_factory=list)
     """Status events the graph factory found for this run before it started (its MCP connections), which
     the run emits right after ``run_start``."""
+    stop_watcher: asyncio.Task[None] | None = None
+    """This process's stop-request watcher of the run (``delivery/stop.py``), once started."""
+    slot: RunSlot | None = None
+    """The run's place among its user's runs in progress, when a per-user limit applies (``admission.py``)."""
+    saved_evidence: set[str] = field(default_factory=set)
+    """Evidence ids whose texts the run's ledger already holds in the store (``ledger.py``)."""
+    attached: bool = False
+    """This process has opened the run, or taken it over from another (watcher, slot, ledger restored)."""
+    attach_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     @property
     def elapsed_s(self) -> float:

@@ -2,12 +2,14 @@
 
 Contract: every count goes through ``UsageMeter``'s methods, under its lock; readers get snapshots
 (``RoleUsage`` copies), never the live counters. ``RoleUsage`` is also the per-role payload of the
-``usage`` event, so the event carries exactly what the run counted.
+``usage`` event, so the event carries exactly what the run counted. ``snapshot``/``restore`` carry the
+counts through the run's ledger to the process that resumes the run.
 """
 
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -93,3 +95,22 @@ class UsageMeter:
         if task_id:
             counters.append(self._by_task.setdefault(task_id, RoleUsage()))
         return counters
+
+    def snapshot(self) -> dict[str, Any]:
+        with self._lock:
+            return {
+                "by_role": {role: c.model_dump() for role, c in self._by_role.items()},
+                "by_task": {task: c.model_dump() for task, c in self._by_task.items()},
+                "compactions": self.compactions,
+                "messages_summarized": self.messages_summarized,
+            }
+
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        """Add what another process counted for this run before it stopped."""
+        with self._lock:
+            for role, counters in (snapshot.get("by_role") or {}).items():
+                self._by_role.setdefault(role, RoleUsage())._add(RoleUsage.model_validate(counters))
+            for task, counters in (snapshot.get("by_task") or {}).items():
+                self._by_task.setdefault(task, RoleUsage())._add(RoleUsage.model_validate(counters))
+            self.compactions += int(snapshot.get("compactions") or 0)
+            self.messages_summarized += int(snapshot.get("messages_summarized") or 0)

@@ -1,7 +1,9 @@
 """Run settings: the model price tiers (``tiers``), their per-run resolution (``resolve``), the
 documentation generated from them (``docgen``; ``python -m deep_research_agent.settings``) and the JSON
-Schema of the per-run keys that the assistant publishes as its ``config_schema`` (``schema``)."""
+Schema of the per-run keys that the assistant publishes as its ``config_schema`` (``schema``); the
+agent's own env file, loaded under the process environment whatever the server (``environment``)."""
 
+from .environment import ENV_FILE_VARIABLE, load_env_file, read_dotenv
 from .docgen import env_example, markdown_table, settings_table
 from .resolve import ResearchConfig
 from .schema import RunSettings, config_json_schema, publish_run_settings
@@ -9,6 +11,7 @@ from .tiers import DEFAULT_BASE_URL, MODEL_TIERS, SLOTS, TIER_ORDER, ModelSpec, 
 
 __all__ = [
     "DEFAULT_BASE_URL",
+    "ENV_FILE_VARIABLE",
     "MODEL_TIERS",
     "SLOTS",
     "TIER_ORDER",
@@ -19,7 +22,9 @@ __all__ = [
     "Tier",
     "config_json_schema",
     "env_example",
+    "load_env_file",
     "markdown_table",
     "publish_run_settings",
+    "read_dotenv",
     "settings_table",
 ]

@@ -43,6 +43,17 @@ RUNNER_SETTINGS: tuple[tuple[str, str, str], ...] = (
     ("DRA_JOBS", "10", "Runs the dev server executes at once (--n-jobs-per-worker)."),
     ("DRA_RELOAD", "0", "1 restarts the server on source changes (kills in-flight runs)."),
     ("DRA_URL", "", "Server URL for ./run.sh ask/smoke/doctor; defaults to http://DRA_HOST:DRA_PORT."),
+    ("DRA_ENV_FILE", "", "File of KEY=VALUE settings the agent loads at start under the environment (which wins); default the project's .env."),
+)
+
+SERVE_SETTINGS: tuple[tuple[str, str, str], ...] = (
+    ("DATABASE_URL", "", "Postgres for threads, checkpoints, the store and the run queue; unset, serve starts a throwaway one."),
+    ("REDIS_URL", "", "Redis for the job queue and streams shared by instances; unset, serve starts a throwaway one."),
+    ("DRA_INSTANCES", "1", "Aegra instances ./run.sh serve starts on DRA_PORT, DRA_PORT+1, ..."),
+    ("WORKER_COUNT", "3", "Worker loops per instance that take runs off the shared queue."),
+    ("N_JOBS_PER_WORKER", "10", "Runs each worker loop executes at once."),
+    ("DRA_AUTH_TOKENS", "", "user=token pairs (comma-separated) the server accepts as bearer tokens or x-api-key; unset, every caller is anonymous."),
+    ("DRA_AUTH_TOKENS_FILE", "", "File of user=token lines, the same as DRA_AUTH_TOKENS."),
 )
 
 
@@ -54,6 +65,9 @@ def env_example() -> str:
             lines += ["", f"# {row['description']}", f"{env}={row['default']}"]
     lines += ["", "# --- ./run.sh and the dev server ---"]
     for env, default, description in RUNNER_SETTINGS:
+        lines += ["", f"# {description}", f"{env}={default}"]
+    lines += ["", "# --- ./run.sh serve: Aegra with Postgres and Redis (README: Running for a team) ---"]
+    for env, default, description in SERVE_SETTINGS:
         lines += ["", f"# {description}", f"{env}={default}"]
     return "\n".join(lines) + "\n"
 

@@ -393,6 +393,13 @@ class ResearchConfig(BaseModel):
     custom_tool_timeout: float = _setting(
         30.0, "Seconds one custom tool call may take before it is cut off; 0 means no cap.", env="DRA_CUSTOM_TOOL_TIMEOUT", operator_only=True
     )
+    max_runs_per_user: int = _setting(
+        0,
+        "Runs one user may have in progress at once, counted across every server instance sharing the store; "
+        "the run past it ends at once with error/too_many_runs. 0 means no limit (./run.sh serve sets 3).",
+        env="DRA_MAX_RUNS_PER_USER",
+        operator_only=True,
+    )
 
     warnings: tuple[str, ...] = Field(default=(), exclude=True)
     problems: tuple[str, ...] = Field(default=(), exclude=True)

@@ -25,8 +25,11 @@ export function siteBadge(domain: string): HTMLElement {
   return badge;
 }
 
-export function externalLink(url: string, ...children: Child[]): HTMLAnchorElement {
-  return h("a", { href: url, target: "_blank", rel: "noopener noreferrer" }, ...(children.length ? children : [url]));
+/** A link that opens in a new tab; a source with no web address (a corpus:// passage) is named, not linked. */
+export function externalLink(url: string, ...children: Child[]): HTMLElement {
+  const content = children.length ? children : [url];
+  if (!/^https?:/i.test(url)) return h("span", { class: "local-source", title: url }, ...content);
+  return h("a", { href: url, target: "_blank", rel: "noopener noreferrer" }, ...content);
 }
 
 export function domainOf(url: string, domain?: string | null): string {

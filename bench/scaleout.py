@@ -1,0 +1,149 @@
+"""Scale-out: thirty concurrent runs on one ``langgraph dev``, on one Aegra instance and on two, in one run.
+
+Every model call takes 200 ms (the scripted model's ``delay_s``; five calls per run), so a run mostly
+waits on the model, as real runs do, and what differs between the setups is how much of the rest (graph
+factory, guards, checkpoints, streaming) one process can do at once. Each setup gets a warm-up batch
+(imports, graph compile, connection pools: in every process) and then ``ROUNDS`` measured batches of
+``CONCURRENT_RUNS`` runs streamed through langgraph_sdk, one client per instance, runs alternating between
+the instances. The setups run one after another, never side by side, on the same stand-ins; Postgres and
+Redis are throwaway ones (``deploy/services.py``). The dev server gets ``--n-jobs-per-worker 30`` and each
+Aegra instance 3 workers x 10 jobs, so none queues a run for lack of slots.
+
+Printed: per setup, the median over rounds of the batch's wall time and of the per-run median, each also
+as a ratio against ``langgraph dev`` measured in the same run. The machine has two cores: the second
+instance can only help as far as the first one is CPU-bound.
+
+Run: ``uv run python -m bench.scaleout`` (needs what ``./run.sh test`` installs: postgresql, redis-server
+and deploy/.venv). Exits 1 when any run fails to deliver its report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from langgraph_sdk import get_client
+from langgraph_sdk.client import LangGraphClient
+
+from bench.concurrency import MODEL_LATENCY_S, slow_happy_path
+from deploy import services
+from tests.support.agent_server import AgentServer, stream_run
+from tests.support.scripted_model import ScriptedModelServer
+from tests.support.web import WebStandIn
+
+CONCURRENT_RUNS = 30
+ROUNDS = 2
+
+
+@dataclass
+class Measured:
+    name: str
+    walls: list[float] = field(default_factory=list)
+    run_medians: list[float] = field(default_factory=list)
+    delivered: int = 0
+    total: int = 0
+
+    @property
+    def wall(self) -> float:
+        return statistics.median(self.walls)
+
+    @property
+    def per_run(self) -> float:
+        return statistics.median(self.run_medians)
+
+
+async def one_run(client: LangGraphClient, n: int) -> tuple[float, bool]:
+    started = time.monotonic()
+    try:
+        run = await stream_run(client, f"How cheap are sodium batteries? ({n})", timeout=300)
+    except Exception as exc:  # noqa: BLE001 - a failed run is counted and named, and the batch goes on
+        print(f"    run {n} failed: {type(exc).__name__}: {str(exc)[:200]}", flush=True)
+        return time.monotonic() - started, False
+    ok = [e.get("reason") for e in run.end_statuses] == ["report_delivered"]
+    return time.monotonic() - started, ok
+
+
+async def batch(clients: Sequence[LangGraphClient]) -> tuple[float, list[float], int]:
+    started = time.monotonic()
+    results = await asyncio.gather(*(one_run(clients[n % len(clients)], n) for n in range(CONCURRENT_RUNS)))
+    return time.monotonic() - started, [t for t, _ in results], sum(ok for _, ok in results)
+
+
+async def measure_setup(name: str, urls: Sequence[str]) -> Measured:
+    clients = [get_client(url=url) for url in urls]
+    measured = Measured(name)
+    await batch(clients)  # warm-up
+    for round_no in range(1, ROUNDS + 1):
+        wall, times, delivered = await batch(clients)
+        measured.walls.append(wall)
+        measured.run_medians.append(statistics.median(times))
+        measured.delivered += delivered
+        measured.total += CONCURRENT_RUNS
+        print(f"  {name} round {round_no}: wall {wall:6.2f} s, per-run median {measured.run_medians[-1]:6.2f} s, slowest {max(times):6.2f} s", flush=True)
+    return measured
+
+
+def agent_settings(model: ScriptedModelServer, web: WebStandIn) -> dict[str, str]:
+    return {
+        "OPENAI_BASE_URL": model.base_url,
+        "OPENAI_API_KEY": "sk-bench-000000000000",
+        "TAVILY_API_BASE_URL": web.base_url,
+        "DRA_FETCH_ALLOW_HOSTS": web.allow_host,
+        "DRA_MAX_RETRIES": "0",
+    }
+
+
+async def run_bench() -> int:
+    if gaps := services.missing():
+        print(f"cannot run: this benchmark needs {', '.join(gaps)}", file=sys.stderr)
+        return 2
+    results: list[Measured] = []
+    with ScriptedModelServer() as model, WebStandIn() as web:
+        model.set_scenario(slow_happy_path())
+        settings = agent_settings(model, web)
+        print(f"{CONCURRENT_RUNS} concurrent runs, {ROUNDS} rounds after a warm-up, {MODEL_LATENCY_S * 1000:.0f} ms per model call, 5 calls per run", flush=True)
+
+        dev = AgentServer(settings, jobs=CONCURRENT_RUNS).start()
+        try:
+            results.append(await measure_setup("langgraph dev", [dev.url]))
+        finally:
+            dev.stop()
+
+        logs = Path(tempfile.mkdtemp(prefix="dra-bench-aegra-"))
+        with services.PostgresServer() as postgres, services.RedisServer() as redis:
+            env = services.aegra_environment(postgres.url, redis.url, **settings, WORKER_COUNT="3", N_JOBS_PER_WORKER="10", CRON_ENABLED="false")
+            services.migrate(env)
+            first = services.AegraInstance(env, log_path=logs / "a.log").start(timeout=300)
+            second = None
+            try:
+                results.append(await measure_setup("Aegra x1", [first.url]))
+                second = services.AegraInstance(env, log_path=logs / "b.log").start(timeout=300)
+                results.append(await measure_setup("Aegra x2", [first.url, second.url]))
+            finally:
+                first.stop()
+                if second is not None:
+                    second.stop()
+
+    baseline = results[0]
+    print()
+    print(f"{'setup':<14} {'batch wall':>11} {'vs dev':>7} {'per-run median':>15} {'vs dev':>7} {'delivered':>10}")
+    for measured in results:
+        print(
+            f"{measured.name:<14} {measured.wall:10.2f}s {measured.wall / baseline.wall:6.2f}x "
+            f"{measured.per_run:14.2f}s {measured.per_run / baseline.per_run:6.2f}x {measured.delivered:>5}/{measured.total}"
+        )
+    return 0 if all(m.delivered == m.total for m in results) else 1
+
+
+def main() -> int:
+    return asyncio.run(run_bench())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

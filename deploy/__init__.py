@@ -1,0 +1,1 @@
+"""The deployment on Aegra (``./run.sh serve``): its environment, config, entry points and processes."""

@@ -1,0 +1,289 @@
+"""The processes of a deployment on Aegra: a throwaway Postgres and Redis, migrations, Aegra instances.
+
+Used by ``./run.sh serve`` (``deploy/serve.py``), the end-to-end tests and the benchmarks, so all three
+start the stack the same way. Standard library only: it runs under the project's Python 3.11 (tests,
+benches) and under the Aegra environment's 3.12 (``serve``).
+
+Contract:
+- ``PostgresServer`` runs Debian's ``postgresql`` from its own ``initdb`` in a temporary directory, on a
+  free loopback port, with a socket in that directory; it never touches a system-wide cluster. Run as
+  root, it runs as the ``postgres`` user (``initdb`` refuses root). Its data is thrown away on ``stop``,
+  so it runs without fsync;
+- ``RedisServer`` runs Debian's ``redis-server`` on a free loopback port with persistence off;
+- ``AegraInstance`` is one ``uvicorn aegra_api.main:app`` process of the Aegra environment
+  (``deploy/.venv``) serving ``deploy/aegra.json``, started in a new session so ``kill`` can SIGKILL it
+  as a crash would; it is up once ``/health`` answers 200;
+- ``migrate`` runs Aegra's migrations once (``aegra db upgrade``), so instances start with
+  ``RUN_MIGRATIONS_ON_STARTUP=false`` and never race on the schema;
+- ``missing()`` names what is not installed (an empty list when everything is), so tests can skip with
+  a reason and ``serve`` can say what to install.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+DEPLOY_DIR = Path(__file__).resolve().parent
+PROJECT_ROOT = DEPLOY_DIR.parent
+AEGRA_CONFIG = DEPLOY_DIR / "aegra.json"
+AEGRA_VENV = DEPLOY_DIR / ".venv"
+AEGRA_BIN = AEGRA_VENV / "bin"
+POSTGRES_ROOT = Path("/usr/lib/postgresql")
+DATABASE = "aegra"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def postgres_bin() -> Path | None:
+    """The newest Debian PostgreSQL's bin directory, if one is installed."""
+    versions = sorted(
+        (p for p in POSTGRES_ROOT.glob("*/bin") if (p / "initdb").is_file()),
+        key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0,
+    )
+    return versions[-1] if versions else None
+
+
+def missing() -> list[str]:
+    """What the stack needs and this machine lacks, one phrase each."""
+    gaps = []
+    if postgres_bin() is None:
+        gaps.append("Debian's postgresql (apt-get install postgresql)")
+    if shutil.which("redis-server") is None:
+        gaps.append("Debian's redis-server (apt-get install redis-server)")
+    if not (AEGRA_BIN / "aegra").is_file():
+        gaps.append("the Aegra environment deploy/.venv (./run.sh serve or ./run.sh test creates it)")
+    return gaps
+
+
+def _as_postgres_user() -> list[str]:
+    """The command prefix that runs PostgreSQL's tools as a non-root user."""
+    if os.geteuid() != 0:
+        return []
+    try:
+        pwd.getpwnam("postgres")
+    except KeyError:
+        raise RuntimeError("running as root, but there is no postgres user to run PostgreSQL as") from None
+    return ["runuser", "-u", "postgres", "--"]
+
+
+class PostgresServer:
+    """A throwaway PostgreSQL cluster on a free loopback port; ``url`` is its ``aegra`` database."""
+
+    def __init__(self) -> None:
+        self.bin = postgres_bin()
+        if self.bin is None:
+            raise RuntimeError("PostgreSQL is not installed (apt-get install postgresql)")
+        self.workdir = Path(tempfile.mkdtemp(prefix="dra-pg-"))
+        self.data = self.workdir / "data"
+        self.log = self.workdir / "postgres.log"
+        self.port = 0
+        self._prefix = _as_postgres_user()
+
+    @property
+    def url(self) -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{DATABASE}"
+
+    def _run(self, *command: str) -> None:
+        result = subprocess.run([*self._prefix, *command], capture_output=True, text=True, timeout=120)
+        if result.returncode != 0:
+            raise RuntimeError(f"{Path(command[0]).name} failed: {result.stderr.strip() or result.stdout.strip()}")
+
+    def start(self) -> PostgresServer:
+        if self._prefix:
+            shutil.chown(self.workdir, "postgres", "postgres")
+        self.workdir.chmod(0o700)
+        self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
+        self.port = free_port()
+        options = " ".join(
+            [
+                f"-p {self.port}",
+                f"-k {self.workdir}",
+                "-c listen_addresses=127.0.0.1",
+                "-c max_connections=300",
+                # Thrown away on stop: durability buys nothing here.
+                "-c fsync=off -c synchronous_commit=off -c full_page_writes=off",
+            ]
+        )
+        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-o", options, "-w", "-t", "60", "start")
+        self._run(str(self.bin / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", DATABASE)
+        return self
+
+    def stop(self) -> None:
+        if self.data.exists() and self.port:
+            subprocess.run(
+                [*self._prefix, str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop"],
+                capture_output=True,
+                timeout=60,
+            )
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> PostgresServer:
+        return self.start()
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+
+class RedisServer:
+    """A throwaway Redis on a free loopback port, persistence off; ``url`` is its database 0."""
+
+    def __init__(self) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise RuntimeError("redis-server is not installed (apt-get install redis-server)")
+        self.binary = binary
+        self.workdir = Path(tempfile.mkdtemp(prefix="dra-redis-"))
+        self.port = 0
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self, timeout: float = 20.0) -> RedisServer:
+        self.port = free_port()
+        command = [
+            self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.workdir),
+            "--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", str(self.workdir / "redis.log"),
+        ]  # fmt: skip
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"redis-server exited early: {(self.workdir / 'redis.log').read_text(errors='replace')}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as conn:
+                    conn.sendall(b"PING\r\n")
+                    if conn.recv(16).startswith(b"+PONG"):
+                        return self
+            except OSError:
+                pass
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"redis-server did not answer within {timeout}s")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> RedisServer:
+        return self.start()
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+
+def aegra_environment(database_url: str, redis_url: str, **overrides: str) -> dict[str, str]:
+    """The environment of every Aegra process of one deployment: the shared Postgres and Redis, the
+    Redis job queue (so any instance runs any run), and migrations left to ``migrate``."""
+    return {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "REDIS_URL": redis_url,
+        "REDIS_BROKER_ENABLED": "true",
+        "RUN_MIGRATIONS_ON_STARTUP": "false",
+        "AEGRA_CONFIG": str(AEGRA_CONFIG),
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "LANGGRAPH_NO_VERSION_CHECK": "true",
+        **overrides,
+    }
+
+
+def migrate(env: dict[str, str], timeout: float = 180.0) -> None:
+    """Bring the database schema to Aegra's head, once for the whole deployment."""
+    result = subprocess.run(
+        [str(AEGRA_BIN / "aegra"), "db", "upgrade"], cwd=DEPLOY_DIR, env=env, capture_output=True, text=True, timeout=timeout
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"aegra db upgrade failed:\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}")
+
+
+class AegraInstance:
+    """One Aegra API + worker process on ``host:port``, logging to ``log_path``."""
+
+    def __init__(self, env: dict[str, str], *, port: int = 0, host: str = "127.0.0.1", log_path: Path | None = None) -> None:
+        self.env = env
+        self.host = host
+        self.port = port
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log_path = log_path or Path(tempfile.mkstemp(prefix="dra-aegra-", suffix=".log")[1])
+
+    @property
+    def url(self) -> str:
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+        return f"http://{host}:{self.port}"
+
+    def launch(self) -> AegraInstance:
+        """Start the process without waiting for it (``wait_ready`` waits), so instances boot in parallel."""
+        self.port = self.port or free_port()
+        command = [str(AEGRA_BIN / "python"), "-m", "uvicorn", "aegra_api.main:app", "--host", self.host, "--port", str(self.port)]
+        log = self.log_path.open("ab")
+        self.process = subprocess.Popen(
+            command, cwd=DEPLOY_DIR, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        log.close()
+        return self
+
+    def wait_ready(self, timeout: float = 120.0) -> AegraInstance:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process is None or self.process.poll() is not None:
+                raise RuntimeError(f"Aegra on port {self.port} exited during startup:\n{self.log()[-6000:]}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/health", timeout=2) as answer:
+                    if answer.status == 200:
+                        return self
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.25)
+        self.stop()
+        raise RuntimeError(f"Aegra on port {self.port} did not answer /health within {timeout}s:\n{self.log()[-6000:]}")
+
+    def start(self, timeout: float = 120.0) -> AegraInstance:
+        return self.launch().wait_ready(timeout)
+
+    @property
+    def pid(self) -> int:
+        if self.process is None:
+            raise RuntimeError("not started")
+        return self.process.pid
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def kill(self) -> None:
+        """SIGKILL, as a crashed machine would: no shutdown, no lease released."""
+        if self.alive():
+            os.killpg(self.pid, signal.SIGKILL)
+            self.process.wait(timeout=10)  # type: ignore[union-attr]
+
+    def stop(self, timeout: float = 30.0) -> None:
+        if self.alive():
+            os.killpg(self.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=timeout)  # type: ignore[union-attr]
+            except subprocess.TimeoutExpired:
+                os.killpg(self.pid, signal.SIGKILL)
+                self.process.wait(timeout=10)  # type: ignore[union-attr]
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""

@@ -1,0 +1,117 @@
+"""A live run's ledger in the LangGraph store, so the process that resumes a run goes on where the dead one stopped.
+
+A server that hands a run on (Aegra's lease reaper, after the worker running it died) resumes it from
+its last checkpoint in another process, whose run stores start empty. Without this, that run would report
+only the usage and run time after the resume, and the texts and findings gathered before it would no
+longer be citable.
+
+Contract:
+- ``save_ledger`` writes, in one batch, each evidence text not yet saved (one item per evidence id under
+  ``evidence_namespace(thread_id, run_id)``, the namespace ``archive.py`` fills at the end, so the end
+  writes nothing new twice) and one item under ``LEDGER_NAMESPACE`` keyed by the run id: the start time,
+  the usage, sources, hand-overs, citations, control signals and skills applied. The lifecycle calls it at
+  the end of each of the orchestrator's tool calls, before the result reaches the checkpoint, so the
+  ledger is never behind the checkpoint it resumes from;
+- ``restore_ledger`` reads both back into a fresh run in the resuming process, before that process
+  records anything: the run time counts from the original start, the usage from what was spent before,
+  and hand-overs, sources and texts are there for the report's citation checks. Work in flight at the
+  crash is redone and counted again, as it was spent again;
+- ``forget_ledger`` deletes the ledger item when the run ends (the texts stay: they are the archive);
+- a store that fails is logged and the run goes on; a run without a store or a thread keeps no ledger.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from langgraph.store.base import BaseStore, PutOp
+
+from .archive import evidence_namespace, evidence_record, evidence_summary
+from .evidence import EvidenceRecord
+
+if TYPE_CHECKING:
+    from .registry import Run
+
+logger = logging.getLogger(__name__)
+
+LEDGER_NAMESPACE = ("deep_research_agent", "ledgers")
+_PAGE = 100
+
+
+async def save_ledger(store: BaseStore | None, run: Run, *, thread_id: str | None) -> None:
+    if store is None or not thread_id:
+        return
+    records = [record for record in run.evidence.records() if record.id not in run.saved_evidence]
+    texts = [
+        PutOp(evidence_namespace(thread_id, run.key), r.id, {**evidence_summary(r), "text": r.text}, index=False) for r in records
+    ]
+    value = {
+        "started_at": run.started_at,
+        "usage": run.usage.snapshot(),
+        "evidence": run.evidence.snapshot(),
+        "control": run.control.snapshot(),
+        "skills_applied": sorted(run.skills_applied),
+    }
+    try:
+        await store.abatch([*texts, PutOp(LEDGER_NAMESPACE, run.key, value, index=False)])
+    except Exception:  # noqa: BLE001 - a missed save costs a resumed run its earlier work, never this run
+        logger.warning("could not save the ledger of run %s", run.key, exc_info=True)
+        return
+    run.saved_evidence.update(record.id for record in records)
+
+
+async def restore_ledger(store: BaseStore | None, run: Run, *, thread_id: str | None) -> bool:
+    """Load the run's ledger into ``run``; True when there was one."""
+    if store is None or not thread_id:
+        return False
+    try:
+        item = await store.aget(LEDGER_NAMESPACE, run.key)
+        if item is None:
+            return False
+        texts = await _texts(store, thread_id, run.key)
+    except Exception:  # noqa: BLE001 - the run goes on with what this process sees
+        logger.warning("could not read the ledger of run %s", run.key, exc_info=True)
+        return False
+    value: dict[str, Any] = item.value
+    if started_at := value.get("started_at"):
+        run.started_at = started_at
+        run.started_monotonic = time.monotonic() - _seconds_since(started_at)
+    run.usage.restore(value.get("usage") or {})
+    run.evidence.restore(value.get("evidence") or {}, texts)
+    run.control.restore(value.get("control") or {})
+    run.skills_applied.update(value.get("skills_applied") or ())
+    run.saved_evidence.update(record.id for record in texts)
+    return True
+
+
+async def forget_ledger(store: BaseStore | None, run: Run) -> None:
+    if store is None:
+        return
+    try:
+        await store.adelete(LEDGER_NAMESPACE, run.key)
+    except Exception:  # noqa: BLE001 - a leftover ledger is only read by a resume of this run
+        logger.warning("could not delete the ledger of run %s", run.key, exc_info=True)
+
+
+async def _texts(store: BaseStore, thread_id: str, run_id: str) -> list[EvidenceRecord]:
+    namespace = evidence_namespace(thread_id, run_id)
+    items = []
+    while True:
+        page = await store.asearch(namespace, limit=_PAGE, offset=len(items))
+        items += page
+        if len(page) < _PAGE:
+            break
+    return [evidence_record(item.value) for item in items if item.namespace == namespace]
+
+
+def _seconds_since(iso: str) -> float:
+    try:
+        started = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return 0.0
+    if started.tzinfo is None:
+        started = started.replace(tzinfo=UTC)
+    return max(0.0, (datetime.now(UTC) - started).total_seconds())
