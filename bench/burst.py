@@ -15,7 +15,9 @@ two graphs (medians), because CPU counters on a busy machine drift:
   sleeps 10 ms again and again; how late it woke, at worst;
 - **checkpoint bytes per run**: the compact JSON of every checkpoint of the run's root graph
   (``threads.get_history``), and the number of those checkpoints (super-steps) per orchestrator turn;
-- **wall ratio**: the median wall time of a run in the burst over one run alone.
+- **wall ratio**: the median wall time of a run in the burst over one run alone;
+- **memory per run**: the server's peak resident memory during the burst (sampled every 50 ms) over its
+  resident memory just before, divided by N: what sizing ``DRA_JOBS`` has to budget per run in flight.
 
 ``--against REV`` measures the product as it was at ``REV`` (a temporary git worktree, served from its
 ``src``) in the same way, before the current tree, and prints the CPU ratio. ``--profile DIR`` samples the
@@ -38,6 +40,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -104,6 +107,7 @@ class Burst:
     median_in_burst_s: float
     delivered: int
     runs: int
+    memory_per_run_mb: float
 
     @property
     def wall_ratio(self) -> float:
@@ -124,6 +128,43 @@ def server_cpu_s(server: AgentServer) -> float:
         if int(fields[2]) == group:  # fields after the command: state, ppid, pgrp, ...
             total += sum(int(v) for v in fields[11:15])  # utime, stime, cutime, cstime
     return total / CLOCK_TICKS
+
+
+def server_rss_mb(server: AgentServer) -> float:
+    """Resident memory of the server's processes (the dev server and its children), in MiB."""
+    assert server.process is not None
+    group, total_kb = os.getpgid(server.process.pid), 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[2]) != group:
+                continue
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        total_kb += next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
+    return total_kb / 1024
+
+
+@contextmanager
+def peak_rss(server: AgentServer) -> Iterator[list[float]]:
+    """The server's largest resident memory while the block runs (``[peak]`` once it ends), sampled every 50 ms."""
+    samples, done = [server_rss_mb(server)], threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.05):
+            samples.append(server_rss_mb(server))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    peak: list[float] = []
+    try:
+        yield peak
+    finally:
+        done.set()
+        sampler.join()
+        peak.append(max(samples))
 
 
 def idle_cpu_s(server: AgentServer, seconds: float) -> float:
@@ -199,7 +240,8 @@ async def burst(
     # so the burst's CPU holds all of its own work and none of what came before.
     await asyncio.sleep(SETTLE_S)
     await probe.get("/bench/lag")  # a fresh window
-    with sampled(server, profile / f"{graph}.txt" if profile else None):
+    resident = server_rss_mb(server)
+    with sampled(server, profile / f"{graph}.txt" if profile else None), peak_rss(server) as peak:
         before = server_cpu_s(server)
         results = await asyncio.gather(*(one_run(client, graph) for _ in range(runs)))
         lag = (await probe.get("/bench/lag")).json()
@@ -212,6 +254,7 @@ async def burst(
         median_in_burst_s=statistics.median(t for t, _, _ in results),
         delivered=sum(ok for _, ok, _ in results),
         runs=runs,
+        memory_per_run_mb=max(0.0, peak[0] - resident) / runs,
     )
 
 
@@ -249,6 +292,7 @@ def median_burst(bursts: list[Burst]) -> Burst:
         median_in_burst_s=statistics.median(b.median_in_burst_s for b in bursts),
         delivered=sum(b.delivered for b in bursts),
         runs=sum(b.runs for b in bursts),
+        memory_per_run_mb=statistics.median(b.memory_per_run_mb for b in bursts),
     )
 
 
@@ -305,6 +349,7 @@ def report(name: str, m: dict[str, Any]) -> None:
     print(f"harness per model step:  {harness_ms:6.1f} ms over the baseline   (goal <= 25 ms)")
     print(f"worst event-loop lag:    product {p.worst_lag_ms:7.1f} ms | baseline {b.worst_lag_ms:7.1f} ms   (goal <= 20 ms)")
     print(f"wall, burst / one run:   product {p.wall_ratio:5.2f} ({p.median_in_burst_s:.2f} s / {p.one_run_s:.2f} s) | baseline {b.wall_ratio:5.2f}   (goal <= 1.6)")
+    print(f"memory per run in flight: product {p.memory_per_run_mb:6.1f} MiB | baseline {b.memory_per_run_mb:6.1f} MiB   (peak RSS over idle / runs)")
     print(f"checkpoints per run:     product {p_points} ({p_bytes / 1024:.1f} KB, {p_points / m['orchestrator_turns']:.1f} per orchestrator turn) | baseline {b_points} ({b_bytes / 1024:.1f} KB)")
     print(f"delivered:               product {p.delivered}/{p.runs} | baseline {b.delivered}/{b.runs}")
 

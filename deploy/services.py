@@ -208,13 +208,29 @@ def aegra_environment(database_url: str, redis_url: str, **overrides: str) -> di
     }
 
 
+# Aegra's own start-up path for the LangGraph checkpointer and store tables, run once here: every instance
+# runs it again at start, and two first runs at once race on the same migration row and one instance dies.
+_SETUP_PERSISTENCE = (
+    "import asyncio\n"
+    "from aegra_api.core.database import db_manager\n"
+    "async def main():\n"
+    "    await db_manager.initialize()\n"
+    "    await db_manager.close()\n"
+    "asyncio.run(main())\n"
+)
+
+
 def migrate(env: dict[str, str], timeout: float = 180.0) -> None:
-    """Bring the database schema to Aegra's head, once for the whole deployment."""
-    result = subprocess.run(
-        [str(AEGRA_BIN / "aegra"), "db", "upgrade"], cwd=DEPLOY_DIR, env=env, capture_output=True, text=True, timeout=timeout
+    """Bring the database schema to Aegra's head and create the checkpointer's and store's tables, once for
+    the whole deployment, before any instance starts."""
+    steps = (
+        ("aegra db upgrade", [str(AEGRA_BIN / "aegra"), "db", "upgrade"]),
+        ("the checkpointer and store setup", [str(AEGRA_BIN / "python"), "-c", _SETUP_PERSISTENCE]),
     )
-    if result.returncode != 0:
-        raise RuntimeError(f"aegra db upgrade failed:\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}")
+    for what, command in steps:
+        result = subprocess.run(command, cwd=DEPLOY_DIR, env=env, capture_output=True, text=True, timeout=timeout)
+        if result.returncode != 0:
+            raise RuntimeError(f"{what} failed:\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}")
 
 
 class AegraInstance:

@@ -81,3 +81,17 @@ def test_a_fully_cached_prompt_costs_a_tenth_of_a_fresh_one():
 
 def test_no_tokens_cost_nothing():
     assert SPEC.cost_usd(input_tokens=0, output_tokens=0) == 0
+
+
+def test_the_content_block_types_langchain_checks_every_message_against_are_computed_once():
+    import langchain_core.messages.content as content
+
+    from deep_research_agent import models  # noqa: F401 - importing it memoises the lookup
+
+    block_types = content._get_data_content_block_types
+    assert hasattr(block_types, "cache_info"), "models.py no longer memoises langchain-core's block-type lookup"
+    assert block_types.__wrapped__() == block_types() and "image" in block_types()
+    before = block_types.cache_info().hits
+    assert content.is_data_content_block({"type": "image", "url": "https://example.org/a.png"})
+    assert not content.is_data_content_block({"type": "text", "text": "plain", "cache_control": {"type": "ephemeral"}})
+    assert block_types.cache_info().hits >= before + 2

@@ -4,15 +4,32 @@ Models are ``ChatOpenAI`` instances on the chat-completions API (not the Respons
 compatible servers lack), each with a context-window profile so compaction knows its trigger. The
 client never retries by itself: ``ModelCallRetryMiddleware`` does, so every wait is visible as an event
 and bounded by the run's settings.
+
+Importing this module memoises ``langchain_core.messages.content._get_data_content_block_types``: it
+derives a constant tuple with ``typing.get_type_hints`` for every content block of every message on every
+model call, which was about 8 % of the server's CPU in a burst of runs (``bench/burst.py``), since prompt
+caching gives the messages content blocks. langchain-core 1.8 offers no cached form of it.
 """
 
 from __future__ import annotations
 
+import functools
+
+import langchain_core.messages.content as _content
 from langchain_openai import ChatOpenAI
 
 from .settings import ResearchConfig, Slot
 
 PLACEHOLDER_KEY = "missing-key"
+
+
+def _memoise_content_block_types() -> None:
+    compute = getattr(_content, "_get_data_content_block_types", None)
+    if callable(compute) and not hasattr(compute, "cache_info"):
+        _content._get_data_content_block_types = functools.cache(compute)
+
+
+_memoise_content_block_types()
 
 
 def chat_model(settings: ResearchConfig, slot: Slot) -> ChatOpenAI:

@@ -70,8 +70,11 @@ async def test_a_sub_agent_reads_a_corpus_passage_and_the_report_cites_it_with_a
     report = run.values["final_report"]
     assert report.endswith(f"## Sources\n[1] {FLUX_TITLE} — {FLUX_URL}"), report
     assert "[unverified]" not in report
-    [citation] = run.values["citations"]
+    [citation] = run.values["cited_sources"]
     assert (citation["url"], citation["verified"], citation["reason"]) == (FLUX_URL, True, "quote_verified")
+    [claim] = run.values["citations"]
+    assert claim["claim"].startswith("The flux buffer defaults to 4MB") and claim["verdict"] == "supported", claim
+    assert [s["url"] for s in claim["sources"]] == [FLUX_URL], "the claim is checked against the passage it cites"
     entry = next(e for e in run.values["evidence"] if e["kind"] == "corpus")
     assert entry["url"] == FLUX_URL and "text" not in entry
     assert entry["corpus"]["name"] == "handbook" and entry["corpus"]["path"] == "guide/config.html"
@@ -121,7 +124,8 @@ async def test_a_mixed_web_and_corpus_report_numbers_its_sources_in_one_sequence
     assert "412 Wh/kg in independent tests [1]. Its flux buffer defaults to 4MB [2]." in report
     sources = report.split("## Sources\n", 1)[1].splitlines()
     assert sorted(sources) == [f"[1] {article.title} — {web_url}", f"[2] {FLUX_TITLE} — {FLUX_URL}"]
-    assert {(c["index"], c["url"], c["verified"]) for c in run.values["citations"]} == {(1, web_url, True), (2, FLUX_URL, True)}
+    assert {(c["index"], c["url"], c["verified"]) for c in run.values["cited_sources"]} == {(1, web_url, True), (2, FLUX_URL, True)}
+    assert [c["verdict"] for c in run.values["citations"]] == ["supported", "supported"], run.values["citations"]
     state_sources = [s["url"] for s in run.values["sources"]]
     assert FLUX_URL in state_sources and web_url in state_sources
     assert [s["index"] for s in run.values["sources"]] == list(range(1, len(state_sources) + 1)), "one numbering for both"
