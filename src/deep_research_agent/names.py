@@ -1,4 +1,4 @@
-"""The product's vocabulary: agent roles, tool names, status states, end reasons, halt causes and claim verdicts.
+"""The product's vocabulary: agent roles, tool names, evidence kinds, status states, end reasons, halt causes and claim verdicts.
 
 Every module that names one of these facts imports it from here, and the event models type their fields
 with these enums, so the published events schema lists every value the code can emit. They are
@@ -30,6 +30,8 @@ class ToolName(StrEnum):
 
     WEB_SEARCH = "web_search"
     WEB_FETCH = "web_fetch"
+    REMEMBER = "remember"
+    QUERY = "query"
     SUBMIT_REPORT = "submit_report"
     REQUEST_CLARIFICATION = "request_clarification"
     WRITE_TODOS = "write_todos"
@@ -41,6 +43,22 @@ class ToolName(StrEnum):
     LS = "ls"
     GLOB = "glob"
     GREP = "grep"
+
+
+class EvidenceKind(StrEnum):
+    """What an evidence record is: the ``kind`` of a record in the run's evidence store and in state."""
+
+    PAGE = "page"
+    SEARCH_RESULT = "search_result"
+    SCRIPT = "script"
+    # A snippet the knowledge base returned; its URL is the snippet's original source.
+    KNOWLEDGE = "knowledge"
+
+
+class RecordKind(StrEnum):
+    """What a durable write records, for the run's ledger of failed writes (``run/recording.py``)."""
+
+    KNOWLEDGE = "knowledge"
 
 
 class StatusState(StrEnum):

@@ -1,0 +1,26 @@
+"""The user's knowledge base across runs: entries in the LangGraph store, per user and dataset.
+
+``namespace`` says whose entries a run reaches, ``base`` stores and retrieves them, ``tools`` gives the
+research sub-agents ``remember`` and ``query``, ``findings`` stores a delivered report's findings when
+``remember_findings`` is on, and ``operations`` lists, exports and deletes a dataset for ``./run.sh kb``.
+"""
+
+from .base import MAX_ENTRY_CHARS, KnowledgeBase, KnowledgeEntry, Retrieval, rank_lexically
+from .findings import remember_findings
+from .namespace import ANONYMOUS_USER, DEFAULT_DATASET, KNOWLEDGE_NAMESPACE, knowledge_namespace, run_user
+from .tools import build_knowledge_tools
+
+__all__ = [
+    "ANONYMOUS_USER",
+    "DEFAULT_DATASET",
+    "KNOWLEDGE_NAMESPACE",
+    "MAX_ENTRY_CHARS",
+    "KnowledgeBase",
+    "KnowledgeEntry",
+    "Retrieval",
+    "build_knowledge_tools",
+    "knowledge_namespace",
+    "rank_lexically",
+    "remember_findings",
+    "run_user",
+]
