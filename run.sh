@@ -31,6 +31,8 @@ Commands:
                           research a question against the running server and watch the run
   smoke                   ask a canned question with --no-clarify
   doctor                  check the local setup (starts nothing)
+  kb list|export|delete [--user U] [--dataset D] [--out FILE] [--yes]
+                          list, export (JSON lines) or delete a user's knowledge-base dataset on the running server
   test [PYTEST ARGS...]   sync from the lock, check the lock, install node, chromium and bubblewrap when
                           missing, the JS client's packages (npm ci in tests/js), build the web UI from a
                           clean install (npm ci and npm run build in ui), run the offline test suite
@@ -294,6 +296,12 @@ main() {
     ask) cmd_cli ask --url "$(server_url)" "$@" ;;
     smoke) cmd_cli ask --url "$(server_url)" --no-clarify "$SMOKE_QUESTION" "$@" ;;
     doctor) cmd_cli doctor --url "$(server_url)" "$@" ;;
+    kb)
+      [[ $# -gt 0 ]] || die "usage: ./run.sh kb list|export|delete [--user U] [--dataset D]"
+      action="$1"
+      shift
+      cmd_cli kb "$action" --url "$(server_url)" "$@"
+      ;;
     test) cmd_test "$@" ;;
     *)
       usage >&2

@@ -1,7 +1,8 @@
-"""Entry point: ``python -m deep_research_agent.cli {ask,doctor}``, which is what ./run.sh runs.
+"""Entry point: ``python -m deep_research_agent.cli {ask,doctor,kb}``, which is what ./run.sh runs.
 
 Contract:
-- ``ask QUESTION [--url URL] [--no-clarify] [--evidence FILE] [--config JSON]`` and ``doctor [--url URL]``;
+- ``ask QUESTION [--url URL] [--no-clarify] [--evidence FILE] [--config JSON]``, ``doctor [--url URL]`` and
+  ``kb {list,export,delete} [--url URL] [--user U] [--dataset D]`` (``kb.py``);
   ``--url`` defaults to ``DRA_URL``, else ``http://$DRA_HOST:$DRA_PORT``, the server run.sh starts.
 - The exit status is the command's (see ``ask`` and ``doctor``); 2 for unusable arguments; 130 when a
   Ctrl-C ends the session (one that abandons a run, or one outside a run).
@@ -18,6 +19,7 @@ from rich.console import Console
 
 from .ask import cmd_ask
 from .doctor import cmd_doctor
+from .kb import add_kb_parser, cmd_kb
 from .env import default_url
 
 
@@ -35,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     doctor_parser = commands.add_parser("doctor", help="check the local setup; starts nothing")
     doctor_parser.add_argument("--url", default=default_url(), help=url_help)
+    add_kb_parser(commands, default_url(), url_help)
     return parser
 
 
@@ -42,6 +45,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     console = Console(highlight=False)
     try:
+        if args.command == "kb":
+            return cmd_kb(args, console)
         return cmd_ask(args, console) if args.command == "ask" else cmd_doctor(args, console)
     except (KeyboardInterrupt, asyncio.CancelledError):
         return 130
