@@ -170,8 +170,8 @@ async def query_knowledge(question: str, *, dataset: str) -> str:
         return f"The knowledge base (dataset {dataset!r}) is empty: nothing has been remembered in it yet. Research on the web."
     if not retrieval.entries:
         return (
-            f"No entry of the knowledge base (dataset {dataset!r}, lexical search over {retrieval.scanned} "
-            "entries) matches this question. Try other words, or research on the web."
+            f"No entry of the knowledge base (dataset {dataset!r}, lexical search over {_entries(retrieval.scanned)}) "
+            "matches this question. Try other words, or research on the web."
         )
     shown = _within_budget(retrieval.entries)
     register_evidence(shown)
@@ -198,16 +198,20 @@ def register_evidence(entries: list[KnowledgeEntry]) -> None:
             emit("source", title=record.title, url=record.url, domain=record.domain)
 
 
+def _entries(count: int) -> str:
+    return f"{count} entr{'y' if count == 1 else 'ies'}"
+
+
 def _neutralise(text: str) -> str:
     # A stored entry must not be able to close the data block and speak outside it.
     return re.sub(r"(?i)<(/?)(entry|knowledge)\b", r"&lt;\1\2", text)
 
 
 def render_retrieval(question: str, dataset: str, retrieval: Retrieval, shown: list[KnowledgeEntry]) -> str:
-    how = "vector search" if retrieval.method == "vector" else f"lexical search over {retrieval.scanned} entries"
+    how = "vector search" if retrieval.method == "vector" else f"lexical search over {_entries(retrieval.scanned)}"
     left_out = len(retrieval.entries) - len(shown)
     lines = [
-        f"Knowledge base (dataset {dataset!r}, {how}): {len(shown)} entr{'y' if len(shown) == 1 else 'ies'} for "
+        f"Knowledge base (dataset {dataset!r}, {how}): {_entries(len(shown))} for "
         f"{question!r}, best first{f'; {left_out} more left out for length' if left_out else ''}.",
         "Each entry is evidence from its source: cite the source URL as you would a page you read, and quote the entry's text.",
         KNOWLEDGE_PREAMBLE,
