@@ -43,6 +43,8 @@ Commands:
                           search a corpus (--json: one object per hit and line)
   corpus list | corpus remove NAME
                           show the corpora, or delete an index
+  kb list|export|delete [--user U] [--dataset D] [--out FILE] [--yes]
+                          list, export (JSON lines) or delete a user's knowledge-base dataset on the running server
   test [PYTEST ARGS...]   sync from the lock, check the lock, install node, chromium, bubblewrap, postgresql and
                           redis-server when missing, the JS client's packages (npm ci in tests/js), build the
                           web UI from a clean install (npm ci and npm run build in ui), the Aegra environment
@@ -375,6 +377,12 @@ main() {
     smoke) cmd_cli ask --url "$(server_url)" --no-clarify "$SMOKE_QUESTION" "$@" ;;
     doctor) cmd_cli doctor --url "$(server_url)" "$@" ;;
     corpus) cmd_cli corpus "$@" ;;
+    kb)
+      [[ $# -gt 0 ]] || die "usage: ./run.sh kb list|export|delete [--user U] [--dataset D]"
+      action="$1"
+      shift
+      cmd_cli kb "$action" --url "$(server_url)" "$@"
+      ;;
     test) cmd_test "$@" ;;
     *)
       usage >&2

@@ -5,8 +5,8 @@ Run with the Aegra environment's Python from the project root (``deploy/.venv/bi
 - ``DATABASE_URL`` and ``REDIS_URL`` name the deployment's Postgres and Redis; either one unset gets a
   throwaway server started here (``deploy/services.py``) and deleted on exit, and serve says so;
 - migrations run once (``aegra db upgrade``, then the checkpointer and store tables), then
-  ``DRA_INSTANCES`` instances (default 1) start on ``DRA_HOST`` at ``DRA_PORT``, ``DRA_PORT+1``, ... (default 2024); a port already taken stops serve
-  before anything starts. ``WORKER_COUNT`` and ``N_JOBS_PER_WORKER`` (Aegra's own settings, from the
+  ``DRA_INSTANCES`` instances (default 1) start on ``DRA_HOST`` at ``DRA_PORT``, ``DRA_PORT+1``, ...
+  (default 2024); a port already taken stops serve before anything starts. ``WORKER_COUNT`` and ``N_JOBS_PER_WORKER`` (Aegra's own settings, from the
   environment or ``.env``) size each instance; ``DRA_MAX_RUNS_PER_USER`` defaults to 3 here;
 - every instance takes runs off the one Redis queue and keeps threads, checkpoints and the store in the
   one Postgres, so a load balancer may send any request to any instance;

@@ -71,6 +71,7 @@ from .guards import (
     side_call_meter,
 )
 from .handover import FindingsGateMiddleware, HandOverMiddleware
+from .knowledge import build_knowledge_tools
 from .handover.script import ScriptGateMiddleware
 from .lifecycle import RunLifecycleMiddleware, TriageRouterMiddleware
 from .models import chat_model
@@ -186,7 +187,9 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = (), corpor
         for listing in mcp
         for tool in listing.tools
     ]
-    research_tools = [*(t for t in web_tools if t is not None), *corpus_tools, *mcp_tools]
+    knowledge_tools = build_knowledge_tools(settings)
+    research_tools = [*(t for t in web_tools if t is not None), *corpus_tools, *knowledge_tools, *mcp_tools]
+    knowledge_prompt = prompts.template(prompts.Prompt.KNOWLEDGE) if knowledge_tools else ""
     orchestrator_mcp, subagent_mcp = _mcp_prompts(settings, mcp)
     code_prompt = prompts.template(prompts.Prompt.CODE_EXECUTION if sandbox else prompts.Prompt.NO_CODE_EXECUTION)
     sandbox_roles = _sandbox_roles(settings, sandbox) if sandbox else []
@@ -216,7 +219,9 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = (), corpor
         system_prompt=prompts.render(
             prompts.Prompt.RESEARCH_SUBAGENT,
             domain_prompt=settings.domain_prompt,
-            extra="\n\n".join(p for p in (subagent_sources, extensions.skills.subagent_section(), subagent_mcp, code_prompt) if p),
+            extra="\n\n".join(
+                p for p in (subagent_sources, knowledge_prompt, extensions.skills.subagent_section(), subagent_mcp, code_prompt) if p
+            ),
         ),
         middleware=[
             _guards(settings, Role.RESEARCH_SUBAGENT, tier.subagent, subagent_middleware, gate=FindingsGateMiddleware(role=Role.RESEARCH_SUBAGENT)),

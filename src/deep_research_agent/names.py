@@ -1,4 +1,4 @@
-"""The product's vocabulary: agent roles, tool names, status states, end reasons, halt causes and claim verdicts.
+"""The product's vocabulary: agent roles, tool names, evidence kinds, status states, end reasons, halt causes and claim verdicts.
 
 Every module that names one of these facts imports it from here, and the event models type their fields
 with these enums, so the published events schema lists every value the code can emit. They are
@@ -32,6 +32,8 @@ class ToolName(StrEnum):
     WEB_FETCH = "web_fetch"
     CORPUS_SEARCH = "corpus_search"
     CORPUS_READ = "corpus_read"
+    REMEMBER = "remember"
+    QUERY = "query"
     SUBMIT_REPORT = "submit_report"
     REQUEST_CLARIFICATION = "request_clarification"
     WRITE_TODOS = "write_todos"
@@ -43,6 +45,24 @@ class ToolName(StrEnum):
     LS = "ls"
     GLOB = "glob"
     GREP = "grep"
+
+
+class EvidenceKind(StrEnum):
+    """What an evidence record is: the ``kind`` of a record in the run's evidence store and in state."""
+
+    PAGE = "page"
+    SEARCH_RESULT = "search_result"
+    SCRIPT = "script"
+    # A passage of a local corpus; its URL is corpus://<corpus>/<path>#<anchor>.
+    CORPUS = "corpus"
+    # A snippet the knowledge base returned; its URL is the snippet's original source.
+    KNOWLEDGE = "knowledge"
+
+
+class RecordKind(StrEnum):
+    """What a durable write records, for the run's ledger of failed writes (``run/recording.py``)."""
+
+    KNOWLEDGE = "knowledge"
 
 
 class StatusState(StrEnum):

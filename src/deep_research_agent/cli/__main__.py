@@ -1,7 +1,8 @@
-"""Entry point: ``python -m deep_research_agent.cli {ask,doctor,corpus}``, which is what ./run.sh runs.
+"""Entry point: ``python -m deep_research_agent.cli {ask,doctor,corpus,kb}``, which is what ./run.sh runs.
 
 Contract:
-- ``ask QUESTION [--url URL] [--no-clarify] [--evidence FILE] [--config JSON]`` and ``doctor [--url URL]``;
+- ``ask QUESTION [--url URL] [--no-clarify] [--evidence FILE] [--config JSON]``, ``doctor [--url URL]`` and
+  ``kb {list,export,delete} [--url URL] [--user U] [--dataset D]`` (``kb.py``);
   ``--url`` defaults to ``DRA_URL``, else ``http://$DRA_HOST:$DRA_PORT``, the server run.sh starts.
 - ``corpus add|reindex|search|list|remove …`` works on the local corpora without a server (see ``corpus``).
 - The exit status is the command's (see ``ask`` and ``doctor``); 2 for unusable arguments; 130 when a
@@ -21,6 +22,7 @@ from .ask import cmd_ask
 from .corpus import add_parsers as add_corpus_parsers
 from .corpus import cmd_corpus
 from .doctor import cmd_doctor
+from .kb import add_kb_parser, cmd_kb
 from .env import default_url
 
 
@@ -39,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     doctor_parser = commands.add_parser("doctor", help="check the local setup; starts nothing")
     doctor_parser.add_argument("--url", default=default_url(), help=url_help)
     add_corpus_parsers(commands)
+    add_kb_parser(commands, default_url(), url_help)
     return parser
 
 
@@ -48,6 +51,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "corpus":
             return cmd_corpus(args, console)
+        if args.command == "kb":
+            return cmd_kb(args, console)
         return cmd_ask(args, console) if args.command == "ask" else cmd_doctor(args, console)
     except (KeyboardInterrupt, asyncio.CancelledError):
         return 130

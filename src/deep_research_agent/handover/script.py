@@ -31,7 +31,7 @@ from langgraph.channels import UntrackedValue
 
 from ..conversation import harness_message, is_harness_message, respond
 from ..guards.per_role import PerRoleMiddleware
-from ..names import RevisionReason, ScriptStatus, StatusState, ToolName
+from ..names import EvidenceKind, RevisionReason, ScriptStatus, StatusState, ToolName
 from ..protocol.events import emit
 from ..protocol.sender import current_sender
 from ..run import current_run
@@ -170,7 +170,7 @@ class ScriptGateMiddleware(PerRoleMiddleware):
         run = current_run()
         label = script_label(verdict.script)
         run.evidence.add_evidence(
-            url=label, title=f"Script {verdict.script}", kind="script", text=f"{verdict.output}\n\n{text}", agent=current_sender.get().role
+            url=label, title=f"Script {verdict.script}", kind=EvidenceKind.SCRIPT, text=f"{verdict.output}\n\n{text}", agent=current_sender.get().role
         )
         if record := run.evidence.add_source(label, f"Script {verdict.script}"):
             emit("source", title=record.title, url=record.url, domain=record.domain)

@@ -30,6 +30,8 @@ Contract (orchestrator only; it must be the outermost middleware):
   (``citations``, one entry per claim) and per-source verdicts (``cited_sources``) are copied into state,
   the evidence texts go to the LangGraph store (``run/archive.py``), the run's sandbox session is deleted
   and the run's stores are closed;
+- before the end status, the run's queued knowledge-base writes are awaited (``run/recording.py``), and
+  with ``remember_findings`` on a delivered report's quoted findings are stored in the knowledge base;
 - a cancelled run ends without any of this (the server stops it mid-step), but its stores are dropped so
   the pages it read do not stay in memory.
 """
@@ -61,12 +63,14 @@ from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
 from langgraph.types import Command
 
 from ..conversation import deliverable_message, is_harness_message
 from ..delivery.stop import start_watching
 from ..delivery.turn_end import deliverable
 from ..guards.budget import effective_recursion_limit
+from ..knowledge import KnowledgeBase, knowledge_namespace, remember_findings
 from ..clock import format_elapsed
 from ..names import EndReason, StatusState, ToolErrorClass
 from ..protocol.events import emit
@@ -85,6 +89,7 @@ from ..run import (
     restore_ledger,
     run_key,
     run_owner,
+    run_user,
     save_ledger,
     start_keeping,
 )
@@ -96,6 +101,9 @@ from .fallback_report import fallback_report, why_undelivered
 from .model_errors import describe_model_error
 
 logger = logging.getLogger(__name__)
+
+# How long the end of a run waits for its queued knowledge writes; one still running then is recorded as failed.
+RECORDING_FLUSH_S = 15.0
 
 
 class LifecycleState(AgentState):
@@ -246,7 +254,9 @@ class RunLifecycleMiddleware(AgentMiddleware):
         run = current_run(config)
         try:
             # Before the end status, so a client that reacts to it finds the texts stored.
-            thread_id = (config.get("configurable") or {}).get("thread_id")
+            configurable = config.get("configurable") or {}
+            thread_id = configurable.get("thread_id")
+            await self._finish_recording(runtime.store, config, run)
             await archive_evidence(runtime.store, thread_id=thread_id, run_id=run.key, records=run.evidence.records())
             await forget_ledger(runtime.store, run)
             if run.slot is not None and runtime.store is not None:
@@ -257,6 +267,20 @@ class RunLifecycleMiddleware(AgentMiddleware):
             if run.sandbox is not None:
                 await run.sandbox.close()
             close_run(run.key)
+
+    async def _finish_recording(self, store: BaseStore | None, config: dict[str, Any], run: Run) -> None:
+        """Store a delivered report's findings when ``remember_findings`` is on, then wait for every queued
+        knowledge write, so entries queued by the run's last tool calls are stored before it ends."""
+        try:
+            if self.settings.remember_findings and store is not None and run.control.report_delivered:
+                configurable = config.get("configurable") or {}
+                base = KnowledgeBase(store, knowledge_namespace(run_user(config), self.settings.knowledge_dataset))
+                await remember_findings(
+                    base, run, run_id=str(configurable.get("run_id") or run.key), thread_id=str(configurable.get("thread_id") or "")
+                )
+            await run.recording.flush(RECORDING_FLUSH_S)
+        except Exception:  # noqa: BLE001 - the run still ends with its report and end status
+            logger.exception("could not finish the knowledge writes of run %s", run.key)
 
     async def _close(self, state: LifecycleState, run: Run) -> dict[str, Any]:
         # The running draft served a run cut short; this one ends with its report, or its salvage.

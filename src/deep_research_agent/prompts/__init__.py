@@ -24,6 +24,7 @@ class Prompt(StrEnum):
     TRIAGE = "triage"
     DIRECT_ANSWER = "direct_answer"
     MCP_TOOLS = "mcp_tools"
+    KNOWLEDGE = "knowledge"
     CODING_SUBAGENT = "coding_subagent"
     EXTRACT_SUBAGENT = "extract_subagent"
     CODE_EXECUTION = "code_execution"

@@ -1,4 +1,4 @@
-"""One run's shared stores (usage, evidence, control), found by the run id by every agent of the run.
+"""One run's shared stores (usage, evidence, control, recording), found by the run id by every agent of the run.
 
 Split by concern so each store states its own contract; ``registry`` opens and closes them per run,
 ``archive`` keeps a finished run's evidence texts in the LangGraph store, ``owner`` names the run's user
@@ -12,45 +12,50 @@ from .archive import EVIDENCE_NAMESPACE, archive_evidence, evidence_namespace, e
 from .control import Halt, RunControl
 from .evidence import CorpusLocation, EvidenceRecord, EvidenceStore, HandOver, SourceRecord
 from .ledger import LEDGER_NAMESPACE, forget_ledger, restore_ledger, save_ledger
-from .owner import client_namespaces, run_owner
+from .owner import ANONYMOUS_USER, client_namespaces, run_owner, run_user
+from .recording import FailedWrite, RecordingLedger
 from .registry import NoRunError, Run, bound_run, close_run, current_run, is_open, run_key
 from .usage import CACHED_TOKEN_WEIGHT, RoleUsage, UsageMeter
 
 __all__ = [
     "ACTIVE_RUNS_NAMESPACE",
+    "ANONYMOUS_USER",
     "Admission",
-    "RunSlot",
-    "admit",
-    "keep_slot",
-    "owner_key",
-    "start_keeping",
-    "release_slot",
-    "client_namespaces",
-    "LEDGER_NAMESPACE",
-    "forget_ledger",
-    "restore_ledger",
-    "save_ledger",
-    "run_owner",
     "CACHED_TOKEN_WEIGHT",
     "CorpusLocation",
     "EVIDENCE_NAMESPACE",
     "EvidenceRecord",
     "EvidenceStore",
+    "FailedWrite",
     "Halt",
     "HandOver",
+    "LEDGER_NAMESPACE",
     "NoRunError",
-    "Run",
+    "RecordingLedger",
     "RoleUsage",
+    "Run",
     "RunControl",
+    "RunSlot",
     "SourceRecord",
     "UsageMeter",
+    "admit",
     "archive_evidence",
     "bound_run",
+    "client_namespaces",
     "close_run",
     "current_run",
     "evidence_namespace",
     "evidence_summaries",
+    "forget_ledger",
     "is_open",
+    "keep_slot",
+    "owner_key",
+    "release_slot",
+    "restore_ledger",
     "run_key",
+    "run_owner",
+    "run_user",
+    "save_ledger",
+    "start_keeping",
     "stored_evidence",
 ]

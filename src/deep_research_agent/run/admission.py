@@ -40,7 +40,6 @@ logger = logging.getLogger(__name__)
 
 ACTIVE_RUNS_NAMESPACE = ("deep_research_agent", "active_runs")
 # The owner of runs the server named nobody for (langgraph dev without auth): one user, the operator.
-ANONYMOUS = "anonymous"
 HEARTBEAT_S = 10.0
 STALE_AFTER_S = 45.0
 SETTLE_S = 0.3
@@ -78,7 +77,7 @@ _keepers: set[asyncio.Task[None]] = set()
 
 
 def owner_key(owner: str | None) -> str:
-    return hashlib.sha256((owner or ANONYMOUS).encode()).hexdigest()[:32]
+    return hashlib.sha256((owner or ANONYMOUS_USER).encode()).hexdigest()[:32]
 
 
 def start_keeping(store: BaseStore, run: Run, slot: RunSlot) -> None:

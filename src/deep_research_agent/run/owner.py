@@ -5,6 +5,9 @@ Contract:
   ``identity`` (an object or a mapping; Aegra passes its ``User``, langgraph-api a proxy), else
   ``langgraph_auth_user_id``; ``None`` when the server named nobody. Never ``configurable.user_id``: a
   client may set that key itself (Aegra only fills it in when missing), so it proves nothing;
+- ``run_user(config)`` is whom the run acts for in the data it keeps per user (knowledge base, tasks): the
+  ``run_owner`` when the server authenticated one (then a client can never name another user), else the
+  run's ``user_id`` configurable (or metadata), else ``ANONYMOUS_USER``;
 - ``client_namespaces(namespace, owner)`` are the namespaces where a client's
   ``store.put_item(namespace, ...)`` can land: as given on ``langgraph dev`` and LangGraph Platform, and
   under ``("users", owner)`` on Aegra, which scopes every store call of its HTTP API by the caller (so on
@@ -18,6 +21,7 @@ from typing import Any
 
 # Aegra's default store scope (api/store.py ``apply_namespace_scoping``): ["users", <identity>, *namespace].
 CLIENT_SCOPE_PREFIX = "users"
+ANONYMOUS_USER = "anonymous"
 
 
 def run_owner(config: Mapping[str, Any] | None) -> str | None:
@@ -27,6 +31,16 @@ def run_owner(config: Mapping[str, Any] | None) -> str | None:
     identity = user.get("identity") if isinstance(user, Mapping) else getattr(user, "identity", None)
     identity = identity or configurable.get("langgraph_auth_user_id")
     return str(identity) if identity else None
+
+
+def run_user(config: Mapping[str, Any] | None) -> str:
+    """The user a run acts for (see the module contract)."""
+    if owner := run_owner(config):
+        return owner
+    configurable = (config or {}).get("configurable") or {}
+    metadata = (config or {}).get("metadata") or {}
+    named = str(configurable.get("user_id") or metadata.get("user_id") or "").strip()
+    return named or ANONYMOUS_USER
 
 
 def client_namespaces(namespace: tuple[str, ...], owner: str | None) -> tuple[tuple[str, ...], ...]:

@@ -26,6 +26,7 @@ from .admission import RunSlot
 from .control import RunControl
 from ..clock import utc_now_iso
 from .evidence import EvidenceStore
+from .recording import RecordingLedger
 from .usage import UsageMeter
 
 if TYPE_CHECKING:
@@ -48,6 +49,8 @@ class Run:
     usage: UsageMeter = field(default_factory=UsageMeter)
     evidence: EvidenceStore = field(default_factory=EvidenceStore)
     control: RunControl = field(default_factory=RunControl)
+    recording: RecordingLedger = field(default_factory=RecordingLedger)
+    """Durable writes of the run still in flight, and those that failed (``recording_failed``)."""
     # Skills a sub-agent of this run has read, so each is announced once per run.
     skills_applied: set[str] = field(default_factory=set)
     mcp_slots: asyncio.Semaphore | None = None

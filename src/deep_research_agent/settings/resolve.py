@@ -225,6 +225,25 @@ class ResearchConfig(BaseModel):
         env="DRA_FETCH_ALLOW_HOSTS",
         operator_only=True,
     )
+    knowledge_base: bool = _setting(
+        True,
+        "Give research sub-agents the knowledge base tools remember and query, over the server's LangGraph store, "
+        "per user (the authenticated user, else configurable user_id, else anonymous) and dataset.",
+        env="DRA_KNOWLEDGE_BASE",
+        configurable="knowledge_base",
+    )
+    knowledge_dataset: str = _setting(
+        "main",
+        "Dataset of the user's knowledge base that remember and query use (./run.sh kb --dataset names it too).",
+        env="DRA_KNOWLEDGE_DATASET",
+        configurable="knowledge_dataset",
+    )
+    remember_findings: bool = _setting(
+        False,
+        "Store each delivered report's quoted findings (quote, finding, source) in the knowledge base.",
+        env="DRA_REMEMBER_FINDINGS",
+        configurable="remember_findings",
+    )
     domain_prompt: str = _setting(
         "",
         "Deployment guidance added to the orchestrator's and the research sub-agents' prompts as a DOMAIN CONTEXT block.",

@@ -38,7 +38,7 @@ from ..corpora.catalog import Catalog, CorpusEntry
 from ..corpora.fts5 import IndexUnavailable
 from ..corpora.locator import title_of, url_of
 from ..corpora.readers import borrow
-from ..names import ToolName
+from ..names import EvidenceKind, ToolName
 from ..protocol.events import emit
 from ..protocol.sender import current_sender
 from ..run import CorpusLocation, current_run
@@ -230,7 +230,7 @@ def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
             location = CorpusLocation(
                 corpus=passage.corpus, path=passage.path, anchor=passage.anchor, page=passage.page, file_sha256=passage.file_sha256
             )
-            evidence.add_evidence(url=url, title=title, kind="corpus", text=passage.text, agent=agent, location=location)
+            evidence.add_evidence(url=url, title=title, kind=EvidenceKind.CORPUS, text=passage.text, agent=agent, location=location)
             emit("page_fetched", url=url, ok=True, title=title, chars=len(passage.text))
             if record := evidence.add_source(url, title):
                 emit("source", title=record.title, url=record.url, domain=record.domain)

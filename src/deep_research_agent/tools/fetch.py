@@ -42,6 +42,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
 from ..addresses import METADATA_HOSTNAMES, IPAddress, parse_ip_literal, refusal_reason
+from ..names import EvidenceKind
 from ..protocol.events import emit
 from ..protocol.sender import current_sender
 from ..retry_after import retry_after_s
@@ -485,7 +486,7 @@ async def fetch_page(
 
     full = document.as_text()
     evidence = current_run().evidence
-    evidence.add_evidence(url=url, title=document.title, kind="page", text=full, agent=current_sender.get().role)
+    evidence.add_evidence(url=url, title=document.title, kind=EvidenceKind.PAGE, text=full, agent=current_sender.get().role)
     emit("page_fetched", url=url, ok=True, title=document.title or None, chars=len(full))
     if record := evidence.add_source(url, document.title):
         emit("source", title=record.title, url=record.url, domain=record.domain)

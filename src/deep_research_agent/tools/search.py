@@ -36,7 +36,7 @@ from tavily.errors import TavilyKeylessLimitError
 from tavily.errors import TimeoutError as TavilyTimeoutError
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, stop_before_delay
 
-from ..names import StatusState
+from ..names import EvidenceKind, StatusState
 from ..protocol.events import emit
 from ..protocol.sender import current_sender
 from ..retry_after import retry_after_s
@@ -269,7 +269,7 @@ async def search_web(
 
     agent = current_sender.get().role
     for hit in hits:
-        run.evidence.add_evidence(url=hit["url"], title=hit["title"], kind="search_result", text=hit["content"], agent=agent)
+        run.evidence.add_evidence(url=hit["url"], title=hit["title"], kind=EvidenceKind.SEARCH_RESULT, text=hit["content"], agent=agent)
     emit(
         "search_results",
         id=search_id,

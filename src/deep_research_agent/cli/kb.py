@@ -1,0 +1,120 @@
+"""``kb``: an operator lists, exports or deletes a user's knowledge-base dataset on the agent server.
+
+Contract (through the SDK's ``client.store`` API, so it works against any LangGraph server's store):
+- ``kb list [--user U] [--dataset D]`` prints one line per entry (id, when, source, the start of its text)
+  and the count; without ``--user`` and ``--dataset`` it first lists every user and dataset that holds entries;
+- ``kb export [--user U] [--dataset D] [--out FILE]`` writes the dataset as JSON lines, one entry per line
+  (``id`` plus the stored value), to FILE or stdout;
+- ``kb delete --user U [--dataset D] --yes`` deletes every entry of the dataset and prints how many; without
+  ``--yes`` it deletes nothing and exits 2;
+- ``--user`` defaults to ``anonymous`` (the user of a run without auth or ``user_id``) and ``--dataset`` to
+  ``main``; exit 2 when no server answers ``{url}/ok``, else 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from langgraph_sdk import get_client
+from rich.console import Console
+from rich.markup import escape
+
+from ..knowledge.namespace import DEFAULT_DATASET, KNOWLEDGE_NAMESPACE, knowledge_namespace, unescape_label
+from ..run.owner import ANONYMOUS_USER
+from .env import probe
+
+_PAGE = 100
+
+
+def dataset_namespace(user: str, dataset: str) -> list[str]:
+    return list(knowledge_namespace(user, dataset))
+
+
+def add_kb_parser(commands: Any, url_default: str, url_help: str) -> None:
+    parser = commands.add_parser("kb", help="list, export or delete a knowledge-base dataset")
+    actions = parser.add_subparsers(dest="kb_action", required=True)
+    for action, help_text in (
+        ("list", "list a dataset's entries (and every user and dataset that has some)"),
+        ("export", "write a dataset's entries as JSON lines"),
+        ("delete", "delete every entry of a dataset"),
+    ):
+        sub = actions.add_parser(action, help=help_text)
+        sub.add_argument("--url", default=url_default, help=url_help)
+        sub.add_argument("--user", default=None, help=f"the user (default: {ANONYMOUS_USER})")
+        sub.add_argument("--dataset", default=None, help=f"the dataset (default: {DEFAULT_DATASET})")
+        if action == "export":
+            sub.add_argument("--out", metavar="FILE", help="write here instead of stdout")
+        if action == "delete":
+            sub.add_argument("--yes", action="store_true", help="really delete")
+
+
+def cmd_kb(args: argparse.Namespace, console: Console) -> int:
+    if not probe(args.url):
+        console.print(f"[red]No agent server answers at {args.url}.[/red] Start it with ./run.sh, or pass --url.")
+        return 2
+    if args.kb_action == "delete" and not args.yes:
+        console.print("[red]Nothing deleted:[/red] pass --yes to delete every entry of the dataset.")
+        return 2
+    return asyncio.run(_run(args, console))
+
+
+async def _run(args: argparse.Namespace, console: Console) -> int:
+    client = get_client(url=args.url)
+    user, dataset = args.user or ANONYMOUS_USER, args.dataset or DEFAULT_DATASET
+    namespace = dataset_namespace(user, dataset)
+    if args.kb_action == "list":
+        if args.user is None and args.dataset is None:
+            await _print_datasets(client, console)
+        items = await _items(client, namespace)
+        console.print(f"Dataset {dataset!r} of user {user!r}: {len(items)} entr{'y' if len(items) == 1 else 'ies'}.")
+        for item in items:
+            value = item["value"]
+            text = " ".join(str(value.get("text", "")).split())
+            console.print(f"{item['key']}  {value.get('remembered_at', '')}  {escape(str(value.get('source', '')))}")
+            console.print(f"    {escape(text[:160])}{'…' if len(text) > 160 else ''}")
+        return 0
+    if args.kb_action == "export":
+        items = await _items(client, namespace)
+        lines = "".join(json.dumps({"id": item["key"], **item["value"]}, ensure_ascii=False) + "\n" for item in items)
+        if args.out:
+            Path(args.out).write_text(lines, encoding="utf-8")
+            console.print(f"Exported {len(items)} entries of dataset {dataset!r} of user {user!r} to {args.out}.")
+        else:
+            sys.stdout.write(lines)
+        return 0
+    items = await _items(client, namespace)
+    for item in items:
+        await client.store.delete_item(namespace, item["key"])
+    console.print(f"Deleted {len(items)} entries of dataset {dataset!r} of user {user!r}.")
+    return 0
+
+
+async def _items(client: Any, namespace: list[str]) -> list[dict[str, Any]]:
+    """Every item of exactly this namespace (a search by prefix would also reach longer namespaces)."""
+    items: list[dict[str, Any]] = []
+    offset = 0
+    while True:
+        page = (await client.store.search_items(namespace, limit=_PAGE, offset=offset))["items"]
+        offset += len(page)
+        items += [item for item in page if list(item["namespace"]) == namespace]
+        if len(page) < _PAGE:
+            items.sort(key=lambda item: (item.get("created_at") or "", item["key"]))
+            return items
+
+
+async def _print_datasets(client: Any, console: Console) -> None:
+    found = await client.store.list_namespaces(prefix=list(KNOWLEDGE_NAMESPACE), max_depth=4, limit=1000)
+    pairs = sorted(
+        (unescape_label(ns[2]), unescape_label(ns[3])) for ns in (found.get("namespaces") or []) if len(ns) == 4
+    )
+    if not pairs:
+        console.print("No knowledge-base entries on this server yet.")
+        return
+    console.print("Users and datasets with entries:")
+    for user, dataset in pairs:
+        console.print(f"  {escape(user)} / {escape(dataset)}")
