@@ -182,3 +182,15 @@ class ClaimVerdict(StrEnum):
     SOURCE_NOT_READ = "source_not_read"
     CONFLICTING = "conflicting"
     UNCITED_NUMBER = "uncited_number"
+
+
+class Outcome(StrEnum):
+    """How good a finished run's answer is, for a caller to act on: the ``outcome`` of the end status, the
+    ``usage`` event and the thread state (``lifecycle/outcome.py`` decides it)."""
+
+    ANSWERED = "answered"
+    INSUFFICIENT_EVIDENCE = "insufficient_evidence"
+    PARTIAL = "partial"
+    PARTIAL_RETRIEVAL = "partial_retrieval"
+    BUDGET_EXHAUSTED = "budget_exhausted"
+    RECORDING_FAILED = "recording_failed"

@@ -44,13 +44,23 @@ def free_port() -> int:
 class AgentServer:
     """``langgraph dev`` in a subprocess, in a scratch directory so its pickles never touch the tree."""
 
-    def __init__(self, env: dict[str, str], *, jobs: int = 10, graphs: dict[str, str] | None = None, http_app: str | None = None) -> None:
+    def __init__(
+        self,
+        env: dict[str, str],
+        *,
+        jobs: int = 10,
+        graphs: dict[str, str] | None = None,
+        http_app: str | None = None,
+        store: dict[str, Any] | None = None,
+    ) -> None:
         """``jobs`` is ``--n-jobs-per-worker``; ``graphs`` adds graph ids to this project's and ``http_app``
-        replaces its ``http.app`` (benchmarks serve a baseline graph and a probe next to the product)."""
+        replaces its ``http.app`` (benchmarks serve a baseline graph and a probe next to the product);
+        ``store`` is langgraph.json's ``store`` (e.g. ``{"path": ...}`` for a custom store)."""
         self.env = env
         self.jobs = jobs
         self.graphs = graphs or {}
         self.http_app = http_app
+        self.store = store
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
         self.workdir = Path(tempfile.mkdtemp(prefix="dra-dev-"))
@@ -67,6 +77,8 @@ class AgentServer:
         config["graphs"].update({graph_id: {"path": path} for graph_id, path in self.graphs.items()})
         if self.http_app:
             config["http"]["app"] = self.http_app
+        if self.store:
+            config["store"] = self.store
         (self.workdir / "langgraph.json").write_text(json.dumps(config, indent=2))
         env = {
             **os.environ,

@@ -15,7 +15,8 @@ Contract (orchestrator only; it must be the outermost middleware):
   and its claim counts, stored as ``final_report`` and appended as the turn's last AI message, so a
   client that renders only ``messages`` shows it;
 - at the end, exactly one ``usage`` event (with the citation summary) and exactly one ``status``
-  ``done``/``error`` whose reason ``end_state.decide_end`` names from one record of the run. The status
+  ``done``/``error`` whose reason ``end_state.decide_end`` names from one record of the run; both carry
+  the run's ``outcome`` (``outcome.decide_outcome``), which state keeps as ``outcome`` too. The status
   carries the run's tool calls, tokens, report size and run time, and a ``detail`` ending in
   ``Run time Xm Ys.``; the run's sources, evidence summaries and the delivered report's claims
   (``citations``, one entry per claim) and per-source verdicts (``cited_sources``) are copied into state,
@@ -58,7 +59,7 @@ from ..delivery.stop import start_watching
 from ..delivery.turn_end import deliverable
 from ..guards.budget import effective_recursion_limit
 from ..clock import format_elapsed
-from ..names import EndReason, StatusState, ToolErrorClass
+from ..names import EndReason, Outcome, StatusState, ToolErrorClass
 from ..protocol.events import emit
 from ..run import NoRunError, Run, archive_evidence, close_run, current_run, evidence_summaries, run_key
 from ..settings import ResearchConfig
@@ -67,6 +68,7 @@ from .containment import INTERNAL_ERROR, contain_hook_failures
 from .end_state import EndRecord, RunError, decide_end, owes_report
 from .fallback_report import fallback_report, why_undelivered
 from .model_errors import describe_model_error
+from .outcome import OutcomeFacts, decide_outcome
 
 logger = logging.getLogger(__name__)
 
@@ -191,7 +193,19 @@ class RunLifecycleMiddleware(AgentMiddleware):
             # Delivered, but the turn ended before its answer message (a halt right after submit_report).
             update["messages"] = [deliverable_message(answer)]
         end = decide_end(record)
-        self._emit_usage(run)
+        outcome = decide_outcome(
+            end,
+            OutcomeFacts.of(
+                delivered=record.report_delivered or record.salvaged or end.reason == EndReason.DIRECT_ANSWER,
+                incomplete=record.salvaged,
+                verdicts=[claim.verdict for claim in run.evidence.claims],
+                evidence_insufficient=run.control.evidence_insufficient,
+                retrieval_failures=len(run.failures.retrieval()),
+                recording_failures=len(run.failures.recording()),
+            ),
+        )
+        update["outcome"] = outcome.value if outcome else None
+        self._emit_usage(run, outcome)
         totals = run.usage.totals()
         elapsed = run.elapsed_s
         emit(
@@ -204,6 +218,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
             report_chars=report_chars,
             elapsed_s=round(elapsed, 2),
             elapsed=format_elapsed(elapsed),
+            outcome=outcome,
         )
         update["sources"] = [
             {"index": s.index, "url": s.url, "domain": s.domain, "title": s.title} for s in run.evidence.sources()
@@ -218,7 +233,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
             ]
         return update
 
-    def _emit_usage(self, run: Run) -> None:
+    def _emit_usage(self, run: Run, outcome: Outcome | None) -> None:
         totals = run.usage.totals()
         settings = self.settings
         emit(
@@ -242,6 +257,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
             messages_summarized=run.usage.messages_summarized,
             citations=run.evidence.citation_summary,
             claims=run.evidence.claim_summary,
+            outcome=outcome,
             elapsed_s=round(run.elapsed_s, 2),
             elapsed=format_elapsed(run.elapsed_s),
             limits={

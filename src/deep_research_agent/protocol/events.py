@@ -37,6 +37,7 @@ from ..names import (
     Ceiling,
     EndReason,
     HaltedBy,
+    Outcome,
     RevisionReason,
     Role,
     ScriptStatus,
@@ -109,6 +110,12 @@ class Limits(BaseModel):
     recursion_limit: int
 
 
+_OUTCOME = (
+    "How good the answer is, for a caller to act on (the end status' outcome): answered, insufficient_evidence, "
+    "partial, partial_retrieval, budget_exhausted or recording_failed; absent when the run delivered nothing to judge."
+)
+
+
 class Usage(_Event):
     """What the run spent, sent once at the end."""
 
@@ -131,6 +138,7 @@ class Usage(_Event):
     messages_summarized: int = 0
     citations: CitationSummary | None = Field(default=None, description="Set when the run delivered a report.")
     claims: ClaimSummary | None = Field(default=None, description="Set when the run delivered a report.")
+    outcome: Outcome | None = Field(default=None, description=_OUTCOME)
     elapsed_s: float
     elapsed: str
     limits: Limits
@@ -207,6 +215,7 @@ class Status(_Event):
     tool_count: int | None = None
     tools: list[str] | None = Field(default=None, description="The tool names an MCP server offers the research sub-agents.")
     cached: bool | None = Field(default=None, description="The MCP tool listing came from the listing cache.")
+    outcome: Outcome | None = Field(default=None, description="On done/error only. " + _OUTCOME)
 
     model_config = ConfigDict(extra="forbid", json_schema_extra=_reasons_by_state)
 

@@ -25,6 +25,7 @@ from langgraph.config import get_config
 from .control import RunControl
 from ..clock import utc_now_iso
 from .evidence import EvidenceStore
+from .failures import RunFailures
 from .usage import UsageMeter
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ class NoRunError(LookupError):
 
 @dataclass
 class Run:
-    """One run's stores: what it spent, what it saw, and the signals that steer it."""
+    """One run's stores: what it spent, what it saw, what failed without failing it, and the signals that steer it."""
 
     key: str
     started_at: str = field(default_factory=utc_now_iso)
@@ -47,6 +48,7 @@ class Run:
     usage: UsageMeter = field(default_factory=UsageMeter)
     evidence: EvidenceStore = field(default_factory=EvidenceStore)
     control: RunControl = field(default_factory=RunControl)
+    failures: RunFailures = field(default_factory=RunFailures)
     # Skills a sub-agent of this run has read, so each is announced once per run.
     skills_applied: set[str] = field(default_factory=set)
     mcp_slots: asyncio.Semaphore | None = None
