@@ -52,6 +52,7 @@ from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
 from langgraph.types import Command
 
 from ..conversation import deliverable_message, is_harness_message
@@ -63,6 +64,7 @@ from ..names import EndReason, Outcome, StatusState, ToolErrorClass
 from ..protocol.events import emit
 from ..run import NoRunError, Run, archive_evidence, close_run, current_run, evidence_summaries, run_key
 from ..settings import ResearchConfig
+from ..tasks.middleware import finish_task
 from ..tools.errors import tool_error_text
 from .containment import INTERNAL_ERROR, contain_hook_failures
 from .end_state import EndRecord, RunError, decide_end, owes_report
@@ -164,14 +166,14 @@ class RunLifecycleMiddleware(AgentMiddleware):
         try:
             # Before the end status, so a client that reacts to it finds the texts stored.
             thread_id = (config.get("configurable") or {}).get("thread_id")
-            await archive_evidence(runtime.store, thread_id=thread_id, run_id=run.key, records=run.evidence.records())
-            return await self._close(state, run)
+            await archive_evidence(runtime.store, thread_id=thread_id, run_id=run.key, records=run.evidence.own_records())
+            return await self._close(state, run, runtime.store)
         finally:
             if run.sandbox is not None:
                 await run.sandbox.close()
             close_run(run.key)
 
-    async def _close(self, state: LifecycleState, run: Run) -> dict[str, Any]:
+    async def _close(self, state: LifecycleState, run: Run, store: BaseStore | None) -> dict[str, Any]:
         # The running draft served a run cut short; this one ends with its report, or its salvage.
         update: dict[str, Any] = {"draft_report": None}
         record = EndRecord.of(run, state, answered_directly=_answered_directly(state.get("messages") or []))
@@ -193,17 +195,23 @@ class RunLifecycleMiddleware(AgentMiddleware):
             # Delivered, but the turn ended before its answer message (a halt right after submit_report).
             update["messages"] = [deliverable_message(answer)]
         end = decide_end(record)
-        outcome = decide_outcome(
-            end,
-            OutcomeFacts.of(
-                delivered=record.report_delivered or record.salvaged or end.reason == EndReason.DIRECT_ANSWER,
-                incomplete=record.salvaged,
-                verdicts=[claim.verdict for claim in run.evidence.claims],
-                evidence_insufficient=run.control.evidence_insufficient,
-                retrieval_failures=len(run.failures.retrieval()),
-                recording_failures=len(run.failures.recording()),
-            ),
-        )
+
+        def outcome_now() -> Outcome | None:
+            return decide_outcome(
+                end,
+                OutcomeFacts.of(
+                    delivered=record.report_delivered or record.salvaged or end.reason == EndReason.DIRECT_ANSWER,
+                    incomplete=record.salvaged,
+                    verdicts=[claim.verdict for claim in run.evidence.claims],
+                    evidence_insufficient=run.control.evidence_insufficient,
+                    retrieval_failures=len(run.failures.retrieval()),
+                    recording_failures=len(run.failures.recording()),
+                ),
+            )
+
+        # The task keeps the outcome its save leaves standing; a save that fails makes it recording_failed.
+        await finish_task(store, run, {**state, **update}, run_id=run.key, status=end.reason, outcome=outcome_now())
+        outcome = outcome_now()
         update["outcome"] = outcome.value if outcome else None
         self._emit_usage(run, outcome)
         totals = run.usage.totals()

@@ -28,6 +28,7 @@ class Prompt(StrEnum):
     EXTRACT_SUBAGENT = "extract_subagent"
     CODE_EXECUTION = "code_execution"
     NO_CODE_EXECUTION = "no_code_execution"
+    TASKS = "tasks"
 
 
 @cache

@@ -49,6 +49,7 @@ from ..names import (
 from ..report.citations import CitationSummary
 from ..report.claims import ClaimSummary
 from ..run.usage import RoleUsage
+from ..tasks.diff import MovedFigure
 from .secrets import redact_tree
 from .sender import current_sender
 
@@ -361,6 +362,19 @@ class McpResult(_Event):
     repeated: bool | None = Field(default=None, description="Answered from the memo of permanently failed calls, without a call.")
 
 
+class TaskDiff(_Event):
+    """What changed since the last run of a named task, sent when a re-run delivers its report (the report's
+    "What changed since the last run" section says the same)."""
+
+    type: Literal["task_diff"] = "task_diff"
+    task: str = Field(description="The task's name.")
+    previous_run_at: str = Field(description="UTC ISO-8601 time of the run compared with.")
+    new_findings: list[str] = Field(default_factory=list)
+    new_sources: list[str] = Field(default_factory=list, description="URLs the task had never read.")
+    changed_sources: list[str] = Field(default_factory=list, description="URLs read before whose text changed.")
+    moved_figures: list[MovedFigure] = Field(default_factory=list, description="A figure of a source, before and after.")
+
+
 Event = Annotated[
     RunStart
     | Report
@@ -377,7 +391,8 @@ Event = Annotated[
     | ToolResult
     | Script
     | McpCall
-    | McpResult,
+    | McpResult
+    | TaskDiff,
     Field(discriminator="type"),
 ]
 
@@ -400,6 +415,7 @@ EVENT_MODELS: dict[str, type[_Event]] = {
         Script,
         McpCall,
         McpResult,
+        TaskDiff,
     )
 }
 EVENT_TYPES = tuple(EVENT_MODELS)

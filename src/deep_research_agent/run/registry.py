@@ -30,6 +30,7 @@ from .usage import UsageMeter
 
 if TYPE_CHECKING:
     from ..sandbox.session import SandboxSession
+    from ..tasks.context import TaskContext
 
 _MAX_OPEN_RUNS = 256
 
@@ -55,6 +56,8 @@ class Run:
     """The run's MCP call slots, shared by every agent of the run (``mcp/calls.py`` makes it on first use)."""
     sandbox: SandboxSession | None = None
     """The run's sandbox session, shared by all its agents (``sandbox/connector.py`` makes it on first use)."""
+    task: TaskContext | None = None
+    """The named task this run continues or starts (``tasks/middleware.py`` sets it when the run starts)."""
     opening_statuses: list[dict[str, Any]] = field(default_factory=list)
     """Status events the graph factory found for this run before it started (its MCP connections), which
     the run emits right after ``run_start``."""
