@@ -27,8 +27,10 @@ Commands:
   up                      start the agent server (langgraph dev) and its web UI at /ui (built first when its
                           bundle is missing or stale); the default command
   --sync                  force `uv sync --extra dev`, then `up` (or the command that follows)
-  ask "QUESTION" [--no-clarify] [--evidence FILE] [--config JSON]
-                          research a question against the running server and watch the run
+  ask "QUESTION" [--no-clarify] [--evidence FILE] [--config JSON] [--task NAME] [--user USER]
+                          research a question against the running server and watch the run; --task
+                          continues (or starts) a named task
+  tasks [--user USER]     list a user's tasks: name, last run, status, outcome, cost so far
   smoke                   ask a canned question with --no-clarify
   doctor                  check the local setup (starts nothing)
   test [PYTEST ARGS...]   sync from the lock, check the lock, install node, chromium and bubblewrap when
@@ -292,6 +294,7 @@ main() {
   case "$command" in
     up) cmd_up ;;
     ask) cmd_cli ask --url "$(server_url)" "$@" ;;
+    tasks) cmd_cli tasks --url "$(server_url)" "$@" ;;
     smoke) cmd_cli ask --url "$(server_url)" --no-clarify "$SMOKE_QUESTION" "$@" ;;
     doctor) cmd_cli doctor --url "$(server_url)" "$@" ;;
     test) cmd_test "$@" ;;

@@ -126,10 +126,14 @@ def write_failing_server(model_server, web_server) -> Iterator[AgentServer]:
 
 async def test_a_store_that_refuses_writes_gives_recording_failed_and_the_report_is_still_delivered(write_failing_server, scripted, web):
     url = pharos(web)
+    decide = turn(tool_calls=[call("record_decision", text="Use the ancient accounts' height.", why="No modern survey exists.")])
+    scripted.set_scenario(scenario(orchestrator(decide, plan_and_delegate(UNIT), submit(report(HEIGHT_CLAIM, url))), reads(url, cite=url)))
 
-    run = await research(write_failing_server, scripted, reads(url, cite=url), submit(report(HEIGHT_CLAIM, url)))
+    run = await stream_run(write_failing_server.url, QUESTION, configurable={"task": "pharos", "user_id": "carol"}, timeout=90)
 
     assert end_of(run) == ("done", "report_delivered")
     assert outcome_of(run) == "recording_failed"
+    [decision] = [m for m in run.values["messages"] if m["type"] == "tool" and m["name"] == "record_decision"]
+    assert "NOT recorded" in decision["content"], "a decision counts only when the write confirms"
     assert HEIGHT_CLAIM in run.values["final_report"] and len(run.of_type("report")) == 1
     assert [e["url"] for e in run.values["evidence"] if e["kind"] == "page"] == [url], "the state keeps what the store could not"

@@ -1,7 +1,8 @@
-"""Entry point: ``python -m deep_research_agent.cli {ask,doctor}``, which is what ./run.sh runs.
+"""Entry point: ``python -m deep_research_agent.cli {ask,tasks,doctor}``, which is what ./run.sh runs.
 
 Contract:
-- ``ask QUESTION [--url URL] [--no-clarify] [--evidence FILE] [--config JSON]`` and ``doctor [--url URL]``;
+- ``ask QUESTION [--url URL] [--no-clarify] [--evidence FILE] [--config JSON] [--task NAME] [--user USER]``,
+  ``tasks [--url URL] [--user USER]`` and ``doctor [--url URL]``;
   ``--url`` defaults to ``DRA_URL``, else ``http://$DRA_HOST:$DRA_PORT``, the server run.sh starts.
 - The exit status is the command's (see ``ask`` and ``doctor``); 2 for unusable arguments; 130 when a
   Ctrl-C ends the session (one that abandons a run, or one outside a run).
@@ -19,6 +20,7 @@ from rich.console import Console
 from .ask import cmd_ask
 from .doctor import cmd_doctor
 from .env import default_url
+from .tasks import cmd_tasks
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,6 +34,12 @@ def build_parser() -> argparse.ArgumentParser:
     ask_parser.add_argument("--no-clarify", action="store_true", help="never ask clarifying questions")
     ask_parser.add_argument("--evidence", metavar="FILE", help="write question, report, sources and evidence as JSON")
     ask_parser.add_argument("--config", metavar="JSON", help="extra configurable settings, as a JSON object")
+    ask_parser.add_argument("--task", metavar="NAME", help="continue (or start) the named task: same name, same thread")
+    ask_parser.add_argument("--user", metavar="USER", help="whose task it is when the server has no auth (default: anonymous)")
+
+    tasks_parser = commands.add_parser("tasks", help="list a user's tasks: name, last run, status, cost so far")
+    tasks_parser.add_argument("--url", default=default_url(), help=url_help)
+    tasks_parser.add_argument("--user", metavar="USER", help="whose tasks (default: anonymous)")
 
     doctor_parser = commands.add_parser("doctor", help="check the local setup; starts nothing")
     doctor_parser.add_argument("--url", default=default_url(), help=url_help)
@@ -42,7 +50,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     console = Console(highlight=False)
     try:
-        return cmd_ask(args, console) if args.command == "ask" else cmd_doctor(args, console)
+        commands = {"ask": cmd_ask, "tasks": cmd_tasks, "doctor": cmd_doctor}
+        return commands[args.command](args, console)
     except (KeyboardInterrupt, asyncio.CancelledError):
         return 130
 
