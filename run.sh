@@ -31,8 +31,10 @@ Commands:
                           unset gets a throwaway server), DRA_INSTANCES instances from DRA_PORT up; creates the
                           Aegra environment deploy/.venv (Python >= 3.12) from deploy/uv.lock
   --sync                  force `uv sync --extra dev`, then `up` (or the command that follows)
-  ask "QUESTION" [--no-clarify] [--evidence FILE] [--config JSON]
-                          research a question against the running server and watch the run
+  ask "QUESTION" [--no-clarify] [--evidence FILE] [--config JSON] [--task NAME] [--user USER]
+                          research a question against the running server and watch the run; --task
+                          continues (or starts) a named task
+  tasks [--user USER]     list a user's tasks: name, last run, status, outcome, cost so far
   smoke                   ask a canned question with --no-clarify
   doctor                  check the local setup (starts nothing)
   corpus add NAME DIR [--title T] [--description D] [--html docs|web]
@@ -374,6 +376,7 @@ main() {
     up) cmd_up ;;
     serve) cmd_serve ;;
     ask) cmd_cli ask --url "$(server_url)" "$@" ;;
+    tasks) cmd_cli tasks --url "$(server_url)" "$@" ;;
     smoke) cmd_cli ask --url "$(server_url)" --no-clarify "$SMOKE_QUESTION" "$@" ;;
     doctor) cmd_cli doctor --url "$(server_url)" "$@" ;;
     corpus) cmd_cli corpus "$@" ;;

@@ -377,6 +377,10 @@ def emitted_events() -> list[dict]:
             emit("mcp_call", id="mcp-1", tool="echo", server="everything", args={"message": "412"}),
             emit("mcp_result", id="mcp-1", tool="echo", server="everything", ok=False, summary="bad", bytes=0, error_class="permanent", repeated=True),
             emit(
+                "task_diff", task="kelp", previous_run_at="2026-01-01T00:00:00Z", new_findings=["It stored 1,300 tonnes."],
+                changed_sources=["https://a.test/kelp"], moved_figures=[{"source": "https://a.test/kelp", "before": "1,240 tonnes", "after": "1,300 tonnes"}],
+            ),
+            emit(
                 "subagent_findings", unit="costs", summary="412 Wh/kg.", gaps=["cost"], halted="budget",
                 findings=[{"finding": "412 Wh/kg", "evidence": "412 Wh/kg", "source": hit["url"]}],
             ),  # fmt: skip

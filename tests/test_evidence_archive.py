@@ -94,25 +94,28 @@ async def test_without_a_store_or_a_thread_nothing_is_kept_and_nothing_fails() -
     assert await store.asearch(EVIDENCE_NAMESPACE) == []
 
 
-async def test_ids_that_cannot_name_a_namespace_keep_nothing_and_the_failure_is_logged(caplog) -> None:
+async def test_ids_that_cannot_name_a_namespace_keep_nothing_and_the_run_records_a_recording_failure(caplog, run) -> None:
     store = InMemoryStore()
 
-    with caplog.at_level(logging.ERROR):
+    with caplog.at_level(logging.WARNING):
         await archive_evidence(store, thread_id="my.thread", run_id="r1", records=records(PAGE))
 
     assert await store.asearch(EVIDENCE_NAMESPACE) == []
-    assert "could not store the evidence texts of run r1" in caplog.text
+    assert "could not record the evidence texts" in caplog.text
+    [failure] = run.failures.recording()
+    assert failure.what == "evidence texts" and "InvalidNamespaceError" in failure.detail
 
 
-async def test_a_failing_store_is_logged_and_the_run_goes_on(caplog) -> None:
+async def test_a_failing_store_is_a_recording_failure_and_the_run_goes_on(caplog, run) -> None:
     class BrokenStore(InMemoryStore):
         async def abatch(self, ops: Any) -> Any:
             raise ConnectionError("store is down")
 
-    with caplog.at_level(logging.ERROR):
+    with caplog.at_level(logging.WARNING):
         await archive_evidence(BrokenStore(), thread_id="t1", run_id="r1", records=records(PAGE))
 
-    assert "could not store the evidence texts of run r1" in caplog.text
+    assert "could not record the evidence texts: ConnectionError: store is down" in caplog.text
+    assert [f.what for f in run.failures.recording()] == ["evidence texts"]
 
 
 @pytest.fixture

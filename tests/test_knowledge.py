@@ -16,11 +16,11 @@ from langgraph.store.memory import InMemoryStore
 from deep_research_agent.knowledge import KnowledgeBase, KnowledgeEntry, build_knowledge_tools, knowledge_namespace, rank_lexically
 from deep_research_agent.knowledge.base import MAX_ENTRY_CHARS
 from deep_research_agent.knowledge.findings import remember_findings
-from deep_research_agent.knowledge.namespace import escape_label, unescape_label
-from deep_research_agent.run.owner import ANONYMOUS_USER, run_user
+from deep_research_agent.run.owner import ANONYMOUS_USER, label_value, namespace_label, run_user
 from deep_research_agent.handover.contract import Finding, Findings
 from deep_research_agent.names import RecordKind
 from deep_research_agent.run import HandOver, Run, close_run, current_run
+from deep_research_agent.run.failures import RunFailures
 from deep_research_agent.run.recording import RecordingLedger
 from deep_research_agent.settings import ResearchConfig
 
@@ -37,7 +37,7 @@ SNIPPET = "The Halvorsen cell reached an energy density of 412 Wh/kg in independ
 def test_any_user_or_dataset_name_becomes_a_valid_store_label_and_comes_back_unchanged(value):
     namespace = knowledge_namespace(value, value or "main")
     validate_op_namespace(PutOp(namespace, "k", {}))
-    assert unescape_label(escape_label(value)) == value
+    assert label_value(namespace_label(value)) == value
 
 
 def test_the_authenticated_user_wins_over_a_user_id_the_client_sends():
@@ -150,7 +150,7 @@ async def test_remember_returns_at_once_with_the_entry_id_and_the_run_s_flush_st
     [item] = await store.asearch(knowledge_namespace("ada", "main"))
     assert queued == f"queued (entry {item.key}) for dataset 'main'; it is stored in the background and kept even if the run ends first."
     assert (item.value["text"], item.value["source"]) == (SNIPPET, URL) and item.value["remembered_at"]
-    assert run.recording.pending == 0 and run.recording.failed_writes == []
+    assert run.recording.pending == 0 and run.failures.recording() == []
 
 
 async def test_remembering_the_same_snippet_twice_keeps_one_entry():
@@ -213,8 +213,8 @@ async def test_a_failed_write_is_recorded_once_in_the_run_s_ledger_and_announced
     [answer], events, run = await run_tools([("remember", {"text": SNIPPET, "source": URL, "sync": True})], store=Down(), user="ada")
 
     assert answer.startswith("TOOL ERROR (remember, transient): the knowledge base could not store entry kb-")
-    [failure] = run.recording.failed_writes
-    assert failure.kind == RecordKind.KNOWLEDGE and URL in failure.detail
+    [failure] = run.failures.recording()
+    assert failure.what.startswith(f"{RecordKind.KNOWLEDGE} kb-") and URL in failure.detail, "the outcome becomes recording_failed"
     assert [e["reason"] for e in events if e["type"] == "status"] == ["knowledge_write_failed"]
 
 
@@ -237,13 +237,14 @@ def test_the_tools_are_off_when_the_knowledge_base_is():
 
 
 async def test_a_write_still_running_after_the_flush_timeout_is_recorded_as_failed():
-    ledger = RecordingLedger()
+    failures = RunFailures()
+    ledger = RecordingLedger(failures)
     ledger.track(asyncio.create_task(asyncio.sleep(5), name="kb-slow"))
 
     await ledger.flush(0.05)
 
-    [failure] = ledger.failed_writes
-    assert failure.what == "kb-slow" and "not confirmed within 0.05 s" in failure.detail
+    [failure] = failures.recording()
+    assert failure.what == f"{RecordKind.KNOWLEDGE} kb-slow" and "not confirmed within 0.05 s" in failure.detail
 
 
 async def test_remember_findings_stores_each_quoted_finding_and_skips_unquoted_ones():

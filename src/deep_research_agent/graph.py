@@ -86,6 +86,7 @@ from .sandbox.connector import SandboxConnector, sandbox_connector
 from .sandbox.tools import sandbox_tools
 from .settings import ModelSpec, ResearchConfig, Slot, load_env_file, publish_run_settings
 from .tools import ClassifiedToolErrorsMiddleware, build_corpus_tools, build_web_fetch_tool, build_web_search_tool
+from .tasks.middleware import TaskMiddleware
 from .tools.results import ResultLimits
 
 logger = logging.getLogger(__name__)
@@ -258,6 +259,8 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = (), corpor
         SubAgentMiddleware(backend=StateBackend(), subagents=subagents, task_description=_TASK_DESCRIPTION),
         ReportMiddleware(),
         ReportGateMiddleware(),
+        # Inside the report gate: the "what changed" section is appended to the report it let through.
+        TaskMiddleware(),
         PatchToolCallsMiddleware(),
         *_caching(settings, Role.ORCHESTRATOR),
         # Innermost, so it measures the final system prompt and tools of each request.
@@ -274,6 +277,7 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = (), corpor
                 for part in (
                     prompts.template(prompts.Prompt.FOLLOW_UP),
                     orchestrator_sources,
+                    prompts.template(prompts.Prompt.TASKS),
                     extensions.skills.orchestrator_section(),
                     orchestrator_mcp,
                     code_prompt,

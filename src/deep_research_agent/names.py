@@ -53,6 +53,8 @@ class EvidenceKind(StrEnum):
     PAGE = "page"
     SEARCH_RESULT = "search_result"
     SCRIPT = "script"
+    # What an MCP tool call returned; its URL is the server's label.
+    MCP_RESULT = "mcp_result"
     # A passage of a local corpus; its URL is corpus://<corpus>/<path>#<anchor>.
     CORPUS = "corpus"
     # A snippet the knowledge base returned; its URL is the snippet's original source.
@@ -206,3 +208,15 @@ class ClaimVerdict(StrEnum):
     SOURCE_NOT_READ = "source_not_read"
     CONFLICTING = "conflicting"
     UNCITED_NUMBER = "uncited_number"
+
+
+class Outcome(StrEnum):
+    """How good a finished run's answer is, for a caller to act on: the ``outcome`` of the end status, the
+    ``usage`` event and the thread state (``lifecycle/outcome.py`` decides it)."""
+
+    ANSWERED = "answered"
+    INSUFFICIENT_EVIDENCE = "insufficient_evidence"
+    PARTIAL = "partial"
+    PARTIAL_RETRIEVAL = "partial_retrieval"
+    BUDGET_EXHAUSTED = "budget_exhausted"
+    RECORDING_FAILED = "recording_failed"

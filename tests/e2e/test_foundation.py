@@ -65,7 +65,7 @@ async def test_the_orchestrator_sees_only_its_own_tools_and_the_deployments_cust
     first = next(r for r in scripted.requests() if r["agent"] == "orchestrator")["body"]
     tool_names = {t["function"]["name"] for t in first["tools"]}
     # convert_units is the project's shipped custom tool (custom_tools/unit_convert.py).
-    assert tool_names == {"write_todos", "task", "submit_report", "request_clarification", "convert_units"}
+    assert tool_names == {"write_todos", "task", "submit_report", "request_clarification", "record_decision", "search_decisions", "convert_units"}
     task_tool = next(t for t in first["tools"] if t["function"]["name"] == "task")
     assert "research-subagent" in task_tool["function"]["description"]
     assert "general-purpose" not in task_tool["function"]["description"]

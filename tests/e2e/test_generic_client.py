@@ -83,7 +83,7 @@ async def test_the_delivered_report_is_the_last_ai_message_and_the_state_a_clien
     assert answer["tool_calls"] == []
     assert {"final_report", "sources", "citations", "cited_sources", "todos", "evidence", "messages"} <= set(values)
     # The guards' per-run bookkeeping is never checkpointed, so a client never reads it as the thread's state.
-    delivered = {"final_report", "sources", "citations", "cited_sources", "todos", "evidence", "messages", "findings", "draft_report"}
+    delivered = {"final_report", "sources", "citations", "cited_sources", "outcome", "todos", "evidence", "messages", "findings", "draft_report"}
     assert set(values) - delivered <= {
         "compaction_overhead_tokens"
     }

@@ -249,7 +249,7 @@ async def test_kb_lists_exports_and_deletes_a_dataset_that_remember_findings_fil
 @pytest.fixture(scope="module")
 def flaky_server(model_server: Any, web_server: Any) -> Iterator[AgentServer]:
     """A second dev server whose store fails writes marked FAILING_MARK and delays those marked SLOW_MARK."""
-    server = AgentServer(agent_env(model_server, web_server), jobs=2, store=f"{PROJECT_ROOT / 'tests/support/flaky_store.py'}:make_store")
+    server = AgentServer(agent_env(model_server, web_server), jobs=2, store={"path": f"{PROJECT_ROOT / 'tests/support/flaky_store.py'}:make_store"})
     server.start()
     try:
         yield server

@@ -51,12 +51,11 @@ class AgentServer:
         jobs: int = 10,
         graphs: dict[str, str] | None = None,
         http_app: str | None = None,
-        store: str | None = None,
+        store: dict[str, Any] | None = None,
     ) -> None:
         """``jobs`` is ``--n-jobs-per-worker``; ``graphs`` adds graph ids to this project's and ``http_app``
         replaces its ``http.app`` (benchmarks serve a baseline graph and a probe next to the product);
-        ``store`` is a ``file.py:factory`` for ``store.path``, a store of the test's own in place of the dev
-        server's in-memory one."""
+        ``store`` is langgraph.json's ``store`` (e.g. ``{"path": ...}`` for a custom store)."""
         self.env = env
         self.jobs = jobs
         self.graphs = graphs or {}
@@ -79,7 +78,7 @@ class AgentServer:
         if self.http_app:
             config["http"]["app"] = self.http_app
         if self.store:
-            config["store"] = {"path": self.store}
+            config["store"] = self.store
         (self.workdir / "langgraph.json").write_text(json.dumps(config, indent=2))
         env = {
             **os.environ,

@@ -18,6 +18,9 @@ Web routes
     a prompt-injection sentence (``INJECTION``) and a fake ``</page>`` (``FAKE_BLOCK_END``) inside the
     article; ``long`` is ~80k characters. ``pharos-lighthouse`` and ``pharos-survey`` give two different
     heights for one tower (over 100 metres, 137 metres), for the claim checks' conflicting figures.
+``GET /edited/{slug}``
+    An article whose title and paragraphs the test sets (``set_page``), and may change between runs; 404
+    until set.
 ``GET /pages/{n}?kb=K``
     Article page ``n`` of a numbered series (``numbered_article``): about ``K`` kilobytes of text (50 by
     default), every sentence naming ``n``, so each page is a distinct text.
@@ -65,7 +68,10 @@ Tavily-compatible API
     One entry per ``/search`` request: ``{query, max_results, auth_present, bearer_sha256, keyless,
     client_source}``. The token itself is never stored, only its sha256 (an error reply may echo it).
 ``POST /_tavily/reset``
-    Clears the configuration and the request log.
+    Clears the configuration and the request log, the page request log and the ``/edited/`` pages.
+``GET /_web/requests``, ``POST /_web/pages/{slug}``
+    Every web page request (GET, not ``/search`` nor ``/_...``) as path and query, in order
+    (``page_requests()``); set an ``/edited/`` page (``set_page``).
 
 ``run_tools_in_graph`` calls tools inside a one-node LangGraph graph, so they see a real run config, a
 run's stores and the ``custom`` stream writer, and returns the tool results plus the streamed events.
@@ -423,6 +429,9 @@ class _TavilyState:
     replies: list[dict[str, Any]] = field(default_factory=list)
     always: dict[str, Any] | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)
+    # Web (non-API) requests by path and query, in arrival order, and the test-set pages under /edited/.
+    page_requests: list[str] = field(default_factory=list)
+    edited: dict[str, dict[str, Any]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def next_reply(self) -> dict[str, Any]:
@@ -528,6 +537,18 @@ def _tavily_routes(state: _TavilyState) -> list[Route]:
             state.replies.clear()
             state.always = None
             state.requests.clear()
+            state.page_requests.clear()
+            state.edited.clear()
+        return JSONResponse({"ok": True})
+
+    async def page_log(_: Request) -> Response:
+        with state.lock:
+            return JSONResponse(list(state.page_requests))
+
+    async def set_page(request: Request) -> Response:
+        body = await request.json()
+        with state.lock:
+            state.edited[request.path_params["slug"]] = {"title": body["title"], "paragraphs": list(body["paragraphs"])}
         return JSONResponse({"ok": True})
 
     return [
@@ -535,6 +556,8 @@ def _tavily_routes(state: _TavilyState) -> list[Route]:
         Route("/_tavily/config", configure, methods=["POST"]),
         Route("/_tavily/requests", requests_log, methods=["GET"]),
         Route("/_tavily/reset", reset, methods=["POST"]),
+        Route("/_web/requests", page_log, methods=["GET"]),
+        Route("/_web/pages/{slug}", set_page, methods=["POST"]),
     ]
 
 
@@ -543,7 +566,18 @@ def _tavily_routes(state: _TavilyState) -> list[Route]:
 # --------------------------------------------------------------------------
 
 
-def _web_routes() -> list[Route]:
+def _web_routes(state: _TavilyState) -> list[Route]:
+    async def edited(request: Request) -> Response:
+        with state.lock:
+            page = state.edited.get(request.path_params["slug"])
+        if page is None:
+            return HTMLResponse("<h1>Not found</h1>", status_code=404)
+        article = Article(
+            slug=request.path_params["slug"], title=page["title"], author="Test Desk", date="2026-11-01",
+            paragraphs=tuple(page["paragraphs"]), facts=(), keywords=(),
+        )  # fmt: skip
+        return HTMLResponse(article_html(article))
+
     async def article(request: Request) -> Response:
         found = ARTICLES.get(request.path_params["slug"])
         if found is None:
@@ -613,6 +647,7 @@ def _web_routes() -> list[Route]:
 
     return [
         Route("/articles/{slug}", article),
+        Route("/edited/{slug}", edited),
         Route("/pages/{n:int}", numbered),
         Route("/short", short),
         Route("/notes.txt", notes),
@@ -629,8 +664,18 @@ def _web_routes() -> list[Route]:
     ]
 
 
-def build_app(state: _TavilyState | None = None) -> Starlette:
-    return Starlette(routes=[*_web_routes(), *_tavily_routes(state or _TavilyState())])
+def build_app(state: _TavilyState | None = None) -> Any:
+    state = state or _TavilyState()
+    app = Starlette(routes=[*_web_routes(state), *_tavily_routes(state)])
+
+    async def logged(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "GET" and not scope["path"].startswith("/_"):
+            query = scope.get("query_string", b"").decode()
+            with state.lock:
+                state.page_requests.append(scope["path"] + (f"?{query}" if query else ""))
+        await app(scope, receive, send)
+
+    return logged  # type: ignore[return-value]
 
 
 def closed_port() -> int:
@@ -737,7 +782,19 @@ class WebStandIn(LoopbackServer):
         return response.json()
 
     def tavily_reset(self) -> None:
+        """Clears Tavily's switches and log, the page request log and the /edited/ pages."""
         self._admin().post("/_tavily/reset").raise_for_status()
+
+    def page_requests(self) -> list[str]:
+        """Every page (GET, not an API or admin route) requested since the last reset, as path and query."""
+        response = self._admin().get("/_web/requests")
+        response.raise_for_status()
+        return response.json()
+
+    def set_page(self, slug: str, *, title: str, paragraphs: Sequence[str]) -> str:
+        """Serve (or replace) an article at ``/edited/{slug}``; returns its URL."""
+        self._admin().post(f"/_web/pages/{slug}", json={"title": title, "paragraphs": list(paragraphs)}).raise_for_status()
+        return self.url(f"/edited/{slug}")
 
 
 # --------------------------------------------------------------------------

@@ -1,7 +1,8 @@
-"""Entry point: ``python -m deep_research_agent.cli {ask,doctor,corpus,kb}``, which is what ./run.sh runs.
+"""Entry point: ``python -m deep_research_agent.cli {ask,tasks,doctor,corpus,kb}``, which is what ./run.sh runs.
 
 Contract:
-- ``ask QUESTION [--url URL] [--no-clarify] [--evidence FILE] [--config JSON]``, ``doctor [--url URL]`` and
+- ``ask QUESTION [--url URL] [--no-clarify] [--evidence FILE] [--config JSON] [--task NAME] [--user USER]``,
+  ``tasks [--url URL] [--user USER]``, ``doctor [--url URL]``, ``corpus ...`` (``corpus.py``) and
   ``kb {list,export,delete} [--url URL] [--user U] [--dataset D]`` (``kb.py``);
   ``--url`` defaults to ``DRA_URL``, else ``http://$DRA_HOST:$DRA_PORT``, the server run.sh starts.
 - ``corpus add|reindex|search|list|remove …`` works on the local corpora without a server (see ``corpus``).
@@ -24,6 +25,7 @@ from .corpus import cmd_corpus
 from .doctor import cmd_doctor
 from .kb import add_kb_parser, cmd_kb
 from .env import default_url
+from .tasks import cmd_tasks
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,6 +39,12 @@ def build_parser() -> argparse.ArgumentParser:
     ask_parser.add_argument("--no-clarify", action="store_true", help="never ask clarifying questions")
     ask_parser.add_argument("--evidence", metavar="FILE", help="write question, report, sources and evidence as JSON")
     ask_parser.add_argument("--config", metavar="JSON", help="extra configurable settings, as a JSON object")
+    ask_parser.add_argument("--task", metavar="NAME", help="continue (or start) the named task: same name, same thread")
+    ask_parser.add_argument("--user", metavar="USER", help="whose task it is when the server has no auth (default: anonymous)")
+
+    tasks_parser = commands.add_parser("tasks", help="list a user's tasks: name, last run, status, cost so far")
+    tasks_parser.add_argument("--url", default=default_url(), help=url_help)
+    tasks_parser.add_argument("--user", metavar="USER", help="whose tasks (default: anonymous)")
 
     doctor_parser = commands.add_parser("doctor", help="check the local setup; starts nothing")
     doctor_parser.add_argument("--url", default=default_url(), help=url_help)
@@ -49,11 +57,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     console = Console(highlight=False)
     try:
-        if args.command == "corpus":
-            return cmd_corpus(args, console)
-        if args.command == "kb":
-            return cmd_kb(args, console)
-        return cmd_ask(args, console) if args.command == "ask" else cmd_doctor(args, console)
+        commands = {"ask": cmd_ask, "tasks": cmd_tasks, "doctor": cmd_doctor, "corpus": cmd_corpus, "kb": cmd_kb}
+        return commands[args.command](args, console)
     except (KeyboardInterrupt, asyncio.CancelledError):
         return 130
 

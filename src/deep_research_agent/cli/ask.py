@@ -20,6 +20,8 @@ Contract:
   nearest to the claim), the per-source verdicts (``cited_sources``), and the full evidence records (texts
   included) of every run on the thread from the server's ``GET /evidence/{thread_id}`` route; a thread with
   no stored evidence gets an empty list.
+- ``--task NAME`` (with ``--user USER``, default ``anonymous``) runs on that task's thread, found by its
+  metadata or created with it, and passes ``task`` and ``user_id`` in the configurable.
 - The run time is printed whatever happened.
 """
 
@@ -41,7 +43,9 @@ from rich.text import Text
 
 from ..names import StopMode
 from ..protocol.events import STOP_REQUESTS_NAMESPACE
+from ..run.owner import ANONYMOUS_USER
 from .env import server_answers
+from .tasks import task_thread
 from .view import RunView
 
 # The graph id of langgraph.json. graph.py is not imported for it: that would load the whole agent stack.
@@ -182,10 +186,13 @@ async def ask(
     evidence: Path | None = None,
     read_answer: Callable[[Text], str] | None = None,
 ) -> int:
-    """One ask session: the run, at most one clarification follow-up, the evidence file, the run time."""
+    """One ask session: the run, at most one clarification follow-up, the evidence file, the run time. A
+    ``task`` in ``configurable`` continues that task's thread (``cli/tasks.py``)."""
     try:
-        thread = await client.threads.create()
-        thread_id = thread["thread_id"]
+        if task := configurable.get("task"):
+            thread_id = await task_thread(client, str(task), str(configurable.get("user_id") or ANONYMOUS_USER))
+        else:
+            thread_id = (await client.threads.create())["thread_id"]
         first = question if interactive else NO_CLARIFY_PREFIX + question
         await stream_run(client, thread_id, first, configurable, view)
         if view.clarification and view.failure is None:
@@ -229,6 +236,8 @@ def cmd_ask(args: argparse.Namespace, console: Console) -> int:
         message = f"No agent server at {url} — start it with ./run.sh (or pass --url / set DRA_URL)."
         console.print(Text(message, "red"))
         return 2
+    if getattr(args, "task", None):
+        configurable = {**configurable, "task": args.task, "user_id": args.user or configurable.get("user_id") or ANONYMOUS_USER}
     interactive = sys.stdin.isatty() and not args.no_clarify
     view = RunView(console)
     return asyncio.run(

@@ -24,8 +24,8 @@ from langgraph_sdk import get_client
 from rich.console import Console
 from rich.markup import escape
 
-from ..knowledge.namespace import DEFAULT_DATASET, KNOWLEDGE_NAMESPACE, knowledge_namespace, unescape_label
-from ..run.owner import ANONYMOUS_USER
+from ..knowledge.namespace import DEFAULT_DATASET, KNOWLEDGE_NAMESPACE, knowledge_namespace
+from ..run.owner import ANONYMOUS_USER, label_value
 from .env import probe
 
 _PAGE = 100
@@ -110,7 +110,7 @@ async def _items(client: Any, namespace: list[str]) -> list[dict[str, Any]]:
 async def _print_datasets(client: Any, console: Console) -> None:
     found = await client.store.list_namespaces(prefix=list(KNOWLEDGE_NAMESPACE), max_depth=4, limit=1000)
     pairs = sorted(
-        (unescape_label(ns[2]), unescape_label(ns[3])) for ns in (found.get("namespaces") or []) if len(ns) == 4
+        (label_value(ns[2]), label_value(ns[3])) for ns in (found.get("namespaces") or []) if len(ns) == 4
     )
     if not pairs:
         console.print("No knowledge-base entries on this server yet.")

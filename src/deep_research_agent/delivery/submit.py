@@ -1,6 +1,9 @@
 """``submit_report``: the single explicit deliverable of a run.
 
-Contract: the orchestrator calls ``submit_report(report_markdown)`` once. The report is recorded in
+Contract: the orchestrator calls ``submit_report(report_markdown, evidence_insufficient=false)`` once;
+``evidence_insufficient=true`` says the report states plainly that the evidence found does not answer the
+question, which makes the run's outcome ``insufficient_evidence`` (an explicit flag rather than a reading
+of the prose, so the outcome never depends on wording). The report is recorded in
 state as ``final_report``, a ``report`` event carries it to clients (with the counts of its checked claims,
 which the report gate recorded on delivery), and ``TurnEndMiddleware`` ends the
 turn before the next model call, so delivery never depends on the model choosing to stop. The tool is not
@@ -28,18 +31,27 @@ from ..tools.errors import tool_error_text
 class ReportState(AgentState):
     """What a run delivers, for clients to read: output only, never run input (a client cannot hand a run
     "evidence" it never fetched). ``citations`` holds one entry per claim of the delivered report,
-    ``cited_sources`` one per entry of its Sources list."""
+    ``cited_sources`` one per entry of its Sources list; ``outcome`` how good the last run's answer is
+    (``names.Outcome``, absent while a run only asked clarifying questions)."""
 
     final_report: NotRequired[Annotated[str, OmitFromInput]]
     sources: NotRequired[Annotated[list[dict[str, Any]], OmitFromInput]]
     evidence: NotRequired[Annotated[list[dict[str, Any]], OmitFromInput]]
     citations: NotRequired[Annotated[list[dict[str, Any]], OmitFromInput]]
     cited_sources: NotRequired[Annotated[list[dict[str, Any]], OmitFromInput]]
+    outcome: NotRequired[Annotated[str | None, OmitFromInput]]
 
 
 @tool(ToolName.SUBMIT_REPORT)
-def submit_report(report_markdown: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
-    """Deliver the final cited report (Markdown). Call exactly once, when the research is done."""
+def submit_report(
+    report_markdown: str, tool_call_id: Annotated[str, InjectedToolCallId], evidence_insufficient: bool = False
+) -> Command:
+    """Deliver the final cited report (Markdown). Call exactly once, when the research is done.
+
+    Args:
+        report_markdown: the whole report in Markdown.
+        evidence_insufficient: true when the evidence found does not answer the question and the report says so.
+    """
     text = report_markdown.strip()
     if not text:
         return Command(
@@ -56,7 +68,7 @@ def submit_report(report_markdown: str, tool_call_id: Annotated[str, InjectedToo
             }
         )
     run = current_run()
-    run.control.mark_report_delivered()
+    run.control.mark_report_delivered(evidence_insufficient=bool(evidence_insufficient))
     emit("report", markdown=text, claims=run.evidence.claim_summary)
     return Command(
         update={

@@ -24,7 +24,8 @@ Contract (orchestrator only; it must be the outermost middleware):
   and its claim counts, stored as ``final_report`` and appended as the turn's last AI message, so a
   client that renders only ``messages`` shows it;
 - at the end, exactly one ``usage`` event (with the citation summary) and exactly one ``status``
-  ``done``/``error`` whose reason ``end_state.decide_end`` names from one record of the run. The status
+  ``done``/``error`` whose reason ``end_state.decide_end`` names from one record of the run; both carry
+  the run's ``outcome`` (``outcome.decide_outcome``), which state keeps as ``outcome`` too. The status
   carries the run's tool calls, tokens, report size and run time, and a ``detail`` ending in
   ``Run time Xm Ys.``; the run's sources, evidence summaries and the delivered report's claims
   (``citations``, one entry per claim) and per-source verdicts (``cited_sources``) are copied into state,
@@ -72,7 +73,7 @@ from ..delivery.turn_end import deliverable
 from ..guards.budget import effective_recursion_limit
 from ..knowledge import KnowledgeBase, knowledge_namespace, remember_findings
 from ..clock import format_elapsed
-from ..names import EndReason, StatusState, ToolErrorClass
+from ..names import EndReason, Outcome, StatusState, ToolErrorClass
 from ..protocol.events import emit
 from ..run import (
     NoRunError,
@@ -94,11 +95,13 @@ from ..run import (
     start_keeping,
 )
 from ..settings import ResearchConfig
+from ..tasks.middleware import finish_task
 from ..tools.errors import tool_error_text
 from .containment import INTERNAL_ERROR, contain_hook_failures
 from .end_state import EndRecord, RunError, decide_end, owes_report
 from .fallback_report import fallback_report, why_undelivered
 from .model_errors import describe_model_error
+from .outcome import OutcomeFacts, decide_outcome
 
 logger = logging.getLogger(__name__)
 
@@ -257,12 +260,12 @@ class RunLifecycleMiddleware(AgentMiddleware):
             configurable = config.get("configurable") or {}
             thread_id = configurable.get("thread_id")
             await self._finish_recording(runtime.store, config, run)
-            await archive_evidence(runtime.store, thread_id=thread_id, run_id=run.key, records=run.evidence.records())
+            await archive_evidence(runtime.store, thread_id=thread_id, run_id=run.key, records=run.evidence.own_records())
             await forget_ledger(runtime.store, run)
             if run.slot is not None and runtime.store is not None:
                 # Before the end status, so the user's next run, started on seeing it, finds the slot free.
                 await release_slot(runtime.store, run.slot)
-            return await self._close(state, run)
+            return await self._close(state, run, runtime.store)
         finally:
             if run.sandbox is not None:
                 await run.sandbox.close()
@@ -282,7 +285,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
         except Exception:  # noqa: BLE001 - the run still ends with its report and end status
             logger.exception("could not finish the knowledge writes of run %s", run.key)
 
-    async def _close(self, state: LifecycleState, run: Run) -> dict[str, Any]:
+    async def _close(self, state: LifecycleState, run: Run, store: BaseStore | None) -> dict[str, Any]:
         # The running draft served a run cut short; this one ends with its report, or its salvage.
         update: dict[str, Any] = {"draft_report": None}
         record = EndRecord.of(run, state, answered_directly=_answered_directly(state.get("messages") or []))
@@ -304,7 +307,25 @@ class RunLifecycleMiddleware(AgentMiddleware):
             # Delivered, but the turn ended before its answer message (a halt right after submit_report).
             update["messages"] = [deliverable_message(answer)]
         end = decide_end(record)
-        self._emit_usage(run)
+
+        def outcome_now() -> Outcome | None:
+            return decide_outcome(
+                end,
+                OutcomeFacts.of(
+                    delivered=record.report_delivered or record.salvaged or end.reason == EndReason.DIRECT_ANSWER,
+                    incomplete=record.salvaged,
+                    verdicts=[claim.verdict for claim in run.evidence.claims],
+                    evidence_insufficient=run.control.evidence_insufficient,
+                    retrieval_failures=len(run.failures.retrieval()),
+                    recording_failures=len(run.failures.recording()),
+                ),
+            )
+
+        # The task keeps the outcome its save leaves standing; a save that fails makes it recording_failed.
+        await finish_task(store, run, {**state, **update}, run_id=run.key, status=end.reason, outcome=outcome_now())
+        outcome = outcome_now()
+        update["outcome"] = outcome.value if outcome else None
+        self._emit_usage(run, outcome)
         totals = run.usage.totals()
         elapsed = run.elapsed_s
         emit(
@@ -317,6 +338,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
             report_chars=report_chars,
             elapsed_s=round(elapsed, 2),
             elapsed=format_elapsed(elapsed),
+            outcome=outcome,
         )
         update["sources"] = [
             {"index": s.index, "url": s.url, "domain": s.domain, "title": s.title} for s in run.evidence.sources()
@@ -331,7 +353,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
             ]
         return update
 
-    def _emit_usage(self, run: Run) -> None:
+    def _emit_usage(self, run: Run, outcome: Outcome | None) -> None:
         totals = run.usage.totals()
         settings = self.settings
         emit(
@@ -355,6 +377,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
             messages_summarized=run.usage.messages_summarized,
             citations=run.evidence.citation_summary,
             claims=run.evidence.claim_summary,
+            outcome=outcome,
             elapsed_s=round(run.elapsed_s, 2),
             elapsed=format_elapsed(run.elapsed_s),
             limits={

@@ -47,13 +47,13 @@ from typing import Any
 import httpx
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
-from ..names import StatusState
+from ..names import EvidenceKind, StatusState
 from ..protocol.events import emit
 from ..protocol.secrets import redact
 from ..protocol.sender import current_sender
 from ..retry_after import backoff_s, retry_after_s
 from ..run import current_run, run_key
-from ..tools.errors import ToolFailure
+from ..tools.errors import ToolFailure, retrieval_answered, retrieval_failure_text
 from ..tools.results import ResultLimits, fit_result
 from .errors import describe, innermost
 from .servers import McpServer
@@ -135,7 +135,7 @@ async def _call(raw_call: RawCall, name: str, server: McpServer, args: dict[str,
         content, artifact = await _within_limits(raw_call, name, server, args, limits)
     except Exception as exc:  # noqa: BLE001 - every failure becomes the model's tool result
         failure = classify_call_error(exc)
-        text = failure.as_model_text(name)
+        text = retrieval_failure_text(name, memo_key[3], failure)
         if failure.kind == "permanent":
             _memo[memo_key] = text
             while len(_memo) > MEMO_SIZE:
@@ -143,11 +143,12 @@ async def _call(raw_call: RawCall, name: str, server: McpServer, args: dict[str,
         logger.info("MCP call %s on %s failed (%s): %s", name, server.label, failure.kind, failure.message)
         emit("mcp_result", **where, ok=False, summary=_summary(failure.message), bytes=0, error_class=failure.kind)
         return text
+    retrieval_answered(name, memo_key[3])
     text = result_text(content, artifact)
     run = current_run()
     label = source_label(server)
     run.evidence.add_evidence(
-        url=label, title=f"{name} {json.dumps(args, sort_keys=True, default=str)}"[:300], kind="mcp_result", text=text, agent=current_sender.get().role
+        url=label, title=f"{name} {json.dumps(args, sort_keys=True, default=str)}"[:300], kind=EvidenceKind.MCP_RESULT, text=text, agent=current_sender.get().role
     )
     if record := run.evidence.add_source(label, f"MCP server {server.label}"):
         emit("source", title=record.title, url=record.url, domain=record.domain)

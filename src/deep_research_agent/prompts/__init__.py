@@ -33,6 +33,7 @@ class Prompt(StrEnum):
     CORPORA_SUBAGENT = "corpora_subagent"
     CORPORA_ORCHESTRATOR = "corpora_orchestrator"
     NO_WEB = "no_web"
+    TASKS = "tasks"
 
 
 @cache

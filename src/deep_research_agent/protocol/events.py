@@ -37,6 +37,7 @@ from ..names import (
     Ceiling,
     EndReason,
     HaltedBy,
+    Outcome,
     RevisionReason,
     Role,
     ScriptStatus,
@@ -48,6 +49,7 @@ from ..names import (
 from ..report.citations import CitationSummary
 from ..report.claims import ClaimSummary
 from ..run.usage import RoleUsage
+from ..tasks.diff import MovedFigure
 from .secrets import redact_tree
 from .sender import current_sender
 
@@ -109,6 +111,12 @@ class Limits(BaseModel):
     recursion_limit: int
 
 
+_OUTCOME = (
+    "How good the answer is, for a caller to act on (the end status' outcome): answered, insufficient_evidence, "
+    "partial, partial_retrieval, budget_exhausted or recording_failed; absent when the run delivered nothing to judge."
+)
+
+
 class Usage(_Event):
     """What the run spent, sent once at the end."""
 
@@ -131,6 +139,7 @@ class Usage(_Event):
     messages_summarized: int = 0
     citations: CitationSummary | None = Field(default=None, description="Set when the run delivered a report.")
     claims: ClaimSummary | None = Field(default=None, description="Set when the run delivered a report.")
+    outcome: Outcome | None = Field(default=None, description=_OUTCOME)
     elapsed_s: float
     elapsed: str
     limits: Limits
@@ -207,6 +216,7 @@ class Status(_Event):
     tool_count: int | None = None
     tools: list[str] | None = Field(default=None, description="The tool names an MCP server offers the research sub-agents.")
     cached: bool | None = Field(default=None, description="The MCP tool listing came from the listing cache.")
+    outcome: Outcome | None = Field(default=None, description="On done/error only. " + _OUTCOME)
 
     model_config = ConfigDict(extra="forbid", json_schema_extra=_reasons_by_state)
 
@@ -353,6 +363,19 @@ class McpResult(_Event):
     repeated: bool | None = Field(default=None, description="Answered from the memo of permanently failed calls, without a call.")
 
 
+class TaskDiff(_Event):
+    """What changed since the last run of a named task, sent when a re-run delivers its report (the report's
+    "What changed since the last run" section says the same)."""
+
+    type: Literal["task_diff"] = "task_diff"
+    task: str = Field(description="The task's name.")
+    previous_run_at: str = Field(description="UTC ISO-8601 time of the run compared with.")
+    new_findings: list[str] = Field(default_factory=list)
+    new_sources: list[str] = Field(default_factory=list, description="URLs the task had never read.")
+    changed_sources: list[str] = Field(default_factory=list, description="URLs read before whose text changed.")
+    moved_figures: list[MovedFigure] = Field(default_factory=list, description="A figure of a source, before and after.")
+
+
 Event = Annotated[
     RunStart
     | Report
@@ -369,7 +392,8 @@ Event = Annotated[
     | ToolResult
     | Script
     | McpCall
-    | McpResult,
+    | McpResult
+    | TaskDiff,
     Field(discriminator="type"),
 ]
 
@@ -392,6 +416,7 @@ EVENT_MODELS: dict[str, type[_Event]] = {
         Script,
         McpCall,
         McpResult,
+        TaskDiff,
     )
 }
 EVENT_TYPES = tuple(EVENT_MODELS)

@@ -13,7 +13,7 @@ from .control import Halt, RunControl
 from .evidence import CorpusLocation, EvidenceRecord, EvidenceStore, HandOver, SourceRecord
 from .ledger import LEDGER_NAMESPACE, forget_ledger, restore_ledger, save_ledger
 from .owner import ANONYMOUS_USER, client_namespaces, run_owner, run_user
-from .recording import FailedWrite, RecordingLedger
+from .recording import RecordingLedger, note_recording_failure, record_ops
 from .registry import NoRunError, Run, bound_run, close_run, current_run, is_open, run_key
 from .usage import CACHED_TOKEN_WEIGHT, RoleUsage, UsageMeter
 
@@ -26,7 +26,8 @@ __all__ = [
     "EVIDENCE_NAMESPACE",
     "EvidenceRecord",
     "EvidenceStore",
-    "FailedWrite",
+    "note_recording_failure",
+    "record_ops",
     "Halt",
     "HandOver",
     "LEDGER_NAMESPACE",

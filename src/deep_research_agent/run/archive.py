@@ -12,23 +12,22 @@ Contract:
   corpus passage (``kind: corpus``) adds ``corpus``: ``{name, path, anchor, page, file_sha256}``;
 - the texts of one run are stored under ``evidence_namespace(thread_id, run_id)``, one item per evidence id
   (the key), whose value is the state entry plus ``text``; all in one batch, not indexed for search;
-- a run with no store (the graph run in-process without one), without a thread id, or whose ids cannot
-  name a store namespace keeps nothing; a store that fails is logged and the run ends as usual;
+- a run with no store (the graph run in-process without one) or without a thread id keeps nothing; a
+  write that fails (ids that cannot name a store namespace, the store raising) is a recording failure of the run (``run/recording.py``) and the run
+  ends as usual, with its report;
 - ``stored_evidence`` returns a thread's records (or one run's), each with its ``run_id``, in the order
   the runs stored them and, within a run, the order the run retrieved them.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from typing import Any
 
-from langgraph.store.base import BaseStore, Item, PutOp, validate_op_namespace
+from langgraph.store.base import BaseStore, Item, PutOp
 
 from .evidence import CorpusLocation, EvidenceRecord
-
-logger = logging.getLogger(__name__)
+from .recording import record_ops
 
 EVIDENCE_NAMESPACE = ("deep_research_agent", "evidence")
 _PAGE = 100
@@ -89,11 +88,7 @@ async def archive_evidence(
         return
     namespace = evidence_namespace(thread_id, run_id)
     ops = [PutOp(namespace, record.id, {**evidence_summary(record), "text": record.text}, index=False) for record in records]
-    try:
-        validate_op_namespace(ops[0])
-        await store.abatch(ops)
-    except Exception:  # noqa: BLE001 - the run still ends with its report and end status
-        logger.exception("could not store the evidence texts of run %s; the thread state keeps their summaries", run_id)
+    await record_ops(store, ops, what="evidence texts")
 
 
 async def stored_evidence(store: BaseStore, thread_id: str, run_id: str | None = None) -> list[dict[str, Any]]:

@@ -36,6 +36,7 @@ class RunControl:
         self._wrap_up_requested = False
         self._research_started = False
         self._report_delivered = False
+        self._evidence_insufficient = False
         self._clarification_requested = False
         self._questions: tuple[str, ...] = ()
         self._halted_tasks: dict[str, HaltedBy] = {}
@@ -62,6 +63,11 @@ class RunControl:
     @property
     def report_delivered(self) -> bool:
         return self._report_delivered
+
+    @property
+    def evidence_insufficient(self) -> bool:
+        """The delivered report says the evidence does not answer the question."""
+        return self._evidence_insufficient
 
     @property
     def clarification_requested(self) -> bool:
@@ -112,9 +118,10 @@ class RunControl:
         with self._lock:
             self._research_started = True
 
-    def mark_report_delivered(self) -> None:
+    def mark_report_delivered(self, *, evidence_insufficient: bool = False) -> None:
         with self._lock:
             self._report_delivered = True
+            self._evidence_insufficient = evidence_insufficient
 
     def mark_clarification_requested(self, questions: list[str]) -> None:
         with self._lock:

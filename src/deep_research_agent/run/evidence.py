@@ -3,7 +3,9 @@
 Contract: written only through ``EvidenceStore``'s methods, under its lock; readers get copies.
 - ``add_source`` records each URL once (normalised), in first-seen order, numbered from 1;
 - ``add_evidence`` keeps every retrieved text whole (a page, a search result, a corpus passage), once per URL
-  and content; a corpus passage also carries where it lives (``CorpusLocation``);
+  and content; a corpus passage also carries where it lives (``CorpusLocation``); ``adopt`` takes in a
+  text an earlier run of the run's task retrieved, with its original retrieval time, so it can be cited
+  without being fetched again; ``own_records`` leaves the adopted ones out;
 - a sub-agent's findings are parsed once: whoever ends the sub-agent (its findings gate, or a guard's
   hand-back) stages the parsed object under its ``task`` call id, and the hand-over takes it from there
   (``take_staged``) and records what the orchestrator received (``add_handover``);
@@ -90,6 +92,7 @@ class EvidenceStore:
         self._claims: list[ClaimRecord] = []
         self._claim_summary: ClaimSummary | None = None
         self._prepared: dict[str, EvidenceText] = {}
+        self._adopted: set[str] = set()
 
     def add_source(self, url: str, title: str = "") -> SourceRecord | None:
         """Record a URL; returns the new record, or None when the run has seen it already."""
@@ -115,28 +118,51 @@ class EvidenceStore:
     def add_evidence(
         self, *, url: str, title: str, kind: str, text: str, agent: str, location: CorpusLocation | None = None
     ) -> EvidenceRecord:
+        return self._add(
+            url=url, title=title, kind=kind, text=text, agent=agent, location=location, retrieved_at=utc_now_iso(), adopted=False
+        )
+
+    def adopt(self, record: EvidenceRecord) -> EvidenceRecord:
+        """A text an earlier run of the task retrieved, kept with the time it was retrieved."""
+        return self._add(
+            url=record.url, title=record.title, kind=record.kind, text=record.text, agent=record.agent,
+            location=record.location, retrieved_at=record.retrieved_at, adopted=True,
+        )  # fmt: skip
+
+    def _add(
+        self, *, url: str, title: str, kind: str, text: str, agent: str, location: CorpusLocation | None, retrieved_at: str, adopted: bool
+    ) -> EvidenceRecord:
         digest = hashlib.sha256(text.encode()).hexdigest()
         with self._lock:
             for record in self._evidence:
                 if record.url == url and record.sha256 == digest:
+                    if not adopted:
+                        self._adopted.discard(record.id)
                     return record
             record = EvidenceRecord(
                 id=f"ev{len(self._evidence) + 1}",
                 url=url,
                 title=title,
                 kind=kind,
-                retrieved_at=utc_now_iso(),
+                retrieved_at=retrieved_at,
                 agent=agent,
                 sha256=digest,
                 text=text,
                 location=location,
             )
             self._evidence.append(record)
+            if adopted:
+                self._adopted.add(record.id)
             return record
 
     def records(self) -> list[EvidenceRecord]:
         with self._lock:
             return list(self._evidence)
+
+    def own_records(self) -> list[EvidenceRecord]:
+        """The texts this run retrieved itself (a re-read of an adopted text counts as this run's)."""
+        with self._lock:
+            return [record for record in self._evidence if record.id not in self._adopted]
 
     def library(self) -> EvidenceLibrary:
         """Every retrieved text, prepared for the citation and claim checks (once per run per text)."""

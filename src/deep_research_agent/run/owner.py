@@ -8,6 +8,9 @@ Contract:
 - ``run_user(config)`` is whom the run acts for in the data it keeps per user (knowledge base, tasks): the
   ``run_owner`` when the server authenticated one (then a client can never name another user), else the
   run's ``user_id`` configurable (or metadata), else ``ANONYMOUS_USER``;
+- ``namespace_label(value)`` puts a user id, dataset or task name into a store namespace label (the store
+  refuses periods and empty labels: ``%`` and ``.`` are percent-encoded, empty is ``%00``);
+  ``label_value`` gives the original back;
 - ``client_namespaces(namespace, owner)`` are the namespaces where a client's
   ``store.put_item(namespace, ...)`` can land: as given on ``langgraph dev`` and LangGraph Platform, and
   under ``("users", owner)`` on Aegra, which scopes every store call of its HTTP API by the caller (so on
@@ -41,6 +44,14 @@ def run_user(config: Mapping[str, Any] | None) -> str:
     metadata = (config or {}).get("metadata") or {}
     named = str(configurable.get("user_id") or metadata.get("user_id") or "").strip()
     return named or ANONYMOUS_USER
+
+
+def namespace_label(value: str) -> str:
+    return value.replace("%", "%25").replace(".", "%2E") if value else "%00"
+
+
+def label_value(label: str) -> str:
+    return "" if label == "%00" else label.replace("%2E", ".").replace("%25", "%")
 
 
 def client_namespaces(namespace: tuple[str, ...], owner: str | None) -> tuple[tuple[str, ...], ...]:

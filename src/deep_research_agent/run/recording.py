@@ -1,38 +1,71 @@
-"""What a run wrote to durable records (the knowledge base): writes still in flight, and writes that failed.
+"""The one way this product writes durable records to the LangGraph store: every write either confirms or
+is kept as a recording failure of the run (``failures.py``), which ends the run's outcome as
+``recording_failed`` while the report is still delivered.
 
 Contract:
-- ``track(write)`` keeps a write that was queued without waiting for it (``remember`` with ``sync=false``);
-  ``flush(timeout_s)`` waits for every tracked write, so a run never ends with its entries still queued
-  (the lifecycle calls it before the run's end status); a write that is still not done after the timeout
-  is recorded as failed, never left silently behind;
-- ``record_failed_write(kind, what, detail)`` is the single place a failed durable write is recorded; it
-  never raises. ``failed_writes`` lists them in the order they failed, so the run's outcome can say that
-  recording failed (``recording_failed``) while the report is still delivered.
+- ``record_ops(store, ops, what=...)`` writes ``ops`` in one batch and returns True only when the store
+  confirmed it; any failure (no store, a namespace the store refuses, the store raising) is logged, kept
+  in the run's ``failures`` under ``what`` (a short noun, e.g. "evidence texts", "decision") and
+  returns False; it never raises, so a failed write never costs the run its report;
+- ``note_recording_failure(what, detail)`` records a failure found some other way (a write that returned
+  but could not be read back);
+- a run's ``RecordingLedger`` holds the writes queued without waiting for them (``remember`` with
+  ``sync=false``): ``track(write)`` keeps one, ``flush(timeout_s)`` waits for all, so a run never ends with
+  its entries still queued (the lifecycle calls it before the run's end status); a write still not done
+  after the timeout, or one that failed (``record_failed_write``), lands in the run's ``failures``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
-from dataclasses import dataclass
+from collections.abc import Sequence
 
-from ..clock import utc_now_iso
+from langgraph.store.base import BaseStore, PutOp, validate_op_namespace
+
 from ..names import RecordKind
+from ..protocol.secrets import redact
+from .failures import RecordingFailure, RunFailures
+
+logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class FailedWrite:
-    kind: RecordKind
-    what: str
-    detail: str
-    at: str
+def note_recording_failure(what: str, detail: str) -> None:
+    """Keep one failed write in the current run's failures (nowhere, outside a run: the log has it)."""
+    from .registry import NoRunError, current_run  # the registry builds each run's ledger from this module
+
+    logger.warning("could not record the %s: %s", what, detail)
+    try:
+        current_run().failures.recording_failed(what, redact(detail))
+    except NoRunError:
+        pass
+
+
+async def record_ops(store: BaseStore | None, ops: Sequence[PutOp], *, what: str) -> bool:
+    """Write ``ops`` in one batch; True only when the store confirmed every one."""
+    if not ops:
+        return True
+    if store is None:
+        note_recording_failure(what, "the server provides no store")
+        return False
+    try:
+        for op in ops:
+            validate_op_namespace(op)
+        await store.abatch(list(ops))
+    except Exception as exc:  # noqa: BLE001 - a failed write is recorded, never raised into the run
+        note_recording_failure(what, f"{type(exc).__name__}: {exc}"[:300])
+        return False
+    return True
 
 
 class RecordingLedger:
-    def __init__(self) -> None:
+    """One run's queued durable writes; their failures go to the run's ``failures``."""
+
+    def __init__(self, failures: RunFailures) -> None:
         self._lock = threading.Lock()
         self._pending: set[asyncio.Task[object]] = set()
-        self._failed: list[FailedWrite] = []
+        self._failures = failures
 
     def track(self, write: asyncio.Task[object]) -> None:
         with self._lock:
@@ -57,15 +90,12 @@ class RecordingLedger:
         # A tracked write records its own failure; here only the wait matters.
         _, late = await asyncio.wait(pending, timeout=timeout_s)
         for write in late:
-            self.record_failed_write(RecordKind.KNOWLEDGE, write.get_name(), f"not confirmed within {timeout_s:g} s of the run's end; it may still be stored later")
+            self.record_failed_write(
+                RecordKind.KNOWLEDGE, write.get_name(), f"not confirmed within {timeout_s:g} s of the run's end; it may still be stored later"
+            )
 
-    def record_failed_write(self, kind: RecordKind, what: str, detail: str) -> FailedWrite:
-        failure = FailedWrite(kind=RecordKind(kind), what=what, detail=detail, at=utc_now_iso())
-        with self._lock:
-            self._failed.append(failure)
+    def record_failed_write(self, kind: RecordKind, what: str, detail: str) -> RecordingFailure:
+        logger.warning("could not record the %s %s: %s", kind, what, detail)
+        failure = RecordingFailure(what=f"{RecordKind(kind)} {what}", detail=redact(detail))
+        self._failures.recording_failed(failure.what, failure.detail)
         return failure
-
-    @property
-    def failed_writes(self) -> list[FailedWrite]:
-        with self._lock:
-            return list(self._failed)

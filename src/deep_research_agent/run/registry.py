@@ -26,11 +26,13 @@ from .admission import RunSlot
 from .control import RunControl
 from ..clock import utc_now_iso
 from .evidence import EvidenceStore
+from .failures import RunFailures
 from .recording import RecordingLedger
 from .usage import UsageMeter
 
 if TYPE_CHECKING:
     from ..sandbox.session import SandboxSession
+    from ..tasks.context import TaskContext
 
 _MAX_OPEN_RUNS = 256
 
@@ -41,7 +43,7 @@ class NoRunError(LookupError):
 
 @dataclass
 class Run:
-    """One run's stores: what it spent, what it saw, and the signals that steer it."""
+    """One run's stores: what it spent, what it saw, what failed without failing it, and the signals that steer it."""
 
     key: str
     started_at: str = field(default_factory=utc_now_iso)
@@ -49,14 +51,18 @@ class Run:
     usage: UsageMeter = field(default_factory=UsageMeter)
     evidence: EvidenceStore = field(default_factory=EvidenceStore)
     control: RunControl = field(default_factory=RunControl)
-    recording: RecordingLedger = field(default_factory=RecordingLedger)
-    """Durable writes of the run still in flight, and those that failed (``recording_failed``)."""
+    failures: RunFailures = field(default_factory=RunFailures)
+    """What failed without failing the run: unanswered retrieval calls and unconfirmed store writes."""
+    recording: RecordingLedger = field(init=False)
+    """Durable writes of the run still in flight; a failed one lands in ``failures``."""
     # Skills a sub-agent of this run has read, so each is announced once per run.
     skills_applied: set[str] = field(default_factory=set)
     mcp_slots: asyncio.Semaphore | None = None
     """The run's MCP call slots, shared by every agent of the run (``mcp/calls.py`` makes it on first use)."""
     sandbox: SandboxSession | None = None
     """The run's sandbox session, shared by all its agents (``sandbox/connector.py`` makes it on first use)."""
+    task: TaskContext | None = None
+    """The named task this run continues or starts (``tasks/middleware.py`` sets it when the run starts)."""
     opening_statuses: list[dict[str, Any]] = field(default_factory=list)
     """Status events the graph factory found for this run before it started (its MCP connections), which
     the run emits right after ``run_start``."""
@@ -69,6 +75,9 @@ class Run:
     attached: bool = False
     """This process has opened the run, or taken it over from another (watcher, slot, ledger restored)."""
     attach_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    def __post_init__(self) -> None:
+        self.recording = RecordingLedger(self.failures)
 
     @property
     def elapsed_s(self) -> float:

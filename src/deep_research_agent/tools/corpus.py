@@ -42,7 +42,7 @@ from ..names import EvidenceKind, ToolName
 from ..protocol.events import emit
 from ..protocol.sender import current_sender
 from ..run import CorpusLocation, current_run
-from .errors import ToolFailure
+from .errors import ToolFailure, retrieval_answered, retrieval_failure_text
 
 logger = logging.getLogger(__name__)
 
@@ -169,8 +169,11 @@ def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
                     logger.exception("corpus_search failed unexpectedly on %s", name)
                 failure = _index_failure(entry, exc)
                 failures.append(failure)
+                # The run's report may have to do without this corpus: the outcome counts it.
+                run.failures.retrieval_failed(tool, f"{name}: {query}", failure.message)
                 emit("search_results", id=search_id, query=query, ok=False, count=0, error=failure.message)
                 continue
+            run.failures.retrieval_succeeded(tool, f"{name}: {query}")
             emit(
                 "search_results",
                 id=search_id,
@@ -190,7 +193,7 @@ def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
         for item in found:
             passage = item.hit.passage
             url, title = url_of(passage), _title(item.entry, passage)
-            run.evidence.add_evidence(url=url, title=title, kind="search_result", text=_plain(item.hit.snippet), agent=agent)
+            run.evidence.add_evidence(url=url, title=title, kind=EvidenceKind.SEARCH_RESULT, text=_plain(item.hit.snippet), agent=agent)
             if record := run.evidence.add_source(url, title):
                 emit("source", title=record.title, url=record.url, domain=record.domain)
         return render_hits(query, found, [entry.spec.name for entry in chosen], [f.message for f in failures])
@@ -216,7 +219,7 @@ def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
                 logger.exception("corpus_read failed unexpectedly for %s", passage_id)
             failure = _index_failure(entry, exc)
             emit("page_fetched", url=f"corpus://{entry.spec.name}/", ok=False, error=failure.message)
-            return failure.as_model_text(tool)
+            return retrieval_failure_text(tool, passage_id, failure)
         if not passages:
             failure = ToolFailure.permanent(
                 f"corpus {entry.spec.name} has no passage {passage_id} (it may have changed since the search); search again."
@@ -234,6 +237,7 @@ def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
             emit("page_fetched", url=url, ok=True, title=title, chars=len(passage.text))
             if record := evidence.add_source(url, title):
                 emit("source", title=record.title, url=record.url, domain=record.domain)
+        retrieval_answered(tool, passage_id)
         return render_passages([(entry, p) for p in passages], passage_id)
 
     search_description = (

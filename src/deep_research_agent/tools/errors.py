@@ -9,6 +9,10 @@ the model ``failure.as_model_text(tool)`` as the tool result, for example::
 ``permanent`` means the same call will fail again; ``transient`` means it may succeed later, after
 ``retry_after`` seconds when the upstream said so. Messages are scrubbed of secrets.
 
+A retrieval tool (search, fetch, MCP, corpus) hands its failure over through ``retrieval_failure_text``,
+which also keeps it in the run's failures (``run/failures.py``), and reports a later success on the same
+target through ``retrieval_answered``: the run's outcome is ``partial_retrieval`` while any stays unanswered.
+
 ``ClassifiedToolErrorsMiddleware`` is langchain's ``ToolErrorMiddleware`` with this classifier: a
 ``ToolFailure`` keeps its own classification, and any other exception becomes an ``[unknown]`` error that
 names only its type, so internals and secrets stay out of the model's context. One instance per agent
@@ -26,6 +30,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from ..names import ToolErrorClass
 from ..protocol.secrets import redact
+from ..run import NoRunError, current_run
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +66,23 @@ def tool_error_text(tool: str, error_class: FailureKind | ToolErrorClass, messag
     """The one wording of a failed tool call, ``TOOL ERROR (tool, class): message``, for every tool and
     harness refusal, so the model (and the prompts that explain it) learn a single form."""
     return f"TOOL ERROR ({tool}, {ToolErrorClass(error_class).value}): {message}"
+
+
+def retrieval_failure_text(tool: str, target: str, failure: ToolFailure) -> str:
+    """The model's text for a failed retrieval call on ``target`` (a query, URL or call), kept in the run's failures."""
+    try:
+        current_run().failures.retrieval_failed(tool, target, failure.message)
+    except NoRunError:  # a tool called outside a run, e.g. in a unit test
+        pass
+    return failure.as_model_text(tool)
+
+
+def retrieval_answered(tool: str, target: str) -> None:
+    """A retrieval call on ``target`` succeeded, so an earlier failure on it no longer leaves a gap."""
+    try:
+        current_run().failures.retrieval_succeeded(tool, target)
+    except NoRunError:
+        pass
 
 
 def describe_tool_error(exc: Exception, tool: str) -> tuple[ToolErrorClass, str]:

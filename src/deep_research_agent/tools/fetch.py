@@ -47,7 +47,7 @@ from ..protocol.events import emit
 from ..protocol.sender import current_sender
 from ..retry_after import retry_after_s
 from ..run import current_run
-from .errors import ToolFailure
+from .errors import ToolFailure, retrieval_answered, retrieval_failure_text
 from .results import ResultLimits, fit_result
 
 logger = logging.getLogger(__name__)
@@ -477,13 +477,14 @@ async def fetch_page(
             raise ToolFailure.permanent(f"{url} has no readable text (it may need JavaScript to render).")
     except ToolFailure as failure:
         emit("page_fetched", url=url, ok=False, error=failure.message)
-        return failure.as_model_text(TOOL_NAME)
+        return retrieval_failure_text(TOOL_NAME, url, failure)
     except Exception as exc:  # a bug or an extractor crash must not end the run
         logger.exception("web_fetch failed unexpectedly for %s", url)
         failure = ToolFailure.permanent(f"could not read {url} ({type(exc).__name__}).")
         emit("page_fetched", url=url, ok=False, error=failure.message)
-        return failure.as_model_text(TOOL_NAME)
+        return retrieval_failure_text(TOOL_NAME, url, failure)
 
+    retrieval_answered(TOOL_NAME, url)
     full = document.as_text()
     evidence = current_run().evidence
     evidence.add_evidence(url=url, title=document.title, kind=EvidenceKind.PAGE, text=full, agent=current_sender.get().role)

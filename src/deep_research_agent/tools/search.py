@@ -41,7 +41,7 @@ from ..protocol.events import emit
 from ..protocol.sender import current_sender
 from ..retry_after import retry_after_s
 from ..run import current_run
-from .errors import ToolFailure
+from .errors import ToolFailure, retrieval_answered, retrieval_failure_text
 
 logger = logging.getLogger(__name__)
 
@@ -237,7 +237,7 @@ def _snippet(text: str) -> str:
 
 def _failed(search_id: str, query: str, failure: ToolFailure) -> str:
     emit("search_results", id=search_id, query=query, ok=False, count=0, error=failure.message)
-    return failure.as_model_text(TOOL_NAME)
+    return retrieval_failure_text(TOOL_NAME, query, failure)
 
 
 async def search_web(
@@ -267,6 +267,7 @@ async def search_web(
         logger.exception("web_search failed unexpectedly")
         return _failed(search_id, query, classify_search_error(exc))
 
+    retrieval_answered(TOOL_NAME, query)
     agent = current_sender.get().role
     for hit in hits:
         run.evidence.add_evidence(url=hit["url"], title=hit["title"], kind=EvidenceKind.SEARCH_RESULT, text=hit["content"], agent=agent)

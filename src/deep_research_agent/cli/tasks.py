@@ -1,0 +1,68 @@
+"""``./run.sh tasks`` and the task side of ``./run.sh ask --task NAME``: a user's named tasks on the server.
+
+Contract:
+- a task is a thread whose metadata carries ``task`` and ``user_id``; ``task_thread`` finds it with the
+  server's thread search, or creates it with that metadata, so the same name continues the same thread;
+- ``tasks [--user USER]`` prints one row per task of the user (default ``anonymous``), newest first: name,
+  last run (UTC), runs, last status and outcome, cost so far, read from the task records the graph keeps in
+  the server's store (``tasks/store.py``); no task prints "No tasks"; exit 2 when no server answers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..run.owner import ANONYMOUS_USER
+from ..tasks.store import TaskRecord, task_namespace
+from .env import probe
+
+
+async def task_thread(client: Any, name: str, user: str) -> str:
+    """The thread of ``user``'s task ``name``: the one its metadata names, else a new one."""
+    metadata = {"task": name, "user_id": user}
+    found = await client.threads.search(metadata=metadata, limit=1, sort_by="updated_at", sort_order="desc")
+    if found:
+        return found[0]["thread_id"]
+    return (await client.threads.create(metadata=metadata))["thread_id"]
+
+
+async def user_tasks(client: Any, user: str) -> list[TaskRecord]:
+    items: list[dict[str, Any]] = []
+    while True:
+        page = (await client.store.search_items(list(task_namespace(user)), limit=100, offset=len(items)))["items"]
+        items += page
+        if len(page) < 100:
+            break
+    return sorted((TaskRecord.model_validate(item["value"]) for item in items), key=lambda r: r.last_run_at, reverse=True)
+
+
+def render(console: Console, user: str, records: list[TaskRecord]) -> None:
+    if not records:
+        console.print(Text(f"No tasks for user {user}."))
+        return
+    table = Table(title=f"Tasks of {user}")
+    for column in ("task", "last run", "runs", "status", "outcome", "cost so far"):
+        table.add_column(column, no_wrap=column != "task")
+    for record in records:
+        table.add_row(
+            record.name, record.last_run_at, f" {record.runs} ", record.status, record.outcome or "-", f"${record.cost_usd:.4f}"
+        )
+    console.print(table)
+
+
+def cmd_tasks(args: argparse.Namespace, console: Console) -> int:
+    from langgraph_sdk import get_client
+
+    url = args.url.rstrip("/")
+    if not probe(f"{url}/ok"):
+        console.print(Text(f"No agent server at {url} — start it with ./run.sh (or pass --url / set DRA_URL).", "red"))
+        return 2
+    user = args.user or ANONYMOUS_USER
+    render(console, user, asyncio.run(user_tasks(get_client(url=url), user)))
+    return 0

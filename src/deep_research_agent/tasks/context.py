@@ -1,0 +1,20 @@
+"""One run's view of its named task: who, which task, what the task held when the run started."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .store import TaskRecord
+
+
+@dataclass
+class TaskContext:
+    name: str
+    user: str
+    thread_id: str
+    previous: TaskRecord | None = None
+    """The task as its last run left it; None on the task's first run."""
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    adopted: int = 0
+    """Evidence texts of earlier runs taken into this run's evidence."""

@@ -1,0 +1,90 @@
+"""What changed since a task's last run: new or changed findings and sources, and figures that moved.
+
+Contract: ``task_diff(previous, findings, pages)`` compares the task's record with this run's findings and
+the pages (and MCP results) this run retrieved itself:
+- a source is ``new`` when the task never read its URL, ``changed`` when its text's sha256 differs;
+- a finding is new when its text (whitespace and case aside) is not among the task's findings;
+- a figure moved when a new finding and an earlier finding cite the same source and state figures of the
+  same measure (unit and kind) with different values: ``{source, before, after}`` as written;
+- ``section(diff)`` is the report's "What changed since the last run" section (Markdown, no citation
+  markers, so the claim check has nothing to flag in it); an empty diff says nothing changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from ..handover.contract import Finding
+from ..report.figures import figures_in
+from ..run.evidence import EvidenceRecord
+from .store import TaskRecord
+
+SECTION_TITLE = "## What changed since the last run"
+
+
+class MovedFigure(BaseModel):
+    source: str
+    before: str
+    after: str
+
+
+class TaskDiff(BaseModel):
+    """The ``task_diff`` event's payload, without the event's own keys."""
+
+    task: str
+    previous_run_at: str
+    new_findings: list[str] = Field(default_factory=list)
+    new_sources: list[str] = Field(default_factory=list)
+    changed_sources: list[str] = Field(default_factory=list)
+    moved_figures: list[MovedFigure] = Field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.new_findings or self.new_sources or self.changed_sources or self.moved_figures)
+
+
+def _key(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def task_diff(previous: TaskRecord, findings: Sequence[Finding], pages: Sequence[EvidenceRecord]) -> TaskDiff:
+    known = {source.url: source for source in previous.sources}
+    new_sources = sorted({p.url for p in pages if p.url not in known})
+    changed = sorted({p.url for p in pages if p.url in known and known[p.url].sha256 != p.sha256})
+    old_keys = {_key(f.finding) for f in previous.findings}
+    fresh = [f for f in findings if _key(f.finding) not in old_keys]
+    moved: list[MovedFigure] = []
+    for finding in fresh:
+        after = figures_in(finding.finding)
+        for earlier in (f for f in previous.findings if f.source == finding.source):
+            for old in figures_in(earlier.finding):
+                for new in after:
+                    if (old.unit, old.kind) == (new.unit, new.kind) and old.value != new.value:
+                        entry = MovedFigure(source=finding.source, before=old.text, after=new.text)
+                        if entry not in moved:
+                            moved.append(entry)
+    return TaskDiff(
+        task=previous.name,
+        previous_run_at=previous.last_run_at,
+        new_findings=list(dict.fromkeys(f.finding for f in fresh)),
+        new_sources=new_sources,
+        changed_sources=changed,
+        moved_figures=moved,
+    )
+
+
+def section(diff: TaskDiff) -> str:
+    lines = [SECTION_TITLE, "", f"Compared with the run of {diff.previous_run_at}."]
+    if diff.empty:
+        return "\n".join([*lines, "", "Nothing changed: no new findings or sources, and every page read again is unchanged."])
+    for title, entries in (
+        ("Figures that moved", [f"{m.before} → {m.after} ({m.source})" for m in diff.moved_figures]),
+        ("Changed sources", diff.changed_sources),
+        ("New sources", diff.new_sources),
+        ("New findings", diff.new_findings),
+    ):
+        if entries:
+            lines += ["", f"**{title}:**", *(f"- {entry}" for entry in entries)]
+    return "\n".join(lines)

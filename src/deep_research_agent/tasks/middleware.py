@@ -1,0 +1,180 @@
+"""Named, resumable tasks in the orchestrator: resume a task's memory, show it compactly, diff a re-run, save it.
+
+Contract (orchestrator only, inside the guards):
+- at the start of a run with ``configurable.task``, the task's record and decisions are read from the
+  store (``tasks/store.py``) and the evidence texts of its sources are taken into the run's evidence with
+  the time each was fetched (``EvidenceStore.adopt``), so the report can cite a page an earlier run read
+  without reading it again; a source whose text is no longer stored is left out (logged);
+- while the task has an earlier run, every model call of the orchestrator sees, instead of the thread's
+  earlier transcript, the current turn preceded by the task view (``tasks/view.py``);
+- a ``submit_report`` of a run that researched again (a research unit handed back findings) on a task
+  with an earlier run gets the "What changed since the last run" section appended (``tasks/diff.py``)
+  after the report gate, and a ``task_diff`` event is sent;
+- ``finish_task`` (called by the lifecycle once the end status is known, before the outcome) saves the
+  task's record merged with this run: its question, findings and gaps, the latest version of each source,
+  the report, the end reason, the outcome as it stands before the save, and the cost so far; a failed write is a recording
+  failure of the run (``run/recording.py``).
+A ``configurable.task`` that is not a usable name is a ``status: warning`` and the run goes on untasked.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain_core.messages import HumanMessage, ToolMessage
+from langgraph.config import get_config
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
+from langgraph.types import Command
+
+from ..clock import utc_now_iso
+from ..conversation import last_user_index, latest_user_text
+from ..names import EvidenceKind, StatusState, ToolName
+from ..protocol.events import emit
+from ..run import Run, current_run, stored_evidence
+from ..run.archive import evidence_record
+from ..run.owner import run_user
+from .context import TaskContext
+from .decisions import record_decision, search_decisions, task_decisions
+from .diff import section, task_diff
+from .store import TaskFinding, TaskNameError, TaskRecord, TaskSource, load_task, save_task, task_of
+from .view import render_view
+
+logger = logging.getLogger(__name__)
+
+TASK_AGENT = "task"
+
+
+class TaskMiddleware(AgentMiddleware):
+    """Resumes, shows, diffs and (through ``finish_task``) saves the run's named task; gives the decision tools."""
+
+    tools = [record_decision, search_decisions]
+
+    async def abefore_agent(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
+        config = get_config()
+        run = current_run(config)
+        try:
+            name = task_of(config)
+        except TaskNameError as exc:
+            emit("status", state=StatusState.WARNING, reason="config", detail=f"{exc}; the run goes on without a task.")
+            return None
+        if name is None:
+            return None
+        user = run_user(config)
+        thread_id = str((config.get("configurable") or {}).get("thread_id") or "")
+        previous = await load_task(runtime.store, user, name)
+        context = TaskContext(name=name, user=user, thread_id=thread_id, previous=previous)
+        if previous is not None:
+            context.decisions = await _read(task_decisions(runtime.store, user, name), default=[])
+            context.adopted = await _adopt_sources(runtime.store, run, previous)
+        run.task = context
+        return None
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        context = current_run().task
+        if context is None or context.previous is None:
+            return await handler(request)
+        messages = list(request.messages)
+        start = last_user_index(messages) or 0
+        view = HumanMessage(content=render_view(context.previous, context.decisions), name="dra_task_view")
+        return await handler(request.override(messages=[view, *messages[start:]]))
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
+    ) -> ToolMessage | Command:
+        run = current_run()
+        context = run.task
+        if request.tool_call["name"] != ToolName.SUBMIT_REPORT or context is None or context.previous is None:
+            return await handler(request)
+        if not run.evidence.handovers():
+            return await handler(request)  # a follow-up answered from the task's memory: nothing was re-researched
+        args = request.tool_call.get("args") or {}
+        draft = str(args.get("report_markdown") or "").rstrip()
+        if not draft:
+            return await handler(request)
+        diff = task_diff(context.previous, _findings(run), _own_pages(run))
+        emit("task_diff", **diff.model_dump(mode="json"))
+        report = f"{draft}\n\n{section(diff)}\n"
+        return await handler(request.override(tool_call={**request.tool_call, "args": {**args, "report_markdown": report}}))
+
+
+async def _read(awaitable: Awaitable[Any], *, default: Any) -> Any:
+    try:
+        return await awaitable
+    except Exception:  # noqa: BLE001 - what cannot be read is left out, the run goes on
+        logger.exception("could not read part of a task")
+        return default
+
+
+async def _adopt_sources(store: BaseStore | None, run: Run, previous: TaskRecord) -> int:
+    if store is None:
+        return 0
+    adopted = 0
+    for thread_id, run_id in dict.fromkeys((s.thread_id, s.run_id) for s in previous.sources):
+        texts = {r["id"]: r for r in await _read(stored_evidence(store, thread_id, run_id), default=[])}
+        for source in (s for s in previous.sources if (s.thread_id, s.run_id) == (thread_id, run_id)):
+            stored = texts.get(source.evidence_id)
+            if stored is None or stored.get("sha256") != source.sha256:
+                logger.warning("task %s: the text of %s is no longer stored; it must be read again", previous.name, source.url)
+                continue
+            run.evidence.adopt(replace(evidence_record(stored), agent=f"{TASK_AGENT}:{previous.name}"))
+            adopted += 1
+    return adopted
+
+
+def _findings(run: Run) -> list[Any]:
+    return [finding for findings in run.evidence.all_findings() for finding in findings.findings]
+
+
+def _own_pages(run: Run) -> list[Any]:
+    return [r for r in run.evidence.own_records() if r.kind in (EvidenceKind.PAGE, EvidenceKind.MCP_RESULT, EvidenceKind.CORPUS)]
+
+
+async def finish_task(
+    store: BaseStore | None, run: Run, state: dict[str, Any], *, run_id: str, status: str, outcome: str | None
+) -> None:
+    """Save the run's task, merged with what this run asked, found, read and delivered (see the contract)."""
+    context = run.task
+    if context is None:
+        return
+    now = utc_now_iso()
+    previous = context.previous
+    record = previous.model_copy(deep=True) if previous else TaskRecord(
+        name=context.name, user_id=context.user, thread_id=context.thread_id, created_at=now, last_run_at=now, last_run_id=run_id
+    )  # fmt: skip
+    question = latest_user_text(state.get("messages") or [])
+    if question and question not in record.questions:
+        record.questions.append(question)
+    known = {_key(f.finding) for f in record.findings}
+    for finding in _findings(run):
+        if _key(finding.finding) not in known:
+            record.findings.append(TaskFinding(finding=finding.finding, evidence=finding.evidence, source=finding.source))
+            known.add(_key(finding.finding))
+    gaps = [gap for findings in run.evidence.all_findings() for gap in findings.gaps]
+    if run.evidence.handovers():
+        record.gaps = list(dict.fromkeys(gaps))
+    sources = {s.url: s for s in record.sources}
+    for page in _own_pages(run):
+        sources[page.url] = TaskSource(
+            url=page.url, title=page.title, sha256=page.sha256, retrieved_at=page.retrieved_at,
+            thread_id=context.thread_id, run_id=run.key, evidence_id=page.id,
+        )  # fmt: skip
+    record.sources = list(sources.values())
+    if report := state.get("final_report"):
+        record.last_report = report
+    record.thread_id = context.thread_id or record.thread_id
+    record.last_run_at, record.last_run_id, record.status, record.outcome = now, run_id, status, outcome
+    record.runs += 1
+    record.cost_usd = round(record.cost_usd + run.usage.totals().cost_usd, 6)
+    await save_task(store, record)
+
+
+def _key(text: str) -> str:
+    return " ".join(text.lower().split())
