@@ -306,3 +306,4 @@ async def test_a_failing_store_write_is_a_classified_error_and_the_report_is_sti
     warnings = [s for s in run.statuses("warning") if s.get("reason") == "knowledge_write_failed"]
     assert len(warnings) == 2 and all(url in w["detail"] for w in warnings)
     assert await dataset_items(flaky_server.url, user) == []
+    assert run.end_statuses[-1]["outcome"] == "recording_failed" and run.values["outcome"] == "recording_failed"

@@ -10,8 +10,9 @@ Contract:
   default it returns at once (``queued``, with the entry id) and the write runs in the background, tracked
   in the run's recording ledger, which the lifecycle flushes before the run ends; ``sync=true`` returns once
   the store confirmed the write, so a ``query`` finds it. A failed write is recorded once
-  (``record_failed_write``, which makes the run's outcome ``recording_failed``) and announced as ``status: warning`` (reason ``knowledge_write_failed``); with
-  ``sync=true`` the model also reads it as a transient error. The run goes on either way;
+  (``record_failed_write``, which makes the run's outcome ``recording_failed``) and announced as
+  ``status: warning`` (reason ``knowledge_write_failed``); with ``sync=true`` the model also reads it as a
+  transient error. The run goes on either way;
 - ``query(question)`` returns the best entries (at most ``QUERY_LIMIT``, within ``QUERY_MAX_CHARS``), each
   with its source and when it was remembered, inside a ``<knowledge>`` data block, and says which search the
   store ran (vector or lexical). An empty dataset is said to be empty, not an error. Each entry returned is
