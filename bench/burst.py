@@ -16,8 +16,9 @@ two graphs (medians), because CPU counters on a busy machine drift:
 - **checkpoint bytes per run**: the compact JSON of every checkpoint of the run's root graph
   (``threads.get_history``), and the number of those checkpoints (super-steps) per orchestrator turn;
 - **wall ratio**: the median wall time of a run in the burst over one run alone;
-- **memory per run**: the server's peak resident memory during the burst (sampled every 50 ms) over its
-  resident memory just before, divided by N: what sizing ``DRA_JOBS`` has to budget per run in flight.
+- **memory**: the server's resident memory when it has started (graph imported, no run yet) and its peak
+  during the bursts (sampled every 50 ms); their difference over N bounds what one run in flight costs
+  (it also holds the caches the first runs fill), which is what sizing ``DRA_JOBS`` has to budget.
 
 ``--against REV`` measures the product as it was at ``REV`` (a temporary git worktree, served from its
 ``src``) in the same way, before the current tree, and prints the CPU ratio. ``--profile DIR`` samples the
@@ -107,17 +108,17 @@ class Burst:
     median_in_burst_s: float
     delivered: int
     runs: int
-    memory_per_run_mb: float
+    peak_rss_mb: float
 
     @property
     def wall_ratio(self) -> float:
         return self.median_in_burst_s / self.one_run_s
 
 
-def server_cpu_s(server: AgentServer) -> float:
-    """User + system CPU seconds of every process in the server's process group, children reaped included."""
+def server_processes(server: AgentServer) -> Iterator[tuple[Path, list[str]]]:
+    """Each process of the server's process group: its ``/proc`` folder and the ``stat`` fields after the command."""
     assert server.process is not None
-    group, total = os.getpgid(server.process.pid), 0
+    group = os.getpgid(server.process.pid)
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -126,20 +127,20 @@ def server_cpu_s(server: AgentServer) -> float:
         except OSError:
             continue
         if int(fields[2]) == group:  # fields after the command: state, ppid, pgrp, ...
-            total += sum(int(v) for v in fields[11:15])  # utime, stime, cutime, cstime
-    return total / CLOCK_TICKS
+            yield entry, fields
+
+
+def server_cpu_s(server: AgentServer) -> float:
+    """User + system CPU seconds of every process in the server's process group, children reaped included."""
+    ticks = sum(sum(int(v) for v in fields[11:15]) for _, fields in server_processes(server))  # utime, stime, cutime, cstime
+    return ticks / CLOCK_TICKS
 
 
 def server_rss_mb(server: AgentServer) -> float:
     """Resident memory of the server's processes (the dev server and its children), in MiB."""
-    assert server.process is not None
-    group, total_kb = os.getpgid(server.process.pid), 0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+    total_kb = 0
+    for entry, _ in server_processes(server):
         try:
-            if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[2]) != group:
-                continue
             status = (entry / "status").read_text()
         except OSError:
             continue
@@ -240,7 +241,6 @@ async def burst(
     # so the burst's CPU holds all of its own work and none of what came before.
     await asyncio.sleep(SETTLE_S)
     await probe.get("/bench/lag")  # a fresh window
-    resident = server_rss_mb(server)
     with sampled(server, profile / f"{graph}.txt" if profile else None), peak_rss(server) as peak:
         before = server_cpu_s(server)
         results = await asyncio.gather(*(one_run(client, graph) for _ in range(runs)))
@@ -254,7 +254,7 @@ async def burst(
         median_in_burst_s=statistics.median(t for t, _, _ in results),
         delivered=sum(ok for _, ok, _ in results),
         runs=runs,
-        memory_per_run_mb=max(0.0, peak[0] - resident) / runs,
+        peak_rss_mb=peak[0],
     )
 
 
@@ -292,7 +292,7 @@ def median_burst(bursts: list[Burst]) -> Burst:
         median_in_burst_s=statistics.median(b.median_in_burst_s for b in bursts),
         delivered=sum(b.delivered for b in bursts),
         runs=sum(b.runs for b in bursts),
-        memory_per_run_mb=statistics.median(b.memory_per_run_mb for b in bursts),
+        peak_rss_mb=max(b.peak_rss_mb for b in bursts),
     )
 
 
@@ -301,6 +301,7 @@ async def measure_tree(
 ) -> dict[str, Any]:
     with serving(model, web, runs, src) as server:
         client = get_client(url=server.url)
+        started_rss_mb = server_rss_mb(server)
         async with httpx.AsyncClient(base_url=server.url, timeout=30) as probe:
             await probe.post("/bench/lag")
             for graph in (GRAPH_ID, BASELINE_ID):  # warm-up: imports, compile, pools as wide as the burst
@@ -323,6 +324,7 @@ async def measure_tree(
                 "baseline_checkpoints": await checkpoints(client, BASELINE_ID),
                 "runs": runs,
                 "rounds": rounds,
+                "started_rss_mb": started_rss_mb,
             }
     return result
 
@@ -349,7 +351,9 @@ def report(name: str, m: dict[str, Any]) -> None:
     print(f"harness per model step:  {harness_ms:6.1f} ms over the baseline   (goal <= 25 ms)")
     print(f"worst event-loop lag:    product {p.worst_lag_ms:7.1f} ms | baseline {b.worst_lag_ms:7.1f} ms   (goal <= 20 ms)")
     print(f"wall, burst / one run:   product {p.wall_ratio:5.2f} ({p.median_in_burst_s:.2f} s / {p.one_run_s:.2f} s) | baseline {b.wall_ratio:5.2f}   (goal <= 1.6)")
-    print(f"memory per run in flight: product {p.memory_per_run_mb:6.1f} MiB | baseline {b.memory_per_run_mb:6.1f} MiB   (peak RSS over idle / runs)")
+    peak = max(p.peak_rss_mb, b.peak_rss_mb)
+    per_run = (peak - m["started_rss_mb"]) / m["runs"]
+    print(f"server memory:           {m['started_rss_mb']:.0f} MiB started, {peak:.0f} MiB at peak in a burst: <= {per_run:.1f} MiB per run in flight")
     print(f"checkpoints per run:     product {p_points} ({p_bytes / 1024:.1f} KB, {p_points / m['orchestrator_turns']:.1f} per orchestrator turn) | baseline {b_points} ({b_bytes / 1024:.1f} KB)")
     print(f"delivered:               product {p.delivered}/{p.runs} | baseline {b.delivered}/{b.runs}")
 

@@ -71,6 +71,21 @@ async def research(server: str, scripted: Any, researcher_agent: dict[str, Any],
     return await stream_run(server, QUESTION, configurable={"user_id": user, **configurable}, timeout=90)
 
 
+
+async def remember_snippet(server_url: str, scripted, url: str, *, user: str) -> None:
+    """A run whose researcher stores SNIPPET from ``url`` in ``user``'s knowledge base and waits for it."""
+    await research(
+        server_url,
+        scripted,
+        researcher(
+            turn(tool_calls=[call("remember", text=SNIPPET, source=url, sync=True)]),
+            turn(content=findings_json("Stored.")),
+        ),
+        submit("# Stored\n\nNothing to report.\n\n## Sources\n"),
+        user=user,
+    )
+
+
 async def test_a_snippet_remembered_in_one_run_is_queried_there_and_cited_from_the_knowledge_base_in_the_next(agent_server, scripted, web):
     url, user = halvorsen(web), new_user()
 
@@ -122,16 +137,7 @@ async def test_a_snippet_remembered_in_one_run_is_queried_there_and_cited_from_t
 
 async def test_an_invented_figure_cited_to_a_knowledge_entry_is_checked_against_the_stored_snippet(agent_server, scripted, web):
     url, user = halvorsen(web), new_user()
-    await research(
-        agent_server.url,
-        scripted,
-        researcher(
-            turn(tool_calls=[call("remember", text=SNIPPET, source=url, sync=True)]),
-            turn(content=findings_json("Stored.")),
-        ),
-        submit("# Stored\n\nNothing to report.\n\n## Sources\n"),
-        user=user,
-    )
+    await remember_snippet(agent_server.url, scripted, url, user=user)
     invented = "The Halvorsen cell reached 530 Wh/kg in independent tests [1]."
 
     run = await research(
@@ -153,16 +159,7 @@ async def test_an_invented_figure_cited_to_a_knowledge_entry_is_checked_against_
 
 async def test_one_user_never_reads_another_user_s_entries(agent_server, scripted, web):
     url, alice, bob = halvorsen(web), new_user(), new_user()
-    await research(
-        agent_server.url,
-        scripted,
-        researcher(
-            turn(tool_calls=[call("remember", text=SNIPPET, source=url, sync=True)]),
-            turn(content=findings_json("Stored.")),
-        ),
-        submit("# Stored\n\nNothing to report.\n\n## Sources\n"),
-        user=alice,
-    )
+    await remember_snippet(agent_server.url, scripted, url, user=alice)
 
     run = await research(
         agent_server.url,

@@ -95,7 +95,7 @@ from ..run import (
     start_keeping,
 )
 from ..settings import ResearchConfig
-from ..tasks.middleware import finish_task
+from ..tasks.middleware import finish_task, open_task
 from ..tools.errors import tool_error_text
 from .containment import INTERNAL_ERROR, contain_hook_failures
 from .end_state import EndRecord, RunError, decide_end, owes_report
@@ -152,6 +152,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
                 "messages": [deliverable_message(refusal)],
                 "jump_to": "end",
             }
+        await open_task(runtime.store, run, config)
         return {"run_error": None}
 
     async def _admit(self, store: Any, run: Run, owner: str | None) -> str | None:

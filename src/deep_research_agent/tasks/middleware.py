@@ -24,11 +24,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import HumanMessage, ToolMessage
-from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest
-from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 from langgraph.types import Command
 
@@ -50,30 +48,31 @@ logger = logging.getLogger(__name__)
 TASK_AGENT = "task"
 
 
+async def open_task(store: BaseStore | None, run: Run, config: dict[str, Any]) -> None:
+    """Load the run's named task (``configurable.task``) into ``run.task``: its record, decisions and the
+    evidence texts of its earlier runs. The lifecycle calls it as the run starts, so a task costs the graph
+    no step of its own."""
+    try:
+        name = task_of(config)
+    except TaskNameError as exc:
+        emit("status", state=StatusState.WARNING, reason="config", detail=f"{exc}; the run goes on without a task.")
+        return
+    if name is None:
+        return
+    user = run_user(config)
+    thread_id = str((config.get("configurable") or {}).get("thread_id") or "")
+    previous = await load_task(store, user, name)
+    context = TaskContext(name=name, user=user, thread_id=thread_id, previous=previous)
+    if previous is not None:
+        context.decisions = await _read(task_decisions(store, user, name), default=[])
+        context.adopted = await _adopt_sources(store, run, previous)
+    run.task = context
+
+
 class TaskMiddleware(AgentMiddleware):
-    """Resumes, shows, diffs and (through ``finish_task``) saves the run's named task; gives the decision tools."""
+    """Shows and diffs the run's named task (which ``open_task`` loaded and ``finish_task`` saves); gives the decision tools."""
 
     tools = [record_decision, search_decisions]
-
-    async def abefore_agent(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
-        config = get_config()
-        run = current_run(config)
-        try:
-            name = task_of(config)
-        except TaskNameError as exc:
-            emit("status", state=StatusState.WARNING, reason="config", detail=f"{exc}; the run goes on without a task.")
-            return None
-        if name is None:
-            return None
-        user = run_user(config)
-        thread_id = str((config.get("configurable") or {}).get("thread_id") or "")
-        previous = await load_task(runtime.store, user, name)
-        context = TaskContext(name=name, user=user, thread_id=thread_id, previous=previous)
-        if previous is not None:
-            context.decisions = await _read(task_decisions(runtime.store, user, name), default=[])
-            context.adopted = await _adopt_sources(runtime.store, run, previous)
-        run.task = context
-        return None
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
