@@ -275,3 +275,29 @@ def test_test_installs_postgres_and_redis_and_the_aegra_environment_from_its_loc
     locked = calls.index(f"uv lock --check --project deploy --python {python312}")
     synced = calls.index(f"uv sync --locked --project deploy --python {python312}")
     assert locked < synced < len(calls) - 1 and calls[-1] == "uv run --extra dev pytest"
+
+
+@pytest.mark.parametrize(
+    "args, forwarded",
+    [
+        (["kb", "list", "--user", "ada"], "kb list --url http://127.0.0.1:2024 --user ada"),
+        (["kb", "export", "--dataset", "batteries", "--out", "kb.jsonl"], "kb export --url http://127.0.0.1:2024 --dataset batteries --out kb.jsonl"),
+        (["tasks", "--user", "ada"], "tasks --url http://127.0.0.1:2024 --user ada"),
+        (["ask", "--task", "sodium", "Is it cheaper now?"], "ask --url http://127.0.0.1:2024 --task sodium Is it cheaper now?"),
+    ],
+)
+def test_the_knowledge_base_and_task_commands_reach_the_cli_with_the_server_url(project_without_node, args, forwarded):
+    project, stubs, log = project_without_node
+
+    result = run(project / "run.sh", *args, env=clean_env(PATH=str(stubs), HOME=str(project)))
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert log.read_text().splitlines()[-1] == f"uv run python -m deep_research_agent.cli {forwarded}"
+
+
+def test_kb_without_an_action_says_how_to_use_it(project_without_node):
+    project, stubs, _ = project_without_node
+
+    result = run(project / "run.sh", "kb", env=clean_env(PATH=str(stubs), HOME=str(project)))
+
+    assert result.returncode != 0 and "usage: ./run.sh kb list|export|delete" in result.stderr

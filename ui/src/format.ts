@@ -1,6 +1,6 @@
 // Words and numbers for people: end reasons, guard events, counts, money, durations.
 
-import type { EndReason, EventOf, StatusState } from "./protocol";
+import type { EndReason, EventOf, Outcome, StatusState } from "./protocol";
 
 type Status = EventOf<"status">;
 
@@ -59,6 +59,22 @@ const END_WORDS: Partial<Record<EndReason, string>> = {
   model_error: "The model could not be used",
   internal_error: "An internal error stopped the run",
 };
+
+/** What a person should know about the answer, per outcome (the README's outcome table); `answered` needs no words. */
+const OUTCOME_WORDS: Record<Outcome, string> = {
+  answered: "",
+  partial: "Some claims did not check out against the text they cite (marked [unverified]), or the report is incomplete.",
+  partial_retrieval: "Some sources could not be reached, so the report was written without them; retrying later may help.",
+  insufficient_evidence: "The evidence found does not answer the question; try narrowing it or adding sources.",
+  budget_exhausted: "A limit ended the run, so the report covers only what was found; re-run with a higher limit for more.",
+  recording_failed: "The run's memory (task, decisions or knowledge base) was not saved, so a follow-up will not see it; re-run to save it.",
+};
+
+/** The outcome's notice for the end line, or "" when the answer needs none (or the run has no outcome). */
+export function outcomeWords(outcome: Outcome | null | undefined): string {
+  if (!outcome) return "";
+  return OUTCOME_WORDS[outcome] ?? `Outcome: ${String(outcome).replaceAll("_", " ")}.`;
+}
 
 export function endWords(end: Status): string {
   const reason = (end.reason ?? "") as EndReason;

@@ -7,7 +7,7 @@ import { test } from "node:test";
 import { PROTOCOL_VERSION, extraFields } from "../src/protocol";
 import { RunModel, laneLabel, lastAnswer } from "../src/model";
 import type { StreamPart } from "../src/model";
-import { endWords, statusNote } from "../src/format";
+import { endWords, outcomeWords, statusNote } from "../src/format";
 import { answersOf, clarificationReply } from "../src/views/turn";
 
 const TASK = "call_task_1";
@@ -161,6 +161,15 @@ test("a halted run marks its running lanes stopped, and a stream error part is t
   assert.ok(note.kind === "note" && note.note.text === "Budget 80 % used (tool calls 8 of 10): wrapping up");
   assert.equal(model.streamError, "RuntimeError: boom");
   assert.equal(endWords(model.end!), "Stopped: the budget ran out; the report covers what was found so far");
+});
+
+test("an end status's outcome tells the reader what the answer is worth; a plain answer needs no notice", () => {
+  const model = feed([custom({ role: "orchestrator", type: "status", state: "done", reason: "report_delivered", outcome: "partial_retrieval" })]);
+  assert.equal(model.end?.outcome, "partial_retrieval");
+  assert.match(outcomeWords(model.end?.outcome), /^Some sources could not be reached/);
+  assert.equal(outcomeWords("answered"), "");
+  assert.equal(outcomeWords(undefined), "");
+  for (const outcome of ["partial", "insufficient_evidence", "budget_exhausted", "recording_failed"] as const) assert.ok(outcomeWords(outcome).length > 20, outcome);
 });
 
 test("guard events read plainly", () => {

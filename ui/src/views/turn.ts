@@ -5,7 +5,7 @@ import { marked } from "marked";
 
 import { h, replaceChildren, syncKeyed } from "../dom";
 import { PROTOCOL_VERSION, extraFields } from "../protocol";
-import { endWords, formatCost, formatElapsed, formatNumber, formatTokens, plural } from "../format";
+import { endWords, formatCost, formatElapsed, formatNumber, formatTokens, outcomeWords, plural } from "../format";
 import type { EvidenceEntry, Finding, Lane } from "../model";
 import { RunModel } from "../model";
 import { fieldList } from "./common";
@@ -418,7 +418,7 @@ export class Turn {
     const line = this.parts.end!;
     line.hidden = !end;
     if (!end) return;
-    const key = `${end.state}|${end.reason}|${this.live}|${this.answered}`;
+    const key = `${end.state}|${end.reason}|${end.outcome}|${this.live}|${this.answered}`;
     if (line.dataset.key === key) return;
     line.dataset.key = key;
     line.className = `end ${end.state === "error" ? "error" : "done"}`;
@@ -428,6 +428,7 @@ export class Turn {
       line,
       h("strong", { text: answered ? "Answers sent." : `${endWords(end)}.` }),
       answered ? " The research goes on below." : end.detail ? ` ${end.detail}` : "",
+      outcomeWords(end.outcome) ? h("span", { class: `outcome outcome-${end.outcome}`, text: outcomeWords(end.outcome) }) : null,
       canRetry ? [" ", h("button", { type: "button", class: "secondary retry", text: "Retry", on: { click: () => this.actions.retry(this) } })] : null,
     );
   }
