@@ -159,6 +159,7 @@ def test_a_full_run_shows_searches_a_finished_lane_a_report_with_working_citatio
     page.reload()
     again = ui.turn()
     expect(again.locator(".end")).to_contain_text("Report delivered.")
+    expect(again.locator(".end .outcome")).to_have_count(0)  # answered: the report speaks for itself
     expect(again.locator(".lane .lane-state")).to_have_text("Done")
     expect(again.locator(".feed-item.search")).to_have_count(1)
     expect(again.locator("a.cite-link")).to_have_text("1")
@@ -185,7 +186,9 @@ def test_a_flagged_claim_is_marked_in_place_with_why_and_the_matching_sentence_o
     )
     page = ui.open().page
     run = ui.ask("How much carbon does a kelp farm store?")
-    expect(ui.wait_for_end(run)).to_contain_text("Report delivered.")
+    end = ui.wait_for_end(run)
+    expect(end).to_contain_text("Report delivered.")
+    expect(end.locator(".outcome.outcome-partial")).to_contain_text("Some claims did not check out")
 
     report_section = run.locator("section.report")
     flagged = report_section.locator("mark.claim.flagged")
@@ -292,7 +295,9 @@ def test_a_run_halted_by_its_budget_shows_the_guards_and_a_partial_report_marked
     ui.open()
     run = ui.ask(QUESTION, max_tool_calls=10)
 
-    expect(ui.wait_for_end(run)).to_contain_text("Stopped: the budget ran out")
+    end = ui.wait_for_end(run)
+    expect(end).to_contain_text("Stopped: the budget ran out")
+    expect(end.locator(".outcome.outcome-budget_exhausted")).to_contain_text("re-run with a higher limit")
     guards = run.locator(".feed-item.note")
     expect(guards.filter(has_text=re.compile(r"Budget \d+ % used \(tool calls \d+ of 10\): wrapping up"))).to_have_count(1)
     expect(guards.filter(has_text="Budget used up (tool calls 10 of 10): stopping")).to_have_count(1)
