@@ -76,6 +76,17 @@ export function outcomeWords(outcome: Outcome | null | undefined): string {
   return OUTCOME_WORDS[outcome] ?? `Outcome: ${String(outcome).replaceAll("_", " ")}.`;
 }
 
+/** A re-run task's changes since its last run in one line, as the report's "What changed" section counts them. */
+export function taskDiffWords(diff: EventOf<"task_diff">): string {
+  const parts: string[] = [];
+  if (diff.new_findings?.length) parts.push(plural(diff.new_findings.length, "new finding"));
+  if (diff.new_sources?.length) parts.push(plural(diff.new_sources.length, "new source"));
+  if (diff.changed_sources?.length) parts.push(`${plural(diff.changed_sources.length, "source")} changed`);
+  for (const figure of diff.moved_figures ?? []) parts.push(`${figure.before} → ${figure.after}`);
+  const since = `What changed since the last run of “${diff.task}”`;
+  return parts.length ? `${since}: ${parts.join("; ")}` : `${since}: nothing`;
+}
+
 export function endWords(end: Status): string {
   const reason = (end.reason ?? "") as EndReason;
   const words = END_WORDS[reason];

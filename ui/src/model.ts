@@ -138,6 +138,7 @@ export type FeedItem =
     }
   | { kind: "skill"; key: string; rev: number; event: EventOf<"skill"> }
   | { kind: "script"; key: string; rev: number; event: EventOf<"script"> }
+  | { kind: "task_diff"; key: string; rev: number; event: EventOf<"task_diff"> }
   | { kind: "note"; key: string; rev: number; note: Note; event: Status }
   | { kind: "generic"; key: string; rev: number; event: UnknownEvent };
 
@@ -378,6 +379,9 @@ export class RunModel {
         this.item(event, `call:${event.id}`, () => ({ kind: "call", key: "", rev: 0, via: event.type === "mcp_result" ? "mcp" : "tool" }), (item) => {
           if (item.kind === "call") item.result = event;
         });
+        return;
+      case "task_diff":
+        this.push(event.task_id, event.role, { kind: "task_diff", key: this.key(), rev: 0, event });
         return;
       case "skill":
         this.push(event.task_id, event.role, { kind: "skill", key: this.key(), rev: 0, event });

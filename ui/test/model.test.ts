@@ -7,7 +7,7 @@ import { test } from "node:test";
 import { PROTOCOL_VERSION, extraFields } from "../src/protocol";
 import { RunModel, laneLabel, lastAnswer } from "../src/model";
 import type { StreamPart } from "../src/model";
-import { endWords, outcomeWords, statusNote } from "../src/format";
+import { endWords, outcomeWords, statusNote, taskDiffWords } from "../src/format";
 import { answersOf, clarificationReply } from "../src/views/turn";
 
 const TASK = "call_task_1";
@@ -170,6 +170,19 @@ test("an end status's outcome tells the reader what the answer is worth; a plain
   assert.equal(outcomeWords("answered"), "");
   assert.equal(outcomeWords(undefined), "");
   for (const outcome of ["partial", "insufficient_evidence", "budget_exhausted", "recording_failed"] as const) assert.ok(outcomeWords(outcome).length > 20, outcome);
+});
+
+test("a re-run task's changes show in the orchestrator's feed, counted in one line", () => {
+  const model = feed([
+    custom({
+      role: "orchestrator", type: "task_diff", task: "kelp", previous_run_at: "2026-11-24T10:00:00Z",
+      new_findings: ["The farm stored 1,310 tonnes."], new_sources: [], changed_sources: ["http://127.0.0.1/kelp"],
+      moved_figures: [{ source: "http://127.0.0.1/kelp", before: "1,240 tonnes", after: "1,310 tonnes" }],
+    }),
+  ]);
+  const [item] = model.orchestrator.feed;
+  assert.ok(item?.kind === "task_diff");
+  assert.equal(taskDiffWords(item.event), "What changed since the last run of “kelp”: 1 new finding; 1 source changed; 1,240 tonnes → 1,310 tonnes");
 });
 
 test("guard events read plainly", () => {

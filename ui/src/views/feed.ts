@@ -3,7 +3,7 @@
 
 import { h, replaceChildren, syncKeyed } from "../dom";
 import { extraFields } from "../protocol";
-import { NOTE_FIELDS, formatNumber, formatTokens, plural } from "../format";
+import { NOTE_FIELDS, formatNumber, formatTokens, plural, taskDiffWords } from "../format";
 import type { FeedItem, Lane, Thought } from "../model";
 import { laneLabel } from "../model";
 import { domainOf, externalLink, fieldList, siteBadge } from "./common";
@@ -28,6 +28,9 @@ function updateItem(element: HTMLElement, item: FeedItem): void {
       return replaceChildren(element, h("span", { class: "tag", text: "Skill" }), ` Applied ${item.event.name}`);
     case "script":
       return renderScript(element, item);
+    case "task_diff":
+      element.className = "feed-item note info task-diff";
+      return replaceChildren(element, h("span", { class: "tag", text: "Task" }), " ", taskDiffWords(item.event));
     case "note":
       element.className = `feed-item note ${item.note.level}`;
       return replaceChildren(
