@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import shutil
+import socket
 
 import pytest
 
@@ -183,3 +184,12 @@ def sandbox_service() -> Iterator[SandboxService]:
     """
     with SandboxService() as service:
         yield service
+
+
+@pytest.fixture
+def held_port() -> Iterator[int]:
+    """A port some other process is listening on, as far as run.sh can tell."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        yield s.getsockname()[1]

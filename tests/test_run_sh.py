@@ -4,26 +4,16 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = ("up", "--sync", "ask", "smoke", "doctor", "test", "help")
-
-
-@pytest.fixture
-def held_port() -> Iterator[int]:
-    """A port some other process is listening on, as far as run.sh can tell."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        s.listen()
-        yield s.getsockname()[1]
 
 
 def clean_env(**overrides: str) -> dict[str, str]:
@@ -210,12 +200,6 @@ def test_test_still_runs_the_suite_when_node_cannot_be_installed_and_says_which_
     calls = log.read_text().splitlines()
     assert not any(call.startswith("npm") for call in calls)
     assert calls[-1] == "uv run --extra dev pytest"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_up_builds_the_web_ui_when_its_bundle_is_missing_then_starts_the_server(project_without_node):

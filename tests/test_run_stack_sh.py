@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -19,28 +18,10 @@ import httpx
 import pytest
 
 from tests.support.sandbox_service import SandboxService, require_bubblewrap
+from tests.support.ports import free_port, port_is_free
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "run-stack.sh"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def port_is_free(port: int) -> bool:
-    with socket.socket() as sock:
-        return sock.connect_ex(("127.0.0.1", port)) != 0
-
-
-@pytest.fixture
-def held_port() -> Iterator[int]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        s.listen()
-        yield s.getsockname()[1]
 
 
 def stack_env(tmp_path: Path, **overrides: str) -> dict[str, str]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -15,19 +14,9 @@ from tests.conftest import agent_env
 from tests.e2e.scenarios import orchestrator, plan_and_delegate, researcher_reads, scenario, submit
 from tests.support.sandbox_service import require_bubblewrap
 from tests.support.web import ARTICLES
+from tests.support.ports import free_port, port_is_free
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def listening(port: int) -> bool:
-    with socket.socket() as sock:
-        return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
 def test_ask_brings_up_the_sandbox_and_the_agent_streams_the_run_and_tears_both_down(model_server, web_server, scripted, web):
@@ -60,7 +49,7 @@ def test_ask_brings_up_the_sandbox_and_the_agent_streams_the_run_and_tears_both_
     assert f"Starting the sandbox service at http://127.0.0.1:{sandbox_port}" in out
     assert "Sodium-glass batteries" in out and "Run time" in out
     assert out.index("Run time") < out.index("Stopping the agent server") < out.index("Stopping the sandbox service")
-    assert not listening(agent_port) and not listening(sandbox_port)
+    assert port_is_free(agent_port) and port_is_free(sandbox_port)
     assert "generated one for this run (not shown)" in out
 
 
@@ -88,7 +77,7 @@ def test_up_wires_the_sandbox_into_the_agent_server_and_ctrl_c_stops_both(model_
                              stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, text=True)
     try:
         deadline = time.monotonic() + 180
-        while not (listening(agent_port) and listening(sandbox_port)):
+        while port_is_free(agent_port) or port_is_free(sandbox_port):
             assert stack.poll() is None and time.monotonic() < deadline, "run-stack.sh up did not bring both up"
             time.sleep(0.5)
         servers = [environ for cmdline, environ in session_processes(stack.pid).values() if b"langgraph" in cmdline]
@@ -102,5 +91,5 @@ def test_up_wires_the_sandbox_into_the_agent_server_and_ctrl_c_stops_both(model_
             os.killpg(stack.pid, signal.SIGKILL)
     out = stack.stdout.read()
     assert "Stopping the sandbox service" in out
-    assert not listening(agent_port) and not listening(sandbox_port)
+    assert port_is_free(agent_port) and port_is_free(sandbox_port)
     assert session_processes(stack.pid) == {}

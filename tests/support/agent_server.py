@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,7 @@ import httpx
 from jsonschema import Draft202012Validator, FormatChecker
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
+from tests.support.ports import free_port
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 GRAPH_ID = "deep_research_agent"
@@ -33,12 +33,6 @@ STREAM_MODES = ["messages", "updates", "custom"]
 EVENT_SCHEMA = Draft202012Validator(
     json.loads((PROJECT_ROOT / "schema" / "events.schema.json").read_text(encoding="utf-8")), format_checker=FormatChecker()
 )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class AgentServer:

@@ -16,15 +16,10 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Self
+from tests.support.ports import free_port
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 EVERYTHING_ENTRY = PROJECT_ROOT / "tests/js/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class LoopbackProcess:
