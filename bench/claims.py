@@ -27,10 +27,10 @@ import sys
 import time
 from collections.abc import Callable
 
-from deep_research_agent.names import ClaimVerdict
+from deep_research_agent.domain.names import ClaimVerdict
 from deep_research_agent.report.markdown import citation_groups
 from deep_research_agent.report.vetting import finalise, vet_report
-from deep_research_agent.run import EvidenceStore
+from deep_research_agent.evidence.store import EvidenceStore
 from tests.support.web import numbered_article
 
 PAGES = 30

@@ -45,7 +45,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from deep_research_agent.corpora.catalog import CorpusSpec, index_path
+from deep_research_agent.settings.corpora import CorpusSpec
+from deep_research_agent.corpora.catalog import index_path
 from deep_research_agent.corpora.fts5 import Fts5Index
 from deep_research_agent.corpora.indexer import index_corpus
 from deep_research_agent.corpora.query import match_expression, plain_words

@@ -11,7 +11,8 @@ import socket
 
 import pytest
 
-from deep_research_agent.corpora.catalog import CorpusSpec, index_path
+from deep_research_agent.settings.corpora import CorpusSpec
+from deep_research_agent.corpora.catalog import index_path
 from deep_research_agent.corpora.fts5 import Fts5Index
 from deep_research_agent.corpora.indexer import index_corpus
 

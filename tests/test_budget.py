@@ -12,12 +12,15 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from deep_research_agent.settings import ResearchConfig
-from deep_research_agent.handover.contract import Findings, parse_findings
+from deep_research_agent.domain.findings import Findings
+from deep_research_agent.handover.contract import parse_findings
 from deep_research_agent.guards import budget
 from deep_research_agent.guards.budget import BudgetMiddleware, binding_ceiling, ceiling_uses
-from deep_research_agent.conversation import is_harness_message
+from deep_research_agent.domain.conversation import is_harness_message
 from deep_research_agent.report.salvage import salvage_report
-from deep_research_agent.run import HandOver, RoleUsage, Run
+from deep_research_agent.evidence.store import HandOver
+from deep_research_agent.domain.usage import RoleUsage
+from deep_research_agent.run import Run
 from tests.support.guard_calls import call_model_through, capture_events
 
 pytestmark = pytest.mark.anyio

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from deep_research_agent.handover.contract import Finding, Findings
+from deep_research_agent.domain.findings import Finding, Findings
 from deep_research_agent.report.citations import check_citations
 from deep_research_agent.report.claims import ClaimCheck, check_claims, mark_unverified, split_claims
-from deep_research_agent.report.evidence_text import EvidenceLibrary
-from deep_research_agent.run import EvidenceRecord
+from deep_research_agent.evidence.text import EvidenceLibrary
+from deep_research_agent.evidence.store import EvidenceRecord
 
 PHAROS = "https://history.example/pharos"
 SURVEY = "https://survey.example/pharos-height"

@@ -22,9 +22,9 @@ from deep_research_agent.guards.compaction import (
     plan_compaction,
     safe_tail_start,
 )
-from deep_research_agent.conversation import HARNESS_MESSAGE_NAME, is_harness_message
-from deep_research_agent.conversation import turn_key
-from deep_research_agent.protocol.secrets import register_secrets
+from deep_research_agent.domain.conversation import HARNESS_MESSAGE_NAME, is_harness_message
+from deep_research_agent.domain.conversation import turn_key
+from deep_research_agent.domain.secrets import register_secrets
 from tests.support.recording_model import RecordingChatModel, factory
 
 SECTIONS = ("## Request", "## Findings", "## Offloaded files", "## Gaps", "## Next steps")

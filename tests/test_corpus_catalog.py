@@ -7,13 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from deep_research_agent.corpora.catalog import (
-    DEFAULT_EXCLUDE,
-    CorpusSpec,
-    index_path,
-    load_catalog,
-    parse_declarations,
-)
+from deep_research_agent.settings.corpora import DEFAULT_EXCLUDE, CorpusSpec, parse_declarations
+from deep_research_agent.corpora.catalog import index_path, load_catalog
 from deep_research_agent.corpora.fts5 import Fts5Index
 from deep_research_agent.corpora.indexer import index_corpus
 from deep_research_agent.settings import ResearchConfig

@@ -3,14 +3,15 @@ quotes checked against the passage text."""
 
 from __future__ import annotations
 
-from deep_research_agent.corpora.citing import readable_corpus_sources
+from deep_research_agent.report.corpus_sources import readable_corpus_sources
 from deep_research_agent.corpora.locator import parse_passage_url, passage_url
-from deep_research_agent.handover.contract import Finding, Findings, source_problem
+from deep_research_agent.domain.findings import Finding, Findings
+from deep_research_agent.handover.contract import source_problem
 from deep_research_agent.report.citations import check_citations, repair_report
 from deep_research_agent.report.markdown import source_entries, split_sources
 from deep_research_agent.report.salvage import salvage_report
-from deep_research_agent.run import CorpusLocation, EvidenceStore, HandOver
-from deep_research_agent.urls import domain_of, normalise_url
+from deep_research_agent.evidence.store import CorpusLocation, EvidenceStore, HandOver
+from deep_research_agent.domain.urls import domain_of, normalise_url
 
 LIMITS_URL = "corpus://pg15/limits.html#LIMITS"
 LIMITS_TITLE = "PostgreSQL 15 docs — Appendix K. PostgreSQL Limits (limits.html)"

@@ -153,7 +153,8 @@ def test_on_a_terminal_indexing_shows_files_passages_megabytes_and_rate(docs, tm
     from rich.console import Console
 
     from deep_research_agent.cli.corpus import TerminalProgress
-    from deep_research_agent.corpora.catalog import CorpusSpec, index_path
+    from deep_research_agent.settings.corpora import CorpusSpec
+    from deep_research_agent.corpora.catalog import index_path
     from deep_research_agent.corpora.fts5 import Fts5Index
     from deep_research_agent.corpora.indexer import index_corpus
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from deep_research_agent.corpora.catalog import CorpusSpec, index_path, load_catalog
+from deep_research_agent.settings.corpora import CorpusSpec
+from deep_research_agent.corpora.catalog import index_path, load_catalog
 from deep_research_agent.corpora.fts5 import Fts5Index
 from deep_research_agent.corpora.indexer import index_corpus
 from deep_research_agent.tools.corpus import build_corpus_tools

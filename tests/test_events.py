@@ -14,7 +14,8 @@ from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema_specifications import REGISTRY
 from langgraph.graph import END, START, StateGraph
 
-from deep_research_agent.protocol import events, secrets
+from deep_research_agent.protocol import events
+from deep_research_agent.domain import secrets
 from deep_research_agent.protocol.events import (
     ENGINE_VERSION,
     EVENT_MODELS,
@@ -24,9 +25,9 @@ from deep_research_agent.protocol.events import (
     emit,
     format_elapsed,
 )
-from deep_research_agent.names import EndReason, HaltedBy
+from deep_research_agent.domain.names import EndReason, HaltedBy
 from deep_research_agent.protocol.sender import Sender, current_sender
-from deep_research_agent.protocol.secrets import register_secrets
+from deep_research_agent.domain.secrets import register_secrets
 
 SCHEMA_FILE = Path(__file__).resolve().parents[1] / "schema" / "events.schema.json"
 LIVE_KEY = "sk-live-abcdef123456"

@@ -6,10 +6,10 @@ from dataclasses import asdict
 
 import pytest
 
-from deep_research_agent.handover.contract import Finding, Findings
-from deep_research_agent.run import EvidenceRecord
+from deep_research_agent.domain.findings import Finding, Findings
+from deep_research_agent.evidence.store import EvidenceRecord
 from deep_research_agent.report.citations import CitationReport, check_citations, repair_report, unsupported_numbers
-from deep_research_agent.report.evidence_text import normalise_for_match, quote_in_text
+from deep_research_agent.evidence.text import normalise_for_match, quote_in_text
 
 PAGE_URL = "https://example.com/battery"
 SNIPPET_URL = "https://news.example.org/cells"

@@ -11,15 +11,8 @@ from langgraph.store.memory import InMemoryStore
 from starlette.testclient import TestClient
 
 from deep_research_agent.routes import make_app
-from deep_research_agent.run import (
-    EVIDENCE_NAMESPACE,
-    EvidenceRecord,
-    EvidenceStore,
-    archive_evidence,
-    evidence_namespace,
-    evidence_summaries,
-    stored_evidence,
-)
+from deep_research_agent.run import EVIDENCE_NAMESPACE, archive_evidence, evidence_namespace, evidence_summaries, stored_evidence
+from deep_research_agent.evidence.store import EvidenceRecord, EvidenceStore
 
 pytestmark = pytest.mark.anyio
 

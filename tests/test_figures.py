@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from deep_research_agent.report.figures import COUNT, DATE, IDENTIFIER, YEAR, figures_in, supports, unsupported
+from deep_research_agent.evidence.figures import COUNT, DATE, IDENTIFIER, YEAR, figures_in, supports, unsupported
 
 
 def values(text: str) -> list[tuple[str, str]]:
@@ -133,7 +133,7 @@ def test_supports_needs_the_same_value() -> None:
 def test_a_long_text_s_lazy_lookup_finds_every_figure_the_full_parse_finds() -> None:
     """``EvidenceText`` looks figures up by their written forms instead of parsing a whole page; it must agree
     with parsing the whole page."""
-    from deep_research_agent.report.evidence_text import EvidenceText
+    from deep_research_agent.evidence.text import EvidenceText
     from tests.support.web import ARTICLES, numbered_article
 
     texts = ["\n\n".join(article.paragraphs) for article in ARTICLES.values()]

@@ -16,7 +16,7 @@ from langchain_core.tools import tool
 
 from deep_research_agent.guards.chain import GuardChainMiddleware
 from deep_research_agent.guards.loop import LoopGuardMiddleware
-from deep_research_agent.guards.per_role import PerRoleMiddleware
+from deep_research_agent.domain.per_role import PerRoleMiddleware
 
 ROLE = "research-subagent"
 

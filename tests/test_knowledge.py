@@ -17,9 +17,10 @@ from deep_research_agent.knowledge import KnowledgeBase, KnowledgeEntry, build_k
 from deep_research_agent.knowledge.base import MAX_ENTRY_CHARS
 from deep_research_agent.knowledge.findings import remember_findings
 from deep_research_agent.run.owner import ANONYMOUS_USER, label_value, namespace_label, run_user
-from deep_research_agent.handover.contract import Finding, Findings
-from deep_research_agent.names import RecordKind
-from deep_research_agent.run import HandOver, Run, close_run, current_run
+from deep_research_agent.domain.findings import Finding, Findings
+from deep_research_agent.domain.names import RecordKind
+from deep_research_agent.evidence.store import HandOver
+from deep_research_agent.run import Run, close_run, current_run
 from deep_research_agent.run.failures import RunFailures
 from deep_research_agent.run.recording import RecordingLedger
 from deep_research_agent.settings import ResearchConfig

@@ -14,14 +14,14 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from deep_research_agent.settings import ResearchConfig
-from deep_research_agent.names import Role
-from deep_research_agent.protocol.secrets import register_secrets
+from deep_research_agent.domain.names import Role
+from deep_research_agent.domain.secrets import register_secrets
 from deep_research_agent.graph import build_graph
 from langchain_core.runnables.config import var_child_runnable_config
 
 from deep_research_agent.run import current_run, is_open
 from deep_research_agent.delivery import turn_end
-from deep_research_agent.lifecycle.containment import INTERNAL_ERROR, contain_hook_failures
+from deep_research_agent.run.containment import INTERNAL_ERROR, contain_hook_failures
 from deep_research_agent.lifecycle.middleware import RunLifecycleMiddleware, describe_model_error
 from tests.e2e.scenarios import orchestrator, plan_and_delegate, researcher_reads, scenario, submit
 from tests.support.web import ARTICLES

@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from deep_research_agent.handover.contract import parse_findings
 from deep_research_agent.run import current_run
 from deep_research_agent.guards import loop as loop_guard
-from deep_research_agent.conversation import (
+from deep_research_agent.domain.conversation import (
     HARNESS_MESSAGE_NAME,
     harness_message,
     is_harness_message,

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from langchain_core.tools import StructuredTool, ToolException
 
-from deep_research_agent.retry_after import MAX_DELAY_S
+from deep_research_agent.domain.retry_after import MAX_DELAY_S
 from deep_research_agent.mcp.calls import (
     CallLimits,
     classify_call_error,
@@ -19,7 +19,7 @@ from deep_research_agent.mcp.calls import (
     rate_limit_wait,
     result_text,
 )
-from deep_research_agent.mcp.servers import McpServer
+from deep_research_agent.settings.mcp_servers import McpServer
 from deep_research_agent.protocol.events import EVENT_MODELS
 from deep_research_agent.tools.results import ResultLimits
 

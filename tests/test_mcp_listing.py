@@ -12,7 +12,7 @@ from langchain_core.tools import StructuredTool
 from deep_research_agent.mcp.errors import describe
 from deep_research_agent.mcp import listing as listing_module
 from deep_research_agent.mcp.listing import Listing, list_tools, listings_digest, unique_names
-from deep_research_agent.mcp.servers import McpServer
+from deep_research_agent.settings.mcp_servers import McpServer
 
 
 def server(label: str, url: str = "http://127.0.0.1:3901/mcp") -> McpServer:

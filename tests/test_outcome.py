@@ -6,9 +6,10 @@ import pytest
 
 from deep_research_agent.lifecycle.end_state import EndStatus
 from deep_research_agent.lifecycle.outcome import OutcomeFacts, decide_outcome
-from deep_research_agent.names import ClaimVerdict, EndReason, Outcome, StatusState
+from deep_research_agent.domain.names import ClaimVerdict, EndReason, Outcome, StatusState
 from deep_research_agent.run import Run, bound_run
-from deep_research_agent.tools.errors import ToolFailure, retrieval_answered, retrieval_failure_text
+from deep_research_agent.domain.errors import ToolFailure
+from deep_research_agent.tools.errors import retrieval_answered, retrieval_failure_text
 
 DELIVERED = EndStatus(StatusState.DONE, EndReason.REPORT_DELIVERED, "Report delivered.")
 SUPPORTED = ("supported", "supported")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from deep_research_agent.retry_after import retry_after_s
+from deep_research_agent.domain.retry_after import retry_after_s
 
 NOW = 1445412480.0
 

@@ -7,20 +7,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from langgraph.store.memory import InMemoryStore
 
-from deep_research_agent.handover.contract import Finding, Findings
-from deep_research_agent.names import Ceiling, EndReason, HaltedBy
-from deep_research_agent.run import (
-    LEDGER_NAMESPACE,
-    Halt,
-    HandOver,
-    RoleUsage,
-    Run,
-    evidence_namespace,
-    forget_ledger,
-    restore_ledger,
-    save_ledger,
-    stored_evidence,
-)
+from deep_research_agent.domain.findings import Finding, Findings
+from deep_research_agent.domain.names import Ceiling, EndReason, HaltedBy
+from deep_research_agent.run import LEDGER_NAMESPACE, Halt, Run, evidence_namespace, forget_ledger, restore_ledger, save_ledger, stored_evidence
+from deep_research_agent.domain.usage import RoleUsage
+from deep_research_agent.evidence.store import HandOver
 
 pytestmark = pytest.mark.anyio
 

@@ -11,10 +11,11 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from deep_research_agent.handover.contract import Findings, parse_findings
+from deep_research_agent.domain.findings import Findings
+from deep_research_agent.handover.contract import parse_findings
 from deep_research_agent.guards import runaway
 from deep_research_agent.guards.chain import GuardChainMiddleware
-from deep_research_agent.conversation import is_harness_message
+from deep_research_agent.domain.conversation import is_harness_message
 from deep_research_agent.guards.loop import LoopGuardMiddleware
 from deep_research_agent.guards.runaway import (
     MIN_JUDGED_CHARS,

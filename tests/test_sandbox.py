@@ -23,15 +23,17 @@ import pytest
 from deepagents.backends.protocol import ExecuteResponse
 
 from deep_research_agent.extensions.skills import load_skills
-from deep_research_agent.names import SandboxProvider
+from deep_research_agent.domain.names import SandboxProvider
 from deep_research_agent.run import Run, bound_run, close_run, current_run
 from deep_research_agent.sandbox import hosted
+from deep_research_agent.domain import sandbox_providers
 from deep_research_agent.sandbox.backend import SandboxBackend
 from deep_research_agent.sandbox.client import SessionGone, SidecarClient
-from deep_research_agent.sandbox.connector import SandboxConnector, skill_helpers
+from deep_research_agent.extensions.skills import skill_helpers
+from deep_research_agent.sandbox.connector import SandboxConnector
 from deep_research_agent.sandbox.session import SandboxSession
 from deep_research_agent.settings import ResearchConfig
-from deep_research_agent.tools.errors import ToolFailure
+from deep_research_agent.domain.errors import ToolFailure
 from tests.conftest import EXTENSION_FIXTURES
 from tests.support.sandbox_service import SandboxService
 
@@ -318,7 +320,7 @@ async def test_deepagents_file_operations_work_over_the_session(sandbox, run):
     assert [entry["path"] for entry in listed.entries] == ["/workspace/task.py"]
     with pytest.raises(NotImplementedError, match="async only"):
         backend.execute("true")
-    await run.sandbox.close()
+    await run.attachments.get(SandboxSession).close()  # type: ignore[union-attr]
 
 
 async def test_a_closed_run_has_its_session_deleted(sandbox):
@@ -326,7 +328,7 @@ async def test_a_closed_run_has_its_session_deleted(sandbox):
     run = current_run({"configurable": {"run_id": "run-closing"}})
     with bound_run(run):
         await sandboxes.session().execute("true")
-    session_id = run.sandbox._remote.session_id  # type: ignore[union-attr]
+    session_id = run.attachments.get(SandboxSession)._remote.session_id  # type: ignore[union-attr]
 
     close_run(run.key)
     for _ in range(100):
@@ -401,7 +403,7 @@ def test_a_session_shorter_than_a_run_is_warned_about():
 
 
 def test_a_hosted_provider_whose_package_is_missing_is_a_config_error_that_names_the_install():
-    hosted.missing_package.cache_clear()
+    sandbox_providers.missing_package.cache_clear()
     settings = ResearchConfig.resolve({}, {"OPENAI_API_KEY": "sk-test", "DRA_SANDBOX_PROVIDER": "e2b"})
 
     assert settings.problems == (

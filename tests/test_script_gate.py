@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from deep_research_agent.handover.script import bounce_message, check_answer, parse_answer
-from deep_research_agent.names import ScriptStatus
+from deep_research_agent.domain.names import ScriptStatus
 
 ANSWER = "STATUS: ok\nSCRIPT: /workspace/mean.py\nOUTPUT:\nmean=6.00\nrows=3\nNOTES: Mean of the brief's prices."
 RAN = ["mean=6.00\nrows=3\n\n[Command succeeded with exit code 0]"]

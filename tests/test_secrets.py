@@ -14,8 +14,8 @@ from contextlib import contextmanager
 import pytest
 import structlog
 
-from deep_research_agent.protocol import secrets
-from deep_research_agent.protocol.secrets import install_log_scrubbing, register_secrets
+from deep_research_agent.domain import secrets
+from deep_research_agent.domain.secrets import install_log_scrubbing, register_secrets
 
 # Not shaped like a key: only its registration can scrub it.
 KEY = "local-server-key-7Hq2Zp9Lx4"

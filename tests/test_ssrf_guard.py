@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import httpx
 import pytest
 
-from deep_research_agent.tools.errors import ToolFailure
+from deep_research_agent.domain.errors import ToolFailure
 from deep_research_agent.tools.fetch import (
     FetchLimits,
     build_web_fetch_tool,

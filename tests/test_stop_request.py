@@ -18,7 +18,7 @@ from deep_research_agent.run import Halt, Run
 from deep_research_agent.delivery import stop as stop_request
 from deep_research_agent.guards.budget import BudgetMiddleware
 from deep_research_agent.delivery.stop import watch_for_stop_request
-from deep_research_agent.names import EndReason
+from deep_research_agent.domain.names import EndReason
 from tests.support.guard_calls import capture_events
 
 pytestmark = pytest.mark.anyio

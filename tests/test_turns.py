@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from deep_research_agent.conversation import (
+from deep_research_agent.domain.conversation import (
     harness_message,
     is_fresh_turn,
     is_user_turn,

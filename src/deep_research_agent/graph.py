@@ -54,7 +54,7 @@ from .delivery import (
     TurnEndMiddleware,
 )
 from .extensions import load_extensions, skills_filesystem
-from .extensions.skills import SkillCatalog, load_skills
+from .extensions.skills import SkillCatalog, load_skills, skill_helpers
 from .guards import (
     BudgetMiddleware,
     ContextCompactionMiddleware,
@@ -77,9 +77,9 @@ from .lifecycle import RunLifecycleMiddleware, TriageRouterMiddleware
 from .models import chat_model
 from .mcp.calls import CallLimits, instrument, source_label
 from .mcp.listing import Listing, list_tools, listings_digest, unique_names
-from .names import Role, ToolName
+from .domain.names import Role, ToolName
 from .planning import PlanningMiddleware
-from .protocol import register_secrets
+from .domain.secrets import register_secrets
 from .run import current_run
 from .sandbox.backend import SandboxBackend
 from .sandbox.connector import SandboxConnector, sandbox_connector
@@ -168,7 +168,7 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = (), corpor
     tier = settings.tier
     # Skills, skill helpers and custom tools are read here, once per distinct configuration, never per run.
     skills = SkillCatalog(Path(settings.skills_dir)) if settings.problems else load_skills(Path(settings.skills_dir))
-    sandbox = sandbox_connector(settings, skills)
+    sandbox = sandbox_connector(settings, skill_helpers(skills))
     results = ResultLimits.of(settings, sandbox)
     extensions = load_extensions(settings, results, skills=skills)
     custom_tools = list(extensions.custom_tools.tools)

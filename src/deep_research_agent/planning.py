@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse, TodoListMiddleware
 from langchain_core.messages import AIMessage, ToolMessage
 
-from .names import ToolName
+from .domain.names import ToolName
 
 PARALLEL_TODOS_ERROR = (
     "Error: The `write_todos` tool should never be called multiple times in parallel. Please call it only once "

@@ -129,7 +129,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from deep_research_agent.conversation import DELIVERABLE_MESSAGE_NAME
+from deep_research_agent.domain.conversation import DELIVERABLE_MESSAGE_NAME
 from tests.support.loopback import LoopbackServer
 
 __all__ = [

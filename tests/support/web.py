@@ -112,7 +112,8 @@ from starlette.responses import (
 )
 from starlette.routing import Route
 
-from deep_research_agent.run import EvidenceStore, close_run, current_run
+from deep_research_agent.evidence.store import EvidenceStore
+from deep_research_agent.run import close_run, current_run
 from tests.support.loopback import LoopbackServer
 
 METADATA_URL = "http://169.254.169.254/latest/meta-data/"

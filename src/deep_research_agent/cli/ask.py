@@ -41,7 +41,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from ..names import StopMode
+from ..domain.names import StopMode
 from ..protocol.events import STOP_REQUESTS_NAMESPACE
 from ..run.owner import ANONYMOUS_USER
 from .env import server_answers

@@ -32,7 +32,8 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from ..corpora.catalog import HTML_MODES, CorpusSpec, index_path, load_catalog, name_problem, read_meta
+from ..settings.corpora import HTML_MODES, CorpusSpec, name_problem
+from ..corpora.catalog import index_path, load_catalog, read_meta
 from ..corpora.fts5 import Fts5Index, IndexUnavailable
 from ..corpora.indexer import CorpusError, IndexSummary, index_corpus
 from ..corpora.locator import title_of

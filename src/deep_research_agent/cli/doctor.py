@@ -32,7 +32,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..corpora.catalog import load_catalog
-from ..protocol.secrets import redact
+from ..domain.secrets import redact
 from ..extensions import load_custom_tools, load_skills
 from ..settings import DEFAULT_BASE_URL, ResearchConfig
 from .env import probe, project_root, read_dotenv, server_answers

@@ -28,10 +28,10 @@ from rich.rule import Rule
 from rich.spinner import Spinner
 from rich.text import Text
 
-from ..names import Role, StopMode
-from ..clock import format_elapsed
+from ..domain.names import Role, StopMode
+from ..domain.clock import format_elapsed
 from ..protocol.events import PROTOCOL_VERSION
-from ..protocol.secrets import redact
+from ..domain.secrets import redact
 
 
 @dataclass

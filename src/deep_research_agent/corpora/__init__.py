@@ -10,19 +10,19 @@
 The tools (``tools/corpus.py``) and the CLI (``cli/corpus.py``) are built on these.
 """
 
-from .._exports import lazy_exports
+from .backend import CorpusIndex
+from .catalog import Catalog, catalog_for, CorpusEntry, index_path
+from .fts5 import Fts5Index
+from .indexer import index_corpus
+from .locator import passage_url
 
-__all__, __getattr__ = lazy_exports(
-    __name__,
-    {
-        "Catalog": "catalog",
-        "CorpusEntry": "catalog",
-        "CorpusIndex": "backend",
-        "CorpusSpec": "catalog",
-        "Fts5Index": "fts5",
-        "catalog_for": "catalog",
-        "index_corpus": "indexer",
-        "index_path": "catalog",
-        "passage_url": "locator",
-    },
-)
+__all__ = [
+    "Catalog",
+    "CorpusEntry",
+    "CorpusIndex",
+    "Fts5Index",
+    "catalog_for",
+    "index_corpus",
+    "index_path",
+    "passage_url",
+]

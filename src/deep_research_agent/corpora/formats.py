@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from ..documents import extract_html
 from .html import decode_html, parse_html_docs
 from .markup import parse_markdown, parse_rst
 from .passages import Block, Section
@@ -113,8 +114,6 @@ def _html(data: bytes, mode: HtmlMode, stem: str) -> tuple[str, list[Section]]:
     if not data.strip():
         raise Unreadable("is empty")
     if mode == "web":
-        from ..tools.fetch import extract_html
-
         document = extract_html(decode_html(data))
         markup = parse_markdown(document.text, fallback_title=document.title or stem, anchors=False)
         title = document.title or markup.title

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ..clock import utc_now_iso
+from ..domain.clock import utc_now_iso
 from .backend import CorpusIndex, IndexedDocument
-from .catalog import CorpusSpec
+from ..settings.corpora import CorpusSpec
 from .formats import Unreadable, format_of, read_document
 from .passages import build_passages
 

@@ -2,18 +2,20 @@
 questions, the user's stop requests, and the turn's end once a deliverable is out.
 """
 
-from .._exports import lazy_exports
+from .clarification import ClarificationMiddleware, request_clarification
+from .completion import CompletionMiddleware
+from .report_gate import ReportGateMiddleware
+from .stop import start_watching
+from .submit import ReportMiddleware, submit_report
+from .turn_end import TurnEndMiddleware
 
-__all__, __getattr__ = lazy_exports(
-    __name__,
-    {
-        "ClarificationMiddleware": "clarification",
-        "CompletionMiddleware": "completion",
-        "ReportGateMiddleware": "report_gate",
-        "ReportMiddleware": "submit",
-        "start_watching": "stop",
-        "TurnEndMiddleware": "turn_end",
-        "request_clarification": "clarification",
-        "submit_report": "submit",
-    },
-)
+__all__ = [
+    "ClarificationMiddleware",
+    "CompletionMiddleware",
+    "ReportGateMiddleware",
+    "ReportMiddleware",
+    "TurnEndMiddleware",
+    "request_clarification",
+    "start_watching",
+    "submit_report",
+]

@@ -22,8 +22,8 @@ from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage
 
 from langgraph.channels import UntrackedValue
-from ..conversation import harness_message, is_harness_message, respond, turn_key
-from ..names import EndReason
+from ..domain.conversation import harness_message, is_harness_message, respond, turn_key
+from ..domain.names import EndReason
 from ..run import Halt, current_run
 from .final_text import FinalTextKind, classify_final_text, nudge_for
 

@@ -28,13 +28,13 @@ from langgraph.channels import UntrackedValue
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from ..conversation import turn_key
-from ..names import RevisionReason, StatusState, ToolErrorClass, ToolName
+from ..domain.conversation import turn_key
+from ..domain.names import RevisionReason, StatusState, ToolErrorClass, ToolName
 from ..protocol.events import emit
 from ..report.citations import CitationReport
 from ..report.vetting import finalise, vet_report
 from ..run import current_run
-from ..tools.errors import tool_error_text
+from ..domain.errors import tool_error_text
 
 
 # A long report can have dozens of problems; a banner shows the first few.

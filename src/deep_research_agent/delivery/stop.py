@@ -33,7 +33,7 @@ import logging
 
 from langgraph.store.base import BaseStore, GetOp, Item
 
-from ..names import EndReason, StatusState, StopMode
+from ..domain.names import EndReason, StatusState, StopMode
 from ..protocol.events import STOP_REQUESTS_NAMESPACE, emit
 from ..run import Halt, Run, client_namespaces
 

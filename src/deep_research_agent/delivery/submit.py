@@ -22,10 +22,10 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.types import Command
 
-from ..names import ToolErrorClass, ToolName
+from ..domain.names import ToolErrorClass, ToolName
 from ..protocol.events import emit
 from ..run import current_run
-from ..tools.errors import tool_error_text
+from ..domain.errors import tool_error_text
 
 
 class ReportState(AgentState):

@@ -2,18 +2,17 @@
 (``custom_tools``), both loaded once per graph build (``load_extensions``), never per run.
 """
 
-from .._exports import lazy_exports
+from .custom_tools import CustomTool, CustomToolSet, load_custom_tools
+from .loading import Extensions, load_extensions
+from .skills import load_skills, SkillCatalog, skills_filesystem
 
-__all__, __getattr__ = lazy_exports(
-    __name__,
-    {
-        "CustomTool": "custom_tools",
-        "CustomToolSet": "custom_tools",
-        "Extensions": "loading",
-        "SkillCatalog": "skills",
-        "load_custom_tools": "custom_tools",
-        "load_extensions": "loading",
-        "load_skills": "skills",
-        "skills_filesystem": "skills",
-    },
-)
+__all__ = [
+    "CustomTool",
+    "CustomToolSet",
+    "Extensions",
+    "SkillCatalog",
+    "load_custom_tools",
+    "load_extensions",
+    "load_skills",
+    "skills_filesystem",
+]

@@ -41,9 +41,9 @@ from typing import Any, ClassVar
 
 from langchain_core.tools import BaseTool, StructuredTool, tool as as_tool
 
-from ..names import ToolName
+from ..domain.names import ToolName
 from ..protocol.events import emit
-from ..tools.errors import ToolFailure, describe_tool_error
+from ..domain.errors import ToolFailure, describe_tool_error
 from ..tools.results import ResultLimits, fit_result
 
 logger = logging.getLogger(__name__)

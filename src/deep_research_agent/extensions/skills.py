@@ -34,9 +34,10 @@ from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from ..names import SkillState, ToolName
+from ..domain.names import SkillState, ToolName
 from ..protocol.events import emit
 from ..run import NoRunError, current_run
+from ..sandbox.connector import HELPERS_ROOT
 
 logger = logging.getLogger(__name__)
 
@@ -151,3 +152,16 @@ class SkillEventsMiddleware(AgentMiddleware):
             applied.add(skill.name)
             emit("skill", name=skill.name, path=skill.path, state=SkillState.APPLIED)
         return result
+
+
+def skill_helpers(catalog: SkillCatalog) -> list[tuple[str, bytes]]:
+    """Each loaded skill's ``*.py`` modules, as (sandbox path, bytes); an unreadable one is skipped with a log line."""
+    helpers = []
+    for skill in catalog.skills:
+        folder = Path(catalog.directory) / Path(skill.path).parent.name
+        for module in sorted(folder.glob("*.py")):
+            try:
+                helpers.append((f"{HELPERS_ROOT}/{folder.name}/{module.name}", module.read_bytes()))
+            except OSError as exc:
+                logger.warning("skill helper %s is not uploaded: %s", module, exc.strerror)
+    return helpers

@@ -2,24 +2,31 @@
 metering, the prompt's date, compaction and prompt caching, run as one chain inside each model and tool call.
 """
 
-from .._exports import lazy_exports
+from .budget import BudgetMiddleware, effective_recursion_limit
+from .caching import PromptCachingMiddleware
+from .chain import GuardChainMiddleware
+from .compaction import ContextCompactionMiddleware
+from .halting import stop_agent
+from .loop import LoopGuardMiddleware
+from .metering import ModelCallHeartbeatMiddleware, side_call_meter, UsageMeteringMiddleware
+from .prompt_date import PromptDateMiddleware
+from .retry import ModelCallRetryMiddleware
+from .runaway import RunawayOutputMiddleware
+from .step_limit import StepLimitMiddleware
 
-__all__, __getattr__ = lazy_exports(
-    __name__,
-    {
-        "BudgetMiddleware": "budget",
-        "ContextCompactionMiddleware": "compaction",
-        "GuardChainMiddleware": "chain",
-        "LoopGuardMiddleware": "loop",
-        "ModelCallHeartbeatMiddleware": "metering",
-        "ModelCallRetryMiddleware": "retry",
-        "PromptCachingMiddleware": "caching",
-        "PromptDateMiddleware": "prompt_date",
-        "RunawayOutputMiddleware": "runaway",
-        "StepLimitMiddleware": "step_limit",
-        "UsageMeteringMiddleware": "metering",
-        "effective_recursion_limit": "budget",
-        "side_call_meter": "metering",
-        "stop_agent": "halting",
-    },
-)
+__all__ = [
+    "BudgetMiddleware",
+    "ContextCompactionMiddleware",
+    "GuardChainMiddleware",
+    "LoopGuardMiddleware",
+    "ModelCallHeartbeatMiddleware",
+    "ModelCallRetryMiddleware",
+    "PromptCachingMiddleware",
+    "PromptDateMiddleware",
+    "RunawayOutputMiddleware",
+    "StepLimitMiddleware",
+    "UsageMeteringMiddleware",
+    "effective_recursion_limit",
+    "side_call_meter",
+    "stop_agent",
+]

@@ -34,14 +34,14 @@ from langgraph.channels import UntrackedValue
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from ..conversation import harness_message, respond
-from ..names import Ceiling, EndReason, HaltedBy, Role, StatusState, ToolErrorClass, ToolName
+from ..domain.conversation import harness_message, respond
+from ..domain.names import Ceiling, EndReason, HaltedBy, Role, StatusState, ToolErrorClass, ToolName
 from ..protocol.events import emit
 from ..run import Halt, Run, current_run
 from ..settings import ResearchConfig
-from ..tools.errors import tool_error_text
+from ..domain.errors import tool_error_text
 from .halting import stop_agent
-from .per_role import PerRoleMiddleware
+from ..domain.per_role import PerRoleMiddleware
 
 SOFT_FRACTION = 0.75
 # Below this, not even one model call and the exit path fit in the graph's steps: no run could end cleanly.

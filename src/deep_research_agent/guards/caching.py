@@ -17,7 +17,7 @@ from typing import Any
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from .per_role import PerRoleMiddleware
+from ..domain.per_role import PerRoleMiddleware
 
 CACHE_CONTROL = {"type": "ephemeral"}
 CACHED_MESSAGES = 2

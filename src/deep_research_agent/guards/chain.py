@@ -30,7 +30,7 @@ from ..delivery.completion import CompletionState
 from ..handover.gate import FindingsGateState
 from ..handover.script import ScriptGateState
 from .loop import LoopGuardState
-from .per_role import PerRoleMiddleware
+from ..domain.per_role import PerRoleMiddleware
 from .runaway import RunawayState
 from .step_limit import StepLimitState
 

@@ -55,16 +55,16 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from ..names import StatusState
+from ..domain.names import StatusState
 from .. import prompts
 from ..settings import ResearchConfig, Slot
 from ..protocol.events import emit
-from ..protocol.secrets import redact
+from ..domain.secrets import redact
 from ..models import chat_model
-from ..lifecycle.containment import contain_hook_failures
-from ..conversation import harness_message
-from .per_role import PerRoleMiddleware
-from ..conversation import last_user_index
+from ..run.containment import contain_hook_failures
+from ..domain.conversation import harness_message
+from ..domain.per_role import PerRoleMiddleware
+from ..domain.conversation import last_user_index
 
 logger = logging.getLogger(__name__)
 

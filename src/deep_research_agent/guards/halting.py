@@ -14,9 +14,9 @@ from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, AnyMessage
 
-from ..conversation import harness_note
+from ..domain.conversation import harness_note
 from ..handover.contract import HALTED_BY, hand_back
-from ..names import HaltedBy, Role
+from ..domain.names import HaltedBy, Role
 from ..protocol.sender import current_sender
 from ..run import Halt, current_run
 

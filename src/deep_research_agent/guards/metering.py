@@ -22,13 +22,14 @@ from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from ..conversation import latest_user_text
-from ..names import StatusState
+from ..domain.conversation import latest_user_text
+from ..domain.names import StatusState
 from ..protocol.events import emit
 from ..protocol.sender import current_sender
-from ..run import RoleUsage, Run, current_run
+from ..domain.usage import RoleUsage
+from ..run import Run, current_run
 from ..settings import ModelSpec
-from .per_role import PerRoleMiddleware
+from ..domain.per_role import PerRoleMiddleware
 
 _UNIT_CHARS = 200
 

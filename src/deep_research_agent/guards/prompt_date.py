@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from langchain.agents.middleware import ModelRequest, ModelResponse
 
 from .. import prompts
-from .per_role import PerRoleMiddleware
+from ..domain.per_role import PerRoleMiddleware
 
 
 class PromptDateMiddleware(PerRoleMiddleware):

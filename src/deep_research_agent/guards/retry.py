@@ -24,11 +24,11 @@ import httpx
 import openai
 from langchain.agents.middleware import ModelRequest, ModelResponse
 
-from ..names import StatusState
+from ..domain.names import StatusState
 from ..protocol.events import emit
-from ..protocol.secrets import redact
-from ..retry_after import backoff_s, retry_after_s
-from .per_role import PerRoleMiddleware
+from ..domain.secrets import redact
+from ..domain.retry_after import backoff_s, retry_after_s
+from ..domain.per_role import PerRoleMiddleware
 
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 

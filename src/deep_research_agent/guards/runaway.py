@@ -30,11 +30,11 @@ from langchain_core.messages import AIMessage, AnyMessage
 
 from langgraph.channels import UntrackedValue
 from ..protocol.events import emit
-from ..names import EndReason, HaltedBy, StatusState
+from ..domain.names import EndReason, HaltedBy, StatusState
 from ..run import Halt
-from ..conversation import harness_message, respond, turn_key
+from ..domain.conversation import harness_message, respond, turn_key
 from .halting import stop_agent
-from .per_role import PerRoleMiddleware
+from ..domain.per_role import PerRoleMiddleware
 
 MIN_JUDGED_CHARS = 2000
 MIN_FRAGMENTS = 20

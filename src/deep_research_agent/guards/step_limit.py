@@ -29,13 +29,13 @@ from langchain.agents.middleware.types import PrivateStateAttr
 from langgraph.config import get_config
 from langgraph.managed.is_last_step import RemainingStepsManager
 
-from ..conversation import respond
-from ..names import Ceiling, EndReason, HaltedBy, Role, StatusState
+from ..domain.conversation import respond
+from ..domain.names import Ceiling, EndReason, HaltedBy, Role, StatusState
 from ..protocol.events import emit
 from ..run import Halt, current_run
 from .budget import SOFT_FRACTION
 from .halting import stop_agent
-from .per_role import PerRoleMiddleware
+from ..domain.per_role import PerRoleMiddleware
 
 
 class StepLimitState(AgentState):

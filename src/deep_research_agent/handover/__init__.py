@@ -2,17 +2,14 @@
 sub-agent's gate that bounces a bad answer once (``gate``), and the orchestrator's side that publishes it.
 """
 
-from .._exports import lazy_exports
+from .contract import hand_back, parse_findings, validate_findings
+from .gate import FindingsGateMiddleware
+from .publish import HandOverMiddleware
 
-__all__, __getattr__ = lazy_exports(
-    __name__,
-    {
-        "Finding": "contract",
-        "Findings": "contract",
-        "FindingsGateMiddleware": "gate",
-        "HandOverMiddleware": "publish",
-        "hand_back": "contract",
-        "parse_findings": "contract",
-        "validate_findings": "contract",
-    },
-)
+__all__ = [
+    "FindingsGateMiddleware",
+    "HandOverMiddleware",
+    "hand_back",
+    "parse_findings",
+    "validate_findings",
+]

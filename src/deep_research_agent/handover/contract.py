@@ -36,43 +36,11 @@ from typing import Any
 from langchain_core.messages import AIMessage, AnyMessage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..conversation import is_harness_message
-from ..internal_names import LOCAL_PATH_RE, SANDBOX_PATH_RE, is_file_path, names_internal_tool
-from ..names import HaltedBy
+from ..domain.conversation import is_harness_message
+from ..domain.findings import Finding, Findings
+from ..domain.internal_names import LOCAL_PATH_RE, SANDBOX_PATH_RE, is_file_path, names_internal_tool
+from ..domain.names import HaltedBy
 from ..report.series import describe, inline_series
-
-class Finding(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    finding: str
-    evidence: str = ""
-    source: str
-
-    @field_validator("finding", "evidence", "source", mode="before")
-    @classmethod
-    def _text(cls, value: Any) -> str:
-        return "" if value is None else str(value).strip()
-
-
-class Findings(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    summary: str = ""
-    findings: list[Finding] = Field(default_factory=list)
-    gaps: list[str] = Field(default_factory=list)
-
-    @field_validator("gaps", mode="before")
-    @classmethod
-    def _gap_list(cls, value: Any) -> list[str]:
-        if value is None:
-            return []
-        if isinstance(value, str):
-            return [value] if value.strip() else []
-        return [str(v) for v in value if str(v).strip()]
-
-    def to_json(self) -> str:
-        return self.model_dump_json()
-
 
 def last_findings_object(text: str) -> dict[str, Any] | None:
     """The last JSON object in ``text`` that carries ``summary`` or ``findings``, wherever it sits."""

@@ -28,9 +28,9 @@ from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage
 
 from langgraph.channels import UntrackedValue
-from ..conversation import harness_message, is_harness_message, respond
-from ..guards.per_role import PerRoleMiddleware
-from ..names import RevisionReason, StatusState
+from ..domain.conversation import harness_message, is_harness_message, respond
+from ..domain.per_role import PerRoleMiddleware
+from ..domain.names import RevisionReason, StatusState
 from ..protocol.events import emit
 from ..protocol.sender import current_sender
 from ..run import current_run

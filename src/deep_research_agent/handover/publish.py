@@ -39,13 +39,14 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from ..names import StatusState, ToolErrorClass, ToolName
+from ..domain.names import StatusState, ToolErrorClass, ToolName
 from ..protocol.events import emit
-from ..protocol.secrets import redact
+from ..domain.secrets import redact
 from ..protocol.sender import Sender, current_sender
 from ..report.vetting import draft_report
-from ..run import HandOver, Run, current_run
-from ..tools.errors import tool_error_text
+from ..evidence.store import HandOver
+from ..run import Run, current_run
+from ..domain.errors import tool_error_text
 from .contract import capped_findings, capped_text
 
 logger = logging.getLogger(__name__)

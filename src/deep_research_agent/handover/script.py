@@ -29,13 +29,13 @@ from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.channels import UntrackedValue
 
-from ..conversation import harness_message, is_harness_message, respond
-from ..guards.per_role import PerRoleMiddleware
-from ..names import EvidenceKind, RevisionReason, ScriptStatus, StatusState, ToolName
+from ..domain.conversation import harness_message, is_harness_message, respond
+from ..domain.per_role import PerRoleMiddleware
+from ..domain.names import EvidenceKind, RevisionReason, ScriptStatus, StatusState, ToolName
 from ..protocol.events import emit
 from ..protocol.sender import current_sender
 from ..run import current_run
-from ..tools.errors import ToolFailure
+from ..domain.errors import ToolFailure
 
 if TYPE_CHECKING:
     from ..sandbox.connector import SandboxConnector

@@ -2,24 +2,23 @@
 
 ``namespace`` says whose entries a run reaches, ``base`` stores and retrieves them, ``tools`` gives the
 research sub-agents ``remember`` and ``query``, and ``findings`` stores a delivered report's findings when
-``remember_findings`` is on; ``cli/kb.py`` lists, exports and deletes a dataset for ``./run.sh kb``. Exports
-load lazily, so the client reads ``namespace`` without loading the agent stack.
+``remember_findings`` is on; ``cli/kb.py`` lists, exports and deletes a dataset for ``./run.sh kb``.
 """
 
-from .._exports import lazy_exports
+from .base import KnowledgeBase, KnowledgeEntry, MAX_ENTRY_CHARS, rank_lexically, Retrieval
+from .findings import remember_findings
+from .namespace import DEFAULT_DATASET, KNOWLEDGE_NAMESPACE, knowledge_namespace
+from .tools import build_knowledge_tools
 
-__all__, __getattr__ = lazy_exports(
-    __name__,
-    {
-        "DEFAULT_DATASET": "namespace",
-        "KNOWLEDGE_NAMESPACE": "namespace",
-        "MAX_ENTRY_CHARS": "base",
-        "KnowledgeBase": "base",
-        "KnowledgeEntry": "base",
-        "Retrieval": "base",
-        "build_knowledge_tools": "tools",
-        "knowledge_namespace": "namespace",
-        "rank_lexically": "base",
-        "remember_findings": "findings",
-    },
-)
+__all__ = [
+    "DEFAULT_DATASET",
+    "KNOWLEDGE_NAMESPACE",
+    "KnowledgeBase",
+    "KnowledgeEntry",
+    "MAX_ENTRY_CHARS",
+    "Retrieval",
+    "build_knowledge_tools",
+    "knowledge_namespace",
+    "rank_lexically",
+    "remember_findings",
+]

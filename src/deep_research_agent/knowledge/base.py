@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from langgraph.store.base import BaseStore, Item
 
-from ..report.evidence_text import STOPWORDS
+from ..evidence.text import STOPWORDS
 
 MAX_ENTRY_CHARS = 20_000
 SearchMethod = Literal["vector", "lexical"]

@@ -9,7 +9,7 @@ raised. Returns how many entries were stored.
 
 from __future__ import annotations
 
-from ..clock import utc_now_iso
+from ..domain.clock import utc_now_iso
 from ..run import Run
 from .base import MAX_ENTRY_CHARS, KnowledgeBase, KnowledgeEntry, entry_key
 from .tools import store_entry

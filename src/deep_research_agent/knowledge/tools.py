@@ -36,12 +36,12 @@ from langgraph.config import get_config, get_store
 from langgraph.store.base import BaseStore
 from pydantic import BaseModel, Field
 
-from ..clock import utc_now_iso
-from ..names import EvidenceKind, RecordKind, StatusState, ToolName
+from ..domain.clock import utc_now_iso
+from ..domain.names import EvidenceKind, RecordKind, StatusState, ToolName
 from ..protocol.events import emit
 from ..protocol.sender import current_sender
 from ..run import Run, current_run
-from ..tools.errors import ToolFailure
+from ..domain.errors import ToolFailure
 from .base import MAX_ENTRY_CHARS, KnowledgeBase, KnowledgeEntry, Retrieval, entry_key
 from ..run.owner import run_user
 from .namespace import knowledge_namespace

@@ -2,15 +2,14 @@
 state decided from one record, and the fallback report of a run that ended undelivered.
 """
 
-from .._exports import lazy_exports
+from .end_state import decide_end, EndRecord, EndStatus
+from .middleware import RunLifecycleMiddleware
+from .triage import TriageRouterMiddleware
 
-__all__, __getattr__ = lazy_exports(
-    __name__,
-    {
-        "EndRecord": "end_state",
-        "EndStatus": "end_state",
-        "RunLifecycleMiddleware": "middleware",
-        "TriageRouterMiddleware": "triage",
-        "decide_end": "end_state",
-    },
-)
+__all__ = [
+    "EndRecord",
+    "EndStatus",
+    "RunLifecycleMiddleware",
+    "TriageRouterMiddleware",
+    "decide_end",
+]

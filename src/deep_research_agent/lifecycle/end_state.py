@@ -14,15 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from ..names import EndReason, StatusState
+from ..domain.names import EndReason, StatusState
+from ..domain.stops import RunError
 from ..run import Halt, Run
-
-
-class RunError(TypedDict):
-    """A failure that ends the run, as kept in the orchestrator's state (plain strings, checkpointable)."""
-
-    reason: str
-    detail: str
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,14 @@ from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, AnyMessage
 
-from ..conversation import is_harness_message
+from ..domain.conversation import is_harness_message
 from ..delivery.final_text import classify_final_text
-from ..names import ToolName
+from ..domain.names import ToolName
 from ..report.salvage import incomplete_banner, salvage_report
 from ..report.vetting import finalise, vet_report
-from ..run import EvidenceStore, Halt
-from .end_state import RunError
+from ..evidence.store import EvidenceStore
+from ..run import Halt
+from ..domain.stops import RunError
 
 
 def fallback_report(messages: Sequence[AnyMessage], evidence: EvidenceStore, *, why: str) -> str:

@@ -67,13 +67,13 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 from langgraph.types import Command
 
-from ..conversation import deliverable_message, is_harness_message
+from ..domain.conversation import deliverable_message, is_harness_message
 from ..delivery.stop import start_watching
 from ..delivery.turn_end import deliverable
 from ..guards.budget import effective_recursion_limit
 from ..knowledge import KnowledgeBase, knowledge_namespace, remember_findings
-from ..clock import format_elapsed
-from ..names import EndReason, Outcome, StatusState, ToolErrorClass
+from ..domain.clock import format_elapsed
+from ..domain.names import EndReason, Outcome, StatusState, ToolErrorClass
 from ..protocol.events import emit
 from ..run import (
     NoRunError,
@@ -94,11 +94,13 @@ from ..run import (
     save_ledger,
     start_keeping,
 )
+from ..sandbox.session import SandboxSession
 from ..settings import ResearchConfig
 from ..tasks.middleware import finish_task, open_task
-from ..tools.errors import tool_error_text
-from .containment import INTERNAL_ERROR, contain_hook_failures
-from .end_state import EndRecord, RunError, decide_end, owes_report
+from ..domain.errors import tool_error_text
+from ..run.containment import INTERNAL_ERROR, contain_hook_failures
+from .end_state import EndRecord, decide_end, owes_report
+from ..domain.stops import RunError
 from .fallback_report import fallback_report, why_undelivered
 from .model_errors import describe_model_error
 from .outcome import OutcomeFacts, decide_outcome
@@ -268,8 +270,8 @@ class RunLifecycleMiddleware(AgentMiddleware):
                 await release_slot(runtime.store, run.slot)
             return await self._close(state, run, runtime.store)
         finally:
-            if run.sandbox is not None:
-                await run.sandbox.close()
+            if (sandbox := run.attachments.get(SandboxSession)) is not None:
+                await sandbox.close()
             close_run(run.key)
 
     async def _finish_recording(self, store: BaseStore | None, config: dict[str, Any], run: Run) -> None:

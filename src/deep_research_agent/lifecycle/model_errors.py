@@ -13,7 +13,7 @@ import json
 import httpx
 import openai
 
-from ..protocol.secrets import redact
+from ..domain.secrets import redact
 from ..settings import ResearchConfig
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..names import ClaimVerdict, EndReason, Outcome
+from ..domain.names import ClaimVerdict, EndReason, Outcome
 from .end_state import EndStatus
 
 _NOTHING_DELIVERED = frozenset(

@@ -36,10 +36,10 @@ from langgraph.constants import TAG_NOSTREAM
 from langgraph.types import Command
 
 from .. import prompts
-from ..conversation import is_fresh_turn, previous_turns, turn_messages
+from ..domain.conversation import is_fresh_turn, previous_turns, turn_messages
 from ..delivery.clarification import prose_questions
 from ..models import chat_model
-from ..names import StatusState, ToolName
+from ..domain.names import StatusState, ToolName
 from ..protocol.events import emit
 from ..settings import ResearchConfig, Slot
 

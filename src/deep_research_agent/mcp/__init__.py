@@ -6,17 +6,13 @@ The agent is always the MCP client; the server list comes from the run's ``confi
 environment, with the precedence, URL guard and credential scoping that ``servers`` states.
 """
 
-from .._exports import lazy_exports
+from .calls import instrument, source_label
+from .listing import list_tools, Listing, listings_digest
 
-__all__, __getattr__ = lazy_exports(
-    __name__,
-    {
-        "Listing": "listing",
-        "instrument": "calls",
-        "source_label": "calls",
-        "McpServer": "servers",
-        "list_tools": "listing",
-        "listings_digest": "listing",
-        "resolve_servers": "servers",
-    },
-)
+__all__ = [
+    "Listing",
+    "instrument",
+    "list_tools",
+    "listings_digest",
+    "source_label",
+]

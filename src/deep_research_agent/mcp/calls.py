@@ -47,16 +47,17 @@ from typing import Any
 import httpx
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
-from ..names import EvidenceKind, StatusState
+from ..domain.names import EvidenceKind, StatusState
 from ..protocol.events import emit
-from ..protocol.secrets import redact
+from ..domain.secrets import redact
 from ..protocol.sender import current_sender
-from ..retry_after import backoff_s, retry_after_s
+from ..domain.retry_after import backoff_s, retry_after_s
 from ..run import current_run, run_key
-from ..tools.errors import ToolFailure, retrieval_answered, retrieval_failure_text
+from ..domain.errors import ToolFailure
+from ..tools.errors import retrieval_answered, retrieval_failure_text
 from ..tools.results import ResultLimits, fit_result
 from .errors import describe, innermost
-from .servers import McpServer
+from ..settings.mcp_servers import McpServer
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import httpx
 
-from ..protocol.secrets import redact
+from ..domain.secrets import redact
 
 
 def innermost(exc: BaseException) -> BaseException:

@@ -34,10 +34,10 @@ from urllib.parse import urlsplit
 from langchain_core.tools import BaseTool
 from langchain_mcp_adapters.client import MultiServerMCPClient
 
-from ..addresses import link_local_or_metadata, parse_ip_literal
-from ..names import StatusState
+from ..domain.addresses import link_local_or_metadata, parse_ip_literal
+from ..domain.names import StatusState
 from .errors import describe
-from .servers import McpServer
+from ..settings.mcp_servers import McpServer
 
 logger = logging.getLogger(__name__)
 

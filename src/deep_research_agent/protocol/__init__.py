@@ -1,21 +1,18 @@
-"""What leaves the process: typed events on the ``custom`` channel, who sent them, and secret scrubbing.
+"""What leaves the process: typed events on the ``custom`` channel and who sent them (secrets are scrubbed by
+``domain/secrets.py``).
 
 The event models reuse the domain models (findings, usage, citation summary), so the schema is the code.
 """
 
-from .._exports import lazy_exports
+from .events import emit, EVENT_MODELS, EVENT_TYPES, PROTOCOL_VERSION, STOP_REQUESTS_NAMESPACE
+from .sender import current_sender, Sender
 
-__all__, __getattr__ = lazy_exports(
-    __name__,
-    {
-        "EVENT_MODELS": "events",
-        "EVENT_TYPES": "events",
-        "PROTOCOL_VERSION": "events",
-        "STOP_REQUESTS_NAMESPACE": "events",
-        "Sender": "sender",
-        "current_sender": "sender",
-        "emit": "events",
-        "redact": "secrets",
-        "register_secrets": "secrets",
-    },
-)
+__all__ = [
+    "EVENT_MODELS",
+    "EVENT_TYPES",
+    "PROTOCOL_VERSION",
+    "STOP_REQUESTS_NAMESPACE",
+    "Sender",
+    "current_sender",
+    "emit",
+]

@@ -31,9 +31,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 from pydantic_core import to_jsonable_python
 
-from ..clock import format_elapsed, utc_now_iso
-from ..handover.contract import Finding
-from ..names import (
+from ..domain.clock import format_elapsed, utc_now_iso
+from ..domain.findings import Finding
+from ..domain.names import (
     Ceiling,
     EndReason,
     HaltedBy,
@@ -46,11 +46,11 @@ from ..names import (
     StopMode,
     ToolErrorClass,
 )
-from ..report.citations import CitationSummary
-from ..report.claims import ClaimSummary
-from ..run.usage import RoleUsage
-from ..tasks.diff import MovedFigure
-from .secrets import redact_tree
+from ..domain.claims import CitationSummary
+from ..domain.claims import ClaimSummary
+from ..domain.usage import RoleUsage
+from ..domain.task_diff import MovedFigure
+from ..domain.secrets import redact_tree
 from .sender import current_sender
 
 logger = logging.getLogger(__name__)

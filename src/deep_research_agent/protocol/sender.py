@@ -9,7 +9,7 @@ from __future__ import annotations
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from ..names import Role
+from ..domain.names import Role
 
 
 @dataclass(frozen=True)

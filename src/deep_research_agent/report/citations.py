@@ -25,70 +25,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from ..handover.contract import Finding, Findings
-from .evidence_text import EvidenceLibrary, EvidenceLike, EvidenceText, quote_fragments, source_key
-from .figures import figures_in, unsupported
+from ..domain.claims import CITATION_ACTIONS, Action, CitationRecord, CitationSummary, Reason
+from ..domain.findings import Finding, Findings
+from ..evidence.text import EvidenceLibrary, EvidenceLike, EvidenceText, quote_fragments, source_key
+from ..evidence.figures import figures_in, unsupported
 from .markdown import SourceEntry, citation_groups, first_use_order, source_entries, split_sources
-
-Reason = Literal[
-    "quote_verified",
-    "snippet_quote_verified",
-    "page_retrieved",
-    "search_snippet_only",
-    "quote_not_found",
-    "quote_missing",
-    "number_not_in_quote",
-    "no_url",
-    "not_retrieved",
-    "no_source_entry",
-    "empty_entry",
-]
-Action = Literal["keep", "flag", "remove"]
-
-_ACTIONS: dict[str, Action] = {
-    "quote_verified": "keep",
-    "snippet_quote_verified": "keep",
-    "page_retrieved": "keep",
-    "search_snippet_only": "flag",
-    "quote_not_found": "flag",
-    "quote_missing": "flag",
-    "number_not_in_quote": "flag",
-    "no_url": "flag",
-    "not_retrieved": "remove",
-    "no_source_entry": "remove",
-    "empty_entry": "remove",
-}
-
-
-class CitationRecord(BaseModel):
-    index: int
-    url: str | None = None
-    title: str = ""
-    evidence_id: str | None = None
-    verified: bool
-    reason: Reason
-    detail: str = ""
-
-    @computed_field  # type: ignore[prop-decorator]
-    @property
-    def action(self) -> Action:
-        return _ACTIONS[self.reason]
-
-
-class CitationSummary(BaseModel):
-    """What vetting did to the delivered report's citations (also the ``usage`` event's ``citations``)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    valid: int = Field(default=0, description="Cited sources the run retrieved whose findings' quotes and figures hold.")
-    repaired: int = Field(default=0, description="Cited sources the report gate sent back that the revision fixed.")
-    removed: int = Field(default=0, description="Citations of sources the run never retrieved, removed on delivery.")
-    flagged: int = Field(
-        default=0,
-        description="Cited sources kept but not verified: read only as a search snippet, or a finding's quote or figure "
-        "from them did not check out.",
-    )
-
 
 class CitationReport(BaseModel):
     citations: list[CitationRecord]
@@ -148,7 +89,7 @@ def _judge(
     if not texts:
         return CitationRecord(**base, verified=False, reason="not_retrieved" if entry.url else "no_url")
     reason, evidence_id, detail = _weigh(texts, claims.get(source_key(source), []))
-    return CitationRecord(**base, evidence_id=evidence_id, verified=_ACTIONS[reason] == "keep", reason=reason, detail=detail)
+    return CitationRecord(**base, evidence_id=evidence_id, verified=CITATION_ACTIONS[reason] == "keep", reason=reason, detail=detail)
 
 
 def _weigh(held: list[EvidenceText], claims: list[Finding]) -> tuple[Reason, str, str]:

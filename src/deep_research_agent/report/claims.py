@@ -30,10 +30,12 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..names import ClaimVerdict
-from .citations import CitationRecord, CitationReport
-from .evidence_text import EvidenceLibrary, EvidenceText, Span, content_words, normalise_for_match, quote_fragments
-from .figures import DATE, IDENTIFIER, YEAR, Figure, figures_in, masked_for_figures, same_measure, supports
+from ..domain.names import ClaimVerdict
+from ..domain.claims import ClaimRecord, ClaimSource, ClaimSummary
+from ..domain.claims import CitationRecord
+from .citations import CitationReport
+from ..evidence.text import EvidenceLibrary, EvidenceText, Span, content_words, normalise_for_match, quote_fragments
+from ..evidence.figures import DATE, IDENTIFIER, YEAR, Figure, figures_in, masked_for_figures, same_measure, supports
 from .markdown import CITATION_RE, CitationGroup, citation_groups, mask_code, split_sources
 
 UNVERIFIED_MARK = "[unverified]"
@@ -43,42 +45,6 @@ _CONTEXT_WORDS = 6
 # another cited source, those sharing most words with the claim, are read for a conflicting value.
 _NEAREST_HITS = 8
 _CONFLICT_SENTENCES = 12
-
-
-class ClaimSource(BaseModel):
-    """One source a claim cites, and the sentence of its text nearest to the claim."""
-
-    index: int
-    url: str | None = None
-    title: str = ""
-    evidence_id: str | None = None
-    sentence: str = Field(default="", description="The sentence of the source's text nearest to the claim; empty when none.")
-
-
-class ClaimRecord(BaseModel):
-    """The verdict on one claim of the delivered report."""
-
-    claim: str = Field(description="The sentence, list item or table cell as delivered.")
-    indexes: list[int] = Field(default_factory=list, description="The sources it cites, by their [n].")
-    verdict: ClaimVerdict
-    tokens: list[str] = Field(default_factory=list, description="The figures or quotes that do not check out, as written.")
-    detail: str = ""
-    sources: list[ClaimSource] = Field(default_factory=list)
-
-
-class ClaimSummary(BaseModel):
-    """Counts of the delivered report's claims (on the ``report`` and ``usage`` events)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    claims: int = Field(default=0, description="Claims checked: cited sentences, items and cells, and uncited ones stating a figure.")
-    supported: int = Field(default=0, description="Claims whose figures and quotes are all in the text they cite.")
-    flagged: int = Field(default=0, description="Claims delivered marked [unverified].")
-    unsupported_number: int = 0
-    unsupported_quote: int = 0
-    source_not_read: int = 0
-    conflicting: int = 0
-    uncited_number: int = 0
 
 
 @dataclass(frozen=True)

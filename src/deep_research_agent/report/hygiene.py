@@ -26,7 +26,7 @@ import json
 import re
 from pydantic import BaseModel
 
-from ..internal_names import (
+from ..domain.internal_names import (
     BARE_TOOL_NAMES,
     LOCAL_PATH_RE,
     ROLE_RE,

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..handover.contract import Findings
-from ..urls import domain_of
+from ..domain.findings import Findings
+from ..domain.urls import domain_of
 
 if TYPE_CHECKING:  # the run's stores import the report's citation models
-    from ..run.evidence import EvidenceStore
+    from ..evidence.store import EvidenceStore
 
 _UNIT_TITLE_CHARS = 120
 

@@ -23,14 +23,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..corpora.citing import readable_corpus_sources
+from .corpus_sources import readable_corpus_sources
 from .citations import CitationReport, check_citations, repair_report
-from .claims import ClaimCheck, ClaimRecord, ClaimSummary, check_claims, mark_unverified
+from .claims import ClaimCheck, check_claims, mark_unverified
+from ..domain.claims import ClaimRecord, ClaimSummary
 from .hygiene import lint_citations, scrub_report
 from .salvage import salvage_report
 
 if TYPE_CHECKING:  # the run's stores import the report's citation models
-    from ..run.evidence import EvidenceStore
+    from ..evidence.store import EvidenceStore
 
 
 @dataclass(frozen=True)

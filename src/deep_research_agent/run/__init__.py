@@ -10,34 +10,26 @@ a live run's stores there too, for the process that resumes the run after its ow
 from .admission import ACTIVE_RUNS_NAMESPACE, Admission, RunSlot, admit, keep_slot, owner_key, release_slot, start_keeping
 from .archive import EVIDENCE_NAMESPACE, archive_evidence, evidence_namespace, evidence_summaries, stored_evidence
 from .control import Halt, RunControl
-from .evidence import CorpusLocation, EvidenceRecord, EvidenceStore, HandOver, SourceRecord
 from .ledger import LEDGER_NAMESPACE, forget_ledger, restore_ledger, save_ledger
 from .owner import ANONYMOUS_USER, client_namespaces, run_owner, run_user
 from .recording import RecordingLedger, note_recording_failure, record_ops
 from .registry import NoRunError, Run, bound_run, close_run, current_run, is_open, run_key
-from .usage import CACHED_TOKEN_WEIGHT, RoleUsage, UsageMeter
+from .usage import UsageMeter
 
 __all__ = [
     "ACTIVE_RUNS_NAMESPACE",
     "ANONYMOUS_USER",
     "Admission",
-    "CACHED_TOKEN_WEIGHT",
-    "CorpusLocation",
     "EVIDENCE_NAMESPACE",
-    "EvidenceRecord",
-    "EvidenceStore",
     "note_recording_failure",
     "record_ops",
     "Halt",
-    "HandOver",
     "LEDGER_NAMESPACE",
     "NoRunError",
     "RecordingLedger",
-    "RoleUsage",
     "Run",
     "RunControl",
     "RunSlot",
-    "SourceRecord",
     "UsageMeter",
     "admit",
     "archive_evidence",

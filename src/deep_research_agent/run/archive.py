@@ -26,7 +26,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, Item, PutOp
 
-from .evidence import CorpusLocation, EvidenceRecord
+from ..evidence.store import CorpusLocation, EvidenceRecord
 from .recording import record_ops
 
 EVIDENCE_NAMESPACE = ("deep_research_agent", "evidence")

@@ -14,7 +14,7 @@ import threading
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..names import Ceiling, EndReason, HaltedBy
+from ..domain.names import Ceiling, EndReason, HaltedBy
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from langgraph.store.base import BaseStore, PutOp
 
 from .archive import evidence_namespace, evidence_record, evidence_summary
-from .evidence import EvidenceRecord
+from ..evidence.store import EvidenceRecord
 
 if TYPE_CHECKING:
     from .registry import Run

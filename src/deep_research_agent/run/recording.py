@@ -24,8 +24,8 @@ from collections.abc import Sequence
 
 from langgraph.store.base import BaseStore, PutOp, validate_op_namespace
 
-from ..names import RecordKind
-from ..protocol.secrets import redact
+from ..domain.names import RecordKind
+from ..domain.secrets import redact
 from .failures import RecordingFailure, RunFailures
 
 logger = logging.getLogger(__name__)

@@ -4,7 +4,7 @@ Sub-agents run as separate graphs with their own state, so run-wide facts cannot
 agent's state. They live in the run's stores, found by the run id in the LangGraph config:
 - ``current_run()`` inside a graph run returns that run's stores, created on first use; outside a run
   it raises ``NoRunError``, unless code (a unit test, a tool called directly) opened one with ``bound_run``;
-- ``close_run`` drops a run's stores when it ends or is cancelled, and has its sandbox session deleted;
+- ``close_run`` drops a run's stores when it ends or is cancelled, and discards what features attached to it (the sandbox session is deleted);
   the registry is bounded, so a run that dies before its end hook cannot leak memory for long.
 """
 
@@ -18,21 +18,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langgraph.config import get_config
 
 from .admission import RunSlot
+from .attachments import Attachments
 from .control import RunControl
-from ..clock import utc_now_iso
-from .evidence import EvidenceStore
+from ..domain.clock import utc_now_iso
+from ..evidence.store import EvidenceStore
 from .failures import RunFailures
 from .recording import RecordingLedger
 from .usage import UsageMeter
-
-if TYPE_CHECKING:
-    from ..sandbox.session import SandboxSession
-    from ..tasks.context import TaskContext
 
 _MAX_OPEN_RUNS = 256
 
@@ -59,10 +56,9 @@ class Run:
     skills_applied: set[str] = field(default_factory=set)
     mcp_slots: asyncio.Semaphore | None = None
     """The run's MCP call slots, shared by every agent of the run (``mcp/calls.py`` makes it on first use)."""
-    sandbox: SandboxSession | None = None
-    """The run's sandbox session, shared by all its agents (``sandbox/connector.py`` makes it on first use)."""
-    task: TaskContext | None = None
-    """The named task this run continues or starts (``tasks/middleware.py`` sets it when the run starts)."""
+    attachments: Attachments = field(default_factory=Attachments)
+    """What features keep per run under their own type: the sandbox session (``sandbox/connector.py``), the
+    named task (``tasks/middleware.py``)."""
     opening_statuses: list[dict[str, Any]] = field(default_factory=list)
     """Status events the graph factory found for this run before it started (its MCP connections), which
     the run emits right after ``run_start``."""
@@ -130,8 +126,7 @@ def close_run(key: str) -> None:
 
 def _release(run: Run) -> None:
     run.control.close()
-    if run.sandbox is not None:
-        run.sandbox.discard()
+    run.attachments.discard_all()
 
 
 def is_open(key: str) -> bool:

@@ -7,18 +7,18 @@ dies; ``connector`` builds that per graph with the skill helpers to upload; ``ba
 sandbox backend protocol over it; ``tools`` trims deepagents' file and execute tools per role.
 """
 
-from .._exports import lazy_exports
+from .backend import SandboxBackend
+from .client import SessionGone, SidecarClient
+from .connector import sandbox_connector, SandboxConnector
+from .session import SandboxSession
+from .tools import sandbox_tools
 
-__all__, __getattr__ = lazy_exports(
-    __name__,
-    {
-        "SandboxBackend": "backend",
-        "SandboxConnector": "connector",
-        "SandboxSession": "session",
-        "SessionGone": "client",
-        "SidecarClient": "client",
-        "missing_package": "hosted",
-        "sandbox_connector": "connector",
-        "sandbox_tools": "tools",
-    },
-)
+__all__ = [
+    "SandboxBackend",
+    "SandboxConnector",
+    "SandboxSession",
+    "SessionGone",
+    "SidecarClient",
+    "sandbox_connector",
+    "sandbox_tools",
+]

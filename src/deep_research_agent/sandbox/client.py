@@ -31,9 +31,9 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from ..protocol.secrets import redact, register_secrets
-from ..retry_after import retry_after_s
-from ..tools.errors import ToolFailure
+from ..domain.secrets import redact, register_secrets
+from ..domain.retry_after import retry_after_s
+from ..domain.errors import ToolFailure
 
 _DEAD_SESSION = re.compile(r"no such container|is not running|no such session|unknown session|session not found", re.I)
 _DETAIL_CHARS = 300

@@ -1,7 +1,7 @@
 """Per graph: the sandbox its runs use, opened per run on first use, and the skill helpers put into it.
 
 Contract:
-- ``sandbox_connector(settings, skills)`` is None when the settings attach no sandbox (code execution is
+- ``sandbox_connector(settings, helpers)`` is None when the settings attach no sandbox (code execution is
   then disabled: no execute tool, no coding or extract sub-agent, and the prompts say so); otherwise it
   is built once per graph, at build time, and holds no run's state;
 - ``SandboxConnector.session()`` is the current run's ``SandboxSession``, made on first use and kept in
@@ -17,8 +17,7 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..extensions.skills import SkillCatalog
-from ..names import SandboxProvider
+from ..domain.names import SandboxProvider
 from ..run import current_run
 from ..settings import ResearchConfig
 from .client import SidecarClient
@@ -48,10 +47,7 @@ class SandboxConnector:
         return tuple(path for path, _ in self.helpers)
 
     def session(self) -> SandboxSession:
-        run = current_run()
-        if run.sandbox is None:
-            run.sandbox = self.new_session()
-        return run.sandbox
+        return current_run().attachments.setdefault(SandboxSession, self.new_session)
 
     def new_session(self) -> SandboxSession:
         """A session of its own (the run's is ``session()``): for the sandbox service, with one connection
@@ -70,20 +66,8 @@ class SandboxConnector:
         return await open_hosted(self.provider, timeout_s=self.session_timeout_s, network=self.network)
 
 
-def sandbox_connector(settings: ResearchConfig, skills: SkillCatalog) -> SandboxConnector | None:
+def sandbox_connector(settings: ResearchConfig, helpers: Sequence[tuple[str, bytes]] = ()) -> SandboxConnector | None:
+    """The graph's sandbox, with ``helpers`` (sandbox path, bytes) to upload into each session; None without one."""
     if not settings.sandbox_attached or settings.problems:
         return None
-    return SandboxConnector(settings, skill_helpers(skills))
-
-
-def skill_helpers(catalog: SkillCatalog) -> list[tuple[str, bytes]]:
-    """Each loaded skill's ``*.py`` modules, as (sandbox path, bytes); an unreadable one is skipped with a log line."""
-    helpers = []
-    for skill in catalog.skills:
-        folder = Path(catalog.directory) / Path(skill.path).parent.name
-        for module in sorted(folder.glob("*.py")):
-            try:
-                helpers.append((f"{HELPERS_ROOT}/{folder.name}/{module.name}", module.read_bytes()))
-            except OSError as exc:
-                logger.warning("skill helper %s is not uploaded: %s", module, exc.strerror)
-    return helpers
+    return SandboxConnector(settings, helpers)

@@ -1,9 +1,9 @@
 """deepagents' hosted sandbox integrations (Daytona, Modal, E2B, Runloop) as session providers.
 
 Contract:
-- ``HOSTED`` names, per provider, the PyPI package of its deepagents integration and the module it imports;
-  none is a dependency of this project. ``missing_package(provider)`` says which package is absent (the
-  settings turn that into a ``config_error`` that names the install command), checked without importing;
+- ``HOSTED`` pairs each provider's integration package (``domain/sandbox_providers.py``: the PyPI package and
+  the module it imports; none is a dependency of this project) with how to open its sandbox. The settings
+  turn a missing package into a ``config_error`` that names the install command, checked without importing;
 - ``open_hosted(provider, timeout_s, network)`` creates one sandbox through the provider's SDK (in a worker
   thread: the SDKs block) and wraps it in the integration's ``BaseSandbox`` class; the provider's own
   credentials come from its usual environment variable (``DAYTONA_API_KEY``, Modal's token,
@@ -38,9 +38,10 @@ from deepagents.backends.protocol import (
     execute_accepts_timeout,
 )
 
-from ..names import SandboxProvider
-from ..protocol.secrets import redact
-from ..tools.errors import ToolFailure
+from ..domain.names import SandboxProvider
+from ..domain.secrets import redact
+from ..domain.errors import ToolFailure
+from ..domain.sandbox_providers import HOSTED_PACKAGES, IntegrationPackage
 from .client import SessionGone
 
 _GONE = re.compile(r"not found|no such|not running|terminated|has been stopped|does not exist", re.I)
@@ -48,9 +49,12 @@ _GONE = re.compile(r"not found|no such|not running|terminated|has been stopped|d
 
 @dataclass(frozen=True)
 class HostedSpec:
-    package: str
-    module: str
+    integration: IntegrationPackage
     create: Callable[[int, bool], tuple[SandboxBackendProtocol, Callable[[], None]]]
+
+    @property
+    def package(self) -> str:
+        return self.integration.package
 
 
 def _daytona(timeout_s: int, network: bool) -> tuple[SandboxBackendProtocol, Callable[[], None]]:
@@ -83,20 +87,13 @@ def _runloop(timeout_s: int, network: bool) -> tuple[SandboxBackendProtocol, Cal
 
 
 HOSTED: dict[SandboxProvider, HostedSpec] = {
-    SandboxProvider.DAYTONA: HostedSpec("langchain-daytona", "langchain_daytona", _daytona),
-    SandboxProvider.MODAL: HostedSpec("langchain-modal", "langchain_modal", _modal),
-    SandboxProvider.E2B: HostedSpec("langchain-e2b", "langchain_e2b", _e2b),
-    SandboxProvider.RUNLOOP: HostedSpec("langchain-runloop", "langchain_runloop", _runloop),
+    SandboxProvider.DAYTONA: HostedSpec(HOSTED_PACKAGES[SandboxProvider.DAYTONA], _daytona),
+    SandboxProvider.MODAL: HostedSpec(HOSTED_PACKAGES[SandboxProvider.MODAL], _modal),
+    SandboxProvider.E2B: HostedSpec(HOSTED_PACKAGES[SandboxProvider.E2B], _e2b),
+    SandboxProvider.RUNLOOP: HostedSpec(HOSTED_PACKAGES[SandboxProvider.RUNLOOP], _runloop),
 }
 
 
-@cache
-def missing_package(provider: str) -> str | None:
-    """The integration package ``provider`` needs when it is not installed, else None."""
-    spec = HOSTED.get(SandboxProvider(provider))
-    if spec is None or importlib.util.find_spec(spec.module) is not None:
-        return None
-    return spec.package
 
 
 async def open_hosted(provider: SandboxProvider, *, timeout_s: int, network: bool) -> HostedRemote:

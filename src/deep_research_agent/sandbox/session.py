@@ -26,11 +26,11 @@ from typing import Protocol, TypeVar
 
 from deepagents.backends.protocol import ExecuteResponse, FileDownloadResponse, FileUploadResponse
 
-from ..clock import utc_now_iso
-from ..names import StatusState
+from ..domain.clock import utc_now_iso
+from ..domain.names import StatusState
 from ..protocol.events import emit
-from ..protocol.secrets import redact
-from ..tools.errors import ToolFailure
+from ..domain.secrets import redact
+from ..domain.errors import ToolFailure
 from .client import FileOperationFailed, SessionGone, SidecarClient
 
 logger = logging.getLogger(__name__)

@@ -23,10 +23,10 @@ from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from ..guards.per_role import PerRoleMiddleware
-from ..names import Role, ToolErrorClass, ToolName
+from ..domain.per_role import PerRoleMiddleware
+from ..domain.names import Role, ToolErrorClass, ToolName
 from ..protocol.sender import current_sender
-from ..tools.errors import tool_error_text
+from ..domain.errors import tool_error_text
 from .backend import SandboxBackend
 
 ROLE_TOOLS: dict[str, tuple[ToolName, ...]] = {

@@ -23,10 +23,11 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from ..addresses import METADATA_HOSTNAMES, link_local_or_metadata, parse_ip_literal
-from ..corpora.catalog import CorpusSpec, parse_declarations
-from ..mcp.servers import McpServer, resolve_servers
-from ..names import SandboxProvider
+from ..domain.addresses import METADATA_HOSTNAMES, link_local_or_metadata, parse_ip_literal
+from .corpora import CorpusSpec, parse_declarations
+from .mcp_servers import McpServer, resolve_servers
+from ..domain.sandbox_providers import missing_package
+from ..domain.names import SandboxProvider
 from .tiers import DEFAULT_BASE_URL, DEFAULT_TIER, MODEL_TIERS, TIER_ORDER, ModelSpec, Tier
 
 logger = logging.getLogger(__name__)
@@ -582,8 +583,6 @@ def _confine_sandbox(
         provider = SandboxProvider.SIDECAR
     values["sandbox_provider"] = str(provider)
     if provider != SandboxProvider.SIDECAR:
-        from ..sandbox.hosted import missing_package  # the sandbox package builds on these settings
-
         if package := missing_package(provider):
             problems.append(
                 f"DRA_SANDBOX_PROVIDER={provider} needs the {package} package, which is not installed: "

@@ -21,7 +21,7 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, Field, SecretStr, TypeAdapter, create_model
 from typing_extensions import TypedDict
 
-from ..mcp.servers import McpServerSpec
+from .mcp_servers import McpServerSpec
 from .resolve import LEGACY_MODEL_KEYS, ResearchConfig
 from .tiers import TIER_ORDER
 

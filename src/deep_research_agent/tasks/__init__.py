@@ -1,15 +1,14 @@
 """Named, resumable tasks: a task's memory in the LangGraph store, its view, its decisions and its re-run diff."""
 
-from .._exports import lazy_exports
+from .diff import task_diff
+from .middleware import finish_task, TaskMiddleware
+from .store import list_tasks, task_of, TaskRecord
 
-__all__, __getattr__ = lazy_exports(
-    __name__,
-    {
-        "TaskMiddleware": "middleware",
-        "TaskRecord": "store",
-        "finish_task": "middleware",
-        "list_tasks": "store",
-        "task_diff": "diff",
-        "task_of": "store",
-    },
-)
+__all__ = [
+    "TaskMiddleware",
+    "TaskRecord",
+    "finish_task",
+    "list_tasks",
+    "task_diff",
+    "task_of",
+]

@@ -20,11 +20,11 @@ from langchain.tools import ToolRuntime
 from langchain_core.tools import tool
 from langgraph.store.base import PutOp
 
-from ..clock import utc_now_iso
-from ..names import ToolErrorClass
+from ..domain.clock import utc_now_iso
+from ..domain.names import ToolErrorClass
 from ..run.owner import run_user
 from ..run.recording import record_ops
-from ..tools.errors import tool_error_text
+from ..domain.errors import tool_error_text
 from .store import TaskNameError, decision_namespace, task_of
 
 RECORD_DECISION = "record_decision"

@@ -16,18 +16,14 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from ..handover.contract import Finding
-from ..report.figures import figures_in
-from ..run.evidence import EvidenceRecord
+from ..domain.task_diff import MovedFigure
+
+from ..domain.findings import Finding
+from ..evidence.figures import figures_in
+from ..evidence.store import EvidenceRecord
 from .store import TaskRecord
 
 SECTION_TITLE = "## What changed since the last run"
-
-
-class MovedFigure(BaseModel):
-    source: str
-    before: str
-    after: str
 
 
 class TaskDiff(BaseModel):

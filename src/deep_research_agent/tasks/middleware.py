@@ -30,9 +30,9 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.store.base import BaseStore
 from langgraph.types import Command
 
-from ..clock import utc_now_iso
-from ..conversation import last_user_index, latest_user_text
-from ..names import EvidenceKind, StatusState, ToolName
+from ..domain.clock import utc_now_iso
+from ..domain.conversation import last_user_index, latest_user_text
+from ..domain.names import EvidenceKind, StatusState, ToolName
 from ..protocol.events import emit
 from ..run import Run, current_run, stored_evidence
 from ..run.archive import evidence_record
@@ -49,7 +49,7 @@ TASK_AGENT = "task"
 
 
 async def open_task(store: BaseStore | None, run: Run, config: dict[str, Any]) -> None:
-    """Load the run's named task (``configurable.task``) into ``run.task``: its record, decisions and the
+    """Load the run's named task (``configurable.task``) into the run (an attachment): its record, decisions and the
     evidence texts of its earlier runs. The lifecycle calls it as the run starts, so a task costs the graph
     no step of its own."""
     try:
@@ -66,7 +66,7 @@ async def open_task(store: BaseStore | None, run: Run, config: dict[str, Any]) -
     if previous is not None:
         context.decisions = await _read(task_decisions(store, user, name), default=[])
         context.adopted = await _adopt_sources(store, run, previous)
-    run.task = context
+    run.attachments.attach(context)
 
 
 class TaskMiddleware(AgentMiddleware):
@@ -77,7 +77,7 @@ class TaskMiddleware(AgentMiddleware):
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse:
-        context = current_run().task
+        context = current_run().attachments.get(TaskContext)
         if context is None or context.previous is None:
             return await handler(request)
         messages = list(request.messages)
@@ -89,7 +89,7 @@ class TaskMiddleware(AgentMiddleware):
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
     ) -> ToolMessage | Command:
         run = current_run()
-        context = run.task
+        context = run.attachments.get(TaskContext)
         if request.tool_call["name"] != ToolName.SUBMIT_REPORT or context is None or context.previous is None:
             return await handler(request)
         if not run.evidence.handovers():
@@ -140,7 +140,7 @@ async def finish_task(
     store: BaseStore | None, run: Run, state: dict[str, Any], *, run_id: str, status: str, outcome: str | None
 ) -> None:
     """Save the run's task, merged with what this run asked, found, read and delivered (see the contract)."""
-    context = run.task
+    context = run.attachments.get(TaskContext)
     if context is None:
         return
     now = utc_now_iso()

@@ -3,15 +3,14 @@
 model instead of raising.
 """
 
-from .._exports import lazy_exports
+from .corpus import build_corpus_tools
+from .errors import ClassifiedToolErrorsMiddleware
+from .fetch import build_web_fetch_tool
+from .search import build_web_search_tool
 
-__all__, __getattr__ = lazy_exports(
-    __name__,
-    {
-        "ClassifiedToolErrorsMiddleware": "errors",
-        "ToolFailure": "errors",
-        "build_corpus_tools": "corpus",
-        "build_web_fetch_tool": "fetch",
-        "build_web_search_tool": "search",
-    },
-)
+__all__ = [
+    "ClassifiedToolErrorsMiddleware",
+    "build_corpus_tools",
+    "build_web_fetch_tool",
+    "build_web_search_tool",
+]

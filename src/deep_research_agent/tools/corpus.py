@@ -38,11 +38,13 @@ from ..corpora.catalog import Catalog, CorpusEntry
 from ..corpora.fts5 import IndexUnavailable
 from ..corpora.locator import title_of, url_of
 from ..corpora.readers import borrow
-from ..names import EvidenceKind, ToolName
+from ..domain.names import EvidenceKind, ToolName
 from ..protocol.events import emit
 from ..protocol.sender import current_sender
-from ..run import CorpusLocation, current_run
-from .errors import ToolFailure, retrieval_answered, retrieval_failure_text
+from ..evidence.store import CorpusLocation
+from ..run import current_run
+from ..domain.errors import ToolFailure
+from .errors import retrieval_answered, retrieval_failure_text
 
 logger = logging.getLogger(__name__)
 

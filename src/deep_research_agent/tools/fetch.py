@@ -41,13 +41,15 @@ import trafilatura
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
-from ..addresses import METADATA_HOSTNAMES, IPAddress, parse_ip_literal, refusal_reason
-from ..names import EvidenceKind
+from ..domain.addresses import METADATA_HOSTNAMES, IPAddress, parse_ip_literal, refusal_reason
+from ..domain.names import EvidenceKind
 from ..protocol.events import emit
 from ..protocol.sender import current_sender
-from ..retry_after import retry_after_s
+from ..domain.retry_after import retry_after_s
 from ..run import current_run
-from .errors import ToolFailure, retrieval_answered, retrieval_failure_text
+from ..documents import Document, extract_html, extract_pdf
+from ..domain.errors import ToolFailure
+from .errors import retrieval_answered, retrieval_failure_text
 from .results import ResultLimits, fit_result
 
 logger = logging.getLogger(__name__)
@@ -70,7 +72,6 @@ _EXTRACTION_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="dra-ext
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _TEXT_TYPES = frozenset({"application/json", "application/xml"})
-_FALLBACK_DROP = "//nav|//header|//form|//noscript|//iframe|//button|//select|//menu"
 
 
 @dataclass(frozen=True)
@@ -122,19 +123,6 @@ class Download:
     content_type: str
     charset: str | None
     body: bytes
-
-
-@dataclass(frozen=True)
-class Document:
-    title: str
-    author: str
-    date: str
-    text: str
-
-    def as_text(self) -> str:
-        fields = (("Title", self.title), ("Author", self.author), ("Date", self.date))
-        header = [f"{label}: {value}" for label, value in fields if value]
-        return "\n".join(header) + ("\n\n" if header else "") + self.text.strip()
 
 
 # --------------------------------------------------------------------------
@@ -367,68 +355,6 @@ def extract_document(got: Download) -> Document:
     raise ToolFailure.permanent(
         f"unsupported content type {kind or 'unknown'} at {got.final_url}; "
         "only web pages, PDFs and plain text can be read."
-    )
-
-
-def extract_html(html: str, *, url: str | None = None) -> Document:
-    """Main content as Markdown via trafilatura, or a plain-text fallback when trafilatura gives up."""
-    # trafilatura drops menus on article pages but keeps them on tiny ones, so <nav> goes first.
-    extracted = trafilatura.extract_with_metadata(
-        html, url=url, output_format="markdown", include_tables=True, prune_xpath="//nav"
-    )
-    if extracted is not None and extracted.text:
-        return Document(
-            title=extracted.title or "",
-            author=extracted.author or "",
-            date=extracted.date or "",
-            text=_strip_front_matter(extracted.text),
-        )
-    title, text = _fallback_text(html)
-    return Document(title=title, author="", date="", text=text)
-
-
-def _strip_front_matter(markdown: str) -> str:
-    # with_metadata puts a YAML header first; its fields are already on the Document.
-    end = markdown.find("\n---\n", 3) if markdown.startswith("---\n") else -1
-    return markdown[end + 5 :] if end >= 0 else markdown
-
-
-def _fallback_text(html: str) -> tuple[str, str]:
-    """Whole-page text minus scripts, styles, navigation and forms.
-
-    trafilatura's own ``html2txt`` keeps ``<nav>`` and ``load_html`` rejects bare fragments, hence the
-    wrapping and the extra pruning.
-    """
-    tree = trafilatura.load_html(html)
-    if tree is None:
-        tree = trafilatura.load_html(f"<html><body>{html}</body></html>")
-    if tree is None:
-        return "", ""
-    title = " ".join((tree.findtext(".//title") or "").split())
-    for element in tree.xpath(_FALLBACK_DROP):
-        element.drop_tree()
-    return title, trafilatura.html2txt(tree)
-
-
-def extract_pdf(data: bytes) -> Document:
-    try:
-        reader = pypdf.PdfReader(io.BytesIO(data))
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise ToolFailure.permanent("the PDF is password-protected.")
-        pages = [(page.extract_text() or "").strip() for page in reader.pages]
-        info = reader.metadata
-    except ToolFailure:
-        raise
-    except Exception as exc:  # pypdf raises many types on malformed files
-        raise ToolFailure.permanent(f"the PDF could not be read ({type(exc).__name__}).") from None
-    text = "\n\n".join(f"[page {number}]\n{page}" for number, page in enumerate(pages, 1) if page)
-    if not text:
-        raise ToolFailure.permanent("the PDF has no extractable text (it may be scanned images).")
-    return Document(
-        title=str(info.title or "").strip() if info else "",
-        author=str(info.author or "").strip() if info else "",
-        date="",
-        text=text,
     )
 
 

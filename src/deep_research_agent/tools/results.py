@@ -40,9 +40,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
 
-from ..protocol.secrets import redact
+from ..domain.secrets import redact
 from ..report.series import summarize_values
-from .errors import ToolFailure
+from ..domain.errors import ToolFailure
 
 if TYPE_CHECKING:
     from ..sandbox.connector import SandboxConnector

@@ -36,12 +36,13 @@ from tavily.errors import TavilyKeylessLimitError
 from tavily.errors import TimeoutError as TavilyTimeoutError
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, stop_before_delay
 
-from ..names import EvidenceKind, StatusState
+from ..domain.names import EvidenceKind, StatusState
 from ..protocol.events import emit
 from ..protocol.sender import current_sender
-from ..retry_after import retry_after_s
+from ..domain.retry_after import retry_after_s
 from ..run import current_run
-from .errors import ToolFailure, retrieval_answered, retrieval_failure_text
+from ..domain.errors import ToolFailure
+from .errors import retrieval_answered, retrieval_failure_text
 
 logger = logging.getLogger(__name__)
 

@@ -28,12 +28,12 @@ from collections import OrderedDict
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from ..clock import utc_now_iso
-from ..handover.contract import Findings
-from ..report.citations import CitationRecord, CitationSummary
-from ..report.claims import ClaimRecord, ClaimSummary
-from ..report.evidence_text import EvidenceLibrary, EvidenceText
-from ..urls import domain_of, normalise_url
+from ..domain.clock import utc_now_iso
+from ..domain.findings import Findings
+from ..domain.claims import CitationRecord, CitationSummary
+from ..domain.claims import ClaimRecord, ClaimSummary
+from .text import EvidenceLibrary, EvidenceText
+from ..domain.urls import domain_of, normalise_url
 
 
 @dataclass(frozen=True)

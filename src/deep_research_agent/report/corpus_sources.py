@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..report.markdown import source_entries, split_sources
-from .locator import is_corpus_url
+from .markdown import source_entries, split_sources
+from ..corpora.locator import is_corpus_url
 
 if TYPE_CHECKING:
-    from ..run.evidence import EvidenceStore
+    from ..evidence.store import EvidenceStore
 
 
 def readable_corpus_sources(markdown: str, evidence: EvidenceStore) -> str:

@@ -40,7 +40,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import SecretStr
 from typing_extensions import NotRequired, TypedDict
 
-from ..addresses import METADATA_HOSTNAMES, link_local_or_metadata, parse_ip_literal
+from ..domain.addresses import METADATA_HOSTNAMES, link_local_or_metadata, parse_ip_literal
 
 Transport = Literal["streamable_http", "sse", "stdio"]
 Origin = Literal["run", "operator"]

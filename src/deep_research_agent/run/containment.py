@@ -21,8 +21,8 @@ from typing import Any, TypeVar
 
 from langgraph.errors import GraphBubbleUp
 
-from ..names import EndReason, Role
-from .end_state import RunError
+from ..domain.names import EndReason, Role
+from ..domain.stops import RunError
 
 logger = logging.getLogger(__name__)
 

@@ -29,8 +29,8 @@ from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from functools import cached_property
 from typing import Any, NamedTuple, Protocol
 
-from ..names import EvidenceKind
-from ..urls import normalise_url
+from ..domain.names import EvidenceKind
+from ..domain.urls import normalise_url
 from .figures import IDENTIFIER, Figure, figures_in, form_ends_a_number, supports, written_forms
 
 SNIPPET_KIND = EvidenceKind.SEARCH_RESULT
