@@ -6,7 +6,7 @@ sub-agent) is offered the tool; the model reads its description, so say what it 
 
 from __future__ import annotations
 
-from deep_research_agent.extensions import CustomTool
+from deep_research_agent.tools.custom import CustomTool
 
 
 class MyTool(CustomTool):

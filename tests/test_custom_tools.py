@@ -3,15 +3,16 @@ bounded results, classified errors and a timeout; broken and private files are s
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 from unittest.mock import patch
 
 import pytest
 
-from deep_research_agent.extensions import load_custom_tools
-from deep_research_agent.extensions.custom_tools import ARG_VALUE_CHARS
+import deep_research_agent.extensions
 from deep_research_agent.settings import ResearchConfig
+from deep_research_agent.tools.custom import ARG_VALUE_CHARS, CustomTool, load_custom_tools
 
 pytestmark = pytest.mark.anyio
 
@@ -41,6 +42,14 @@ def test_each_plugin_file_loads_its_enabled_tools_and_a_broken_or_private_file_i
     assert "a_module_that_does_not_exist" in str(error)
 
 
+def test_the_base_class_is_imported_from_tools_custom_and_has_no_other_home():
+    from deep_research_agent.tools import CustomTool as exported
+
+    assert exported is CustomTool and CustomTool.__module__ == "deep_research_agent.tools.custom"
+    assert importlib.util.find_spec("deep_research_agent.extensions.custom_tools") is None
+    assert not hasattr(deep_research_agent.extensions, "CustomTool")
+
+
 def test_a_missing_folder_holds_no_tools_and_no_errors(tmp_path):
     tools = load_custom_tools(tmp_path / "absent", settings())
     assert tools.tools == () and tools.errors == ()
@@ -48,7 +57,7 @@ def test_a_missing_folder_holds_no_tools_and_no_errors(tmp_path):
 
 def test_a_tool_whose_name_repeats_a_built_in_is_skipped(tmp_path):
     (tmp_path / "clash.py").write_text(
-        "from deep_research_agent.extensions import CustomTool\n"
+        "from deep_research_agent.tools.custom import CustomTool\n"
         "class Clash(CustomTool):\n    name = 'web_search'\n    description = 'x'\n    def run(self, q: str) -> str:\n        return q\n"
     )
     tools = load_custom_tools(tmp_path, settings())
@@ -89,7 +98,7 @@ async def test_a_large_result_is_cut_with_a_note_saying_how_much_was_shown():
 
 
 async def test_calls_emit_tool_call_and_tool_result_with_cut_args_and_the_result_size():
-    with patch("deep_research_agent.extensions.custom_tools.emit") as emit:
+    with patch("deep_research_agent.tools.custom.emit") as emit:
         await by_name()["catalog_rows"].ainvoke({"count": 3, "prefix": "p" * 500})
 
     (call_type,), call = emit.call_args_list[0]
@@ -104,7 +113,7 @@ async def test_calls_emit_tool_call_and_tool_result_with_cut_args_and_the_result
 
 
 async def test_a_tool_that_raises_gets_a_classified_error_and_a_failed_tool_result():
-    with patch("deep_research_agent.extensions.custom_tools.emit") as emit:
+    with patch("deep_research_agent.tools.custom.emit") as emit:
         text = await by_name()["explode"].ainvoke({"reason": "test"})
 
     assert text.startswith("TOOL ERROR (explode, unknown): the tool failed unexpectedly (RuntimeError).")
@@ -114,7 +123,7 @@ async def test_a_tool_that_raises_gets_a_classified_error_and_a_failed_tool_resu
 
 
 async def test_a_tool_that_hangs_is_cut_off_by_the_per_call_timeout_with_a_transient_error():
-    with patch("deep_research_agent.extensions.custom_tools.emit") as emit:
+    with patch("deep_research_agent.tools.custom.emit") as emit:
         text = await by_name(DRA_CUSTOM_TOOL_TIMEOUT="0.2")["hang"].ainvoke({"seconds": 30})
 
     assert text.startswith("TOOL ERROR (hang, transient): the tool took longer than 0.2 s and was cut off.")

@@ -1,5 +1,5 @@
 """Extensions a deployment adds without touching the code: skills (``skills``) and custom tools
-(``custom_tools``), both loaded once per graph build (``load_extensions``), never per run.
+(owned by ``tools.custom``), both loaded once per graph build (``load_extensions``), never per run.
 """
 
 from .._exports import lazy_exports
@@ -7,11 +7,8 @@ from .._exports import lazy_exports
 __all__, __getattr__ = lazy_exports(
     __name__,
     {
-        "CustomTool": "custom_tools",
-        "CustomToolSet": "custom_tools",
         "Extensions": "loading",
         "SkillCatalog": "skills",
-        "load_custom_tools": "custom_tools",
         "load_extensions": "loading",
         "load_skills": "skills",
         "skills_filesystem": "skills",

@@ -43,8 +43,8 @@ from langchain_core.tools import BaseTool, StructuredTool, tool as as_tool
 
 from ..names import ToolName
 from ..protocol.events import emit
-from ..tools.errors import ToolFailure, describe_tool_error
-from ..tools.results import ResultLimits, fit_result
+from .errors import ToolFailure, describe_tool_error
+from .results import ResultLimits, fit_result
 
 logger = logging.getLogger(__name__)
 
