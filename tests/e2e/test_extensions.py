@@ -26,7 +26,7 @@ pytestmark = pytest.mark.anyio
 
 REPORT = "# Options\n\nOption A is cheaper than option B.\n"
 SKILL_PATH = "/skills/cited-table/SKILL.md"
-FIXTURE_TOOLS = {"catalog_rows", "greeting", "explode", "hang"}
+FIXTURE_TOOLS = {"catalog_rows", "greeting", "explode", "hang", "country_code"}
 
 
 def tool_names(request: dict) -> set[str]:
