@@ -1,6 +1,7 @@
 """Custom tools: a drop-in file becomes a tool with a typed argument schema, instrumented events, encoded and
 bounded results, classified errors and a timeout; ``build_tools``/``build_tool`` factories are accepted and
-what they return is checked; broken and private files are skipped, the others load."""
+what they return is checked; broken and private files are skipped, the others load, and the graph is built
+with the custom tools on every agent."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from unittest.mock import patch
 import pytest
 
 import deep_research_agent.extensions
+from deep_research_agent import graph
+from deep_research_agent.names import Role
 from deep_research_agent.settings import ResearchConfig
 from deep_research_agent.tools.custom import ARG_VALUE_CHARS, CustomTool, load_custom_tools
 
@@ -244,3 +247,20 @@ def test_enabled_sees_the_run_config_and_decides_per_configuration(tmp_path):
 def test_the_folder_is_read_from_dra_custom_tools_dir(tmp_path):
     assert settings(DRA_CUSTOM_TOOLS_DIR=str(tmp_path)).custom_tools_dir == str(tmp_path)
 
+
+def test_every_agent_of_the_graph_gets_the_custom_tools_and_a_raising_factory_never_breaks_the_build(tmp_path):
+    folder = plugins(tmp_path, raising="def build_tool(cfg):\n    raise RuntimeError('boom')\n")
+    environ = {
+        "DRA_CUSTOM_TOOLS_DIR": str(folder),
+        # Attaches the extract and coding sub-agents; building the graph opens no sandbox session.
+        "LLM_SANDBOX_URL": "http://127.0.0.1:9",
+        "LLM_SANDBOX_TOKEN": "t" * 20,
+    }
+
+    with patch.object(graph, "create_agent", wraps=graph.create_agent) as create_agent:
+        graph.build_graph(settings(**environ))
+
+    offered = {call.kwargs["name"]: {tool.name for tool in call.kwargs["tools"]} for call in create_agent.call_args_list}
+    roles = (Role.ORCHESTRATOR, Role.RESEARCH_SUBAGENT, Role.EXTRACT_SUBAGENT, Role.CODING_SUBAGENT)
+    assert set(offered) == {role.value for role in roles}
+    assert all("good" in tools for tools in offered.values()), offered
