@@ -1,12 +1,14 @@
 """Template for a drop-in custom tool: copy this file to a name without the leading underscore.
 
-Files starting with ``_`` are never loaded. Every agent of the run (the orchestrator and each research
-sub-agent) is offered the tool; the model reads its description, so say what it returns and how to cite it.
+Files starting with ``_`` are never loaded. Every agent of the run (the orchestrator and each research,
+extract and coding sub-agent) is offered the tool; the model reads its description, so say what it returns
+and how to cite it. For tools built at load time, a module-level ``build_tools(cfg)`` returning a list of
+LangChain tools, or ``build_tool(cfg)`` returning one (or None), works instead of a class.
 """
 
 from __future__ import annotations
 
-from deep_research_agent.extensions import CustomTool
+from deep_research_agent.tools.custom import CustomTool
 
 
 class MyTool(CustomTool):

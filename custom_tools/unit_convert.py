@@ -3,8 +3,8 @@ can be compared on one scale (kWh and MJ, miles and km, °F and °C, ...)."""
 
 from __future__ import annotations
 
-from deep_research_agent.extensions import CustomTool
 from deep_research_agent.domain.errors import ToolFailure
+from deep_research_agent.tools.custom import CustomTool
 
 # Factor to the dimension's base unit (metre, kilogram, joule, watt, second, square metre, litre, pascal).
 _FACTORS: dict[str, dict[str, float]] = {

@@ -187,6 +187,18 @@ def sandbox_service() -> Iterator[SandboxService]:
         yield service
 
 
+@pytest.fixture(scope="session")
+def sandbox_agent(model_server: ScriptedModelServer, web_server: WebStandIn, sandbox_service: SandboxService) -> Iterator[AgentServer]:
+    """A ``langgraph dev`` whose operator environment attaches the sandbox service: the extract and coding
+    sub-agents exist only on it."""
+    env = {**agent_env(model_server, web_server), "LLM_SANDBOX_URL": sandbox_service.url, "LLM_SANDBOX_TOKEN": sandbox_service.token}
+    server = AgentServer(env).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 @pytest.fixture
 def held_port() -> Iterator[int]:
     """A port some other process is listening on, as far as run.sh can tell."""

@@ -42,6 +42,7 @@ from deepagents.middleware.patch_tool_calls import PatchToolCallsMiddleware
 from deepagents.middleware.subagents import CompiledSubAgent, SubAgentMiddleware
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware
+from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
 
 from . import prompts
@@ -161,10 +162,11 @@ async def _build_and_cache(key: str, settings: ResearchConfig, listings: tuple[L
 
 
 def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = (), corpora: Catalog | None = None) -> CompiledStateGraph:
-    """Assemble the orchestrator and its sub-agents for one configuration; research sub-agents also get
-    the tools of the ``mcp`` listings and of the searchable ``corpora``, and both roles' prompts name the
-    servers and corpora they can use. With ``web_search`` off the web tools are left out altogether
-    (``web_fetch`` too), and the prompts say the run has no web access."""
+    """Assemble the orchestrator and its sub-agents for one configuration; every agent gets the
+    deployment's custom tools, research sub-agents also get the tools of the ``mcp`` listings and of the
+    searchable ``corpora``, and both roles' prompts name the servers and corpora they can use. With
+    ``web_search`` off the web tools are left out altogether (``web_fetch`` too), and the prompts say the
+    run has no web access."""
     tier = settings.tier
     # Skills, skill helpers and custom tools are read here, once per distinct configuration, never per run.
     skills = SkillCatalog(Path(settings.skills_dir)) if settings.problems else load_skills(Path(settings.skills_dir))
@@ -193,7 +195,7 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = (), corpor
     knowledge_prompt = prompts.template(prompts.Prompt.KNOWLEDGE) if knowledge_tools else ""
     orchestrator_mcp, subagent_mcp = _mcp_prompts(settings, mcp)
     code_prompt = prompts.template(prompts.Prompt.CODE_EXECUTION if sandbox else prompts.Prompt.NO_CODE_EXECUTION)
-    sandbox_roles = _sandbox_roles(settings, sandbox) if sandbox else []
+    sandbox_roles = _sandbox_roles(settings, sandbox, custom_tools) if sandbox else []
     sandbox_models = {Role.EXTRACT_SUBAGENT: tier.utility.slug, Role.CODING_SUBAGENT: tier.coding.slug} if sandbox else {}
     models_by_role = {Role.RESEARCH_SUBAGENT: tier.subagent.slug, **sandbox_models}
     delegation: list[AgentMiddleware] = []
@@ -332,20 +334,21 @@ _CODING_DESCRIPTION = (
 )
 
 
-def _sandbox_roles(settings: ResearchConfig, sandbox: SandboxConnector) -> list[CompiledSubAgent]:
+def _sandbox_roles(settings: ResearchConfig, sandbox: SandboxConnector, custom_tools: Sequence[BaseTool]) -> list[CompiledSubAgent]:
     """The extract and coding sub-agents, both on the run's sandbox: the extractor on the utility model with
-    execute only and the findings gate, the coder on the tier's coding model with the file and execute tools
-    and the script gate."""
+    only execute of the sandbox's tools and the findings gate, the coder on the tier's coding model with the file and execute tools
+    and the script gate. Both also get the deployment's ``custom_tools``, like every other agent (the
+    per-role trimming in ``sandbox/tools.py`` applies to the sandbox's own tools only)."""
     backend = SandboxBackend(sandbox)
     helpers = "\n".join(f"- `{path}`" for path in sandbox.helper_paths)
     helper_section = f"## Skill helpers\nThese modules are in the sandbox; a script may import them:\n{helpers}" if helpers else ""
     extract = _sandbox_role(
         settings, backend, Role.EXTRACT_SUBAGENT, "utility", prompts.render(prompts.Prompt.EXTRACT_SUBAGENT),
-        gate=FindingsGateMiddleware(role=Role.EXTRACT_SUBAGENT),
+        gate=FindingsGateMiddleware(role=Role.EXTRACT_SUBAGENT), tools=custom_tools,
     )  # fmt: skip
     coding = _sandbox_role(
         settings, backend, Role.CODING_SUBAGENT, "coding", prompts.render(prompts.Prompt.CODING_SUBAGENT, extra=helper_section),
-        gate=ScriptGateMiddleware(role=Role.CODING_SUBAGENT, sandbox=sandbox),
+        gate=ScriptGateMiddleware(role=Role.CODING_SUBAGENT, sandbox=sandbox), tools=custom_tools,
     )  # fmt: skip
     return [
         CompiledSubAgent(name=Role.EXTRACT_SUBAGENT.value, description=_EXTRACT_DESCRIPTION, runnable=extract),
@@ -354,7 +357,14 @@ def _sandbox_roles(settings: ResearchConfig, sandbox: SandboxConnector) -> list[
 
 
 def _sandbox_role(
-    settings: ResearchConfig, backend: SandboxBackend, role: Role, slot: Slot, system_prompt: str, *, gate: AgentMiddleware
+    settings: ResearchConfig,
+    backend: SandboxBackend,
+    role: Role,
+    slot: Slot,
+    system_prompt: str,
+    *,
+    gate: AgentMiddleware,
+    tools: Sequence[BaseTool],
 ) -> Any:
     middleware = [
         ClassifiedToolErrorsMiddleware(role=role),
@@ -364,7 +374,7 @@ def _sandbox_role(
     ]
     agent = create_agent(
         chat_model(settings, slot),
-        tools=[],
+        tools=list(tools),
         system_prompt=system_prompt,
         middleware=[_guards(settings, role, settings.tier.slot(slot), middleware, gate=gate), *middleware],
         name=role.value,  # a plain string, as for the research sub-agent: checkpoints hold no enum

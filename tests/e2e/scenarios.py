@@ -10,6 +10,8 @@ from tests.support.scripted_model import agent, call, turn
 
 ORCHESTRATOR_MATCH = "You are the orchestrator of a deep research run"
 RESEARCHER_MATCH = "You are a research sub-agent"
+CODER_MATCH = "You are a coding sub-agent"
+EXTRACTOR_MATCH = "You are an extract sub-agent"
 TRIAGE_MATCH = "Classify the user's message for a research assistant"
 DIRECT_ANSWER_MATCH = "Answer the user's message directly and briefly"
 
@@ -40,6 +42,14 @@ def orchestrator(*turns: dict[str, Any], repeat_last: bool = False) -> dict[str,
 
 def researcher(*turns: dict[str, Any], repeat_last: bool = False) -> dict[str, Any]:
     return agent("researcher", RESEARCHER_MATCH, *turns, repeat_last=repeat_last)
+
+
+def coder(*turns: dict[str, Any]) -> dict[str, Any]:
+    return agent("coder", CODER_MATCH, *turns)
+
+
+def extractor(*turns: dict[str, Any]) -> dict[str, Any]:
+    return agent("extractor", EXTRACTOR_MATCH, *turns)
 
 
 def plan_and_delegate(*briefs: str) -> dict[str, Any]:

@@ -18,16 +18,15 @@ import asyncio
 import hashlib
 import json
 import re
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from langgraph_sdk import get_client
 
-from tests.conftest import agent_env
 from tests.e2e.scenarios import (
+    coder,
     end_of,
+    extractor,
     findings_json,
     message_text,
     orchestrator,
@@ -38,37 +37,18 @@ from tests.e2e.scenarios import (
     submit,
     system_text,
 )
-from tests.support.agent_server import AgentServer, stream_run
+from tests.support.agent_server import stream_run
 from tests.support.mcp_stand_in import cities_text
 from tests.support.sandbox_service import SandboxService
-from tests.support.scripted_model import agent, call, turn
+from tests.support.scripted_model import call, turn
 
 pytestmark = pytest.mark.anyio
 
-CODER_MATCH = "You are a coding sub-agent"
-EXTRACTOR_MATCH = "You are an extract sub-agent"
 CODING_MODEL = "z-ai/glm-5.3-flash"
 UTILITY_MODEL = "deepseek/deepseek-v4-flash-0731"
 SANDBOX_TOOLS = {"read_file", "write_file", "edit_file", "execute"}
-
-
-@pytest.fixture(scope="module")
-def sandbox_agent(model_server, web_server, sandbox_service: SandboxService) -> Iterator[AgentServer]:
-    """A ``langgraph dev`` whose operator environment attaches the sandbox service."""
-    env = {**agent_env(model_server, web_server), "LLM_SANDBOX_URL": sandbox_service.url, "LLM_SANDBOX_TOKEN": sandbox_service.token}
-    server = AgentServer(env).start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-def coder(*turns: dict[str, Any]) -> dict[str, Any]:
-    return agent("coder", CODER_MATCH, *turns)
-
-
-def extractor(*turns: dict[str, Any]) -> dict[str, Any]:
-    return agent("extractor", EXTRACTOR_MATCH, *turns)
+# The project's shipped custom tool (custom_tools/unit_convert.py), which every agent is offered.
+SHIPPED_CUSTOM_TOOL = "convert_units"
 
 
 def delegate(brief: str, subagent: str) -> dict[str, Any]:
@@ -134,7 +114,7 @@ async def test_the_coding_sub_agent_writes_fixes_and_runs_one_script_and_its_out
     assert start["model"] == CODING_MODEL and start["task_id"] == script["task_id"]
 
     requests = requests_of(scripted, "coder")
-    assert all(offered(r) == SANDBOX_TOOLS for r in requests)
+    assert all(offered(r) == SANDBOX_TOOLS | {SHIPPED_CUSTOM_TOOL} for r in requests)
     refusal, v1, _, final = (tool_results(requests[n])[-1] for n in (1, 3, 4, 5))
     assert refusal.startswith("TOOL ERROR (execute, permanent): `python -c` one-liners are not run here")
     assert v1.startswith("mean=6.0\n") and "[Command succeeded with exit code 0]" in v1
@@ -193,7 +173,7 @@ async def test_an_offloaded_mcp_result_is_read_by_an_extract_sub_agent_whose_fin
     assert result["ok"] and result["bytes"] == len(text.encode())
 
     [read] = requests_of(scripted, "extractor")[1:]
-    assert offered(read) == {"execute"} and tool_results(read)[-1].startswith(quote)
+    assert offered(read) == {"execute", SHIPPED_CUSTOM_TOOL} and tool_results(read)[-1].startswith(quote)
     starts = {s["subagent"]: s for s in run.statuses("subagent_start")}
     assert starts["extract-subagent"]["model"] == UTILITY_MODEL and starts["extract-subagent"]["role"] == "extract-subagent"
     handed = run.of_type("subagent_findings")

@@ -1,5 +1,6 @@
-"""Skills and custom tools through ``langgraph dev`` and the SDK: what each role is offered, what it reads,
-the events, the warnings, and the operator's say over which folders a run may load."""
+"""Skills and custom tools through ``langgraph dev`` and the SDK: what each role is offered (custom tools:
+every role, the extract and coding sub-agents on a sandboxed server too), what it reads, the events, the
+warnings, and the operator's say over which folders a run may load."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import pytest
 
 from tests.conftest import EXTENSION_FIXTURES
 from tests.e2e.scenarios import (
+    coder,
+    extractor,
     findings_json,
     message_text,
     orchestrator,
@@ -26,7 +29,8 @@ pytestmark = pytest.mark.anyio
 
 REPORT = "# Options\n\nOption A is cheaper than option B.\n"
 SKILL_PATH = "/skills/cited-table/SKILL.md"
-FIXTURE_TOOLS = {"catalog_rows", "greeting", "explode", "hang"}
+FIXTURE_TOOLS = {"catalog_rows", "greeting", "explode", "hang", "country_code"}
+SANDBOX_TOOLS = {"read_file", "write_file", "edit_file", "execute"}
 
 
 def tool_names(request: dict) -> set[str]:
@@ -146,6 +150,72 @@ async def test_custom_tools_are_offered_to_every_role_called_and_their_events_ca
 
     [broken] = [w for w in run.statuses("warning") if "broken.py" in w["detail"]]
     assert "ModuleNotFoundError" in broken["detail"]
+
+
+async def test_the_extract_and_coding_sub_agents_are_offered_the_custom_tools_and_each_sub_agent_calls_them_with_events(
+    sandbox_agent, scripted
+):
+    briefs = {
+        "research-subagent": "Find the country code of France.",
+        "extract-subagent": "File: /workspace/data/none.json. Question: anything? Cite it as \"ISO 3166\".",
+        "coding-subagent": "Print France's country code with a script.",
+    }
+    plan = turn(
+        tool_calls=[call("write_todos", todos=[{"content": "Find the code", "status": "in_progress"}])]
+        + [call("task", description=brief, subagent_type=role) for role, brief in briefs.items()]
+    )
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan, submit(REPORT)),
+            researcher(
+                turn(tool_calls=[call("country_code", country="France")]),
+                turn(tool_calls=[call("catalog_rows", count=1500)]),
+                turn(content=findings_json("France's code is FR.")),
+            ),
+            extractor(
+                turn(tool_calls=[call("explode", reason="extract")]),
+                turn(content=findings_json("The file does not say.")),
+            ),
+            coder(
+                turn(tool_calls=[call("country_code", country="France")]),
+                turn(tool_calls=[call("write_file", file_path="/workspace/code.py", content="print('FR')\n")]),
+                turn(tool_calls=[call("execute", command="python3 /workspace/code.py")]),
+                turn(content="STATUS: ok\nSCRIPT: /workspace/code.py\nOUTPUT:\nFR\nNOTES: The code the country_code tool gave."),
+            ),
+        )
+    )
+
+    run = await stream_run(
+        sandbox_agent.url, "What is France's country code?", configurable={"custom_tools_dir": str(EXTENSION_FIXTURES / "tools")}
+    )
+
+    done(run)
+    offered = {role: tool_names(requests_of(scripted, role)[0]) for role in ("orchestrator", "researcher", "extractor", "coder")}
+    assert all(FIXTURE_TOOLS <= tools for tools in offered.values()), offered
+    # Each sandbox role keeps its own sandbox tools, and no more of them, beside the custom tools.
+    assert offered["extractor"] == {"execute"} | FIXTURE_TOOLS
+    assert offered["coder"] == SANDBOX_TOOLS | FIXTURE_TOOLS
+
+    calls = {c["id"]: c for c in run.of_type("tool_call")}
+    results = {r["id"]: r for r in run.of_type("tool_result")}
+    assert calls.keys() == results.keys()
+    assert sorted((c["role"], c["tool"]) for c in calls.values()) == [
+        ("coding-subagent", "country_code"),
+        ("extract-subagent", "explode"),
+        ("research-subagent", "catalog_rows"),
+        ("research-subagent", "country_code"),
+    ]
+    for call_id, result in results.items():
+        assert (result["role"], result["tool"]) == (calls[call_id]["role"], calls[call_id]["tool"])
+        assert result["ok"] is (result["tool"] != "explode")
+    [failed] = [r for r in results.values() if not r["ok"]]
+    assert failed["error_class"] == "unknown" and failed["summary"].startswith("TOOL ERROR (explode, unknown)")
+
+    researcher_saw = [tool_messages(r)[-1] for r in requests_of(scripted, "researcher")[1:]]
+    assert "France: FR (tier extra-low)" in researcher_saw[0], "build_tool's tool sees the run's config"
+    assert "[Offloaded to the sandbox: 1,500 rows (limit 1,000)" in researcher_saw[1], "a large row list is offloaded"
+    assert tool_messages(requests_of(scripted, "extractor")[1])[-1].startswith("TOOL ERROR (explode, unknown)")
+    assert "France: FR" in tool_messages(requests_of(scripted, "coder")[1])[-1]
 
 
 async def test_a_custom_tools_dir_outside_the_allowed_roots_ends_the_run_with_config_error_and_loads_nothing(

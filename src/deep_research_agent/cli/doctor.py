@@ -33,8 +33,9 @@ from rich.text import Text
 
 from ..corpora.catalog import load_catalog
 from ..domain.secrets import redact
-from ..extensions import load_custom_tools, load_skills
+from ..extensions import load_skills
 from ..settings import DEFAULT_BASE_URL, ResearchConfig
+from ..tools.custom import load_custom_tools
 from .env import probe, project_root, read_dotenv, server_answers
 
 MODEL_KEY_ENVS = ("OPENAI_API_KEY", "OPENROUTER_API_KEY")

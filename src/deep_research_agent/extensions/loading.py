@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..settings import ResearchConfig
+from ..tools.custom import CustomToolSet, load_custom_tools
 from ..tools.results import ResultLimits
-from .custom_tools import CustomToolSet, load_custom_tools
 from .skills import SkillCatalog, load_skills
 
 

@@ -1,5 +1,8 @@
 """The sandbox tools of the roles that run code: deepagents' file and execute tools, trimmed per role.
 
+Only the sandbox's own tools are trimmed here; the deployment's custom tools reach these roles too
+(``graph._sandbox_roles``) and pass through untouched.
+
 Contract (``sandbox_tools(backend, role)``, for the coding and extract sub-agents):
 - the tools are deepagents' ``FilesystemMiddleware`` tools over ``SandboxBackend``, its large-result
   eviction off (``tools/results.py`` owns result sizes, and the sandbox caps command output itself);

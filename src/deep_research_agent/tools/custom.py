@@ -1,12 +1,17 @@
-"""Custom tools: drop-in ``*.py`` files in ``custom_tools_dir``, loaded at graph build, offered to every agent.
+"""Custom tools: drop-in ``*.py`` files in ``custom_tools_dir`` (``DRA_CUSTOM_TOOLS_DIR``, by default
+``./custom_tools/``), loaded once per graph build and offered to the orchestrator and every sub-agent
+(research, extract and coding).
 
 Contract for a plugin file:
 - it defines subclasses of ``CustomTool`` (``name``, ``description``, a sync or async ``run`` whose typed
   parameters become the tool's argument schema, ``self.cfg`` the run's ``ResearchConfig``, and
-  ``enabled(cls, cfg)`` to switch the tool off), or it exports ``build_tools(cfg)`` returning LangChain
-  tools (or plain functions);
-- files whose name starts with ``_`` are skipped (``_template.py``); a file that fails to import, or
-  whose tools cannot be built, is skipped with a logged error (``CustomToolSet.errors``), the others load;
+  ``enabled(cls, cfg)`` to switch the tool off), and/or a module-level factory: ``build_tools(cfg)``
+  returning a list of LangChain tools (``BaseTool``), or ``build_tool(cfg)`` returning one, or ``None`` to
+  add none;
+- files whose name starts with ``_`` are skipped (``_template.py``); a file that fails to import, whose
+  ``CustomTool`` cannot be built, whose factory raises or returns anything but the above (a
+  ``CustomToolError``) is skipped whole with a logged error (``CustomToolSet.errors``, shown as
+  ``status: warning`` and by ``./run.sh doctor``); the other files load and the graph is built;
 - a tool's name must be new: one that repeats a built-in or an earlier custom tool is skipped the same way.
 
 Contract for a call (``_instrumented``):
@@ -21,6 +26,10 @@ Contract for a call (``_instrumented``):
 
 Plugins are code the server imports, which is why a run may only name a folder the operator allows
 (``settings/resolve.py``).
+
+The tools themselves are langchain's ``StructuredTool`` (schema inference included). Discovery is written
+here because plugin libraries (entry points, pluggy) find installed distributions or registered hooks,
+not a bare file dropped in a folder; ``importlib`` loads one in a few lines.
 """
 
 from __future__ import annotations
@@ -34,17 +43,17 @@ import logging
 import re
 import sys
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from langchain_core.tools import BaseTool, StructuredTool, tool as as_tool
+from langchain_core.tools import BaseTool, StructuredTool
 
 from ..domain.names import ToolName
 from ..protocol.events import emit
 from ..domain.errors import ToolFailure, describe_tool_error
-from ..tools.results import ResultLimits, fit_result
+from .results import ResultLimits, fit_result
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +83,10 @@ class CustomTool:
 
     def run(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError
+
+
+class CustomToolError(Exception):
+    """A plugin file's factory raised, or returned something other than the LangChain tools it must."""
 
 
 @dataclass(frozen=True)
@@ -114,8 +127,9 @@ def load_custom_tools(directory: Path, cfg: Any, results: ResultLimits | None = 
         try:
             built = _tools_of(_import(package, file), cfg)
         except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the others
-            logger.error("custom tool file %s is skipped: %s: %s", file.name, type(exc).__name__, exc)
-            errors.append(PluginError(file.name, f"{type(exc).__name__}: {exc}"))
+            problem = str(exc) if isinstance(exc, CustomToolError) else f"{type(exc).__name__}: {exc}"
+            logger.error("custom tool file %s is skipped: %s", file.name, problem)
+            errors.append(PluginError(file.name, problem))
             continue
         for source in built:
             if not _VALID_NAME.match(source.name) or source.name in taken:
@@ -144,20 +158,56 @@ def _import(package: str, file: Path) -> Any:
 
 
 def _tools_of(module: Any, cfg: Any) -> list[BaseTool]:
-    """The module's ``CustomTool`` subclasses that are enabled, then whatever ``build_tools(cfg)`` returns."""
+    """The module's ``CustomTool`` subclasses that are enabled, then what its factories return."""
     tools = [
         _from_custom_tool(cls(cfg))
         for cls in vars(module).values()
         if inspect.isclass(cls) and issubclass(cls, CustomTool) and cls.__module__ == module.__name__ and cls.enabled(cfg)
     ]
-    factory = getattr(module, "build_tools", None)
-    if callable(factory):
-        tools.extend(t if isinstance(t, BaseTool) else as_tool(t) for t in _as_iterable(factory(cfg)))
+    for name, validate in _FACTORIES.items():
+        factory = getattr(module, name, None)
+        if factory is None:
+            continue
+        if not callable(factory):
+            raise CustomToolError(f"{name} must be a function of cfg, not {type(factory).__name__}")
+        try:
+            built = factory(cfg)
+        except Exception as exc:
+            raise CustomToolError(f"{name}(cfg) raised {type(exc).__name__}: {exc}") from exc
+        tools.extend(validate(built))
     return tools
 
 
-def _as_iterable(built: Any) -> Iterable[Any]:
-    return [built] if isinstance(built, BaseTool) or not isinstance(built, Iterable) else built
+def _one_tool(built: Any) -> list[BaseTool]:
+    """``build_tool(cfg)``'s result: one tool, or ``None`` to add none."""
+    if built is None:
+        return []
+    if isinstance(built, BaseTool):
+        return [built]
+    raise CustomToolError(f"build_tool(cfg) returned {_kind(built)}; it must return one LangChain tool (BaseTool), or None")
+
+
+def _tool_list(built: Any) -> list[BaseTool]:
+    """``build_tools(cfg)``'s result: a list (or tuple) of tools."""
+    if not isinstance(built, (list, tuple)):
+        raise CustomToolError(f"build_tools(cfg) returned {_kind(built)}; it must return a list of LangChain tools (BaseTool)")
+    for index, item in enumerate(built):
+        if not isinstance(item, BaseTool):
+            raise CustomToolError(f"build_tools(cfg) returned a list whose item {index} is {_kind(item)}, not a LangChain tool (BaseTool)")
+    return list(built)
+
+
+_FACTORIES: dict[str, Callable[[Any], list[BaseTool]]] = {"build_tools": _tool_list, "build_tool": _one_tool}
+
+
+def _kind(value: Any) -> str:
+    """What a factory returned, with the fix for the usual mistake: a plain function instead of a tool."""
+    if value is None:
+        return "None"
+    if callable(value) and not isinstance(value, BaseTool):
+        return f"the function {getattr(value, '__name__', type(value).__name__)!r} (wrap it with langchain_core.tools.tool)"
+    name = type(value).__name__
+    return f"{'an' if name[0].lower() in 'aeiou' else 'a'} {name}"
 
 
 def _from_custom_tool(instance: CustomTool) -> BaseTool:
