@@ -16,7 +16,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from deep_research_agent.settings import ResearchConfig
-from deep_research_agent.guards.compaction import (
+from deep_research_agent.modelcalls.compaction import (
     ContextCompactionMiddleware,
     compaction_trigger,
     plan_compaction,

@@ -32,7 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("knowledge", "tasks"),
     ("handover",),
     ("delivery",),
-    ("models",),
+    ("modelcalls",),
     ("guards",),
     ("lifecycle",),
     ("planning",),

@@ -86,7 +86,7 @@ def test_no_tokens_cost_nothing():
 def test_the_content_block_types_langchain_checks_every_message_against_are_computed_once():
     import langchain_core.messages.content as content
 
-    from deep_research_agent import models  # noqa: F401 - importing it memoises the lookup
+    from deep_research_agent.modelcalls import models  # noqa: F401 - importing it memoises the lookup
 
     block_types = content._get_data_content_block_types
     assert hasattr(block_types, "cache_info"), "models.py no longer memoises langchain-core's block-type lookup"

@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from deep_research_agent import prompts
 from deep_research_agent.graph import build_graph
-from deep_research_agent.guards.prompt_date import PromptDateMiddleware
+from deep_research_agent.modelcalls.prompt_date import PromptDateMiddleware
 from deep_research_agent.settings import ResearchConfig
 from tests.e2e.scenarios import (
     orchestrator,

@@ -56,26 +56,17 @@ from .delivery import (
 )
 from .extensions import load_extensions, skills_filesystem
 from .extensions.skills import SkillCatalog, load_skills, skill_helpers
-from .guards import (
-    BudgetMiddleware,
-    ContextCompactionMiddleware,
-    GuardChainMiddleware,
-    LoopGuardMiddleware,
-    ModelCallHeartbeatMiddleware,
-    ModelCallRetryMiddleware,
-    PromptCachingMiddleware,
-    PromptDateMiddleware,
-    RunawayOutputMiddleware,
-    StepLimitMiddleware,
-    UsageMeteringMiddleware,
-    effective_recursion_limit,
-    side_call_meter,
-)
+from .guards import BudgetMiddleware, GuardChainMiddleware, LoopGuardMiddleware, RunawayOutputMiddleware, StepLimitMiddleware, effective_recursion_limit
+from .modelcalls.compaction import ContextCompactionMiddleware
+from .modelcalls.metering import ModelCallHeartbeatMiddleware, UsageMeteringMiddleware, side_call_meter
+from .modelcalls.retry import ModelCallRetryMiddleware
+from .modelcalls.caching import PromptCachingMiddleware
+from .modelcalls.prompt_date import PromptDateMiddleware
 from .handover import FindingsGateMiddleware, HandOverMiddleware
 from .knowledge import build_knowledge_tools
 from .handover.script import ScriptGateMiddleware
 from .lifecycle import RunLifecycleMiddleware, TriageRouterMiddleware
-from .models import chat_model
+from .modelcalls.models import chat_model
 from .mcp.calls import CallLimits, instrument, source_label
 from .mcp.listing import Listing, list_tools, listings_digest, unique_names
 from .domain.names import Role, ToolName

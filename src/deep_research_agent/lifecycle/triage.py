@@ -38,7 +38,7 @@ from langgraph.types import Command
 from .. import prompts
 from ..domain.conversation import is_fresh_turn, previous_turns, turn_messages
 from ..delivery.clarification import prose_questions
-from ..models import chat_model
+from ..modelcalls.models import chat_model
 from ..domain.names import StatusState, ToolName
 from ..protocol.events import emit
 from ..settings import ResearchConfig, Slot

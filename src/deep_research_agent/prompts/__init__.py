@@ -1,7 +1,7 @@
 """Role prompts, kept as Markdown next to this module and read once per process.
 
 A prompt's ``{today}`` (``TODAY``) stays in the compiled graph, which outlives the day it was built, and is
-filled with the current UTC date on every model call (``guards/prompt_date.py``).
+filled with the current UTC date on every model call (``modelcalls/prompt_date.py``).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ import functools
 import langchain_core.messages.content as _content
 from langchain_openai import ChatOpenAI
 
-from .settings import ResearchConfig, Slot
+from ..settings import ResearchConfig, Slot
 
 PLACEHOLDER_KEY = "missing-key"
 

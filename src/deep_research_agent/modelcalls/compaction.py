@@ -60,7 +60,7 @@ from .. import prompts
 from ..settings import ResearchConfig, Slot
 from ..protocol.events import emit
 from ..domain.secrets import redact
-from ..models import chat_model
+from .models import chat_model
 from ..run.containment import contain_hook_failures
 from ..domain.conversation import harness_message
 from ..domain.per_role import PerRoleMiddleware
