@@ -19,15 +19,15 @@ from collections import defaultdict
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from bench.stack import running_stack
-from tests.e2e.scenarios import (
+from testkit.scenarios import (
     orchestrator,
     plan_and_delegate,
     researcher_reads,
     scenario,
     submit,
 )
-from tests.support.agent_server import stream_run
-from tests.support.web import SHORT_FACT, SHORT_TITLE
+from testkit.agent_server import stream_run
+from testkit.web import SHORT_FACT, SHORT_TITLE
 
 BUDGET_CHARS = 90_000
 

@@ -18,7 +18,7 @@ from deep_research_agent.guards.budget import BudgetMiddleware, binding_ceiling,
 from deep_research_agent.conversation import is_harness_message
 from deep_research_agent.report.salvage import salvage_report
 from deep_research_agent.run import HandOver, RoleUsage, Run
-from tests.support.guard_calls import call_model_through, capture_events
+from testkit.guard_calls import call_model_through, capture_events
 
 pytestmark = pytest.mark.anyio
 

@@ -11,8 +11,8 @@ from deep_research_agent.corpora.catalog import CorpusSpec, index_path, load_cat
 from deep_research_agent.corpora.fts5 import Fts5Index
 from deep_research_agent.corpora.indexer import index_corpus
 from deep_research_agent.tools.corpus import build_corpus_tools
-from tests.support import corpus as fixture
-from tests.support.web import run_tools_in_graph
+from testkit import corpus as fixture
+from testkit.web import run_tools_in_graph
 
 pytestmark = pytest.mark.anyio
 

@@ -11,7 +11,7 @@ import trafilatura
 
 from deep_research_agent.tools.errors import ToolFailure
 from deep_research_agent.tools.fetch import Download, extract_document, extract_html, extract_pdf
-from tests.support.web import (
+from testkit.web import (
     ARTICLES,
     JUNK_PHRASES,
     PDF_BYTES,

@@ -14,7 +14,7 @@ from deep_research_agent import prompts
 from deep_research_agent.graph import build_graph
 from deep_research_agent.guards.prompt_date import PromptDateMiddleware
 from deep_research_agent.settings import ResearchConfig
-from tests.e2e.scenarios import (
+from testkit.scenarios import (
     orchestrator,
     plan_and_delegate,
     requests_of,
@@ -23,7 +23,7 @@ from tests.e2e.scenarios import (
     submit,
     system_text,
 )
-from tests.support.web import ARTICLES
+from testkit.web import ARTICLES
 
 pytestmark = pytest.mark.anyio
 

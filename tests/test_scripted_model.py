@@ -19,7 +19,7 @@ import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_openai import ChatOpenAI
 
-from tests.support.scripted_model import ScenarioError, ScriptedModelServer, agent, call, error, scenario, turn
+from testkit.scripted_model import ScenarioError, ScriptedModelServer, agent, call, error, scenario, turn
 
 API_KEY = "sk-test-never-logged-1234"
 

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from tests.e2e.scenarios import (
+from testkit.scenarios import (
     message_text,
     orchestrator,
     plan_and_delegate,
@@ -20,8 +20,8 @@ from tests.e2e.scenarios import (
     scenario,
     submit,
 )
-from tests.support.scripted_model import call, turn
-from tests.support.web import ARTICLES
+from testkit.scripted_model import call, turn
+from testkit.web import ARTICLES
 
 REPORT_TITLE = "Sodium-glass batteries"
 

@@ -26,7 +26,7 @@ import pytest
 from langgraph_sdk import get_client
 
 from tests.conftest import agent_env
-from tests.e2e.scenarios import (
+from testkit.scenarios import (
     end_of,
     findings_json,
     message_text,
@@ -38,10 +38,10 @@ from tests.e2e.scenarios import (
     submit,
     system_text,
 )
-from tests.support.agent_server import AgentServer, stream_run
-from tests.support.mcp_stand_in import cities_text
-from tests.support.sandbox_service import SandboxService
-from tests.support.scripted_model import agent, call, turn
+from testkit.agent_server import AgentServer, stream_run
+from testkit.mcp_stand_in import cities_text
+from testkit.sandbox_service import SandboxService
+from testkit.scripted_model import agent, call, turn
 
 pytestmark = pytest.mark.anyio
 

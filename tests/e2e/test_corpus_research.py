@@ -1,12 +1,12 @@
 """Research over local corpora through ``langgraph dev``: a sub-agent searches and reads a passage, the report
 cites it as ``corpus://…`` with a readable Sources line, the evidence keeps the passage, and web and corpus
-sources share one numbering. The session server has the test corpus (``tests/support/corpus.py``) declared."""
+sources share one numbering. The session server has the test corpus (``testkit/corpus.py``) declared."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.e2e.scenarios import (
+from testkit.scenarios import (
     findings_json,
     orchestrator,
     plan_and_delegate,
@@ -16,10 +16,10 @@ from tests.e2e.scenarios import (
     submit,
     system_text,
 )
-from tests.support import corpus as fixture
-from tests.support.agent_server import stored_records, stream_run
-from tests.support.scripted_model import call, turn
-from tests.support.web import ARTICLES
+from testkit import corpus as fixture
+from testkit.agent_server import stored_records, stream_run
+from testkit.scripted_model import call, turn
+from testkit.web import ARTICLES
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.conftest import EXTENSION_FIXTURES
-from tests.e2e.scenarios import (
+from testkit.scenarios import (
     findings_json,
     message_text,
     orchestrator,
@@ -19,8 +19,8 @@ from tests.e2e.scenarios import (
     submit,
     system_text,
 )
-from tests.support.agent_server import stream_run
-from tests.support.scripted_model import call, turn
+from testkit.agent_server import stream_run
+from testkit.scripted_model import call, turn
 
 pytestmark = pytest.mark.anyio
 

@@ -12,7 +12,7 @@ import anyio
 import pytest
 from langgraph_sdk import get_client
 
-from tests.e2e.scenarios import (
+from testkit.scenarios import (
     findings_json,
     orchestrator,
     plan_and_delegate,
@@ -22,9 +22,9 @@ from tests.e2e.scenarios import (
     scenario,
     submit,
 )
-from tests.support.agent_server import GRAPH_ID
-from tests.support.scripted_model import call, turn
-from tests.support.web import ARTICLES
+from testkit.agent_server import GRAPH_ID
+from testkit.scripted_model import call, turn
+from testkit.web import ARTICLES
 
 pytestmark = pytest.mark.anyio
 

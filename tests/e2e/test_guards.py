@@ -15,7 +15,7 @@ from langgraph_sdk import get_client
 
 from deep_research_agent.settings import MODEL_TIERS
 from deep_research_agent.protocol.events import STOP_REQUESTS_NAMESPACE
-from tests.e2e.scenarios import (
+from testkit.scenarios import (
     end_of,
     findings_json,
     message_text,
@@ -27,9 +27,9 @@ from tests.e2e.scenarios import (
     scenario,
     submit,
 )
-from tests.support.agent_server import GRAPH_ID, stored_records, stream_run
-from tests.support.scripted_model import call, error, turn
-from tests.support.web import ARTICLES
+from testkit.agent_server import GRAPH_ID, stored_records, stream_run
+from testkit.scripted_model import call, error, turn
+from testkit.web import ARTICLES
 
 pytestmark = pytest.mark.anyio
 

@@ -23,11 +23,11 @@ from langgraph_sdk import get_client
 
 from deep_research_agent.knowledge.namespace import knowledge_namespace
 from tests.conftest import agent_env
-from tests.e2e.scenarios import end_of, findings_json, message_text, orchestrator, plan_and_delegate, requests_of, researcher, scenario, submit
-from tests.support.agent_server import PROJECT_ROOT, AgentServer, RunResult, stream_run
-from tests.support.flaky_store import FAILING_MARK, SLOW_MARK, SLOW_S
-from tests.support.scripted_model import call, turn
-from tests.support.web import ARTICLES
+from testkit.scenarios import end_of, findings_json, message_text, orchestrator, plan_and_delegate, requests_of, researcher, scenario, submit
+from testkit.agent_server import PROJECT_ROOT, AgentServer, RunResult, stream_run
+from testkit.flaky_store import FAILING_MARK, SLOW_MARK, SLOW_S
+from testkit.scripted_model import call, turn
+from testkit.web import ARTICLES
 
 pytestmark = pytest.mark.anyio
 
@@ -246,7 +246,7 @@ async def test_kb_lists_exports_and_deletes_a_dataset_that_remember_findings_fil
 @pytest.fixture(scope="module")
 def flaky_server(model_server: Any, web_server: Any) -> Iterator[AgentServer]:
     """A second dev server whose store fails writes marked FAILING_MARK and delays those marked SLOW_MARK."""
-    server = AgentServer(agent_env(model_server, web_server), jobs=2, store={"path": f"{PROJECT_ROOT / 'tests/support/flaky_store.py'}:make_store"})
+    server = AgentServer(agent_env(model_server, web_server), jobs=2, store={"path": f"{PROJECT_ROOT / 'testkit/flaky_store.py'}:make_store"})
     server.start()
     try:
         yield server

@@ -1,5 +1,5 @@
 """MCP load and credentials through ``langgraph dev``, against a tiny MCP server of our own
-(``tests/support/mcp_stand_in.py``) that answers 429, hangs on demand and counts calls in flight."""
+(``testkit/mcp_stand_in.py``) that answers 429, hangs on demand and counts calls in flight."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.scenarios import findings_json, message_text, orchestrator, plan_and_delegate, requests_of, researcher, scenario, submit
-from tests.support.agent_server import stream_run
-from tests.support.scripted_model import call, turn
+from testkit.scenarios import findings_json, message_text, orchestrator, plan_and_delegate, requests_of, researcher, scenario, submit
+from testkit.agent_server import stream_run
+from testkit.scripted_model import call, turn
 
 pytestmark = pytest.mark.anyio
 

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from tests.conftest import GUARD_BEARER, agent_env
-from tests.e2e.scenarios import findings_json, message_text, orchestrator, plan_and_delegate, requests_of, researcher, scenario, submit
-from tests.support.agent_server import AgentServer, stream_run
-from tests.support.mcp_proxy import BIN, TIME_SERVER, McpProxy
-from tests.support.scripted_model import call, turn
+from testkit.scenarios import findings_json, message_text, orchestrator, plan_and_delegate, requests_of, researcher, scenario, submit
+from testkit.agent_server import AgentServer, stream_run
+from testkit.mcp_proxy import BIN, TIME_SERVER, McpProxy
+from testkit.scripted_model import call, turn
 
 pytestmark = pytest.mark.anyio
 

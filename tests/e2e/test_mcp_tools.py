@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.scenarios import (
+from testkit.scenarios import (
     findings_json,
     message_text,
     orchestrator,
@@ -25,8 +25,8 @@ from tests.e2e.scenarios import (
     submit,
 )
 from tests.conftest import GUARD_BEARER
-from tests.support.agent_server import stream_run
-from tests.support.scripted_model import call, turn
+from testkit.agent_server import stream_run
+from testkit.scripted_model import call, turn
 
 pytestmark = pytest.mark.anyio
 

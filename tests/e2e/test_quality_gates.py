@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.scenarios import (
+from testkit.scenarios import (
     end_of,
     findings_json,
     message_text,
@@ -19,9 +19,9 @@ from tests.e2e.scenarios import (
     scenario,
     submit,
 )
-from tests.support.agent_server import RunResult, stored_records, stream_run
-from tests.support.scripted_model import call, turn
-from tests.support.web import ARTICLES
+from testkit.agent_server import RunResult, stored_records, stream_run
+from testkit.scripted_model import call, turn
+from testkit.web import ARTICLES
 
 pytestmark = pytest.mark.anyio
 

@@ -24,7 +24,7 @@ from langgraph_sdk.client import LangGraphClient
 from deep_research_agent.protocol.events import STOP_REQUESTS_NAMESPACE
 from deploy import services
 from tests.conftest import agent_env
-from tests.e2e.scenarios import (
+from testkit.scenarios import (
     end_of,
     findings_json,
     orchestrator,
@@ -35,8 +35,8 @@ from tests.e2e.scenarios import (
     scenario,
     submit,
 )
-from tests.support.agent_server import EVENT_SCHEMA, GRAPH_ID, STREAM_MODES, RunResult, stream_run
-from tests.support.scripted_model import turn
+from testkit.agent_server import EVENT_SCHEMA, GRAPH_ID, STREAM_MODES, RunResult, stream_run
+from testkit.scripted_model import turn
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e, pytest.mark.aegra]
 

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from tests.e2e.scenarios import (
+from testkit.scenarios import (
     TRIAGE_MATCH,
     end_of,
     findings_json,
@@ -24,8 +24,8 @@ from tests.e2e.scenarios import (
     scenario,
     submit,
 )
-from tests.support.agent_server import RunResult, stream_run
-from tests.support.scripted_model import agent, call, error, turn
+from testkit.agent_server import RunResult, stream_run
+from testkit.scripted_model import agent, call, error, turn
 
 pytestmark = pytest.mark.anyio
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.scenarios import (
+from testkit.scenarios import (
     direct_answerer,
     end_of,
     findings_json,
@@ -18,9 +18,9 @@ from tests.e2e.scenarios import (
     submit,
     triage,
 )
-from tests.support.agent_server import stream_run
-from tests.support.scripted_model import agent, call, turn
-from tests.support.web import ARTICLES
+from testkit.agent_server import stream_run
+from testkit.scripted_model import agent, call, turn
+from testkit.web import ARTICLES
 
 pytestmark = pytest.mark.anyio
 

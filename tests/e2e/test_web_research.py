@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.e2e.scenarios import (
+from testkit.scenarios import (
     findings_json,
     orchestrator,
     plan_and_delegate,
@@ -18,9 +18,9 @@ from tests.e2e.scenarios import (
     submit,
     system_text,
 )
-from tests.support.agent_server import stored_records, stream_run
-from tests.support.scripted_model import call, turn
-from tests.support.web import ARTICLES, INJECTION
+from testkit.agent_server import stored_records, stream_run
+from testkit.scripted_model import call, turn
+from testkit.web import ARTICLES, INJECTION
 
 pytestmark = pytest.mark.anyio
 

@@ -19,7 +19,7 @@ import pytest
 from langgraph_sdk import get_sync_client
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from tests.e2e.scenarios import (
+from testkit.scenarios import (
     direct_answerer,
     findings_json,
     message_text,
@@ -32,10 +32,10 @@ from tests.e2e.scenarios import (
     submit,
     triage,
 )
-from tests.support.agent_server import GRAPH_ID
-from tests.support.browser import CHROMIUM_ARGS, UI_DIST, UiPage, chromium_executable
-from tests.support.scripted_model import call, error, turn
-from tests.support.web import ARTICLES
+from testkit.agent_server import GRAPH_ID
+from testkit.browser import CHROMIUM_ARGS, UI_DIST, UiPage, chromium_executable
+from testkit.scripted_model import call, error, turn
+from testkit.web import ARTICLES
 
 QUESTION = "How dense are sodium-glass batteries?"
 BRIEF = "Find the energy density of sodium-glass batteries"

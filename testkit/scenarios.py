@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.support import scripted_model
-from tests.support.scripted_model import agent, call, turn
+from testkit import scripted_model
+from testkit.scripted_model import agent, call, turn
 
 ORCHESTRATOR_MATCH = "You are the orchestrator of a deep research run"
 RESEARCHER_MATCH = "You are a research sub-agent"

@@ -105,7 +105,7 @@ Python API
 port picked by the OS (``start``/``stop``, ``port``, ``base_url``,
 ``set_scenario``, ``requests``, ``reset``; usable as a context manager).
 ``turn``, ``call``, ``error``, ``agent`` and ``scenario`` build scenario dicts.
-``python -m tests.support.scripted_model --port N [--scenario file.json]``
+``python -m testkit.scripted_model --port N [--scenario file.json]``
 runs it standalone and prints the base URL.
 """
 
@@ -130,7 +130,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from deep_research_agent.conversation import DELIVERABLE_MESSAGE_NAME
-from tests.support.loopback import LoopbackServer
+from testkit.loopback import LoopbackServer
 
 __all__ = [
     "ScenarioError",
