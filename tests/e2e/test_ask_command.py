@@ -10,6 +10,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from testkit.scenarios import (
     message_text,
     orchestrator,
@@ -22,6 +24,8 @@ from testkit.scenarios import (
 )
 from testkit.scripted_model import call, turn
 from testkit.web import ARTICLES
+
+pytestmark = pytest.mark.e2e
 
 REPORT_TITLE = "Sodium-glass batteries"
 

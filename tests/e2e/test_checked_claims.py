@@ -17,7 +17,7 @@ from testkit.agent_server import RunResult, stream_run
 from testkit.scripted_model import call, turn
 from testkit.web import ARTICLES
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 UNIT = "Find the height and building dates of the Lighthouse of Alexandria"
 QUESTION = "How tall was the Lighthouse of Alexandria?"

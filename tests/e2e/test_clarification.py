@@ -8,7 +8,7 @@ from testkit.scenarios import findings_json, message_text, orchestrator, plan_an
 from testkit.agent_server import stream_run
 from testkit.scripted_model import call, turn
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 QUESTIONS = ["Which region should I cover?", "Which timeframe matters: the last 12 months or longer?"]
 ANSWERS = (

@@ -43,7 +43,7 @@ from testkit.mcp_stand_in import cities_text
 from testkit.sandbox_service import SandboxService
 from testkit.scripted_model import agent, call, turn
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 CODER_MATCH = "You are a coding sub-agent"
 EXTRACTOR_MATCH = "You are an extract sub-agent"

@@ -11,7 +11,7 @@ from testkit.scenarios import findings_json, orchestrator, plan_and_delegate, re
 from testkit.agent_server import stream_run
 from testkit.scripted_model import call, turn
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 REPORT = "# Sodium\n\nSodium cells are cheaper than lithium cells.\n"
 

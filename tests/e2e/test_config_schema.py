@@ -13,7 +13,7 @@ from tests.conftest import E2E_MODEL_KEY
 from testkit.scenarios import orchestrator, scenario, submit
 from testkit.agent_server import GRAPH_ID, stream_run
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 REPORT = "# Sodium batteries\n\nSodium cells are cheaper than lithium cells.\n"
 

@@ -21,7 +21,7 @@ from testkit.agent_server import stored_records, stream_run
 from testkit.scripted_model import call, turn
 from testkit.web import ARTICLES
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 FLUX_URL = "corpus://handbook/guide/config.html#GUC-FLUX-BUFFER"
 FLUX_TITLE = "Halvorsen Handbook — 20.4. Resource Consumption › 20.4.1. Memory › flux_buffer (integer) (guide/config.html)"

@@ -15,7 +15,7 @@ from testkit.agent_server import GRAPH_ID, get_evidence, stored_records, stream_
 from testkit.scripted_model import call, turn
 from testkit.web import ARTICLES
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 QUOTE = "reached an energy density of 412 Wh/kg in independent tests"
 STATE_BYTES_LIMIT = 30_000

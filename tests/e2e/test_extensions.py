@@ -22,7 +22,7 @@ from testkit.scenarios import (
 from testkit.agent_server import stream_run
 from testkit.scripted_model import call, turn
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 REPORT = "# Options\n\nOption A is cheaper than option B.\n"
 SKILL_PATH = "/skills/cited-table/SKILL.md"

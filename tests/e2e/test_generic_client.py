@@ -26,7 +26,7 @@ from testkit.agent_server import GRAPH_ID
 from testkit.scripted_model import call, turn
 from testkit.web import ARTICLES
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 QUESTION = "How dense are sodium-glass cells, and how do they compare with lithium?"
 HIDDEN_ID_PREFIX = "do-not-render-"

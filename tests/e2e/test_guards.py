@@ -31,7 +31,7 @@ from testkit.agent_server import GRAPH_ID, stored_records, stream_run
 from testkit.scripted_model import call, error, turn
 from testkit.web import ARTICLES
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 # Cites nothing: a citation of a page the run never fetched would be sent back by the report gate.
 REPORT = "# Sodium batteries\n\nSodium cells are cheaper than lithium cells.\n"

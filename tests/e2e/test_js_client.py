@@ -18,6 +18,8 @@ from testkit.scenarios import orchestrator, plan_and_delegate, requests_of, rese
 from testkit.agent_server import GRAPH_ID, PROJECT_ROOT
 from testkit.web import ARTICLES
 
+pytestmark = pytest.mark.e2e
+
 JS_DIR = PROJECT_ROOT / "tests" / "js"
 QUESTION = "How dense are sodium-glass batteries?"
 

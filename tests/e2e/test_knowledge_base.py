@@ -29,7 +29,7 @@ from testkit.flaky_store import FAILING_MARK, SLOW_MARK, SLOW_S
 from testkit.scripted_model import call, turn
 from testkit.web import ARTICLES
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 QUOTE = "reached an energy density of 412 Wh/kg in independent tests"
 SNIPPET = f"The sodium-glass Halvorsen cell of the Nordlys Institute {QUOTE} (March 2024)."

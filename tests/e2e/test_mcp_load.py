@@ -11,7 +11,7 @@ from testkit.scenarios import findings_json, message_text, orchestrator, plan_an
 from testkit.agent_server import stream_run
 from testkit.scripted_model import call, turn
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 def researcher_calls(*calls: dict[str, Any]) -> dict[str, Any]:
     """A run whose one research sub-agent makes ``calls`` in parallel, then hands back nothing."""

@@ -16,7 +16,7 @@ from testkit.agent_server import AgentServer, stream_run
 from testkit.mcp_proxy import BIN, TIME_SERVER, McpProxy
 from testkit.scripted_model import call, turn
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 TIME_TOOLS = {"get_current_time", "convert_time"}
 

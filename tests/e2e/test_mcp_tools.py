@@ -28,7 +28,7 @@ from tests.conftest import GUARD_BEARER
 from testkit.agent_server import stream_run
 from testkit.scripted_model import call, turn
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 EVERYTHING_TOOLS = {"echo", "get-sum", "get-env", "get-tiny-image"}
 HEADER_SECRET = "mcp-header-secret-0123456789"

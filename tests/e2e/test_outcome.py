@@ -14,7 +14,7 @@ from testkit.agent_server import PROJECT_ROOT, AgentServer, RunResult, stream_ru
 from testkit.scripted_model import call, turn
 from testkit.web import ARTICLES
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 UNIT = "Find the height of the Lighthouse of Alexandria"
 QUESTION = "How tall was the Lighthouse of Alexandria?"

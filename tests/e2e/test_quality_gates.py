@@ -23,7 +23,7 @@ from testkit.agent_server import RunResult, stored_records, stream_run
 from testkit.scripted_model import call, turn
 from testkit.web import ARTICLES
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 QUOTE = "reached an energy density of 412 Wh/kg in independent tests"
 CLAIM = "The Halvorsen cell reached 412 Wh/kg."

@@ -27,7 +27,7 @@ from testkit.scenarios import (
 from testkit.agent_server import RunResult, stream_run
 from testkit.scripted_model import agent, call, error, turn
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 MODEL_KEY = "model-key-e2e-Qm4Vx8Rt2Lw6"
 SEARCH_KEY = "search-key-e2e-Jd3Np7Kc5Hs9"

@@ -16,7 +16,7 @@ from testkit.scenarios import end_of, findings_json, message_text, orchestrator,
 from testkit.agent_server import stream_run
 from testkit.scripted_model import call, turn
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 TASK = "kelp-watch"
 USER = "alice@example.org"

@@ -22,7 +22,7 @@ from testkit.agent_server import stream_run
 from testkit.scripted_model import agent, call, turn
 from testkit.web import ARTICLES
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 COMPACTION_MATCH = "You compress the working transcript of a research agent"
 SUMMARY = "## Request\nFind the census figure.\n## Findings\nCapacity factor 47.3 percent.\n## Offloaded files\nNone.\n## Gaps\nNone.\n## Next steps\nReport."

@@ -22,7 +22,7 @@ from testkit.agent_server import stored_records, stream_run
 from testkit.scripted_model import call, turn
 from testkit.web import ARTICLES, INJECTION
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 HAPPY_PATH_CHAR_BUDGET = 90_000
 QUOTE = "reached an energy density of 412 Wh/kg in independent tests"

@@ -37,6 +37,8 @@ from testkit.browser import CHROMIUM_ARGS, UI_DIST, UiPage, chromium_executable
 from testkit.scripted_model import call, error, turn
 from testkit.web import ARTICLES
 
+pytestmark = pytest.mark.e2e
+
 QUESTION = "How dense are sodium-glass batteries?"
 BRIEF = "Find the energy density of sodium-glass batteries"
 NARRATION = "Looking for the measured energy density first."
