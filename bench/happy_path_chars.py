@@ -68,8 +68,8 @@ def main() -> int:
     per_role = asyncio.run(measure())
     total = sum(per_role.values())
     for role, chars in sorted(per_role.items()):
-        print(f"{role:>14}: {chars:>8,} chars")
-    print(f"{'total':>14}: {total:>8,} chars   budget {BUDGET_CHARS:,}   ratio {total / BUDGET_CHARS:.2f}")
+        print(f"{role:>17}: {chars:>8,} chars")
+    print(f"{'total':>17}: {total:>8,} chars   budget {BUDGET_CHARS:,}   ratio {total / BUDGET_CHARS:.2f}")
     print(f"stock deepagents orchestrator toolbox per call (baseline): {stock_orchestrator_tools_chars():,} chars")
     return 0 if total <= BUDGET_CHARS else 1
 

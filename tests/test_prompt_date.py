@@ -87,7 +87,7 @@ async def test_a_graph_built_yesterday_tells_todays_run_todays_date_in_every_age
 
     assert "412 Wh/kg" in state["final_report"]
 
-    for agent in ("orchestrator", "researcher"):
+    for agent in ("orchestrator", "research-subagent"):
         prompts_sent = [system_text(request["body"]) for request in requests_of(scripted, agent)]
         assert prompts_sent, f"the {agent} was never called"
         for prompt in prompts_sent:

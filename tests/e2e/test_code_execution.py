@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from langgraph_sdk import get_client
 
+from deep_research_agent.names import Role
 from tests.conftest import agent_env
 from testkit.scenarios import (
     end_of,
@@ -45,8 +46,6 @@ from testkit.scripted_model import agent, call, turn
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
-CODER_MATCH = "You are a coding sub-agent"
-EXTRACTOR_MATCH = "You are an extract sub-agent"
 CODING_MODEL = "z-ai/glm-5.3-flash"
 UTILITY_MODEL = "deepseek/deepseek-v4-flash-0731"
 SANDBOX_TOOLS = {"read_file", "write_file", "edit_file", "execute"}
@@ -64,11 +63,11 @@ def sandbox_agent(model_server, web_server, sandbox_service: SandboxService) -> 
 
 
 def coder(*turns: dict[str, Any]) -> dict[str, Any]:
-    return agent("coder", CODER_MATCH, *turns)
+    return agent(Role.CODING_SUBAGENT, *turns)
 
 
 def extractor(*turns: dict[str, Any]) -> dict[str, Any]:
-    return agent("extractor", EXTRACTOR_MATCH, *turns)
+    return agent(Role.EXTRACT_SUBAGENT, *turns)
 
 
 def delegate(brief: str, subagent: str) -> dict[str, Any]:
@@ -133,7 +132,7 @@ async def test_the_coding_sub_agent_writes_fixes_and_runs_one_script_and_its_out
     [start] = [s for s in run.statuses("subagent_start") if s["subagent"] == "coding-subagent"]
     assert start["model"] == CODING_MODEL and start["task_id"] == script["task_id"]
 
-    requests = requests_of(scripted, "coder")
+    requests = requests_of(scripted, "coding-subagent")
     assert all(offered(r) == SANDBOX_TOOLS for r in requests)
     refusal, v1, _, final = (tool_results(requests[n])[-1] for n in (1, 3, 4, 5))
     assert refusal.startswith("TOOL ERROR (execute, permanent): `python -c` one-liners are not run here")
@@ -185,21 +184,21 @@ async def test_an_offloaded_mcp_result_is_read_by_an_extract_sub_agent_whose_fin
     )
 
     assert end_of(run) == ("done", "report_delivered")
-    stub = tool_results(requests_of(scripted, "researcher")[1])[-1]
+    stub = tool_results(requests_of(scripted, "research-subagent")[1])[-1]
     assert "[Offloaded to the sandbox: 1,500 rows (limit 1,000)" in stub and f"file: {path}" in stub
     assert "rows: 1,500" in stub and "columns: id, city, population" in stub and '{"id": 4, "city": "city-4"' in stub
     assert '"id": 1234' not in stub and len(stub) < 3_000
     [result] = run.of_type("mcp_result")
     assert result["ok"] and result["bytes"] == len(text.encode())
 
-    [read] = requests_of(scripted, "extractor")[1:]
+    [read] = requests_of(scripted, "extract-subagent")[1:]
     assert offered(read) == {"execute"} and tool_results(read)[-1].startswith(quote)
     starts = {s["subagent"]: s for s in run.statuses("subagent_start")}
     assert starts["extract-subagent"]["model"] == UTILITY_MODEL and starts["extract-subagent"]["role"] == "extract-subagent"
     handed = run.of_type("subagent_findings")
     assert [h["role"] for h in handed] == ["extract-subagent", "research-subagent"]
     assert handed[0]["findings"] == [finding] and handed[0]["task_id"] == starts["extract-subagent"]["task_id"]
-    researcher_saw = tool_results(requests_of(scripted, "researcher")[2])[-1]
+    researcher_saw = tool_results(requests_of(scripted, "research-subagent")[2])[-1]
     assert json.loads(researcher_saw)["findings"] == [finding]
 
     [citation] = run.values["cited_sources"]
@@ -246,7 +245,7 @@ async def test_a_sandbox_session_killed_mid_run_is_replaced_once_and_the_run_sti
     assert end_of(run) == ("done", "report_delivered")
     [reset] = run.statuses("sandbox_reset")
     assert reset["role"] == "coding-subagent" and "files written before are gone" in reset["detail"]
-    after_kill = tool_results(requests_of(scripted, "coder")[3])[-1]
+    after_kill = tool_results(requests_of(scripted, "coding-subagent")[3])[-1]
     assert after_kill.startswith("[Sandbox reset: the sandbox session ended unexpectedly") and "can't open file" in after_kill
     [shown] = run.of_type("script")
     assert (shown["code"], shown["output"]) == (script, "rows 3")
@@ -274,7 +273,7 @@ async def test_without_a_sandbox_neither_sub_agent_is_offered_and_the_prompts_sa
 
     assert end_of(run) == ("done", "report_delivered")
     first, refused, _ = requests_of(scripted, "orchestrator")
-    [research] = requests_of(scripted, "researcher")
+    [research] = requests_of(scripted, "research-subagent")
     for request in (first, research):
         assert "Code execution is unavailable in this run" in system_text(request["body"])
         assert "A sandbox is attached" not in system_text(request["body"])

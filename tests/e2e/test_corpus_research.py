@@ -97,7 +97,7 @@ async def test_the_prompts_list_the_corpora_and_the_research_sub_agent_gets_the_
 
     planner = system_text(requests_of(scripted, "orchestrator")[0]["body"])
     assert "## Local corpora" in planner and "`handbook`: Halvorsen Handbook — Manuals of the Halvorsen engine (7 documents, " in planner
-    worker = requests_of(scripted, "researcher")[0]
+    worker = requests_of(scripted, "research-subagent")[0]
     assert {"corpus_search", "corpus_read", "web_search", "web_fetch"} <= tool_names(worker)
     assert "`handbook` (Halvorsen Handbook)" in system_text(worker["body"]) and "## The web" in system_text(worker["body"])
 
@@ -141,7 +141,7 @@ async def test_with_web_search_off_the_run_researches_only_its_corpora(agent_ser
 
     await stream_run(agent_server.url, "flux_buffer?", configurable={"web_search": False})
 
-    worker = requests_of(scripted, "researcher")[0]
+    worker = requests_of(scripted, "research-subagent")[0]
     assert {"corpus_search", "corpus_read"} <= tool_names(worker)
     assert not {"web_search", "web_fetch"} & tool_names(worker)
     for body in (worker["body"], requests_of(scripted, "orchestrator")[0]["body"]):
@@ -160,4 +160,4 @@ async def test_a_run_that_names_an_unknown_corpus_is_warned_and_gets_no_corpus_t
 
     warnings = [s["detail"] for s in run.statuses("warning")]
     assert any("'atlas'" in w and "known corpora: handbook" in w for w in warnings), warnings
-    assert not {"corpus_search", "corpus_read"} & tool_names(requests_of(scripted, "researcher")[0])
+    assert not {"corpus_search", "corpus_read"} & tool_names(requests_of(scripted, "research-subagent")[0])

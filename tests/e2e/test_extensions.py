@@ -65,7 +65,7 @@ async def test_a_sub_agent_reads_the_skill_its_brief_names_and_the_run_announces
     assert "BODY-MARKER" not in json.dumps(planner["body"]), "the orchestrator never sees a skill's body"
     assert "read_file" not in tool_names(planner), "the orchestrator holds no file tools"
 
-    researchers = requests_of(scripted, "researcher")
+    researchers = requests_of(scripted, "research-subagent")
     assert len(researchers) == 4, "two sub-agents, two steps each"
     assert {"read_file", "web_search", "web_fetch"} <= tool_names(researchers[0])
     assert not {"write_file", "edit_file", "ls", "glob", "grep", "execute"} & tool_names(researchers[0])
@@ -121,7 +121,7 @@ async def test_custom_tools_are_offered_to_every_role_called_and_their_events_ca
     )
 
     done(run)
-    for role in ("orchestrator", "researcher"):
+    for role in ("orchestrator", "research-subagent"):
         offered = tool_names(requests_of(scripted, role)[0])
         assert FIXTURE_TOOLS <= offered, role
         assert not {"switched_off", "private_tool", "convert_units"} & offered, role
@@ -141,7 +141,7 @@ async def test_custom_tools_are_offered_to_every_role_called_and_their_events_ca
     seen_by_orchestrator = tool_messages(requests_of(scripted, "orchestrator")[1])[-1]
     body = seen_by_orchestrator.split("<tool_result>\n", 1)[1].rsplit("\n</tool_result>", 1)[0]
     assert json.loads(body) == [{"id": 0, "label": "row-0"}, {"id": 1, "label": "row-1"}], "a list is JSON-encoded"
-    seen_by_researcher = tool_messages(requests_of(scripted, "researcher")[1])[-1]
+    seen_by_researcher = tool_messages(requests_of(scripted, "research-subagent")[1])[-1]
     assert f"[Result truncated: cut to 300 of {large['bytes']:,} characters. No sandbox is attached" in seen_by_researcher
 
     [broken] = [w for w in run.statuses("warning") if "broken.py" in w["detail"]]

@@ -188,7 +188,7 @@ async def test_a_cancelled_run_keeps_its_findings_and_a_draft_report_in_state(ag
     thread = await client.threads.create()
     run = await client.runs.create(thread["thread_id"], GRAPH_ID, input={"messages": [{"role": "user", "content": QUESTION}]})
     deadline = time.monotonic() + 30
-    while len(requests_of(scripted, "researcher")) < 3:
+    while len(requests_of(scripted, "research-subagent")) < 3:
         assert time.monotonic() < deadline, "the second unit never started reading"
         await anyio.sleep(0.05)
 

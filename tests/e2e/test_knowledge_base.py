@@ -56,7 +56,7 @@ def finding(url: str) -> list[dict[str, str]]:
 
 def tool_results(scripted: Any, tool: str) -> list[str]:
     """What the research sub-agent read back from ``tool``, in order (from its last model request)."""
-    messages = requests_of(scripted, "researcher")[-1]["body"]["messages"]
+    messages = requests_of(scripted, "research-subagent")[-1]["body"]["messages"]
     names = {c["id"]: c["function"]["name"] for m in messages if m["role"] == "assistant" for c in m.get("tool_calls") or []}
     return [message_text(m) for m in messages if m["role"] == "tool" and names.get(m.get("tool_call_id")) == tool]
 

@@ -73,6 +73,6 @@ async def test_a_call_the_server_never_answers_is_cut_off_as_transient_and_the_r
     [result] = run.of_type("mcp_result")
     assert (result["ok"], result["error_class"]) == (False, "transient")
     assert result["summary"].startswith("the server did not answer within 1 s.")
-    after = requests_of(scripted, "researcher")[1]
+    after = requests_of(scripted, "research-subagent")[1]
     assert message_text(after["body"]["messages"][-1]).startswith("TOOL ERROR (slow, transient): the server did not answer")
     assert (run.end_statuses[0]["state"], run.end_statuses[0]["reason"]) == ("done", "report_delivered")

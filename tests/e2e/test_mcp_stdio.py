@@ -101,7 +101,7 @@ async def test_stdio_servers_behind_mcp_proxy_are_reached_over_http_and_a_bad_va
     good, bad = run.of_type("mcp_result")
     assert good["ok"] and "Europe/Sofia" in good["summary"]
     assert (bad["ok"], bad["error_class"]) == (False, "permanent") and "Invalid timezone" in bad["summary"]
-    after_bad = requests_of(scripted, "researcher")[2]
+    after_bad = requests_of(scripted, "research-subagent")[2]
     assert message_text(after_bad["body"]["messages"][-1]).startswith("TOOL ERROR (get_current_time, permanent):")
 
 

@@ -193,7 +193,7 @@ async def test_a_stop_request_sent_to_the_other_instance_stops_the_run(deploymen
     run = await creator.runs.create(thread["thread_id"], GRAPH_ID, input={"messages": [{"role": "user", "content": "How dense?"}]})
     executor = await deployment.executor_of(run["run_id"])
     with anyio.fail_after(60):
-        while len(requests_of(scripted, "researcher")) < 3:
+        while len(requests_of(scripted, "research-subagent")) < 3:
             await anyio.sleep(0.05)
     elsewhere = deployment.client(deployment.other(executor), "dave")
 
@@ -218,7 +218,7 @@ async def test_the_per_user_limit_holds_across_instances_and_frees_as_runs_end(d
         for n, (client, thread) in enumerate(zip(clients, threads, strict=True))
     ]
     with anyio.fail_after(90):
-        while len(requests_of(scripted, "researcher")) < RUNS_PER_USER:
+        while len(requests_of(scripted, "research-subagent")) < RUNS_PER_USER:
             await anyio.sleep(0.05)
 
     fourth = await stream_run(deployment.client(deployment.b, "carol"), "One more?", timeout=60)
@@ -252,7 +252,7 @@ async def test_a_run_whose_instance_is_killed_resumes_on_the_other_and_delivers_
     executor = await deployment.executor_of(run["run_id"])
     survivor = deployment.other(executor)
     with anyio.fail_after(60):
-        while not requests_of(scripted, "researcher"):
+        while not requests_of(scripted, "research-subagent"):
             await anyio.sleep(0.05)
 
     executor.kill()

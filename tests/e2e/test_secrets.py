@@ -12,8 +12,8 @@ import json
 
 import pytest
 
+from deep_research_agent.names import Role
 from testkit.scenarios import (
-    TRIAGE_MATCH,
     end_of,
     findings_json,
     message_text,
@@ -43,7 +43,7 @@ def thread_state_without_recorded_keys(run: RunResult) -> str:
 
 
 async def test_a_model_key_the_provider_echoes_back_is_in_no_log_line_event_or_state(agent_server, scripted):
-    scripted.set_scenario(scenario(agent("triage", TRIAGE_MATCH, REJECTED), orchestrator(REJECTED)))
+    scripted.set_scenario(scenario(agent(Role.TRIAGE, REJECTED), orchestrator(REJECTED)))
 
     run = await stream_run(
         agent_server.url,
@@ -109,7 +109,7 @@ async def test_a_search_key_the_search_api_echoes_back_is_in_no_log_line_event_o
     assert end_of(run) == ("done", "report_delivered")
     assert [r["auth_present"] for r in web.tavily_requests()] == [True, True]
     assert [e["ok"] for e in run.of_type("search_results")] == [False, False]
-    sent = [message_text(m) for m in requests_of(scripted, "researcher")[-1]["body"]["messages"] if m["role"] == "tool"]
+    sent = [message_text(m) for m in requests_of(scripted, "research-subagent")[-1]["body"]["messages"] if m["role"] == "tool"]
     assert "Query refused for API key [redacted]" in sent[1], "the search API did not echo the key"
     assert SEARCH_KEY not in await agent_server.log_after_run(run.thread_id)
     assert SEARCH_KEY not in json.dumps(run.parts)

@@ -368,7 +368,7 @@ def test_the_first_stop_wraps_up_and_the_report_of_what_was_found_is_still_writt
     expect(run.locator("section.report")).not_to_have_class(re.compile(r"\bpartial\b"))
     expect(run.locator(".report-body h1")).to_have_text("Sodium batteries")
     assert web.tavily_requests() == [], "a search started after the wrap-up request"
-    sent = " ".join(message_text(m) for m in requests_of(scripted, "researcher")[-1]["body"]["messages"])
+    sent = " ".join(message_text(m) for m in requests_of(scripted, "research-subagent")[-1]["body"]["messages"])
     assert "WRAP UP NOW" in sent
     ui.screenshot()
 
@@ -382,7 +382,7 @@ def test_a_second_stop_stops_now_and_a_partial_report_of_the_findings_so_far_arr
     run = ui.ask(QUESTION)
     expect(run.locator(".feed-item.search")).to_have_count(2)
     deadline = time.monotonic() + 20
-    while len(requests_of(scripted, "researcher")) < 3:  # the sub-agent now waits 30 s on its model
+    while len(requests_of(scripted, "research-subagent")) < 3:  # the sub-agent now waits 30 s on its model
         assert time.monotonic() < deadline, "the sub-agent never made its slow call"
         time.sleep(0.05)
 
