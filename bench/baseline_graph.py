@@ -5,7 +5,8 @@ tool calling the Tavily stand-in through tavily-python and a ``web_fetch`` tool 
 and extracts its text with trafilatura in a thread, as the product does; so what it costs per step is
 what LangGraph, langchain, the HTTP clients and the extraction cost. The graph, its model and the search client are built
 once per process, as a lean deployment would, so the baseline pays no per-run construction. Served next to the product by ``bench.burst`` as graph
-``bare_baseline``; the scripted model tells it apart by ``BASELINE_MATCH`` in its system prompt.
+``bare_baseline``; its model requests name ``BASELINE_AGENT`` in the ``X-DRA-Agent`` header, the way the
+product's name their role, which is how the scripted model tells it apart.
 """
 
 from __future__ import annotations
@@ -23,7 +24,10 @@ from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from tavily import AsyncTavilyClient
 
-BASELINE_MATCH = "You are the bench baseline agent."
+from deep_research_agent.modelcalls.models import AGENT_HEADER
+
+BASELINE_AGENT = "bench-baseline"
+SYSTEM_PROMPT = "You are the bench baseline agent."
 
 
 @tool
@@ -74,5 +78,6 @@ def _graph() -> Any:
         max_retries=0,
         streaming=True,
         stream_usage=True,
+        default_headers={AGENT_HEADER: BASELINE_AGENT},
     )
-    return create_agent(model, tools=[web_search, web_fetch, note], system_prompt=BASELINE_MATCH)
+    return create_agent(model, tools=[web_search, web_fetch, note], system_prompt=SYSTEM_PROMPT)

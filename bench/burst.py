@@ -52,11 +52,11 @@ import httpx
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from bench.baseline_graph import BASELINE_MATCH
-from tests.e2e.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, researcher_reads, scenario, submit, triage
-from tests.support.agent_server import GRAPH_ID, PROJECT_ROOT, STREAM_MODES, AgentServer
-from tests.support.scripted_model import ScriptedModelServer, agent, call, turn
-from tests.support.web import ARTICLES, WebStandIn
+from bench.baseline_graph import BASELINE_AGENT
+from testkit.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, researcher_reads, scenario, submit, triage
+from testkit.agent_server import GRAPH_ID, PROJECT_ROOT, STREAM_MODES, AgentServer
+from testkit.scripted_model import ScriptedModelServer, agent, call, turn
+from testkit.web import ARTICLES, WebStandIn
 
 MODEL_LATENCY_S = 0.2
 BASELINE_ID = "bare_baseline"
@@ -78,8 +78,7 @@ def scripted_runs(web: WebStandIn) -> dict[str, Any]:
     return scenario(
         triage(delay_s=MODEL_LATENCY_S),
         agent(
-            "baseline",
-            BASELINE_MATCH,
+            BASELINE_AGENT,
             *(
                 turn(tool_calls=[step], delay_s=MODEL_LATENCY_S)
                 for step in (

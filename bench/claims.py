@@ -6,7 +6,7 @@ so every page is prepared (sentences, figures) inside the timing, as for a run's
 with the pages already prepared (the store keeps them for the run, so the delivery after a bounce, and the
 running draft after each hand-over, pay only for the claims).
 
-The pages are the web stand-in's numbered articles (``tests/support/web.py``: about 50 KB each, every
+The pages are the web stand-in's numbered articles (``testkit/web.py``: about 50 KB each, every
 sentence full of figures). The report has 60 claims: 36 citing a page's figures, 8 inventing one, 8 with no
 figure, 4 citing two pages (so the conflict check reads both), 2 quoting a page and 2 uncited figures. The baseline, measured in the same run,
 is a plain substring scan: every digit run of every claim looked up with ``in`` in the raw text of each
@@ -31,7 +31,7 @@ from deep_research_agent.domain.names import ClaimVerdict
 from deep_research_agent.report.markdown import citation_groups
 from deep_research_agent.report.vetting import finalise, vet_report
 from deep_research_agent.evidence.store import EvidenceStore
-from tests.support.web import numbered_article
+from testkit.web import numbered_article
 
 PAGES = 30
 PAGE_KB = 50

@@ -25,7 +25,7 @@ from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
 from bench.stack import running_stack
-from tests.e2e.scenarios import (
+from testkit.scenarios import (
     findings_json,
     orchestrator,
     plan_and_delegate,
@@ -33,8 +33,8 @@ from tests.e2e.scenarios import (
     scenario,
     triage,
 )
-from tests.support.agent_server import stream_run
-from tests.support.scripted_model import call, turn
+from testkit.agent_server import stream_run
+from testkit.scripted_model import call, turn
 
 CONCURRENT_RUNS = 10
 MODEL_LATENCY_S = 0.2

@@ -23,7 +23,7 @@ from langgraph_sdk import get_client
 
 from bench.stack import running_stack
 from deep_research_agent.protocol.events import STOP_REQUESTS_NAMESPACE
-from tests.e2e.scenarios import (
+from testkit.scenarios import (
     findings_json,
     orchestrator,
     plan_and_delegate,
@@ -31,8 +31,8 @@ from tests.e2e.scenarios import (
     scenario,
     submit,
 )
-from tests.support.agent_server import AgentServer, RunResult, stream_run
-from tests.support.scripted_model import ScriptedModelServer, call, turn
+from testkit.agent_server import AgentServer, RunResult, stream_run
+from testkit.scripted_model import ScriptedModelServer, call, turn
 
 RSS_RATIO_LIMIT = 1.5
 LOOPING_RUNS = 3

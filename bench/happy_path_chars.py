@@ -19,15 +19,15 @@ from collections import defaultdict
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from bench.stack import running_stack
-from tests.e2e.scenarios import (
+from testkit.scenarios import (
     orchestrator,
     plan_and_delegate,
     researcher_reads,
     scenario,
     submit,
 )
-from tests.support.agent_server import stream_run
-from tests.support.web import SHORT_FACT, SHORT_TITLE
+from testkit.agent_server import stream_run
+from testkit.web import SHORT_FACT, SHORT_TITLE
 
 BUDGET_CHARS = 90_000
 
@@ -68,8 +68,8 @@ def main() -> int:
     per_role = asyncio.run(measure())
     total = sum(per_role.values())
     for role, chars in sorted(per_role.items()):
-        print(f"{role:>14}: {chars:>8,} chars")
-    print(f"{'total':>14}: {total:>8,} chars   budget {BUDGET_CHARS:,}   ratio {total / BUDGET_CHARS:.2f}")
+        print(f"{role:>17}: {chars:>8,} chars")
+    print(f"{'total':>17}: {total:>8,} chars   budget {BUDGET_CHARS:,}   ratio {total / BUDGET_CHARS:.2f}")
     print(f"stock deepagents orchestrator toolbox per call (baseline): {stock_orchestrator_tools_chars():,} chars")
     return 0 if total <= BUDGET_CHARS else 1
 

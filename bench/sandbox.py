@@ -29,7 +29,7 @@ from pathlib import Path
 
 from dra_sandbox import bwrap
 from dra_sandbox.isolation import detect
-from tests.support.sandbox_service import SandboxService
+from testkit.sandbox_service import SandboxService
 
 ROUNDS = 60
 WARMUP = 5

@@ -25,7 +25,7 @@ from deep_research_agent.run import bound_run
 from deep_research_agent.sandbox.connector import SandboxConnector
 from deep_research_agent.settings import ResearchConfig
 from deep_research_agent.tools.results import ResultLimits, fit_result
-from tests.support.sandbox_service import SandboxService
+from testkit.sandbox_service import SandboxService
 
 ROUNDS = 40
 MAX_EXEC_RATIO = 1.5

@@ -33,9 +33,9 @@ from langgraph_sdk.client import LangGraphClient
 
 from bench.concurrency import MODEL_LATENCY_S, slow_happy_path
 from deploy import services
-from tests.support.agent_server import AgentServer, stream_run
-from tests.support.scripted_model import ScriptedModelServer
-from tests.support.web import WebStandIn
+from testkit.agent_server import AgentServer, stream_run
+from testkit.scripted_model import ScriptedModelServer
+from testkit.web import WebStandIn
 
 CONCURRENT_RUNS = 30
 ROUNDS = 2

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from tests.support.agent_server import AgentServer
-from tests.support.scripted_model import ScriptedModelServer
-from tests.support.web import WebStandIn
+from testkit.agent_server import AgentServer
+from testkit.scripted_model import ScriptedModelServer
+from testkit.web import WebStandIn
 
 
 @dataclass

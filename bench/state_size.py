@@ -28,9 +28,9 @@ from typing import Any
 from langgraph_sdk import get_client
 
 from bench.stack import Stack, running_stack
-from tests.e2e.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit
-from tests.support.agent_server import GRAPH_ID, get_evidence
-from tests.support.scripted_model import call, turn
+from testkit.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit
+from testkit.agent_server import GRAPH_ID, get_evidence
+from testkit.scripted_model import call, turn
 
 PAGES = 20
 LIMIT_BYTES = 30_000

@@ -17,14 +17,14 @@ from deep_research_agent.corpora.fts5 import Fts5Index
 from deep_research_agent.corpora.indexer import index_corpus
 
 from deep_research_agent.run import Run, bound_run
-from tests.support.agent_server import AgentServer
-from tests.support import corpus as corpus_fixture
-from tests.support.bearer_proxy import BearerProxy
-from tests.support.mcp_servers import EVERYTHING_ENTRY, EverythingServer
-from tests.support.mcp_stand_in import McpStandIn
-from tests.support.sandbox_service import SandboxService
-from tests.support.scripted_model import ScriptedModelServer
-from tests.support.web import WebStandIn
+from testkit.agent_server import AgentServer
+from testkit import corpus as corpus_fixture
+from testkit.bearer_proxy import BearerProxy
+from testkit.mcp_servers import EVERYTHING_ENTRY, EverythingServer
+from testkit.mcp_stand_in import McpStandIn
+from testkit.sandbox_service import SandboxService
+from testkit.scripted_model import ScriptedModelServer
+from testkit.web import WebStandIn
 
 E2E_MODEL_KEY = "sk-e2e-model-key-0123456789"
 # The only root under which an end-to-end run may point its skills_dir or custom_tools_dir.
@@ -50,7 +50,7 @@ def web_server() -> Iterator[WebStandIn]:
 
 
 class CorpusFixture:
-    """The small corpus the tests write (``tests/support/corpus.py``), declared and indexed in a data dir."""
+    """The small corpus the tests write (``testkit/corpus.py``), declared and indexed in a data dir."""
 
     def __init__(self, root: Path, data_dir: Path) -> None:
         self.root = root

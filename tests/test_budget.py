@@ -21,7 +21,7 @@ from deep_research_agent.report.salvage import salvage_report
 from deep_research_agent.evidence.store import HandOver
 from deep_research_agent.domain.usage import RoleUsage
 from deep_research_agent.run import Run
-from tests.support.guard_calls import call_model_through, capture_events
+from testkit.guard_calls import call_model_through, capture_events
 
 pytestmark = pytest.mark.anyio
 

@@ -25,7 +25,7 @@ from deep_research_agent.modelcalls.compaction import (
 from deep_research_agent.domain.conversation import HARNESS_MESSAGE_NAME, is_harness_message
 from deep_research_agent.domain.conversation import turn_key
 from deep_research_agent.domain.secrets import register_secrets
-from tests.support.recording_model import RecordingChatModel, factory
+from testkit.recording_model import RecordingChatModel, factory
 
 SECTIONS = ("## Request", "## Findings", "## Offloaded files", "## Gaps", "## Next steps")
 SUMMARY = (

@@ -13,7 +13,7 @@ from deep_research_agent.corpora.fts5 import Fts5Index
 from deep_research_agent.corpora.indexer import index_corpus
 from deep_research_agent.settings import ResearchConfig
 from deep_research_agent.settings.resolve import PROJECT_ROOT
-from tests.support import corpus as fixture
+from testkit import corpus as fixture
 
 KEY = {"OPENAI_API_KEY": "sk-test"}
 

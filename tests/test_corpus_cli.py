@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import corpus as fixture
+from testkit import corpus as fixture
 
 ROOT = Path(__file__).resolve().parents[1]
 JSON_KEYS = ["corpus", "path", "anchor", "title", "score", "text"]

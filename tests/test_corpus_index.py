@@ -12,7 +12,7 @@ from deep_research_agent.settings.corpora import CorpusSpec
 from deep_research_agent.corpora.catalog import index_path
 from deep_research_agent.corpora.fts5 import Fts5Index
 from deep_research_agent.corpora.indexer import CorpusError, IndexSummary, index_corpus
-from tests.support import corpus as fixture
+from testkit import corpus as fixture
 
 
 class Recorder:
@@ -129,7 +129,7 @@ def test_a_reindex_reads_only_changed_files_drops_deleted_ones_and_keeps_the_ids
 def test_a_broken_file_that_changes_is_read_again(corpus_dir, tmp_path):
     spec = CorpusSpec(name="handbook", root=str(corpus_dir))
     reindex(spec, tmp_path / "data")
-    from tests.support.web import make_pdf
+    from testkit.web import make_pdf
 
     broken = corpus_dir / "reports/broken.pdf"
     stat = broken.stat()

@@ -10,8 +10,8 @@ from deep_research_agent.corpora.formats import Unreadable, format_of, read_docu
 from deep_research_agent.corpora.html import parse_html_docs
 from deep_research_agent.corpora.markup import parse_markdown, parse_rst
 from deep_research_agent.corpora.passages import MAX_CHARS, Block, Section, build_passages
-from tests.support import corpus as fixture
-from tests.support.web import make_pdf
+from testkit import corpus as fixture
+from testkit.web import make_pdf
 
 
 def passages_of(path: Path, relative: str, html: str = "docs"):

@@ -12,8 +12,8 @@ from deep_research_agent.corpora.catalog import index_path, load_catalog
 from deep_research_agent.corpora.fts5 import Fts5Index
 from deep_research_agent.corpora.indexer import index_corpus
 from deep_research_agent.tools.corpus import build_corpus_tools
-from tests.support import corpus as fixture
-from tests.support.web import run_tools_in_graph
+from testkit import corpus as fixture
+from testkit.web import run_tools_in_graph
 
 pytestmark = pytest.mark.anyio
 

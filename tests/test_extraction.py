@@ -10,9 +10,9 @@ import pytest
 import trafilatura
 
 from deep_research_agent.domain.errors import ToolFailure
-from deep_research_agent.documents import extract_html, extract_pdf
 from deep_research_agent.tools.fetch import Download, extract_document
-from tests.support.web import (
+from deep_research_agent.documents import extract_html, extract_pdf
+from testkit.web import (
     ARTICLES,
     JUNK_PHRASES,
     PDF_BYTES,

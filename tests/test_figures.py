@@ -134,7 +134,7 @@ def test_a_long_text_s_lazy_lookup_finds_every_figure_the_full_parse_finds() -> 
     """``EvidenceText`` looks figures up by their written forms instead of parsing a whole page; it must agree
     with parsing the whole page."""
     from deep_research_agent.evidence.text import EvidenceText
-    from tests.support.web import ARTICLES, numbered_article
+    from testkit.web import ARTICLES, numbered_article
 
     texts = ["\n\n".join(article.paragraphs) for article in ARTICLES.values()]
     texts.append("\n\n".join(numbered_article(4, kb=8).paragraphs))

@@ -23,8 +23,8 @@ from deep_research_agent.run import current_run, is_open
 from deep_research_agent.delivery import turn_end
 from deep_research_agent.run.containment import INTERNAL_ERROR, contain_hook_failures
 from deep_research_agent.lifecycle.middleware import RunLifecycleMiddleware, describe_model_error
-from tests.e2e.scenarios import orchestrator, plan_and_delegate, researcher_reads, scenario, submit
-from tests.support.web import ARTICLES
+from testkit.scenarios import orchestrator, plan_and_delegate, researcher_reads, scenario, submit
+from testkit.web import ARTICLES
 
 pytestmark = pytest.mark.anyio
 

@@ -24,7 +24,7 @@ from deep_research_agent.guards.loop import (
     fingerprint,
     latest_tool_batch,
 )
-from tests.support.guard_calls import call_model_through, capture_events
+from testkit.guard_calls import call_model_through, capture_events
 
 pytestmark = pytest.mark.anyio
 _ids = itertools.count()

@@ -14,7 +14,7 @@ from deep_research_agent import prompts
 from deep_research_agent.graph import build_graph
 from deep_research_agent.modelcalls.prompt_date import PromptDateMiddleware
 from deep_research_agent.settings import ResearchConfig
-from tests.e2e.scenarios import (
+from testkit.scenarios import (
     orchestrator,
     plan_and_delegate,
     requests_of,
@@ -23,7 +23,7 @@ from tests.e2e.scenarios import (
     submit,
     system_text,
 )
-from tests.support.web import ARTICLES
+from testkit.web import ARTICLES
 
 pytestmark = pytest.mark.anyio
 
@@ -87,7 +87,7 @@ async def test_a_graph_built_yesterday_tells_todays_run_todays_date_in_every_age
 
     assert "412 Wh/kg" in state["final_report"]
 
-    for agent in ("orchestrator", "researcher"):
+    for agent in ("orchestrator", "research-subagent"):
         prompts_sent = [system_text(request["body"]) for request in requests_of(scripted, agent)]
         assert prompts_sent, f"the {agent} was never called"
         for prompt in prompts_sent:

@@ -13,7 +13,7 @@ from deep_research_agent.report.series import Point, summarize
 from deep_research_agent.sandbox.connector import SandboxConnector
 from deep_research_agent.settings import ResearchConfig
 from deep_research_agent.tools.results import ResultLimits, detect_series, fit_result, parse_table
-from tests.support.sandbox_service import SandboxService
+from testkit.sandbox_service import SandboxService
 
 pytestmark = pytest.mark.anyio
 

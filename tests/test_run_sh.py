@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.support.ports import free_port
+from testkit.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = ("up", "--sync", "ask", "smoke", "doctor", "test", "help")

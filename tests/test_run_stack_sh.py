@@ -17,8 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.sandbox_service import SandboxService, require_bubblewrap
-from tests.support.ports import free_port, port_is_free
+from testkit.sandbox_service import SandboxService, require_bubblewrap
+from testkit.ports import free_port, port_is_free
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "run-stack.sh"

@@ -25,7 +25,7 @@ from deep_research_agent.guards.runaway import (
 )
 from deep_research_agent.handover.contract import MAX_HANDOVER_CHARS
 from deep_research_agent.handover.publish import HandOverMiddleware
-from tests.support.guard_calls import capture_events
+from testkit.guard_calls import capture_events
 
 pytestmark = pytest.mark.anyio
 

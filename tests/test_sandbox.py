@@ -35,7 +35,7 @@ from deep_research_agent.sandbox.session import SandboxSession
 from deep_research_agent.settings import ResearchConfig
 from deep_research_agent.domain.errors import ToolFailure
 from tests.conftest import EXTENSION_FIXTURES
-from tests.support.sandbox_service import SandboxService
+from testkit.sandbox_service import SandboxService
 
 pytestmark = pytest.mark.anyio
 

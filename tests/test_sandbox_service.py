@@ -24,7 +24,7 @@ import httpx
 import pytest
 
 from dra_sandbox import isolation
-from tests.support.sandbox_service import SandboxService
+from testkit.sandbox_service import SandboxService
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -19,7 +19,8 @@ import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_openai import ChatOpenAI
 
-from tests.support.scripted_model import ScenarioError, ScriptedModelServer, agent, call, error, scenario, turn
+from deep_research_agent.modelcalls.models import AGENT_HEADER
+from testkit.scripted_model import ScenarioError, ScriptedModelServer, agent, call, error, scenario, turn
 
 API_KEY = "sk-test-never-logged-1234"
 
@@ -59,13 +60,15 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def chat(server: ScriptedModelServer, *, streaming: bool = False, **kwargs: Any) -> ChatOpenAI:
+def chat(server: ScriptedModelServer, *, role: str | None = None, streaming: bool = False, **kwargs: Any) -> ChatOpenAI:
+    """A client of the server; ``role`` goes in every request's ``X-DRA-Agent`` header, as the product sends it."""
     return ChatOpenAI(
         model="test/model",
         base_url=server.base_url,
         api_key=API_KEY,
         use_responses_api=False,
         streaming=streaming,
+        default_headers={AGENT_HEADER: role} if role is not None else None,
         **kwargs,
     )
 
@@ -103,9 +106,9 @@ def stream_all(model: Any, messages: list[BaseMessage]) -> tuple[AIMessageChunk,
 
 
 def test_non_streaming_text_reply_reports_estimated_usage(server: ScriptedModelServer) -> None:
-    server.set_scenario(scenario(agent("orchestrator", "research orchestrator", turn("Here is the plan."))))
+    server.set_scenario(scenario(agent("orchestrator", turn("Here is the plan."))))
 
-    reply = chat(server).invoke(conversation(ORCHESTRATOR_PROMPT))
+    reply = chat(server, role="orchestrator").invoke(conversation(ORCHESTRATOR_PROMPT))
 
     assert reply.content == "Here is the plan."
     assert reply.response_metadata["finish_reason"] == "stop"
@@ -226,8 +229,7 @@ def test_echo_last_tool_result_quotes_what_the_tool_returned(server: ScriptedMod
     server.set_scenario(
         scenario(
             agent(
-                "researcher",
-                "researcher sub-agent",
+                "research-subagent",
                 turn(tool_calls=[call("web_search", query="x")]),
                 turn("Findings:", echo_last_tool_result=True),
             )
@@ -239,7 +241,7 @@ def test_echo_last_tool_result_quotes_what_the_tool_returned(server: ScriptedMod
         ToolMessage("Result: batteries are 40% denser.", tool_call_id="call_1"),
     )
 
-    reply = chat(server).invoke(history)
+    reply = chat(server, role="research-subagent").invoke(history)
 
     assert reply.content == "Findings:\n\nResult: batteries are 40% denser."
 
@@ -251,9 +253,9 @@ def test_echo_last_tool_result_quotes_what_the_tool_returned(server: ScriptedMod
 
 def test_turn_index_is_the_number_of_assistant_messages(server: ScriptedModelServer) -> None:
     server.set_scenario(
-        scenario(agent("orchestrator", "research orchestrator", turn("first"), turn("second"), turn("third")))
+        scenario(agent("orchestrator", turn("first"), turn("second"), turn("third")))
     )
-    model = chat(server)
+    model = chat(server, role="orchestrator")
 
     fresh = model.invoke(conversation(ORCHESTRATOR_PROMPT))
     after_one = model.invoke(conversation(ORCHESTRATOR_PROMPT, AIMessage("first"), HumanMessage("more")))
@@ -280,8 +282,7 @@ async def test_parallel_conversations_of_one_agent_each_get_their_own_turn(serve
     server.set_scenario(
         scenario(
             agent(
-                "researcher",
-                "researcher sub-agent",
+                "research-subagent",
                 turn(tool_calls=[call("web_search", query="{last_user}")], delay_s=0.1),
                 turn("done"),
             )
@@ -289,7 +290,7 @@ async def test_parallel_conversations_of_one_agent_each_get_their_own_turn(serve
     )
     replies: dict[str, AIMessage] = {}
 
-    async with async_chat(server) as model:
+    async with async_chat(server, role="research-subagent") as model:
         with_tools = model.bind_tools([WEB_SEARCH_TOOL])
 
         async def research(topic: str) -> None:
@@ -307,72 +308,84 @@ async def test_parallel_conversations_of_one_agent_each_get_their_own_turn(serve
     assert [r["turn"] for r in server.requests()] == [0, 0, 0]
 
 
-def test_agent_is_chosen_by_system_prompt_substring(server: ScriptedModelServer) -> None:
+def test_agent_is_chosen_by_the_role_its_request_names_in_the_agent_header(server: ScriptedModelServer) -> None:
     server.set_scenario(
         scenario(
-            agent("orchestrator", "research orchestrator", turn("orchestrating")),
-            agent("researcher", "researcher sub-agent", turn("researching")),
+            agent("orchestrator", turn("orchestrating")),
+            agent("research-subagent", turn("researching")),
         )
     )
-    model = chat(server)
 
-    # Content given as a list of parts is matched by its text.
-    as_parts = SystemMessage(content=[{"type": "text", "text": RESEARCHER_PROMPT}])
-
-    assert model.invoke(conversation(ORCHESTRATOR_PROMPT)).content == "orchestrating"
-    assert model.invoke([as_parts, HumanMessage("go")]).content == "researching"
-    assert [r["agent"] for r in server.requests()] == ["orchestrator", "researcher"]
+    # The researcher's request carries the orchestrator's prompt: the header alone decides who answers.
+    assert chat(server, role="orchestrator").invoke(conversation(ORCHESTRATOR_PROMPT)).content == "orchestrating"
+    assert chat(server, role="research-subagent").invoke(conversation(ORCHESTRATOR_PROMPT)).content == "researching"
+    assert [r["agent"] for r in server.requests()] == ["orchestrator", "research-subagent"]
 
 
-def test_without_a_system_message_the_first_user_message_is_matched(server: ScriptedModelServer) -> None:
-    server.set_scenario(scenario(agent("plain", "TICKET-42", turn("matched by user text"))))
+def test_a_reworded_system_prompt_is_still_answered_by_its_role(server: ScriptedModelServer) -> None:
+    server.set_scenario(scenario(agent("orchestrator", turn("planned"))))
+    reworded = "Act as the lead of an investigation: split the question into units and assign them."
 
-    assert chat(server).invoke("Please handle TICKET-42").content == "matched by user text"
+    reply = chat(server, role="orchestrator").invoke(conversation(reworded))
+
+    assert reply.content == "planned"
+    assert server.requests()[0]["agent"] == "orchestrator"
 
 
 def test_default_turn_answers_unmatched_and_exhausted_requests(server: ScriptedModelServer) -> None:
-    server.set_scenario(scenario(agent("researcher", "researcher sub-agent", turn("only turn")), default=turn("fallback")))
-    model = chat(server)
+    server.set_scenario(scenario(agent("research-subagent", turn("only turn")), default=turn("fallback")))
 
-    unmatched = model.invoke([SystemMessage("Some other agent"), HumanMessage("hi")])
-    exhausted = model.invoke(conversation(RESEARCHER_PROMPT, AIMessage("only turn"), HumanMessage("again")))
+    unmatched = chat(server, role="critic").invoke([SystemMessage("Some other agent"), HumanMessage("hi")])
+    exhausted = chat(server, role="research-subagent").invoke(
+        conversation(RESEARCHER_PROMPT, AIMessage("only turn"), HumanMessage("again"))
+    )
 
     assert (unmatched.content, exhausted.content) == ("fallback", "fallback")
-    assert [(r["agent"], r["turn"]) for r in server.requests()] == [(None, 0), ("researcher", 1)]
+    assert [(r["agent"], r["turn"]) for r in server.requests()] == [(None, 0), ("research-subagent", 1)]
 
 
 def test_repeat_last_reuses_the_final_turn_forever(server: ScriptedModelServer) -> None:
-    server.set_scenario(
-        scenario(agent("looper", "research orchestrator", turn("start"), turn("again and again"), repeat_last=True))
-    )
+    server.set_scenario(scenario(agent("orchestrator", turn("start"), turn("again and again"), repeat_last=True)))
     history = conversation(ORCHESTRATOR_PROMPT, *[AIMessage(f"reply {i}") for i in range(5)])
 
-    assert chat(server).invoke(history).content == "again and again"
+    assert chat(server, role="orchestrator").invoke(history).content == "again and again"
 
 
-def test_unmatched_request_without_default_is_a_500_naming_the_prompt(server: ScriptedModelServer) -> None:
-    server.set_scenario(scenario(agent("researcher", "researcher sub-agent", turn("x"))))
+def test_an_unknown_role_without_default_is_a_500_naming_the_role_it_came_with(server: ScriptedModelServer) -> None:
+    server.set_scenario(scenario(agent("research-subagent", turn("x"))))
 
     resp = httpx.post(
         f"{server.base_url}/chat/completions",
+        headers={AGENT_HEADER: "critic"},
         json={"model": "m", "messages": [{"role": "system", "content": "You are a critic agent."}]},
     )
 
     assert resp.status_code == 500
     err = resp.json()["error"]
     assert err["code"] == "unmatched_request"
-    assert "no agent matches" in err["message"]
+    assert "no agent answers this request" in err["message"]
+    assert f"its {AGENT_HEADER} header is 'critic'" in err["message"]
+    assert "['research-subagent']" in err["message"]
     assert "You are a critic agent." in err["message"]
     # The product's client sees it as a provider server error carrying the same message.
-    with pytest.raises(openai.InternalServerError, match="You are a critic agent"):
-        chat(server, max_retries=0).invoke([SystemMessage("You are a critic agent."), HumanMessage("hi")])
+    with pytest.raises(openai.InternalServerError, match="header is 'critic'"):
+        chat(server, role="critic", max_retries=0).invoke([SystemMessage("You are a critic agent."), HumanMessage("hi")])
+
+
+def test_a_request_without_the_agent_header_is_a_500_saying_so(server: ScriptedModelServer) -> None:
+    server.set_scenario(scenario(agent("research-subagent", turn("x"))))
+
+    with pytest.raises(openai.InternalServerError, match=f"it has no {AGENT_HEADER} header"):
+        chat(server, max_retries=0).invoke(conversation(RESEARCHER_PROMPT))
 
 
 def test_exhausted_agent_without_default_is_a_500_naming_the_agent(server: ScriptedModelServer) -> None:
-    server.set_scenario(scenario(agent("researcher", "researcher sub-agent", turn("x"))))
+    server.set_scenario(scenario(agent("research-subagent", turn("x"))))
 
-    with pytest.raises(openai.InternalServerError, match="'researcher' has no turn 1"):
-        chat(server, max_retries=0).invoke(conversation(RESEARCHER_PROMPT, AIMessage("x"), HumanMessage("more")))
+    with pytest.raises(openai.InternalServerError, match="'research-subagent' has no turn 1"):
+        chat(server, role="research-subagent", max_retries=0).invoke(
+            conversation(RESEARCHER_PROMPT, AIMessage("x"), HumanMessage("more"))
+        )
 
 
 # --------------------------------------------------------------------------
@@ -400,13 +413,12 @@ def test_error_times_gives_a_burst_of_errors_then_the_normal_reply(server: Scrip
         scenario(
             agent(
                 "orchestrator",
-                "research orchestrator",
                 turn("finally", error=error(429, "Rate limit reached", retry_after=0.01), error_times=4),
             )
         )
     )
 
-    reply = chat(server, max_retries=4).invoke(conversation(ORCHESTRATOR_PROMPT))
+    reply = chat(server, role="orchestrator", max_retries=4).invoke(conversation(ORCHESTRATOR_PROMPT))
 
     assert reply.content == "finally"
     assert [r["status"] for r in server.requests()] == [429, 429, 429, 429, 200]
@@ -484,15 +496,19 @@ def test_new_scenario_and_reset_clear_the_log(server: ScriptedModelServer) -> No
     chat(server).invoke("hi")
     server.reset()
     assert server.requests() == []
-    with pytest.raises(openai.InternalServerError, match="no agent matches"):
+    with pytest.raises(openai.InternalServerError, match="no agent answers this request"):
         chat(server, max_retries=0).invoke("hi")
 
 
 def test_malformed_scenario_is_rejected(server: ScriptedModelServer) -> None:
     with pytest.raises(ScenarioError, match="unknown turn keys"):
         server.set_scenario(scenario(default={"contnet": "typo"}))
-    with pytest.raises(ScenarioError, match="'name' and 'match'"):
-        server.set_scenario({"agents": [{"name": "x", "turns": []}]})
+    with pytest.raises(ScenarioError, match="needs a string 'name'"):
+        server.set_scenario({"agents": [{"turns": []}]})
+    with pytest.raises(ScenarioError, match=r"unknown agent keys \['match'\]"):
+        server.set_scenario({"agents": [{"name": "x", "match": "You are", "turns": []}]})
+    with pytest.raises(ScenarioError, match="a second agent named 'x' would never answer"):
+        server.set_scenario(scenario(agent("x", turn("one")), agent("x", turn("two"))))
 
 
 def test_models_endpoint_lists_a_model(server: ScriptedModelServer) -> None:

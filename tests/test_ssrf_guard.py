@@ -23,7 +23,7 @@ from deep_research_agent.tools.fetch import (
     new_client,
     resolve_public_target,
 )
-from tests.support.web import (
+from testkit.web import (
     SHORT_FACT,
     WebStandIn,
     run_tools_in_graph,

@@ -12,7 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from deep_research_agent.guards.chain import GuardChainMiddleware
 from deep_research_agent.domain.per_role import PerRoleMiddleware
 from deep_research_agent.guards.step_limit import StepLimitMiddleware, steps_to_finish
-from tests.support.recording_model import RecordingChatModel
+from testkit.recording_model import RecordingChatModel
 
 pytestmark = pytest.mark.anyio
 

@@ -19,7 +19,7 @@ from deep_research_agent.delivery import stop as stop_request
 from deep_research_agent.guards.budget import BudgetMiddleware
 from deep_research_agent.delivery.stop import watch_for_stop_request
 from deep_research_agent.domain.names import EndReason
-from tests.support.guard_calls import capture_events
+from testkit.guard_calls import capture_events
 
 pytestmark = pytest.mark.anyio
 

@@ -23,7 +23,7 @@ from deep_research_agent.lifecycle.triage import (
     TriageRouterMiddleware,
     parse_verdict,
 )
-from tests.support.recording_model import RecordingChatModel, factory
+from testkit.recording_model import RecordingChatModel, factory
 
 ORCHESTRATOR_PROMPT = "You are the orchestrator of a deep research run. " * 300  # ~15k chars, like the real one
 HAPPY_PATH_RESEARCH_CHARS = 90_000

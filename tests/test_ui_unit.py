@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from tests.support.agent_server import PROJECT_ROOT
+from testkit.agent_server import PROJECT_ROOT
 
 UI = PROJECT_ROOT / "ui"
 

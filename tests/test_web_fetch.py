@@ -20,7 +20,7 @@ import pytest
 
 from deep_research_agent.tools.fetch import PAGE_PREAMBLE, FetchLimits, build_web_fetch_tool
 from deep_research_agent.tools.results import ResultLimits
-from tests.support.web import (
+from testkit.web import (
     ARTICLES,
     FAKE_BLOCK_END,
     INJECTION,

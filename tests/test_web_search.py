@@ -17,7 +17,7 @@ import pytest
 from pydantic import SecretStr
 
 from deep_research_agent.tools.search import KEYLESS_NOTICE, RESULTS_PREAMBLE, build_web_search_tool
-from tests.support.web import ARTICLES, WebStandIn, closed_port, run_tools_in_graph
+from testkit.web import ARTICLES, WebStandIn, closed_port, run_tools_in_graph
 
 KEY = "tvly-dev-run-key-0123456789"
 OTHER_KEY = "tvly-dev-other-key-9876543210"

@@ -208,7 +208,7 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = (), corpor
         _compaction(settings, Role.RESEARCH_SUBAGENT, "subagent"),
     ]
     research_subagent = create_agent(
-        chat_model(settings, "subagent"),
+        chat_model(settings, "subagent", Role.RESEARCH_SUBAGENT),
         tools=[*research_tools, *custom_tools],
         system_prompt=prompts.render(
             prompts.Prompt.RESEARCH_SUBAGENT,
@@ -260,7 +260,7 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = (), corpor
         _compaction(settings, Role.ORCHESTRATOR, "research"),
     ]
     orchestrator = create_agent(
-        chat_model(settings, "research"),
+        chat_model(settings, "research", Role.ORCHESTRATOR),
         tools=custom_tools,
         system_prompt=prompts.render(
             prompts.Prompt.ORCHESTRATOR,
@@ -364,7 +364,7 @@ def _sandbox_role(
         _compaction(settings, role, slot),
     ]
     agent = create_agent(
-        chat_model(settings, slot),
+        chat_model(settings, slot, role),
         tools=list(tools),
         system_prompt=system_prompt,
         middleware=[_guards(settings, role, settings.tier.slot(slot), middleware, gate=gate), *middleware],

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 from langchain_mcp_adapters.client import MultiServerMCPClient
 
-from tests.e2e.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit
-from tests.support.scripted_model import turn
+from testkit.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit
+from testkit.scripted_model import turn
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 REPORT = "# Kelp carbon\n\nKelp forests store carbon in sediments.\n\n## Sources\n"
 

@@ -10,7 +10,9 @@ import subprocess
 import sys
 import time
 
-from tests.e2e.scenarios import (
+import pytest
+
+from testkit.scenarios import (
     message_text,
     orchestrator,
     plan_and_delegate,
@@ -20,8 +22,10 @@ from tests.e2e.scenarios import (
     scenario,
     submit,
 )
-from tests.support.scripted_model import call, turn
-from tests.support.web import ARTICLES
+from testkit.scripted_model import call, turn
+from testkit.web import ARTICLES
+
+pytestmark = pytest.mark.e2e
 
 REPORT_TITLE = "Sodium-glass batteries"
 
@@ -107,7 +111,7 @@ def test_ctrl_c_wraps_up_then_stops_now_and_the_report_of_what_was_found_is_prin
     command = [sys.executable, "-m", "deep_research_agent.cli", "ask", "--url", agent_server.url, "How dense?"]
     with subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as shell:
         deadline = time.monotonic() + 30
-        while len(requests_of(scripted, "researcher")) < 3:
+        while len(requests_of(scripted, "research-subagent")) < 3:
             assert shell.poll() is None and time.monotonic() < deadline, "the run never reached its slow model call"
             time.sleep(0.05)
         # The sub-agent waits on a 30 s model call: wrapping up lets it finish, stopping now cuts it.

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.scenarios import end_of, findings_json, message_text, orchestrator, plan_and_delegate, requests_of, researcher, scenario, submit
-from tests.support.agent_server import RunResult, stream_run
-from tests.support.scripted_model import call, turn
-from tests.support.web import ARTICLES
+from testkit.scenarios import end_of, findings_json, message_text, orchestrator, plan_and_delegate, requests_of, researcher, scenario, submit
+from testkit.agent_server import RunResult, stream_run
+from testkit.scripted_model import call, turn
+from testkit.web import ARTICLES
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 UNIT = "Find the height and building dates of the Lighthouse of Alexandria"
 QUESTION = "How tall was the Lighthouse of Alexandria?"

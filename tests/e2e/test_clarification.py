@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.scenarios import findings_json, message_text, orchestrator, plan_and_delegate, researcher, scenario, submit
-from tests.support.agent_server import stream_run
-from tests.support.scripted_model import call, turn
+from testkit.scenarios import findings_json, message_text, orchestrator, plan_and_delegate, researcher, scenario, submit
+from testkit.agent_server import stream_run
+from testkit.scripted_model import call, turn
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 QUESTIONS = ["Which region should I cover?", "Which timeframe matters: the last 12 months or longer?"]
 ANSWERS = (

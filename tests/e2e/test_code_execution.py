@@ -23,7 +23,8 @@ from typing import Any
 import pytest
 from langgraph_sdk import get_client
 
-from tests.e2e.scenarios import (
+from deep_research_agent.domain.names import Role
+from testkit.scenarios import (
     coder,
     end_of,
     extractor,
@@ -37,12 +38,12 @@ from tests.e2e.scenarios import (
     submit,
     system_text,
 )
-from tests.support.agent_server import stream_run
-from tests.support.mcp_stand_in import cities_text
-from tests.support.sandbox_service import SandboxService
-from tests.support.scripted_model import call, turn
+from testkit.agent_server import AgentServer, stream_run
+from testkit.mcp_stand_in import cities_text
+from testkit.sandbox_service import SandboxService
+from testkit.scripted_model import agent, call, turn
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 CODING_MODEL = "z-ai/glm-5.3-flash"
 UTILITY_MODEL = "deepseek/deepseek-v4-flash-0731"
@@ -113,7 +114,7 @@ async def test_the_coding_sub_agent_writes_fixes_and_runs_one_script_and_its_out
     [start] = [s for s in run.statuses("subagent_start") if s["subagent"] == "coding-subagent"]
     assert start["model"] == CODING_MODEL and start["task_id"] == script["task_id"]
 
-    requests = requests_of(scripted, "coder")
+    requests = requests_of(scripted, "coding-subagent")
     assert all(offered(r) == SANDBOX_TOOLS | {SHIPPED_CUSTOM_TOOL} for r in requests)
     refusal, v1, _, final = (tool_results(requests[n])[-1] for n in (1, 3, 4, 5))
     assert refusal.startswith("TOOL ERROR (execute, permanent): `python -c` one-liners are not run here")
@@ -165,21 +166,21 @@ async def test_an_offloaded_mcp_result_is_read_by_an_extract_sub_agent_whose_fin
     )
 
     assert end_of(run) == ("done", "report_delivered")
-    stub = tool_results(requests_of(scripted, "researcher")[1])[-1]
+    stub = tool_results(requests_of(scripted, "research-subagent")[1])[-1]
     assert "[Offloaded to the sandbox: 1,500 rows (limit 1,000)" in stub and f"file: {path}" in stub
     assert "rows: 1,500" in stub and "columns: id, city, population" in stub and '{"id": 4, "city": "city-4"' in stub
     assert '"id": 1234' not in stub and len(stub) < 3_000
     [result] = run.of_type("mcp_result")
     assert result["ok"] and result["bytes"] == len(text.encode())
 
-    [read] = requests_of(scripted, "extractor")[1:]
+    [read] = requests_of(scripted, "extract-subagent")[1:]
     assert offered(read) == {"execute", SHIPPED_CUSTOM_TOOL} and tool_results(read)[-1].startswith(quote)
     starts = {s["subagent"]: s for s in run.statuses("subagent_start")}
     assert starts["extract-subagent"]["model"] == UTILITY_MODEL and starts["extract-subagent"]["role"] == "extract-subagent"
     handed = run.of_type("subagent_findings")
     assert [h["role"] for h in handed] == ["extract-subagent", "research-subagent"]
     assert handed[0]["findings"] == [finding] and handed[0]["task_id"] == starts["extract-subagent"]["task_id"]
-    researcher_saw = tool_results(requests_of(scripted, "researcher")[2])[-1]
+    researcher_saw = tool_results(requests_of(scripted, "research-subagent")[2])[-1]
     assert json.loads(researcher_saw)["findings"] == [finding]
 
     [citation] = run.values["cited_sources"]
@@ -226,7 +227,7 @@ async def test_a_sandbox_session_killed_mid_run_is_replaced_once_and_the_run_sti
     assert end_of(run) == ("done", "report_delivered")
     [reset] = run.statuses("sandbox_reset")
     assert reset["role"] == "coding-subagent" and "files written before are gone" in reset["detail"]
-    after_kill = tool_results(requests_of(scripted, "coder")[3])[-1]
+    after_kill = tool_results(requests_of(scripted, "coding-subagent")[3])[-1]
     assert after_kill.startswith("[Sandbox reset: the sandbox session ended unexpectedly") and "can't open file" in after_kill
     [shown] = run.of_type("script")
     assert (shown["code"], shown["output"]) == (script, "rows 3")
@@ -254,7 +255,7 @@ async def test_without_a_sandbox_neither_sub_agent_is_offered_and_the_prompts_sa
 
     assert end_of(run) == ("done", "report_delivered")
     first, refused, _ = requests_of(scripted, "orchestrator")
-    [research] = requests_of(scripted, "researcher")
+    [research] = requests_of(scripted, "research-subagent")
     for request in (first, research):
         assert "Code execution is unavailable in this run" in system_text(request["body"])
         assert "A sandbox is attached" not in system_text(request["body"])

@@ -7,11 +7,11 @@ import asyncio
 import pytest
 from langgraph_sdk import get_client
 
-from tests.e2e.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit
-from tests.support.agent_server import stream_run
-from tests.support.scripted_model import call, turn
+from testkit.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit
+from testkit.agent_server import stream_run
+from testkit.scripted_model import call, turn
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 REPORT = "# Sodium\n\nSodium cells are cheaper than lithium cells.\n"
 

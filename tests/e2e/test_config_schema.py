@@ -10,10 +10,10 @@ from langgraph_sdk import get_client
 
 from deep_research_agent.settings import MODEL_TIERS, TIER_ORDER, config_json_schema
 from tests.conftest import E2E_MODEL_KEY
-from tests.e2e.scenarios import orchestrator, scenario, submit
-from tests.support.agent_server import GRAPH_ID, stream_run
+from testkit.scenarios import orchestrator, scenario, submit
+from testkit.agent_server import GRAPH_ID, stream_run
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 REPORT = "# Sodium batteries\n\nSodium cells are cheaper than lithium cells.\n"
 

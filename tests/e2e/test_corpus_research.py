@@ -1,12 +1,12 @@
 """Research over local corpora through ``langgraph dev``: a sub-agent searches and reads a passage, the report
 cites it as ``corpus://…`` with a readable Sources line, the evidence keeps the passage, and web and corpus
-sources share one numbering. The session server has the test corpus (``tests/support/corpus.py``) declared."""
+sources share one numbering. The session server has the test corpus (``testkit/corpus.py``) declared."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.e2e.scenarios import (
+from testkit.scenarios import (
     findings_json,
     orchestrator,
     plan_and_delegate,
@@ -16,12 +16,12 @@ from tests.e2e.scenarios import (
     submit,
     system_text,
 )
-from tests.support import corpus as fixture
-from tests.support.agent_server import stored_records, stream_run
-from tests.support.scripted_model import call, turn
-from tests.support.web import ARTICLES
+from testkit import corpus as fixture
+from testkit.agent_server import stored_records, stream_run
+from testkit.scripted_model import call, turn
+from testkit.web import ARTICLES
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 FLUX_URL = "corpus://handbook/guide/config.html#GUC-FLUX-BUFFER"
 FLUX_TITLE = "Halvorsen Handbook — 20.4. Resource Consumption › 20.4.1. Memory › flux_buffer (integer) (guide/config.html)"
@@ -97,7 +97,7 @@ async def test_the_prompts_list_the_corpora_and_the_research_sub_agent_gets_the_
 
     planner = system_text(requests_of(scripted, "orchestrator")[0]["body"])
     assert "## Local corpora" in planner and "`handbook`: Halvorsen Handbook — Manuals of the Halvorsen engine (7 documents, " in planner
-    worker = requests_of(scripted, "researcher")[0]
+    worker = requests_of(scripted, "research-subagent")[0]
     assert {"corpus_search", "corpus_read", "web_search", "web_fetch"} <= tool_names(worker)
     assert "`handbook` (Halvorsen Handbook)" in system_text(worker["body"]) and "## The web" in system_text(worker["body"])
 
@@ -141,7 +141,7 @@ async def test_with_web_search_off_the_run_researches_only_its_corpora(agent_ser
 
     await stream_run(agent_server.url, "flux_buffer?", configurable={"web_search": False})
 
-    worker = requests_of(scripted, "researcher")[0]
+    worker = requests_of(scripted, "research-subagent")[0]
     assert {"corpus_search", "corpus_read"} <= tool_names(worker)
     assert not {"web_search", "web_fetch"} & tool_names(worker)
     for body in (worker["body"], requests_of(scripted, "orchestrator")[0]["body"]):
@@ -160,4 +160,4 @@ async def test_a_run_that_names_an_unknown_corpus_is_warned_and_gets_no_corpus_t
 
     warnings = [s["detail"] for s in run.statuses("warning")]
     assert any("'atlas'" in w and "known corpora: handbook" in w for w in warnings), warnings
-    assert not {"corpus_search", "corpus_read"} & tool_names(requests_of(scripted, "researcher")[0])
+    assert not {"corpus_search", "corpus_read"} & tool_names(requests_of(scripted, "research-subagent")[0])

@@ -10,12 +10,12 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 
-from tests.e2e.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit
-from tests.support.agent_server import GRAPH_ID, get_evidence, stored_records, stream_run
-from tests.support.scripted_model import call, turn
-from tests.support.web import ARTICLES
+from testkit.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit
+from testkit.agent_server import GRAPH_ID, get_evidence, stored_records, stream_run
+from testkit.scripted_model import call, turn
+from testkit.web import ARTICLES
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 QUOTE = "reached an energy density of 412 Wh/kg in independent tests"
 STATE_BYTES_LIMIT = 30_000

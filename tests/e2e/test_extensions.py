@@ -9,7 +9,7 @@ import json
 import pytest
 
 from tests.conftest import EXTENSION_FIXTURES
-from tests.e2e.scenarios import (
+from testkit.scenarios import (
     coder,
     extractor,
     findings_json,
@@ -22,10 +22,10 @@ from tests.e2e.scenarios import (
     submit,
     system_text,
 )
-from tests.support.agent_server import stream_run
-from tests.support.scripted_model import call, turn
+from testkit.agent_server import stream_run
+from testkit.scripted_model import call, turn
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 REPORT = "# Options\n\nOption A is cheaper than option B.\n"
 SKILL_PATH = "/skills/cited-table/SKILL.md"
@@ -69,7 +69,7 @@ async def test_a_sub_agent_reads_the_skill_its_brief_names_and_the_run_announces
     assert "BODY-MARKER" not in json.dumps(planner["body"]), "the orchestrator never sees a skill's body"
     assert "read_file" not in tool_names(planner), "the orchestrator holds no file tools"
 
-    researchers = requests_of(scripted, "researcher")
+    researchers = requests_of(scripted, "research-subagent")
     assert len(researchers) == 4, "two sub-agents, two steps each"
     assert {"read_file", "web_search", "web_fetch"} <= tool_names(researchers[0])
     assert not {"write_file", "edit_file", "ls", "glob", "grep", "execute"} & tool_names(researchers[0])
@@ -125,7 +125,7 @@ async def test_custom_tools_are_offered_to_every_role_called_and_their_events_ca
     )
 
     done(run)
-    for role in ("orchestrator", "researcher"):
+    for role in ("orchestrator", "research-subagent"):
         offered = tool_names(requests_of(scripted, role)[0])
         assert FIXTURE_TOOLS <= offered, role
         assert not {"switched_off", "private_tool", "convert_units"} & offered, role
@@ -145,7 +145,7 @@ async def test_custom_tools_are_offered_to_every_role_called_and_their_events_ca
     seen_by_orchestrator = tool_messages(requests_of(scripted, "orchestrator")[1])[-1]
     body = seen_by_orchestrator.split("<tool_result>\n", 1)[1].rsplit("\n</tool_result>", 1)[0]
     assert json.loads(body) == [{"id": 0, "label": "row-0"}, {"id": 1, "label": "row-1"}], "a list is JSON-encoded"
-    seen_by_researcher = tool_messages(requests_of(scripted, "researcher")[1])[-1]
+    seen_by_researcher = tool_messages(requests_of(scripted, "research-subagent")[1])[-1]
     assert f"[Result truncated: cut to 300 of {large['bytes']:,} characters. No sandbox is attached" in seen_by_researcher
 
     [broken] = [w for w in run.statuses("warning") if "broken.py" in w["detail"]]
@@ -190,11 +190,11 @@ async def test_the_extract_and_coding_sub_agents_are_offered_the_custom_tools_an
     )
 
     done(run)
-    offered = {role: tool_names(requests_of(scripted, role)[0]) for role in ("orchestrator", "researcher", "extractor", "coder")}
+    offered = {role: tool_names(requests_of(scripted, role)[0]) for role in ("orchestrator", "research-subagent", "extract-subagent", "coding-subagent")}
     assert all(FIXTURE_TOOLS <= tools for tools in offered.values()), offered
     # Each sandbox role keeps its own sandbox tools, and no more of them, beside the custom tools.
-    assert offered["extractor"] == {"execute"} | FIXTURE_TOOLS
-    assert offered["coder"] == SANDBOX_TOOLS | FIXTURE_TOOLS
+    assert offered["extract-subagent"] == {"execute"} | FIXTURE_TOOLS
+    assert offered["coding-subagent"] == SANDBOX_TOOLS | FIXTURE_TOOLS
 
     calls = {c["id"]: c for c in run.of_type("tool_call")}
     results = {r["id"]: r for r in run.of_type("tool_result")}
@@ -211,11 +211,11 @@ async def test_the_extract_and_coding_sub_agents_are_offered_the_custom_tools_an
     [failed] = [r for r in results.values() if not r["ok"]]
     assert failed["error_class"] == "unknown" and failed["summary"].startswith("TOOL ERROR (explode, unknown)")
 
-    researcher_saw = [tool_messages(r)[-1] for r in requests_of(scripted, "researcher")[1:]]
+    researcher_saw = [tool_messages(r)[-1] for r in requests_of(scripted, "research-subagent")[1:]]
     assert "France: FR (tier extra-low)" in researcher_saw[0], "build_tool's tool sees the run's config"
     assert "[Offloaded to the sandbox: 1,500 rows (limit 1,000)" in researcher_saw[1], "a large row list is offloaded"
-    assert tool_messages(requests_of(scripted, "extractor")[1])[-1].startswith("TOOL ERROR (explode, unknown)")
-    assert "France: FR" in tool_messages(requests_of(scripted, "coder")[1])[-1]
+    assert tool_messages(requests_of(scripted, "extract-subagent")[1])[-1].startswith("TOOL ERROR (explode, unknown)")
+    assert "France: FR" in tool_messages(requests_of(scripted, "coding-subagent")[1])[-1]
 
 
 async def test_a_custom_tools_dir_outside_the_allowed_roots_ends_the_run_with_config_error_and_loads_nothing(

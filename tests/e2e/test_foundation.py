@@ -7,11 +7,11 @@ import re
 import pytest
 
 from tests.conftest import E2E_MODEL_KEY
-from tests.e2e.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit
-from tests.support.agent_server import stream_run
-from tests.support.scripted_model import error, turn
+from testkit.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit
+from testkit.agent_server import stream_run
+from testkit.scripted_model import error, turn
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 RUN_TIME = re.compile(r"Run time \d+m \d+s\.$")
 # Cites nothing: a citation of a page the run never fetched would be sent back by the report gate.

@@ -12,7 +12,7 @@ import anyio
 import pytest
 from langgraph_sdk import get_client
 
-from tests.e2e.scenarios import (
+from testkit.scenarios import (
     findings_json,
     orchestrator,
     plan_and_delegate,
@@ -22,11 +22,11 @@ from tests.e2e.scenarios import (
     scenario,
     submit,
 )
-from tests.support.agent_server import GRAPH_ID
-from tests.support.scripted_model import call, turn
-from tests.support.web import ARTICLES
+from testkit.agent_server import GRAPH_ID
+from testkit.scripted_model import call, turn
+from testkit.web import ARTICLES
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 QUESTION = "How dense are sodium-glass cells, and how do they compare with lithium?"
 HIDDEN_ID_PREFIX = "do-not-render-"
@@ -188,7 +188,7 @@ async def test_a_cancelled_run_keeps_its_findings_and_a_draft_report_in_state(ag
     thread = await client.threads.create()
     run = await client.runs.create(thread["thread_id"], GRAPH_ID, input={"messages": [{"role": "user", "content": QUESTION}]})
     deadline = time.monotonic() + 30
-    while len(requests_of(scripted, "researcher")) < 3:
+    while len(requests_of(scripted, "research-subagent")) < 3:
         assert time.monotonic() < deadline, "the second unit never started reading"
         await anyio.sleep(0.05)
 

@@ -15,7 +15,7 @@ from langgraph_sdk import get_client
 
 from deep_research_agent.settings import MODEL_TIERS
 from deep_research_agent.protocol.events import STOP_REQUESTS_NAMESPACE
-from tests.e2e.scenarios import (
+from testkit.scenarios import (
     end_of,
     findings_json,
     message_text,
@@ -27,11 +27,11 @@ from tests.e2e.scenarios import (
     scenario,
     submit,
 )
-from tests.support.agent_server import GRAPH_ID, stored_records, stream_run
-from tests.support.scripted_model import call, error, turn
-from tests.support.web import ARTICLES
+from testkit.agent_server import GRAPH_ID, stored_records, stream_run
+from testkit.scripted_model import call, error, turn
+from testkit.web import ARTICLES
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 # Cites nothing: a citation of a page the run never fetched would be sent back by the report gate.
 REPORT = "# Sodium batteries\n\nSodium cells are cheaper than lithium cells.\n"
@@ -58,8 +58,8 @@ async def test_a_sub_agent_repeating_one_search_forever_is_halted_and_the_report
     assert all(e["role"] == "research-subagent" for e in detected)
     halts = run.statuses("loop_halt")
     assert len(halts) == 1 and halts[0]["repeats"] == 6 and halts[0]["role"] == "research-subagent"
-    assert len(requests_of(scripted, "researcher")) == 6, "the sub-agent made a model call after its halt"
-    nudged = requests_of(scripted, "researcher")[3]["body"]["messages"][-1]
+    assert len(requests_of(scripted, "research-subagent")) == 6, "the sub-agent made a model call after its halt"
+    nudged = requests_of(scripted, "research-subagent")[3]["body"]["messages"][-1]
     assert nudged["role"] == "user" and nudged["name"] == "dra_harness" and "LOOP DETECTED" in message_text(nudged)
 
     findings = run.of_type("subagent_findings")
@@ -101,7 +101,7 @@ async def test_a_degenerate_reply_is_trimmed_and_the_sub_agent_is_nudged_once_to
     runaway = run.statuses("runaway_output")
     assert len(runaway) == 1 and runaway[0]["role"] == "research-subagent" and runaway[0]["reason"] == "repetition"
     assert runaway[0]["chars"] == len(DEGENERATE) and runaway[0]["kept_chars"] < 200
-    retry_messages = requests_of(scripted, "researcher")[1]["body"]["messages"]
+    retry_messages = requests_of(scripted, "research-subagent")[1]["body"]["messages"]
     trimmed, nudge = retry_messages[-2], retry_messages[-1]
     assert trimmed["role"] == "assistant" and message_text(trimmed).endswith("BTC2026")
     assert nudge["name"] == "dra_harness" and "RUNAWAY OUTPUT" in message_text(nudge)
@@ -125,7 +125,7 @@ async def test_a_second_runaway_ends_the_sub_agent_and_only_a_small_hand_back_re
     assert len(run.statuses("runaway_output")) == 1
     halts = run.statuses("runaway_halt")
     assert len(halts) == 1 and halts[0]["role"] == "research-subagent"
-    assert len(requests_of(scripted, "researcher")) == 2
+    assert len(requests_of(scripted, "research-subagent")) == 2
     hand_back = task_results(run)[0]
     assert len(DEGENERATE * 20) > 50_000 and len(hand_back) < 3_000
     assert run.of_type("subagent_findings")[0]["halted"] == "runaway_guard"
@@ -153,7 +153,7 @@ async def test_a_tool_call_ceiling_halts_every_role_and_the_run_ends_with_a_salv
     assert len(halt) == 1 and halt[0]["reason"] == "tool_calls"
     assert run.of_type("usage")[0]["tool_calls"] == 10
     assert run.end_statuses[0]["tool_calls"] == 10
-    wrap_up = [m for r in requests_of(scripted, "researcher") for m in r["body"]["messages"] if "WRAP UP NOW" in message_text(m)]
+    wrap_up = [m for r in requests_of(scripted, "research-subagent") for m in r["body"]["messages"] if "WRAP UP NOW" in message_text(m)]
     assert wrap_up and wrap_up[0]["name"] == "dra_harness"
 
     assert run.of_type("subagent_findings")[0]["halted"] == "budget"
@@ -225,7 +225,7 @@ async def test_a_tiny_dollar_ceiling_stops_the_run_on_the_providers_reported_cos
     }
     assert usage["compactions"] == 0 and usage["messages_summarized"] == 0
     assert usage["tool_calls"] == 0, "a tool call started after the halt"
-    assert requests_of(scripted, "researcher") == []
+    assert requests_of(scripted, "research-subagent") == []
     assert run.of_type("report")[0]["partial"] is True and "No research unit returned findings" in run.values["final_report"]
 
 
@@ -257,7 +257,7 @@ async def test_a_dollar_ceiling_binds_on_cost_priced_from_the_tier_when_the_prov
     assert usage["reported_cost_usd"] == 0
     assert usage["per_role"]["orchestrator"]["cost_usd"] == pytest.approx(orchestrator_cost)
     assert usage["per_role"]["research-subagent"]["cost_usd"] == pytest.approx(researcher_cost)
-    [researcher_request] = requests_of(scripted, "researcher")
+    [researcher_request] = requests_of(scripted, "research-subagent")
     assert any("WRAP UP NOW" in message_text(m) for m in researcher_request["body"]["messages"]), "no wrap-up nudge"
     assert usage["per_role"]["research-subagent"]["tool_calls"] == 0, "the search started after the halt"
     assert run.of_type("report")[0]["partial"] is True
@@ -296,7 +296,7 @@ async def test_a_token_ceiling_counts_cached_input_at_a_tenth(agent_server, scri
     triage = run.of_type("usage")[0]["per_role"]["triage"]
     assert halt["used"] == pytest.approx(6_000 + 5_100 + triage["input_tokens"] + triage["output_tokens"], abs=1)
     assert run.of_type("usage")[0]["cached_tokens"] == 49_000
-    assert len(requests_of(scripted, "researcher")) == 1, "the cached 50,000-token call alone must not have halted"
+    assert len(requests_of(scripted, "research-subagent")) == 1, "the cached 50,000-token call alone must not have halted"
 
 
 async def test_a_wall_clock_ceiling_cuts_a_slow_model_call_and_ends_the_run_near_the_ceiling(agent_server, scripted, web):
@@ -478,7 +478,7 @@ async def test_cancelling_a_run_stops_every_role_at_once(agent_server, scripted)
         thread["thread_id"], GRAPH_ID, input={"messages": [{"role": "user", "content": "Prices?"}]}
     )
     deadline = time.monotonic() + 20
-    while not requests_of(scripted, "researcher"):
+    while not requests_of(scripted, "research-subagent"):
         assert time.monotonic() < deadline, "the sub-agent never called its model"
         await anyio.sleep(0.05)
 
@@ -532,7 +532,7 @@ async def test_a_wrap_up_request_stops_new_research_and_the_orchestrator_still_w
     assert end_of(run) == ("done", "report_delivered")
     assert [s["reason"] for s in run.statuses("stop_requested")] == ["wrap_up"]
     assert web.tavily_requests() == [], "a search started after the wrap-up request"
-    researcher_sent = " ".join(message_text(m) for m in requests_of(scripted, "researcher")[-1]["body"]["messages"])
+    researcher_sent = " ".join(message_text(m) for m in requests_of(scripted, "research-subagent")[-1]["body"]["messages"])
     assert "not run, because the user asked the run to wrap up" in researcher_sent
     assert "WRAP UP NOW: the user asked this research run to finish now" in researcher_sent
     orchestrator_sent = " ".join(message_text(m) for m in requests_of(scripted, "orchestrator")[-1]["body"]["messages"])
@@ -555,7 +555,7 @@ async def run_then_ask_to_stop(agent_server, scripted, request: dict, *, once_re
     async with anyio.create_task_group() as group:
         group.start_soon(research)
         with anyio.fail_after(20):
-            while len(requests_of(scripted, "researcher")) < once_researcher_called:
+            while len(requests_of(scripted, "research-subagent")) < once_researcher_called:
                 await anyio.sleep(0.05)
         [running] = await client.runs.list(thread_id)
         asked = time.monotonic()

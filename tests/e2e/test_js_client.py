@@ -14,9 +14,11 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.scenarios import orchestrator, plan_and_delegate, requests_of, researcher_reads, scenario, submit
-from tests.support.agent_server import GRAPH_ID, PROJECT_ROOT
-from tests.support.web import ARTICLES
+from testkit.scenarios import orchestrator, plan_and_delegate, requests_of, researcher_reads, scenario, submit
+from testkit.agent_server import GRAPH_ID, PROJECT_ROOT
+from testkit.web import ARTICLES
+
+pytestmark = pytest.mark.e2e
 
 JS_DIR = PROJECT_ROOT / "tests" / "js"
 QUESTION = "How dense are sodium-glass batteries?"

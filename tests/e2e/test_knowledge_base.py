@@ -23,13 +23,13 @@ from langgraph_sdk import get_client
 
 from deep_research_agent.knowledge.namespace import knowledge_namespace
 from tests.conftest import agent_env
-from tests.e2e.scenarios import end_of, findings_json, message_text, orchestrator, plan_and_delegate, requests_of, researcher, scenario, submit
-from tests.support.agent_server import PROJECT_ROOT, AgentServer, RunResult, stream_run
-from tests.support.flaky_store import FAILING_MARK, SLOW_MARK, SLOW_S
-from tests.support.scripted_model import call, turn
-from tests.support.web import ARTICLES
+from testkit.scenarios import end_of, findings_json, message_text, orchestrator, plan_and_delegate, requests_of, researcher, scenario, submit
+from testkit.agent_server import PROJECT_ROOT, AgentServer, RunResult, stream_run
+from testkit.flaky_store import FAILING_MARK, SLOW_MARK, SLOW_S
+from testkit.scripted_model import call, turn
+from testkit.web import ARTICLES
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 QUOTE = "reached an energy density of 412 Wh/kg in independent tests"
 SNIPPET = f"The sodium-glass Halvorsen cell of the Nordlys Institute {QUOTE} (March 2024)."
@@ -56,7 +56,7 @@ def finding(url: str) -> list[dict[str, str]]:
 
 def tool_results(scripted: Any, tool: str) -> list[str]:
     """What the research sub-agent read back from ``tool``, in order (from its last model request)."""
-    messages = requests_of(scripted, "researcher")[-1]["body"]["messages"]
+    messages = requests_of(scripted, "research-subagent")[-1]["body"]["messages"]
     names = {c["id"]: c["function"]["name"] for m in messages if m["role"] == "assistant" for c in m.get("tool_calls") or []}
     return [message_text(m) for m in messages if m["role"] == "tool" and names.get(m.get("tool_call_id")) == tool]
 
@@ -246,7 +246,7 @@ async def test_kb_lists_exports_and_deletes_a_dataset_that_remember_findings_fil
 @pytest.fixture(scope="module")
 def flaky_server(model_server: Any, web_server: Any) -> Iterator[AgentServer]:
     """A second dev server whose store fails writes marked FAILING_MARK and delays those marked SLOW_MARK."""
-    server = AgentServer(agent_env(model_server, web_server), jobs=2, store={"path": f"{PROJECT_ROOT / 'tests/support/flaky_store.py'}:make_store"})
+    server = AgentServer(agent_env(model_server, web_server), jobs=2, store={"path": f"{PROJECT_ROOT / 'testkit/flaky_store.py'}:make_store"})
     server.start()
     try:
         yield server

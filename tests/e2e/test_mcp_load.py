@@ -1,5 +1,5 @@
 """MCP load and credentials through ``langgraph dev``, against a tiny MCP server of our own
-(``tests/support/mcp_stand_in.py``) that answers 429, hangs on demand and counts calls in flight."""
+(``testkit/mcp_stand_in.py``) that answers 429, hangs on demand and counts calls in flight."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.scenarios import findings_json, message_text, orchestrator, plan_and_delegate, requests_of, researcher, scenario, submit
-from tests.support.agent_server import stream_run
-from tests.support.scripted_model import call, turn
+from testkit.scenarios import findings_json, message_text, orchestrator, plan_and_delegate, requests_of, researcher, scenario, submit
+from testkit.agent_server import stream_run
+from testkit.scripted_model import call, turn
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 def researcher_calls(*calls: dict[str, Any]) -> dict[str, Any]:
     """A run whose one research sub-agent makes ``calls`` in parallel, then hands back nothing."""
@@ -73,6 +73,6 @@ async def test_a_call_the_server_never_answers_is_cut_off_as_transient_and_the_r
     [result] = run.of_type("mcp_result")
     assert (result["ok"], result["error_class"]) == (False, "transient")
     assert result["summary"].startswith("the server did not answer within 1 s.")
-    after = requests_of(scripted, "researcher")[1]
+    after = requests_of(scripted, "research-subagent")[1]
     assert message_text(after["body"]["messages"][-1]).startswith("TOOL ERROR (slow, transient): the server did not answer")
     assert (run.end_statuses[0]["state"], run.end_statuses[0]["reason"]) == ("done", "report_delivered")

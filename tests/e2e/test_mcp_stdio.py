@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from tests.conftest import GUARD_BEARER, agent_env
-from tests.e2e.scenarios import findings_json, message_text, orchestrator, plan_and_delegate, requests_of, researcher, scenario, submit
-from tests.support.agent_server import AgentServer, stream_run
-from tests.support.mcp_proxy import BIN, TIME_SERVER, McpProxy
-from tests.support.scripted_model import call, turn
+from testkit.scenarios import findings_json, message_text, orchestrator, plan_and_delegate, requests_of, researcher, scenario, submit
+from testkit.agent_server import AgentServer, stream_run
+from testkit.mcp_proxy import BIN, TIME_SERVER, McpProxy
+from testkit.scripted_model import call, turn
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 TIME_TOOLS = {"get_current_time", "convert_time"}
 
@@ -101,7 +101,7 @@ async def test_stdio_servers_behind_mcp_proxy_are_reached_over_http_and_a_bad_va
     good, bad = run.of_type("mcp_result")
     assert good["ok"] and "Europe/Sofia" in good["summary"]
     assert (bad["ok"], bad["error_class"]) == (False, "permanent") and "Invalid timezone" in bad["summary"]
-    after_bad = requests_of(scripted, "researcher")[2]
+    after_bad = requests_of(scripted, "research-subagent")[2]
     assert message_text(after_bad["body"]["messages"][-1]).startswith("TOOL ERROR (get_current_time, permanent):")
 
 

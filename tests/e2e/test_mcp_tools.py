@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.scenarios import (
+from testkit.scenarios import (
     findings_json,
     message_text,
     orchestrator,
@@ -25,10 +25,10 @@ from tests.e2e.scenarios import (
     submit,
 )
 from tests.conftest import GUARD_BEARER
-from tests.support.agent_server import stream_run
-from tests.support.scripted_model import call, turn
+from testkit.agent_server import stream_run
+from testkit.scripted_model import call, turn
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 EVERYTHING_TOOLS = {"echo", "get-sum", "get-env", "get-tiny-image"}
 HEADER_SECRET = "mcp-header-secret-0123456789"
@@ -76,7 +76,7 @@ async def test_a_research_sub_agent_calls_a_real_mcp_tool_and_the_report_cites_i
     assert EVERYTHING_TOOLS <= set(ready["tools"]) and ready["tool_count"] == len(ready["tools"])
     assert [e["type"] for e in run.events].index("run_start") < run.events.index(ready)
 
-    first_research, after_echo = requests_of(scripted, "researcher")[:2]
+    first_research, after_echo = requests_of(scripted, "research-subagent")[:2]
     assert EVERYTHING_TOOLS <= offered_tools(first_research)
     assert "MCP: everything" in message_text(first_research["body"]["messages"][0])
     assert not EVERYTHING_TOOLS & set().union(*(offered_tools(r) for r in requests_of(scripted, "orchestrator")))
@@ -121,7 +121,7 @@ async def test_a_bad_argument_is_a_permanent_error_and_its_identical_retry_is_an
     assert (first["ok"], first["error_class"], first.get("repeated")) == (False, "permanent", None)
     assert "validation" in first["summary"].lower()
     assert (repeated["ok"], repeated["error_class"], repeated["repeated"]) == (False, "permanent", True)
-    after_first, after_retry = requests_of(scripted, "researcher")[1:3]
+    after_first, after_retry = requests_of(scripted, "research-subagent")[1:3]
     first_text = message_text([m for m in after_first["body"]["messages"] if m["role"] == "tool"][-1])
     assert first_text.startswith("TOOL ERROR (echo, permanent):") and "do not retry" in first_text
     assert "Answered from memory" in message_text([m for m in after_retry["body"]["messages"] if m["role"] == "tool"][-1])

@@ -9,17 +9,17 @@ from typing import Any
 import pytest
 
 from tests.conftest import agent_env
-from tests.e2e.scenarios import end_of, findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit
-from tests.support.agent_server import PROJECT_ROOT, AgentServer, RunResult, stream_run
-from tests.support.scripted_model import call, turn
-from tests.support.web import ARTICLES
+from testkit.scenarios import end_of, findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit
+from testkit.agent_server import PROJECT_ROOT, AgentServer, RunResult, stream_run
+from testkit.scripted_model import call, turn
+from testkit.web import ARTICLES
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 UNIT = "Find the height of the Lighthouse of Alexandria"
 QUESTION = "How tall was the Lighthouse of Alexandria?"
 HEIGHT_CLAIM = "The lighthouse stood over 100 metres tall [1]."
-FAILING_STORE = {"path": f"{PROJECT_ROOT / 'tests' / 'support' / 'failing_store.py'}:make_store"}
+FAILING_STORE = {"path": f"{PROJECT_ROOT / 'testkit' / 'failing_store.py'}:make_store"}
 
 
 def pharos(web: Any) -> str:

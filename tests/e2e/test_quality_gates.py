@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.scenarios import (
+from testkit.scenarios import (
     end_of,
     findings_json,
     message_text,
@@ -19,11 +19,11 @@ from tests.e2e.scenarios import (
     scenario,
     submit,
 )
-from tests.support.agent_server import RunResult, stored_records, stream_run
-from tests.support.scripted_model import call, turn
-from tests.support.web import ARTICLES
+from testkit.agent_server import RunResult, stored_records, stream_run
+from testkit.scripted_model import call, turn
+from testkit.web import ARTICLES
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 QUOTE = "reached an energy density of 412 Wh/kg in independent tests"
 CLAIM = "The Halvorsen cell reached 412 Wh/kg."
@@ -123,7 +123,7 @@ async def test_prose_instead_of_findings_is_bounced_once_and_the_second_answer_i
     assert_end_carries_totals(run)
     bounce = revising(run, "subagent_findings")
     assert len(bounce) == 1 and bounce[0]["role"] == "research-subagent" and "no findings JSON" in bounce[0]["detail"]
-    nudge = last_message(scripted, "researcher")
+    nudge = last_message(scripted, "research-subagent")
     assert nudge["name"] == "dra_harness" and "not accepted" in message_text(nudge)
     findings = run.of_type("subagent_findings")
     assert len(findings) == 1 and findings[0]["findings"][0]["source"] == url
@@ -150,7 +150,7 @@ async def test_prose_twice_is_handed_over_as_prose(agent_server, research_unit, 
 
     assert end_of(run) == ("done", "report_delivered")
     assert len(revising(run, "subagent_findings")) == 1
-    assert len(requests_of(scripted, "researcher")) == 3
+    assert len(requests_of(scripted, "research-subagent")) == 3
     assert run.of_type("subagent_findings") == []
     handed_over = next(m for m in run.values["messages"] if m["type"] == "tool" and m["name"] == "task")
     assert handed_over["content"] == PROSE

@@ -10,11 +10,15 @@ import tempfile
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import agent_env
-from tests.e2e.scenarios import orchestrator, plan_and_delegate, researcher_reads, scenario, submit
-from tests.support.sandbox_service import require_bubblewrap
-from tests.support.web import ARTICLES
-from tests.support.ports import free_port, port_is_free
+from testkit.scenarios import orchestrator, plan_and_delegate, researcher_reads, scenario, submit
+from testkit.sandbox_service import require_bubblewrap
+from testkit.web import ARTICLES
+from testkit.ports import free_port, port_is_free
+
+pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -24,7 +24,7 @@ from langgraph_sdk.client import LangGraphClient
 from deep_research_agent.protocol.events import STOP_REQUESTS_NAMESPACE
 from deploy import services
 from tests.conftest import agent_env
-from tests.e2e.scenarios import (
+from testkit.scenarios import (
     end_of,
     findings_json,
     orchestrator,
@@ -35,8 +35,8 @@ from tests.e2e.scenarios import (
     scenario,
     submit,
 )
-from tests.support.agent_server import EVENT_SCHEMA, GRAPH_ID, STREAM_MODES, RunResult, stream_run
-from tests.support.scripted_model import turn
+from testkit.agent_server import EVENT_SCHEMA, GRAPH_ID, STREAM_MODES, RunResult, stream_run
+from testkit.scripted_model import turn
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e, pytest.mark.aegra]
 
@@ -193,7 +193,7 @@ async def test_a_stop_request_sent_to_the_other_instance_stops_the_run(deploymen
     run = await creator.runs.create(thread["thread_id"], GRAPH_ID, input={"messages": [{"role": "user", "content": "How dense?"}]})
     executor = await deployment.executor_of(run["run_id"])
     with anyio.fail_after(60):
-        while len(requests_of(scripted, "researcher")) < 3:
+        while len(requests_of(scripted, "research-subagent")) < 3:
             await anyio.sleep(0.05)
     elsewhere = deployment.client(deployment.other(executor), "dave")
 
@@ -218,7 +218,7 @@ async def test_the_per_user_limit_holds_across_instances_and_frees_as_runs_end(d
         for n, (client, thread) in enumerate(zip(clients, threads, strict=True))
     ]
     with anyio.fail_after(90):
-        while len(requests_of(scripted, "researcher")) < RUNS_PER_USER:
+        while len(requests_of(scripted, "research-subagent")) < RUNS_PER_USER:
             await anyio.sleep(0.05)
 
     fourth = await stream_run(deployment.client(deployment.b, "carol"), "One more?", timeout=60)
@@ -252,7 +252,7 @@ async def test_a_run_whose_instance_is_killed_resumes_on_the_other_and_delivers_
     executor = await deployment.executor_of(run["run_id"])
     survivor = deployment.other(executor)
     with anyio.fail_after(60):
-        while not requests_of(scripted, "researcher"):
+        while not requests_of(scripted, "research-subagent"):
             await anyio.sleep(0.05)
 
     executor.kill()

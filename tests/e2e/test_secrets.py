@@ -12,8 +12,8 @@ import json
 
 import pytest
 
-from tests.e2e.scenarios import (
-    TRIAGE_MATCH,
+from deep_research_agent.domain.names import Role
+from testkit.scenarios import (
     end_of,
     findings_json,
     message_text,
@@ -24,10 +24,10 @@ from tests.e2e.scenarios import (
     scenario,
     submit,
 )
-from tests.support.agent_server import RunResult, stream_run
-from tests.support.scripted_model import agent, call, error, turn
+from testkit.agent_server import RunResult, stream_run
+from testkit.scripted_model import agent, call, error, turn
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 MODEL_KEY = "model-key-e2e-Qm4Vx8Rt2Lw6"
 SEARCH_KEY = "search-key-e2e-Jd3Np7Kc5Hs9"
@@ -43,7 +43,7 @@ def thread_state_without_recorded_keys(run: RunResult) -> str:
 
 
 async def test_a_model_key_the_provider_echoes_back_is_in_no_log_line_event_or_state(agent_server, scripted):
-    scripted.set_scenario(scenario(agent("triage", TRIAGE_MATCH, REJECTED), orchestrator(REJECTED)))
+    scripted.set_scenario(scenario(agent(Role.TRIAGE, REJECTED), orchestrator(REJECTED)))
 
     run = await stream_run(
         agent_server.url,
@@ -109,7 +109,7 @@ async def test_a_search_key_the_search_api_echoes_back_is_in_no_log_line_event_o
     assert end_of(run) == ("done", "report_delivered")
     assert [r["auth_present"] for r in web.tavily_requests()] == [True, True]
     assert [e["ok"] for e in run.of_type("search_results")] == [False, False]
-    sent = [message_text(m) for m in requests_of(scripted, "researcher")[-1]["body"]["messages"] if m["role"] == "tool"]
+    sent = [message_text(m) for m in requests_of(scripted, "research-subagent")[-1]["body"]["messages"] if m["role"] == "tool"]
     assert "Query refused for API key [redacted]" in sent[1], "the search API did not echo the key"
     assert SEARCH_KEY not in await agent_server.log_after_run(run.thread_id)
     assert SEARCH_KEY not in json.dumps(run.parts)

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from langgraph_sdk import get_client
 
-from tests.e2e.scenarios import end_of, findings_json, message_text, orchestrator, plan_and_delegate, requests_of, researcher, scenario, submit
-from tests.support.agent_server import stream_run
-from tests.support.scripted_model import call, turn
+from testkit.scenarios import end_of, findings_json, message_text, orchestrator, plan_and_delegate, requests_of, researcher, scenario, submit
+from testkit.agent_server import stream_run
+from testkit.scripted_model import call, turn
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 TASK = "kelp-watch"
 USER = "alice@example.org"

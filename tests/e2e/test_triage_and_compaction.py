@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.scenarios import (
+from deep_research_agent.domain.names import Role
+from testkit.scenarios import (
     direct_answerer,
     end_of,
     findings_json,
@@ -18,13 +19,12 @@ from tests.e2e.scenarios import (
     submit,
     triage,
 )
-from tests.support.agent_server import stream_run
-from tests.support.scripted_model import agent, call, turn
-from tests.support.web import ARTICLES
+from testkit.agent_server import stream_run
+from testkit.scripted_model import agent, call, turn
+from testkit.web import ARTICLES
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
-COMPACTION_MATCH = "You compress the working transcript of a research agent"
 SUMMARY = "## Request\nFind the census figure.\n## Findings\nCapacity factor 47.3 percent.\n## Offloaded files\nNone.\n## Gaps\nNone.\n## Next steps\nReport."
 
 
@@ -51,7 +51,7 @@ async def test_a_greeting_is_answered_in_two_small_calls_without_the_orchestrato
 
     assert end_of(greeting) == ("done", "direct_answer")
     assert [(s["detail"], s["reason"]) for s in greeting.statuses("triage")] == [("simple", "classified")]
-    assert [r["agent"] for r in scripted.requests()] == ["triage", "direct_answer"]
+    assert [r["agent"] for r in scripted.requests()] == ["triage", "direct-answer"]
     greeting_chars = sum(r["body_chars"] for r in scripted.requests())
     assert greeting_chars <= 0.10 * research_chars, f"{greeting_chars:,} chars vs {research_chars:,} for research"
     assert greeting.values["messages"][-1]["content"] == "Hello! What would you like me to research?"
@@ -61,7 +61,7 @@ async def test_a_greeting_is_answered_in_two_small_calls_without_the_orchestrato
 async def test_a_router_failure_runs_the_full_agent(agent_server, scripted):
     scripted.set_scenario(
         scenario(
-            agent("triage", "Classify the user's message", turn(content="Hmm, hard to say.")),
+            triage("Hmm, hard to say."),
             orchestrator(submit("# Kelp\n\nDone.\n\n## Sources\n")),
         )
     )
@@ -106,7 +106,7 @@ async def test_a_long_sub_agent_context_is_compacted_and_the_run_goes_on(agent_s
                 turn(tool_calls=[call("web_fetch", url=web.url("/short"))]),
                 turn(content=findings_json("47.3 percent", [{"finding": "47.3 percent", "evidence": "47.3 percent", "source": url}])),
             ),
-            agent("compactor", COMPACTION_MATCH, turn(content=SUMMARY), repeat_last=True),
+            agent(Role.COMPACTION, turn(content=SUMMARY), repeat_last=True),
         )
     )
 
@@ -120,7 +120,7 @@ async def test_a_long_sub_agent_context_is_compacted_and_the_run_goes_on(agent_s
     assert compacting and compacted and compacting[0]["role"] == "research-subagent"
     assert compacting[0]["tokens_estimate"] > 6000 > compacted[0]["tokens_estimate"]
     assert compacted[0]["messages_summarized"] >= 1
-    after = requests_of(scripted, "researcher")[-1]["body"]["messages"]
+    after = requests_of(scripted, "research-subagent")[-1]["body"]["messages"]
     sent = " ".join(message_text(m) for m in after)
     assert "Capacity factor 47.3 percent." in sent and "Survey section 200 of the Arctic wind census" not in sent
     usage = run.of_type("usage")[0]
@@ -141,7 +141,7 @@ async def test_a_long_conversation_compacts_the_orchestrator_and_the_follow_up_i
     scripted.set_scenario(
         scenario(
             orchestrator(turn(content="The report gives 412 Wh/kg for the Halvorsen cell [1]."), repeat_last=True),
-            agent("compactor", COMPACTION_MATCH, turn(content=summary), repeat_last=True),
+            agent(Role.COMPACTION, turn(content=summary), repeat_last=True),
         )
     )
     # The thread has outgrown this trigger: the orchestrator compacts before it answers.

@@ -19,7 +19,7 @@ import pytest
 from langgraph_sdk import get_sync_client
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from tests.e2e.scenarios import (
+from testkit.scenarios import (
     direct_answerer,
     findings_json,
     message_text,
@@ -32,10 +32,12 @@ from tests.e2e.scenarios import (
     submit,
     triage,
 )
-from tests.support.agent_server import GRAPH_ID
-from tests.support.browser import CHROMIUM_ARGS, UI_DIST, UiPage, chromium_executable
-from tests.support.scripted_model import call, error, turn
-from tests.support.web import ARTICLES
+from testkit.agent_server import GRAPH_ID
+from testkit.browser import CHROMIUM_ARGS, UI_DIST, UiPage, chromium_executable
+from testkit.scripted_model import call, error, turn
+from testkit.web import ARTICLES
+
+pytestmark = pytest.mark.e2e
 
 QUESTION = "How dense are sodium-glass batteries?"
 BRIEF = "Find the energy density of sodium-glass batteries"
@@ -366,7 +368,7 @@ def test_the_first_stop_wraps_up_and_the_report_of_what_was_found_is_still_writt
     expect(run.locator("section.report")).not_to_have_class(re.compile(r"\bpartial\b"))
     expect(run.locator(".report-body h1")).to_have_text("Sodium batteries")
     assert web.tavily_requests() == [], "a search started after the wrap-up request"
-    sent = " ".join(message_text(m) for m in requests_of(scripted, "researcher")[-1]["body"]["messages"])
+    sent = " ".join(message_text(m) for m in requests_of(scripted, "research-subagent")[-1]["body"]["messages"])
     assert "WRAP UP NOW" in sent
     ui.screenshot()
 
@@ -380,7 +382,7 @@ def test_a_second_stop_stops_now_and_a_partial_report_of_the_findings_so_far_arr
     run = ui.ask(QUESTION)
     expect(run.locator(".feed-item.search")).to_have_count(2)
     deadline = time.monotonic() + 20
-    while len(requests_of(scripted, "researcher")) < 3:  # the sub-agent now waits 30 s on its model
+    while len(requests_of(scripted, "research-subagent")) < 3:  # the sub-agent now waits 30 s on its model
         assert time.monotonic() < deadline, "the sub-agent never made its slow call"
         time.sleep(0.05)
 

@@ -20,6 +20,9 @@ class Role(StrEnum):
     # Side calls outside an agent's loop, so per-role usage and heartbeat steps describe each agent's own steps.
     TRIAGE = "triage"
     COMPACTION = "compaction"
+    # The reply to a SIMPLE turn, the router's second call: metered under TRIAGE with the verdict, and named
+    # apart only on its model request (``models.AGENT_HEADER``).
+    DIRECT_ANSWER = "direct-answer"
 
 
 SUBAGENT_ROLES = frozenset({Role.RESEARCH_SUBAGENT, Role.EXTRACT_SUBAGENT, Role.CODING_SUBAGENT})

@@ -4,10 +4,11 @@ Contract (orchestrator only):
 - runs once per turn, in the orchestrator's first model call after a real user message (outside its guard
   chain, so the router's calls are metered as ``triage`` side calls, not as orchestrator steps);
 - a message of up to 1,500 characters gets one small, tool-less, non-streamed call on the tier's
-  ``research`` model (``prompts/triage.md``) that answers SIMPLE or RESEARCH;
+  ``research`` model (``prompts/triage.md``, requests named ``triage``) that answers SIMPLE or RESEARCH;
 - SIMPLE (greetings, definitions, general knowledge) is answered by one more small call
-  (``prompts/direct_answer.md``), which stands in for the orchestrator's reply: it calls no tool, so the
-  turn ends, and the orchestrator's model, prompt and tools are never loaded: at most 2 model calls in all;
+  (``prompts/direct_answer.md``, requests named ``direct-answer``), which stands in for the orchestrator's
+  reply: it calls no tool, so the turn ends, and the orchestrator's model, prompt and tools are never
+  loaded: at most 2 model calls in all;
 - RESEARCH, longer messages, answers to clarifying questions, and any router failure (an exception, an
   unparseable verdict, an empty answer) fall through to the full agent. A follow-up on a thread that
   already holds a ``final_report`` is RESEARCH unless plainly SIMPLE: the full agent has the report in
@@ -38,14 +39,14 @@ from langgraph.types import Command
 from .. import prompts
 from ..domain.conversation import is_fresh_turn, previous_turns, turn_messages
 from ..delivery.clarification import prose_questions
+from ..domain.names import Role, StatusState, ToolName
 from ..modelcalls.models import chat_model
-from ..domain.names import StatusState, ToolName
 from ..protocol.events import emit
 from ..settings import ResearchConfig, Slot
 
 logger = logging.getLogger(__name__)
 
-ModelFactory = Callable[[ResearchConfig, Slot], BaseChatModel]
+ModelFactory = Callable[[ResearchConfig, Slot, Role], BaseChatModel]
 Verdict = Literal["simple", "research"]
 
 MAX_TRIAGE_CHARS = 1500
@@ -107,9 +108,14 @@ class TriageRouterMiddleware(AgentMiddleware):
         self.on_model_response = on_model_response
 
     @cached_property
-    def model(self) -> BaseChatModel:
+    def verdict_model(self) -> BaseChatModel:
         # Built on first use and bound to no tools: the router must not carry the orchestrator's harness.
-        return self.model_factory(self.settings, "research")
+        return self.model_factory(self.settings, "research", Role.TRIAGE)
+
+    @cached_property
+    def answer_model(self) -> BaseChatModel:
+        # The same slot as the verdict's, built for a role of its own so its requests name it.
+        return self.model_factory(self.settings, "research", Role.DIRECT_ANSWER)
 
     # Inside the orchestrator's first model call of a turn, not a hook: a hook is a graph step of its own.
     async def awrap_model_call(
@@ -150,6 +156,7 @@ class TriageRouterMiddleware(AgentMiddleware):
                 f"Questions about it are RESEARCH.\n\nMessage:\n{question}"
             )
         reply = await self._call(
+            self.verdict_model,
             [SystemMessage(prompts.template(prompts.Prompt.TRIAGE)), HumanMessage(content)],
             max_tokens=VERDICT_MAX_TOKENS,
             # The verdict is plumbing, not thinking: it must never reach the client's message stream.
@@ -159,6 +166,7 @@ class TriageRouterMiddleware(AgentMiddleware):
 
     async def _answer(self, question: str) -> AIMessage | None:
         reply = await self._call(
+            self.answer_model,
             [SystemMessage(prompts.render(prompts.Prompt.DIRECT_ANSWER)), HumanMessage(question)],
             max_tokens=ANSWER_MAX_TOKENS,
             tags=[],
@@ -167,10 +175,12 @@ class TriageRouterMiddleware(AgentMiddleware):
             return None
         return reply
 
-    async def _call(self, prompt: list[AnyMessage], *, max_tokens: int, tags: list[str]) -> AIMessage | None:
+    async def _call(
+        self, model: BaseChatModel, prompt: list[AnyMessage], *, max_tokens: int, tags: list[str]
+    ) -> AIMessage | None:
         """One small router call; None when it fails, because a failed router must never fail the turn."""
         try:
-            reply = await self.model.ainvoke(
+            reply = await model.ainvoke(
                 prompt, config={"tags": tags, "metadata": {"lc_source": "triage"}}, max_tokens=max_tokens
             )
         except Exception as exc:  # any failure means: run the full agent

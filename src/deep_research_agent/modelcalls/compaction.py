@@ -7,10 +7,10 @@ Contract (one instance per agent role; ``name`` carries the role so stacks never
   counter). The system prompt and tools are only visible on the model request, so every model call
   measures them and keeps the figure in private state for the next ``before_model`` check;
 - compaction, right before a model step: everything before the recent tail is summarized on the tier's
-  ``compaction`` model (sections Request, Findings, Offloaded files, Gaps, Next steps) and the transcript
-  becomes [summary, the user's request, recent tail]. The summary is a harness message; the request is
-  kept verbatim with its id, so the turn (and every per-turn counter) carries on. The tail never holds a
-  tool result whose tool call was summarized away;
+  ``compaction`` model, its requests named ``compaction`` (sections Request, Findings, Offloaded files,
+  Gaps, Next steps), and the transcript becomes [summary, the user's request, recent tail]. The summary
+  is a harness message; the request is kept verbatim with its id, so the turn (and every per-turn
+  counter) carries on. The tail never holds a tool result whose tool call was summarized away;
 - persistence: the state's messages are replaced (``RemoveMessage(REMOVE_ALL_MESSAGES)`` + new list);
 - events: ``status: compacting`` (``tokens_estimate`` before), then ``status: compacted``
   (``messages_summarized``, ``messages_kept``, ``tokens_estimate`` after);
@@ -55,7 +55,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from ..domain.names import StatusState
+from ..domain.names import Role, StatusState
 from .. import prompts
 from ..settings import ResearchConfig, Slot
 from ..protocol.events import emit
@@ -68,7 +68,7 @@ from ..domain.conversation import last_user_index
 
 logger = logging.getLogger(__name__)
 
-ModelFactory = Callable[[ResearchConfig, Slot], BaseChatModel]
+ModelFactory = Callable[[ResearchConfig, Slot, Role], BaseChatModel]
 
 WINDOW_SHARE = 0.8
 TAIL_SHARE = 0.25
@@ -190,7 +190,7 @@ class ContextCompactionMiddleware(PerRoleMiddleware):
     @cached_property
     def summarizer(self) -> BaseChatModel:
         # Built on first use: most runs never compact, and the graph factory must stay cheap.
-        return self.model_factory(self.settings, "compaction")
+        return self.model_factory(self.settings, "compaction", Role.COMPACTION)
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]

@@ -1,33 +1,33 @@
-"""Scripted scenarios shared by the end-to-end tests, matched on each role's prompt."""
+"""Scripted scenarios for the product's agents, shared by the end-to-end tests and the benchmarks.
+
+Each builder scripts one role of the product (``deep_research_agent.names.Role``), which the scripted model
+recognises by the ``X-DRA-Agent`` header of its requests, never by prompt text: rewording a prompt changes
+no scenario. ``requests_of`` reads the requests one role sent.
+"""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from tests.support import scripted_model
-from tests.support.scripted_model import agent, call, turn
-
-ORCHESTRATOR_MATCH = "You are the orchestrator of a deep research run"
-RESEARCHER_MATCH = "You are a research sub-agent"
-CODER_MATCH = "You are a coding sub-agent"
-EXTRACTOR_MATCH = "You are an extract sub-agent"
-TRIAGE_MATCH = "Classify the user's message for a research assistant"
-DIRECT_ANSWER_MATCH = "Answer the user's message directly and briefly"
+from deep_research_agent.domain.names import Role
+from testkit import scripted_model
+from testkit.scripted_model import agent, call, turn
 
 
 def triage(verdict: str = "RESEARCH", *, delay_s: float | None = None) -> dict[str, Any]:
     """The pre-triage router's verdict call, for every fresh turn of a scenario."""
-    return agent("triage", TRIAGE_MATCH, turn(content=verdict, delay_s=delay_s), repeat_last=True)
+    return agent(Role.TRIAGE, turn(content=verdict, delay_s=delay_s), repeat_last=True)
 
 
 def direct_answerer(text: str) -> dict[str, Any]:
-    return agent("direct_answer", DIRECT_ANSWER_MATCH, turn(content=text), repeat_last=True)
+    """The reply to a turn the router classified SIMPLE."""
+    return agent(Role.DIRECT_ANSWER, turn(content=text), repeat_last=True)
 
 
 def scenario(*agents: dict[str, Any], default: dict[str, Any] | None = None) -> dict[str, Any]:
     """A scripted scenario whose turns are triaged as RESEARCH unless the test scripts its own router."""
-    if not any(a["name"] == "triage" for a in agents):
+    if not any(a["name"] == Role.TRIAGE for a in agents):
         agents = (triage(), *agents)
     return scripted_model.scenario(*agents, default=default)
 
@@ -37,19 +37,19 @@ def findings_json(summary: str, findings: list[dict[str, str]] | None = None, ga
 
 
 def orchestrator(*turns: dict[str, Any], repeat_last: bool = False) -> dict[str, Any]:
-    return agent("orchestrator", ORCHESTRATOR_MATCH, *turns, repeat_last=repeat_last)
+    return agent(Role.ORCHESTRATOR, *turns, repeat_last=repeat_last)
 
 
 def researcher(*turns: dict[str, Any], repeat_last: bool = False) -> dict[str, Any]:
-    return agent("researcher", RESEARCHER_MATCH, *turns, repeat_last=repeat_last)
+    return agent(Role.RESEARCH_SUBAGENT, *turns, repeat_last=repeat_last)
 
 
 def coder(*turns: dict[str, Any]) -> dict[str, Any]:
-    return agent("coder", CODER_MATCH, *turns)
+    return agent(Role.CODING_SUBAGENT, *turns)
 
 
 def extractor(*turns: dict[str, Any]) -> dict[str, Any]:
-    return agent("extractor", EXTRACTOR_MATCH, *turns)
+    return agent(Role.EXTRACT_SUBAGENT, *turns)
 
 
 def plan_and_delegate(*briefs: str) -> dict[str, Any]:
@@ -86,9 +86,9 @@ def end_of(run: Any) -> tuple[str, str]:
     return run.end_statuses[0]["state"], run.end_statuses[0]["reason"]
 
 
-def requests_of(scripted: Any, agent_name: str) -> list[dict[str, Any]]:
-    """The model requests one scripted agent answered."""
-    return [r for r in scripted.requests() if r["agent"] == agent_name]
+def requests_of(scripted: Any, role: str) -> list[dict[str, Any]]:
+    """The model requests the scripted agent of ``role`` answered."""
+    return [r for r in scripted.requests() if r["agent"] == role]
 
 
 def researcher_reads(url: str, *, query: str, finding: str, quote: str) -> dict[str, Any]:

@@ -69,5 +69,5 @@ class RecordingChatModel(BaseChatModel):
 
 
 def factory(model: RecordingChatModel) -> Callable[..., RecordingChatModel]:
-    """A ``model_factory`` that hands out ``model`` for every slot."""
-    return lambda settings, slot: model
+    """A ``model_factory`` that hands out ``model`` for every slot and role."""
+    return lambda settings, slot, role: model

@@ -28,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from tests.support.loopback import LoopbackServer
+from testkit.loopback import LoopbackServer
 
 TOOLS = [
     {

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support.web import make_pdf
+from testkit.web import make_pdf
 
 CORPUS_NAME = "handbook"
 CORPUS_TITLE = "Halvorsen Handbook"

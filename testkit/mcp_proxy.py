@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tests.support.mcp_servers import LoopbackProcess
+from testkit.mcp_servers import LoopbackProcess
 
 BIN = Path(sys.executable).parent
 TIME_SERVER = f"{BIN / 'mcp-server-time'} --local-timezone UTC"

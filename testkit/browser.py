@@ -17,7 +17,7 @@ from pathlib import Path
 
 from playwright.sync_api import Locator, Page, expect
 
-from tests.support.agent_server import PROJECT_ROOT
+from testkit.agent_server import PROJECT_ROOT
 
 CHROMIUM_ARGS = [
     "--no-sandbox",

@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tests.support.loopback import LoopbackServer
+from testkit.loopback import LoopbackServer
 
 _HOP_BY_HOP = {"host", "authorization", "content-length", "connection", "transfer-encoding", "keep-alive"}
 

@@ -27,6 +27,7 @@ HTTP surface
         {"agent": str | None, "turn": int, "status": int, "stream": bool,
          "auth_present": bool, "body_chars": int, "body": dict | None}
 
+    ``agent`` is the scripted agent that answered (None when ``default`` did).
     ``body_chars`` is the size of the raw request body in bytes as received;
     ``body`` is the parsed JSON. The ``Authorization`` header is recorded only
     as ``auth_present``; the key itself is never stored (an error reply may
@@ -42,17 +43,18 @@ Scenario format
 
     {
       "agents": [
-        {"name": "orchestrator", "match": "<substring of the system prompt>",
-         "turns": [TURN, ...], "repeat_last": false},
+        {"name": "orchestrator", "turns": [TURN, ...], "repeat_last": false},
         ...
       ],
       "default": TURN          # optional
     }
 
-*Agent selection*: the first agent whose ``match`` is a substring of the
-request's system prompt (all ``system``/``developer`` messages joined by
-newlines; string content or a list of parts with ``text``). Without a system
-message the first user message is matched instead.
+*Agent selection*: the agent whose ``name`` is the request's ``X-DRA-Agent``
+header, the caller's role that the product puts on every model request
+(``deep_research_agent.models.AGENT_HEADER``; the values are
+``deep_research_agent.names.Role``: ``orchestrator``, ``research-subagent``,
+``triage``, ``direct-answer``, ...). Prompt text plays no part, so a reworded
+prompt never changes who answers. Agent names are unique within a scenario.
 
 *Turn selection*: the turn index is the number of ``assistant`` messages
 already in the request, not counting the harness's deliverable messages (named
@@ -60,10 +62,11 @@ already in the request, not counting the harness's deliverable messages (named
 the user, which stand for no reply of the model's). This keeps parallel conversations of the same agent
 (e.g. concurrent sub-agents) deterministic: each one sees only its own history.
 Once an agent's turns are exhausted, ``repeat_last: true`` reuses the last turn
-forever; otherwise ``default`` answers. With no matching agent ``default``
-answers too. If there is no ``default`` either, the request gets HTTP 500 with
-an error naming the unmatched system prompt head (or the exhausted agent), so
-a broken test is obvious rather than hanging.
+forever; otherwise ``default`` answers. A request whose header names no
+scripted agent (or that has none) is answered by ``default`` too. If there is
+no ``default`` either, the request gets HTTP 500 with an error naming the role
+it came with, the scripted agents and the head of its system prompt (or the
+exhausted agent), so a broken test is obvious rather than hanging.
 
 TURN (every key optional)::
 
@@ -105,7 +108,7 @@ Python API
 port picked by the OS (``start``/``stop``, ``port``, ``base_url``,
 ``set_scenario``, ``requests``, ``reset``; usable as a context manager).
 ``turn``, ``call``, ``error``, ``agent`` and ``scenario`` build scenario dicts.
-``python -m tests.support.scripted_model --port N [--scenario file.json]``
+``python -m testkit.scripted_model --port N [--scenario file.json]``
 runs it standalone and prints the base URL.
 """
 
@@ -130,7 +133,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from deep_research_agent.domain.conversation import DELIVERABLE_MESSAGE_NAME
-from tests.support.loopback import LoopbackServer
+from deep_research_agent.modelcalls.models import AGENT_HEADER
+from testkit.loopback import LoopbackServer
 
 __all__ = [
     "ScenarioError",
@@ -156,6 +160,7 @@ _ERROR_TYPES: dict[int, str] = {
     429: "rate_limit_error",
 }
 
+_AGENT_KEYS = frozenset({"name", "turns", "repeat_last"})
 _TURN_KEYS = frozenset(
     {
         "content",
@@ -220,9 +225,9 @@ def turn(
     return out
 
 
-def agent(name: str, match: str, *turns: Json, repeat_last: bool = False) -> Json:
-    """An agent answered with ``turns`` when its system prompt contains ``match``."""
-    out: Json = {"name": name, "match": match, "turns": list(turns)}
+def agent(name: str, *turns: Json, repeat_last: bool = False) -> Json:
+    """The agent that answers the requests naming ``name`` (a role) in their ``X-DRA-Agent`` header with ``turns``."""
+    out: Json = {"name": str(name), "turns": list(turns)}
     if repeat_last:
         out["repeat_last"] = True
     return out
@@ -275,11 +280,18 @@ def validate_scenario(sc: Any) -> Json:
     agents = sc.get("agents", [])
     if not isinstance(agents, list):
         raise ScenarioError("'agents' must be a list")
+    names: set[str] = set()
     for i, a in enumerate(agents):
         if not isinstance(a, dict):
             raise ScenarioError(f"agents[{i}] must be an object")
-        if not isinstance(a.get("name"), str) or not isinstance(a.get("match"), str):
-            raise ScenarioError(f"agents[{i}] needs string 'name' and 'match'")
+        unknown = set(a) - _AGENT_KEYS
+        if unknown:
+            raise ScenarioError(f"agents[{i}]: unknown agent keys {sorted(unknown)}")
+        if not isinstance(a.get("name"), str):
+            raise ScenarioError(f"agents[{i}] needs a string 'name'")
+        if a["name"] in names:
+            raise ScenarioError(f"agents[{i}]: a second agent named {a['name']!r} would never answer")
+        names.add(a["name"])
         if not isinstance(a.get("turns", []), list):
             raise ScenarioError(f"agents[{i}].turns must be a list")
         for j, t in enumerate(a.get("turns", [])):
@@ -317,13 +329,8 @@ def _messages(body: Json) -> list[Json]:
 
 
 def _system_prompt(messages: list[Json]) -> str:
-    system = [_text(m.get("content")) for m in messages if m.get("role") in ("system", "developer")]
-    if system:
-        return "\n".join(system)
-    for m in messages:
-        if m.get("role") == "user":
-            return _text(m.get("content"))
-    return ""
+    """All ``system``/``developer`` messages joined, to show in an error which request went unanswered."""
+    return "\n".join(_text(m.get("content")) for m in messages if m.get("role") in ("system", "developer"))
 
 
 def _last_text(messages: list[Json], role: str) -> str:
@@ -379,12 +386,13 @@ class _ScriptState:
         self.log = []
         self.error_counts = {}
 
-    def resolve(self, messages: list[Json]) -> _Resolved:
+    def resolve(self, role: str | None, messages: list[Json]) -> _Resolved:
+        """The turn that answers a request from ``role`` (its ``X-DRA-Agent`` header) with ``messages``."""
         turn_index = sum(1 for m in messages if m.get("role") == "assistant" and m.get("name") != DELIVERABLE_MESSAGE_NAME)
-        prompt = _system_prompt(messages)
         default = self.scenario.get("default")
-        for a in self.scenario.get("agents", []):
-            if a["match"] not in prompt:
+        agents = self.scenario.get("agents", [])
+        for a in agents:
+            if a["name"] != role:
                 continue
             turns: list[Json] = a.get("turns", [])
             if turn_index < len(turns):
@@ -402,13 +410,14 @@ class _ScriptState:
             )
         if default is not None:
             return _Resolved(None, turn_index, default, None)
-        head = prompt[:200].replace("\n", " ")
+        came_with = f"its {AGENT_HEADER} header is {role!r}" if role is not None else f"it has no {AGENT_HEADER} header"
+        head = _system_prompt(messages)[:200].replace("\n", " ")
         return _Resolved(
             None,
             turn_index,
             None,
-            f"scripted model: no agent matches the system prompt and the scenario has no default turn; "
-            f"system prompt starts with: {head!r}",
+            f"scripted model: no agent answers this request and the scenario has no default turn: {came_with}, "
+            f"the scenario scripts {[a['name'] for a in agents]}; system prompt starts with: {head!r}",
         )
 
     def should_error(self, resolved: _Resolved) -> bool:
@@ -564,7 +573,7 @@ def build_app() -> Starlette:
 
         messages = _messages(body)
         stream = bool(body.get("stream"))
-        resolved = state.resolve(messages)
+        resolved = state.resolve(request.headers.get(AGENT_HEADER), messages)
         entry.update(body=body, stream=stream, agent=resolved.agent, turn=resolved.turn_index)
 
         if resolved.turn is None:

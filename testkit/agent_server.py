@@ -23,9 +23,9 @@ import httpx
 from jsonschema import Draft202012Validator, FormatChecker
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
-from tests.support.ports import free_port
+from testkit.ports import free_port
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
 GRAPH_ID = "deep_research_agent"
 STREAM_MODES = ["messages", "updates", "custom"]
 # Every event a run streams must validate against the published schema: an end reason, a halted value or

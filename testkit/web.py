@@ -114,7 +114,7 @@ from starlette.routing import Route
 
 from deep_research_agent.evidence.store import EvidenceStore
 from deep_research_agent.run import close_run, current_run
-from tests.support.loopback import LoopbackServer
+from testkit.loopback import LoopbackServer
 
 METADATA_URL = "http://169.254.169.254/latest/meta-data/"
 
@@ -374,7 +374,7 @@ def make_pdf(pages: Sequence[Sequence[str]], title: str) -> bytes:
         1: b"<< /Type /Catalog /Pages 2 0 R >>",
         2: f"<< /Type /Pages /Kids [{' '.join(f'{p} 0 R' for p in page_ids)}] /Count {len(pages)} >>".encode(),
         3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-        4: f"<< /Title {_pdf_string(title)} /Producer (tests.support.web) >>".encode(),
+        4: f"<< /Title {_pdf_string(title)} /Producer (testkit.web) >>".encode(),
     }
     for page_id, lines in zip(page_ids, pages, strict=True):
         shown = " T* ".join(f"{_pdf_string(line)} Tj" for line in lines)

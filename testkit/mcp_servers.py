@@ -16,9 +16,9 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Self
-from tests.support.ports import free_port
+from testkit.ports import free_port
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
 EVERYTHING_ENTRY = PROJECT_ROOT / "tests/js/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 
 
