@@ -18,7 +18,6 @@ from typing import Any
 
 import httpx
 import trafilatura
-
 from langchain.agents import create_agent
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI

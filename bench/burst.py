@@ -43,18 +43,26 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
 from bench.baseline_graph import BASELINE_AGENT
-from testkit.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, researcher_reads, scenario, submit, triage
 from testkit.agent_server import GRAPH_ID, PROJECT_ROOT, STREAM_MODES, AgentServer
+from testkit.scenarios import (
+    orchestrator,
+    plan_and_delegate,
+    researcher_reads,
+    scenario,
+    submit,
+    triage,
+)
 from testkit.scripted_model import ScriptedModelServer, agent, call, turn
 from testkit.web import ARTICLES, WebStandIn
 
@@ -72,7 +80,9 @@ def scripted_runs(web: WebStandIn) -> dict[str, Any]:
     """The product's happy path (triage, orchestrator 2, researcher 3) and the baseline's six calls."""
     url = web.url(ARTICLE.path)
     report = f"{REPORT}[1] {ARTICLE.title} — {url}\n"
-    reads = researcher_reads(url, query="sodium glass battery energy density", finding="The Halvorsen cell reached 412 Wh/kg.", quote=QUOTE)
+    reads = researcher_reads(
+        url, query="sodium glass battery energy density", finding="The Halvorsen cell reached 412 Wh/kg.", quote=QUOTE
+    )
     for step in reads["turns"]:
         step["delay_s"] = MODEL_LATENCY_S
     return scenario(
@@ -131,7 +141,9 @@ def server_processes(server: AgentServer) -> Iterator[tuple[Path, list[str]]]:
 
 def server_cpu_s(server: AgentServer) -> float:
     """User + system CPU seconds of every process in the server's process group, children reaped included."""
-    ticks = sum(sum(int(v) for v in fields[11:15]) for _, fields in server_processes(server))  # utime, stime, cutime, cstime
+    ticks = sum(
+        sum(int(v) for v in fields[11:15]) for _, fields in server_processes(server)
+    )  # utime, stime, cutime, cstime
     return ticks / CLOCK_TICKS
 
 
@@ -185,7 +197,11 @@ async def one_run(client: LangGraphClient, graph: str) -> tuple[float, bool, str
         thread_id, graph, input={"messages": [{"role": "user", "content": "How cheap are sodium batteries?"}]},
         stream_mode=STREAM_MODES, stream_subgraphs=True,
     ):  # fmt: skip
-        if part.event.startswith("custom") and isinstance(part.data, dict) and part.data.get("reason") == "report_delivered":
+        if (
+            part.event.startswith("custom")
+            and isinstance(part.data, dict)
+            and part.data.get("reason") == "report_delivered"
+        ):
             delivered = True
     state = await client.threads.get_state(thread_id)
     if graph == BASELINE_ID:
@@ -226,7 +242,11 @@ def hottest(collapsed: Path, top: int = 12) -> tuple[list[tuple[str, float]], li
             frames.add(f"{name} ({where.split(':')[0]}")
         for frame in frames:
             counts[frame] = counts.get(frame, 0) + int(n)
-    ranked = [(frame, n / total) for frame, n in sorted(counts.items(), key=lambda kv: -kv[1]) if n / total <= 0.5] if total else []
+    ranked = (
+        [(frame, n / total) for frame, n in sorted(counts.items(), key=lambda kv: -kv[1]) if n / total <= 0.5]
+        if total
+        else []
+    )
     ours = [r for r in ranked if "deep_research_agent" in r[0]][:top]
     theirs = [r for r in ranked if "deep_research_agent" not in r[0] and "asyncio" not in r[0]][:top]
     return ours, theirs
@@ -346,14 +366,24 @@ def report(name: str, m: dict[str, Any]) -> None:
         f"--- {name} ({m['runs']} runs at once, medians of {m['rounds']} rounds; {m['steps']} model calls per product run, "
         f"{MODEL_LATENCY_S * 1000:.0f} ms each)"
     )
-    print(f"server CPU per run:      product {p.cpu_per_run_s * 1000:7.1f} ms | baseline {b.cpu_per_run_s * 1000:7.1f} ms | ratio {p.cpu_per_run_s / b.cpu_per_run_s:5.2f}")
+    print(
+        f"server CPU per run:      product {p.cpu_per_run_s * 1000:7.1f} ms | baseline {b.cpu_per_run_s * 1000:7.1f} ms | ratio {p.cpu_per_run_s / b.cpu_per_run_s:5.2f}"
+    )
     print(f"harness per model step:  {harness_ms:6.1f} ms over the baseline   (goal <= 25 ms)")
-    print(f"worst event-loop lag:    product {p.worst_lag_ms:7.1f} ms | baseline {b.worst_lag_ms:7.1f} ms   (goal <= 20 ms)")
-    print(f"wall, burst / one run:   product {p.wall_ratio:5.2f} ({p.median_in_burst_s:.2f} s / {p.one_run_s:.2f} s) | baseline {b.wall_ratio:5.2f}   (goal <= 1.6)")
+    print(
+        f"worst event-loop lag:    product {p.worst_lag_ms:7.1f} ms | baseline {b.worst_lag_ms:7.1f} ms   (goal <= 20 ms)"
+    )
+    print(
+        f"wall, burst / one run:   product {p.wall_ratio:5.2f} ({p.median_in_burst_s:.2f} s / {p.one_run_s:.2f} s) | baseline {b.wall_ratio:5.2f}   (goal <= 1.6)"
+    )
     peak = max(p.peak_rss_mb, b.peak_rss_mb)
     per_run = (peak - m["started_rss_mb"]) / m["runs"]
-    print(f"server memory:           {m['started_rss_mb']:.0f} MiB started, {peak:.0f} MiB at peak in a burst: <= {per_run:.1f} MiB per run in flight")
-    print(f"checkpoints per run:     product {p_points} ({p_bytes / 1024:.1f} KB, {p_points / m['orchestrator_turns']:.1f} per orchestrator turn) | baseline {b_points} ({b_bytes / 1024:.1f} KB)")
+    print(
+        f"server memory:           {m['started_rss_mb']:.0f} MiB started, {peak:.0f} MiB at peak in a burst: <= {per_run:.1f} MiB per run in flight"
+    )
+    print(
+        f"checkpoints per run:     product {p_points} ({p_bytes / 1024:.1f} KB, {p_points / m['orchestrator_turns']:.1f} per orchestrator turn) | baseline {b_points} ({b_bytes / 1024:.1f} KB)"
+    )
     print(f"delivered:               product {p.delivered}/{p.runs} | baseline {b.delivered}/{b.runs}")
 
 
@@ -375,7 +405,9 @@ async def main_async(runs: int, rounds: int, against: str | None, profile: Path 
                     print(f"{share * 100:5.1f} %  {frame}")
         if against:
             old = measured[against]["product"].cpu_per_run_s
-            print(f"server CPU per product run, this tree / {against}: {current['product'].cpu_per_run_s / old:5.2f}   (goal <= 0.5)")
+            print(
+                f"server CPU per product run, this tree / {against}: {current['product'].cpu_per_run_s / old:5.2f}   (goal <= 0.5)"
+            )
         ok = all(m[graph].delivered == m[graph].runs for m in measured.values() for graph in ("product", "baseline"))
         return 0 if ok else 1
 

@@ -28,9 +28,9 @@ import time
 from collections.abc import Callable
 
 from deep_research_agent.domain.names import ClaimVerdict
+from deep_research_agent.evidence.store import EvidenceStore
 from deep_research_agent.report.markdown import citation_groups
 from deep_research_agent.report.vetting import finalise, vet_report
-from deep_research_agent.evidence.store import EvidenceStore
 from testkit.web import numbered_article
 
 PAGES = 30
@@ -58,7 +58,9 @@ def report() -> str:
     claims: list[str] = []
     for k in range(36):
         n, i = k % PAGES + 1, 10 + k
-        claims.append(f"Survey {n} logged {i} readings at station N-{n:03d}-{i:03d}, with a mean level of {level(n, i)} metres [{n}].")
+        claims.append(
+            f"Survey {n} logged {i} readings at station N-{n:03d}-{i:03d}, with a mean level of {level(n, i)} metres [{n}]."
+        )
     for k in range(8):
         n = k % PAGES + 1
         claims.append(f"Survey {n} logged {9000 + k} readings at station N-{n:03d}-{k + 1:03d}, a record [{n}].")
@@ -81,7 +83,9 @@ def report() -> str:
 def store(texts: dict[int, str]) -> EvidenceStore:
     evidence = EvidenceStore()
     for n, text in texts.items():
-        evidence.add_evidence(url=url(n), title=f"Tidal survey report {n}", kind="page", text=text, agent="research-subagent")
+        evidence.add_evidence(
+            url=url(n), title=f"Tidal survey report {n}", kind="page", text=text, agent="research-subagent"
+        )
     return evidence
 
 
@@ -120,7 +124,10 @@ def main() -> int:
     summary = warm_store.claim_summary
     assert summary is not None and summary.claims == 60, summary
     fresh = iter([store(texts) for _ in range(ROUNDS)])
-    (cold, cold_wall), (warm, warm_wall) = median_ms(lambda: vet_and_deliver(next(fresh))), median_ms(lambda: vet_and_deliver(warm_store))
+    (cold, cold_wall), (warm, warm_wall) = (
+        median_ms(lambda: vet_and_deliver(next(fresh))),
+        median_ms(lambda: vet_and_deliver(warm_store)),
+    )
     baseline, baseline_wall = median_ms(lambda: substring_scan(markdown, texts))
     kb = sum(len(t.encode()) for t in texts.values()) / 1000
 
@@ -132,7 +139,9 @@ def main() -> int:
     )
     print(f"marked [unverified] in the delivered report: {delivered.count('[unverified]')}")
     print("                                                     CPU median   (wall median)")
-    print(f"vet + deliver, pages prepared inside (first report): {cold:8.2f} ms   ({cold_wall:8.2f} ms)   budget {BUDGET_MS:.0f} ms")
+    print(
+        f"vet + deliver, pages prepared inside (first report): {cold:8.2f} ms   ({cold_wall:8.2f} ms)   budget {BUDGET_MS:.0f} ms"
+    )
     print(f"vet + deliver, pages already prepared:               {warm:8.2f} ms   ({warm_wall:8.2f} ms)")
     print(f"baseline: substring scan of each claim's digits:     {baseline:8.2f} ms   ({baseline_wall:8.2f} ms)")
     print(f"ratio cold/baseline: {cold / baseline:8.1f}x   warm/baseline: {warm / baseline:8.1f}x")

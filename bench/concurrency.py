@@ -25,6 +25,7 @@ from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
 from bench.stack import running_stack
+from testkit.agent_server import stream_run
 from testkit.scenarios import (
     findings_json,
     orchestrator,
@@ -33,7 +34,6 @@ from testkit.scenarios import (
     scenario,
     triage,
 )
-from testkit.agent_server import stream_run
 from testkit.scripted_model import call, turn
 
 CONCURRENT_RUNS = 10
@@ -72,7 +72,9 @@ async def measure() -> int:
         client = get_client(url=stack.server.url)
         # Warm-up: imports, graph compile, and a connection pool as wide as the batch, on both sides.
         await asyncio.gather(*(one_run(client) for _ in range(CONCURRENT_RUNS)))
-        print(f"model latency per call: {MODEL_LATENCY_S * 1000:.0f} ms, 5 model calls per run (triage, orchestrator 2, researcher 2)")
+        print(
+            f"model latency per call: {MODEL_LATENCY_S * 1000:.0f} ms, 5 model calls per run (triage, orchestrator 2, researcher 2)"
+        )
         ratios, delivered, total = [], 0, 0
         for round_no in range(1, ROUNDS + 1):
             single, single_end = await one_run(client)

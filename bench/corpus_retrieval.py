@@ -45,12 +45,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from deep_research_agent.settings.corpora import CorpusSpec
 from deep_research_agent.corpora.catalog import index_path
 from deep_research_agent.corpora.fts5 import Fts5Index
 from deep_research_agent.corpora.indexer import index_corpus
 from deep_research_agent.corpora.query import match_expression, plain_words
 from deep_research_agent.report.citations import quote_in_text
+from deep_research_agent.settings.corpora import CorpusSpec
 
 QUESTIONS = Path(__file__).parent / "corpus_questions"
 CORPORA = {
@@ -92,7 +92,11 @@ class Scores:
 
 def load_questions(name: str) -> list[Question]:
     lines = (QUESTIONS / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
-    return [Question(**{k: v for k, v in json.loads(line).items() if k in ("id", "question", "evidence")}) for line in lines if line.strip()]
+    return [
+        Question(**{k: v for k, v in json.loads(line).items() if k in ("id", "question", "evidence")})
+        for line in lines
+        if line.strip()
+    ]
 
 
 def holds(text: str, evidence: list[str]) -> bool:
@@ -121,7 +125,10 @@ def build_baseline(index: Fts5Index, path: Path) -> tuple[sqlite3.Connection, in
     path.unlink(missing_ok=True)
     db = sqlite3.connect(path)
     db.execute("CREATE VIRTUAL TABLE chunks USING fts5(body, tokenize='porter unicode61')")
-    db.executemany("INSERT INTO chunks(body) VALUES (?)", ((c,) for texts in documents.values() for c in chunks("\n\n".join(texts))))
+    db.executemany(
+        "INSERT INTO chunks(body) VALUES (?)",
+        ((c,) for texts in documents.values() for c in chunks("\n\n".join(texts))),
+    )
     db.commit()
     db.execute("INSERT INTO chunks(chunks) VALUES ('optimize')")
     db.commit()
@@ -132,7 +139,12 @@ def build_baseline(index: Fts5Index, path: Path) -> tuple[sqlite3.Connection, in
 def baseline_search(db: sqlite3.Connection, expression: str | None) -> list[str]:
     if not expression:
         return []
-    return [row[0] for row in db.execute("SELECT body FROM chunks WHERE chunks MATCH ? ORDER BY bm25(chunks) LIMIT 10", (expression,))]
+    return [
+        row[0]
+        for row in db.execute(
+            "SELECT body FROM chunks WHERE chunks MATCH ? ORDER BY bm25(chunks) LIMIT 10", (expression,)
+        )
+    ]
 
 
 def timed(fn, *args) -> tuple[list[str], float]:  # type: ignore[no-untyped-def]
@@ -158,9 +170,17 @@ def score(scores: Scores, question: Question, texts: list[str], latency_ms: floa
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data-dir", help="keep the indexes here (default: a temporary directory)")
-    parser.add_argument("--reuse", action="store_true", help="search existing indexes in --data-dir instead of rebuilding them")
+    parser.add_argument(
+        "--reuse", action="store_true", help="search existing indexes in --data-dir instead of rebuilding them"
+    )
     parser.add_argument("--verbose", action="store_true", help="list the questions each system missed")
-    parser.add_argument("--web-reading", action="append", default=[], choices=list(CORPORA), help="also index this corpus with html: web")
+    parser.add_argument(
+        "--web-reading",
+        action="append",
+        default=[],
+        choices=list(CORPORA),
+        help="also index this corpus with html: web",
+    )
     args = parser.parse_args(argv)
     missing = [package for root, package in CORPORA.values() if not Path(root).is_dir()]
     if missing:
@@ -213,9 +233,14 @@ def main(argv: list[str] | None = None) -> int:
             f"| {meta.passages:,} ({mean_passage:.0f} ch) | {chunk_count:,} | {index_s:.1f} s (chunks {baseline_s:.1f} s) | {len(lost)} |"
         )
         if args.verbose:
-            print(f"{label}: product missed {ours.missed}; plain missed {plain.missed}; lost in extraction {lost}", file=sys.stderr)
+            print(
+                f"{label}: product missed {ours.missed}; plain missed {plain.missed}; lost in extraction {lost}",
+                file=sys.stderr,
+            )
         if html == "docs" and ours.recall(10, n) <= plain.recall(10, n):
-            failures.append(f"{name}: recall@10 {ours.recall(10, n):.0%} does not beat the baseline's {plain.recall(10, n):.0%}")
+            failures.append(
+                f"{name}: recall@10 {ours.recall(10, n):.0%} does not beat the baseline's {plain.recall(10, n):.0%}"
+            )
         if html == "docs" and ours.p95() >= P95_LIMIT_MS:
             failures.append(f"{name}: p95 query time {ours.p95():.1f} ms is not under {P95_LIMIT_MS:.0f} ms")
         index.close()

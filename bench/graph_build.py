@@ -11,8 +11,8 @@ import statistics
 import sys
 import time
 
-from deep_research_agent.settings import ResearchConfig
 from deep_research_agent.graph import build_graph, make_graph
+from deep_research_agent.settings import ResearchConfig
 
 WARM_BUDGET_MS = 50.0
 ROUNDS = 30

@@ -23,6 +23,7 @@ from langgraph_sdk import get_client
 
 from bench.stack import running_stack
 from deep_research_agent.protocol.events import STOP_REQUESTS_NAMESPACE
+from testkit.agent_server import AgentServer, RunResult, stream_run
 from testkit.scenarios import (
     findings_json,
     orchestrator,
@@ -31,7 +32,6 @@ from testkit.scenarios import (
     scenario,
     submit,
 )
-from testkit.agent_server import AgentServer, RunResult, stream_run
 from testkit.scripted_model import ScriptedModelServer, call, turn
 
 RSS_RATIO_LIMIT = 1.5
@@ -64,7 +64,9 @@ def rss_mb(root_pid: int) -> float:
 def happy_path() -> dict:
     return scenario(
         orchestrator(plan_and_delegate("Find sodium prices"), submit(REPORT)),
-        researcher(turn(tool_calls=[call("web_search", query="sodium battery")]), turn(content=findings_json("Cheap."))),
+        researcher(
+            turn(tool_calls=[call("web_search", query="sodium battery")]), turn(content=findings_json("Cheap."))
+        ),
     )
 
 
@@ -76,7 +78,9 @@ def identical_search_loop() -> dict:
 
 
 def paging_loop(pages: int) -> dict:
-    searches = [turn(tool_calls=[call("web_search", query="sodium battery", max_results=1 + n % 20)]) for n in range(pages)]
+    searches = [
+        turn(tool_calls=[call("web_search", query="sodium battery", max_results=1 + n % 20)]) for n in range(pages)
+    ]
     return scenario(orchestrator(plan_and_delegate("Find sodium prices"), submit(REPORT)), researcher(*searches))
 
 
@@ -89,7 +93,9 @@ async def drive(
     client = get_client(url=server.url)
     thread_id = (await client.threads.create())["thread_id"]
     started = time.monotonic()
-    research = asyncio.create_task(stream_run(client, "How cheap are sodium batteries?", thread_id=thread_id, timeout=600))
+    research = asyncio.create_task(
+        stream_run(client, "How cheap are sodium batteries?", thread_id=thread_id, timeout=600)
+    )
     if stop_after_s is not None:
         await asyncio.sleep(stop_after_s)
         for running in await client.runs.list(thread_id, status="running"):
@@ -117,16 +123,22 @@ async def measure() -> int:
         for n in range(LOOPING_RUNS):
             end, calls, took = await drive(server, model, identical_search_loop())
             ended_alone &= end.startswith("done/")
-            print(f"identical-search loop {n + 1}: {end:<36} {calls:4d} tool calls {took:6.1f} s  {rss_mb(pid):8.1f} MB RSS")
+            print(
+                f"identical-search loop {n + 1}: {end:<36} {calls:4d} tool calls {took:6.1f} s  {rss_mb(pid):8.1f} MB RSS"
+            )
         for n in range(LOOPING_RUNS):
             end, calls, took = await drive(server, model, paging_loop(400))
             ended_alone &= end.startswith("error/budget_exhausted") and calls <= 200
-            print(f"paging loop {n + 1}:            {end:<36} {calls:4d} tool calls {took:6.1f} s  {rss_mb(pid):8.1f} MB RSS")
+            print(
+                f"paging loop {n + 1}:            {end:<36} {calls:4d} tool calls {took:6.1f} s  {rss_mb(pid):8.1f} MB RSS"
+            )
 
         for n in range(LOOPING_RUNS):
             end, calls, took = await drive(server, model, paging_loop(400), stop_after_s=1.0)
             ended_alone &= end == "done/stopped_by_user"
-            print(f"paging loop {n + 1}, stopped:   {end:<36} {calls:4d} tool calls {took:6.1f} s  {rss_mb(pid):8.1f} MB RSS")
+            print(
+                f"paging loop {n + 1}, stopped:   {end:<36} {calls:4d} tool calls {took:6.1f} s  {rss_mb(pid):8.1f} MB RSS"
+            )
 
         after = rss_mb(pid)
         ratio = after / baseline

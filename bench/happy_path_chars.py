@@ -19,6 +19,7 @@ from collections import defaultdict
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from bench.stack import running_stack
+from testkit.agent_server import stream_run
 from testkit.scenarios import (
     orchestrator,
     plan_and_delegate,
@@ -26,7 +27,6 @@ from testkit.scenarios import (
     scenario,
     submit,
 )
-from testkit.agent_server import stream_run
 from testkit.web import SHORT_FACT, SHORT_TITLE
 
 BUDGET_CHARS = 90_000
@@ -50,9 +50,13 @@ async def measure() -> dict[str, int]:
             scenario(
                 orchestrator(
                     plan_and_delegate("Find what the short page says"),
-                    submit(f"# Meeting note\n\nThe meeting moved to Thursday [1].\n\n## Sources\n[1] {SHORT_TITLE} — {url}\n"),
+                    submit(
+                        f"# Meeting note\n\nThe meeting moved to Thursday [1].\n\n## Sources\n[1] {SHORT_TITLE} — {url}\n"
+                    ),
                 ),
-                researcher_reads(url, query="sodium battery", finding="The meeting moved to Thursday.", quote=SHORT_FACT),
+                researcher_reads(
+                    url, query="sodium battery", finding="The meeting moved to Thursday.", quote=SHORT_FACT
+                ),
             )
         )
         run = await stream_run(server.url, "What does the short page say?")

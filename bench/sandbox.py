@@ -103,8 +103,13 @@ def main() -> int:
                 os.chown(bare / sub, host.host_uid, host.host_uid)
         bare_argv = bwrap.sandbox_argv(
             host.tools,
-            bwrap.SandboxSpec(workspace=bare / "workspace", tmp=bare / "tmp", etc_dir=bare / "etc", network=False,
-                              host_uid=host.host_uid),
+            bwrap.SandboxSpec(
+                workspace=bare / "workspace",
+                tmp=bare / "tmp",
+                etc_dir=bare / "etc",
+                network=False,
+                host_uid=host.host_uid,
+            ),
             ["/bin/sh", "-c", "echo hi"],
         )
 

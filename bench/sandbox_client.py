@@ -60,13 +60,23 @@ async def main() -> int:
         offload_ms, cut_ms = [], []
         for n in range(10):
             text = rows + " " * n  # a new file each round, not one already written
-            cut_ms.append(await timed(lambda: fit_result(text, name="bench", cite_as='"MCP: bench"', limits=without)))
-            offload_ms.append(await timed(lambda: fit_result(text, name="bench", cite_as='"MCP: bench"', limits=with_sandbox)))
+            cut_ms.append(
+                await timed(lambda text=text: fit_result(text, name="bench", cite_as='"MCP: bench"', limits=without))
+            )
+            offload_ms.append(
+                await timed(
+                    lambda text=text: fit_result(text, name="bench", cite_as='"MCP: bench"', limits=with_sandbox)
+                )
+            )
         await session.close()
 
     ratio = statistics.median(client_ms) / statistics.median(raw_ms)
-    print(f"exec 'true' raw HTTP      median {statistics.median(raw_ms):7.1f} ms  p95 {p95(raw_ms):7.1f} ms  ({ROUNDS} calls)")
-    print(f"exec 'true' via client    median {statistics.median(client_ms):7.1f} ms  p95 {p95(client_ms):7.1f} ms  ratio {ratio:.2f}x")
+    print(
+        f"exec 'true' raw HTTP      median {statistics.median(raw_ms):7.1f} ms  p95 {p95(raw_ms):7.1f} ms  ({ROUNDS} calls)"
+    )
+    print(
+        f"exec 'true' via client    median {statistics.median(client_ms):7.1f} ms  p95 {p95(client_ms):7.1f} ms  ratio {ratio:.2f}x"
+    )
     print(f"5,000-row result, cut     median {statistics.median(cut_ms):7.1f} ms")
     print(
         f"5,000-row result, offload median {statistics.median(offload_ms):7.1f} ms  "

@@ -85,7 +85,10 @@ async def measure_setup(name: str, urls: Sequence[str]) -> Measured:
         measured.run_medians.append(statistics.median(times))
         measured.delivered += delivered
         measured.total += CONCURRENT_RUNS
-        print(f"  {name} round {round_no}: wall {wall:6.2f} s, per-run median {measured.run_medians[-1]:6.2f} s, slowest {max(times):6.2f} s", flush=True)
+        print(
+            f"  {name} round {round_no}: wall {wall:6.2f} s, per-run median {measured.run_medians[-1]:6.2f} s, slowest {max(times):6.2f} s",
+            flush=True,
+        )
     return measured
 
 
@@ -107,7 +110,10 @@ async def run_bench() -> int:
     with ScriptedModelServer() as model, WebStandIn() as web:
         model.set_scenario(slow_happy_path())
         settings = agent_settings(model, web)
-        print(f"{CONCURRENT_RUNS} concurrent runs, {ROUNDS} rounds after a warm-up, {MODEL_LATENCY_S * 1000:.0f} ms per model call, 5 calls per run", flush=True)
+        print(
+            f"{CONCURRENT_RUNS} concurrent runs, {ROUNDS} rounds after a warm-up, {MODEL_LATENCY_S * 1000:.0f} ms per model call, 5 calls per run",
+            flush=True,
+        )
 
         dev = AgentServer(settings, jobs=CONCURRENT_RUNS).start()
         try:
@@ -117,7 +123,9 @@ async def run_bench() -> int:
 
         logs = Path(tempfile.mkdtemp(prefix="dra-bench-aegra-"))
         with services.PostgresServer() as postgres, services.RedisServer() as redis:
-            env = services.aegra_environment(postgres.url, redis.url, **settings, WORKER_COUNT="3", N_JOBS_PER_WORKER="10", CRON_ENABLED="false")
+            env = services.aegra_environment(
+                postgres.url, redis.url, **settings, WORKER_COUNT="3", N_JOBS_PER_WORKER="10", CRON_ENABLED="false"
+            )
             services.migrate(env)
             first = services.AegraInstance(env, log_path=logs / "a.log").start(timeout=300)
             second = None

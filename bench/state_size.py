@@ -28,8 +28,8 @@ from typing import Any
 from langgraph_sdk import get_client
 
 from bench.stack import Stack, running_stack
-from testkit.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit
 from testkit.agent_server import GRAPH_ID, get_evidence
+from testkit.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit
 from testkit.scripted_model import call, turn
 
 PAGES = 20
@@ -72,7 +72,9 @@ async def measure(stack: Stack, pages: int) -> tuple[Sizes, Sizes, int]:
         scenario(
             orchestrator(
                 plan_and_delegate("Read the tidal survey reports"),
-                submit(f"# Tidal survey\n\nStation N-001-001 logged one reading [1].\n\n## Sources\n[1] Report 1 — {urls[0]}\n"),
+                submit(
+                    f"# Tidal survey\n\nStation N-001-001 logged one reading [1].\n\n## Sources\n[1] Report 1 — {urls[0]}\n"
+                ),
             ),
             researcher(
                 turn(tool_calls=[call("web_fetch", url=url) for url in urls]),
@@ -84,7 +86,10 @@ async def measure(stack: Stack, pages: int) -> tuple[Sizes, Sizes, int]:
     thread_id = (await client.threads.create())["thread_id"]
     values_events = []
     async for part in client.runs.stream(
-        thread_id, GRAPH_ID, input={"messages": [{"role": "user", "content": "Summarise the tidal surveys."}]}, stream_mode="values"
+        thread_id,
+        GRAPH_ID,
+        input={"messages": [{"role": "user", "content": "Summarise the tidal surveys."}]},
+        stream_mode="values",
     ):
         if part.event == "values":
             values_events.append(part.data)
@@ -119,7 +124,11 @@ def main() -> int:
         ("largest values event", many.values_event, many_base.values_event),
         ("thread state read", many.state_read, many_base.state_read),
         ("largest checkpoint", many.largest_checkpoint, many_base.largest_checkpoint),
-        (f"checkpoint mean ({len(many.checkpoints)} steps)", round(many.mean_checkpoint), round(many_base.mean_checkpoint)),
+        (
+            f"checkpoint mean ({len(many.checkpoints)} steps)",
+            round(many.mean_checkpoint),
+            round(many_base.mean_checkpoint),
+        ),
         ("all checkpoints of the run", sum(many.checkpoints), sum(many_base.checkpoints)),
     ]
     for label, now, before in rows:
@@ -128,7 +137,9 @@ def main() -> int:
     growth_base = (many_base.largest_checkpoint - one_base.largest_checkpoint) / (PAGES - 1)
     print(f"{'checkpoint growth per page':>30} {growth:>10,.0f} {growth_base:>11,.0f} {growth / growth_base:>7.3f}")
     ok = many.values_event < LIMIT_BYTES and many.state_read < LIMIT_BYTES and growth <= GROWTH_LIMIT_BYTES
-    print(f"limits: values event and state read < {LIMIT_BYTES:,}, growth <= {GROWTH_LIMIT_BYTES:,} per page: {'ok' if ok else 'EXCEEDED'}")
+    print(
+        f"limits: values event and state read < {LIMIT_BYTES:,}, growth <= {GROWTH_LIMIT_BYTES:,} per page: {'ok' if ok else 'EXCEEDED'}"
+    )
     return 0 if ok else 1
 
 

@@ -22,7 +22,6 @@ import socket
 import sys
 import time
 from contextlib import ExitStack
-from pathlib import Path
 
 from deploy.services import PROJECT_ROOT, AegraInstance, PostgresServer, RedisServer, aegra_environment, migrate
 
@@ -120,7 +119,9 @@ def main(environ: dict[str, str] | None = None) -> int:
         while stop["signal"] is None:
             if dead := [server for server in servers if not server.alive()]:
                 tail = "\n".join(dead[0].log().splitlines()[-40:])
-                return fail(f"the instance on port {dead[0].port} exited; the others are stopped. Its log ends:\n{tail}")
+                return fail(
+                    f"the instance on port {dead[0].port} exited; the others are stopped. Its log ends:\n{tail}"
+                )
             time.sleep(0.5)
         say("Stopping")
     return 0

@@ -106,7 +106,9 @@ class PostgresServer:
         if self._prefix:
             shutil.chown(self.workdir, "postgres", "postgres")
         self.workdir.chmod(0o700)
-        self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
+        self._run(
+            str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"
+        )
         self.port = free_port()
         options = " ".join(
             [
@@ -118,7 +120,19 @@ class PostgresServer:
                 "-c fsync=off -c synchronous_commit=off -c full_page_writes=off",
             ]
         )
-        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-o", options, "-w", "-t", "60", "start")
+        self._run(
+            str(self.bin / "pg_ctl"),
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.log),
+            "-o",
+            options,
+            "-w",
+            "-t",
+            "60",
+            "start",
+        )
         self._run(str(self.bin / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", DATABASE)
         return self
 
@@ -160,11 +174,15 @@ class RedisServer:
             self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.workdir),
             "--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", str(self.workdir / "redis.log"),
         ]  # fmt: skip
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True)
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"redis-server exited early: {(self.workdir / 'redis.log').read_text(errors='replace')}")
+                raise RuntimeError(
+                    f"redis-server exited early: {(self.workdir / 'redis.log').read_text(errors='replace')}"
+                )
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=1) as conn:
                     conn.sendall(b"PING\r\n")
@@ -236,7 +254,9 @@ def migrate(env: dict[str, str], timeout: float = 180.0) -> None:
 class AegraInstance:
     """One Aegra API + worker process on ``host:port``, logging to ``log_path``."""
 
-    def __init__(self, env: dict[str, str], *, port: int = 0, host: str = "127.0.0.1", log_path: Path | None = None) -> None:
+    def __init__(
+        self, env: dict[str, str], *, port: int = 0, host: str = "127.0.0.1", log_path: Path | None = None
+    ) -> None:
         self.env = env
         self.host = host
         self.port = port
@@ -251,7 +271,16 @@ class AegraInstance:
     def launch(self) -> AegraInstance:
         """Start the process without waiting for it (``wait_ready`` waits), so instances boot in parallel."""
         self.port = self.port or free_port()
-        command = [str(AEGRA_BIN / "python"), "-m", "uvicorn", "aegra_api.main:app", "--host", self.host, "--port", str(self.port)]
+        command = [
+            str(AEGRA_BIN / "python"),
+            "-m",
+            "uvicorn",
+            "aegra_api.main:app",
+            "--host",
+            self.host,
+            "--port",
+            str(self.port),
+        ]
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(
             command, cwd=DEPLOY_DIR, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True

@@ -23,6 +23,7 @@ import httpx
 from jsonschema import Draft202012Validator, FormatChecker
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
+
 from testkit.ports import free_port
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -31,7 +32,8 @@ STREAM_MODES = ["messages", "updates", "custom"]
 # Every event a run streams must validate against the published schema: an end reason, a halted value or
 # a field the schema does not list fails the test that saw it.
 EVENT_SCHEMA = Draft202012Validator(
-    json.loads((PROJECT_ROOT / "schema" / "events.schema.json").read_text(encoding="utf-8")), format_checker=FormatChecker()
+    json.loads((PROJECT_ROOT / "schema" / "events.schema.json").read_text(encoding="utf-8")),
+    format_checker=FormatChecker(),
 )
 
 

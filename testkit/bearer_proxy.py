@@ -48,11 +48,20 @@ class BearerProxy(LoopbackServer):
             self.stats["forwarded"] += 1
             headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_BY_HOP}
             upstream = client.build_request(
-                request.method, self.upstream + request.url.path, params=request.query_params, headers=headers, content=await request.body()
+                request.method,
+                self.upstream + request.url.path,
+                params=request.query_params,
+                headers=headers,
+                content=await request.body(),
             )
             answer = await client.send(upstream, stream=True)
             passed = {k: v for k, v in answer.headers.items() if k.lower() not in _HOP_BY_HOP | {"content-encoding"}}
-            return StreamingResponse(answer.aiter_raw(), status_code=answer.status_code, headers=passed, background=BackgroundTask(answer.aclose))
+            return StreamingResponse(
+                answer.aiter_raw(),
+                status_code=answer.status_code,
+                headers=passed,
+                background=BackgroundTask(answer.aclose),
+            )
 
         return Starlette(
             routes=[Route("/_health", health), Route("/{path:path}", forward, methods=["GET", "POST", "DELETE"])],

@@ -7,7 +7,6 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-
 from langchain.agents.middleware import (
     AgentMiddleware,
     ExtendedModelResponse,

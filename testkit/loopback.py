@@ -63,7 +63,9 @@ class LoopbackServer:
             self.build(), log_level="warning", lifespan="off", access_log=False, **self.uvicorn_options()
         )
         self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, name=self.label, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [sock]}, name=self.label, daemon=True
+        )
         self._thread.start()
         self._client = httpx.Client(base_url=self.root_url, timeout=10.0, **self.admin_client_options())
         deadline = time.monotonic() + timeout

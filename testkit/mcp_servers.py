@@ -16,6 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Self
+
 from testkit.ports import free_port
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -40,7 +41,9 @@ class LoopbackProcess:
     def start(self, timeout: float = 30.0) -> Self:
         self.port = free_port()
         command, env = self.command()
-        self.process = subprocess.Popen(command, env=env, stdout=self.log_file, stderr=subprocess.STDOUT, start_new_session=True)
+        self.process = subprocess.Popen(
+            command, env=env, stdout=self.log_file, stderr=subprocess.STDOUT, start_new_session=True
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

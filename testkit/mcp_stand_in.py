@@ -100,7 +100,9 @@ class McpStandIn(LoopbackServer):
                 return self._result(request_id, {"tools": TOOLS})
             if method == "tools/call":
                 return await self._call(request_id, message["params"])
-            return JSONResponse({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": f"Unknown method {method}"}})
+            return JSONResponse(
+                {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": f"Unknown method {method}"}}
+            )
 
         return Starlette(routes=[Route("/_health", health), Route("/mcp", mcp, methods=["GET", "POST", "DELETE"])])
 
@@ -108,7 +110,9 @@ class McpStandIn(LoopbackServer):
         limit = self.behaviour["rate_limit"]
         if limit == -1 or self.stats["rate_limited"] < limit:
             self.stats["rate_limited"] += 1
-            return JSONResponse({"error": "slow down"}, status_code=429, headers={"Retry-After": str(self.behaviour["retry_after"])})
+            return JSONResponse(
+                {"error": "slow down"}, status_code=429, headers={"Retry-After": str(self.behaviour["retry_after"])}
+            )
         self.stats["calls"] += 1
         name, args = params.get("name"), params.get("arguments") or {}
         if name == "lookup":
@@ -123,7 +127,9 @@ class McpStandIn(LoopbackServer):
             finally:
                 self._in_flight -= 1
             return self._text(request_id, f"slow {args.get('n')} done")
-        return self._result(request_id, {"content": [{"type": "text", "text": f"Unknown tool: {name}"}], "isError": True})
+        return self._result(
+            request_id, {"content": [{"type": "text", "text": f"Unknown tool: {name}"}], "isError": True}
+        )
 
     def _text(self, request_id: Any, text: str) -> Response:
         return self._result(request_id, {"content": [{"type": "text", "text": text}], "isError": False})

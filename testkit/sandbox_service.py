@@ -63,11 +63,27 @@ class SandboxService:
     def start(self, timeout: float = 30.0) -> Self:
         require_bubblewrap()
         ready = self.scratch / "ready.json"
-        command = [sys.executable, "-m", "dra_sandbox", "serve", "--host", "127.0.0.1", "--port", "0",
-                   "--ready-file", str(ready)]
+        command = [
+            sys.executable,
+            "-m",
+            "dra_sandbox",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--ready-file",
+            str(ready),
+        ]
         with self._log.open("wb") as log:
-            self.process = subprocess.Popen(command, env=self.env(), stdout=log, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL, start_new_session=True)
+            self.process = subprocess.Popen(
+                command,
+                env=self.env(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         deadline = time.monotonic() + timeout
         while not ready.exists():
             if self.process.poll() is not None:
@@ -114,8 +130,13 @@ class SandboxService:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
                 # What a crash leaves (session cgroups) goes the way run-stack.sh clears it.
-                subprocess.run([sys.executable, "-m", "dra_sandbox", "reap"], env=self.env(), capture_output=True,
-                               timeout=30, check=False)
+                subprocess.run(
+                    [sys.executable, "-m", "dra_sandbox", "reap"],
+                    env=self.env(),
+                    capture_output=True,
+                    timeout=30,
+                    check=False,
+                )
         shutil.rmtree(self.scratch, ignore_errors=True)
 
     def __enter__(self) -> Self:

@@ -388,7 +388,9 @@ class _ScriptState:
 
     def resolve(self, role: str | None, messages: list[Json]) -> _Resolved:
         """The turn that answers a request from ``role`` (its ``X-DRA-Agent`` header) with ``messages``."""
-        turn_index = sum(1 for m in messages if m.get("role") == "assistant" and m.get("name") != DELIVERABLE_MESSAGE_NAME)
+        turn_index = sum(
+            1 for m in messages if m.get("role") == "assistant" and m.get("name") != DELIVERABLE_MESSAGE_NAME
+        )
         default = self.scenario.get("default")
         agents = self.scenario.get("agents", [])
         for a in agents:

@@ -298,19 +298,19 @@ def article_html(article: Article) -> str:
   <meta name="author" content="{escape(article.author)}">
   <meta property="article:published_time" content="{article.date}T08:00:00Z">
   <meta property="og:title" content="{escape(article.title)}">
-  <script>window.dataLayer = window.dataLayer || []; window.trackingPixel = "{JUNK_PHRASES['script']}";</script>
+  <script>window.dataLayer = window.dataLayer || []; window.trackingPixel = "{JUNK_PHRASES["script"]}";</script>
   <style>.cookie-banner {{ position: fixed; bottom: 0; }}</style>
 </head>
 <body>
   <div id="cookie-banner" class="cookie-banner">
-    <p>{JUNK_PHRASES['cookie_banner']}. <button>Accept all cookies</button> <a href="/privacy">Manage</a></p>
+    <p>{JUNK_PHRASES["cookie_banner"]}. <button>Accept all cookies</button> <a href="/privacy">Manage</a></p>
   </div>
   <header class="site-header">
     <a class="logo" href="/">Voltline</a>
     <nav class="main-menu">
       <ul>
         <li><a href="/">Home</a></li><li><a href="/markets">Markets</a></li>
-        <li><a href="/podcasts">Podcasts</a></li><li><a href="/careers">{JUNK_PHRASES['nav']}</a></li>
+        <li><a href="/podcasts">Podcasts</a></li><li><a href="/careers">{JUNK_PHRASES["nav"]}</a></li>
       </ul>
     </nav>
   </header>
@@ -322,19 +322,19 @@ def article_html(article: Article) -> str:
 {paragraphs}
     </article>
     <aside class="sidebar">
-      <div class="ad"><p>{JUNK_PHRASES['sidebar_ad']} - save 40 percent this week only!</p></div>
+      <div class="ad"><p>{JUNK_PHRASES["sidebar_ad"]} - save 40 percent this week only!</p></div>
       <h3>Most read</h3>
       <ul><li><a href="/a">Ten gadgets for your garage</a></li><li><a href="/b">Why fuses blow</a></li></ul>
     </aside>
     <section class="newsletter">
       <h3>Stay informed</h3>
       <form>
-        <p>{JUNK_PHRASES['newsletter']} and never miss a story.</p><input type="email"><button>Subscribe</button>
+        <p>{JUNK_PHRASES["newsletter"]} and never miss a story.</p><input type="email"><button>Subscribe</button>
       </form>
     </section>
   </main>
   <footer class="site-footer">
-    <p>&copy; 2024 {JUNK_PHRASES['footer']}.</p><p><a href="/terms">Terms</a> <a href="/privacy">Privacy</a></p>
+    <p>&copy; 2024 {JUNK_PHRASES["footer"]}.</p><p><a href="/terms">Terms</a> <a href="/privacy">Privacy</a></p>
   </footer>
   <script>document.querySelectorAll('a').forEach(function (a) {{ a.dataset.track = "1"; }});</script>
 </body>
@@ -628,7 +628,7 @@ def _web_routes(state: _TavilyState) -> list[Route]:
 
         headers = {"Content-Length": str(total + 45)} if request.query_params.get("declared") == "1" else {}
         if headers:
-            payload = (b"<html><head><title>Huge</title></head><body>" + chunk * (total // len(chunk) + 1))
+            payload = b"<html><head><title>Huge</title></head><body>" + chunk * (total // len(chunk) + 1)
             payload = payload[: total + 45]
             return Response(payload, media_type="text/html", headers=headers)
         return StreamingResponse(body(), media_type="text/html")
@@ -794,7 +794,9 @@ class WebStandIn(LoopbackServer):
 
     def set_page(self, slug: str, *, title: str, paragraphs: Sequence[str]) -> str:
         """Serve (or replace) an article at ``/edited/{slug}``; returns its URL."""
-        self._admin().post(f"/_web/pages/{slug}", json={"title": title, "paragraphs": list(paragraphs)}).raise_for_status()
+        self._admin().post(
+            f"/_web/pages/{slug}", json={"title": title, "paragraphs": list(paragraphs)}
+        ).raise_for_status()
         return self.url(f"/edited/{slug}")
 
 

@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import json
+import shutil
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
-import shutil
-import socket
-
 import pytest
 
-from deep_research_agent.settings.corpora import CorpusSpec
 from deep_research_agent.corpora.catalog import index_path
 from deep_research_agent.corpora.fts5 import Fts5Index
 from deep_research_agent.corpora.indexer import index_corpus
-
 from deep_research_agent.run import Run, bound_run
-from testkit.agent_server import AgentServer
+from deep_research_agent.settings.corpora import CorpusSpec
 from testkit import corpus as corpus_fixture
+from testkit.agent_server import AgentServer
 from testkit.bearer_proxy import BearerProxy
 from testkit.mcp_servers import EVERYTHING_ENTRY, EverythingServer
 from testkit.mcp_stand_in import McpStandIn
@@ -63,7 +61,9 @@ class CorpusFixture:
         )
 
     def env(self) -> dict[str, str]:
-        declared = {self.spec.name: {"path": self.spec.root, "title": self.spec.title, "description": self.spec.description}}
+        declared = {
+            self.spec.name: {"path": self.spec.root, "title": self.spec.title, "description": self.spec.description}
+        }
         return {"DRA_CORPORA": json.dumps(declared), "DRA_DATA_DIR": str(self.data_dir)}
 
     def passage_id(self, query: str) -> str:
@@ -87,7 +87,9 @@ def test_corpus(tmp_path_factory: pytest.TempPathFactory) -> CorpusFixture:
     return corpus
 
 
-def agent_env(model_server: ScriptedModelServer, web_server: WebStandIn, corpus: CorpusFixture | None = None) -> dict[str, str]:
+def agent_env(
+    model_server: ScriptedModelServer, web_server: WebStandIn, corpus: CorpusFixture | None = None
+) -> dict[str, str]:
     """The environment every test ``langgraph dev`` runs with: the stand-ins, no retries, no real keys, and
     the test corpus when given (the session server has it)."""
     return {
@@ -104,7 +106,9 @@ def agent_env(model_server: ScriptedModelServer, web_server: WebStandIn, corpus:
 
 
 @pytest.fixture(scope="session")
-def agent_server(model_server: ScriptedModelServer, web_server: WebStandIn, test_corpus: CorpusFixture) -> Iterator[AgentServer]:
+def agent_server(
+    model_server: ScriptedModelServer, web_server: WebStandIn, test_corpus: CorpusFixture
+) -> Iterator[AgentServer]:
     server = AgentServer(agent_env(model_server, web_server, test_corpus)).start()
     try:
         yield server
@@ -188,10 +192,16 @@ def sandbox_service() -> Iterator[SandboxService]:
 
 
 @pytest.fixture(scope="session")
-def sandbox_agent(model_server: ScriptedModelServer, web_server: WebStandIn, sandbox_service: SandboxService) -> Iterator[AgentServer]:
+def sandbox_agent(
+    model_server: ScriptedModelServer, web_server: WebStandIn, sandbox_service: SandboxService
+) -> Iterator[AgentServer]:
     """A ``langgraph dev`` whose operator environment attaches the sandbox service: the extract and coding
     sub-agents exist only on it."""
-    env = {**agent_env(model_server, web_server), "LLM_SANDBOX_URL": sandbox_service.url, "LLM_SANDBOX_TOKEN": sandbox_service.token}
+    env = {
+        **agent_env(model_server, web_server),
+        "LLM_SANDBOX_URL": sandbox_service.url,
+        "LLM_SANDBOX_TOKEN": sandbox_service.token,
+    }
     server = AgentServer(env).start()
     try:
         yield server

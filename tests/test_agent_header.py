@@ -17,10 +17,10 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
 from deep_research_agent import graph, prompts
-from deep_research_agent.modelcalls.compaction import ContextCompactionMiddleware
-from deep_research_agent.lifecycle.triage import TriageRouterMiddleware
-from deep_research_agent.modelcalls.models import AGENT_HEADER, chat_model
 from deep_research_agent.domain.names import Role
+from deep_research_agent.lifecycle.triage import TriageRouterMiddleware
+from deep_research_agent.modelcalls.compaction import ContextCompactionMiddleware
+from deep_research_agent.modelcalls.models import AGENT_HEADER, chat_model
 from deep_research_agent.settings import ResearchConfig, Slot
 from testkit.recording_model import RecordingChatModel
 from testkit.scripted_model import ScriptedModelServer, agent, scenario, turn
@@ -43,7 +43,9 @@ class ModelsByRole:
 @pytest.mark.parametrize("role", list(Role))
 def test_a_model_sends_its_role_in_the_agent_header_of_every_request(scripted: ScriptedModelServer, role: Role):
     scripted.set_scenario(scenario(agent(role, turn(f"answered as {role}"))))
-    settings = ResearchConfig.resolve({}, environ={"OPENAI_BASE_URL": scripted.base_url, "OPENAI_API_KEY": "sk-test-0000"})
+    settings = ResearchConfig.resolve(
+        {}, environ={"OPENAI_BASE_URL": scripted.base_url, "OPENAI_API_KEY": "sk-test-0000"}
+    )
 
     model = chat_model(settings, "research", role)
     reply = model.invoke("Who is asking?")
@@ -55,7 +57,12 @@ def test_a_model_sends_its_role_in_the_agent_header_of_every_request(scripted: S
 
 def test_the_graph_builds_each_agent_model_for_that_agents_role():
     settings = ResearchConfig.resolve(
-        {}, environ={"OPENAI_API_KEY": "sk-test-0000", "LLM_SANDBOX_URL": "http://127.0.0.1:9", "LLM_SANDBOX_TOKEN": "t" * 24}
+        {},
+        environ={
+            "OPENAI_API_KEY": "sk-test-0000",
+            "LLM_SANDBOX_URL": "http://127.0.0.1:9",
+            "LLM_SANDBOX_TOKEN": "t" * 24,
+        },
     )
     asked: list[tuple[Slot, Role]] = []
 
@@ -94,7 +101,10 @@ async def test_the_router_asks_for_its_verdict_as_triage_and_answers_as_direct_a
 def test_the_summarizer_is_built_for_the_compaction_role_whichever_agent_it_compacts():
     models = ModelsByRole()
     compaction = ContextCompactionMiddleware(
-        role=Role.RESEARCH_SUBAGENT, slot="subagent", settings=ResearchConfig.resolve({}, environ={}), model_factory=models
+        role=Role.RESEARCH_SUBAGENT,
+        slot="subagent",
+        settings=ResearchConfig.resolve({}, environ={}),
+        model_factory=models,
     )
 
     assert compaction.summarizer is models.models[Role.COMPACTION]

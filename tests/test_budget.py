@@ -11,16 +11,16 @@ from langchain.agents.middleware import (
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
-from deep_research_agent.settings import ResearchConfig
+from deep_research_agent.domain.conversation import is_harness_message
 from deep_research_agent.domain.findings import Findings
-from deep_research_agent.handover.contract import parse_findings
+from deep_research_agent.domain.usage import RoleUsage
+from deep_research_agent.evidence.store import HandOver
 from deep_research_agent.guards import budget
 from deep_research_agent.guards.budget import BudgetMiddleware, binding_ceiling, ceiling_uses
-from deep_research_agent.domain.conversation import is_harness_message
+from deep_research_agent.handover.contract import parse_findings
 from deep_research_agent.report.salvage import salvage_report
-from deep_research_agent.evidence.store import HandOver
-from deep_research_agent.domain.usage import RoleUsage
 from deep_research_agent.run import Run
+from deep_research_agent.settings import ResearchConfig
 from testkit.guard_calls import call_model_through, capture_events
 
 pytestmark = pytest.mark.anyio
@@ -36,7 +36,9 @@ def events(monkeypatch):
 
 
 def tool_request(name: str = "web_search") -> ToolCallRequest:
-    return ToolCallRequest(tool_call={"name": name, "args": {}, "id": f"call-{name}"}, tool=None, state={}, runtime=None)
+    return ToolCallRequest(
+        tool_call={"name": name, "args": {}, "id": f"call-{name}"}, tool=None, state={}, runtime=None
+    )
 
 
 async def run_tool(request: ToolCallRequest) -> ToolMessage:
@@ -49,7 +51,9 @@ def spend_tool_calls(run: Run, role: str, count: int) -> None:
 
 
 def test_cached_input_counts_a_tenth_against_the_token_ceiling(run):
-    run.usage.count_model_call("orchestrator", None, RoleUsage(input_tokens=10_000, cached_tokens=8_000, output_tokens=500))
+    run.usage.count_model_call(
+        "orchestrator", None, RoleUsage(input_tokens=10_000, cached_tokens=8_000, output_tokens=500)
+    )
 
     tokens = next(u for u in ceiling_uses(run, settings(max_total_tokens=10_000)) if u.name == "tokens")
 
@@ -90,7 +94,9 @@ async def test_at_the_ceiling_tool_calls_are_refused_except_the_report_and_model
 
     refused = await guard.awrap_tool_call(tool_request(), run_tool)
     delivered = await guard.awrap_tool_call(tool_request("submit_report"), run_tool)
-    added, sent = await call_model_through(guard, {"messages": [HumanMessage("brief"), AIMessage('{"summary": "so far"}')]})
+    added, sent = await call_model_through(
+        guard, {"messages": [HumanMessage("brief"), AIMessage('{"summary": "so far"}')]}
+    )
 
     assert refused.status == "error" and "budget is used up" in refused.text
     assert delivered.text == "ran"
@@ -109,7 +115,9 @@ async def test_a_model_call_still_running_at_the_deadline_is_cut_off(run, events
 
     loop = asyncio.get_running_loop()
     started = loop.time()
-    result = await guard.awrap_model_call(ModelRequest(model=None, messages=[HumanMessage("brief")], state={}), slow_model)
+    result = await guard.awrap_model_call(
+        ModelRequest(model=None, messages=[HumanMessage("brief")], state={}), slow_model
+    )
 
     assert loop.time() - started < 1
     wrap_up, stop = result.model_response.result
@@ -159,7 +167,10 @@ def test_the_salvaged_report_cites_findings_and_says_why_and_what_is_missing(run
     assert "time budget is used up" in head and "Missing: a synthesis across the units; 1 gap" in head
     assert "- The cell reached 412 Wh/kg [1].\n- Costs fell by a third [2]\n- A lab confirmed it [1]." in head
     assert "Not established: cycle life" in head
-    assert sources.strip().splitlines() == ["[1] Cell tests — https://a.example/cells", "[2] b.example — https://b.example/costs"]
+    assert sources.strip().splitlines() == [
+        "[1] Cell tests — https://a.example/cells",
+        "[2] b.example — https://b.example/costs",
+    ]
 
 
 def test_a_salvaged_report_without_findings_says_so(run):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from deep_research_agent.domain.findings import Finding, Findings
+from deep_research_agent.evidence.store import EvidenceRecord
+from deep_research_agent.evidence.text import EvidenceLibrary
 from deep_research_agent.report.citations import check_citations
 from deep_research_agent.report.claims import ClaimCheck, check_claims, mark_unverified, split_claims
-from deep_research_agent.evidence.text import EvidenceLibrary
-from deep_research_agent.evidence.store import EvidenceRecord
 
 PHAROS = "https://history.example/pharos"
 SURVEY = "https://survey.example/pharos-height"
@@ -26,7 +26,9 @@ SURVEY_TEXT = (
 
 
 def record(id: str, url: str, text: str, kind: str = "page") -> EvidenceRecord:
-    return EvidenceRecord(id=id, url=url, title="", kind=kind, retrieved_at="-", agent="research-subagent", sha256="-", text=text)
+    return EvidenceRecord(
+        id=id, url=url, title="", kind=kind, retrieved_at="-", agent="research-subagent", sha256="-", text=text
+    )
 
 
 EVIDENCE = [
@@ -107,18 +109,32 @@ def test_abbreviations_and_decimals_do_not_end_a_sentence() -> None:
             [("unsupported_number", ["300 metres", "1999"])],
             id="invented-figures",
         ),
-        pytest.param("It was 10 metres wide [1].", [("unsupported_number", ["10 metres"])], id="not-inside-other-numbers"),
-        pytest.param('Pliny wrote that Ptolemy II "paid 800 talents for it" [1].', [("supported", [])], id="quote-in-page"),
-        pytest.param('Pliny called it "the tallest tower on earth" [1].', [("unsupported_quote", ["“the tallest tower on earth”"])], id="invented-quote"),
+        pytest.param(
+            "It was 10 metres wide [1].", [("unsupported_number", ["10 metres"])], id="not-inside-other-numbers"
+        ),
+        pytest.param(
+            'Pliny wrote that Ptolemy II "paid 800 talents for it" [1].', [("supported", [])], id="quote-in-page"
+        ),
+        pytest.param(
+            'Pliny called it "the tallest tower on earth" [1].',
+            [("unsupported_quote", ["“the tallest tower on earth”"])],
+            id="invented-quote",
+        ),
         pytest.param("It stood 120 metres tall [3].", [("source_not_read", [])], id="snippet-only"),
         pytest.param("The team mapped 3,000 blocks [4].", [("supported", [])], id="mcp-result"),
-        pytest.param("The team mapped 3,000 blocks [1].", [("unsupported_number", ["3,000"])], id="figure-in-another-source-only"),
+        pytest.param(
+            "The team mapped 3,000 blocks [1].", [("unsupported_number", ["3,000"])], id="figure-in-another-source-only"
+        ),
         pytest.param(
             "It was built between 280 and 247 BC and the team mapped 3,000 blocks [1, 2].",
             [("supported", [])],
             id="union-of-cited-texts",
         ),
-        pytest.param("It stood over 100 metres tall. The team mapped 3,000 blocks.", [("uncited_number", ["100 metres"]), ("uncited_number", ["3,000"])], id="uncited"),
+        pytest.param(
+            "It stood over 100 metres tall. The team mapped 3,000 blocks.",
+            [("uncited_number", ["100 metres"]), ("uncited_number", ["3,000"])],
+            id="uncited",
+        ),
         pytest.param("It was a wonder.", [], id="uncited-without-figures-is-no-claim"),
     ],
 )
@@ -127,13 +143,27 @@ def test_verdicts(body: str, expected: list[tuple[str, list[str]]]) -> None:
 
 
 def test_a_claim_is_not_supported_because_its_source_is_verified_elsewhere() -> None:
-    finding = [Findings(summary="s", findings=[Finding(finding="It stood over 100 metres.", evidence="It stood over 100 metres tall", source=PHAROS)])]
+    finding = [
+        Findings(
+            summary="s",
+            findings=[
+                Finding(finding="It stood over 100 metres.", evidence="It stood over 100 metres tall", source=PHAROS)
+            ],
+        )
+    ]
     result = check("It stood over 100 metres tall [1]. It stood 300 metres tall [1].", finding)
     assert [r.verdict for r in result.records] == ["supported", "unsupported_number"]
 
 
 def test_a_figure_in_the_page_but_in_no_finding_s_quote_is_supported() -> None:
-    finding = [Findings(summary="s", findings=[Finding(finding="It stood over 100 metres.", evidence="It stood over 100 metres tall", source=PHAROS)])]
+    finding = [
+        Findings(
+            summary="s",
+            findings=[
+                Finding(finding="It stood over 100 metres.", evidence="It stood over 100 metres tall", source=PHAROS)
+            ],
+        )
+    ]
     [result] = check("Its light was visible for 50 kilometres [1].", finding).records
     assert result.verdict == "supported"
     assert result.sources[0].sentence == "Its light was said to be visible for 50 kilometres."
@@ -190,10 +220,18 @@ def test_problems_name_the_claim_the_token_and_the_source_s_nearest_sentence() -
         "The lighthouse of Alexandria stood 137 metres tall [1, 2]. It stood 120 metres tall [3]."
     )
     invented, uncited, conflict = result.problems()
-    assert invented.startswith("“The lighthouse stood 300 metres tall and was finished in 1999 [1].”: 300 metres, 1999 not in the text of [1].")
+    assert invented.startswith(
+        "“The lighthouse stood 300 metres tall and was finished in 1999 [1].”: 300 metres, 1999 not in the text of [1]."
+    )
     assert "[1] says: “It stood over 100 metres tall and was one of the Seven Wonders of the World.”" in invented
-    assert uncited == "“The team mapped 5,000 blocks.” states 5,000 with no citation: cite the source whose text gives it, or drop the figure."
-    assert "its sources disagree: [2] gives 137 metres, [1] gives 100 metres" in conflict and "State the range, or both values" in conflict
+    assert (
+        uncited
+        == "“The team mapped 5,000 blocks.” states 5,000 with no citation: cite the source whose text gives it, or drop the figure."
+    )
+    assert (
+        "its sources disagree: [2] gives 137 metres, [1] gives 100 metres" in conflict
+        and "State the range, or both values" in conflict
+    )
 
 
 def test_marks_go_after_the_last_citation_or_before_the_closing_stop_and_never_twice() -> None:
@@ -201,7 +239,10 @@ def test_marks_go_after_the_last_citation_or_before_the_closing_stop_and_never_t
     library = EvidenceLibrary(EVIDENCE)
     result = check_claims(markdown, check_citations(markdown, library, []), library)
     marked, records = mark_unverified(markdown, result)
-    assert "It stood 300 metres tall [1] [unverified]. It stood over 100 metres tall [1]. The team mapped 5,000 blocks [unverified]." in marked
+    assert (
+        "It stood 300 metres tall [1] [unverified]. It stood over 100 metres tall [1]. The team mapped 5,000 blocks [unverified]."
+        in marked
+    )
     assert [r.claim for r in records] == [
         "It stood 300 metres tall [1] [unverified].",
         "It stood over 100 metres tall [1].",
@@ -219,7 +260,9 @@ def test_a_table_cell_is_marked_in_its_cell() -> None:
 
 
 def test_the_summary_counts_every_verdict() -> None:
-    summary = check("It stood over 100 metres tall [1]. It stood 300 metres tall [1]. It stood 120 metres tall [3]. 5,000 blocks.").summary
+    summary = check(
+        "It stood over 100 metres tall [1]. It stood 300 metres tall [1]. It stood 120 metres tall [3]. 5,000 blocks."
+    ).summary
     assert summary.model_dump() == {
         "claims": 4,
         "supported": 1,

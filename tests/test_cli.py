@@ -61,7 +61,9 @@ def custom(event_type: str, *, sub: bool = False, **fields: Any) -> tuple[str, d
 
 
 def end_status(state: str = "done", **fields: Any) -> tuple[str, dict[str, Any]]:
-    detail = "Report delivered with 2 sources seen. Run time 1m 5s." if state == "done" else "Model failed. Run time 0m 9s."
+    detail = (
+        "Report delivered with 2 sources seen. Run time 1m 5s." if state == "done" else "Model failed. Run time 0m 9s."
+    )
     return custom("status", state=state, reason="r", detail=detail, elapsed_s=65.0, elapsed="1m 5s", **fields)
 
 
@@ -148,7 +150,13 @@ def test_subagent_lines_show_model_and_tokens() -> None:
                 total_tokens=12345,
                 tool_calls=9,
             ),
-            custom("subagent_findings", unit="Market size", summary="s", findings=[{"finding": "f", "source": "u"}] * 3, gaps=["g"]),
+            custom(
+                "subagent_findings",
+                unit="Market size",
+                summary="s",
+                findings=[{"finding": "f", "source": "u"}] * 3,
+                gaps=["g"],
+            ),
         ],
     )
     text = out.getvalue()
@@ -227,10 +235,18 @@ def test_a_compaction_is_printed_with_its_size_before_and_after() -> None:
 def test_the_report_is_followed_by_how_many_of_its_claims_checked_out() -> None:
     view, out = make_view()
     claims = {"claims": 5, "supported": 3, "flagged": 2}
-    feed(view, [custom("report", markdown="# Findings\n\nX [1].\n", claims=claims), custom("report", markdown="# Again\n", claims={**claims, "flagged": 0, "supported": 5})])
+    feed(
+        view,
+        [
+            custom("report", markdown="# Findings\n\nX [1].\n", claims=claims),
+            custom("report", markdown="# Again\n", claims={**claims, "flagged": 0, "supported": 5}),
+        ],
+    )
     lines = out.getvalue().splitlines()
     assert any("5 claims checked against their sources: 3 supported, 2 marked [unverified]" in line for line in lines)
-    assert any("5 claims checked against their sources: 5 supported" in line and "unverified" not in line for line in lines)
+    assert any(
+        "5 claims checked against their sources: 5 supported" in line and "unverified" not in line for line in lines
+    )
 
 
 def test_report_is_rendered_as_markdown() -> None:
@@ -301,7 +317,10 @@ def test_message_chunks_name_the_current_activity() -> None:
         view,
         [
             ("messages/metadata", {"m1": {"metadata": {"lc_agent_name": "orchestrator"}}}),
-            ("messages/partial", [{"id": "m1", "type": "ai", "content": "", "tool_calls": [{"name": "task", "args": {}}]}]),
+            (
+                "messages/partial",
+                [{"id": "m1", "type": "ai", "content": "", "tool_calls": [{"name": "task", "args": {}}]}],
+            ),
         ],
     )
     assert "orchestrator calling task" in view.status_text().plain
@@ -317,7 +336,14 @@ def test_message_chunks_name_the_current_activity() -> None:
 
 def test_a_stop_asked_by_another_client_is_printed_once() -> None:
     view, out = make_view()
-    feed(view, [custom("status", state="stop_requested", reason="now", detail="Stopping: every agent hands back what it has.")])
+    feed(
+        view,
+        [
+            custom(
+                "status", state="stop_requested", reason="now", detail="Stopping: every agent hands back what it has."
+            )
+        ],
+    )
 
     assert out.getvalue().splitlines() == ["■ Stopping: every agent hands back what it has."]
 
@@ -326,7 +352,9 @@ def test_a_stop_asked_here_is_not_announced_twice() -> None:
     view, out = make_view()
     view.start_run()
     view.stopping("wrap_up")
-    view.handle(*custom("status", state="stop_requested", reason="wrap_up", detail="Wrapping up: every agent delivers."))
+    view.handle(
+        *custom("status", state="stop_requested", reason="wrap_up", detail="Wrapping up: every agent delivers.")
+    )
 
     assert [line for line in out.getvalue().splitlines() if line.startswith("■")] == [
         "■ Wrapping up: the agents deliver what they found and the report is written. Ctrl-C again to stop now."
@@ -339,9 +367,7 @@ def test_a_stop_asked_here_is_not_announced_twice() -> None:
 def test_clarification_reply_format() -> None:
     reply = format_clarification_reply(["Which region?", "Which  years?"], ["EU", " "])
     assert reply == (
-        f"{CLARIFICATION_HEADER}\n"
-        "1. Q: Which region? A: EU\n"
-        "2. Q: Which years? A: (no answer; use your assumption)"
+        f"{CLARIFICATION_HEADER}\n1. Q: Which region? A: EU\n2. Q: Which years? A: (no answer; use your assumption)"
     )
     assert CLARIFICATION_HEADER == "Answers to your clarifying questions:"
 
@@ -443,7 +469,9 @@ def test_stream_exception_exits_1_and_still_prints_run_time() -> None:
     assert "⏱ Run time" in text.strip().splitlines()[-1]
 
 
-def test_the_evidence_file_holds_the_report_its_claims_and_sources_from_state_and_the_texts_from_the_evidence_route(tmp_path: Path) -> None:
+def test_the_evidence_file_holds_the_report_its_claims_and_sources_from_state_and_the_texts_from_the_evidence_route(
+    tmp_path: Path,
+) -> None:
     claim = {
         "claim": "X is 4 m [1] [unverified].",
         "indexes": [1],
@@ -452,7 +480,17 @@ def test_the_evidence_file_holds_the_report_its_claims_and_sources_from_state_an
         "detail": "4 m not in the text of [1]",
         "sources": [{"index": 1, "url": "u", "title": "U", "evidence_id": "ev1", "sentence": "X is 3 m."}],
     }
-    cited = [{"index": 1, "url": "u", "title": "U", "evidence_id": "ev1", "verified": True, "reason": "page_retrieved", "detail": ""}]
+    cited = [
+        {
+            "index": 1,
+            "url": "u",
+            "title": "U",
+            "evidence_id": "ev1",
+            "verified": True,
+            "reason": "page_retrieved",
+            "detail": "",
+        }
+    ]
     values = {
         "final_report": "# R",
         "sources": [{"url": "u"}],
@@ -654,7 +692,12 @@ def test_doctor_lists_skills_and_custom_tools_and_names_a_broken_plugin_with_its
 
 
 def test_doctor_reports_a_missing_skills_folder_as_a_warning(tmp_path) -> None:
-    env = {**os.environ, "DRA_SKILLS_DIR": str(tmp_path / "none"), "DRA_URL": f"http://127.0.0.1:{_closed_port()}", "COLUMNS": "250"}
+    env = {
+        **os.environ,
+        "DRA_SKILLS_DIR": str(tmp_path / "none"),
+        "DRA_URL": f"http://127.0.0.1:{_closed_port()}",
+        "COLUMNS": "250",
+    }
     result = _cli("doctor", env=env)
 
     assert any(line.strip().startswith("!") and "does not exist" in line for line in result.stdout.splitlines())

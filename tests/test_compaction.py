@@ -15,16 +15,15 @@ from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from deep_research_agent.settings import ResearchConfig
+from deep_research_agent.domain.conversation import HARNESS_MESSAGE_NAME, is_harness_message, turn_key
+from deep_research_agent.domain.secrets import register_secrets
 from deep_research_agent.modelcalls.compaction import (
     ContextCompactionMiddleware,
     compaction_trigger,
     plan_compaction,
     safe_tail_start,
 )
-from deep_research_agent.domain.conversation import HARNESS_MESSAGE_NAME, is_harness_message
-from deep_research_agent.domain.conversation import turn_key
-from deep_research_agent.domain.secrets import register_secrets
+from deep_research_agent.settings import ResearchConfig
 from testkit.recording_model import RecordingChatModel, factory
 
 SECTIONS = ("## Request", "## Findings", "## Offloaded files", "## Gaps", "## Next steps")

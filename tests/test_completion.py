@@ -16,7 +16,9 @@ from deep_research_agent.delivery.final_text import (
 from deep_research_agent.report.salvage import incomplete_banner
 
 PARAGRAPH = "Solid-state cells now lead on energy density, with pilot lines reporting steady gains in yield. " * 3
-FINDINGS = json.dumps({"summary": "s", "findings": [{"finding": "f", "evidence": "e", "source": "https://a.example"}], "gaps": []})
+FINDINGS = json.dumps(
+    {"summary": "s", "findings": [{"finding": "f", "evidence": "e", "source": "https://a.example"}], "gaps": []}
+)
 
 
 @pytest.mark.parametrize(

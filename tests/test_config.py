@@ -12,7 +12,14 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from deep_research_agent.settings import DEFAULT_BASE_URL, MODEL_TIERS, SLOTS, ResearchConfig, env_example, settings_table
+from deep_research_agent.settings import (
+    DEFAULT_BASE_URL,
+    MODEL_TIERS,
+    SLOTS,
+    ResearchConfig,
+    env_example,
+    settings_table,
+)
 
 MODEL_KEY = "sk-or-v1-model-key-0123456789abcdef"
 TAVILY_KEY = "tvly-dev-search-key-0123456789"
@@ -137,20 +144,36 @@ def test_openai_api_key_env_wins_over_openrouter_api_key():
 # field, per-run value (must be ignored), env var, env value, value read from the env
 OPERATOR_ONLY = [
     pytest.param(
-        "allowed_base_urls", ["https://evil.test/v1"], "DRA_ALLOWED_BASE_URLS", "https://ok.test/v1",
-        ("https://ok.test/v1",), id="allowed_base_urls",
+        "allowed_base_urls",
+        ["https://evil.test/v1"],
+        "DRA_ALLOWED_BASE_URLS",
+        "https://ok.test/v1",
+        ("https://ok.test/v1",),
+        id="allowed_base_urls",
     ),
     pytest.param(
-        "fetch_allow_hosts", ["169.254.169.254"], "DRA_FETCH_ALLOW_HOSTS", "localhost:8080",
-        ("localhost:8080",), id="fetch_allow_hosts",
+        "fetch_allow_hosts",
+        ["169.254.169.254"],
+        "DRA_FETCH_ALLOW_HOSTS",
+        "localhost:8080",
+        ("localhost:8080",),
+        id="fetch_allow_hosts",
     ),
     pytest.param(
-        "tavily_api_base_url", "https://evil.test", "TAVILY_API_BASE_URL", "http://127.0.0.1:9000",
-        "http://127.0.0.1:9000", id="tavily_api_base_url",
+        "tavily_api_base_url",
+        "https://evil.test",
+        "TAVILY_API_BASE_URL",
+        "http://127.0.0.1:9000",
+        "http://127.0.0.1:9000",
+        id="tavily_api_base_url",
     ),
     pytest.param(
-        "domain_prompt_file", "/etc/passwd", "DRA_DOMAIN_PROMPT_FILE", "/nonexistent/prompt.md",
-        "/nonexistent/prompt.md", id="domain_prompt_file",
+        "domain_prompt_file",
+        "/etc/passwd",
+        "DRA_DOMAIN_PROMPT_FILE",
+        "/nonexistent/prompt.md",
+        "/nonexistent/prompt.md",
+        id="domain_prompt_file",
     ),
 ]
 
@@ -329,7 +352,9 @@ def test_a_legacy_per_model_key_is_ignored_with_a_warning(legacy):
     assert legacy in settings.warnings[0]
 
 
-@pytest.mark.parametrize(("configurable", "env"), [({}, {"DRA_MAX_FETCH_CHARS": "5000"}), ({"custom_tool_max_chars": 900}, {})])
+@pytest.mark.parametrize(
+    ("configurable", "env"), [({}, {"DRA_MAX_FETCH_CHARS": "5000"}), ({"custom_tool_max_chars": 900}, {})]
+)
 def test_a_retired_result_limit_is_named_in_a_warning_with_the_setting_that_replaced_it(configurable, env):
     settings = resolve(configurable, {**KEYED, **env})
 
@@ -380,7 +405,9 @@ def test_a_per_run_base_url_off_the_allowlist_is_a_problem_and_the_operators_url
 
 
 def test_a_per_run_base_url_equal_to_the_operators_needs_no_allowlist():
-    settings = resolve({"base_url": "http://127.0.0.1:8000/v1/"}, {**KEYED, "OPENAI_BASE_URL": "http://127.0.0.1:8000/v1"})
+    settings = resolve(
+        {"base_url": "http://127.0.0.1:8000/v1/"}, {**KEYED, "OPENAI_BASE_URL": "http://127.0.0.1:8000/v1"}
+    )
 
     assert settings.base_url == "http://127.0.0.1:8000/v1"
     assert settings.problems == ()

@@ -100,7 +100,8 @@ def test_model_tier_offers_the_tier_names_in_order():
 
 
 @pytest.mark.parametrize(
-    "key, json_type", [("max_tool_calls", "integer"), ("max_run_seconds", "number"), ("streaming", "boolean"), ("base_url", "string")]
+    "key, json_type",
+    [("max_tool_calls", "integer"), ("max_run_seconds", "number"), ("streaming", "boolean"), ("base_url", "string")],
 )
 def test_each_setting_has_the_json_type_of_its_field(key, json_type):
     assert prop(key)["type"] == json_type

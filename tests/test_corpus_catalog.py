@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from deep_research_agent.settings.corpora import DEFAULT_EXCLUDE, CorpusSpec, parse_declarations
 from deep_research_agent.corpora.catalog import index_path, load_catalog
 from deep_research_agent.corpora.fts5 import Fts5Index
 from deep_research_agent.corpora.indexer import index_corpus
 from deep_research_agent.settings import ResearchConfig
+from deep_research_agent.settings.corpora import DEFAULT_EXCLUDE, CorpusSpec, parse_declarations
 from deep_research_agent.settings.resolve import PROJECT_ROOT
 from testkit import corpus as fixture
 
@@ -20,7 +20,12 @@ KEY = {"OPENAI_API_KEY": "sk-test"}
 
 def test_a_declaration_maps_names_to_directories_or_to_objects_with_a_title_and_description(tmp_path):
     specs, warnings = parse_declarations(
-        json.dumps({"pg15": str(tmp_path), "notes": {"path": str(tmp_path), "title": "Team notes", "description": "Our wiki", "html": "web"}})
+        json.dumps(
+            {
+                "pg15": str(tmp_path),
+                "notes": {"path": str(tmp_path), "title": "Team notes", "description": "Our wiki", "html": "web"},
+            }
+        )
     )
 
     assert warnings == []
@@ -101,7 +106,11 @@ def test_the_catalog_lists_declared_corpora_and_those_added_from_the_command_lin
     catalog = load_catalog(tmp_path / "data", [declared])
 
     later, handbook = catalog.entries
-    assert later.spec == declared and not later.ready and "not indexed yet: run `./run.sh corpus reindex later`" in later.problem
+    assert (
+        later.spec == declared
+        and not later.ready
+        and "not indexed yet: run `./run.sh corpus reindex later`" in later.problem
+    )
     assert handbook.ready and handbook.spec.title == fixture.CORPUS_TITLE and handbook.spec.root == added.root
     assert catalog.ready() == (handbook,) and catalog.warnings == (later.problem,)
     line = handbook.describe()

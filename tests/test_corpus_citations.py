@@ -3,15 +3,15 @@ quotes checked against the passage text."""
 
 from __future__ import annotations
 
-from deep_research_agent.report.corpus_sources import readable_corpus_sources
 from deep_research_agent.corpora.locator import parse_passage_url, passage_url
 from deep_research_agent.domain.findings import Finding, Findings
+from deep_research_agent.domain.urls import domain_of, normalise_url
+from deep_research_agent.evidence.store import CorpusLocation, EvidenceStore, HandOver
 from deep_research_agent.handover.contract import source_problem
 from deep_research_agent.report.citations import check_citations, repair_report
+from deep_research_agent.report.corpus_sources import readable_corpus_sources
 from deep_research_agent.report.markdown import source_entries, split_sources
 from deep_research_agent.report.salvage import salvage_report
-from deep_research_agent.evidence.store import CorpusLocation, EvidenceStore, HandOver
-from deep_research_agent.domain.urls import domain_of, normalise_url
 
 LIMITS_URL = "corpus://pg15/limits.html#LIMITS"
 LIMITS_TITLE = "PostgreSQL 15 docs — Appendix K. PostgreSQL Limits (limits.html)"
@@ -25,7 +25,14 @@ def store() -> EvidenceStore:
     evidence.add_evidence(url=WEB_URL, title="Tuning Postgres", kind="page", text=WEB_TEXT, agent="research-subagent")
     evidence.add_source(WEB_URL, "Tuning Postgres")
     location = CorpusLocation(corpus="pg15", path="limits.html", anchor="LIMITS", page=None, file_sha256="0" * 64)
-    evidence.add_evidence(url=LIMITS_URL, title=LIMITS_TITLE, kind="corpus", text=LIMITS_TEXT, agent="research-subagent", location=location)
+    evidence.add_evidence(
+        url=LIMITS_URL,
+        title=LIMITS_TITLE,
+        kind="corpus",
+        text=LIMITS_TEXT,
+        agent="research-subagent",
+        location=location,
+    )
     evidence.add_source(LIMITS_URL, LIMITS_TITLE)
     return evidence
 
@@ -99,14 +106,18 @@ def test_web_and_corpus_sources_are_numbered_in_one_sequence_by_first_use():
 
 
 def test_corpus_sources_lines_get_the_readable_title_the_passage_was_read_under():
-    written = report(f"[1] limits.html — {LIMITS_URL}\n- [2] Tuning Postgres — {WEB_URL}\n[3] [pg15:abc]({'corpus://pg15/never-read.html'})\n")
+    written = report(
+        f"[1] limits.html — {LIMITS_URL}\n- [2] Tuning Postgres — {WEB_URL}\n[3] [pg15:abc]({'corpus://pg15/never-read.html'})\n"
+    )
 
     readable = readable_corpus_sources(written, store())
 
     lines = split_sources(readable).sources.splitlines()
     assert lines[1] == f"[1] {LIMITS_TITLE} — {LIMITS_URL}"
     assert lines[2] == f"- [2] Tuning Postgres — {WEB_URL}", "web entries are left as written"
-    assert lines[3] == "[3] [pg15:abc](corpus://pg15/never-read.html)", "an unknown passage is the citation check's business"
+    assert lines[3] == "[3] [pg15:abc](corpus://pg15/never-read.html)", (
+        "an unknown passage is the citation check's business"
+    )
     assert readable_corpus_sources(readable, store()) == readable
     assert readable.startswith(written.split("## Sources")[0])
 

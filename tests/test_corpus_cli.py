@@ -36,7 +36,10 @@ def test_add_indexes_a_directory_and_prints_a_summary_naming_the_unreadable_file
     assert result.returncode == 0, result.stderr
     summary = result.stdout
     assert summary.startswith("handbook: 7 documents, ") and "8 files seen, 7 added" in summary
-    assert "1 file(s) could not be read and were skipped:\n    reports/broken.pdf: is a PDF that could not be read" in summary
+    assert (
+        "1 file(s) could not be read and were skipped:\n    reports/broken.pdf: is a PDF that could not be read"
+        in summary
+    )
     assert (tmp_path / "data/corpora/handbook.sqlite").is_file()
 
 
@@ -55,7 +58,9 @@ def test_search_json_prints_exactly_one_object_per_hit_with_the_agreed_keys(docs
     assert (top["corpus"], top["path"], top["anchor"]) == ("handbook", "guide/config.html", "GUC-FLUX-BUFFER")
     assert top["title"] == "20.4. Resource Consumption › 20.4.1. Memory › flux_buffer (integer)"
     assert fixture.FLUX_QUOTE.replace("4MB", "`4MB`") in top["text"] and isinstance(top["score"], float)
-    pdf = json.loads(corpus_cli("search", "handbook", "storage capacity GWh quarter", "--k", "1", "--json", data=data).stdout)
+    pdf = json.loads(
+        corpus_cli("search", "handbook", "storage capacity GWh quarter", "--k", "1", "--json", data=data).stdout
+    )
     assert (pdf["path"], pdf["anchor"]) == ("reports/grid.pdf", "page=1")
 
 
@@ -65,8 +70,9 @@ def test_search_without_json_shows_readable_titles_and_snippets(docs, tmp_path):
 
     result = corpus_cli("search", "handbook", "flux_buffer", "--k", "1", data=data)
 
-    assert "1. Halvorsen Handbook — 20.4. Resource Consumption › 20.4.1. Memory › flux_buffer (integer) (guide/config.html)" in " ".join(
-        result.stdout.split()
+    assert (
+        "1. Halvorsen Handbook — 20.4. Resource Consumption › 20.4.1. Memory › flux_buffer (integer) (guide/config.html)"
+        in " ".join(result.stdout.split())
     )
     assert "**flux_buffer**" in result.stdout
 
@@ -134,7 +140,12 @@ def test_doctor_lists_the_corpora_and_warns_about_one_that_is_not_indexed(docs, 
     corpus_cli("add", "handbook", str(docs), "--title", fixture.CORPUS_TITLE, data=data)
     environ = {k: v for k, v in os.environ.items() if not k.startswith("DRA_")}
     environ.update(
-        {"DRA_DATA_DIR": str(data), "DRA_CORPORA": json.dumps({"later": str(docs)}), "DRA_URL": "http://127.0.0.1:9", "COLUMNS": "300"}
+        {
+            "DRA_DATA_DIR": str(data),
+            "DRA_CORPORA": json.dumps({"later": str(docs)}),
+            "DRA_URL": "http://127.0.0.1:9",
+            "COLUMNS": "300",
+        }
     )
 
     result = subprocess.run(
@@ -143,7 +154,9 @@ def test_doctor_lists_the_corpora_and_warns_about_one_that_is_not_indexed(docs, 
     )  # fmt: skip
 
     lines = result.stdout.splitlines()
-    assert any("corpora" in line and "handbook: Halvorsen Handbook (7 documents" in line for line in lines), result.stdout
+    assert any("corpora" in line and "handbook: Halvorsen Handbook (7 documents" in line for line in lines), (
+        result.stdout
+    )
     assert any(line.strip().startswith("!") and "corpus 'later' is not indexed yet" in line for line in lines)
 
 
@@ -153,16 +166,21 @@ def test_on_a_terminal_indexing_shows_files_passages_megabytes_and_rate(docs, tm
     from rich.console import Console
 
     from deep_research_agent.cli.corpus import TerminalProgress
-    from deep_research_agent.settings.corpora import CorpusSpec
     from deep_research_agent.corpora.catalog import index_path
     from deep_research_agent.corpora.fts5 import Fts5Index
     from deep_research_agent.corpora.indexer import index_corpus
+    from deep_research_agent.settings.corpora import CorpusSpec
 
     screen = io.StringIO()
     console = Console(file=screen, force_terminal=True, width=160, color_system=None)
     index = Fts5Index("handbook", index_path(tmp_path / "data", "handbook"), writable=True)
     try:
-        index_corpus(CorpusSpec(name="handbook", root=str(docs)), index, progress=TerminalProgress("handbook", console), workers=1)
+        index_corpus(
+            CorpusSpec(name="handbook", root=str(docs)),
+            index,
+            progress=TerminalProgress("handbook", console),
+            workers=1,
+        )
     finally:
         index.close()
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from deep_research_agent.settings.corpora import CorpusSpec
 from deep_research_agent.corpora.catalog import index_path
 from deep_research_agent.corpora.fts5 import Fts5Index
 from deep_research_agent.corpora.indexer import CorpusError, IndexSummary, index_corpus
+from deep_research_agent.settings.corpora import CorpusSpec
 from testkit import corpus as fixture
 
 
@@ -70,14 +70,18 @@ def touch(path: Path, text: str) -> None:
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
 
 
-def test_indexing_reads_every_supported_file_skips_hidden_and_excluded_ones_and_reports_the_unreadable(corpus_dir, tmp_path):
+def test_indexing_reads_every_supported_file_skips_hidden_and_excluded_ones_and_reports_the_unreadable(
+    corpus_dir, tmp_path
+):
     spec = CorpusSpec(name="handbook", root=str(corpus_dir), title=fixture.CORPUS_TITLE)
     progress = Recorder()
 
     summary = reindex(spec, tmp_path / "data", progress)
 
     assert summary.files == 8, "six documents and two PDFs; .hidden, _static and the PNG are not corpus files"
-    assert summary.added == 7 and summary.unreadable == [("reports/broken.pdf", "is a PDF that could not be read (PdfStreamError)")]
+    assert summary.added == 7 and summary.unreadable == [
+        ("reports/broken.pdf", "is a PDF that could not be read (PdfStreamError)")
+    ]
     assert progress.started is not None and progress.started[0] == 8 and progress.advanced == 8 and progress.finished
     assert progress.skipped == summary.unreadable
     assert summary.passages == progress.passages == summary.passages_written > 0
@@ -89,7 +93,9 @@ def test_worker_processes_index_the_same_passages_as_one_process(corpus_dir, tmp
     spec = CorpusSpec(name="handbook", root=str(corpus_dir))
     for n in range(30):  # enough files for the pool to start
         (corpus_dir / "many").mkdir(exist_ok=True)
-        (corpus_dir / "many" / f"note{n}.md").write_text(f"# Note {n}\n\nGauge {n} read {n}.5 metres.\n", encoding="utf-8")
+        (corpus_dir / "many" / f"note{n}.md").write_text(
+            f"# Note {n}\n\nGauge {n} read {n}.5 metres.\n", encoding="utf-8"
+        )
 
     reindex(spec, tmp_path / "one", workers=1)
     reindex(spec, tmp_path / "two", workers=2)
@@ -120,7 +126,9 @@ def test_a_reindex_reads_only_changed_files_drops_deleted_ones_and_keeps_the_ids
     assert kept.items() <= after.items(), "passages of untouched files keep their ids"
     index = reader(spec, data)
     try:
-        assert all(hit.passage.path != "notes/history.rst" for hit in index.search("Kvam 1921 first gauge installed", 5))
+        assert all(
+            hit.passage.path != "notes/history.rst" for hit in index.search("Kvam 1921 first gauge installed", 5)
+        )
         assert any("Rain by noon" in hit.passage.text for hit in index.search("rain noon", 3))
     finally:
         index.close()
@@ -217,7 +225,9 @@ def test_the_index_describes_its_corpus(indexed):
 
 
 def test_a_reader_sees_a_reindex_that_commits_while_it_is_open(indexed, corpus_dir, tmp_path):
-    (corpus_dir / "notes/late.md").write_text("# Late\n\nThe storm gauge at Florø was installed late.\n", encoding="utf-8")
+    (corpus_dir / "notes/late.md").write_text(
+        "# Late\n\nThe storm gauge at Florø was installed late.\n", encoding="utf-8"
+    )
     time.sleep(0.01)
 
     reindex(CorpusSpec(name="handbook", root=str(corpus_dir), title=fixture.CORPUS_TITLE), tmp_path / "data")

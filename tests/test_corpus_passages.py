@@ -91,9 +91,13 @@ def test_a_long_section_is_cut_at_its_named_anchors_and_each_part_is_titled_by_i
 
 
 def test_a_page_without_a_declared_charset_is_read_as_utf8_and_one_with_an_xml_declaration_is_accepted(tmp_path):
-    plain = write(tmp_path, "a.html", "<html><head><title>Gauge — notes</title></head><body><p>Ümlaut ✓</p></body></html>")
+    plain = write(
+        tmp_path, "a.html", "<html><head><title>Gauge — notes</title></head><body><p>Ümlaut ✓</p></body></html>"
+    )
     declared = write(
-        tmp_path, "b.html", '<?xml version="1.0" encoding="UTF-8"?><html><head><title>B</title></head><body><p>Café</p></body></html>'
+        tmp_path,
+        "b.html",
+        '<?xml version="1.0" encoding="UTF-8"?><html><head><title>B</title></head><body><p>Café</p></body></html>',
     )
 
     assert passages_of(plain, "a.html")[0].text == "Gauge — notes\n\nÜmlaut ✓"

@@ -175,7 +175,9 @@ async def test_a_build_tool_factory_adds_its_one_tool_instrumented_and_seeing_th
 
 
 def test_build_tool_may_return_none_to_add_nothing_and_build_tools_an_empty_list(tmp_path):
-    folder = plugins(tmp_path, skip="def build_tool(cfg):\n    return None\n", empty="def build_tools(cfg):\n    return []\n")
+    folder = plugins(
+        tmp_path, skip="def build_tool(cfg):\n    return None\n", empty="def build_tools(cfg):\n    return []\n"
+    )
 
     tools = load_custom_tools(folder, settings())
 
@@ -196,10 +198,22 @@ def test_a_file_may_hold_both_factories_and_custom_tool_classes(tmp_path):
 @pytest.mark.parametrize(
     ("body", "problem"),
     [
-        ("def build_tool(cfg):\n    return [echo]\n", "build_tool(cfg) returned a list; it must return one LangChain tool (BaseTool)"),
-        ("def build_tool(cfg):\n    return 'echo'\n", "build_tool(cfg) returned a str; it must return one LangChain tool"),
-        ("def build_tool(cfg):\n    return echo.func\n", "build_tool(cfg) returned the function 'echo' (wrap it with langchain"),
-        ("def build_tools(cfg):\n    return echo\n", "build_tools(cfg) returned a StructuredTool; it must return a list"),
+        (
+            "def build_tool(cfg):\n    return [echo]\n",
+            "build_tool(cfg) returned a list; it must return one LangChain tool (BaseTool)",
+        ),
+        (
+            "def build_tool(cfg):\n    return 'echo'\n",
+            "build_tool(cfg) returned a str; it must return one LangChain tool",
+        ),
+        (
+            "def build_tool(cfg):\n    return echo.func\n",
+            "build_tool(cfg) returned the function 'echo' (wrap it with langchain",
+        ),
+        (
+            "def build_tools(cfg):\n    return echo\n",
+            "build_tools(cfg) returned a StructuredTool; it must return a list",
+        ),
         ("def build_tools(cfg):\n    return None\n", "build_tools(cfg) returned None; it must return a list"),
         ("def build_tools(cfg):\n    return {'echo': echo}\n", "build_tools(cfg) returned a dict"),
         ("def build_tool(cfg):\n    return 3\n", "build_tool(cfg) returned an int"),
@@ -210,7 +224,14 @@ def test_a_file_may_hold_both_factories_and_custom_tool_classes(tmp_path):
         ("build_tools = [echo]\n", "build_tools must be a function of cfg, not list"),
     ],
     ids=[
-        "one-a-list", "one-a-str", "one-a-function", "list-one-tool", "list-none", "list-a-dict", "one-an-int", "list-a-function",
+        "one-a-list",
+        "one-a-str",
+        "one-a-function",
+        "list-one-tool",
+        "list-none",
+        "list-a-dict",
+        "one-an-int",
+        "list-a-function",
         "not-callable",
     ],  # fmt: skip
 )
@@ -230,7 +251,10 @@ def test_a_factory_that_raises_skips_its_file_with_the_exception_named(tmp_path)
 
     assert tools.names == ("good",)
     [error] = tools.errors
-    assert (error.file, error.error) == ("raising.py", "build_tool(cfg) raised ValueError: no key for the weather service")
+    assert (error.file, error.error) == (
+        "raising.py",
+        "build_tool(cfg) raised ValueError: no key for the weather service",
+    )
 
 
 def test_enabled_sees_the_run_config_and_decides_per_configuration(tmp_path):
@@ -260,7 +284,9 @@ def test_every_agent_of_the_graph_gets_the_custom_tools_and_a_raising_factory_ne
     with patch.object(graph, "create_agent", wraps=graph.create_agent) as create_agent:
         graph.build_graph(settings(**environ))
 
-    offered = {call.kwargs["name"]: {tool.name for tool in call.kwargs["tools"]} for call in create_agent.call_args_list}
+    offered = {
+        call.kwargs["name"]: {tool.name for tool in call.kwargs["tools"]} for call in create_agent.call_args_list
+    }
     roles = (Role.ORCHESTRATOR, Role.RESEARCH_SUBAGENT, Role.EXTRACT_SUBAGENT, Role.CODING_SUBAGENT)
     assert set(offered) == {role.value for role in roles}
     assert all("good" in tools for tools in offered.values()), offered

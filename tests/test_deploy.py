@@ -45,7 +45,10 @@ def test_tokens_map_to_users_and_a_request_names_its_token_either_way():
     assert auth.user_for(auth.presented_token({}), tokens) is None
 
 
-@pytest.mark.parametrize("entry, why", [("alice=short", "shorter than 16"), ("alice", "not user=token"), ("=tok-0123456789abcdef", "not user=token")])
+@pytest.mark.parametrize(
+    "entry, why",
+    [("alice=short", "shorter than 16"), ("alice", "not user=token"), ("=tok-0123456789abcdef", "not user=token")],
+)
 def test_a_guessable_or_malformed_token_refuses_the_start(entry, why):
     with pytest.raises(ValueError, match=why):
         auth.parse_tokens(entry)

@@ -51,7 +51,9 @@ def test_every_env_var_the_code_reads_is_in_env_example():
     declared = set(re.findall(r"^([A-Z][A-Z0-9_]+)=", example, flags=re.M))
     read_in_code = set()
     for path in (ROOT / "src").rglob("*.py"):
-        read_in_code |= set(re.findall(r"""environ(?:\.get)?\(\s*["']((?:DRA|OPENAI|TAVILY|LLM)_[A-Z0-9_]+)""", path.read_text()))
+        read_in_code |= set(
+            re.findall(r"""environ(?:\.get)?\(\s*["']((?:DRA|OPENAI|TAVILY|LLM)_[A-Z0-9_]+)""", path.read_text())
+        )
     assert read_in_code <= declared, f"undocumented: {sorted(read_in_code - declared)}"
 
 
@@ -65,7 +67,9 @@ def test_python_m_settings_prints_each_generated_document(document, generated):
 
 
 def test_python_m_settings_refuses_an_unknown_document_and_names_the_known_ones():
-    result = subprocess.run([sys.executable, "-m", "deep_research_agent.settings", "html"], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "deep_research_agent.settings", "html"], capture_output=True, text=True
+    )
 
     assert result.returncode == 2
     assert "usage: python -m deep_research_agent.settings {env-example|markdown}" in result.stderr

@@ -14,8 +14,10 @@ from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema_specifications import REGISTRY
 from langgraph.graph import END, START, StateGraph
 
-from deep_research_agent.protocol import events
 from deep_research_agent.domain import secrets
+from deep_research_agent.domain.names import EndReason, HaltedBy
+from deep_research_agent.domain.secrets import register_secrets
+from deep_research_agent.protocol import events
 from deep_research_agent.protocol.events import (
     ENGINE_VERSION,
     EVENT_MODELS,
@@ -25,9 +27,7 @@ from deep_research_agent.protocol.events import (
     emit,
     format_elapsed,
 )
-from deep_research_agent.domain.names import EndReason, HaltedBy
 from deep_research_agent.protocol.sender import Sender, current_sender
-from deep_research_agent.domain.secrets import register_secrets
 
 SCHEMA_FILE = Path(__file__).resolve().parents[1] / "schema" / "events.schema.json"
 LIVE_KEY = "sk-live-abcdef123456"
@@ -85,7 +85,13 @@ def test_every_models_type_literal_equals_its_registry_key(event_type):
 def test_emit_outside_a_graph_run_returns_the_validated_payload():
     payload = emit("page_fetched", url="https://example.org/a", ok=True)
 
-    assert payload == {"type": "page_fetched", "url": "https://example.org/a", "ok": True, "chars": 0, "role": "orchestrator"}
+    assert payload == {
+        "type": "page_fetched",
+        "url": "https://example.org/a",
+        "ok": True,
+        "chars": 0,
+        "role": "orchestrator",
+    }
 
 
 def test_emit_inside_a_graph_run_writes_to_the_custom_stream():
@@ -106,7 +112,13 @@ def test_emit_inside_a_graph_run_writes_to_the_custom_stream():
 
     assert chunks == [
         {"type": "status", "state": "warning", "detail": "looking into sodium", "role": "orchestrator"},
-        {"type": "source", "title": "A", "url": "https://example.org/a", "domain": "example.org", "role": "orchestrator"},
+        {
+            "type": "source",
+            "title": "A",
+            "url": "https://example.org/a",
+            "domain": "example.org",
+            "role": "orchestrator",
+        },
     ]
 
 
@@ -118,7 +130,13 @@ def test_a_valid_event_logs_no_drift_warning(caplog):
 
 @pytest.mark.parametrize(
     ("state", "reason"),
-    [("done", None), ("error", "loop_guard"), ("budget_halt", "dollars"), ("revising", "style"), ("stop_requested", "later")],
+    [
+        ("done", None),
+        ("error", "loop_guard"),
+        ("budget_halt", "dollars"),
+        ("revising", "style"),
+        ("stop_requested", "later"),
+    ],
 )
 def test_a_status_whose_reason_is_not_among_its_listed_codes_is_drift(caplog, state, reason):
     emit("status", state=state, reason=reason)
@@ -130,7 +148,11 @@ def test_a_status_whose_reason_is_not_among_its_listed_codes_is_drift(caplog, st
 def test_the_schema_lists_every_end_reason_and_every_halted_value():
     schema = events.json_schema()
     status_rules = schema["$defs"]["Status"]["allOf"]
-    end_codes = next(r["then"]["properties"]["reason"]["enum"] for r in status_rules if r["if"]["properties"]["state"]["const"] == "done")
+    end_codes = next(
+        r["then"]["properties"]["reason"]["enum"]
+        for r in status_rules
+        if r["if"]["properties"]["state"]["const"] == "done"
+    )
     assert end_codes == [reason.value for reason in EndReason]
     halted = schema["$defs"]["SubagentFindings"]["properties"]["halted"]
     assert {"$ref": "#/$defs/HaltedBy"} in halted["anyOf"]
@@ -362,9 +384,17 @@ def emitted_events() -> list[dict]:
         emit("report", markdown="# Report\n\nDone.", partial=True),
         emit(
             "usage",
-            tool_calls=3, model_calls=4, input_tokens=900, output_tokens=100, total_tokens=1000, cost_usd=0.01,
-            per_role={"orchestrator": {"model_calls": 2, "input_tokens": 400}}, citations={"valid": 1},
-            elapsed_s=12.5, elapsed="0m 13s", limits={"max_tool_calls": 40, "recursion_limit": 200},
+            tool_calls=3,
+            model_calls=4,
+            input_tokens=900,
+            output_tokens=100,
+            total_tokens=1000,
+            cost_usd=0.01,
+            per_role={"orchestrator": {"model_calls": 2, "input_tokens": 400}},
+            citations={"valid": 1},
+            elapsed_s=12.5,
+            elapsed="0m 13s",
+            limits={"max_tool_calls": 40, "recursion_limit": 200},
         ),  # fmt: skip
         emit("status", state="done", reason="report_delivered", detail="Run time 0m 13s.", tool_calls=3),
     ]
@@ -376,19 +406,47 @@ def emitted_events() -> list[dict]:
             emit("source", title=hit["title"], url=hit["url"], domain=hit["domain"]),
             emit("page_fetched", url=hit["url"], ok=True, title=hit["title"], chars=5000),
             emit("mcp_call", id="mcp-1", tool="echo", server="everything", args={"message": "412"}),
-            emit("mcp_result", id="mcp-1", tool="echo", server="everything", ok=False, summary="bad", bytes=0, error_class="permanent", repeated=True),
             emit(
-                "task_diff", task="kelp", previous_run_at="2026-01-01T00:00:00Z", new_findings=["It stored 1,300 tonnes."],
-                changed_sources=["https://a.test/kelp"], moved_figures=[{"source": "https://a.test/kelp", "before": "1,240 tonnes", "after": "1,300 tonnes"}],
+                "mcp_result",
+                id="mcp-1",
+                tool="echo",
+                server="everything",
+                ok=False,
+                summary="bad",
+                bytes=0,
+                error_class="permanent",
+                repeated=True,
             ),
             emit(
-                "subagent_findings", unit="costs", summary="412 Wh/kg.", gaps=["cost"], halted="budget",
+                "task_diff",
+                task="kelp",
+                previous_run_at="2026-01-01T00:00:00Z",
+                new_findings=["It stored 1,300 tonnes."],
+                changed_sources=["https://a.test/kelp"],
+                moved_figures=[{"source": "https://a.test/kelp", "before": "1,240 tonnes", "after": "1,300 tonnes"}],
+            ),
+            emit(
+                "subagent_findings",
+                unit="costs",
+                summary="412 Wh/kg.",
+                gaps=["cost"],
+                halted="budget",
                 findings=[{"finding": "412 Wh/kg", "evidence": "412 Wh/kg", "source": hit["url"]}],
             ),  # fmt: skip
             emit("skill", name="source-reliability", path="/skills/source-reliability/SKILL.md", state="applied"),
             emit("tool_call", id="c1", tool="convert_units", args={"value": 1, "from_unit": "kWh"}),
-            emit("tool_result", id="c1", tool="convert_units", ok=False, summary="TOOL ERROR (convert_units, permanent): ...", bytes=0, error_class="permanent"),
-            emit("status", state="sandbox_reset", detail="the sandbox session ended (HTTP 404); earlier files are gone."),
+            emit(
+                "tool_result",
+                id="c1",
+                tool="convert_units",
+                ok=False,
+                summary="TOOL ERROR (convert_units, permanent): ...",
+                bytes=0,
+                error_class="permanent",
+            ),
+            emit(
+                "status", state="sandbox_reset", detail="the sandbox session ended (HTTP 404); earlier files are gone."
+            ),
         ]
     finally:
         current_sender.reset(token)

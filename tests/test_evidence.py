@@ -8,8 +8,8 @@ import pytest
 
 from deep_research_agent.domain.findings import Finding, Findings
 from deep_research_agent.evidence.store import EvidenceRecord
-from deep_research_agent.report.citations import CitationReport, check_citations, repair_report, unsupported_numbers
 from deep_research_agent.evidence.text import normalise_for_match, quote_in_text
+from deep_research_agent.report.citations import CitationReport, check_citations, repair_report, unsupported_numbers
 
 PAGE_URL = "https://example.com/battery"
 SNIPPET_URL = "https://news.example.org/cells"
@@ -23,7 +23,14 @@ SNIPPET_TEXT = "Trial cells reached 390 Wh/kg, a 12% gain over last year."
 
 def record(id: str, url: str, kind: str, text: str, title: str = "") -> EvidenceRecord:
     return EvidenceRecord(
-        id=id, url=url, title=title, kind=kind, retrieved_at="2026-11-29T00:00:00Z", agent="research-subagent", sha256="-", text=text
+        id=id,
+        url=url,
+        title=title,
+        kind=kind,
+        retrieved_at="2026-11-29T00:00:00Z",
+        agent="research-subagent",
+        sha256="-",
+        text=text,
     )
 
 
@@ -75,7 +82,7 @@ def test_normalise_for_match(text: str, expected: str) -> None:
         ('"The new cell reaches 412 Wh/kg at the pack level."', True),
         ("“reaches 412 Wh/kg”", True),
         ("reaches  412\nWh/kg", True),
-        ("Production starts in \"late 2025\" - the company says", True),
+        ('Production starts in "late 2025" - the company says', True),
         ("Production starts in “late 2025” – the company says", True),
         ("The **new** cell reaches _412 Wh/kg_", True),
         ("re\u200baches 412 Wh/kg", True),
@@ -135,11 +142,18 @@ GOOD = ("The cell reaches 412 Wh/kg.", "The new cell reaches 412 Wh/kg at the pa
             "ev1",
             id="normalised-url",
         ),
-        pytest.param(f"[Battery]({PAGE_URL}) — Example", [GOOD], "quote_verified", True, "ev1", id="markdown-link-entry"),
+        pytest.param(
+            f"[Battery]({PAGE_URL}) — Example", [GOOD], "quote_verified", True, "ev1", id="markdown-link-entry"
+        ),
         pytest.param(f"Wiki — {WIKI_URL}.", [], "page_retrieved", True, "ev4", id="url-with-parentheses"),
         pytest.param(f"Invented — {NEVER_URL}", [], "not_retrieved", False, None, id="never-retrieved"),
         pytest.param(
-            f"Invented — {NEVER_URL}", [("x", "y", NEVER_URL)], "not_retrieved", False, None, id="never-retrieved-with-finding"
+            f"Invented — {NEVER_URL}",
+            [("x", "y", NEVER_URL)],
+            "not_retrieved",
+            False,
+            None,
+            id="never-retrieved-with-finding",
         ),
         pytest.param(
             f"Battery — {PAGE_URL}",
@@ -157,10 +171,21 @@ GOOD = ("The cell reaches 412 Wh/kg.", "The new cell reaches 412 Wh/kg at the pa
             "ev1",
             id="number-not-in-quote",
         ),
-        pytest.param(f"Battery — {PAGE_URL}", [("The cell is dense.", "", PAGE_URL)], "quote_missing", False, "ev1", id="no-quote"),
         pytest.param(
             f"Battery — {PAGE_URL}",
-            [GOOD, ("Output is 1,850 units.", "the company says 1,850 units are planned", PAGE_URL), ("Wrong.", "not there", PAGE_URL)],
+            [("The cell is dense.", "", PAGE_URL)],
+            "quote_missing",
+            False,
+            "ev1",
+            id="no-quote",
+        ),
+        pytest.param(
+            f"Battery — {PAGE_URL}",
+            [
+                GOOD,
+                ("Output is 1,850 units.", "the company says 1,850 units are planned", PAGE_URL),
+                ("Wrong.", "not there", PAGE_URL),
+            ],
             "quote_not_found",
             False,
             "ev1",
@@ -199,7 +224,12 @@ def test_citation_verdicts(
 ) -> None:
     result = check_citations(report("A claim [1].", entry), EVIDENCE, findings(*claims))
     [citation] = result.citations
-    assert (citation.index, citation.reason, citation.verified, citation.evidence_id) == (1, reason, verified, evidence_id)
+    assert (citation.index, citation.reason, citation.verified, citation.evidence_id) == (
+        1,
+        reason,
+        verified,
+        evidence_id,
+    )
 
 
 def test_dict_evidence_and_records_give_the_same_report() -> None:
@@ -213,11 +243,19 @@ def test_label_source_matches_evidence_recorded_under_that_label() -> None:
     evidence = [*EVIDENCE, record("ev9", "MCP: pricing-db", "mcp_result", "BTC closed at 61,200 on 2024-05-01.")]
     claims = findings(("BTC closed at 61,200.", "BTC closed at 61,200", "MCP: pricing-db"))
     [citation] = check_citations(report("BTC [1].", "MCP: pricing-db"), evidence, claims).citations
-    assert (citation.reason, citation.verified, citation.evidence_id, citation.url) == ("quote_verified", True, "ev9", None)
+    assert (citation.reason, citation.verified, citation.evidence_id, citation.url) == (
+        "quote_verified",
+        True,
+        "ev9",
+        None,
+    )
 
 
 def test_page_is_preferred_but_a_quote_may_sit_in_the_snippet_of_the_same_url() -> None:
-    evidence = [record("ev1", PAGE_URL, "search_result", "Snippet: 500 cycles tested."), record("ev2", PAGE_URL, "page", PAGE_TEXT)]
+    evidence = [
+        record("ev1", PAGE_URL, "search_result", "Snippet: 500 cycles tested."),
+        record("ev2", PAGE_URL, "page", PAGE_TEXT),
+    ]
     only_snippet = findings(("500 cycles were tested.", "500 cycles tested", PAGE_URL))
     [citation] = check_citations(report("Cycles [1].", f"B — {PAGE_URL}"), evidence, only_snippet).citations
     assert (citation.reason, citation.evidence_id) == ("quote_verified", "ev1")
@@ -269,14 +307,24 @@ def test_repaired_counts_failures_of_the_bounced_draft_that_no_longer_fail() -> 
     [
         (f"Invented — {NEVER_URL}", [], ["[1] cites", NEVER_URL, "never retrieved"]),
         (f"Cells — {SNIPPET_URL}", [], ["[1] rests on a search-result snippet", SNIPPET_URL, "never read"]),
-        (f"Battery — {PAGE_URL}", [("The cell is dense.", "dense cells", PAGE_URL)], ["[1]:", "is not in the text retrieved", "The cell is dense."]),
+        (
+            f"Battery — {PAGE_URL}",
+            [("The cell is dense.", "dense cells", PAGE_URL)],
+            ["[1]:", "is not in the text retrieved", "The cell is dense."],
+        ),
         (f"Battery — {PAGE_URL}", [("The cell is dense.", "", PAGE_URL)], ["[1]:", "without a supporting quote"]),
-        (f"Battery — {PAGE_URL}", [("It reaches 450 Wh/kg.", "reaches 412 Wh/kg", PAGE_URL)], ["[1]:", "450 Wh/kg not in its quote", "use the figures"]),
+        (
+            f"Battery — {PAGE_URL}",
+            [("It reaches 450 Wh/kg.", "reaches 412 Wh/kg", PAGE_URL)],
+            ["[1]:", "450 Wh/kg not in its quote", "use the figures"],
+        ),
         ("MCP: pricing-db", [], ["[1] names no URL", "“MCP: pricing-db”"]),
         (f"Battery — {PAGE_URL}", [GOOD], []),
     ],
 )
-def test_citation_problems_for_the_report_gate(entry: str, claims: list[tuple[str, str, str]], fragments: list[str]) -> None:
+def test_citation_problems_for_the_report_gate(
+    entry: str, claims: list[tuple[str, str, str]], fragments: list[str]
+) -> None:
     problems = check_citations(report("Claim [1].", entry), EVIDENCE, findings(*claims)).problems()
     assert len(problems) == (1 if fragments else 0)
     for fragment in fragments:
@@ -317,12 +365,18 @@ P2 = f"Battery (specs) — {SPECS_URL}"
         pytest.param(report("A [1][2][3].", P, N, P2), report("A [1][2].", P, P2), id="adjacent-markers"),
         pytest.param(report("A [1-2].", P, P2), report("A [1-2].", P, P2), id="untouched-range-kept-verbatim"),
         pytest.param(report("A [1]. B [2].", N, P), report("A. B [1].", P), id="first-entry-removed"),
-        pytest.param(report("A [2]. B [1].", P, P2), "# Title\n\nA [1]. B [2].\n\n## Sources\n[2] " + P + "\n[1] " + P2 + "\n", id="renumber-by-first-use-keep-list-order"),
+        pytest.param(
+            report("A [2]. B [1].", P, P2),
+            "# Title\n\nA [1]. B [2].\n\n## Sources\n[2] " + P + "\n[1] " + P2 + "\n",
+            id="renumber-by-first-use-keep-list-order",
+        ),
         pytest.param(report("A [1].", P, P2), report("A [1].", P, P2), id="orphan-kept-after-cited"),
         pytest.param(report("A [2]. B [1].", N, P2, P), report("A [1]. B.", P2, P), id="orphan-numbered-after-cited"),
         pytest.param(report("A [1]. Dangling [7].", P), report("A [1]. Dangling.", P), id="dangler-dropped"),
         pytest.param(report("A [1]. B [2].", P, S), report("A [1]. B [2].", P, S), id="snippet-only-kept-unmarked"),
-        pytest.param(report("A [1] [unverified]. B [2].", S, P), report("A [1] [unverified]. B [2].", S, P), id="mark-kept"),
+        pytest.param(
+            report("A [1] [unverified]. B [2].", S, P), report("A [1] [unverified]. B [2].", S, P), id="mark-kept"
+        ),
         pytest.param(report("A [1].", N), "# Title\n\nA.\n", id="all-removed-drops-sources"),
         pytest.param(report("A [1]. `x[2]` stays.", P, N), report("A [1]. `x[2]` stays.", P), id="code-untouched"),
         pytest.param("# T\n\nNo citations.\n", "# T\n\nNo citations.\n", id="no-citations"),

@@ -10,9 +10,15 @@ import pytest
 from langgraph.store.memory import InMemoryStore
 from starlette.testclient import TestClient
 
-from deep_research_agent.routes import make_app
-from deep_research_agent.run import EVIDENCE_NAMESPACE, archive_evidence, evidence_namespace, evidence_summaries, stored_evidence
 from deep_research_agent.evidence.store import EvidenceRecord, EvidenceStore
+from deep_research_agent.routes import make_app
+from deep_research_agent.run import (
+    EVIDENCE_NAMESPACE,
+    archive_evidence,
+    evidence_namespace,
+    evidence_summaries,
+    stored_evidence,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -22,7 +28,9 @@ PAGE = "The Halvorsen cell reached an energy density of 412 Wh/kg in independent
 def records(*texts: str) -> list[EvidenceRecord]:
     store = EvidenceStore()
     for n, text in enumerate(texts, start=1):
-        store.add_evidence(url=f"https://example.org/{n}", title=f"Page {n}", kind="page", text=text, agent="research-subagent")
+        store.add_evidence(
+            url=f"https://example.org/{n}", title=f"Page {n}", kind="page", text=text, agent="research-subagent"
+        )
     return store.records()
 
 
@@ -87,7 +95,9 @@ async def test_without_a_store_or_a_thread_nothing_is_kept_and_nothing_fails() -
     assert await store.asearch(EVIDENCE_NAMESPACE) == []
 
 
-async def test_ids_that_cannot_name_a_namespace_keep_nothing_and_the_run_records_a_recording_failure(caplog, run) -> None:
+async def test_ids_that_cannot_name_a_namespace_keep_nothing_and_the_run_records_a_recording_failure(
+    caplog, run
+) -> None:
     store = InMemoryStore()
 
     with caplog.at_level(logging.WARNING):
@@ -125,7 +135,10 @@ async def test_the_route_serves_a_thread_s_records_and_one_run_s(served) -> None
     thread = client.get("/evidence/t1")
     run = client.get("/evidence/t1/r2")
 
-    assert thread.status_code == 200 and [(r["run_id"], r["text"]) for r in thread.json()] == [("r1", PAGE), ("r2", "later run")]
+    assert thread.status_code == 200 and [(r["run_id"], r["text"]) for r in thread.json()] == [
+        ("r1", PAGE),
+        ("r2", "later run"),
+    ]
     assert run.status_code == 200 and [r["text"] for r in run.json()] == ["later run"]
 
 

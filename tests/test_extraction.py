@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 import trafilatura
 
+from deep_research_agent.documents import extract_html, extract_pdf
 from deep_research_agent.domain.errors import ToolFailure
 from deep_research_agent.tools.fetch import Download, extract_document
-from deep_research_agent.documents import extract_html, extract_pdf
 from testkit.web import (
     ARTICLES,
     JUNK_PHRASES,

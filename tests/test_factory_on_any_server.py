@@ -16,7 +16,9 @@ pytestmark = pytest.mark.anyio
 
 def test_the_env_file_fills_in_what_the_environment_lacks_and_the_environment_wins(tmp_path: Path):
     env_file = tmp_path / "agent.env"
-    env_file.write_text("# team settings\nDRA_MODEL_TIER=mid\nexport DRA_MAX_RETRIES='5'\nOPENAI_API_KEY=sk-from-file\n")
+    env_file.write_text(
+        "# team settings\nDRA_MODEL_TIER=mid\nexport DRA_MAX_RETRIES='5'\nOPENAI_API_KEY=sk-from-file\n"
+    )
     environ = {ENV_FILE_VARIABLE: str(env_file), "OPENAI_API_KEY": "sk-from-environment"}
 
     added = load_env_file(environ)

@@ -32,7 +32,9 @@ def values(text: str) -> list[tuple[str, str]]:
         pytest.param("€180 and 180 euros", [("180", "eur")] * 2, id="euros"),
         pytest.param("1.2 billion and 1,200 million", [("1200000000", "")] * 2, id="scale-words"),
         pytest.param("$2.4 million", [("2400000", "usd")], id="scaled-currency"),
-        pytest.param("412 Wh/kg, 3.1 mS/cm, 3.2 GWh", [("412", "wh/kg"), ("3.1", "ms/cm"), ("3.2", "gwh")], id="compound-units"),
+        pytest.param(
+            "412 Wh/kg, 3.1 mS/cm, 3.2 GWh", [("412", "wh/kg"), ("3.1", "ms/cm"), ("3.2", "gwh")], id="compound-units"
+        ),
         pytest.param("25 degrees Celsius, 25 °C", [("25", "°c")] * 2, id="temperature"),
         pytest.param("-5% and fell 5%", [("5", "%")] * 2, id="sign-dropped"),
         pytest.param("3.0x and 3 times", [("3", "x")] * 2, id="multiples"),
@@ -78,7 +80,9 @@ def test_kinds(text: str, kind: str) -> None:
 
 def test_dates_in_any_written_form_are_one_date_and_a_year() -> None:
     forms = ["2024-03-14", "14 March 2024", "March 14, 2024", "14th Mar 2024"]
-    assert [[(f.value, f.kind) for f in figures_in(form)] for form in forms] == [[("2024-03-14", DATE), ("2024", YEAR)]] * 4
+    assert [[(f.value, f.kind) for f in figures_in(form)] for form in forms] == [
+        [("2024-03-14", DATE), ("2024", YEAR)]
+    ] * 4
 
 
 def test_figures_keep_their_written_text_and_offsets() -> None:

@@ -41,7 +41,7 @@ SERIES = ", ".join(f"2024-01-{day:02d}: {40 + day}" for day in range(1, 9))
         pytest.param(f"```json\n{message()}\n```", id="fenced"),
         pytest.param(f"Here are my findings:\n{message()}\nThat is all.", id="in-prose"),
         pytest.param(f'{{"note": "scratch"}} then {message()}', id="unrelated-object-first"),
-        pytest.param(f'{message(summary="draft")}\nRevised:\n{message()}', id="last-object-wins"),
+        pytest.param(f"{message(summary='draft')}\nRevised:\n{message()}", id="last-object-wins"),
         pytest.param(message(findings=[]), id="empty-findings-is-honest"),
         pytest.param(message(findings=[], gaps="No data for 2025."), id="gaps-as-string"),
         pytest.param(message(findings=[finding(source="MCP: pricing-db")]), id="mcp-label-source"),
@@ -56,7 +56,7 @@ def test_valid_messages_pass(text: str) -> None:
 
 
 def test_last_object_is_the_one_read() -> None:
-    verdict = validate_findings(f'{message(summary="draft")} {message(summary="final")}', tool_calls_made=1)
+    verdict = validate_findings(f"{message(summary='draft')} {message(summary='final')}", tool_calls_made=1)
     assert verdict.findings is not None and verdict.findings.summary == "final"
 
 
@@ -74,23 +74,56 @@ def test_last_object_is_the_one_read() -> None:
         pytest.param(message(findings=[finding(claim="")]), 3, ["finding 1 has no text"], id="finding-without-text"),
         pytest.param(message(findings=[finding(source="")]), 3, ["has no source"], id="finding-without-source"),
         pytest.param(message(findings=[{"finding": "x"}]), 3, ["has no source"], id="finding-source-key-missing"),
-        pytest.param(message(findings=[finding(source="/workspace/prices.csv")]), 3, ["is a sandbox path"], id="workspace-path"),
-        pytest.param(message(findings=[finding(source="/large_tool_results/call_7")]), 3, ["is a sandbox path"], id="offload-path"),
+        pytest.param(
+            message(findings=[finding(source="/workspace/prices.csv")]), 3, ["is a sandbox path"], id="workspace-path"
+        ),
+        pytest.param(
+            message(findings=[finding(source="/large_tool_results/call_7")]),
+            3,
+            ["is a sandbox path"],
+            id="offload-path",
+        ),
         pytest.param(message(findings=[finding(source="./data.json")]), 3, ["is a file path"], id="relative-path"),
-        pytest.param(message(findings=[finding(source="C:\\data\\prices.xlsx")]), 3, ["is a file path"], id="windows-path"),
+        pytest.param(
+            message(findings=[finding(source="C:\\data\\prices.xlsx")]), 3, ["is a file path"], id="windows-path"
+        ),
         pytest.param(message(findings=[finding(source="prices.csv")]), 3, ["is a file path"], id="bare-data-file"),
-        pytest.param(message(findings=[finding(source="web_search")]), 3, ["names an internal tool"], id="tool-web-search"),
-        pytest.param(message(findings=[finding(source="web_fetch")]), 3, ["names an internal tool"], id="tool-web-fetch"),
+        pytest.param(
+            message(findings=[finding(source="web_search")]), 3, ["names an internal tool"], id="tool-web-search"
+        ),
+        pytest.param(
+            message(findings=[finding(source="web_fetch")]), 3, ["names an internal tool"], id="tool-web-fetch"
+        ),
         pytest.param(message(findings=[finding(source="task")]), 3, ["names an internal tool"], id="tool-task"),
         pytest.param(message(findings=[finding(source="execute")]), 3, ["names an internal tool"], id="tool-execute"),
-        pytest.param(message(findings=[finding(source="read_file")]), 3, ["names an internal tool"], id="tool-read-file"),
-        pytest.param(message(findings=[finding(source="get_price_history(asset='BTC')")]), 3, ["names an internal tool"], id="snake-call"),
-        pytest.param(message(findings=[finding(source="research-subagent")]), 3, ["names an internal tool"], id="subagent-role"),
-        pytest.param(message(summary="x" * (MAX_FIELD_CHARS + 1)), 3, ["`summary` is 1,201 characters"], id="long-summary"),
-        pytest.param(message(findings=[finding(evidence="y" * 1500)]), 3, ["`evidence` is 1,500 characters"], id="long-evidence"),
+        pytest.param(
+            message(findings=[finding(source="read_file")]), 3, ["names an internal tool"], id="tool-read-file"
+        ),
+        pytest.param(
+            message(findings=[finding(source="get_price_history(asset='BTC')")]),
+            3,
+            ["names an internal tool"],
+            id="snake-call",
+        ),
+        pytest.param(
+            message(findings=[finding(source="research-subagent")]), 3, ["names an internal tool"], id="subagent-role"
+        ),
+        pytest.param(
+            message(summary="x" * (MAX_FIELD_CHARS + 1)), 3, ["`summary` is 1,201 characters"], id="long-summary"
+        ),
+        pytest.param(
+            message(findings=[finding(evidence="y" * 1500)]), 3, ["`evidence` is 1,500 characters"], id="long-evidence"
+        ),
         pytest.param(message(gaps=["z" * 1300]), 3, ["gap 1 is 1,300 characters"], id="long-gap"),
-        pytest.param(message(findings=[finding(claim=f"Daily closes: {SERIES}.")]), 3, ["transcribes a series of 8 dated values"], id="series-in-finding"),
-        pytest.param(message(summary=f"Prices were {SERIES}."), 3, ["`summary` transcribes a series"], id="series-in-summary"),
+        pytest.param(
+            message(findings=[finding(claim=f"Daily closes: {SERIES}.")]),
+            3,
+            ["transcribes a series of 8 dated values"],
+            id="series-in-finding",
+        ),
+        pytest.param(
+            message(summary=f"Prices were {SERIES}."), 3, ["`summary` transcribes a series"], id="series-in-summary"
+        ),
         pytest.param(message(), 0, [PROVENANCE], id="findings-without-tool-calls"),
     ],
 )
@@ -104,7 +137,12 @@ def test_problems_are_named(text: str, tool_calls: int, expected: list[str]) -> 
 def test_every_problem_is_reported_at_once() -> None:
     text = message(
         summary="",
-        findings=[finding(claim=""), finding(source="/workspace/a.csv"), finding(source="web_search(query='x')"), finding()],
+        findings=[
+            finding(claim=""),
+            finding(source="/workspace/a.csv"),
+            finding(source="web_search(query='x')"),
+            finding(),
+        ],
     )
     verdict = validate_findings(text, tool_calls_made=0)
     assert len(verdict.problems) == 5
@@ -229,6 +267,16 @@ def test_bounce_message_lists_each_problem_and_restates_the_contract(problems: l
     text = bounce_message(problems)
     for problem in problems:
         assert f"- {problem}" in text
-    for part in ('"summary"', '"findings"', '"finding"', '"evidence"', '"source"', '"gaps"', "1,200", "file path", "tool name"):
+    for part in (
+        '"summary"',
+        '"findings"',
+        '"finding"',
+        '"evidence"',
+        '"source"',
+        '"gaps"',
+        "1,200",
+        "file path",
+        "tool name",
+    ):
         assert part in text
     assert "empty findings list is fine" in text

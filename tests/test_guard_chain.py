@@ -14,9 +14,9 @@ from langchain.agents.middleware import AgentState
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.tools import tool
 
+from deep_research_agent.domain.per_role import PerRoleMiddleware
 from deep_research_agent.guards.chain import GuardChainMiddleware
 from deep_research_agent.guards.loop import LoopGuardMiddleware
-from deep_research_agent.domain.per_role import PerRoleMiddleware
 
 ROLE = "research-subagent"
 
@@ -31,7 +31,10 @@ async def passes_through(self, request, handler):
 
 
 def test_guards_with_only_async_wrap_hooks_and_their_state_in_the_chain_state_are_accepted():
-    both, model_only = probe(awrap_model_call=passes_through, awrap_tool_call=passes_through), LoopGuardMiddleware(role=ROLE)
+    both, model_only = (
+        probe(awrap_model_call=passes_through, awrap_tool_call=passes_through),
+        LoopGuardMiddleware(role=ROLE),
+    )
 
     chain = GuardChainMiddleware([both, model_only], role=ROLE)
 
@@ -56,7 +59,9 @@ def test_guards_with_only_async_wrap_hooks_and_their_state_in_the_chain_state_ar
 def test_a_guard_with_a_hook_the_chain_does_not_run_is_refused_by_name_and_hook(hook):
     guard = probe(awrap_model_call=passes_through, **{hook: lambda self, *args: None})
 
-    with pytest.raises(TypeError, match=rf"cannot run Probe\[{ROLE}\]: it implements {hook}, which the chain does not run"):
+    with pytest.raises(
+        TypeError, match=rf"cannot run Probe\[{ROLE}\]: it implements {hook}, which the chain does not run"
+    ):
         GuardChainMiddleware([LoopGuardMiddleware(role=ROLE), guard], role=ROLE)
 
 
@@ -74,5 +79,7 @@ def test_a_guard_whose_state_the_chain_state_lacks_is_refused():
     class ProbeState(AgentState):
         probe_count: NotRequired[Annotated[int, PrivateStateAttr]]
 
-    with pytest.raises(TypeError, match=r"Probe\[research-subagent\]: it keeps state \(probe_count\) that GuardChainState lacks"):
+    with pytest.raises(
+        TypeError, match=r"Probe\[research-subagent\]: it keeps state \(probe_count\) that GuardChainState lacks"
+    ):
         GuardChainMiddleware([probe(state_schema=ProbeState)], role=ROLE)

@@ -10,13 +10,27 @@ import pytest
 import deep_research_agent
 
 PACKAGES = sorted(
-    name for _, name, is_package in pkgutil.iter_modules(deep_research_agent.__path__, "deep_research_agent.") if is_package
+    name
+    for _, name, is_package in pkgutil.iter_modules(deep_research_agent.__path__, "deep_research_agent.")
+    if is_package
 )
 
 
 def test_the_layout_names_the_architecture():
     short = {name.rsplit(".", 1)[1] for name in PACKAGES}
-    assert {"settings", "protocol", "run", "guards", "handover", "delivery", "lifecycle", "report", "tools", "prompts", "cli"} <= short
+    assert {
+        "settings",
+        "protocol",
+        "run",
+        "guards",
+        "handover",
+        "delivery",
+        "lifecycle",
+        "report",
+        "tools",
+        "prompts",
+        "cli",
+    } <= short
 
 
 @pytest.mark.parametrize("name", PACKAGES)

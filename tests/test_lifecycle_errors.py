@@ -9,20 +9,19 @@ import openai
 import pytest
 from langchain.agents.middleware import ExtendedModelResponse, ModelRequest, ModelResponse
 from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.runnables.config import var_child_runnable_config
 from langgraph.errors import GraphInterrupt
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from deep_research_agent.settings import ResearchConfig
+from deep_research_agent.delivery import turn_end
 from deep_research_agent.domain.names import Role
 from deep_research_agent.domain.secrets import register_secrets
 from deep_research_agent.graph import build_graph
-from langchain_core.runnables.config import var_child_runnable_config
-
-from deep_research_agent.run import current_run, is_open
-from deep_research_agent.delivery import turn_end
-from deep_research_agent.run.containment import INTERNAL_ERROR, contain_hook_failures
 from deep_research_agent.lifecycle.middleware import RunLifecycleMiddleware, describe_model_error
+from deep_research_agent.run import current_run, is_open
+from deep_research_agent.run.containment import INTERNAL_ERROR, contain_hook_failures
+from deep_research_agent.settings import ResearchConfig
 from testkit.scenarios import orchestrator, plan_and_delegate, researcher_reads, scenario, submit
 from testkit.web import ARTICLES
 
@@ -52,7 +51,9 @@ async def test_an_unexpected_exception_in_a_model_call_ends_the_run_with_interna
 
 async def test_an_unexpected_exception_in_a_tool_call_ends_the_run_before_the_next_model_call():
     middleware = lifecycle()
-    request = ToolCallRequest(tool_call={"name": "submit_report", "args": {}, "id": "call-1"}, tool=None, state={}, runtime=None)
+    request = ToolCallRequest(
+        tool_call={"name": "submit_report", "args": {}, "id": "call-1"}, tool=None, state={}, runtime=None
+    )
 
     result = await middleware.awrap_tool_call(request, broken)
 
@@ -67,10 +68,10 @@ async def test_an_unexpected_exception_in_a_tool_call_ends_the_run_before_the_ne
         raise AssertionError("the model must not be asked again")
 
     after = await middleware.awrap_model_call(
-        ModelRequest(model=None, messages=[HumanMessage("question")], state={"run_error": result.update["run_error"]}), model
+        ModelRequest(model=None, messages=[HumanMessage("question")], state={"run_error": result.update["run_error"]}),
+        model,
     )
     assert called == [] and not after.result[0].tool_calls
-
 
 
 async def cancelled(request: object) -> ModelResponse:
@@ -82,11 +83,15 @@ async def test_a_cancelled_run_drops_its_stores_and_stays_cancelled(call):
     # The run's config, as the graph runtime provides it to every call of the run.
     var_child_runnable_config.set({"configurable": {"run_id": f"cancelled-{call}"}})
     run = current_run()
-    run.evidence.add_evidence(url="https://example.org/a", title="A", kind="page", text="A page the run read.", agent="researcher")
+    run.evidence.add_evidence(
+        url="https://example.org/a", title="A", kind="page", text="A page the run read.", agent="researcher"
+    )
     middleware = lifecycle()
 
     model_request = ModelRequest(model=None, messages=[HumanMessage("q")], state={})
-    tool_request = ToolCallRequest(tool_call={"name": "task", "args": {}, "id": "call-1"}, tool=None, state={}, runtime=None)
+    tool_request = ToolCallRequest(
+        tool_call={"name": "task", "args": {}, "id": "call-1"}, tool=None, state={}, runtime=None
+    )
 
     with pytest.raises(asyncio.CancelledError):
         if call == "model":
@@ -95,6 +100,7 @@ async def test_a_cancelled_run_drops_its_stores_and_stays_cancelled(call):
             await middleware.awrap_tool_call(tool_request, cancelled)
 
     assert not is_open(run.key), "the cancelled run's stores (and every page it read) are still held"
+
 
 def model_error(kind: type[openai.APIStatusError], status: int, message: str) -> openai.APIStatusError:
     request = httpx.Request(

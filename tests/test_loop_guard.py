@@ -7,15 +7,13 @@ import itertools
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from deep_research_agent.handover.contract import parse_findings
-from deep_research_agent.run import current_run
-from deep_research_agent.guards import loop as loop_guard
 from deep_research_agent.domain.conversation import (
     HARNESS_MESSAGE_NAME,
     harness_message,
     is_harness_message,
     turn_key,
 )
+from deep_research_agent.guards import loop as loop_guard
 from deep_research_agent.guards.loop import (
     HALT_AT,
     WINDOW,
@@ -24,6 +22,8 @@ from deep_research_agent.guards.loop import (
     fingerprint,
     latest_tool_batch,
 )
+from deep_research_agent.handover.contract import parse_findings
+from deep_research_agent.run import current_run
 from testkit.guard_calls import call_model_through, capture_events
 
 pytestmark = pytest.mark.anyio
@@ -79,7 +79,10 @@ def test_a_batch_is_counted_by_its_most_repeated_call():
 def test_the_latest_batch_pairs_each_call_with_its_result_in_call_order():
     first = AIMessage(
         content="",
-        tool_calls=[{"name": "web_search", "args": {"q": 1}, "id": "c1"}, {"name": "web_fetch", "args": {"u": 2}, "id": "c2"}],
+        tool_calls=[
+            {"name": "web_search", "args": {"q": 1}, "id": "c1"},
+            {"name": "web_fetch", "args": {"u": 2}, "id": "c2"},
+        ],
     )
     messages = [
         HumanMessage("go"),
@@ -87,7 +90,10 @@ def test_the_latest_batch_pairs_each_call_with_its_result_in_call_order():
         ToolMessage("fetched", tool_call_id="c2"),
         ToolMessage("searched", tool_call_id="c1"),
     ]
-    assert latest_tool_batch(messages) == ("c1", [("web_search", {"q": 1}, "searched"), ("web_fetch", {"u": 2}, "fetched")])
+    assert latest_tool_batch(messages) == (
+        "c1",
+        [("web_search", {"q": 1}, "searched"), ("web_fetch", {"u": 2}, "fetched")],
+    )
     assert latest_tool_batch([*messages, AIMessage("done")]) is None
 
 
@@ -98,7 +104,11 @@ async def test_identical_calls_are_nudged_twice_then_the_sub_agent_is_halted_wit
     for _ in range(HALT_AT):
         sent.append(await drive(guard, state, *call_and_result("web_search", {"query": "prices"}, "same results")))
 
-    assert [(e["state"], e["repeats"]) for e in events] == [("loop_detected", 3), ("loop_detected", 4), ("loop_halt", 6)]
+    assert [(e["state"], e["repeats"]) for e in events] == [
+        ("loop_detected", 3),
+        ("loop_detected", 4),
+        ("loop_halt", 6),
+    ]
     assert sent[-1] is None and all(sent[:-1]), "the sixth identical call must stop the model call"
     assert "LOOP DETECTED" in sent[2][-1].text and is_harness_message(sent[2][-1])
     nudges = [m for m in state["messages"] if is_harness_message(m) and isinstance(m, HumanMessage)]
@@ -137,7 +147,9 @@ async def test_a_new_user_turn_resets_the_window_and_the_nudges_but_a_harness_me
     await drive(guard, state, harness_message("keep going"), *call_and_result("write_todos", {"todos": []}, "ok"))
     assert [e["repeats"] for e in events] == [3, 4], "a harness message started a new turn"
 
-    await drive(guard, state, HumanMessage("Second question", id="user-2"), *call_and_result("write_todos", {"todos": []}, "ok"))
+    await drive(
+        guard, state, HumanMessage("Second question", id="user-2"), *call_and_result("write_todos", {"todos": []}, "ok")
+    )
     assert len(events) == 2 and state["loop_window"] == state["loop_window"][-1:]
 
 

@@ -18,13 +18,27 @@ def collected(marker_expression: str) -> list[str]:
     """The node ids ``pytest -m <marker_expression> --collect-only`` selects from the whole suite."""
     result = subprocess.run(
         # addopts' -q would make this -qq, which prints counts per file instead of node ids.
-        [sys.executable, "-m", "pytest", "-o", "addopts=", "-p", "no:cacheprovider", "--collect-only", "-q", "-m", marker_expression],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-o",
+            "addopts=",
+            "-p",
+            "no:cacheprovider",
+            "--collect-only",
+            "-q",
+            "-m",
+            marker_expression,
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=300,
     )
-    assert result.returncode == 0, f"collection failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    assert result.returncode == 0, (
+        f"collection failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    )
     return [line for line in result.stdout.splitlines() if "::" in line]
 
 

@@ -19,8 +19,8 @@ from deep_research_agent.mcp.calls import (
     rate_limit_wait,
     result_text,
 )
-from deep_research_agent.settings.mcp_servers import McpServer
 from deep_research_agent.protocol.events import EVENT_MODELS
+from deep_research_agent.settings.mcp_servers import McpServer
 from deep_research_agent.tools.results import ResultLimits
 
 LIMITS = CallLimits(results=ResultLimits(max_chars=1000, max_rows=10))
@@ -30,20 +30,26 @@ SERVER = McpServer(label="everything", url="http://127.0.0.1:3901/mcp", transpor
 def http_error(status: int) -> ExceptionGroup:
     request = httpx.Request("POST", SERVER.url)
     error = httpx.HTTPStatusError(str(status), request=request, response=httpx.Response(status, request=request))
-    return ExceptionGroup("unhandled errors in a TaskGroup", [ExceptionGroup("unhandled errors in a TaskGroup", [error])])
+    return ExceptionGroup(
+        "unhandled errors in a TaskGroup", [ExceptionGroup("unhandled errors in a TaskGroup", [error])]
+    )
 
 
 @pytest.mark.parametrize(
     ("exc", "kind"),
     [
-        pytest.param(ToolException("MCP error -32602: Input validation error: expected string"), "permanent", id="validation"),
+        pytest.param(
+            ToolException("MCP error -32602: Input validation error: expected string"), "permanent", id="validation"
+        ),
         pytest.param(ToolException("Unknown tool: no_such_tool"), "permanent", id="unknown-tool"),
         pytest.param(http_error(401), "permanent", id="401"),
         pytest.param(http_error(403), "permanent", id="403"),
         pytest.param(http_error(404), "permanent", id="404"),
         pytest.param(http_error(429), "transient", id="429"),
         pytest.param(http_error(503), "transient", id="503"),
-        pytest.param(ExceptionGroup("g", [httpx.ConnectError("All connection attempts failed")]), "transient", id="connect"),
+        pytest.param(
+            ExceptionGroup("g", [httpx.ConnectError("All connection attempts failed")]), "transient", id="connect"
+        ),
         pytest.param(ExceptionGroup("g", [httpx.ReadTimeout("timed out")]), "transient", id="timeout"),
         pytest.param(ToolException("[transient] upstream database is restarting"), "transient", id="tagged-transient"),
         pytest.param(ToolException("[permanent] the report id does not exist"), "permanent", id="tagged-permanent"),
@@ -158,7 +164,9 @@ def too_many(retry_after: str | None = None) -> ExceptionGroup:
     request = httpx.Request("POST", SERVER.url)
     headers = {"Retry-After": retry_after} if retry_after is not None else {}
     response = httpx.Response(429, request=request, headers=headers)
-    return ExceptionGroup("unhandled errors in a TaskGroup", [httpx.HTTPStatusError("429", request=request, response=response)])
+    return ExceptionGroup(
+        "unhandled errors in a TaskGroup", [httpx.HTTPStatusError("429", request=request, response=response)]
+    )
 
 
 def test_a_429_waits_for_its_retry_after_else_backs_off_exponentially_up_to_a_cap():
@@ -169,7 +177,9 @@ def test_a_429_waits_for_its_retry_after_else_backs_off_exponentially_up_to_a_ca
     assert rate_limit_wait(http_error(503), 0) is None
 
 
-def scripted_tool(answers: list[Any], calls: list[float], *, hold_s: float = 0.0, state: dict[str, int] | None = None) -> StructuredTool:
+def scripted_tool(
+    answers: list[Any], calls: list[float], *, hold_s: float = 0.0, state: dict[str, int] | None = None
+) -> StructuredTool:
     """An MCP tool that raises or returns ``answers`` in turn, recording when each call started and, in
     ``state`` (which tools may share), how many calls were in flight at most."""
     state = {"in_flight": 0, "max_in_flight": 0} if state is None else state
@@ -187,7 +197,9 @@ def scripted_tool(answers: list[Any], calls: list[float], *, hold_s: float = 0.0
             raise answer
         return answer, None
 
-    tool = StructuredTool(name="lookup", description="", args_schema={"type": "object", "properties": {}}, coroutine=call_tool)
+    tool = StructuredTool(
+        name="lookup", description="", args_schema={"type": "object", "properties": {}}, coroutine=call_tool
+    )
     tool.metadata = state
     return tool
 
@@ -260,7 +272,10 @@ async def test_a_call_the_server_never_answers_is_cut_off_as_transient_and_frees
     after = await answering.coroutine(key="b")
 
     assert asyncio.get_running_loop().time() - started < 5
-    assert text.startswith("TOOL ERROR (lookup, transient): the server did not answer within 0.1 s.") and "Retry once" in text
+    assert (
+        text.startswith("TOOL ERROR (lookup, transient): the server did not answer within 0.1 s.")
+        and "Retry once" in text
+    )
     assert "ok" in after, "the cut-off call still held the run's only slot"
 
 

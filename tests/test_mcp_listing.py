@@ -9,8 +9,8 @@ import httpx
 import pytest
 from langchain_core.tools import StructuredTool
 
-from deep_research_agent.mcp.errors import describe
 from deep_research_agent.mcp import listing as listing_module
+from deep_research_agent.mcp.errors import describe
 from deep_research_agent.mcp.listing import Listing, list_tools, listings_digest, unique_names
 from deep_research_agent.settings.mcp_servers import McpServer
 
@@ -23,7 +23,9 @@ def tool(name: str) -> StructuredTool:
     async def run(**kwargs: object) -> str:
         return name
 
-    return StructuredTool(name=name, description=f"{name} tool", args_schema={"type": "object", "properties": {}}, coroutine=run)
+    return StructuredTool(
+        name=name, description=f"{name} tool", args_schema={"type": "object", "properties": {}}, coroutine=run
+    )
 
 
 def names(listings: tuple[Listing, ...]) -> list[list[str]]:
@@ -31,7 +33,10 @@ def names(listings: tuple[Listing, ...]) -> list[list[str]]:
 
 
 def test_tool_names_that_collide_across_servers_or_with_built_in_tools_get_their_servers_label():
-    listings = (Listing(server("docs"), (tool("search"), tool("web_fetch"))), Listing(server("wiki"), (tool("search"), tool("page"))))
+    listings = (
+        Listing(server("docs"), (tool("search"), tool("web_fetch"))),
+        Listing(server("wiki"), (tool("search"), tool("page"))),
+    )
 
     renamed = unique_names(listings, {"web_fetch"})
 
@@ -54,13 +59,32 @@ def test_a_ready_listing_announces_its_tools_and_a_failed_one_why():
     ready = Listing(server("docs"), (tool("search"),), cached=True).status()
     failed = Listing(server("dead", "http://u:pw@127.0.0.1:9/mcp?token=abc"), error="cannot connect").status()
 
-    assert ready == {"state": "mcp_ready", "tool_count": 1, "tools": ["search"], "cached": True, "server": "http://127.0.0.1:3901/mcp", "label": "docs"}
-    assert failed == {"state": "mcp_error", "detail": "cannot connect", "server": "http://127.0.0.1:9/mcp", "label": "dead"}
+    assert ready == {
+        "state": "mcp_ready",
+        "tool_count": 1,
+        "tools": ["search"],
+        "cached": True,
+        "server": "http://127.0.0.1:3901/mcp",
+        "label": "docs",
+    }
+    assert failed == {
+        "state": "mcp_error",
+        "detail": "cannot connect",
+        "server": "http://127.0.0.1:9/mcp",
+        "label": "dead",
+    }
 
 
 def test_a_servers_location_drops_user_info_and_query_and_a_stdio_servers_env():
     assert server("gw", "https://user:secret@gw.test:8443/mcp?key=abc").location == "https://gw.test:8443/mcp"
-    stdio = McpServer(label="time", url="", transport="stdio", origin="operator", command="mcp-server-time", args=("--local-timezone", "UTC"))
+    stdio = McpServer(
+        label="time",
+        url="",
+        transport="stdio",
+        origin="operator",
+        command="mcp-server-time",
+        args=("--local-timezone", "UTC"),
+    )
     assert stdio.location == "stdio: mcp-server-time --local-timezone UTC"
 
 
@@ -74,7 +98,9 @@ def test_whether_a_listing_came_from_the_cache_does_not_change_the_graph_it_buil
 def test_nested_transport_errors_become_their_innermost_error_in_one_line():
     request = httpx.Request("POST", "http://127.0.0.1:3903/mcp")
     unauthorized = httpx.HTTPStatusError("401", request=request, response=httpx.Response(401, request=request))
-    nested = ExceptionGroup("unhandled errors in a TaskGroup", [ExceptionGroup("unhandled errors in a TaskGroup", [unauthorized])])
+    nested = ExceptionGroup(
+        "unhandled errors in a TaskGroup", [ExceptionGroup("unhandled errors in a TaskGroup", [unauthorized])]
+    )
 
     assert describe(nested) == "HTTP 401 Unauthorized"
     assert describe(ExceptionGroup("g", [httpx.ConnectError("All connection attempts failed")])) == (

@@ -103,7 +103,9 @@ def test_mcp_config_urls_are_a_base_and_other_urls_get_mcp_only_on_a_bare_host(s
 # --- transports and stdio -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("given", "transport"), [(None, "streamable_http"), ("streamable-http", "streamable_http"), ("sse", "sse")])
+@pytest.mark.parametrize(
+    ("given", "transport"), [(None, "streamable_http"), ("streamable-http", "streamable_http"), ("sse", "sse")]
+)
 def test_streamable_http_is_the_default_transport_and_sse_is_accepted(given, transport):
     spec = {"label": "a", "url": "http://a.test/mcp", **({"transport": given} if given else {})}
 
@@ -255,15 +257,28 @@ def test_labels_are_made_unique_and_safe_as_tool_name_prefixes():
 # --- stdio from the operator's configuration ------------------------------------------------------
 
 
-STDIO = {"label": "time", "command": "mcp-server-time", "args": ["--local-timezone", "UTC"], "env": {"TZ_TOKEN": "stdio-env-secret-123"}}
+STDIO = {
+    "label": "time",
+    "command": "mcp-server-time",
+    "args": ["--local-timezone", "UTC"],
+    "env": {"TZ_TOKEN": "stdio-env-secret-123"},
+}
 
 
 def test_a_stdio_server_from_the_operators_env_is_accepted_with_its_command_and_env():
     [server] = resolve({}, {"DRA_MCP_SERVERS": json.dumps([STDIO])}).mcp_servers
 
-    assert (server.transport, server.command, server.args, server.origin) == ("stdio", "mcp-server-time", ("--local-timezone", "UTC"), "operator")
+    assert (server.transport, server.command, server.args, server.origin) == (
+        "stdio",
+        "mcp-server-time",
+        ("--local-timezone", "UTC"),
+        "operator",
+    )
     assert server.env_values() == {"TZ_TOKEN": "stdio-env-secret-123"}
-    assert "stdio-env-secret-123" not in server.location and "stdio-env-secret-123" in resolve({}, {"DRA_MCP_SERVERS": json.dumps([STDIO])}).secret_values()
+    assert (
+        "stdio-env-secret-123" not in server.location
+        and "stdio-env-secret-123" in resolve({}, {"DRA_MCP_SERVERS": json.dumps([STDIO])}).secret_values()
+    )
 
 
 def test_the_operators_server_file_is_a_source_after_dra_mcp_servers(tmp_path):

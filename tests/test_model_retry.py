@@ -6,9 +6,9 @@ import httpx
 import openai
 import pytest
 
+from deep_research_agent.domain.retry_after import MAX_DELAY_S, backoff_s
 from deep_research_agent.modelcalls import retry as model_retry
 from deep_research_agent.modelcalls.retry import ModelCallRetryMiddleware, is_retryable, provider_retry_after_s
-from deep_research_agent.domain.retry_after import MAX_DELAY_S, backoff_s
 from testkit.guard_calls import capture_events
 
 pytestmark = pytest.mark.anyio

@@ -65,7 +65,10 @@ async def test_a_graph_built_yesterday_tells_todays_run_todays_date_in_every_age
     url = web.url(ARTICLES["halvorsen-cell"].path)
     scripted.set_scenario(
         scenario(
-            orchestrator(plan_and_delegate("Find the energy density"), submit(f"# Sodium-glass cells\n\nThey reach 412 Wh/kg [1].\n\n## Sources\n[1] Halvorsen — {url}\n")),
+            orchestrator(
+                plan_and_delegate("Find the energy density"),
+                submit(f"# Sodium-glass cells\n\nThey reach 412 Wh/kg [1].\n\n## Sources\n[1] Halvorsen — {url}\n"),
+            ),
             researcher_reads(url, query="sodium glass battery", finding="412 Wh/kg", quote="412 Wh/kg"),
         )
     )

@@ -75,7 +75,10 @@ SCRUB_CASES = [
     ),
     ('Before {"tool_calls": [{"function": {"name": "web_search", "arguments": "{}"}}]} after.', "Before after."),
     ('Before\n[{"name": "web_fetch", "args": {"url": "https://a.com"}}]\nafter.', "Before\nafter."),
-    ('Text.\n\n```json\n{"name": "submit_report", "arguments": {"report_markdown": "x"}}\n```\n\nMore.', "Text.\n\nMore."),
+    (
+        'Text.\n\n```json\n{"name": "submit_report", "arguments": {"report_markdown": "x"}}\n```\n\nMore.',
+        "Text.\n\nMore.",
+    ),
     ('Text.\n\n```\nweb_search(query="x")\n```\n\nMore.', "Text.\n\nMore."),
     ("Text.\n\n```xml\n<tool_call>\n{}\n</tool_call>\n```\n\nMore.", "Text.\n\nMore."),
     # Data dumps become one statistic line; citations on the rows survive.
@@ -181,14 +184,25 @@ LINT_CASES = [
     ("Claim [1] and [2].\n\n## Sources\n1. A — https://a\n2. B — https://b\n", [], [], [], False),
     ("Claim [1].\n\n## Sources\n[1] A — https://a\n[2] B — https://b\n\n## Appendix\n\nMore [2].", [], [], [], False),
     ("A plain essay without sources.", [], [], [], False),
-    ("Claim [1]. Also [1, 3].\n\n## Sources\n[1] A — https://a\n[2] B — https://b\n[3] C — https://c\n", [2], [], [], False),
+    (
+        "Claim [1]. Also [1, 3].\n\n## Sources\n[1] A — https://a\n[2] B — https://b\n[3] C — https://c\n",
+        [2],
+        [],
+        [],
+        False,
+    ),
 ]
 
 
 @pytest.mark.parametrize(("markdown", "orphans", "danglers", "empty", "no_inline"), LINT_CASES)
 def test_lint(markdown: str, orphans: list[int], danglers: list[int], empty: list[int], no_inline: bool) -> None:
     lint = lint_citations(markdown)
-    assert (lint.orphans, lint.danglers, lint.empty_entries, lint.no_inline_citations) == (orphans, danglers, empty, no_inline)
+    assert (lint.orphans, lint.danglers, lint.empty_entries, lint.no_inline_citations) == (
+        orphans,
+        danglers,
+        empty,
+        no_inline,
+    )
     assert lint.ok == (not (orphans or danglers or empty or no_inline))
 
 

@@ -27,7 +27,11 @@ def limits(sandbox: SandboxConnector | None = None, **options: object) -> Result
 
 @pytest.fixture
 def sandboxes(sandbox_service: SandboxService) -> SandboxConnector:
-    environ = {"OPENAI_API_KEY": "sk-test", "LLM_SANDBOX_URL": sandbox_service.url, "LLM_SANDBOX_TOKEN": sandbox_service.token}
+    environ = {
+        "OPENAI_API_KEY": "sk-test",
+        "LLM_SANDBOX_URL": sandbox_service.url,
+        "LLM_SANDBOX_TOKEN": sandbox_service.token,
+    }
     return SandboxConnector(ResearchConfig.resolve({}, environ))
 
 
@@ -93,10 +97,14 @@ async def test_a_metric_time_series_is_offloaded_at_any_size_with_its_summary(ru
 async def test_a_csv_series_in_any_order_is_summarised_oldest_first(run, sandboxes):
     lines = ["day,temp_c", "2026-03-03,7.5", "2026-03-01,4.0", "2026-03-02,6.0", "2026-03-04,5.0"]
 
-    stub = await fit_result("\n".join(lines), name="tool-weather", cite_as="the tool's source", limits=limits(sandboxes))
+    stub = await fit_result(
+        "\n".join(lines), name="tool-weather", cite_as="the tool's source", limits=limits(sandboxes)
+    )
 
     assert "format: CSV" in stub and "columns: day, temp_c" in stub and "rows: 4" in stub
-    assert "temp_c: first 4 (2026-03-01) → last 5 (2026-03-04), up 25.0%; min 4 (2026-03-01), max 7.5 (2026-03-03)" in stub
+    assert (
+        "temp_c: first 4 (2026-03-01) → last 5 (2026-03-04), up 25.0%; min 4 (2026-03-01), max 7.5 (2026-03-03)" in stub
+    )
 
 
 async def test_offloaded_files_are_remembered_for_a_replacement_session(run, sandboxes):
@@ -128,7 +136,10 @@ async def test_without_a_sandbox_a_series_keeps_its_rows_under_its_summary(run):
 async def test_with_offloading_off_the_result_is_cut_and_the_note_says_so(run, sandboxes):
     text = await fit_result("y" * 5_000, name="p", cite_as="it", limits=limits(sandboxes, offload=False), tabular=False)
 
-    assert text.endswith("Offloading is off for this run; narrow the call to see the rest.]") and not sandboxes.session().is_open
+    assert (
+        text.endswith("Offloading is off for this run; narrow the call to see the rest.]")
+        and not sandboxes.session().is_open
+    )
 
 
 async def test_a_sandbox_that_cannot_take_the_file_leaves_the_cut_result_and_says_why(run):
@@ -137,7 +148,10 @@ async def test_a_sandbox_that_cannot_take_the_file_leaves_the_cut_result_and_say
 
     text = await fit_result("z" * 5_000, name="p", cite_as="it", limits=limits(unreachable), tabular=False)
 
-    assert "cut to 2,000 of 5,000 characters" in text and "The sandbox could not take the file (cannot reach the sandbox service" in text
+    assert (
+        "cut to 2,000 of 5,000 characters" in text
+        and "The sandbox could not take the file (cannot reach the sandbox service" in text
+    )
 
 
 @pytest.mark.parametrize(
@@ -154,7 +168,9 @@ def test_tables_are_read_from_json_lists_wrapped_lists_and_delimited_text(text, 
     assert table is not None and (len(table.rows), table.columns) == (rows, columns)
 
 
-@pytest.mark.parametrize("text", ["plain prose, with a comma.\nAnother line.", '{"a": 1, "b": [1], "c": [2]}', "not json ["])
+@pytest.mark.parametrize(
+    "text", ["plain prose, with a comma.\nAnother line.", '{"a": 1, "b": [1], "c": [2]}', "not json ["]
+)
 def test_prose_and_objects_without_one_list_are_no_table(text):
     assert parse_table(text) is None
 
@@ -182,6 +198,8 @@ def test_the_summary_states_first_last_extremes_with_when_mean_median_and_direct
     assert summary.direction == "down" and summary.change == pytest.approx(-0.2)
 
 
-@pytest.mark.parametrize(("values", "direction"), [([100, 100.5], "flat"), ([0, 0], "flat"), ([0, 2], "up"), ([3, 1], "down")])
+@pytest.mark.parametrize(
+    ("values", "direction"), [([100, 100.5], "flat"), ([0, 0], "flat"), ([0, 2], "up"), ([3, 1], "down")]
+)
 def test_direction_is_flat_within_one_percent(values, direction):
     assert summarize([Point(label=str(i), value=v, unit="") for i, v in enumerate(values)]).direction == direction

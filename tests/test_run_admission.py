@@ -57,7 +57,9 @@ async def test_a_held_slot_is_renewed_while_the_run_is_open_and_freed_when_it_cl
     admission = await admit(store, owner="alice", run_id="r1", limit=1, settle_s=0)
     run = Run(key="r1")
     beats = iter(range(1, 1000))
-    keeper = asyncio.create_task(keep_slot(store, run, admission.slot, heartbeat_s=0.02, clock=lambda: float(next(beats))))
+    keeper = asyncio.create_task(
+        keep_slot(store, run, admission.slot, heartbeat_s=0.02, clock=lambda: float(next(beats)))
+    )
     await asyncio.sleep(0.1)
     [item] = await store.asearch(admission.slot.namespace)
     assert item.value["beat_at"] > 1 and item.value["queued_at"] == admission.slot.queued_at

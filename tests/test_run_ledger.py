@@ -9,9 +9,18 @@ from langgraph.store.memory import InMemoryStore
 
 from deep_research_agent.domain.findings import Finding, Findings
 from deep_research_agent.domain.names import Ceiling, EndReason, HaltedBy
-from deep_research_agent.run import LEDGER_NAMESPACE, Halt, Run, evidence_namespace, forget_ledger, restore_ledger, save_ledger, stored_evidence
 from deep_research_agent.domain.usage import RoleUsage
 from deep_research_agent.evidence.store import HandOver
+from deep_research_agent.run import (
+    LEDGER_NAMESPACE,
+    Halt,
+    Run,
+    evidence_namespace,
+    forget_ledger,
+    restore_ledger,
+    save_ledger,
+    stored_evidence,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -22,9 +31,24 @@ def worked_run() -> Run:
     """A run some minutes in: a page read, a unit handed over, calls counted, a wrap-up requested."""
     run = Run(key="run-1", started_at=(datetime.now(UTC) - timedelta(minutes=3)).isoformat())
     run.evidence.add_source("https://example.org/sodium", "Sodium cells")
-    run.evidence.add_evidence(url="https://example.org/sodium", title="Sodium cells", kind="page", text="412 Wh/kg " * 50, agent="research-subagent")
-    run.evidence.add_evidence(url="https://example.org/lithium", title="Lithium", kind="search_result", text="Lithium costs more.", agent="research-subagent")
-    findings = Findings(summary="Dense.", findings=[Finding(finding="412 Wh/kg", evidence="412 Wh/kg", source="https://example.org/sodium")])
+    run.evidence.add_evidence(
+        url="https://example.org/sodium",
+        title="Sodium cells",
+        kind="page",
+        text="412 Wh/kg " * 50,
+        agent="research-subagent",
+    )
+    run.evidence.add_evidence(
+        url="https://example.org/lithium",
+        title="Lithium",
+        kind="search_result",
+        text="Lithium costs more.",
+        agent="research-subagent",
+    )
+    findings = Findings(
+        summary="Dense.",
+        findings=[Finding(finding="412 Wh/kg", evidence="412 Wh/kg", source="https://example.org/sodium")],
+    )
     run.evidence.add_handover(HandOver(task_id="call-1", unit="Find density", findings=findings))
     run.usage.count_model_call("orchestrator", None, RoleUsage(input_tokens=1000, output_tokens=100, cost_usd=0.01))
     run.usage.count_model_call("research-subagent", "call-1", RoleUsage(input_tokens=500, output_tokens=50))
@@ -53,7 +77,9 @@ async def test_a_resuming_process_gets_the_run_time_usage_texts_findings_and_sig
     assert after.control.wrap_up_requested and after.control.research_started
     assert after.control.budget_soft == Ceiling.TOOL_CALLS and after.control.halted_by("call-1") == HaltedBy.BUDGET
     assert after.skills_applied == {"cited-table"}
-    record = after.evidence.add_evidence(url="https://example.org/new", title="New", kind="page", text="new", agent="research-subagent")
+    record = after.evidence.add_evidence(
+        url="https://example.org/new", title="New", kind="page", text="new", agent="research-subagent"
+    )
     assert record.id == "ev3", "numbering restarted after the resume"
 
 
@@ -65,7 +91,10 @@ async def test_texts_are_saved_once_where_the_finished_runs_archive_lives():
     stored = await stored_evidence(store, THREAD, run.key)
     assert [r["id"] for r in stored] == ["ev1", "ev2"] and stored[0]["text"].startswith("412 Wh/kg")
     assert run.saved_evidence == {"ev1", "ev2"}
-    assert await store.asearch(evidence_namespace(THREAD, run.key)) and len(await store.asearch(evidence_namespace(THREAD, run.key))) == 2
+    assert (
+        await store.asearch(evidence_namespace(THREAD, run.key))
+        and len(await store.asearch(evidence_namespace(THREAD, run.key))) == 2
+    )
 
 
 async def test_a_halt_survives_the_resume_and_a_unit_redone_after_it_counts_once():

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from testkit.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -153,19 +154,26 @@ def project_without_node(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tup
     return project, stubs, log
 
 
-def test_test_installs_debians_node_and_chromium_when_missing_then_the_js_packages_and_a_clean_ui_build(project_without_node):
+def test_test_installs_debians_node_and_chromium_when_missing_then_the_js_packages_and_a_clean_ui_build(
+    project_without_node,
+):
     project, stubs, log = project_without_node
 
     result = run(project / "run.sh", "test", "-k", "js", env=clean_env(PATH=str(stubs), HOME=str(project)))
 
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "installing Debian's nodejs npm chromium bubblewrap libseccomp2 postgresql redis-server for the tests" in result.stdout
+    assert (
+        "installing Debian's nodejs npm chromium bubblewrap libseccomp2 postgresql redis-server for the tests"
+        in result.stdout
+    )
     calls = log.read_text().splitlines()
     installed = calls.index("apt-get install -y -qq nodejs npm chromium bubblewrap libseccomp2 postgresql redis-server")
     assert calls[installed - 1] == "apt-get update -qq"
     assert calls.index(f"npm ci in {project / 'tests' / 'js'}") > installed
     built = calls.index(f"npm run build in {project / 'ui'}")
-    assert calls[built - 1] == f"npm ci --no-audit --no-fund in {project / 'ui'}", "the UI is built from a clean install"
+    assert calls[built - 1] == f"npm ci --no-audit --no-fund in {project / 'ui'}", (
+        "the UI is built from a clean install"
+    )
     assert calls[-1] == "uv run --extra dev pytest -k js"
     assert "will be skipped" not in result.stderr
 
@@ -183,7 +191,10 @@ def test_test_installs_bubblewrap_for_the_sandbox_in_the_one_apt_step(project_wi
 
     assert result.returncode == 0, result.stdout + result.stderr
     calls = log.read_text().splitlines()
-    assert [c for c in calls if c.startswith("apt-get")] == ["apt-get update -qq", "apt-get install -y -qq bubblewrap libseccomp2"]
+    assert [c for c in calls if c.startswith("apt-get")] == [
+        "apt-get update -qq",
+        "apt-get install -y -qq bubblewrap libseccomp2",
+    ]
     assert "the sandbox tests" not in result.stderr
 
 
@@ -193,7 +204,10 @@ def test_test_still_runs_the_suite_when_node_cannot_be_installed_and_says_which_
     result = run(project / "run.sh", "test", env=clean_env(PATH=str(stubs), HOME=str(project), APT_FAILS="1"))
 
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "the JS client tests (tests/e2e/test_js_client.py) and the web UI tests (tests/e2e/test_web_ui.py) will be skipped" in result.stderr
+    assert (
+        "the JS client tests (tests/e2e/test_js_client.py) and the web UI tests (tests/e2e/test_web_ui.py) will be skipped"
+        in result.stderr
+    )
     assert "chromium is missing; the web UI tests (tests/e2e/test_web_ui.py) will be skipped" in result.stderr
     assert "the sandbox tests (tests/test_sandbox_service.py) will be skipped" in result.stderr
     assert "the tests on Aegra (tests/e2e/test_scaleout.py) will be skipped" in result.stderr
@@ -235,7 +249,11 @@ def test_up_leaves_a_fresh_ui_bundle_alone(project_without_node):
 def test_up_still_starts_the_server_when_the_ui_cannot_be_built(project_without_node):
     project, stubs, log = project_without_node
 
-    result = run(project / "run.sh", "up", env=clean_env(PATH=str(stubs), HOME=str(project), DRA_PORT=str(free_port()), APT_FAILS="1"))
+    result = run(
+        project / "run.sh",
+        "up",
+        env=clean_env(PATH=str(stubs), HOME=str(project), DRA_PORT=str(free_port()), APT_FAILS="1"),
+    )
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert "the server runs without the web UI" in result.stderr
@@ -265,9 +283,15 @@ def test_test_installs_postgres_and_redis_and_the_aegra_environment_from_its_loc
     "args, forwarded",
     [
         (["kb", "list", "--user", "ada"], "kb list --url http://127.0.0.1:2024 --user ada"),
-        (["kb", "export", "--dataset", "batteries", "--out", "kb.jsonl"], "kb export --url http://127.0.0.1:2024 --dataset batteries --out kb.jsonl"),
+        (
+            ["kb", "export", "--dataset", "batteries", "--out", "kb.jsonl"],
+            "kb export --url http://127.0.0.1:2024 --dataset batteries --out kb.jsonl",
+        ),
         (["tasks", "--user", "ada"], "tasks --url http://127.0.0.1:2024 --user ada"),
-        (["ask", "--task", "sodium", "Is it cheaper now?"], "ask --url http://127.0.0.1:2024 --task sodium Is it cheaper now?"),
+        (
+            ["ask", "--task", "sodium", "Is it cheaper now?"],
+            "ask --url http://127.0.0.1:2024 --task sodium Is it cheaper now?",
+        ),
     ],
 )
 def test_the_knowledge_base_and_task_commands_reach_the_cli_with_the_server_url(project_without_node, args, forwarded):

@@ -17,8 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from testkit.sandbox_service import SandboxService, require_bubblewrap
 from testkit.ports import free_port, port_is_free
+from testkit.sandbox_service import SandboxService, require_bubblewrap
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "run-stack.sh"
@@ -26,8 +26,10 @@ SCRIPT = ROOT / "run-stack.sh"
 
 def stack_env(tmp_path: Path, **overrides: str) -> dict[str, str]:
     env = {
-        k: v for k, v in os.environ.items()
-        if not k.startswith(("DRA_", "LLM_SANDBOX_", "SANDBOX_")) and k not in {"PORT", "OPENAI_API_KEY", "OPENROUTER_API_KEY"}
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DRA_", "LLM_SANDBOX_", "SANDBOX_"))
+        and k not in {"PORT", "OPENAI_API_KEY", "OPENROUTER_API_KEY"}
     }
     env.update({"SANDBOX_STATE_DIR": str(tmp_path / "state"), "NO_COLOR": "1", "COLUMNS": "200"})
     env.update(overrides)
@@ -35,8 +37,15 @@ def stack_env(tmp_path: Path, **overrides: str) -> dict[str, str]:
 
 
 def run_stack(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(SCRIPT), *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [str(SCRIPT), *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 @pytest.fixture
@@ -62,13 +71,15 @@ def test_unknown_command_fails_with_usage(tmp_path):
 
 def test_ask_without_a_question_says_how_to_call_it(tmp_path):
     result = run_stack("ask", env=stack_env(tmp_path))
-    assert result.returncode != 0 and 'ask needs a question' in result.stderr
+    assert result.returncode != 0 and "ask needs a question" in result.stderr
 
 
 def test_doctor_checks_both_halves_and_starts_nothing(tmp_path):
     require_bubblewrap()
     sandbox_port = free_port()
-    env = stack_env(tmp_path, OPENAI_API_KEY="sk-doctor-secret-0123", LLM_SANDBOX_URL=f"http://127.0.0.1:{sandbox_port}")
+    env = stack_env(
+        tmp_path, OPENAI_API_KEY="sk-doctor-secret-0123", LLM_SANDBOX_URL=f"http://127.0.0.1:{sandbox_port}"
+    )
 
     result = run_stack("doctor", env=env)
 
@@ -110,8 +121,9 @@ def test_doctor_confirms_the_token_of_a_running_sandbox_and_flags_a_mismatch(tmp
 def test_up_starts_the_sandbox_then_stops_it_when_the_server_cannot_start(state_dir, held_port):
     require_bubblewrap()
     sandbox_port = free_port()
-    env = stack_env(state_dir.parent, DRA_PORT=str(held_port), SANDBOX_PORT=str(sandbox_port),
-                    SANDBOX_STATE_DIR=str(state_dir))
+    env = stack_env(
+        state_dir.parent, DRA_PORT=str(held_port), SANDBOX_PORT=str(sandbox_port), SANDBOX_STATE_DIR=str(state_dir)
+    )
 
     result = run_stack("up", env=env)
 
@@ -134,8 +146,9 @@ def test_up_reaps_the_sessions_a_crashed_sandbox_left(state_dir, held_port):
     crashed.process.wait()
     assert (state_dir / "sessions" / orphan).is_dir()
     try:
-        env = stack_env(state_dir.parent, DRA_PORT=str(held_port), SANDBOX_PORT=str(free_port()),
-                        SANDBOX_STATE_DIR=str(state_dir))
+        env = stack_env(
+            state_dir.parent, DRA_PORT=str(held_port), SANDBOX_PORT=str(free_port()), SANDBOX_STATE_DIR=str(state_dir)
+        )
         result = run_stack("up", env=env)
         assert "Stopping the sandbox service" in result.stdout
         assert not (state_dir / "sessions" / orphan).exists()
@@ -158,11 +171,15 @@ def test_up_reuses_a_running_sandbox_and_leaves_it_running(tmp_path, held_port):
 
 def test_up_refuses_a_running_sandbox_that_rejects_the_token(tmp_path, held_port):
     with SandboxService() as service:
-        env = stack_env(tmp_path, DRA_PORT=str(held_port), LLM_SANDBOX_URL=service.url, LLM_SANDBOX_TOKEN="stale-token-77")
+        env = stack_env(
+            tmp_path, DRA_PORT=str(held_port), LLM_SANDBOX_URL=service.url, LLM_SANDBOX_TOKEN="stale-token-77"
+        )
 
         result = run_stack("up", env=env)
 
         assert result.returncode != 0
         assert "LLM_SANDBOX_TOKEN does not match the one the sandbox at" in result.stderr
         assert "Starting the agent server" not in result.stdout
-        assert "stale-token-77" not in result.stdout + result.stderr and service.token not in result.stdout + result.stderr
+        assert (
+            "stale-token-77" not in result.stdout + result.stderr and service.token not in result.stdout + result.stderr
+        )

@@ -11,11 +11,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
+from deep_research_agent.domain.conversation import is_harness_message
 from deep_research_agent.domain.findings import Findings
-from deep_research_agent.handover.contract import parse_findings
 from deep_research_agent.guards import runaway
 from deep_research_agent.guards.chain import GuardChainMiddleware
-from deep_research_agent.domain.conversation import is_harness_message
 from deep_research_agent.guards.loop import LoopGuardMiddleware
 from deep_research_agent.guards.runaway import (
     MIN_JUDGED_CHARS,
@@ -23,7 +22,7 @@ from deep_research_agent.guards.runaway import (
     detect_repetition,
     judge,
 )
-from deep_research_agent.handover.contract import MAX_HANDOVER_CHARS
+from deep_research_agent.handover.contract import MAX_HANDOVER_CHARS, parse_findings
 from deep_research_agent.handover.publish import HandOverMiddleware
 from testkit.guard_calls import capture_events
 
@@ -42,7 +41,9 @@ def prose(chars: int) -> str:
     sentences = []
     while sum(map(len, sentences)) < chars:
         words = _rng.sample(_WORDS, 6)
-        sentences.append(f"The {words[0]} {words[1]} rose {_rng.randint(2, 90)}% as {words[2]} met {words[3]} and {words[4]}. ")
+        sentences.append(
+            f"The {words[0]} {words[1]} rose {_rng.randint(2, 90)}% as {words[2]} met {words[3]} and {words[4]}. "
+        )
     return "".join(sentences)
 
 
@@ -51,7 +52,8 @@ DEGENERATE_CASES = {
     "one line over and over": INTRO + "The price will rise.\n" * 200,
     "a short cycle of phrases": INTRO + "up, down, sideways, " * 200,
     "one long unpunctuated word run": INTRO + "buy " * 1200,
-    "healthy prose that collapses at the end": prose(3000) + "".join(f"Year {2030 + i}: same again; " for i in range(300)),
+    "healthy prose that collapses at the end": prose(3000)
+    + "".join(f"Year {2030 + i}: same again; " for i in range(300)),
 }
 HEALTHY_CASES = {
     "varied prose": prose(6000),
@@ -138,7 +140,10 @@ async def test_a_runaway_is_trimmed_and_the_model_asked_again_the_second_in_the_
 
     second_step = await model_step(guard, state, model)
     assert second_step[-1].name == "dra_harness" and second_step[-2].text == INTRO + "The price will rise."
-    assert [(e["state"], e["reason"]) for e in events] == [("runaway_output", "repetition"), ("runaway_halt", "repetition")]
+    assert [(e["state"], e["reason"]) for e in events] == [
+        ("runaway_output", "repetition"),
+        ("runaway_halt", "repetition"),
+    ]
     hand_back = parse_findings(second_step[-1].text)
     assert hand_back is not None and any("runaway" in gap for gap in hand_back.gaps)
 
@@ -199,7 +204,9 @@ async def test_what_a_sub_agent_hands_the_orchestrator_is_capped(events, run):
     blob = prose(54_000)
     many = Findings(
         summary="s" * 10_000,
-        findings=[{"finding": f"claim {n}", "evidence": prose(900), "source": f"https://e.example/{n}"} for n in range(60)],
+        findings=[
+            {"finding": f"claim {n}", "evidence": prose(900), "source": f"https://e.example/{n}"} for n in range(60)
+        ],
     )
 
     def answering(text: str):
@@ -210,7 +217,9 @@ async def test_what_a_sub_agent_hands_the_orchestrator_is_capped(events, run):
 
     def task_request() -> ToolCallRequest:
         args = {"description": "Track the price", "subagent_type": "research-subagent"}
-        return ToolCallRequest(tool_call={"name": "task", "args": args, "id": "task-1"}, tool=None, state={}, runtime=None)
+        return ToolCallRequest(
+            tool_call={"name": "task", "args": args, "id": "task-1"}, tool=None, state={}, runtime=None
+        )
 
     prose_result = await lifecycle.awrap_tool_call(task_request(), answering(blob))
     # The sub-agent's findings gate stages the findings it parsed for the hand-over.
@@ -230,11 +239,22 @@ async def test_guards_run_as_one_chain_in_order_with_their_state_updates_merged(
         role="research-subagent",
     )
     call = AIMessage("", tool_calls=[{"name": "web_search", "args": {"query": "btc"}, "id": "c1"}], id="ai-0")
-    state = {"messages": [HumanMessage("Track the price", id="user-1"), call, ToolMessage("results", tool_call_id="c1")]}
-    model = ScriptedReplies(AIMessage(DEGENERATE_CASES["one line over and over"], id="ai-1"), AIMessage("Fine.", id="ai-2"))
+    state = {
+        "messages": [HumanMessage("Track the price", id="user-1"), call, ToolMessage("results", tool_call_id="c1")]
+    }
+    model = ScriptedReplies(
+        AIMessage(DEGENERATE_CASES["one line over and over"], id="ai-1"), AIMessage("Fine.", id="ai-2")
+    )
 
     result = await chain.awrap_model_call(ModelRequest(model=None, messages=state["messages"], state=state), model)
 
     assert [m.id for m in result.model_response.result][::2] == ["ai-1", "ai-2"]
-    assert set(result.command.update) == {"loop_window", "loop_batch", "loop_turn", "loop_nudges", "runaway_turn", "runaway_count"}
+    assert set(result.command.update) == {
+        "loop_window",
+        "loop_batch",
+        "loop_turn",
+        "loop_nudges",
+        "runaway_turn",
+        "runaway_count",
+    }
     assert result.command.update["runaway_count"] == 1 and len(result.command.update["loop_window"]) == 1

@@ -22,20 +22,19 @@ import httpx
 import pytest
 from deepagents.backends.protocol import ExecuteResponse
 
-from deep_research_agent.extensions.skills import load_skills
+from deep_research_agent.domain import sandbox_providers
+from deep_research_agent.domain.errors import ToolFailure
 from deep_research_agent.domain.names import SandboxProvider
+from deep_research_agent.extensions.skills import load_skills, skill_helpers
 from deep_research_agent.run import Run, bound_run, close_run, current_run
 from deep_research_agent.sandbox import hosted
-from deep_research_agent.domain import sandbox_providers
 from deep_research_agent.sandbox.backend import SandboxBackend
 from deep_research_agent.sandbox.client import SessionGone, SidecarClient
-from deep_research_agent.extensions.skills import skill_helpers
 from deep_research_agent.sandbox.connector import SandboxConnector
 from deep_research_agent.sandbox.session import SandboxSession
 from deep_research_agent.settings import ResearchConfig
-from deep_research_agent.domain.errors import ToolFailure
-from tests.conftest import EXTENSION_FIXTURES
 from testkit.sandbox_service import SandboxService
+from tests.conftest import EXTENSION_FIXTURES
 
 pytestmark = pytest.mark.anyio
 
@@ -88,7 +87,9 @@ async def test_the_session_opens_on_first_use_and_runs_commands_and_file_transfe
     assert not session.is_open
 
     upload = await session.upload([("/workspace/data/prices.csv", b"day,price\n1,10\n2,14\n")])
-    result = await session.execute("python3 -c \"import csv;print(sum(float(r['price']) for r in csv.DictReader(open('data/prices.csv'))))\"")
+    result = await session.execute(
+        "python3 -c \"import csv;print(sum(float(r['price']) for r in csv.DictReader(open('data/prices.csv'))))\""
+    )
     [download] = await session.download(["/workspace/data/prices.csv"])
     [missing] = await session.download(["/workspace/none.txt"])
 
@@ -130,16 +131,29 @@ async def test_a_session_killed_behind_the_agents_back_is_replaced_once_under_pa
     assert all("mine.txt" not in r.output for r in results)
     assert session.opened == 2 and session.resets == 1 and not sandbox.alive(dead)
     [reset] = statuses
-    assert reset["state"] == "sandbox_reset" and "HTTP 404" in reset["detail"] and "files written before are gone" in reset["detail"]
+    assert (
+        reset["state"] == "sandbox_reset"
+        and "HTTP 404" in reset["detail"]
+        and "files written before are gone" in reset["detail"]
+    )
     await session.close()
 
 
 @pytest.mark.parametrize(
     "answer",
     [
-        pytest.param(httpx.Response(404, json={"detail": "session 0123456789abcdef not found", "error": "session_not_found"}), id="404"),
-        pytest.param(httpx.Response(500, json={"detail": "Error response from daemon: No such container: sbx-1"}), id="500-no-such-container"),
-        pytest.param(httpx.Response(200, json={"stdout": "", "stderr": "Error: No such container: sbx-1", "exit_code": 1}), id="exec-stderr"),
+        pytest.param(
+            httpx.Response(404, json={"detail": "session 0123456789abcdef not found", "error": "session_not_found"}),
+            id="404",
+        ),
+        pytest.param(
+            httpx.Response(500, json={"detail": "Error response from daemon: No such container: sbx-1"}),
+            id="500-no-such-container",
+        ),
+        pytest.param(
+            httpx.Response(200, json={"stdout": "", "stderr": "Error: No such container: sbx-1", "exit_code": 1}),
+            id="exec-stderr",
+        ),
         pytest.param(httpx.Response(500, json={"detail": "container sbx-1 is not running"}), id="500-not-running"),
     ],
 )
@@ -183,7 +197,9 @@ async def test_helpers_and_offloaded_files_come_back_in_the_replacement_session(
     session.remember("/workspace/data/big.json", b"[1, 2, 3]")
     sandbox.kill(session)
 
-    result = await session.execute("cat /workspace/data/big.json; echo; cd /workspace/skills/demo && python3 -c 'import helper; print(helper.VALUE)'")
+    result = await session.execute(
+        "cat /workspace/data/big.json; echo; cd /workspace/skills/demo && python3 -c 'import helper; print(helper.VALUE)'"
+    )
 
     assert result.output.split() == ["[1,", "2,", "3]", "7"]
     assert "Offloaded results were uploaded again" in (session.notice_for("x") or "")
@@ -239,14 +255,18 @@ async def test_a_wrong_token_is_a_permanent_error_that_never_shows_a_token(sandb
 
 async def test_the_token_is_never_sent_to_another_address():
     sent: list[httpx.Request] = []
-    client = SidecarClient("http://127.0.0.1:1", TOKEN, transport=httpx.MockTransport(lambda r: sent.append(r) or httpx.Response(200)))
+    client = SidecarClient(
+        "http://127.0.0.1:1", TOKEN, transport=httpx.MockTransport(lambda r: sent.append(r) or httpx.Response(200))
+    )
 
     with pytest.raises(ToolFailure, match="refused to send its token"):
         await client._http.get("http://127.0.0.2:1/sessions")
     await client._http.get("/healthz")
     await client.aclose()
 
-    assert [(str(r.url), r.headers["authorization"]) for r in sent] == [("http://127.0.0.1:1/healthz", f"Bearer {TOKEN}")]
+    assert [(str(r.url), r.headers["authorization"]) for r in sent] == [
+        ("http://127.0.0.1:1/healthz", f"Bearer {TOKEN}")
+    ]
 
 
 async def test_redirects_are_not_followed_so_the_token_cannot_be_led_away():
@@ -344,7 +364,9 @@ async def test_skill_helper_modules_are_uploaded_into_each_session(sandbox, run)
     helpers = skill_helpers(skills)
     session = SandboxConnector(settings_for(sandbox.url, sandbox.token), helpers).session()
 
-    result = await session.execute("cd /workspace/skills/cited-table && python3 -c 'import table_helpers; print(table_helpers.CITATION_STYLE)'")
+    result = await session.execute(
+        "cd /workspace/skills/cited-table && python3 -c 'import table_helpers; print(table_helpers.CITATION_STYLE)'"
+    )
 
     assert [path for path, _ in helpers] == ["/workspace/skills/cited-table/table_helpers.py"]
     assert result.output.strip() == "[n]"
@@ -360,7 +382,11 @@ def test_no_url_means_no_sandbox_and_the_defaults_follow_the_spec():
     settings = ResearchConfig.resolve({}, {"OPENAI_API_KEY": "sk-test"})
 
     assert not settings.sandbox_attached
-    assert (settings.sandbox_network, settings.sandbox_session_timeout, settings.offload_dir) == (False, 5400, "/workspace/data")
+    assert (settings.sandbox_network, settings.sandbox_session_timeout, settings.offload_dir) == (
+        False,
+        5400,
+        "/workspace/data",
+    )
     assert (settings.max_result_chars, settings.max_result_rows, settings.offload_results) == (60_000, 1_000, True)
 
 
@@ -368,7 +394,9 @@ def test_a_run_that_names_its_own_sandbox_gets_only_its_own_token():
     environ = {"OPENAI_API_KEY": "sk-test", "LLM_SANDBOX_URL": "http://10.0.0.5:8900", "LLM_SANDBOX_TOKEN": TOKEN}
 
     own = ResearchConfig.resolve({"configurable": {"sandbox_url": "http://127.0.0.1:8901"}}, environ)
-    with_token = ResearchConfig.resolve({"configurable": {"sandbox_url": "http://127.0.0.1:8901", "sandbox_token": "run-token-123456"}}, environ)
+    with_token = ResearchConfig.resolve(
+        {"configurable": {"sandbox_url": "http://127.0.0.1:8901", "sandbox_token": "run-token-123456"}}, environ
+    )
     operators = ResearchConfig.resolve({}, environ)
 
     assert own.sandbox_url == "http://127.0.0.1:8901" and own.sandbox_token is None
@@ -381,14 +409,17 @@ def test_a_run_may_open_the_network_only_in_a_sandbox_of_its_own():
     environ = {"OPENAI_API_KEY": "sk-test", "LLM_SANDBOX_URL": "http://10.0.0.5:8900"}
 
     operators = ResearchConfig.resolve({"configurable": {"sandbox_network": True}}, environ)
-    own = ResearchConfig.resolve({"configurable": {"sandbox_network": True, "sandbox_url": "http://127.0.0.1:8901"}}, environ)
+    own = ResearchConfig.resolve(
+        {"configurable": {"sandbox_network": True, "sandbox_url": "http://127.0.0.1:8901"}}, environ
+    )
 
     assert operators.sandbox_network is False and any("sandbox_network is ignored" in w for w in operators.warnings)
     assert own.sandbox_network is True
 
 
 @pytest.mark.parametrize(
-    "url", ["file:///etc/passwd", "http://169.254.169.254/", "http://metadata.google.internal/", "http://user:pw@127.0.0.1:1"]
+    "url",
+    ["file:///etc/passwd", "http://169.254.169.254/", "http://metadata.google.internal/", "http://user:pw@127.0.0.1:1"],
 )
 def test_a_runs_unusable_sandbox_url_ends_the_run_with_a_config_error(url):
     settings = ResearchConfig.resolve({"configurable": {"sandbox_url": url}}, {"OPENAI_API_KEY": "sk-test"})

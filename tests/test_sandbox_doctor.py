@@ -21,7 +21,9 @@ ROOT = Path(__file__).resolve().parents[1]
 def report(**missing: str) -> IsolationReport:
     """A report where every capability works except those named (with the reason given)."""
     fields = ("bubblewrap", "seccomp", "cgroup_memory", "cgroup_pids", "cgroup_cpu", "prlimit")
-    values = {name: Capability(available=name not in missing, detail=missing.get(name, f"{name} works")) for name in fields}
+    values = {
+        name: Capability(available=name not in missing, detail=missing.get(name, f"{name} works")) for name in fields
+    }
     return IsolationReport(**values, runs_as="uid 65534 on the host (dropped from root), uid 1000 inside")
 
 
@@ -38,8 +40,11 @@ def test_full_isolation_reads_as_full_with_nothing_missing():
 
 
 def test_a_host_without_cgroup_v1_is_partial_and_says_what_replaces_the_limits():
-    partial = report(cgroup_memory="no cgroup v1 memory hierarchy at /sys/fs/cgroup/memory",
-                     cgroup_pids="no cgroup v1 pids hierarchy", cgroup_cpu="no cgroup v1 cpu hierarchy")
+    partial = report(
+        cgroup_memory="no cgroup v1 memory hierarchy at /sys/fs/cgroup/memory",
+        cgroup_pids="no cgroup v1 pids hierarchy",
+        cgroup_cpu="no cgroup v1 cpu hierarchy",
+    )
     assert partial.level == "partial"
     assert partial.verdict().startswith("PARTIAL ISOLATION")
     assert "rlimits in place of cgroup limits" in partial.verdict()
@@ -52,7 +57,10 @@ def test_a_host_without_cgroup_v1_is_partial_and_says_what_replaces_the_limits()
 def test_a_host_without_bubblewrap_has_no_isolation_and_says_how_to_get_it():
     none = report(bubblewrap="bubblewrap (bwrap) is not installed — apt-get install bubblewrap")
     assert none.level == "none"
-    assert none.verdict() == "NO ISOLATION — the sandbox cannot run here: bubblewrap (bwrap) is not installed — apt-get install bubblewrap"
+    assert (
+        none.verdict()
+        == "NO ISOLATION — the sandbox cannot run here: bubblewrap (bwrap) is not installed — apt-get install bubblewrap"
+    )
 
 
 def test_controllers_that_are_not_mounted_are_reported_not_writable(tmp_path: Path):
@@ -80,7 +88,14 @@ def test_run_sh_doctor_shows_this_hosts_real_verdict():
         pytest.skip("bubblewrap is not installed")
     env = {**os.environ, "COLUMNS": "400", "OPENAI_API_KEY": "sk-doctor-0123456789"}
     env.pop("LLM_SANDBOX_URL", None)
-    result = subprocess.run([sys.executable, "-m", "deep_research_agent.cli", "doctor", "--url", "http://127.0.0.1:9"],
-                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    result = subprocess.run(
+        [sys.executable, "-m", "deep_research_agent.cli", "doctor", "--url", "http://127.0.0.1:9"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert words(isolation.probe().verdict()) in words(result.stdout)

@@ -91,7 +91,11 @@ def test_files_persist_across_execs_and_workdir_is_honoured(client, session):
 
 def test_run_executes_python_with_the_workspace_as_cwd(client, session):
     client.put(f"/sessions/{session}/files", json={"path": "rows.csv", "content": "a,b\n1,2\n3,4\n"})
-    result = python(client, session, "import csv\nrows = list(csv.DictReader(open('rows.csv')))\nprint(sum(int(r['b']) for r in rows))")
+    result = python(
+        client,
+        session,
+        "import csv\nrows = list(csv.DictReader(open('rows.csv')))\nprint(sum(int(r['b']) for r in rows))",
+    )
     assert (result["stdout"], result["exit_code"]) == ("6\n", 0)
     failed = python(client, session, "1/0")
     assert failed["exit_code"] == 1 and "ZeroDivisionError" in failed["stderr"]
@@ -110,10 +114,17 @@ def test_run_accepts_only_python(client, session):
 def test_files_written_through_the_api_land_in_the_workspace_as_the_sandbox_user(client, session):
     put = client.put(f"/sessions/{session}/files", json={"path": "notes/plan.md", "content": "# plan\n"})
     assert put.json() == {"ok": True}
-    result = execute(client, session, "cat /workspace/notes/plan.md; stat -c %U /workspace/notes/plan.md; echo more >> notes/plan.md")
+    result = execute(
+        client, session, "cat /workspace/notes/plan.md; stat -c %U /workspace/notes/plan.md; echo more >> notes/plan.md"
+    )
     assert result["stdout"] == "# plan\nsandbox\n" and result["exit_code"] == 0
     read = client.get(f"/sessions/{session}/files", params={"path": "/workspace/notes/plan.md"}).json()
-    assert read == {"path": "/workspace/notes/plan.md", "content": "# plan\nmore\n", "encoding": "utf-8", "truncated": False}
+    assert read == {
+        "path": "/workspace/notes/plan.md",
+        "content": "# plan\nmore\n",
+        "encoding": "utf-8",
+        "truncated": False,
+    }
 
 
 def test_binary_files_round_trip_as_base64(client, session):
@@ -199,12 +210,18 @@ def test_deleting_a_session_kills_the_command_it_is_running(client: httpx.Client
 
 def test_parallel_calls_in_one_session_each_get_their_own_result(client, session):
     with ThreadPoolExecutor(6) as pool:
-        results = list(pool.map(lambda n: python(client, session, f"import time\ntime.sleep(0.2)\nprint({n} * {n})"), range(6)))
+        results = list(
+            pool.map(lambda n: python(client, session, f"import time\ntime.sleep(0.2)\nprint({n} * {n})"), range(6))
+        )
     assert [r["stdout"] for r in results] == [f"{n * n}\n" for n in range(6)]
 
 
 def test_python_multiprocessing_works_inside(client, session):
-    result = python(client, session, "import multiprocessing as mp, getpass\nwith mp.Pool(2) as pool:\n    print(pool.map(abs, [-1, -2]), getpass.getuser())")
+    result = python(
+        client,
+        session,
+        "import multiprocessing as mp, getpass\nwith mp.Pool(2) as pool:\n    print(pool.map(abs, [-1, -2]), getpass.getuser())",
+    )
     assert result["stdout"] == "[1, 2] sandbox\n", result["stderr"]
 
 
@@ -278,7 +295,8 @@ def test_a_session_that_asks_for_network_can_reach_the_host(client, host_listene
 
 def test_no_host_files_are_visible_and_the_system_is_read_only(client, session):
     probe = execute(
-        client, session,
+        client,
+        session,
         f"for p in /root /home /work {ROOT} /etc/shadow /sys/fs/cgroup /var /opt; do [ -e $p ] && echo visible $p; done; "
         "ls -A /usr/local; touch /usr/bin/x 2>&1; touch /etc/x 2>&1; echo tmp > /tmp/t && cat /tmp/t",
     )
@@ -288,7 +306,9 @@ def test_no_host_files_are_visible_and_the_system_is_read_only(client, session):
 
 
 def test_the_command_runs_as_a_non_root_user_with_no_capabilities_and_seccomp(client, session, report, sandbox_service):
-    result = execute(client, session, "id -u; grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/self/status; touch owned")
+    result = execute(
+        client, session, "id -u; grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/self/status; touch owned"
+    )
     lines = result["stdout"].split("\n")
     assert lines[0] == "1000"
     status = dict(line.split(":\t") for line in lines[1:] if line)
@@ -323,8 +343,13 @@ def test_two_sessions_do_not_see_each_other(client, session):
 
 def test_a_missing_or_wrong_token_gets_401_and_health_needs_none(sandbox_service: SandboxService):
     url = sandbox_service.url
-    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": sandbox_service.token},
-                    {"Authorization": "Bearer " + sandbox_service.token + "x"}, {"Authorization": "Bearer é".encode("latin-1")}):
+    for headers in (
+        {},
+        {"Authorization": "Bearer wrong"},
+        {"Authorization": sandbox_service.token},
+        {"Authorization": "Bearer " + sandbox_service.token + "x"},
+        {"Authorization": "Bearer é".encode("latin-1")},
+    ):
         response = httpx.post(f"{url}/sessions", json={}, headers=headers)
         assert response.status_code == 401
         assert response.json() == {"detail": "missing or invalid bearer token"}
@@ -371,9 +396,13 @@ def test_validation_errors_say_where_and_never_echo_the_payload(client, session)
     assert response.status_code == 422
     assert marker not in response.text
     assert response.json()["detail"][0]["loc"] == ["body", "timeout_seconds"]
-    bad_b64 = client.put(f"/sessions/{session}/files", json={"path": "x", "content": "%%%" + marker, "encoding": "base64"})
+    bad_b64 = client.put(
+        f"/sessions/{session}/files", json={"path": "x", "content": "%%%" + marker, "encoding": "base64"}
+    )
     assert bad_b64.status_code == 422 and marker not in bad_b64.text
-    not_json = client.post(f"/sessions/{session}/exec", content=b"{not json", headers={"Content-Type": "application/json"})
+    not_json = client.post(
+        f"/sessions/{session}/exec", content=b"{not json", headers={"Content-Type": "application/json"}
+    )
     assert not_json.status_code == 422 and "not valid JSON" in not_json.text
 
 
@@ -402,7 +431,9 @@ def test_a_body_over_the_request_limit_is_413():
                 yield b"y" * 500
             yield b'"}'
 
-        streamed = client.put(f"/sessions/{session_id}/files", content=chunks(), headers={"Content-Type": "application/json"})
+        streamed = client.put(
+            f"/sessions/{session_id}/files", content=chunks(), headers={"Content-Type": "application/json"}
+        )
         assert streamed.status_code == 413
 
 
@@ -452,7 +483,9 @@ def test_stopping_the_service_removes_its_sessions_and_kills_what_they_run():
     session_dir = service.state_dir / "sessions" / session_id
     assert session_dir.is_dir()
     pool = ThreadPoolExecutor(1)
-    running = pool.submit(client.post, f"/sessions/{session_id}/exec", json={"command": "sleep 6125.0417", "timeout_seconds": 600})
+    running = pool.submit(
+        client.post, f"/sessions/{session_id}/exec", json={"command": "sleep 6125.0417", "timeout_seconds": 600}
+    )
     time.sleep(0.5)
     started = time.monotonic()
     os.killpg(service.process.pid, signal.SIGTERM)
@@ -471,8 +504,13 @@ def test_stopping_the_service_removes_its_sessions_and_kills_what_they_run():
 
 def test_the_service_refuses_bad_settings_naming_the_variable():
     env = {**os.environ, "SANDBOX_MAX_SESSIONS": "lots", "LLM_SANDBOX_TOKEN": "tok-secret-123"}
-    result = subprocess.run([sys.executable, "-m", "dra_sandbox", "serve", "--port", "0"], env=env,
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "dra_sandbox", "serve", "--port", "0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2
     assert "SANDBOX_MAX_SESSIONS" in result.stderr and "tok-secret-123" not in result.stderr
 
@@ -482,8 +520,9 @@ def test_probe_prints_the_verdict_and_json_report():
     assert plain.returncode == 0, plain.stderr
     assert plain.stdout.splitlines()[0].startswith(("FULL ISOLATION", "PARTIAL ISOLATION"))
     report = json.loads(
-        subprocess.run([sys.executable, "-m", "dra_sandbox", "probe", "--json"], capture_output=True, text=True,
-                       timeout=60).stdout
+        subprocess.run(
+            [sys.executable, "-m", "dra_sandbox", "probe", "--json"], capture_output=True, text=True, timeout=60
+        ).stdout
     )
     assert report["bubblewrap"]["available"] is True
 

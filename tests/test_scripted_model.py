@@ -252,9 +252,7 @@ def test_echo_last_tool_result_quotes_what_the_tool_returned(server: ScriptedMod
 
 
 def test_turn_index_is_the_number_of_assistant_messages(server: ScriptedModelServer) -> None:
-    server.set_scenario(
-        scenario(agent("orchestrator", turn("first"), turn("second"), turn("third")))
-    )
+    server.set_scenario(scenario(agent("orchestrator", turn("first"), turn("second"), turn("third"))))
     model = chat(server, role="orchestrator")
 
     fresh = model.invoke(conversation(ORCHESTRATOR_PROMPT))
@@ -369,7 +367,9 @@ def test_an_unknown_role_without_default_is_a_500_naming_the_role_it_came_with(s
     assert "You are a critic agent." in err["message"]
     # The product's client sees it as a provider server error carrying the same message.
     with pytest.raises(openai.InternalServerError, match="header is 'critic'"):
-        chat(server, role="critic", max_retries=0).invoke([SystemMessage("You are a critic agent."), HumanMessage("hi")])
+        chat(server, role="critic", max_retries=0).invoke(
+            [SystemMessage("You are a critic agent."), HumanMessage("hi")]
+        )
 
 
 def test_a_request_without_the_agent_header_is_a_500_saying_so(server: ScriptedModelServer) -> None:

@@ -97,7 +97,11 @@ async def test_the_skill_event_fires_on_the_first_successful_read_of_each_run_on
     first_read = ("/skills/cited-table/SKILL.md", "success")
     with bound_run():
         events = await _announced(
-            middleware, ("/skills/cited-table/SKILL.md", "error"), first_read, first_read, ("/skills/other/SKILL.md", "success")
+            middleware,
+            ("/skills/cited-table/SKILL.md", "error"),
+            first_read,
+            first_read,
+            ("/skills/other/SKILL.md", "success"),
         )
     assert events == [{"name": "cited-table", "path": "/skills/cited-table/SKILL.md", "state": "applied"}]
 

@@ -9,8 +9,8 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from deep_research_agent.guards.chain import GuardChainMiddleware
 from deep_research_agent.domain.per_role import PerRoleMiddleware
+from deep_research_agent.guards.chain import GuardChainMiddleware
 from deep_research_agent.guards.step_limit import StepLimitMiddleware, steps_to_finish
 from testkit.recording_model import RecordingChatModel
 
@@ -65,7 +65,9 @@ def test_the_reserve_is_one_more_loop_and_the_exit_path_counted_on_the_nodes_lan
     def count(hook: str) -> int:
         return sum(name.endswith(f".{hook}") for name in nodes)
 
-    one_more_loop = count("after_model") + 1 + count("before_model") + 1  # after_model hooks, tools, before_model hooks, model
+    one_more_loop = (
+        count("after_model") + 1 + count("before_model") + 1
+    )  # after_model hooks, tools, before_model hooks, model
     exit_path = count("after_model") + count("after_agent")
     assert steps_to_finish(OTHERS) == one_more_loop + exit_path == 8
 
@@ -74,7 +76,9 @@ async def run(agent, thread: str, run_id: str, limit: int) -> list[dict]:
     config = {"configurable": {"thread_id": thread, "run_id": run_id}, "recursion_limit": limit}
     return [
         event
-        async for event in agent.astream({"messages": [{"role": "user", "content": "Ping on."}]}, config, stream_mode="custom")
+        async for event in agent.astream(
+            {"messages": [{"role": "user", "content": "Ping on."}]}, config, stream_mode="custom"
+        )
     ]
 
 

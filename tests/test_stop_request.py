@@ -11,14 +11,14 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.store.base import GetOp
 from langgraph.store.memory import InMemoryStore
 
-from deep_research_agent.settings import ResearchConfig
-from deep_research_agent.protocol.events import STOP_REQUESTS_NAMESPACE
-from deep_research_agent.handover.contract import parse_findings
-from deep_research_agent.run import Halt, Run
 from deep_research_agent.delivery import stop as stop_request
-from deep_research_agent.guards.budget import BudgetMiddleware
 from deep_research_agent.delivery.stop import watch_for_stop_request
 from deep_research_agent.domain.names import EndReason
+from deep_research_agent.guards.budget import BudgetMiddleware
+from deep_research_agent.handover.contract import parse_findings
+from deep_research_agent.protocol.events import STOP_REQUESTS_NAMESPACE
+from deep_research_agent.run import Halt, Run
+from deep_research_agent.settings import ResearchConfig
 from testkit.guard_calls import capture_events
 
 pytestmark = pytest.mark.anyio
@@ -203,7 +203,9 @@ async def test_after_a_stop_no_call_starts_in_any_role(run):
         called.append(request)
         return ModelResponse(result=[AIMessage("x")])
 
-    await budget("orchestrator").awrap_model_call(ModelRequest(model=None, messages=[HumanMessage("q")], state={}), model)
+    await budget("orchestrator").awrap_model_call(
+        ModelRequest(model=None, messages=[HumanMessage("q")], state={}), model
+    )
     await budget().awrap_model_call(ModelRequest(model=None, messages=[HumanMessage("brief")], state={}), model)
 
     assert called == []
@@ -254,4 +256,6 @@ async def test_while_wrapping_up_every_agent_is_told_once_and_only_the_report_ma
 
 
 def tool_call(name: str) -> ToolCallRequest:
-    return ToolCallRequest(tool_call={"name": name, "args": {}, "id": f"call-{name}"}, tool=None, state={}, runtime=None)
+    return ToolCallRequest(
+        tool_call={"name": name, "args": {}, "id": f"call-{name}"}, tool=None, state={}, runtime=None
+    )

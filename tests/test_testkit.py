@@ -30,7 +30,9 @@ def test_testkit_and_bench_have_sources_to_check():
 
 @pytest.mark.parametrize("source", SHARED_SOURCES, ids=lambda path: str(path.relative_to(ROOT)))
 def test_it_imports_nothing_from_the_tests(source: Path):
-    from_tests = sorted(module for module in imported_modules(source) if module == "tests" or module.startswith("tests."))
+    from_tests = sorted(
+        module for module in imported_modules(source) if module == "tests" or module.startswith("tests.")
+    )
     assert not from_tests, f"{source.relative_to(ROOT)} imports {from_tests}: move what it needs into testkit/"
 
 

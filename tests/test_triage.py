@@ -15,7 +15,6 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMes
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from deep_research_agent.settings import ResearchConfig
 from deep_research_agent.lifecycle.triage import (
     ANSWER_MAX_TOKENS,
     MAX_TRIAGE_CHARS,
@@ -23,6 +22,7 @@ from deep_research_agent.lifecycle.triage import (
     TriageRouterMiddleware,
     parse_verdict,
 )
+from deep_research_agent.settings import ResearchConfig
 from testkit.recording_model import RecordingChatModel, factory
 
 ORCHESTRATOR_PROMPT = "You are the orchestrator of a deep research run. " * 300  # ~15k chars, like the real one

@@ -68,6 +68,10 @@ def test_no_asset_path_reaches_outside_the_bundle(dist: Path):
     (dist.parent / "secret.txt").write_text("not for the web\n")
     client = TestClient(make_app(no_store, ui_dist=dist))
 
-    for path in ("/ui/assets/../../secret.txt", "/ui/assets/%2e%2e/%2e%2e/secret.txt", "/ui/assets/..%2F..%2Fsecret.txt"):
+    for path in (
+        "/ui/assets/../../secret.txt",
+        "/ui/assets/%2e%2e/%2e%2e/secret.txt",
+        "/ui/assets/..%2F..%2Fsecret.txt",
+    ):
         answer = client.get(path)
         assert answer.status_code == 404 and "not for the web" not in answer.text, path

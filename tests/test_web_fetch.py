@@ -68,7 +68,7 @@ async def test_short_page_comes_back_as_a_delimited_data_block(web: WebStandIn) 
     run = await fetch(web, "/short")
     url = web.url("/short")
     assert run.results[0] == (
-        f"{PAGE_PREAMBLE}\n<page url=\"{url}\" title=\"{SHORT_TITLE}\">\nTitle: {SHORT_TITLE}\n\n{SHORT_FACT}\n</page>"
+        f'{PAGE_PREAMBLE}\n<page url="{url}" title="{SHORT_TITLE}">\nTitle: {SHORT_TITLE}\n\n{SHORT_FACT}\n</page>'
     )
 
 
@@ -288,7 +288,9 @@ async def test_connection_refused_is_a_transient_failure() -> None:
 
 
 @pytest.mark.anyio
-async def test_a_burst_of_slow_extractions_leaves_asyncios_shared_thread_pool_free(web: WebStandIn, monkeypatch) -> None:
+async def test_a_burst_of_slow_extractions_leaves_asyncios_shared_thread_pool_free(
+    web: WebStandIn, monkeypatch
+) -> None:
     """langsmith hops through asyncio's default pool for every middleware layer of every call, so page
     extraction must never occupy it: eight pages stuck in extraction must not stall anything else."""
     import deep_research_agent.tools.fetch as fetch_module
@@ -323,7 +325,9 @@ async def test_a_burst_of_slow_extractions_leaves_asyncios_shared_thread_pool_fr
 
 
 @pytest.mark.anyio
-async def test_every_fetch_gets_its_own_client_without_keep_alive_but_one_shared_trust_store(web: WebStandIn, monkeypatch) -> None:
+async def test_every_fetch_gets_its_own_client_without_keep_alive_but_one_shared_trust_store(
+    web: WebStandIn, monkeypatch
+) -> None:
     import httpx
 
     import deep_research_agent.tools.fetch as fetch_module
@@ -345,7 +349,9 @@ async def test_every_fetch_gets_its_own_client_without_keep_alive_but_one_shared
     fetch_module.shared_tls_context.cache_clear()
     tool = fetch_tool(web)
 
-    await run_tools_in_graph([(tool, {"url": web.url("/short")}), (tool, {"url": web.url(ARTICLES["halvorsen-cell"].path)})])
+    await run_tools_in_graph(
+        [(tool, {"url": web.url("/short")}), (tool, {"url": web.url(ARTICLES["halvorsen-cell"].path)})]
+    )
 
     assert len(clients) == 2, "a pooled client could carry one host's SNI to another"
     assert all(options["limits"].max_keepalive_connections == 0 for options in clients)

@@ -54,31 +54,38 @@ from .delivery import (
     ReportMiddleware,
     TurnEndMiddleware,
 )
+from .domain.names import Role, ToolName
+from .domain.secrets import register_secrets
 from .extensions import load_extensions, skills_filesystem
 from .extensions.skills import SkillCatalog, load_skills, skill_helpers
-from .guards import BudgetMiddleware, GuardChainMiddleware, LoopGuardMiddleware, RunawayOutputMiddleware, StepLimitMiddleware, effective_recursion_limit
-from .modelcalls.compaction import ContextCompactionMiddleware
-from .modelcalls.metering import ModelCallHeartbeatMiddleware, UsageMeteringMiddleware, side_call_meter
-from .modelcalls.retry import ModelCallRetryMiddleware
-from .modelcalls.caching import PromptCachingMiddleware
-from .modelcalls.prompt_date import PromptDateMiddleware
+from .guards import (
+    BudgetMiddleware,
+    GuardChainMiddleware,
+    LoopGuardMiddleware,
+    RunawayOutputMiddleware,
+    StepLimitMiddleware,
+    effective_recursion_limit,
+)
 from .handover import FindingsGateMiddleware, HandOverMiddleware
-from .knowledge import build_knowledge_tools
 from .handover.script import ScriptGateMiddleware
+from .knowledge import build_knowledge_tools
 from .lifecycle import RunLifecycleMiddleware, TriageRouterMiddleware
-from .modelcalls.models import chat_model
 from .mcp.calls import CallLimits, instrument, source_label
 from .mcp.listing import Listing, list_tools, listings_digest, unique_names
-from .domain.names import Role, ToolName
+from .modelcalls.caching import PromptCachingMiddleware
+from .modelcalls.compaction import ContextCompactionMiddleware
+from .modelcalls.metering import ModelCallHeartbeatMiddleware, UsageMeteringMiddleware, side_call_meter
+from .modelcalls.models import chat_model
+from .modelcalls.prompt_date import PromptDateMiddleware
+from .modelcalls.retry import ModelCallRetryMiddleware
 from .planning import PlanningMiddleware
-from .domain.secrets import register_secrets
 from .run import current_run
 from .sandbox.backend import SandboxBackend
 from .sandbox.connector import SandboxConnector, sandbox_connector
 from .sandbox.tools import sandbox_tools
 from .settings import ModelSpec, ResearchConfig, Slot, load_env_file, publish_run_settings
-from .tools import ClassifiedToolErrorsMiddleware, build_corpus_tools, build_web_fetch_tool, build_web_search_tool
 from .tasks.middleware import TaskMiddleware
+from .tools import ClassifiedToolErrorsMiddleware, build_corpus_tools, build_web_fetch_tool, build_web_search_tool
 from .tools.results import ResultLimits
 
 logger = logging.getLogger(__name__)
@@ -143,7 +150,9 @@ async def make_graph(config: dict[str, Any] | None = None) -> CompiledStateGraph
     return await asyncio.shield(build)
 
 
-async def _build_and_cache(key: str, settings: ResearchConfig, listings: tuple[Listing, ...], corpora: Catalog) -> CompiledStateGraph:
+async def _build_and_cache(
+    key: str, settings: ResearchConfig, listings: tuple[Listing, ...], corpora: Catalog
+) -> CompiledStateGraph:
     graph = await asyncio.to_thread(build_graph, settings, mcp=listings, corpora=corpora)
     with _graphs_lock:
         _graphs[key] = graph
@@ -152,7 +161,9 @@ async def _build_and_cache(key: str, settings: ResearchConfig, listings: tuple[L
     return graph
 
 
-def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = (), corpora: Catalog | None = None) -> CompiledStateGraph:
+def build_graph(
+    settings: ResearchConfig, *, mcp: Sequence[Listing] = (), corpora: Catalog | None = None
+) -> CompiledStateGraph:
     """Assemble the orchestrator and its sub-agents for one configuration; every agent gets the
     deployment's custom tools, research sub-agents also get the tools of the ``mcp`` listings and of the
     searchable ``corpora``, and both roles' prompts name the servers and corpora they can use. With
@@ -168,7 +179,10 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = (), corpor
     # Listing already kept MCP names clear of the built-in tools; custom tools are known only now.
     mcp = unique_names(mcp, {*ToolName, *(tool.name for tool in custom_tools)})
     corpora = corpora or Catalog()
-    web_tools = (build_web_search_tool(settings), build_web_fetch_tool(settings, results=results) if settings.web_search else None)
+    web_tools = (
+        build_web_search_tool(settings),
+        build_web_fetch_tool(settings, results=results) if settings.web_search else None,
+    )
     corpus_tools = build_corpus_tools(corpora, default_k=settings.corpus_max_results)
     limits = CallLimits(
         max_concurrency=settings.mcp_max_concurrency,
@@ -176,24 +190,24 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = (), corpor
         call_timeout_s=settings.mcp_call_timeout,
         results=results,
     )
-    mcp_tools = [
-        instrument(tool, listing.server, limits)
-        for listing in mcp
-        for tool in listing.tools
-    ]
+    mcp_tools = [instrument(tool, listing.server, limits) for listing in mcp for tool in listing.tools]
     knowledge_tools = build_knowledge_tools(settings)
     research_tools = [*(t for t in web_tools if t is not None), *corpus_tools, *knowledge_tools, *mcp_tools]
     knowledge_prompt = prompts.template(prompts.Prompt.KNOWLEDGE) if knowledge_tools else ""
     orchestrator_mcp, subagent_mcp = _mcp_prompts(settings, mcp)
     code_prompt = prompts.template(prompts.Prompt.CODE_EXECUTION if sandbox else prompts.Prompt.NO_CODE_EXECUTION)
     sandbox_roles = _sandbox_roles(settings, sandbox, custom_tools) if sandbox else []
-    sandbox_models = {Role.EXTRACT_SUBAGENT: tier.utility.slug, Role.CODING_SUBAGENT: tier.coding.slug} if sandbox else {}
+    sandbox_models = (
+        {Role.EXTRACT_SUBAGENT: tier.utility.slug, Role.CODING_SUBAGENT: tier.coding.slug} if sandbox else {}
+    )
     models_by_role = {Role.RESEARCH_SUBAGENT: tier.subagent.slug, **sandbox_models}
     delegation: list[AgentMiddleware] = []
     if sandbox_roles:
         delegation = [
             HandOverMiddleware(models_by_role=sandbox_models, nested=True),
-            SubAgentMiddleware(backend=StateBackend(), subagents=sandbox_roles, task_description=_NESTED_TASK_DESCRIPTION),
+            SubAgentMiddleware(
+                backend=StateBackend(), subagents=sandbox_roles, task_description=_NESTED_TASK_DESCRIPTION
+            ),
         ]
     orchestrator_sources, subagent_sources = _source_prompts(settings, corpora if corpus_tools else Catalog())
     subagent_middleware = [
@@ -214,11 +228,25 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = (), corpor
             prompts.Prompt.RESEARCH_SUBAGENT,
             domain_prompt=settings.domain_prompt,
             extra="\n\n".join(
-                p for p in (subagent_sources, knowledge_prompt, extensions.skills.subagent_section(), subagent_mcp, code_prompt) if p
+                p
+                for p in (
+                    subagent_sources,
+                    knowledge_prompt,
+                    extensions.skills.subagent_section(),
+                    subagent_mcp,
+                    code_prompt,
+                )
+                if p
             ),
         ),
         middleware=[
-            _guards(settings, Role.RESEARCH_SUBAGENT, tier.subagent, subagent_middleware, gate=FindingsGateMiddleware(role=Role.RESEARCH_SUBAGENT)),
+            _guards(
+                settings,
+                Role.RESEARCH_SUBAGENT,
+                tier.subagent,
+                subagent_middleware,
+                gate=FindingsGateMiddleware(role=Role.RESEARCH_SUBAGENT),
+            ),
             *subagent_middleware,
         ],
         # Plain strings: the agent's name lands on its messages, and a checkpoint must hold no enum of ours
@@ -280,7 +308,13 @@ def build_graph(settings: ResearchConfig, *, mcp: Sequence[Listing] = (), corpor
         ),
         middleware=[
             *outside_guards,
-            _guards(settings, Role.ORCHESTRATOR, tier.research, [*outside_guards, *inside_guards], gate=CompletionMiddleware()),
+            _guards(
+                settings,
+                Role.ORCHESTRATOR,
+                tier.research,
+                [*outside_guards, *inside_guards],
+                gate=CompletionMiddleware(),
+            ),
             *inside_guards,
         ],
         state_schema=DeepAgentState,
@@ -306,7 +340,10 @@ def _guards(
             RunawayOutputMiddleware(role=role),
             ModelCallHeartbeatMiddleware(role=role, model=spec.slug),
             ModelCallRetryMiddleware(
-                role=role, model=spec.slug, max_retries=settings.max_retries, max_wait_s=settings.model_rate_limit_max_wait
+                role=role,
+                model=spec.slug,
+                max_retries=settings.max_retries,
+                max_wait_s=settings.model_rate_limit_max_wait,
             ),
             UsageMeteringMiddleware(role=role, spec=spec),
             PromptDateMiddleware(role=role),
@@ -325,14 +362,18 @@ _CODING_DESCRIPTION = (
 )
 
 
-def _sandbox_roles(settings: ResearchConfig, sandbox: SandboxConnector, custom_tools: Sequence[BaseTool]) -> list[CompiledSubAgent]:
+def _sandbox_roles(
+    settings: ResearchConfig, sandbox: SandboxConnector, custom_tools: Sequence[BaseTool]
+) -> list[CompiledSubAgent]:
     """The extract and coding sub-agents, both on the run's sandbox: the extractor on the utility model with
     only execute of the sandbox's tools and the findings gate, the coder on the tier's coding model with the file and execute tools
     and the script gate. Both also get the deployment's ``custom_tools``, like every other agent (the
     per-role trimming in ``sandbox/tools.py`` applies to the sandbox's own tools only)."""
     backend = SandboxBackend(sandbox)
     helpers = "\n".join(f"- `{path}`" for path in sandbox.helper_paths)
-    helper_section = f"## Skill helpers\nThese modules are in the sandbox; a script may import them:\n{helpers}" if helpers else ""
+    helper_section = (
+        f"## Skill helpers\nThese modules are in the sandbox; a script may import them:\n{helpers}" if helpers else ""
+    )
     extract = _sandbox_role(
         settings, backend, Role.EXTRACT_SUBAGENT, "utility", prompts.render(prompts.Prompt.EXTRACT_SUBAGENT),
         gate=FindingsGateMiddleware(role=Role.EXTRACT_SUBAGENT), tools=custom_tools,
@@ -403,7 +444,9 @@ def _source_prompts(settings: ResearchConfig, corpora: Catalog) -> tuple[str, st
         listing = "\n".join(f"- {entry.describe()}" for entry in ready)
         and_web = ", and whether the web is needed too" if settings.web_search else ""
         orchestrator.append(
-            prompts.template(prompts.Prompt.CORPORA_ORCHESTRATOR).replace("{corpora}", listing).replace("{and_web}", and_web)
+            prompts.template(prompts.Prompt.CORPORA_ORCHESTRATOR)
+            .replace("{corpora}", listing)
+            .replace("{and_web}", and_web)
         )
         names = ", ".join(f"`{entry.spec.name}` ({entry.spec.display_title})" for entry in ready)
         subagent.append(prompts.template(prompts.Prompt.CORPORA_SUBAGENT).replace("{corpora}", names))
@@ -414,7 +457,10 @@ def _source_prompts(settings: ResearchConfig, corpora: Catalog) -> tuple[str, st
 
 
 def _subagent_description(settings: ResearchConfig, corpora: bool) -> str:
-    where = [*(["the web (search, read pages)"] if settings.web_search else []), *(["the local corpora"] if corpora else [])]
+    where = [
+        *(["the web (search, read pages)"] if settings.web_search else []),
+        *(["the local corpora"] if corpora else []),
+    ]
     return (
         f"Researches one unit{' in ' + ' and '.join(where) if where else ''} and returns JSON findings with quotes "
         "and source URLs."

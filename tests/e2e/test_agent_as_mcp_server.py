@@ -34,9 +34,13 @@ async def test_an_mcp_client_hands_it_a_question_and_gets_the_report_back(agent_
             researcher(turn(content=findings_json("Kelp stores carbon."))),
         )
     )
-    [research] = [t for t in await mcp_client(agent_server).get_tools(server_name="agent") if t.name == "deep_research_agent"]
+    [research] = [
+        t for t in await mcp_client(agent_server).get_tools(server_name="agent") if t.name == "deep_research_agent"
+    ]
 
-    answer = await research.ainvoke({"messages": "How much carbon do kelp forests store? Proceed on stated assumptions."})
+    answer = await research.ainvoke(
+        {"messages": "How much carbon do kelp forests store? Proceed on stated assumptions."}
+    )
 
     text = answer if isinstance(answer, str) else " ".join(block.get("text", "") for block in answer)
     assert "Kelp forests store carbon in sediments." in text

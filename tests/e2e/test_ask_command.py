@@ -71,7 +71,10 @@ def test_ask_streams_a_run_through_to_the_rendered_report_and_the_run_time(agent
     assert [(c["url"], c["verified"]) for c in audit["cited_sources"]] == [(url, True)]
     assert any(e["url"] == url and "412 Wh/kg" in e["text"] for e in audit["evidence"])
     # The file carries the full texts the thread state leaves out, each matching its hash.
-    assert all(hashlib.sha256(e["text"].encode()).hexdigest() == e["sha256"] and len(e["text"]) == e["chars"] for e in audit["evidence"])
+    assert all(
+        hashlib.sha256(e["text"].encode()).hexdigest() == e["sha256"] and len(e["text"]) == e["chars"]
+        for e in audit["evidence"]
+    )
 
 
 def test_ask_without_a_terminal_answers_a_clarification_by_proceeding_on_assumptions(agent_server, scripted):
@@ -109,7 +112,9 @@ def test_ctrl_c_wraps_up_then_stops_now_and_the_report_of_what_was_found_is_prin
     )
     env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
     command = [sys.executable, "-m", "deep_research_agent.cli", "ask", "--url", agent_server.url, "How dense?"]
-    with subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as shell:
+    with subprocess.Popen(
+        command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    ) as shell:
         deadline = time.monotonic() + 30
         while len(requests_of(scripted, "research-subagent")) < 3:
             assert shell.poll() is None and time.monotonic() < deadline, "the run never reached its slow model call"

@@ -12,8 +12,18 @@ from typing import Any
 
 import pytest
 
-from testkit.scenarios import end_of, findings_json, message_text, orchestrator, plan_and_delegate, requests_of, researcher, scenario, submit
 from testkit.agent_server import RunResult, stream_run
+from testkit.scenarios import (
+    end_of,
+    findings_json,
+    message_text,
+    orchestrator,
+    plan_and_delegate,
+    requests_of,
+    researcher,
+    scenario,
+    submit,
+)
 from testkit.scripted_model import call, turn
 from testkit.web import ARTICLES
 
@@ -42,7 +52,11 @@ def reads(*urls: str, findings: list[dict[str, str]]) -> dict[str, Any]:
 
 
 def height_finding(url: str) -> dict[str, str]:
-    return {"finding": "The lighthouse stood over 100 metres tall.", "evidence": "stood over 100 metres tall", "source": url}
+    return {
+        "finding": "The lighthouse stood over 100 metres tall.",
+        "evidence": "stood over 100 metres tall",
+        "source": url,
+    }
 
 
 def report(body: str, *sources: tuple[str, str]) -> str:
@@ -71,13 +85,17 @@ def claim_counts(event: dict[str, Any]) -> tuple[int, int, int]:
 @pytest.fixture
 def research(agent_server: Any, scripted: Any) -> Callable[..., Awaitable[RunResult]]:
     async def run(researcher_agent: dict[str, Any], *then: dict[str, Any], repeat_last: bool = False) -> RunResult:
-        scripted.set_scenario(scenario(orchestrator(plan_and_delegate(UNIT), *then, repeat_last=repeat_last), researcher_agent))
+        scripted.set_scenario(
+            scenario(orchestrator(plan_and_delegate(UNIT), *then, repeat_last=repeat_last), researcher_agent)
+        )
         return await stream_run(agent_server.url, QUESTION, timeout=90)
 
     return run
 
 
-async def test_an_invented_figure_for_a_page_the_run_read_is_sent_back_once_then_delivered_marked(research, scripted, web):
+async def test_an_invented_figure_for_a_page_the_run_read_is_sent_back_once_then_delivered_marked(
+    research, scripted, web
+):
     url = pharos(web)
     draft = report(INVENTED + " It was built between 280 and 247 BC [1].", ("The Lighthouse of Alexandria", url))
 
@@ -94,7 +112,12 @@ async def test_an_invented_figure_for_a_page_the_run_read_is_sent_back_once_then
     assert delivered.count("[unverified]") == 1
     assert last_ai_text(run) == delivered, "a client that shows only messages shows the mark too"
     invented, dates = run.values["citations"]
-    assert (invented["claim"], invented["indexes"], invented["verdict"], invented["tokens"]) == (marked, [1], "unsupported_number", ["300 metres", "1999"])
+    assert (invented["claim"], invented["indexes"], invented["verdict"], invented["tokens"]) == (
+        marked,
+        [1],
+        "unsupported_number",
+        ["300 metres", "1999"],
+    )
     assert invented["detail"] == "300 metres, 1999 not in the text of [1]"
     [source] = invented["sources"]
     assert (source["index"], source["url"], source["sentence"]) == (1, url, HEIGHT) and source["evidence_id"]
@@ -110,7 +133,10 @@ async def test_an_invented_figure_for_a_page_the_run_read_is_sent_back_once_then
 async def test_a_fixed_resubmission_is_delivered_clean(research, web):
     url = pharos(web)
     draft = report(INVENTED, ("The Lighthouse of Alexandria", url))
-    fixed = report("The lighthouse stood over 100 metres tall [1]. It was built between 280 and 247 BC [1].", ("The Lighthouse of Alexandria", url))
+    fixed = report(
+        "The lighthouse stood over 100 metres tall [1]. It was built between 280 and 247 BC [1].",
+        ("The Lighthouse of Alexandria", url),
+    )
 
     run = await research(reads(url, findings=[height_finding(url)]), submit(draft), submit(fixed))
 
@@ -151,17 +177,28 @@ async def test_an_uncited_figure_is_sent_back_then_delivered_marked(research, we
     run = await research(reads(url, findings=[height_finding(url)]), submit(draft), repeat_last=True)
 
     [bounce] = bounces(run)
-    assert "“Its fire could be seen 50 kilometres out at sea.” states 50 kilometres with no citation" in bounce["detail"]
+    assert (
+        "“Its fire could be seen 50 kilometres out at sea.” states 50 kilometres with no citation" in bounce["detail"]
+    )
     assert "Its fire could be seen 50 kilometres out at sea [unverified]." in run.values["final_report"]
     uncited = run.values["citations"][1]
-    assert (uncited["verdict"], uncited["indexes"], uncited["tokens"], uncited["sources"]) == ("uncited_number", [], ["50 kilometres"], [])
+    assert (uncited["verdict"], uncited["indexes"], uncited["tokens"], uncited["sources"]) == (
+        "uncited_number",
+        [],
+        ["50 kilometres"],
+        [],
+    )
 
 
 async def test_two_cited_sources_with_different_heights_are_conflicting(research, scripted, web):
     first, second = pharos(web), survey(web)
     findings = [
         height_finding(first),
-        {"finding": "A survey estimates 137 metres.", "evidence": "stood 137 metres tall when it was finished", "source": second},
+        {
+            "finding": "A survey estimates 137 metres.",
+            "evidence": "stood 137 metres tall when it was finished",
+            "source": second,
+        },
     ]
     draft = report(
         "The Lighthouse of Alexandria stood 137 metres tall [1][2].",
@@ -177,7 +214,11 @@ async def test_two_cited_sources_with_different_heights_are_conflicting(research
     assert "State the range, or both values, each with its source." in sent_back(scripted)
     assert "stood 137 metres tall [1][2] [unverified]." in run.values["final_report"]
     [claim] = run.values["citations"]
-    assert (claim["verdict"], claim["tokens"], claim["indexes"]) == ("conflicting", ["137 metres", "100 metres"], [1, 2])
+    assert (claim["verdict"], claim["tokens"], claim["indexes"]) == (
+        "conflicting",
+        ["137 metres", "100 metres"],
+        [1, 2],
+    )
     sentences = {source["url"]: source["sentence"] for source in claim["sources"]}
     assert sentences[first] == HEIGHT and "stood 137 metres tall when it was finished" in sentences[second]
     assert run.of_type("usage")[0]["claims"]["conflicting"] == 1

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from testkit.scenarios import findings_json, message_text, orchestrator, plan_and_delegate, researcher, scenario, submit
 from testkit.agent_server import stream_run
+from testkit.scenarios import findings_json, message_text, orchestrator, plan_and_delegate, researcher, scenario, submit
 from testkit.scripted_model import call, turn
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -18,7 +18,9 @@ ANSWERS = (
 )
 
 
-async def test_a_clarification_ends_the_turn_and_the_answers_on_the_same_thread_start_the_research(agent_server, scripted):
+async def test_a_clarification_ends_the_turn_and_the_answers_on_the_same_thread_start_the_research(
+    agent_server, scripted
+):
     scripted.set_scenario(
         scenario(
             orchestrator(
@@ -59,7 +61,9 @@ async def test_questions_asked_in_prose_still_produce_the_clarification_card(age
     assert [(e["state"], e["reason"]) for e in run.end_statuses] == [("done", "awaiting_clarification")]
 
 
-async def test_once_research_has_started_a_clarification_is_refused_and_the_model_is_told_to_finish(agent_server, scripted):
+async def test_once_research_has_started_a_clarification_is_refused_and_the_model_is_told_to_finish(
+    agent_server, scripted
+):
     scripted.set_scenario(
         scenario(
             orchestrator(

@@ -23,7 +23,9 @@ from typing import Any
 import pytest
 from langgraph_sdk import get_client
 
-from deep_research_agent.domain.names import Role
+from testkit.agent_server import stream_run
+from testkit.mcp_stand_in import cities_text
+from testkit.sandbox_service import SandboxService
 from testkit.scenarios import (
     coder,
     end_of,
@@ -38,10 +40,7 @@ from testkit.scenarios import (
     submit,
     system_text,
 )
-from testkit.agent_server import AgentServer, stream_run
-from testkit.mcp_stand_in import cities_text
-from testkit.sandbox_service import SandboxService
-from testkit.scripted_model import agent, call, turn
+from testkit.scripted_model import call, turn
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -92,15 +91,28 @@ async def test_the_coding_sub_agent_writes_fixes_and_runs_one_script_and_its_out
     report = "# Mean price\n\nThe mean of the three prices is 6.00 [1].\n\n## Sources\n[1] Script: mean.py\n"
     scripted.set_scenario(
         scenario(
-            orchestrator(delegate("Compute the mean of the prices 3, 5 and 10 to two decimals.", "coding-subagent"), submit(report)),
+            orchestrator(
+                delegate("Compute the mean of the prices 3, 5 and 10 to two decimals.", "coding-subagent"),
+                submit(report),
+            ),
             coder(
                 turn(tool_calls=[call("execute", command="python3 -c 'print(6)'")]),
                 turn(tool_calls=[call("write_file", file_path="/workspace/mean.py", content=MEAN_V1)]),
                 turn(tool_calls=[call("execute", command="python3 /workspace/mean.py")]),
-                turn(tool_calls=[call("edit_file", file_path="/workspace/mean.py", old_string="str(sum(prices) / len(prices))",
-                                      new_string="f'{sum(prices) / len(prices):.2f}'")]),  # fmt: skip
+                turn(
+                    tool_calls=[
+                        call(
+                            "edit_file",
+                            file_path="/workspace/mean.py",
+                            old_string="str(sum(prices) / len(prices))",
+                            new_string="f'{sum(prices) / len(prices):.2f}'",
+                        )
+                    ]
+                ),  # fmt: skip
                 turn(tool_calls=[call("execute", command="python3 /workspace/mean.py")]),
-                turn(content="STATUS: ok\nSCRIPT: /workspace/mean.py\nOUTPUT:\nmean=6.00\nNOTES: The mean of the three prices in the brief."),
+                turn(
+                    content="STATUS: ok\nSCRIPT: /workspace/mean.py\nOUTPUT:\nmean=6.00\nNOTES: The mean of the three prices in the brief."
+                ),
             ),
         )
     )
@@ -109,7 +121,12 @@ async def test_the_coding_sub_agent_writes_fixes_and_runs_one_script_and_its_out
 
     assert end_of(run) == ("done", "report_delivered")
     [script] = run.of_type("script")
-    assert (script["role"], script["path"], script["status"], script["output"]) == ("coding-subagent", "/workspace/mean.py", "ok", "mean=6.00")
+    assert (script["role"], script["path"], script["status"], script["output"]) == (
+        "coding-subagent",
+        "/workspace/mean.py",
+        "ok",
+        "mean=6.00",
+    )
     assert script["code"] == MEAN_FINAL and script["bytes"] == len(MEAN_FINAL.encode())
     [start] = [s for s in run.statuses("subagent_start") if s["subagent"] == "coding-subagent"]
     assert start["model"] == CODING_MODEL and start["task_id"] == script["task_id"]
@@ -123,7 +140,9 @@ async def test_the_coding_sub_agent_writes_fixes_and_runs_one_script_and_its_out
 
     [first, after_task] = requests_of(scripted, "orchestrator")
     assert "A sandbox is attached to this run" in system_text(first["body"])
-    assert {"research-subagent", "extract-subagent", "coding-subagent"} <= set(re.findall(r"[a-z]+-subagent", tool_description(first, "task")))
+    assert {"research-subagent", "extract-subagent", "coding-subagent"} <= set(
+        re.findall(r"[a-z]+-subagent", tool_description(first, "task"))
+    )
     assert not SANDBOX_TOOLS & offered(first)
     handed = tool_results(after_task)[-1]
     assert "STATUS: ok" in handed and "mean=6.00" in handed
@@ -162,7 +181,9 @@ async def test_an_offloaded_mcp_result_is_read_by_an_extract_sub_agent_whose_fin
     )
 
     run = await stream_run(
-        sandbox_agent.url, "How many people live in city-1234?", configurable={"mcp_servers": [{"label": "standin", "url": mcp_stand_in.url}]}
+        sandbox_agent.url,
+        "How many people live in city-1234?",
+        configurable={"mcp_servers": [{"label": "standin", "url": mcp_stand_in.url}]},
     )
 
     assert end_of(run) == ("done", "report_delivered")
@@ -176,7 +197,10 @@ async def test_an_offloaded_mcp_result_is_read_by_an_extract_sub_agent_whose_fin
     [read] = requests_of(scripted, "extract-subagent")[1:]
     assert offered(read) == {"execute", SHIPPED_CUSTOM_TOOL} and tool_results(read)[-1].startswith(quote)
     starts = {s["subagent"]: s for s in run.statuses("subagent_start")}
-    assert starts["extract-subagent"]["model"] == UTILITY_MODEL and starts["extract-subagent"]["role"] == "extract-subagent"
+    assert (
+        starts["extract-subagent"]["model"] == UTILITY_MODEL
+        and starts["extract-subagent"]["role"] == "extract-subagent"
+    )
     handed = run.of_type("subagent_findings")
     assert [h["role"] for h in handed] == ["extract-subagent", "research-subagent"]
     assert handed[0]["findings"] == [finding] and handed[0]["task_id"] == starts["extract-subagent"]["task_id"]
@@ -198,14 +222,19 @@ async def test_a_sandbox_session_killed_mid_run_is_replaced_once_and_the_run_sti
     script = "print('rows', 3)\n"
     scripted.set_scenario(
         scenario(
-            orchestrator(delegate("Count the rows with a script.", "coding-subagent"), submit("# Rows\n\nThere are 3 rows [1].\n\n## Sources\n[1] Script: count.py\n")),
+            orchestrator(
+                delegate("Count the rows with a script.", "coding-subagent"),
+                submit("# Rows\n\nThere are 3 rows [1].\n\n## Sources\n[1] Script: count.py\n"),
+            ),
             coder(
                 turn(tool_calls=[call("write_file", file_path="/workspace/count.py", content=script)]),
                 turn(tool_calls=[call("execute", command="python3 /workspace/count.py")]),
                 turn(tool_calls=[call("execute", command="python3 /workspace/count.py")], delay_s=5),
                 turn(tool_calls=[call("write_file", file_path="/workspace/count.py", content=script)]),
                 turn(tool_calls=[call("execute", command="python3 /workspace/count.py")]),
-                turn(content="STATUS: ok\nSCRIPT: /workspace/count.py\nOUTPUT:\nrows 3\nNOTES: Written again after the sandbox reset."),
+                turn(
+                    content="STATUS: ok\nSCRIPT: /workspace/count.py\nOUTPUT:\nrows 3\nNOTES: Written again after the sandbox reset."
+                ),
             ),
         )
     )
@@ -228,7 +257,10 @@ async def test_a_sandbox_session_killed_mid_run_is_replaced_once_and_the_run_sti
     [reset] = run.statuses("sandbox_reset")
     assert reset["role"] == "coding-subagent" and "files written before are gone" in reset["detail"]
     after_kill = tool_results(requests_of(scripted, "coding-subagent")[3])[-1]
-    assert after_kill.startswith("[Sandbox reset: the sandbox session ended unexpectedly") and "can't open file" in after_kill
+    assert (
+        after_kill.startswith("[Sandbox reset: the sandbox session ended unexpectedly")
+        and "can't open file" in after_kill
+    )
     [shown] = run.of_type("script")
     assert (shown["code"], shown["output"]) == (script, "rows 3")
     assert "3 rows" in run.values["final_report"]
@@ -239,7 +271,9 @@ async def test_a_sandbox_session_killed_mid_run_is_replaced_once_and_the_run_sti
     assert await sessions_gone(sandbox_service, before)
 
 
-async def test_without_a_sandbox_neither_sub_agent_is_offered_and_the_prompts_say_execution_is_unavailable(agent_server, scripted):
+async def test_without_a_sandbox_neither_sub_agent_is_offered_and_the_prompts_say_execution_is_unavailable(
+    agent_server, scripted
+):
     scripted.set_scenario(
         scenario(
             orchestrator(

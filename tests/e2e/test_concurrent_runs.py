@@ -7,8 +7,8 @@ import asyncio
 import pytest
 from langgraph_sdk import get_client
 
-from testkit.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit
 from testkit.agent_server import stream_run
+from testkit.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit
 from testkit.scripted_model import call, turn
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]

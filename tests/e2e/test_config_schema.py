@@ -9,9 +9,9 @@ import pytest
 from langgraph_sdk import get_client
 
 from deep_research_agent.settings import MODEL_TIERS, TIER_ORDER, config_json_schema
-from tests.conftest import E2E_MODEL_KEY
-from testkit.scenarios import orchestrator, scenario, submit
 from testkit.agent_server import GRAPH_ID, stream_run
+from testkit.scenarios import orchestrator, scenario, submit
+from tests.conftest import E2E_MODEL_KEY
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 

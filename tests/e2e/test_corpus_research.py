@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from testkit import corpus as fixture
+from testkit.agent_server import stored_records, stream_run
 from testkit.scenarios import (
     findings_json,
     orchestrator,
@@ -16,15 +18,15 @@ from testkit.scenarios import (
     submit,
     system_text,
 )
-from testkit import corpus as fixture
-from testkit.agent_server import stored_records, stream_run
 from testkit.scripted_model import call, turn
 from testkit.web import ARTICLES
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 FLUX_URL = "corpus://handbook/guide/config.html#GUC-FLUX-BUFFER"
-FLUX_TITLE = "Halvorsen Handbook — 20.4. Resource Consumption › 20.4.1. Memory › flux_buffer (integer) (guide/config.html)"
+FLUX_TITLE = (
+    "Halvorsen Handbook — 20.4. Resource Consumption › 20.4.1. Memory › flux_buffer (integer) (guide/config.html)"
+)
 FLUX_FINDING = "The flux_buffer setting defaults to four megabytes (4MB)."
 WEB_QUOTE = "reached an energy density of 412 Wh/kg in independent tests"
 
@@ -50,7 +52,9 @@ async def test_a_sub_agent_reads_a_corpus_passage_and_the_report_cites_it_with_a
     written = f"# Flux buffer\n\nThe flux buffer defaults to 4MB [1].\n\n## Sources\n[1] config.html — {FLUX_URL}\n"
     scripted.set_scenario(
         scenario(
-            orchestrator(plan_and_delegate("Find the default flux_buffer in the Halvorsen Handbook corpus"), submit(written)),
+            orchestrator(
+                plan_and_delegate("Find the default flux_buffer in the Halvorsen Handbook corpus"), submit(written)
+            ),
             reads_flux(passage_id),
         )
     )
@@ -88,7 +92,9 @@ async def test_a_sub_agent_reads_a_corpus_passage_and_the_report_cites_it_with_a
 async def test_the_prompts_list_the_corpora_and_the_research_sub_agent_gets_the_corpus_tools(agent_server, scripted):
     scripted.set_scenario(
         scenario(
-            orchestrator(plan_and_delegate("Check the handbook"), submit("# Handbook\n\nNothing needed.\n\n## Sources\n")),
+            orchestrator(
+                plan_and_delegate("Check the handbook"), submit("# Handbook\n\nNothing needed.\n\n## Sources\n")
+            ),
             researcher(turn(content=findings_json("Nothing to look up."))),
         )
     )
@@ -96,13 +102,20 @@ async def test_the_prompts_list_the_corpora_and_the_research_sub_agent_gets_the_
     await stream_run(agent_server.url, "Anything in the handbook?")
 
     planner = system_text(requests_of(scripted, "orchestrator")[0]["body"])
-    assert "## Local corpora" in planner and "`handbook`: Halvorsen Handbook — Manuals of the Halvorsen engine (7 documents, " in planner
+    assert (
+        "## Local corpora" in planner
+        and "`handbook`: Halvorsen Handbook — Manuals of the Halvorsen engine (7 documents, " in planner
+    )
     worker = requests_of(scripted, "research-subagent")[0]
     assert {"corpus_search", "corpus_read", "web_search", "web_fetch"} <= tool_names(worker)
-    assert "`handbook` (Halvorsen Handbook)" in system_text(worker["body"]) and "## The web" in system_text(worker["body"])
+    assert "`handbook` (Halvorsen Handbook)" in system_text(worker["body"]) and "## The web" in system_text(
+        worker["body"]
+    )
 
 
-async def test_a_mixed_web_and_corpus_report_numbers_its_sources_in_one_sequence(agent_server, scripted, web, test_corpus):
+async def test_a_mixed_web_and_corpus_report_numbers_its_sources_in_one_sequence(
+    agent_server, scripted, web, test_corpus
+):
     article = ARTICLES["halvorsen-cell"]
     web_url = web.url(article.path)
     web_finding = {"finding": "The Halvorsen cell reached 412 Wh/kg.", "evidence": WEB_QUOTE, "source": web_url}
@@ -124,11 +137,16 @@ async def test_a_mixed_web_and_corpus_report_numbers_its_sources_in_one_sequence
     assert "412 Wh/kg in independent tests [1]. Its flux buffer defaults to 4MB [2]." in report
     sources = report.split("## Sources\n", 1)[1].splitlines()
     assert sorted(sources) == [f"[1] {article.title} — {web_url}", f"[2] {FLUX_TITLE} — {FLUX_URL}"]
-    assert {(c["index"], c["url"], c["verified"]) for c in run.values["cited_sources"]} == {(1, web_url, True), (2, FLUX_URL, True)}
+    assert {(c["index"], c["url"], c["verified"]) for c in run.values["cited_sources"]} == {
+        (1, web_url, True),
+        (2, FLUX_URL, True),
+    }
     assert [c["verdict"] for c in run.values["citations"]] == ["supported", "supported"], run.values["citations"]
     state_sources = [s["url"] for s in run.values["sources"]]
     assert FLUX_URL in state_sources and web_url in state_sources
-    assert [s["index"] for s in run.values["sources"]] == list(range(1, len(state_sources) + 1)), "one numbering for both"
+    assert [s["index"] for s in run.values["sources"]] == list(range(1, len(state_sources) + 1)), (
+        "one numbering for both"
+    )
 
 
 async def test_with_web_search_off_the_run_researches_only_its_corpora(agent_server, scripted, test_corpus):

@@ -10,8 +10,8 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 
-from testkit.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit
 from testkit.agent_server import GRAPH_ID, get_evidence, stored_records, stream_run
+from testkit.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit
 from testkit.scripted_model import call, turn
 from testkit.web import ARTICLES
 
@@ -31,16 +31,22 @@ def reads_pages(*urls: str, finding: str = "The Halvorsen cell reached 412 Wh/kg
 
 
 def report_citing(url: str) -> dict:
-    return submit(f"# Sodium-glass batteries\n\nThe Halvorsen cell reached 412 Wh/kg in independent tests [1].\n\n## Sources\n[1] Halvorsen — {url}\n")
+    return submit(
+        f"# Sodium-glass batteries\n\nThe Halvorsen cell reached 412 Wh/kg in independent tests [1].\n\n## Sources\n[1] Halvorsen — {url}\n"
+    )
 
 
 def sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-async def test_the_thread_state_keeps_short_evidence_entries_and_the_route_serves_the_full_texts(agent_server, scripted, web):
+async def test_the_thread_state_keeps_short_evidence_entries_and_the_route_serves_the_full_texts(
+    agent_server, scripted, web
+):
     urls = [web.url(ARTICLES[slug].path) for slug in ("halvorsen-cell", "norre-bay-kelp", "long")]
-    scripted.set_scenario(scenario(orchestrator(plan_and_delegate("Read three articles"), report_citing(urls[0])), reads_pages(*urls)))
+    scripted.set_scenario(
+        scenario(orchestrator(plan_and_delegate("Read three articles"), report_citing(urls[0])), reads_pages(*urls))
+    )
     client = get_client(url=agent_server.url)
     thread_id = (await client.threads.create())["thread_id"]
     values_sizes, run_ids = [], []
@@ -73,15 +79,25 @@ async def test_the_thread_state_keeps_short_evidence_entries_and_the_route_serve
     assert QUOTE in texts[urls[0]] and "1,240 tonnes" in texts[urls[1]] and "47.3 percent" in texts[urls[2]]
 
 
-async def test_the_thread_route_lists_every_run_s_texts_in_order_and_answers_404_where_nothing_is_stored(agent_server, scripted, web):
+async def test_the_thread_route_lists_every_run_s_texts_in_order_and_answers_404_where_nothing_is_stored(
+    agent_server, scripted, web
+):
     halvorsen, kelp = web.url(ARTICLES["halvorsen-cell"].path), web.url(ARTICLES["norre-bay-kelp"].path)
     battery_turns = (plan_and_delegate("Read the battery article"), report_citing(halvorsen))
-    kelp_turns = (plan_and_delegate("Read the kelp article"), submit("# Kelp\n\nThe farm stored carbon.\n\n## Sources\n"))
+    kelp_turns = (
+        plan_and_delegate("Read the kelp article"),
+        submit("# Kelp\n\nThe farm stored carbon.\n\n## Sources\n"),
+    )
     client = get_client(url=agent_server.url)
     scripted.set_scenario(scenario(orchestrator(*battery_turns), reads_pages(halvorsen)))
     first = await stream_run(client, "Batteries?")
     # The orchestrator's turn counts its thread's earlier replies; each sub-agent starts from its first turn.
-    scripted.set_scenario(scenario(orchestrator(*battery_turns, *kelp_turns), reads_pages(kelp, finding="The farm stored 1,240 tonnes of CO2.", quote="1,240 tonnes")))
+    scripted.set_scenario(
+        scenario(
+            orchestrator(*battery_turns, *kelp_turns),
+            reads_pages(kelp, finding="The farm stored 1,240 tonnes of CO2.", quote="1,240 tonnes"),
+        )
+    )
     second = await stream_run(client, "And kelp?", thread_id=first.thread_id)
 
     answer = await get_evidence(agent_server.url, first.thread_id)

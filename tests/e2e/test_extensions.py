@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.conftest import EXTENSION_FIXTURES
+from testkit.agent_server import stream_run
 from testkit.scenarios import (
     coder,
     extractor,
@@ -22,8 +22,8 @@ from testkit.scenarios import (
     submit,
     system_text,
 )
-from testkit.agent_server import stream_run
 from testkit.scripted_model import call, turn
+from tests.conftest import EXTENSION_FIXTURES
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -46,7 +46,10 @@ def done(run) -> None:
 
 
 async def test_a_sub_agent_reads_the_skill_its_brief_names_and_the_run_announces_it_once(agent_server, scripted):
-    briefs = ("Compare option prices. Apply the skill `cited-table`.", "Compare option lifetimes. Apply the skill `cited-table`.")
+    briefs = (
+        "Compare option prices. Apply the skill `cited-table`.",
+        "Compare option lifetimes. Apply the skill `cited-table`.",
+    )
     scripted.set_scenario(
         scenario(
             orchestrator(plan_and_delegate(*briefs), submit(REPORT)),
@@ -57,7 +60,9 @@ async def test_a_sub_agent_reads_the_skill_its_brief_names_and_the_run_announces
         )
     )
 
-    run = await stream_run(agent_server.url, "Compare the options.", configurable={"skills_dir": str(EXTENSION_FIXTURES / "skills")})
+    run = await stream_run(
+        agent_server.url, "Compare the options.", configurable={"skills_dir": str(EXTENSION_FIXTURES / "skills")}
+    )
 
     done(run)
     [skill] = run.of_type("skill")
@@ -94,7 +99,9 @@ async def test_a_missing_skills_folder_or_a_broken_skill_leaves_the_run_working_
         )
     )
 
-    run = await stream_run(agent_server.url, "Compare the options.", configurable={"skills_dir": str(EXTENSION_FIXTURES / folder)})
+    run = await stream_run(
+        agent_server.url, "Compare the options.", configurable={"skills_dir": str(EXTENSION_FIXTURES / folder)}
+    )
 
     done(run)
     [reported] = [w["detail"] for w in run.statuses("warning") if w["detail"].startswith(("Skill ", "Skills folder"))]
@@ -102,7 +109,9 @@ async def test_a_missing_skills_folder_or_a_broken_skill_leaves_the_run_working_
     assert "BODY-MARKER-broken" not in json.dumps(scripted.requests())
 
 
-async def test_custom_tools_are_offered_to_every_role_called_and_their_events_carry_their_fields(agent_server, scripted):
+async def test_custom_tools_are_offered_to_every_role_called_and_their_events_carry_their_fields(
+    agent_server, scripted
+):
     scripted.set_scenario(
         scenario(
             orchestrator(
@@ -140,13 +149,19 @@ async def test_custom_tools_are_offered_to_every_role_called_and_their_events_ca
     small, large, failed = results
     assert small["ok"] and small["bytes"] == len(json.dumps([{"id": 0, "label": "row-0"}, {"id": 1, "label": "row-1"}]))
     assert large["ok"] and large["bytes"] > 300 and "error_class" not in large
-    assert not failed["ok"] and failed["error_class"] == "unknown" and failed["summary"].startswith("TOOL ERROR (explode, unknown)")
+    assert (
+        not failed["ok"]
+        and failed["error_class"] == "unknown"
+        and failed["summary"].startswith("TOOL ERROR (explode, unknown)")
+    )
 
     seen_by_orchestrator = tool_messages(requests_of(scripted, "orchestrator")[1])[-1]
     body = seen_by_orchestrator.split("<tool_result>\n", 1)[1].rsplit("\n</tool_result>", 1)[0]
     assert json.loads(body) == [{"id": 0, "label": "row-0"}, {"id": 1, "label": "row-1"}], "a list is JSON-encoded"
     seen_by_researcher = tool_messages(requests_of(scripted, "research-subagent")[1])[-1]
-    assert f"[Result truncated: cut to 300 of {large['bytes']:,} characters. No sandbox is attached" in seen_by_researcher
+    assert (
+        f"[Result truncated: cut to 300 of {large['bytes']:,} characters. No sandbox is attached" in seen_by_researcher
+    )
 
     [broken] = [w for w in run.statuses("warning") if "broken.py" in w["detail"]]
     assert "ModuleNotFoundError" in broken["detail"]
@@ -157,7 +172,7 @@ async def test_the_extract_and_coding_sub_agents_are_offered_the_custom_tools_an
 ):
     briefs = {
         "research-subagent": "Find the country code of France.",
-        "extract-subagent": "File: /workspace/data/none.json. Question: anything? Cite it as \"ISO 3166\".",
+        "extract-subagent": 'File: /workspace/data/none.json. Question: anything? Cite it as "ISO 3166".',
         "coding-subagent": "Print France's country code with a script.",
     }
     plan = turn(
@@ -180,17 +195,24 @@ async def test_the_extract_and_coding_sub_agents_are_offered_the_custom_tools_an
                 turn(tool_calls=[call("country_code", country="France")]),
                 turn(tool_calls=[call("write_file", file_path="/workspace/code.py", content="print('FR')\n")]),
                 turn(tool_calls=[call("execute", command="python3 /workspace/code.py")]),
-                turn(content="STATUS: ok\nSCRIPT: /workspace/code.py\nOUTPUT:\nFR\nNOTES: The code the country_code tool gave."),
+                turn(
+                    content="STATUS: ok\nSCRIPT: /workspace/code.py\nOUTPUT:\nFR\nNOTES: The code the country_code tool gave."
+                ),
             ),
         )
     )
 
     run = await stream_run(
-        sandbox_agent.url, "What is France's country code?", configurable={"custom_tools_dir": str(EXTENSION_FIXTURES / "tools")}
+        sandbox_agent.url,
+        "What is France's country code?",
+        configurable={"custom_tools_dir": str(EXTENSION_FIXTURES / "tools")},
     )
 
     done(run)
-    offered = {role: tool_names(requests_of(scripted, role)[0]) for role in ("orchestrator", "research-subagent", "extract-subagent", "coding-subagent")}
+    offered = {
+        role: tool_names(requests_of(scripted, role)[0])
+        for role in ("orchestrator", "research-subagent", "extract-subagent", "coding-subagent")
+    }
     assert all(FIXTURE_TOOLS <= tools for tools in offered.values()), offered
     # Each sandbox role keeps its own sandbox tools, and no more of them, beside the custom tools.
     assert offered["extract-subagent"] == {"execute"} | FIXTURE_TOOLS

@@ -6,10 +6,10 @@ import re
 
 import pytest
 
-from tests.conftest import E2E_MODEL_KEY
-from testkit.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit
 from testkit.agent_server import stream_run
+from testkit.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit
 from testkit.scripted_model import error, turn
+from tests.conftest import E2E_MODEL_KEY
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -40,7 +40,11 @@ async def test_a_run_streams_handshake_subagent_report_usage_and_one_done_status
     start, done = run.statuses("subagent_start"), run.statuses("subagent_done")
     assert len(start) == len(done) == 1
     task_call_ids = [
-        tc["id"] for m in run.values["messages"] if m["type"] == "ai" for tc in m.get("tool_calls", []) if tc["name"] == "task"
+        tc["id"]
+        for m in run.values["messages"]
+        if m["type"] == "ai"
+        for tc in m.get("tool_calls", [])
+        if tc["name"] == "task"
     ]
     assert start[0]["role"] == done[0]["role"] == "research-subagent"
     assert start[0]["task_id"] == done[0]["task_id"] == task_call_ids[0]
@@ -65,7 +69,15 @@ async def test_the_orchestrator_sees_only_its_own_tools_and_the_deployments_cust
     first = next(r for r in scripted.requests() if r["agent"] == "orchestrator")["body"]
     tool_names = {t["function"]["name"] for t in first["tools"]}
     # convert_units is the project's shipped custom tool (custom_tools/unit_convert.py).
-    assert tool_names == {"write_todos", "task", "submit_report", "request_clarification", "record_decision", "search_decisions", "convert_units"}
+    assert tool_names == {
+        "write_todos",
+        "task",
+        "submit_report",
+        "request_clarification",
+        "record_decision",
+        "search_decisions",
+        "convert_units",
+    }
     task_tool = next(t for t in first["tools"] if t["function"]["name"] == "task")
     assert "research-subagent" in task_tool["function"]["description"]
     assert "general-purpose" not in task_tool["function"]["description"]

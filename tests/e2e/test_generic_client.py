@@ -12,6 +12,7 @@ import anyio
 import pytest
 from langgraph_sdk import get_client
 
+from testkit.agent_server import GRAPH_ID
 from testkit.scenarios import (
     findings_json,
     orchestrator,
@@ -22,7 +23,6 @@ from testkit.scenarios import (
     scenario,
     submit,
 )
-from testkit.agent_server import GRAPH_ID
 from testkit.scripted_model import call, turn
 from testkit.web import ARTICLES
 
@@ -72,7 +72,9 @@ async def test_the_delivered_report_is_the_last_ai_message_and_the_state_a_clien
     scripted.set_scenario(
         scenario(
             orchestrator(plan_and_delegate("Find the energy density"), submit(cited(url))),
-            researcher_reads(url, query="sodium glass battery", finding="The Halvorsen cell reached 412 Wh/kg.", quote="412 Wh/kg"),
+            researcher_reads(
+                url, query="sodium glass battery", finding="The Halvorsen cell reached 412 Wh/kg.", quote="412 Wh/kg"
+            ),
         )
     )
 
@@ -83,10 +85,19 @@ async def test_the_delivered_report_is_the_last_ai_message_and_the_state_a_clien
     assert answer["tool_calls"] == []
     assert {"final_report", "sources", "citations", "cited_sources", "todos", "evidence", "messages"} <= set(values)
     # The guards' per-run bookkeeping is never checkpointed, so a client never reads it as the thread's state.
-    delivered = {"final_report", "sources", "citations", "cited_sources", "outcome", "todos", "evidence", "messages", "findings", "draft_report"}
-    assert set(values) - delivered <= {
-        "compaction_overhead_tokens"
+    delivered = {
+        "final_report",
+        "sources",
+        "citations",
+        "cited_sources",
+        "outcome",
+        "todos",
+        "evidence",
+        "messages",
+        "findings",
+        "draft_report",
     }
+    assert set(values) - delivered <= {"compaction_overhead_tokens"}
     assert [s["url"] for s in values["sources"]] == [url]
     assert all("text" not in record for record in values["evidence"])
     assert_only_the_users_own_messages_show(values, QUESTION)
@@ -113,7 +124,9 @@ async def test_a_salvaged_report_is_the_last_ai_message_and_the_nudges_are_hidde
         scenario(
             # A report written as prose instead of submitted: nudged once, then the run ends on prose again.
             orchestrator(plan_and_delegate("Find the energy density"), turn(content=prose), turn(content=prose)),
-            researcher_reads(url, query="sodium glass battery", finding="The Halvorsen cell reached 412 Wh/kg.", quote="412 Wh/kg"),
+            researcher_reads(
+                url, query="sodium glass battery", finding="The Halvorsen cell reached 412 Wh/kg.", quote="412 Wh/kg"
+            ),
         )
     )
 
@@ -137,7 +150,9 @@ async def test_a_research_run_finishes_within_the_ui_recursion_limit_of_100(agen
                 turn(tool_calls=[call("task", description="Check the cycle life", subagent_type="research-subagent")]),
                 submit(cited(url)),
             ),
-            researcher_reads(url, query="sodium glass battery", finding="The Halvorsen cell reached 412 Wh/kg.", quote="412 Wh/kg"),
+            researcher_reads(
+                url, query="sodium glass battery", finding="The Halvorsen cell reached 412 Wh/kg.", quote="412 Wh/kg"
+            ),
         )
     )
 
@@ -148,13 +163,17 @@ async def test_a_research_run_finishes_within_the_ui_recursion_limit_of_100(agen
     assert wrap_ups == [], "a four-step research run should not come near a limit of 100"
 
 
-async def test_at_a_low_client_recursion_limit_the_run_winds_down_and_reports_what_it_found(agent_server, scripted, web):
+async def test_at_a_low_client_recursion_limit_the_run_winds_down_and_reports_what_it_found(
+    agent_server, scripted, web
+):
     url = web.url(ARTICLES["halvorsen-cell"].path)
     scripted.set_scenario(
         scenario(
             # An orchestrator that would delegate forever: the step limit has to end the run.
             orchestrator(plan_and_delegate("Find the energy density"), repeat_last=True),
-            researcher_reads(url, query="sodium glass battery", finding="The Halvorsen cell reached 412 Wh/kg.", quote="412 Wh/kg"),
+            researcher_reads(
+                url, query="sodium glass battery", finding="The Halvorsen cell reached 412 Wh/kg.", quote="412 Wh/kg"
+            ),
         )
     )
 
@@ -180,13 +199,20 @@ async def test_a_cancelled_run_keeps_its_findings_and_a_draft_report_in_state(ag
             # Each unit's brief is the page to read: the first reads fast, the second hangs on its page.
             researcher(
                 turn(tool_calls=[call("web_fetch", url="{last_user}")]),
-                turn(content=findings_json("The cell reached 412 Wh/kg.", [{"finding": "The cell reached 412 Wh/kg.", "evidence": "412 Wh/kg", "source": "{last_user}"}])),
+                turn(
+                    content=findings_json(
+                        "The cell reached 412 Wh/kg.",
+                        [{"finding": "The cell reached 412 Wh/kg.", "evidence": "412 Wh/kg", "source": "{last_user}"}],
+                    )
+                ),
             ),
         )
     )
     client = get_client(url=agent_server.url)
     thread = await client.threads.create()
-    run = await client.runs.create(thread["thread_id"], GRAPH_ID, input={"messages": [{"role": "user", "content": QUESTION}]})
+    run = await client.runs.create(
+        thread["thread_id"], GRAPH_ID, input={"messages": [{"role": "user", "content": QUESTION}]}
+    )
     deadline = time.monotonic() + 30
     while len(requests_of(scripted, "research-subagent")) < 3:
         assert time.monotonic() < deadline, "the second unit never started reading"
@@ -211,12 +237,16 @@ async def test_evidence_and_citations_sent_as_input_never_count_as_retrieved(age
     scripted.set_scenario(
         scenario(
             orchestrator(plan_and_delegate("Find the energy density"), submit(report), submit(report)),
-            researcher_reads(url, query="sodium glass battery", finding="The Halvorsen cell reached 412 Wh/kg.", quote="412 Wh/kg"),
+            researcher_reads(
+                url, query="sodium glass battery", finding="The Halvorsen cell reached 412 Wh/kg.", quote="412 Wh/kg"
+            ),
         )
     )
     client = get_client(url=agent_server.url)
     thread = await client.threads.create()
-    schemas = await client.assistants.get_schemas((await client.assistants.search(graph_id=GRAPH_ID))[0]["assistant_id"])
+    schemas = await client.assistants.get_schemas(
+        (await client.assistants.search(graph_id=GRAPH_ID))[0]["assistant_id"]
+    )
     assert list(schemas["input_schema"]["properties"]) == ["messages"]
 
     await client.runs.wait(
@@ -236,4 +266,6 @@ async def test_evidence_and_citations_sent_as_input_never_count_as_retrieved(age
     assert all(source["url"] != forged for claim in values["citations"] for source in claim["sources"])
     # Its figure now rests on no citation at all, and says so.
     [miracle] = [claim for claim in values["citations"] if "2,000 Wh/kg" in claim["claim"]]
-    assert (miracle["verdict"], miracle["indexes"]) == ("uncited_number", []) and "2,000 Wh/kg [unverified]." in values["final_report"]
+    assert (miracle["verdict"], miracle["indexes"]) == ("uncited_number", []) and "2,000 Wh/kg [unverified]." in values[
+        "final_report"
+    ]

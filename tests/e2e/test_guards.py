@@ -13,8 +13,9 @@ import anyio
 import pytest
 from langgraph_sdk import get_client
 
-from deep_research_agent.settings import MODEL_TIERS
 from deep_research_agent.protocol.events import STOP_REQUESTS_NAMESPACE
+from deep_research_agent.settings import MODEL_TIERS
+from testkit.agent_server import GRAPH_ID, stored_records, stream_run
 from testkit.scenarios import (
     end_of,
     findings_json,
@@ -27,7 +28,6 @@ from testkit.scenarios import (
     scenario,
     submit,
 )
-from testkit.agent_server import GRAPH_ID, stored_records, stream_run
 from testkit.scripted_model import call, error, turn
 from testkit.web import ARTICLES
 
@@ -42,7 +42,9 @@ def task_results(run) -> list[str]:
     return [m["content"] for m in run.values["messages"] if m["type"] == "tool" and m["name"] == "task"]
 
 
-async def test_a_sub_agent_repeating_one_search_forever_is_halted_and_the_report_still_arrives(agent_server, scripted, web):
+async def test_a_sub_agent_repeating_one_search_forever_is_halted_and_the_report_still_arrives(
+    agent_server, scripted, web
+):
     scripted.set_scenario(
         scenario(
             orchestrator(plan_and_delegate("Find sodium battery prices"), submit(REPORT)),
@@ -131,7 +133,9 @@ async def test_a_second_runaway_ends_the_sub_agent_and_only_a_small_hand_back_re
     assert run.of_type("subagent_findings")[0]["halted"] == "runaway_guard"
 
 
-async def test_a_tool_call_ceiling_halts_every_role_and_the_run_ends_with_a_salvaged_report(agent_server, scripted, web):
+async def test_a_tool_call_ceiling_halts_every_role_and_the_run_ends_with_a_salvaged_report(
+    agent_server, scripted, web
+):
     url = web.url(ARTICLES["halvorsen-cell"].path)
     partial = findings_json(
         "The Halvorsen cell reached 412 Wh/kg.",
@@ -153,7 +157,12 @@ async def test_a_tool_call_ceiling_halts_every_role_and_the_run_ends_with_a_salv
     assert len(halt) == 1 and halt[0]["reason"] == "tool_calls"
     assert run.of_type("usage")[0]["tool_calls"] == 10
     assert run.end_statuses[0]["tool_calls"] == 10
-    wrap_up = [m for r in requests_of(scripted, "research-subagent") for m in r["body"]["messages"] if "WRAP UP NOW" in message_text(m)]
+    wrap_up = [
+        m
+        for r in requests_of(scripted, "research-subagent")
+        for m in r["body"]["messages"]
+        if "WRAP UP NOW" in message_text(m)
+    ]
     assert wrap_up and wrap_up[0]["name"] == "dra_harness"
 
     assert run.of_type("subagent_findings")[0]["halted"] == "budget"
@@ -226,10 +235,15 @@ async def test_a_tiny_dollar_ceiling_stops_the_run_on_the_providers_reported_cos
     assert usage["compactions"] == 0 and usage["messages_summarized"] == 0
     assert usage["tool_calls"] == 0, "a tool call started after the halt"
     assert requests_of(scripted, "research-subagent") == []
-    assert run.of_type("report")[0]["partial"] is True and "No research unit returned findings" in run.values["final_report"]
+    assert (
+        run.of_type("report")[0]["partial"] is True
+        and "No research unit returned findings" in run.values["final_report"]
+    )
 
 
-async def test_a_dollar_ceiling_binds_on_cost_priced_from_the_tier_when_the_provider_reports_none(agent_server, scripted):
+async def test_a_dollar_ceiling_binds_on_cost_priced_from_the_tier_when_the_provider_reports_none(
+    agent_server, scripted
+):
     big = {"prompt_tokens": 200_000, "completion_tokens": 1_000}
     tier = MODEL_TIERS["extra-low"]  # the e2e server's tier
     orchestrator_cost, researcher_cost = tier.research.cost_usd(**_priced(big)), tier.subagent.cost_usd(**_priced(big))
@@ -296,10 +310,14 @@ async def test_a_token_ceiling_counts_cached_input_at_a_tenth(agent_server, scri
     triage = run.of_type("usage")[0]["per_role"]["triage"]
     assert halt["used"] == pytest.approx(6_000 + 5_100 + triage["input_tokens"] + triage["output_tokens"], abs=1)
     assert run.of_type("usage")[0]["cached_tokens"] == 49_000
-    assert len(requests_of(scripted, "research-subagent")) == 1, "the cached 50,000-token call alone must not have halted"
+    assert len(requests_of(scripted, "research-subagent")) == 1, (
+        "the cached 50,000-token call alone must not have halted"
+    )
 
 
-async def test_a_wall_clock_ceiling_cuts_a_slow_model_call_and_ends_the_run_near_the_ceiling(agent_server, scripted, web):
+async def test_a_wall_clock_ceiling_cuts_a_slow_model_call_and_ends_the_run_near_the_ceiling(
+    agent_server, scripted, web
+):
     scripted.set_scenario(
         scenario(
             orchestrator(plan_and_delegate("Find prices"), submit(REPORT)),
@@ -339,7 +357,9 @@ async def test_a_burst_of_rate_limits_is_waited_out_visibly_then_the_run_succeed
     assert [w["attempt"] for w in waits] == [1, 2, 3, 4]
     assert all(0.1 <= w["wait_s"] <= 0.12 and w["model"] == "deepseek/deepseek-v4-flash" for w in waits)
     assert all(w["role"] == "orchestrator" and w["reason"] == "HTTP 429" for w in waits)
-    assert [r["status"] for r in requests_of(scripted, "orchestrator")] == [429, 429, 429, 429, 200], "hidden client retries"
+    assert [r["status"] for r in requests_of(scripted, "orchestrator")] == [429, 429, 429, 429, 200], (
+        "hidden client retries"
+    )
     assert len(run.statuses("model_call")) == 1, "the heartbeat is per model step, not per attempt"
     assert run.statuses("model_unavailable") == []
 
@@ -402,7 +422,9 @@ async def test_a_sub_agent_whose_model_call_raises_fails_alone_and_the_run_goes_
 
 
 async def test_the_orchestrators_recursion_limit_ends_the_run_cleanly_with_a_salvaged_report(agent_server, scripted):
-    plans = [turn(tool_calls=[call("write_todos", todos=[{"content": f"step {n}", "status": "pending"}])]) for n in range(20)]
+    plans = [
+        turn(tool_calls=[call("write_todos", todos=[{"content": f"step {n}", "status": "pending"}])]) for n in range(20)
+    ]
     scripted.set_scenario(scenario(orchestrator(*plans)))
 
     run = await stream_run(agent_server.url, "Plan forever.", configurable={"recursion_limit": 40}, timeout=60)
@@ -433,7 +455,9 @@ async def test_every_model_step_is_announced_with_its_role_model_step_and_unit(a
     scripted.set_scenario(
         scenario(
             orchestrator(plan_and_delegate("Find the cost of sodium cells"), submit(REPORT)),
-            researcher(turn(tool_calls=[call("web_search", query="sodium cell cost")]), turn(content=findings_json("Cheap."))),
+            researcher(
+                turn(tool_calls=[call("web_search", query="sodium cell cost")]), turn(content=findings_json("Cheap."))
+            ),
         )
     )
 
@@ -517,7 +541,9 @@ async def test_a_stop_request_ends_the_run_at_once_with_a_report_of_what_was_fou
     assert stop_requests == {"items": []}, "the stop request was not deleted once served"
 
 
-async def test_a_wrap_up_request_stops_new_research_and_the_orchestrator_still_writes_the_report(agent_server, scripted, web):
+async def test_a_wrap_up_request_stops_new_research_and_the_orchestrator_still_writes_the_report(
+    agent_server, scripted, web
+):
     scripted.set_scenario(
         scenario(
             orchestrator(plan_and_delegate("Find sodium prices"), submit(REPORT)),
@@ -532,7 +558,9 @@ async def test_a_wrap_up_request_stops_new_research_and_the_orchestrator_still_w
     assert end_of(run) == ("done", "report_delivered")
     assert [s["reason"] for s in run.statuses("stop_requested")] == ["wrap_up"]
     assert web.tavily_requests() == [], "a search started after the wrap-up request"
-    researcher_sent = " ".join(message_text(m) for m in requests_of(scripted, "research-subagent")[-1]["body"]["messages"])
+    researcher_sent = " ".join(
+        message_text(m) for m in requests_of(scripted, "research-subagent")[-1]["body"]["messages"]
+    )
     assert "not run, because the user asked the run to wrap up" in researcher_sent
     assert "WRAP UP NOW: the user asked this research run to finish now" in researcher_sent
     orchestrator_sent = " ".join(message_text(m) for m in requests_of(scripted, "orchestrator")[-1]["body"]["messages"])

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from testkit.scenarios import orchestrator, plan_and_delegate, requests_of, researcher_reads, scenario, submit
 from testkit.agent_server import GRAPH_ID, PROJECT_ROOT
+from testkit.scenarios import orchestrator, plan_and_delegate, requests_of, researcher_reads, scenario, submit
 from testkit.web import ARTICLES
 
 pytestmark = pytest.mark.e2e
@@ -48,7 +48,9 @@ def happy_path(scripted, web) -> None:
         scenario(
             orchestrator(
                 plan_and_delegate("Find the energy density of sodium-glass batteries"),
-                submit(f"# Sodium-glass batteries\n\nThey reach 412 Wh/kg [1].\n\n## Sources\n[1] {article.title} — {url}\n"),
+                submit(
+                    f"# Sodium-glass batteries\n\nThey reach 412 Wh/kg [1].\n\n## Sources\n[1] {article.title} — {url}\n"
+                ),
             ),
             researcher_reads(url, query="sodium glass battery", finding="They reach 412 Wh/kg.", quote="412 Wh/kg"),
         )

@@ -22,12 +22,22 @@ import pytest
 from langgraph_sdk import get_client
 
 from deep_research_agent.knowledge.namespace import knowledge_namespace
-from tests.conftest import agent_env
-from testkit.scenarios import end_of, findings_json, message_text, orchestrator, plan_and_delegate, requests_of, researcher, scenario, submit
 from testkit.agent_server import PROJECT_ROOT, AgentServer, RunResult, stream_run
 from testkit.flaky_store import FAILING_MARK, SLOW_MARK, SLOW_S
+from testkit.scenarios import (
+    end_of,
+    findings_json,
+    message_text,
+    orchestrator,
+    plan_and_delegate,
+    requests_of,
+    researcher,
+    scenario,
+    submit,
+)
 from testkit.scripted_model import call, turn
 from testkit.web import ARTICLES
+from tests.conftest import agent_env
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -47,7 +57,9 @@ def halvorsen(web: Any) -> str:
 
 
 def report_citing(url: str) -> dict[str, Any]:
-    return submit(f"# Halvorsen cell\n\nThe Halvorsen cell reached 412 Wh/kg in independent tests [1].\n\n## Sources\n[1] Halvorsen cell — {url}\n")
+    return submit(
+        f"# Halvorsen cell\n\nThe Halvorsen cell reached 412 Wh/kg in independent tests [1].\n\n## Sources\n[1] Halvorsen cell — {url}\n"
+    )
 
 
 def finding(url: str) -> list[dict[str, str]]:
@@ -57,7 +69,9 @@ def finding(url: str) -> list[dict[str, str]]:
 def tool_results(scripted: Any, tool: str) -> list[str]:
     """What the research sub-agent read back from ``tool``, in order (from its last model request)."""
     messages = requests_of(scripted, "research-subagent")[-1]["body"]["messages"]
-    names = {c["id"]: c["function"]["name"] for m in messages if m["role"] == "assistant" for c in m.get("tool_calls") or []}
+    names = {
+        c["id"]: c["function"]["name"] for m in messages if m["role"] == "assistant" for c in m.get("tool_calls") or []
+    }
     return [message_text(m) for m in messages if m["role"] == "tool" and names.get(m.get("tool_call_id")) == tool]
 
 
@@ -66,10 +80,11 @@ async def dataset_items(url: str, user: str, dataset: str = "main") -> list[dict
     return found["items"]
 
 
-async def research(server: str, scripted: Any, researcher_agent: dict[str, Any], *then: dict[str, Any], user: str, **configurable: Any) -> RunResult:
+async def research(
+    server: str, scripted: Any, researcher_agent: dict[str, Any], *then: dict[str, Any], user: str, **configurable: Any
+) -> RunResult:
     scripted.set_scenario(scenario(orchestrator(plan_and_delegate(UNIT), *then), researcher_agent))
     return await stream_run(server, QUESTION, configurable={"user_id": user, **configurable}, timeout=90)
-
 
 
 async def remember_snippet(server_url: str, scripted, url: str, *, user: str) -> None:
@@ -86,7 +101,9 @@ async def remember_snippet(server_url: str, scripted, url: str, *, user: str) ->
     )
 
 
-async def test_a_snippet_remembered_in_one_run_is_queried_there_and_cited_from_the_knowledge_base_in_the_next(agent_server, scripted, web):
+async def test_a_snippet_remembered_in_one_run_is_queried_there_and_cited_from_the_knowledge_base_in_the_next(
+    agent_server, scripted, web
+):
     url, user = halvorsen(web), new_user()
 
     first = await research(
@@ -135,7 +152,9 @@ async def test_a_snippet_remembered_in_one_run_is_queried_there_and_cited_from_t
     assert [s["url"] for s in second.values["sources"]] == [url]
 
 
-async def test_an_invented_figure_cited_to_a_knowledge_entry_is_checked_against_the_stored_snippet(agent_server, scripted, web):
+async def test_an_invented_figure_cited_to_a_knowledge_entry_is_checked_against_the_stored_snippet(
+    agent_server, scripted, web
+):
     url, user = halvorsen(web), new_user()
     await remember_snippet(agent_server.url, scripted, url, user=user)
     invented = "The Halvorsen cell reached 530 Wh/kg in independent tests [1]."
@@ -173,7 +192,10 @@ async def test_one_user_never_reads_another_user_s_entries(agent_server, scripte
     )
 
     [answer] = tool_results(scripted, "query")
-    assert answer == "The knowledge base (dataset 'main') is empty: nothing has been remembered in it yet. Research on the web."
+    assert (
+        answer
+        == "The knowledge base (dataset 'main') is empty: nothing has been remembered in it yet. Research on the web."
+    )
     assert run.values["evidence"] == []
     assert len(await dataset_items(agent_server.url, alice)) == 1 and await dataset_items(agent_server.url, bob) == []
 
@@ -207,12 +229,16 @@ def kb(url: str, *args: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
-async def test_kb_lists_exports_and_deletes_a_dataset_that_remember_findings_filled(agent_server, scripted, web, tmp_path):
+async def test_kb_lists_exports_and_deletes_a_dataset_that_remember_findings_filled(
+    agent_server, scripted, web, tmp_path
+):
     url, user = halvorsen(web), new_user()
     run = await research(
         agent_server.url,
         scripted,
-        researcher(turn(tool_calls=[call("web_fetch", url=url)]), turn(content=findings_json("412 Wh/kg.", finding(url)))),
+        researcher(
+            turn(tool_calls=[call("web_fetch", url=url)]), turn(content=findings_json("412 Wh/kg.", finding(url)))
+        ),
         report_citing(url),
         user=user,
         knowledge_dataset="batteries",
@@ -220,7 +246,11 @@ async def test_kb_lists_exports_and_deletes_a_dataset_that_remember_findings_fil
     )
     assert end_of(run) == ("done", "report_delivered")
     [item] = await dataset_items(agent_server.url, user, "batteries")
-    assert (item["value"]["text"], item["value"]["note"], item["value"]["source"]) == (QUOTE, "The Halvorsen cell reached 412 Wh/kg.", url)
+    assert (item["value"]["text"], item["value"]["note"], item["value"]["source"]) == (
+        QUOTE,
+        "The Halvorsen cell reached 412 Wh/kg.",
+        url,
+    )
 
     listed = kb(agent_server.url, "list", "--user", user, "--dataset", "batteries")
     assert listed.returncode == 0, listed.stderr
@@ -246,7 +276,11 @@ async def test_kb_lists_exports_and_deletes_a_dataset_that_remember_findings_fil
 @pytest.fixture(scope="module")
 def flaky_server(model_server: Any, web_server: Any) -> Iterator[AgentServer]:
     """A second dev server whose store fails writes marked FAILING_MARK and delays those marked SLOW_MARK."""
-    server = AgentServer(agent_env(model_server, web_server), jobs=2, store={"path": f"{PROJECT_ROOT / 'testkit/flaky_store.py'}:make_store"})
+    server = AgentServer(
+        agent_env(model_server, web_server),
+        jobs=2,
+        store={"path": f"{PROJECT_ROOT / 'testkit/flaky_store.py'}:make_store"},
+    )
     server.start()
     try:
         yield server
@@ -278,7 +312,9 @@ async def test_a_snippet_still_queued_when_the_run_ends_is_stored_before_the_run
     assert [s for s in run.statuses("warning") if s.get("reason") == "knowledge_write_failed"] == []
 
 
-async def test_a_failing_store_write_is_a_classified_error_and_the_report_is_still_delivered(flaky_server, scripted, web):
+async def test_a_failing_store_write_is_a_classified_error_and_the_report_is_still_delivered(
+    flaky_server, scripted, web
+):
     url, user = halvorsen(web), new_user()
     failing = f"{FAILING_MARK} {SNIPPET}"
 

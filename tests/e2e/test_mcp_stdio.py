@@ -10,11 +10,20 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import GUARD_BEARER, agent_env
-from testkit.scenarios import findings_json, message_text, orchestrator, plan_and_delegate, requests_of, researcher, scenario, submit
 from testkit.agent_server import AgentServer, stream_run
 from testkit.mcp_proxy import BIN, TIME_SERVER, McpProxy
+from testkit.scenarios import (
+    findings_json,
+    message_text,
+    orchestrator,
+    plan_and_delegate,
+    requests_of,
+    researcher,
+    scenario,
+    submit,
+)
 from testkit.scripted_model import call, turn
+from tests.conftest import GUARD_BEARER, agent_env
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -29,7 +38,11 @@ def operator_agent_server(model_server, web_server, guarded_everything) -> Itera
         {"label": "clock", "command": str(BIN / "mcp-server-time"), "args": ["--local-timezone", "UTC"]},
         {"label": "guarded", "url": guarded_everything.url()},
     ]
-    env = {**agent_env(model_server, web_server), "DRA_MCP_SERVERS": json.dumps(servers), "DRA_MCP_BEARER": GUARD_BEARER}
+    env = {
+        **agent_env(model_server, web_server),
+        "DRA_MCP_SERVERS": json.dumps(servers),
+        "DRA_MCP_BEARER": GUARD_BEARER,
+    }
     server = AgentServer(env).start()
     try:
         yield server
@@ -65,17 +78,23 @@ async def test_a_stdio_server_from_the_operators_config_is_started_and_called(op
     assert result["ok"] and "Europe/Sofia" in result["summary"]
 
 
-async def test_the_operator_bearer_reaches_the_operators_server_and_never_a_runs(operator_agent_server, scripted, guarded_everything):
+async def test_the_operator_bearer_reaches_the_operators_server_and_never_a_runs(
+    operator_agent_server, scripted, guarded_everything
+):
     scripted.set_scenario(asks_the_time(call("echo", message="operator")))
 
     operators = await stream_run(operator_agent_server.url, "Look it up.", configurable={"mcp_tools_ttl": 0})
     scripted.set_scenario(asks_the_time())
     runs = await stream_run(
-        operator_agent_server.url, "Look it up.", configurable={"mcp_servers": [{"label": "mine", "url": guarded_everything.url()}], "mcp_tools_ttl": 0}
+        operator_agent_server.url,
+        "Look it up.",
+        configurable={"mcp_servers": [{"label": "mine", "url": guarded_everything.url()}], "mcp_tools_ttl": 0},
     )
 
     assert [(r["ok"], r["summary"]) for r in operators.of_type("mcp_result")] == [(True, "Echo: operator")]
-    assert [(e["state"], e.get("detail")) for e in runs.statuses() if e.get("label") == "mine"] == [("mcp_error", "HTTP 401 Unauthorized")]
+    assert [(e["state"], e.get("detail")) for e in runs.statuses() if e.get("label") == "mine"] == [
+        ("mcp_error", "HTTP 401 Unauthorized")
+    ]
     assert GUARD_BEARER not in str(operators.events) + str(runs.events)
 
 
@@ -83,18 +102,26 @@ async def test_a_runs_own_servers_replace_the_operators_stdio_server(operator_ag
     scripted.set_scenario(asks_the_time())
 
     run = await stream_run(
-        operator_agent_server.url, "What time is it?", configurable={"mcp_servers": [{"label": "gw", "url": proxy.url("time")}]}
+        operator_agent_server.url,
+        "What time is it?",
+        configurable={"mcp_servers": [{"label": "gw", "url": proxy.url("time")}]},
     )
 
     assert [e["label"] for e in run.statuses() if e["state"] == "mcp_ready"] == ["gw"]
 
 
-async def test_stdio_servers_behind_mcp_proxy_are_reached_over_http_and_a_bad_value_is_permanent(agent_server, scripted, proxy):
+async def test_stdio_servers_behind_mcp_proxy_are_reached_over_http_and_a_bad_value_is_permanent(
+    agent_server, scripted, proxy
+):
     scripted.set_scenario(
         asks_the_time(call("get_current_time", timezone="Europe/Sofia"), call("get_current_time", timezone="Not/AZone"))
     )
 
-    run = await stream_run(agent_server.url, "What time is it?", configurable={"mcp_servers": [{"label": "time", "url": proxy.url("time")}]})
+    run = await stream_run(
+        agent_server.url,
+        "What time is it?",
+        configurable={"mcp_servers": [{"label": "time", "url": proxy.url("time")}]},
+    )
 
     [ready] = [e for e in run.statuses() if e["state"] == "mcp_ready"]
     assert ready["server"] == proxy.url("time") and set(ready["tools"]) == TIME_TOOLS
@@ -108,7 +135,11 @@ async def test_stdio_servers_behind_mcp_proxy_are_reached_over_http_and_a_bad_va
 async def test_an_unknown_named_server_on_the_proxy_is_an_mcp_error(agent_server, scripted, proxy):
     scripted.set_scenario(asks_the_time())
 
-    run = await stream_run(agent_server.url, "What time is it?", configurable={"mcp_servers": [{"label": "nope", "url": proxy.url("nope")}]})
+    run = await stream_run(
+        agent_server.url,
+        "What time is it?",
+        configurable={"mcp_servers": [{"label": "nope", "url": proxy.url("nope")}]},
+    )
 
     [error] = [e for e in run.statuses() if e["state"] == "mcp_error"]
     assert error["label"] == "nope" and "\n" not in error["detail"]

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from testkit.agent_server import stream_run
 from testkit.scenarios import (
     findings_json,
     message_text,
@@ -24,9 +25,8 @@ from testkit.scenarios import (
     scenario,
     submit,
 )
-from tests.conftest import GUARD_BEARER
-from testkit.agent_server import stream_run
 from testkit.scripted_model import call, turn
+from tests.conftest import GUARD_BEARER
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -53,7 +53,11 @@ def offered_tools(request: dict[str, Any]) -> set[str]:
 async def test_a_research_sub_agent_calls_a_real_mcp_tool_and_the_report_cites_it_by_the_servers_label(
     agent_server, scripted, mcp_everything
 ):
-    finding = {"finding": "The server echoed the phrase.", "evidence": "Echo: sodium glass 412", "source": "MCP: everything"}
+    finding = {
+        "finding": "The server echoed the phrase.",
+        "evidence": "Echo: sodium glass 412",
+        "source": "MCP: everything",
+    }
     scripted.set_scenario(
         scenario(
             orchestrator(
@@ -68,7 +72,9 @@ async def test_a_research_sub_agent_calls_a_real_mcp_tool_and_the_report_cites_i
     )
 
     run = await stream_run(
-        agent_server.url, "Echo something.", configurable={"mcp_servers": [{"label": "everything", "url": mcp_everything.url}]}
+        agent_server.url,
+        "Echo something.",
+        configurable={"mcp_servers": [{"label": "everything", "url": mcp_everything.url}]},
     )
 
     [ready] = mcp_statuses(run)
@@ -84,7 +90,12 @@ async def test_a_research_sub_agent_calls_a_real_mcp_tool_and_the_report_cites_i
     assert "Echo: sodium glass 412" in message_text(echoed[-1])
 
     [called], [result] = run.of_type("mcp_call"), run.of_type("mcp_result")
-    assert (called["tool"], called["server"], called["args"], called["role"]) == ("echo", "everything", {"message": "sodium glass 412"}, "research-subagent")
+    assert (called["tool"], called["server"], called["args"], called["role"]) == (
+        "echo",
+        "everything",
+        {"message": "sodium glass 412"},
+        "research-subagent",
+    )
     assert (result["id"], result["ok"], result["summary"]) == (called["id"], True, "Echo: sodium glass 412")
     assert result["bytes"] == len("Echo: sodium glass 412") and "error_class" not in result
 
@@ -114,7 +125,9 @@ async def test_a_bad_argument_is_a_permanent_error_and_its_identical_retry_is_an
     )
 
     run = await stream_run(
-        agent_server.url, "Echo a number.", configurable={"mcp_servers": [{"label": "everything", "url": mcp_everything.url}]}
+        agent_server.url,
+        "Echo a number.",
+        configurable={"mcp_servers": [{"label": "everything", "url": mcp_everything.url}]},
     )
 
     first, repeated = run.of_type("mcp_result")
@@ -124,7 +137,9 @@ async def test_a_bad_argument_is_a_permanent_error_and_its_identical_retry_is_an
     after_first, after_retry = requests_of(scripted, "research-subagent")[1:3]
     first_text = message_text([m for m in after_first["body"]["messages"] if m["role"] == "tool"][-1])
     assert first_text.startswith("TOOL ERROR (echo, permanent):") and "do not retry" in first_text
-    assert "Answered from memory" in message_text([m for m in after_retry["body"]["messages"] if m["role"] == "tool"][-1])
+    assert "Answered from memory" in message_text(
+        [m for m in after_retry["body"]["messages"] if m["role"] == "tool"][-1]
+    )
     assert (run.end_statuses[0]["state"], run.end_statuses[0]["reason"]) == ("done", "report_delivered")
 
 
@@ -142,7 +157,10 @@ async def test_a_real_server_behind_a_bearer_proxy_gives_401_without_the_token_a
     with_it = await stream_run(
         agent_server.url,
         "Echo.",
-        configurable={"mcp_servers": [{**guarded, "headers": {"Authorization": f"Bearer {GUARD_BEARER}"}}], "mcp_tools_ttl": 0},
+        configurable={
+            "mcp_servers": [{**guarded, "headers": {"Authorization": f"Bearer {GUARD_BEARER}"}}],
+            "mcp_tools_ttl": 0,
+        },
     )
 
     assert [(e["state"], e.get("detail")) for e in mcp_statuses(without)] == [("mcp_error", "HTTP 401 Unauthorized")]
@@ -172,7 +190,9 @@ async def test_a_wrong_path_is_an_mcp_error_in_one_line(agent_server, scripted, 
     scripted.set_scenario(quiet_run())
     url = mcp_everything.url.replace("/mcp", "/servers/nope/mcp")
 
-    run = await stream_run(agent_server.url, "Look around.", configurable={"mcp_servers": [{"label": "nope", "url": url}]})
+    run = await stream_run(
+        agent_server.url, "Look around.", configurable={"mcp_servers": [{"label": "nope", "url": url}]}
+    )
 
     [error] = mcp_statuses(run)
     assert error["state"] == "mcp_error" and "\n" not in error["detail"] and "TaskGroup" not in error["detail"]
@@ -182,18 +202,24 @@ async def test_mcp_config_takes_a_base_url_and_gets_mcp_appended(agent_server, s
     scripted.set_scenario(quiet_run())
     base = mcp_everything.url.removesuffix("/mcp")
 
-    run = await stream_run(agent_server.url, "Look around.", configurable={"mcp_config": {"url": base, "tools": ["echo"]}})
+    run = await stream_run(
+        agent_server.url, "Look around.", configurable={"mcp_config": {"url": base, "tools": ["echo"]}}
+    )
 
     [ready] = mcp_statuses(run)
     assert (ready["state"], ready["server"], ready["tools"]) == ("mcp_ready", mcp_everything.url, ["echo"])
 
 
-async def test_the_listing_is_cached_for_its_ttl_and_listed_on_every_run_with_ttl_zero(agent_server, scripted, mcp_everything):
+async def test_the_listing_is_cached_for_its_ttl_and_listed_on_every_run_with_ttl_zero(
+    agent_server, scripted, mcp_everything
+):
     scripted.set_scenario(quiet_run())
 
     async def cached(label: str, ttl: float) -> bool:
         servers = [{"label": label, "url": mcp_everything.url}]
-        run = await stream_run(agent_server.url, "Look around.", configurable={"mcp_servers": servers, "mcp_tools_ttl": ttl})
+        run = await stream_run(
+            agent_server.url, "Look around.", configurable={"mcp_servers": servers, "mcp_tools_ttl": ttl}
+        )
         [ready] = mcp_statuses(run)
         assert ready["state"] == "mcp_ready"
         return ready["cached"]
@@ -216,7 +242,9 @@ async def test_a_stdio_server_sent_in_the_configurable_is_refused_and_never_run(
     assert any("stdio" in e.get("detail", "") for e in run.statuses("warning"))
 
 
-async def test_header_values_never_reach_events_the_state_values_or_the_server_log(agent_server, scripted, mcp_everything):
+async def test_header_values_never_reach_events_the_state_values_or_the_server_log(
+    agent_server, scripted, mcp_everything
+):
     scripted.set_scenario(quiet_run())
     servers = [{"label": "keyed", "url": mcp_everything.url, "headers": {"x-api-key": HEADER_SECRET}}]
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import agent_env
-from testkit.scenarios import end_of, findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit
 from testkit.agent_server import PROJECT_ROOT, AgentServer, RunResult, stream_run
+from testkit.scenarios import end_of, findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit
 from testkit.scripted_model import call, turn
 from testkit.web import ARTICLES
+from tests.conftest import agent_env
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -27,7 +27,11 @@ def pharos(web: Any) -> str:
 
 
 def reads(*urls: str, cite: str) -> dict[str, Any]:
-    finding = {"finding": "The lighthouse stood over 100 metres tall.", "evidence": "stood over 100 metres tall", "source": cite}
+    finding = {
+        "finding": "The lighthouse stood over 100 metres tall.",
+        "evidence": "stood over 100 metres tall",
+        "source": cite,
+    }
     return researcher(
         turn(tool_calls=[call("web_fetch", url=url) for url in urls]),
         turn(content=findings_json("The lighthouse's height.", [finding])),
@@ -42,11 +46,17 @@ def outcome_of(run: RunResult) -> str | None:
     """The outcome, checked to be the same on the end status, the usage event and in state."""
     [usage] = run.of_type("usage")
     [end] = run.end_statuses
-    assert end.get("outcome") == usage.get("outcome") == run.values.get("outcome"), (end, usage.get("outcome"), run.values.get("outcome"))
+    assert end.get("outcome") == usage.get("outcome") == run.values.get("outcome"), (
+        end,
+        usage.get("outcome"),
+        run.values.get("outcome"),
+    )
     return end.get("outcome")
 
 
-async def research(server: AgentServer, scripted: Any, researcher_agent: dict[str, Any], *then: dict[str, Any], **options: Any) -> RunResult:
+async def research(
+    server: AgentServer, scripted: Any, researcher_agent: dict[str, Any], *then: dict[str, Any], **options: Any
+) -> RunResult:
     scripted.set_scenario(scenario(orchestrator(plan_and_delegate(UNIT), *then, repeat_last=True), researcher_agent))
     return await stream_run(server.url, QUESTION, timeout=90, **options)
 
@@ -60,9 +70,14 @@ async def test_a_report_whose_every_claim_checks_out_is_answered(agent_server, s
     assert [c["verdict"] for c in run.values["citations"]] == ["supported"]
 
 
-async def test_a_report_saying_the_evidence_does_not_answer_the_question_is_insufficient_evidence(agent_server, scripted, web):
+async def test_a_report_saying_the_evidence_does_not_answer_the_question_is_insufficient_evidence(
+    agent_server, scripted, web
+):
     url = pharos(web)
-    body = "The sources read do not say when the lighthouse was destroyed, so this question cannot be answered from the evidence. " + HEIGHT_CLAIM
+    body = (
+        "The sources read do not say when the lighthouse was destroyed, so this question cannot be answered from the evidence. "
+        + HEIGHT_CLAIM
+    )
     delivery = turn(tool_calls=[call("submit_report", report_markdown=report(body, url), evidence_insufficient=True)])
 
     run = await research(agent_server, scripted, reads(url, cite=url), delivery)
@@ -98,7 +113,13 @@ async def test_a_ceiling_that_ends_the_run_is_budget_exhausted(agent_server, scr
     url = pharos(web)
     searches = [turn(tool_calls=[call("web_search", query=f"pharos height {n}")]) for n in range(12)]
 
-    run = await research(agent_server, scripted, researcher(*searches), submit(report(HEIGHT_CLAIM, url)), configurable={"max_tool_calls": 6})
+    run = await research(
+        agent_server,
+        scripted,
+        researcher(*searches),
+        submit(report(HEIGHT_CLAIM, url)),
+        configurable={"max_tool_calls": 6},
+    )
 
     assert end_of(run) == ("error", "budget_exhausted")
     assert run.of_type("report")[-1]["partial"] is True
@@ -106,7 +127,9 @@ async def test_a_ceiling_that_ends_the_run_is_budget_exhausted(agent_server, scr
 
 
 async def test_a_run_that_only_asks_clarifying_questions_has_no_outcome_yet(agent_server, scripted):
-    scripted.set_scenario(scenario(orchestrator(turn(tool_calls=[call("request_clarification", questions=["Which lighthouse?"])]))))
+    scripted.set_scenario(
+        scenario(orchestrator(turn(tool_calls=[call("request_clarification", questions=["Which lighthouse?"])])))
+    )
 
     run = await stream_run(agent_server.url, "How tall was it?", timeout=60)
 
@@ -124,16 +147,26 @@ def write_failing_server(model_server, web_server) -> Iterator[AgentServer]:
         server.stop()
 
 
-async def test_a_store_that_refuses_writes_gives_recording_failed_and_the_report_is_still_delivered(write_failing_server, scripted, web):
+async def test_a_store_that_refuses_writes_gives_recording_failed_and_the_report_is_still_delivered(
+    write_failing_server, scripted, web
+):
     url = pharos(web)
-    decide = turn(tool_calls=[call("record_decision", text="Use the ancient accounts' height.", why="No modern survey exists.")])
-    scripted.set_scenario(scenario(orchestrator(decide, plan_and_delegate(UNIT), submit(report(HEIGHT_CLAIM, url))), reads(url, cite=url)))
+    decide = turn(
+        tool_calls=[call("record_decision", text="Use the ancient accounts' height.", why="No modern survey exists.")]
+    )
+    scripted.set_scenario(
+        scenario(orchestrator(decide, plan_and_delegate(UNIT), submit(report(HEIGHT_CLAIM, url))), reads(url, cite=url))
+    )
 
-    run = await stream_run(write_failing_server.url, QUESTION, configurable={"task": "pharos", "user_id": "carol"}, timeout=90)
+    run = await stream_run(
+        write_failing_server.url, QUESTION, configurable={"task": "pharos", "user_id": "carol"}, timeout=90
+    )
 
     assert end_of(run) == ("done", "report_delivered")
     assert outcome_of(run) == "recording_failed"
     [decision] = [m for m in run.values["messages"] if m["type"] == "tool" and m["name"] == "record_decision"]
     assert "NOT recorded" in decision["content"], "a decision counts only when the write confirms"
     assert HEIGHT_CLAIM in run.values["final_report"] and len(run.of_type("report")) == 1
-    assert [e["url"] for e in run.values["evidence"] if e["kind"] == "page"] == [url], "the state keeps what the store could not"
+    assert [e["url"] for e in run.values["evidence"] if e["kind"] == "page"] == [url], (
+        "the state keeps what the store could not"
+    )

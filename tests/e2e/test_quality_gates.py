@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from testkit.agent_server import RunResult, stored_records, stream_run
 from testkit.scenarios import (
     end_of,
     findings_json,
@@ -19,7 +20,6 @@ from testkit.scenarios import (
     scenario,
     submit,
 )
-from testkit.agent_server import RunResult, stored_records, stream_run
 from testkit.scripted_model import call, turn
 from testkit.web import ARTICLES
 
@@ -52,7 +52,9 @@ def valid_findings(url: str) -> str:
     return findings_json(CLAIM, [{"finding": CLAIM, "evidence": QUOTE, "source": url}])
 
 
-def cited_report(*entries: tuple[str, str], body: str = "The Halvorsen cell reached 412 Wh/kg in independent tests [1].") -> str:
+def cited_report(
+    *entries: tuple[str, str], body: str = "The Halvorsen cell reached 412 Wh/kg in independent tests [1]."
+) -> str:
     sources = "\n".join(f"[{n}] {title} — {url}" for n, (title, url) in enumerate(entries, start=1))
     return f"# Sodium-glass batteries\n\n{body}\n\n## Sources\n{sources}\n"
 
@@ -112,7 +114,9 @@ def last_message(scripted: Any, agent: str) -> dict[str, Any]:
 # --- findings gate ---------------------------------------------------------------------------------
 
 
-async def test_prose_instead_of_findings_is_bounced_once_and_the_second_answer_is_handed_over(agent_server, research_unit, scripted, web):
+async def test_prose_instead_of_findings_is_bounced_once_and_the_second_answer_is_handed_over(
+    agent_server, research_unit, scripted, web
+):
     url = halvorsen(web)
     run = await research_unit(
         reads_then_answers(url, PROSE, valid_findings(url)),
@@ -129,13 +133,26 @@ async def test_prose_instead_of_findings_is_bounced_once_and_the_second_answer_i
     assert len(findings) == 1 and findings[0]["findings"][0]["source"] == url
     evidence_id = (await assert_page_evidence(agent_server, run, url))["id"]
     assert run.values["cited_sources"] == [
-        {"index": 1, "url": url, "title": "The Halvorsen cell", "evidence_id": evidence_id, "verified": True, "reason": "quote_verified", "detail": ""}
+        {
+            "index": 1,
+            "url": url,
+            "title": "The Halvorsen cell",
+            "evidence_id": evidence_id,
+            "verified": True,
+            "reason": "quote_verified",
+            "detail": "",
+        }
     ]
     [claim] = run.values["citations"]
     assert (claim["claim"], claim["indexes"], claim["verdict"], claim["tokens"]) == (
-        "The Halvorsen cell reached 412 Wh/kg in independent tests [1].", [1], "supported", []
+        "The Halvorsen cell reached 412 Wh/kg in independent tests [1].",
+        [1],
+        "supported",
+        [],
     )
-    assert [(s["index"], s["evidence_id"]) for s in claim["sources"]] == [(1, evidence_id)] and QUOTE in claim["sources"][0]["sentence"]
+    assert [(s["index"], s["evidence_id"]) for s in claim["sources"]] == [(1, evidence_id)] and QUOTE in claim[
+        "sources"
+    ][0]["sentence"]
     usage = run.of_type("usage")[0]
     assert usage["citations"] == {"valid": 1, "repaired": 0, "removed": 0, "flagged": 0}
     assert (usage["claims"]["claims"], usage["claims"]["supported"], usage["claims"]["flagged"]) == (1, 1, 0)
@@ -155,7 +172,9 @@ async def test_prose_twice_is_handed_over_as_prose(agent_server, research_unit, 
     handed_over = next(m for m in run.values["messages"] if m["type"] == "tool" and m["name"] == "task")
     assert handed_over["content"] == PROSE
     # The page was read, though no finding quotes it: the citation is kept as retrieved, its claim holds.
-    assert [(c["url"], c["verified"], c["reason"]) for c in run.values["cited_sources"]] == [(url, True, "page_retrieved")]
+    assert [(c["url"], c["verified"], c["reason"]) for c in run.values["cited_sources"]] == [
+        (url, True, "page_retrieved")
+    ]
     assert [c["verdict"] for c in run.values["citations"]] == ["supported"]
     await assert_page_evidence(agent_server, run, url)
 
@@ -199,7 +218,9 @@ async def test_a_file_path_as_a_source_is_bounced_and_that_finding_is_dropped_on
 # --- report gate -----------------------------------------------------------------------------------
 
 
-async def test_a_report_citing_a_missing_entry_and_an_unfetched_url_is_sent_back_and_the_revision_delivered(agent_server, research_unit, scripted, web):
+async def test_a_report_citing_a_missing_entry_and_an_unfetched_url_is_sent_back_and_the_revision_delivered(
+    agent_server, research_unit, scripted, web
+):
     url = halvorsen(web)
     bad = cited_report(
         ("The Halvorsen cell", url),
@@ -214,7 +235,9 @@ async def test_a_report_citing_a_missing_entry_and_an_unfetched_url_is_sent_back
     bounce = revising(run, "report_quality")
     assert len(bounce) == 1 and "[9]" in bounce[0]["detail"] and NEVER_FETCHED in bounce[0]["detail"]
     sent_back = last_message(scripted, "orchestrator")
-    assert sent_back["role"] == "tool" and "NOT delivered" in message_text(sent_back) and "[9]" in message_text(sent_back)
+    assert (
+        sent_back["role"] == "tool" and "NOT delivered" in message_text(sent_back) and "[9]" in message_text(sent_back)
+    )
     reports = run.of_type("report")
     assert len(reports) == 1 and reports[0]["markdown"] == good.strip() and not reports[0].get("partial")
     assert run.values["final_report"] == good.strip()
@@ -241,13 +264,19 @@ async def test_a_revision_that_still_cites_an_unfetched_url_is_delivered_with_th
     assert run.of_type("usage")[0]["citations"] == {"valid": 1, "repaired": 0, "removed": 1, "flagged": 0}
 
 
-async def test_a_finding_s_bad_quote_unverifies_its_source_and_a_figure_its_page_lacks_marks_the_sentence(research_unit, web):
+async def test_a_finding_s_bad_quote_unverifies_its_source_and_a_figure_its_page_lacks_marks_the_sentence(
+    research_unit, web
+):
     cell, farm = halvorsen(web), kelp(web)
     findings = findings_json(
         "Two results.",
         [
             {"finding": CLAIM, "evidence": "a record that the article never states", "source": cell},
-            {"finding": "The farm stored 2,000 tonnes of CO2.", "evidence": "sequestered 1,240 tonnes of carbon dioxide in 2023", "source": farm},
+            {
+                "finding": "The farm stored 2,000 tonnes of CO2.",
+                "evidence": "sequestered 1,240 tonnes of carbon dioxide in 2023",
+                "source": farm,
+            },
         ],
     )
     report = cited_report(
@@ -264,7 +293,10 @@ async def test_a_finding_s_bad_quote_unverifies_its_source_and_a_figure_its_page
 
     assert end_of(run) == ("done", "report_delivered")
     [bounce] = revising(run, "report_quality")
-    assert "is not in the text retrieved from" in bounce["detail"] and "2,000 tonnes not in the text of [2]" in bounce["detail"]
+    assert (
+        "is not in the text retrieved from" in bounce["detail"]
+        and "2,000 tonnes not in the text of [2]" in bounce["detail"]
+    )
     delivered = run.values["final_report"]
     # The cell's page does say 412 Wh/kg, whatever the finding quoted; the farm's page never says 2,000 tonnes.
     assert "412 Wh/kg [1]." in delivered and "CO2 [2] [unverified]." in delivered
@@ -272,7 +304,10 @@ async def test_a_finding_s_bad_quote_unverifies_its_source_and_a_figure_its_page
     assert (by_url[cell]["verified"], by_url[cell]["reason"]) == (False, "quote_not_found")
     assert (by_url[farm]["verified"], by_url[farm]["reason"]) == (False, "number_not_in_quote")
     assert all(c["evidence_id"] for c in by_url.values())
-    assert [(c["verdict"], c["tokens"]) for c in run.values["citations"]] == [("supported", []), ("unsupported_number", ["2,000 tonnes"])]
+    assert [(c["verdict"], c["tokens"]) for c in run.values["citations"]] == [
+        ("supported", []),
+        ("unsupported_number", ["2,000 tonnes"]),
+    ]
     assert run.of_type("usage")[0]["citations"] == {"valid": 0, "repaired": 0, "removed": 0, "flagged": 2}
 
 
@@ -310,17 +345,23 @@ async def test_a_prose_report_never_submitted_is_salvaged_as_an_incomplete_repor
     assert len(reports) == 1 and reports[0]["partial"] is True
     salvaged = run.values["final_report"]
     assert reports[0]["markdown"] == salvaged
-    assert salvaged.startswith("> **Incomplete report.**") and "The Halvorsen cell from the Nordlys Institute" in salvaged
+    assert (
+        salvaged.startswith("> **Incomplete report.**") and "The Halvorsen cell from the Nordlys Institute" in salvaged
+    )
     assert [(c["url"], c["verified"]) for c in run.values["cited_sources"]] == [(url, True)]
 
 
-async def test_a_json_dump_is_nudged_to_a_reader_facing_report_then_salvaged_from_the_findings(research_unit, scripted, web):
+async def test_a_json_dump_is_nudged_to_a_reader_facing_report_then_salvaged_from_the_findings(
+    research_unit, scripted, web
+):
     url = halvorsen(web)
     dump = json.dumps({"findings": [{"finding": CLAIM, "source": url}], "notes": ["raw"]})
     run = await research_unit(reads_then_answers(url, valid_findings(url)), turn(content=dump), repeat_last=True)
 
     assert end_of(run) == ("done", "report_salvaged")
-    nudges = [m for m in requests_of(scripted, "orchestrator")[-1]["body"]["messages"] if m.get("name") == "dra_harness"]
+    nudges = [
+        m for m in requests_of(scripted, "orchestrator")[-1]["body"]["messages"] if m.get("name") == "dra_harness"
+    ]
     assert len(nudges) == 1 and "raw JSON" in message_text(nudges[0])
     salvaged = run.values["final_report"]
     assert run.of_type("report")[0]["partial"] is True
@@ -328,7 +369,9 @@ async def test_a_json_dump_is_nudged_to_a_reader_facing_report_then_salvaged_fro
     assert [(c["index"], c["url"], c["verified"]) for c in run.values["cited_sources"]] == [(1, url, True)]
 
 
-async def test_an_orchestrator_that_only_announces_is_nudged_four_times_then_stalls_with_a_salvaged_report(research_unit, scripted, web):
+async def test_an_orchestrator_that_only_announces_is_nudged_four_times_then_stalls_with_a_salvaged_report(
+    research_unit, scripted, web
+):
     url = halvorsen(web)
     run = await research_unit(
         reads_then_answers(url, valid_findings(url)),
@@ -339,7 +382,9 @@ async def test_an_orchestrator_that_only_announces_is_nudged_four_times_then_sta
     assert end_of(run) == ("error", "stalled_after_nudges")
     assert_end_carries_totals(run)
     assert len(requests_of(scripted, "orchestrator")) == 6, "the stub, four nudged retries, and no more"
-    nudges = [m for m in requests_of(scripted, "orchestrator")[-1]["body"]["messages"] if m.get("name") == "dra_harness"]
+    nudges = [
+        m for m in requests_of(scripted, "orchestrator")[-1]["body"]["messages"] if m.get("name") == "dra_harness"
+    ]
     assert len(nudges) == 4 and all("did not take it" in message_text(n) for n in nudges)
     reports = run.of_type("report")
     assert len(reports) == 1 and reports[0]["partial"] is True

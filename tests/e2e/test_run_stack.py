@@ -12,18 +12,20 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import agent_env
-from testkit.scenarios import orchestrator, plan_and_delegate, researcher_reads, scenario, submit
-from testkit.sandbox_service import require_bubblewrap
-from testkit.web import ARTICLES
 from testkit.ports import free_port, port_is_free
+from testkit.sandbox_service import require_bubblewrap
+from testkit.scenarios import orchestrator, plan_and_delegate, researcher_reads, scenario, submit
+from testkit.web import ARTICLES
+from tests.conftest import agent_env
 
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_ask_brings_up_the_sandbox_and_the_agent_streams_the_run_and_tears_both_down(model_server, web_server, scripted, web):
+def test_ask_brings_up_the_sandbox_and_the_agent_streams_the_run_and_tears_both_down(
+    model_server, web_server, scripted, web
+):
     require_bubblewrap()
     url = web.url(ARTICLES["halvorsen-cell"].path)
     scripted.set_scenario(
@@ -40,11 +42,26 @@ def test_ask_brings_up_the_sandbox_and_the_agent_streams_the_run_and_tears_both_
     scratch.chmod(0o711)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DRA_", "LLM_SANDBOX_", "SANDBOX_"))}
     env.update(agent_env(model_server, web_server))
-    env.update({"DRA_PORT": str(agent_port), "SANDBOX_PORT": str(sandbox_port), "SANDBOX_STATE_DIR": str(scratch / "state"),
-                "LANGGRAPH_DISABLE_FILE_PERSISTENCE": "true", "COLUMNS": "120", "NO_COLOR": "1"})
+    env.update(
+        {
+            "DRA_PORT": str(agent_port),
+            "SANDBOX_PORT": str(sandbox_port),
+            "SANDBOX_STATE_DIR": str(scratch / "state"),
+            "LANGGRAPH_DISABLE_FILE_PERSISTENCE": "true",
+            "COLUMNS": "120",
+            "NO_COLOR": "1",
+        }
+    )
     try:
-        done = subprocess.run([str(ROOT / "run-stack.sh"), "ask", "How dense are sodium-glass batteries?"], cwd=ROOT,
-                              env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [str(ROOT / "run-stack.sh"), "ask", "How dense are sodium-glass batteries?"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            stdin=subprocess.DEVNULL,
+        )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -76,9 +93,19 @@ def test_up_wires_the_sandbox_into_the_agent_server_and_ctrl_c_stops_both(model_
     agent_port, sandbox_port = free_port(), free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DRA_", "LLM_SANDBOX_", "SANDBOX_"))}
     env.update(agent_env(model_server, web_server))
-    env.update({"DRA_PORT": str(agent_port), "SANDBOX_PORT": str(sandbox_port), "LANGGRAPH_DISABLE_FILE_PERSISTENCE": "true"})
-    stack = subprocess.Popen([str(ROOT / "run-stack.sh"), "up"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, text=True)
+    env.update(
+        {"DRA_PORT": str(agent_port), "SANDBOX_PORT": str(sandbox_port), "LANGGRAPH_DISABLE_FILE_PERSISTENCE": "true"}
+    )
+    stack = subprocess.Popen(
+        [str(ROOT / "run-stack.sh"), "up"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 180
         while port_is_free(agent_port) or port_is_free(sandbox_port):

@@ -23,7 +23,7 @@ from langgraph_sdk.client import LangGraphClient
 
 from deep_research_agent.protocol.events import STOP_REQUESTS_NAMESPACE
 from deploy import services
-from tests.conftest import agent_env
+from testkit.agent_server import EVENT_SCHEMA, GRAPH_ID, STREAM_MODES, RunResult, stream_run
 from testkit.scenarios import (
     end_of,
     findings_json,
@@ -35,8 +35,8 @@ from testkit.scenarios import (
     scenario,
     submit,
 )
-from testkit.agent_server import EVENT_SCHEMA, GRAPH_ID, STREAM_MODES, RunResult, stream_run
 from testkit.scripted_model import turn
+from tests.conftest import agent_env
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e, pytest.mark.aegra]
 
@@ -139,7 +139,12 @@ async def test_twenty_runs_sent_alternately_to_two_instances_all_deliver_and_bot
 async def test_a_thread_created_on_one_instance_continues_on_the_other(deployment, scripted):
     scripted.set_scenario(
         scenario(
-            orchestrator(plan_and_delegate("Find sodium prices"), submit(REPORT), plan_and_delegate("And lithium?"), submit(REPORT + "\nLithium costs more.\n")),
+            orchestrator(
+                plan_and_delegate("Find sodium prices"),
+                submit(REPORT),
+                plan_and_delegate("And lithium?"),
+                submit(REPORT + "\nLithium costs more.\n"),
+            ),
             researcher(turn(content=findings_json("Sodium cells are cheaper.")), repeat_last=True),
         )
     )
@@ -155,7 +160,9 @@ async def test_a_thread_created_on_one_instance_continues_on_the_other(deploymen
     assert (await on_a.threads.get_state(first.thread_id))["values"]["final_report"] == second.values["final_report"]
 
 
-async def test_the_same_events_reach_a_client_through_either_instance_and_join_stream_on_the_other(deployment, scripted):
+async def test_the_same_events_reach_a_client_through_either_instance_and_join_stream_on_the_other(
+    deployment, scripted
+):
     scripted.set_scenario(simple_research(delay_s=1.0))
     on_a, on_b = deployment.client(deployment.a, "bob"), deployment.client(deployment.b, "bob")
 
@@ -186,11 +193,16 @@ async def test_the_same_events_reach_a_client_through_either_instance_and_join_s
 async def test_a_stop_request_sent_to_the_other_instance_stops_the_run(deployment, scripted):
     url = "http://example.invalid/sodium"
     scripted.set_scenario(
-        scenario(orchestrator(plan_and_delegate("Find the energy density of sodium-glass cells"), submit(REPORT)), researcher_finds_then_hangs(url))
+        scenario(
+            orchestrator(plan_and_delegate("Find the energy density of sodium-glass cells"), submit(REPORT)),
+            researcher_finds_then_hangs(url),
+        )
     )
     creator = deployment.client(deployment.a, "dave")
     thread = await creator.threads.create()
-    run = await creator.runs.create(thread["thread_id"], GRAPH_ID, input={"messages": [{"role": "user", "content": "How dense?"}]})
+    run = await creator.runs.create(
+        thread["thread_id"], GRAPH_ID, input={"messages": [{"role": "user", "content": "How dense?"}]}
+    )
     executor = await deployment.executor_of(run["run_id"])
     with anyio.fail_after(60):
         while len(requests_of(scripted, "research-subagent")) < 3:
@@ -206,7 +218,9 @@ async def test_a_stop_request_sent_to_the_other_instance_stops_the_run(deploymen
     assert took < 20, f"the run took {took:.0f} s to stop while its sub-agent waited on a 30 s model call"
     assert "412 Wh/kg" in final["final_report"] and "asked the run to stop" in final["final_report"]
     assert (await creator.runs.get(thread["thread_id"], run["run_id"]))["status"] == "success"
-    assert (await elsewhere.store.search_items(list(STOP_REQUESTS_NAMESPACE)))["items"] == [], "the request was not deleted once served"
+    assert (await elsewhere.store.search_items(list(STOP_REQUESTS_NAMESPACE)))["items"] == [], (
+        "the request was not deleted once served"
+    )
 
 
 async def test_the_per_user_limit_holds_across_instances_and_frees_as_runs_end(deployment, scripted):
@@ -214,7 +228,9 @@ async def test_the_per_user_limit_holds_across_instances_and_frees_as_runs_end(d
     clients = [deployment.client(instance, "carol") for instance in (deployment.a, deployment.b, deployment.a)]
     threads = [(await client.threads.create())["thread_id"] for client in clients]
     held = [
-        await client.runs.create(thread, GRAPH_ID, input={"messages": [{"role": "user", "content": f"Sodium prices? ({n})"}]})
+        await client.runs.create(
+            thread, GRAPH_ID, input={"messages": [{"role": "user", "content": f"Sodium prices? ({n})"}]}
+        )
         for n, (client, thread) in enumerate(zip(clients, threads, strict=True))
     ]
     with anyio.fail_after(90):
@@ -227,7 +243,9 @@ async def test_the_per_user_limit_holds_across_instances_and_frees_as_runs_end(d
     assert end_of(fourth)[:2] == ("error", "too_many_runs")
     refusal = fourth.end_statuses[0]["detail"]
     assert f"at most {RUNS_PER_USER} per user" in refusal and "3 research runs in progress" in refusal
-    assert fourth.values["messages"][-1]["type"] == "ai" and "was not started" in fourth.values["messages"][-1]["content"]
+    assert (
+        fourth.values["messages"][-1]["type"] == "ai" and "was not started" in fourth.values["messages"][-1]["content"]
+    )
     assert not fourth.of_type("report")
     assert delivered(other_user), "another user's run was refused"
     with anyio.fail_after(120):
@@ -236,7 +254,9 @@ async def test_the_per_user_limit_holds_across_instances_and_frees_as_runs_end(d
     assert delivered(await stream_run(deployment.client(deployment.b, "carol"), "Sodium prices again?", timeout=120))
 
 
-async def test_a_run_whose_instance_is_killed_resumes_on_the_other_and_delivers_one_report_with_its_whole_ledger(deployment, scripted):
+async def test_a_run_whose_instance_is_killed_resumes_on_the_other_and_delivers_one_report_with_its_whole_ledger(
+    deployment, scripted
+):
     # Last in the module: the killed instance stays down.
     scripted.set_scenario(simple_research(delay_s=4.0))
     creator = deployment.client(deployment.a, "user-0")

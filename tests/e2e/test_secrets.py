@@ -13,6 +13,7 @@ import json
 import pytest
 
 from deep_research_agent.domain.names import Role
+from testkit.agent_server import RunResult, stream_run
 from testkit.scenarios import (
     end_of,
     findings_json,
@@ -24,7 +25,6 @@ from testkit.scenarios import (
     scenario,
     submit,
 )
-from testkit.agent_server import RunResult, stream_run
 from testkit.scripted_model import agent, call, error, turn
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -93,7 +93,9 @@ async def test_a_search_key_the_search_api_echoes_back_is_in_no_log_line_event_o
     )
     scripted.set_scenario(
         scenario(
-            orchestrator(plan_and_delegate("Find kelp carbon figures"), submit("# Kelp\n\nNo source could be searched.\n")),
+            orchestrator(
+                plan_and_delegate("Find kelp carbon figures"), submit("# Kelp\n\nNo source could be searched.\n")
+            ),
             researcher(
                 turn(tool_calls=[call("web_search", query="kelp carbon")]),
                 turn(tool_calls=[call("web_search", query="kelp farm")]),
@@ -109,7 +111,11 @@ async def test_a_search_key_the_search_api_echoes_back_is_in_no_log_line_event_o
     assert end_of(run) == ("done", "report_delivered")
     assert [r["auth_present"] for r in web.tavily_requests()] == [True, True]
     assert [e["ok"] for e in run.of_type("search_results")] == [False, False]
-    sent = [message_text(m) for m in requests_of(scripted, "research-subagent")[-1]["body"]["messages"] if m["role"] == "tool"]
+    sent = [
+        message_text(m)
+        for m in requests_of(scripted, "research-subagent")[-1]["body"]["messages"]
+        if m["role"] == "tool"
+    ]
     assert "Query refused for API key [redacted]" in sent[1], "the search API did not echo the key"
     assert SEARCH_KEY not in await agent_server.log_after_run(run.thread_id)
     assert SEARCH_KEY not in json.dumps(run.parts)

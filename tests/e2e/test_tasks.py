@@ -12,8 +12,18 @@ from typing import Any
 import pytest
 from langgraph_sdk import get_client
 
-from testkit.scenarios import end_of, findings_json, message_text, orchestrator, plan_and_delegate, requests_of, researcher, scenario, submit
 from testkit.agent_server import stream_run
+from testkit.scenarios import (
+    end_of,
+    findings_json,
+    message_text,
+    orchestrator,
+    plan_and_delegate,
+    requests_of,
+    researcher,
+    scenario,
+    submit,
+)
 from testkit.scripted_model import call, turn
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -27,8 +37,14 @@ DECISION = "Count only carbon stored in the seabed, not in harvested kelp."
 
 def reads(url: str, sentence: str) -> dict[str, Any]:
     figure = sentence.split("stored ")[1].split(" of")[0]
-    finding = {"finding": f"The Norre Bay farm stored {figure} of carbon in its first year.", "evidence": f"stored {figure} of carbon", "source": url}
-    return researcher(turn(tool_calls=[call("web_fetch", url=url)]), turn(content=findings_json("The farm's carbon.", [finding])))
+    finding = {
+        "finding": f"The Norre Bay farm stored {figure} of carbon in its first year.",
+        "evidence": f"stored {figure} of carbon",
+        "source": url,
+    }
+    return researcher(
+        turn(tool_calls=[call("web_fetch", url=url)]), turn(content=findings_json("The farm's carbon.", [finding]))
+    )
 
 
 def report(figure: str, url: str) -> str:
@@ -59,7 +75,12 @@ async def test_a_task_resumes_with_its_evidence_and_a_re_run_reports_what_change
                      plan_and_delegate("Find how much carbon the Norre Bay farm stored"), submit(report("1,240 tonnes", url))),
         reads(url, BEFORE),
     ))  # fmt: skip
-    first = await stream_run(client, "How much carbon did the Norre Bay kelp farm store?", configurable=config, thread_id=await task_thread(client))
+    first = await stream_run(
+        client,
+        "How much carbon did the Norre Bay kelp farm store?",
+        configurable=config,
+        thread_id=await task_thread(client),
+    )
 
     assert end_of(first) == ("done", "report_delivered")
     assert first.end_statuses[0]["outcome"] == "answered"
@@ -75,7 +96,9 @@ async def test_a_task_resumes_with_its_evidence_and_a_re_run_reports_what_change
     )))  # fmt: skip
     thread_id = await task_thread(client)
     assert thread_id == first.thread_id, "the same task name continues the same thread"
-    follow_up = await stream_run(client, "Remind me of the stored carbon figure.", configurable=config, thread_id=thread_id)
+    follow_up = await stream_run(
+        client, "Remind me of the stored carbon figure.", configurable=config, thread_id=thread_id
+    )
 
     assert end_of(follow_up) == ("done", "report_delivered")
     assert fetches(web) == 1, "the follow-up read no page"
@@ -86,7 +109,11 @@ async def test_a_task_resumes_with_its_evidence_and_a_re_run_reports_what_change
     asked = requests_of(scripted, "orchestrator")[0]["body"]["messages"]
     texts = [message_text(m) for m in asked]
     [view] = [t for t in texts if t.startswith("<task_view")]
-    assert "How much carbon did the Norre Bay kelp farm store?" in view and f"(read {first_read})" in view and DECISION in view
+    assert (
+        "How much carbon did the Norre Bay kelp farm store?" in view
+        and f"(read {first_read})" in view
+        and DECISION in view
+    )
     assert not any("Report delivered to the user." in t for t in texts), "the old transcript is not sent"
     searched = [m for m in follow_up.values["messages"] if m["type"] == "tool" and m["name"] == "search_decisions"][-1]
     assert DECISION in searched["content"]

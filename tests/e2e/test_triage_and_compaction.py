@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from deep_research_agent.domain.names import Role
+from testkit.agent_server import stream_run
 from testkit.scenarios import (
     direct_answerer,
     end_of,
@@ -19,7 +20,6 @@ from testkit.scenarios import (
     submit,
     triage,
 )
-from testkit.agent_server import stream_run
 from testkit.scripted_model import agent, call, turn
 from testkit.web import ARTICLES
 
@@ -72,7 +72,9 @@ async def test_a_router_failure_runs_the_full_agent(agent_server, scripted):
     assert end_of(run) == ("done", "report_delivered")
 
 
-async def test_a_follow_up_on_the_same_thread_is_answered_with_the_earlier_report_in_context(agent_server, scripted, web):
+async def test_a_follow_up_on_the_same_thread_is_answered_with_the_earlier_report_in_context(
+    agent_server, scripted, web
+):
     article = ARTICLES["halvorsen-cell"]
     scripted.set_scenario(happy_path(web.url(article.path), article.title))
     first = await stream_run(agent_server.url, "How dense are sodium-glass batteries?")
@@ -80,7 +82,11 @@ async def test_a_follow_up_on_the_same_thread_is_answered_with_the_earlier_repor
 
     scripted.reset()
     scripted.set_scenario(
-        scenario(orchestrator(*[turn(content="x")] * 2, turn(content="The report gives 412 Wh/kg for the Halvorsen cell [1].")))
+        scenario(
+            orchestrator(
+                *[turn(content="x")] * 2, turn(content="The report gives 412 Wh/kg for the Halvorsen cell [1].")
+            )
+        )
     )
     follow_up = await stream_run(agent_server.url, "Which energy density did you find?", thread_id=first.thread_id)
 
@@ -104,7 +110,11 @@ async def test_a_long_sub_agent_context_is_compacted_and_the_run_goes_on(agent_s
             researcher(
                 turn(tool_calls=[call("web_fetch", url=url)]),
                 turn(tool_calls=[call("web_fetch", url=web.url("/short"))]),
-                turn(content=findings_json("47.3 percent", [{"finding": "47.3 percent", "evidence": "47.3 percent", "source": url}])),
+                turn(
+                    content=findings_json(
+                        "47.3 percent", [{"finding": "47.3 percent", "evidence": "47.3 percent", "source": url}]
+                    )
+                ),
             ),
             agent(Role.COMPACTION, turn(content=SUMMARY), repeat_last=True),
         )

@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from testkit.agent_server import stored_records, stream_run
 from testkit.scenarios import (
     findings_json,
     orchestrator,
@@ -18,7 +19,6 @@ from testkit.scenarios import (
     submit,
     system_text,
 )
-from testkit.agent_server import stored_records, stream_run
 from testkit.scripted_model import call, turn
 from testkit.web import ARTICLES, INJECTION
 
@@ -46,12 +46,17 @@ def cited_urls(markdown: str) -> dict[int, str]:
     return {int(n): url for n, url in re.findall(r"^\[(\d+)\].*?(https?://\S+)\s*$", sources, flags=re.M)}
 
 
-async def test_a_research_run_searches_reads_and_delivers_a_report_citing_only_fetched_pages(agent_server, scripted, web):
+async def test_a_research_run_searches_reads_and_delivers_a_report_citing_only_fetched_pages(
+    agent_server, scripted, web
+):
     article = ARTICLES["halvorsen-cell"]
     url = web.url(article.path)
     scripted.set_scenario(
         scenario(
-            orchestrator(plan_and_delegate("Find the energy density of sodium-glass batteries"), submit(cited_report(url, article.title))),
+            orchestrator(
+                plan_and_delegate("Find the energy density of sodium-glass batteries"),
+                submit(cited_report(url, article.title)),
+            ),
             reads_halvorsen(url),
         )
     )
@@ -60,7 +65,11 @@ async def test_a_research_run_searches_reads_and_delivers_a_report_citing_only_f
 
     types = [e["type"] for e in run.events]
     assert types[0] == "run_start"
-    sequence = [t for t in types if t in ("search_query", "search_results", "page_fetched", "subagent_findings", "report", "usage")]
+    sequence = [
+        t
+        for t in types
+        if t in ("search_query", "search_results", "page_fetched", "subagent_findings", "report", "usage")
+    ]
     assert sequence == ["search_query", "search_results", "page_fetched", "subagent_findings", "report", "usage"]
     assert [(e["state"], e["reason"]) for e in run.end_statuses] == [("done", "report_delivered")]
 
@@ -89,9 +98,7 @@ async def test_a_research_run_searches_reads_and_delivers_a_report_citing_only_f
     assert page_evidence and "text" not in page_evidence[0]
     assert QUOTE in (await stored_records(agent_server.url, run))[page_evidence[0]["id"]]["text"]
 
-    orchestrator_task_result = next(
-        m for m in run.values["messages"] if m["type"] == "tool" and m["name"] == "task"
-    )
+    orchestrator_task_result = next(m for m in run.values["messages"] if m["type"] == "tool" and m["name"] == "task")
     assert json.loads(orchestrator_task_result["content"])["findings"][0]["source"] == url
 
     sent = sum(r["body_chars"] for r in scripted.requests())
@@ -154,11 +161,15 @@ async def test_without_any_tavily_key_search_runs_keyless_and_says_so_once(agent
     assert all(r["keyless"] for r in web.tavily_requests())
 
 
-async def test_search_and_fetch_failures_reach_the_model_as_classified_errors_and_the_run_still_ends(agent_server, scripted, web):
+async def test_search_and_fetch_failures_reach_the_model_as_classified_errors_and_the_run_still_ends(
+    agent_server, scripted, web
+):
     web.tavily_configure(always={"status": 500})
     scripted.set_scenario(
         scenario(
-            orchestrator(plan_and_delegate("Find anything"), submit("# Nothing\n\nNo sources could be read.\n\n## Sources\n")),
+            orchestrator(
+                plan_and_delegate("Find anything"), submit("# Nothing\n\nNo sources could be read.\n\n## Sources\n")
+            ),
             researcher(
                 turn(tool_calls=[call("web_search", query="kelp carbon")]),
                 turn(tool_calls=[call("web_fetch", url=web.url("/redirect-to-metadata"))]),
@@ -201,7 +212,9 @@ async def test_page_text_reaches_the_model_delimited_as_data(agent_server, scrip
     url = web.url(ARTICLES["injected"].path)
     scripted.set_scenario(
         scenario(
-            orchestrator(plan_and_delegate("Read the Faroe flywheel article"), submit("# Flywheel\n\nDone.\n\n## Sources\n")),
+            orchestrator(
+                plan_and_delegate("Read the Faroe flywheel article"), submit("# Flywheel\n\nDone.\n\n## Sources\n")
+            ),
             researcher(turn(tool_calls=[call("web_fetch", url=url)]), turn(content=findings_json("A 12 MW flywheel."))),
         )
     )

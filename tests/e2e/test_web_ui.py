@@ -17,8 +17,10 @@ from pathlib import Path
 import httpx
 import pytest
 from langgraph_sdk import get_sync_client
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, expect, sync_playwright
 
+from testkit.agent_server import GRAPH_ID
+from testkit.browser import CHROMIUM_ARGS, UI_DIST, UiPage, chromium_executable
 from testkit.scenarios import (
     direct_answerer,
     findings_json,
@@ -32,8 +34,6 @@ from testkit.scenarios import (
     submit,
     triage,
 )
-from testkit.agent_server import GRAPH_ID
-from testkit.browser import CHROMIUM_ARGS, UI_DIST, UiPage, chromium_executable
 from testkit.scripted_model import call, error, turn
 from testkit.web import ARTICLES
 
@@ -83,7 +83,12 @@ def happy_path(scripted, web, *, slow_fetch_s: float | None = None) -> str:
             researcher(
                 turn(content=NARRATION, tool_calls=[call("web_search", query="sodium glass battery")]),
                 turn(tool_calls=[call("web_fetch", url=url)], delay_s=slow_fetch_s),
-                turn(content=findings_json("They reach 412 Wh/kg.", [{"finding": "They reach 412 Wh/kg.", "evidence": "412 Wh/kg", "source": url}])),
+                turn(
+                    content=findings_json(
+                        "They reach 412 Wh/kg.",
+                        [{"finding": "They reach 412 Wh/kg.", "evidence": "412 Wh/kg", "source": url}],
+                    )
+                ),
             ),
         )
     )
@@ -91,7 +96,12 @@ def happy_path(scripted, web, *, slow_fetch_s: float | None = None) -> str:
 
 
 def usage_value(turn, name: str) -> str:
-    return turn.locator(".usage-grid > div").filter(has=turn.page.locator("dt", has_text=re.compile(f"^{name}$"))).locator("dd").first.inner_text()
+    return (
+        turn.locator(".usage-grid > div")
+        .filter(has=turn.page.locator("dt", has_text=re.compile(f"^{name}$")))
+        .locator("dd")
+        .first.inner_text()
+    )
 
 
 def test_a_full_run_shows_searches_a_finished_lane_a_report_with_working_citations_and_the_usage(ui, scripted, web):
@@ -174,7 +184,13 @@ def test_a_flagged_claim_is_marked_in_place_with_why_and_the_matching_sentence_o
     farm = web.url(ARTICLES["norre-bay-kelp"].path)
     findings = findings_json(
         "The farm stored 2,000 tonnes of CO2.",
-        [{"finding": "The farm stored 2,000 tonnes of CO2.", "evidence": "sequestered 1,240 tonnes of carbon dioxide in 2023", "source": farm}],
+        [
+            {
+                "finding": "The farm stored 2,000 tonnes of CO2.",
+                "evidence": "sequestered 1,240 tonnes of carbon dioxide in 2023",
+                "source": farm,
+            }
+        ],
     )
     report = (
         "# Kelp and carbon\n\nThe Norre Bay farm stored 2,000 tonnes of CO2 in 2023 [1]. Kelp grows fast.\n\n"
@@ -182,7 +198,11 @@ def test_a_flagged_claim_is_marked_in_place_with_why_and_the_matching_sentence_o
     )
     scripted.set_scenario(
         scenario(
-            orchestrator(plan_and_delegate("Find how much carbon the Norre Bay kelp farm stores"), submit(report), repeat_last=True),
+            orchestrator(
+                plan_and_delegate("Find how much carbon the Norre Bay kelp farm stores"),
+                submit(report),
+                repeat_last=True,
+            ),
             researcher(turn(tool_calls=[call("web_fetch", url=farm)]), turn(content=findings)),
         )
     )
@@ -301,7 +321,9 @@ def test_a_run_halted_by_its_budget_shows_the_guards_and_a_partial_report_marked
     expect(end).to_contain_text("Stopped: the budget ran out")
     expect(end.locator(".outcome.outcome-budget_exhausted")).to_contain_text("re-run with a higher limit")
     guards = run.locator(".feed-item.note")
-    expect(guards.filter(has_text=re.compile(r"Budget \d+ % used \(tool calls \d+ of 10\): wrapping up"))).to_have_count(1)
+    expect(
+        guards.filter(has_text=re.compile(r"Budget \d+ % used \(tool calls \d+ of 10\): wrapping up"))
+    ).to_have_count(1)
     expect(guards.filter(has_text="Budget used up (tool calls 10 of 10): stopping")).to_have_count(1)
     expect(run.locator(".lane .lane-state")).to_have_text("Stopped")
     expect(run.locator("details.findings summary")).to_contain_text("stopped because the budget ran out")
@@ -430,13 +452,17 @@ def test_a_server_error_is_shown_with_its_detail_and_retry_runs_again(ui, script
     ui.screenshot("unknown-thread")
 
 
-def test_a_run_made_by_another_client_reads_at_360_px_in_dark_mode_from_the_thread_state(browser, agent_server, scripted, web, request):
+def test_a_run_made_by_another_client_reads_at_360_px_in_dark_mode_from_the_thread_state(
+    browser, agent_server, scripted, web, request
+):
     url = happy_path(scripted, web)
     client = get_sync_client(url=agent_server.url)
     thread = client.threads.create()
     client.runs.wait(thread["thread_id"], GRAPH_ID, input={"messages": [{"role": "user", "content": QUESTION}]})
 
-    context = browser.new_context(viewport={"width": 360, "height": 780}, color_scheme="dark", is_mobile=True, has_touch=True)
+    context = browser.new_context(
+        viewport={"width": 360, "height": 780}, color_scheme="dark", is_mobile=True, has_touch=True
+    )
     try:
         ui = UiPage(context.new_page(), agent_server.url, request.node.name)
         page = ui.open(f"/ui/threads/{thread['thread_id']}").page

@@ -89,8 +89,13 @@ async def _serve(settings: SandboxSettings, provider: BwrapProvider, ready_file:
 
     # A running exec may last SANDBOX_MAX_EXEC_SECONDS; on shutdown it gets a few seconds, then the
     # lifespan's shutdown kills every session's processes and removes the sessions.
-    config = uvicorn.Config(create_app(settings, provider), log_level="warning", access_log=False, lifespan="on",
-                            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS)
+    config = uvicorn.Config(
+        create_app(settings, provider),
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+    )
     try:
         await _Server(config, announce).serve(sockets=[sock])
     finally:

@@ -143,8 +143,13 @@ class ServiceApi:
         if not SESSION_ID.match(session_id):
             raise ApiError(
                 422,
-                [{"loc": ["path", "session_id"], "msg": "session id must be 16 lowercase hex digits",
-                  "type": "string_pattern_mismatch"}],
+                [
+                    {
+                        "loc": ["path", "session_id"],
+                        "msg": "session id must be 16 lowercase hex digits",
+                        "type": "string_pattern_mismatch",
+                    }
+                ],
             )
         return session_id
 
@@ -155,8 +160,13 @@ class ServiceApi:
 
     async def readyz(self, _request: Request) -> JSONResponse:
         report = self.provider.report
-        body = {"ok": self.ready, "provider": self.provider.name, "isolation": report.level,
-                "verdict": report.verdict(), "missing": report.missing()}
+        body = {
+            "ok": self.ready,
+            "provider": self.provider.name,
+            "isolation": report.level,
+            "verdict": report.verdict(),
+            "missing": report.missing(),
+        }
         return JSONResponse(body, status_code=200 if self.ready else 503)
 
     async def create_session(self, request: Request) -> JSONResponse:
@@ -180,8 +190,9 @@ class ServiceApi:
     async def exec_command(self, request: Request) -> JSONResponse:
         session_id = self._session_id(request)
         body = await self._body(request, ExecRequest)
-        result = await self.provider.exec(session_id, body.command, timeout_seconds=body.timeout_seconds,
-                                          workdir=body.workdir)
+        result = await self.provider.exec(
+            session_id, body.command, timeout_seconds=body.timeout_seconds, workdir=body.workdir
+        )
         return JSONResponse(result.model_dump())
 
     async def run_code(self, request: Request) -> JSONResponse:
@@ -237,15 +248,29 @@ def _handled(
         except FileOperationFailed as exc:
             response = ApiError(400, exc.detail, error=exc.code).response()
         except SandboxSetupFailed as exc:
-            log.error("%s %s session=%s: the sandbox could not be set up: %s", request.method,
-                      request.url.path, session_id, exc)
-            response = ApiError(500, "the sandbox could not be set up for this command; see the service log",
-                                error="sandbox_setup_failed").response()
+            log.error(
+                "%s %s session=%s: the sandbox could not be set up: %s",
+                request.method,
+                request.url.path,
+                session_id,
+                exc,
+            )
+            response = ApiError(
+                500,
+                "the sandbox could not be set up for this command; see the service log",
+                error="sandbox_setup_failed",
+            ).response()
         except Exception:
             log.exception("%s %s session=%s failed", request.method, request.url.path, session_id)
             response = ApiError(500, "internal sandbox error; see the service log").response()
-        log.info("%s %s session=%s -> %d in %dms", request.method, request.scope["route_path"], session_id,
-                 response.status_code, (time.monotonic() - started) * 1000)
+        log.info(
+            "%s %s session=%s -> %d in %dms",
+            request.method,
+            request.scope["route_path"],
+            session_id,
+            response.status_code,
+            (time.monotonic() - started) * 1000,
+        )
         return response
 
     return wrapper

@@ -39,9 +39,27 @@ SANDBOX_UID = 1000
 WORKDIR = "/workspace"
 READ_CHUNK = 64 * 1024
 ETC_ENTRIES = (
-    "alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "nsswitch.conf", "hosts", "host.conf",
-    "resolv.conf", "gai.conf", "ssl", "ca-certificates", "ca-certificates.conf", "localtime", "timezone",
-    "mime.types", "os-release", "debian_version", "protocols", "services", "magic", "fonts",
+    "alternatives",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "nsswitch.conf",
+    "hosts",
+    "host.conf",
+    "resolv.conf",
+    "gai.conf",
+    "ssl",
+    "ca-certificates",
+    "ca-certificates.conf",
+    "localtime",
+    "timezone",
+    "mime.types",
+    "os-release",
+    "debian_version",
+    "protocols",
+    "services",
+    "magic",
+    "fonts",
 )
 SANDBOX_ENV = {
     "PATH": "/usr/bin:/bin",

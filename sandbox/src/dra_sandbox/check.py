@@ -56,6 +56,9 @@ def check_service(url: str, token: str, timeout: float = 3.0) -> ServiceCheck:
         return ServiceCheck(state="down", provider=provider, detail=f"{url} stopped answering ({exc})")
     if status == 401:
         where = "LLM_SANDBOX_TOKEN is empty but" if not token else "LLM_SANDBOX_TOKEN does not match the one"
-        return ServiceCheck(state="token_rejected", provider=provider,
-                            detail=f"{where} the sandbox at {url} requires (401): set the same value on both sides")
+        return ServiceCheck(
+            state="token_rejected",
+            provider=provider,
+            detail=f"{where} the sandbox at {url} requires (401): set the same value on both sides",
+        )
     return ServiceCheck(state="ready", provider=provider, detail=f"up at {url} ({provider}); the token is accepted")

@@ -82,7 +82,9 @@ class IsolationReport(BaseModel):
         if not self.bubblewrap.available:
             gaps.append(f"no sandbox at all: {self.bubblewrap.detail}")
         if not self.seccomp.available:
-            gaps.append(f"no seccomp filter (inet sockets and namespace syscalls are not blocked): {self.seccomp.detail}")
+            gaps.append(
+                f"no seccomp filter (inet sockets and namespace syscalls are not blocked): {self.seccomp.detail}"
+            )
         if not self.cgroup_memory.available:
             limit = "prlimit --as (address space per process)" if self.prlimit.available else "nothing"
             gaps.append(f"no cgroup memory limit, the memory cap falls back to {limit}: {self.cgroup_memory.detail}")
@@ -98,8 +100,9 @@ class IsolationReport(BaseModel):
     def verdict(self) -> str:
         if self.level == "none":
             return f"NO ISOLATION — the sandbox cannot run here: {self.bubblewrap.detail}"
-        what = ["bubblewrap (no network, read-only system, private /workspace and /tmp, "
-                f"{self.runs_as}, no capabilities)"]
+        what = [
+            f"bubblewrap (no network, read-only system, private /workspace and /tmp, {self.runs_as}, no capabilities)"
+        ]
         if self.seccomp.available:
             what.append("seccomp (inet sockets and namespace syscalls refused)")
         if self.cgroup_memory.available and self.cgroup_pids.available:
@@ -163,15 +166,24 @@ def _trial(tools: Toolchain, python: str, host_uid: int | None, bpf: bytes | Non
             (root / "filter.bpf").write_bytes(bpf)
             fds = (os.open(root / "filter.bpf", os.O_RDONLY),)
         spec = SandboxSpec(
-            workspace=workspace, tmp=tmp, etc_dir=etc_dir, network=False, host_uid=host_uid,
+            workspace=workspace,
+            tmp=tmp,
+            etc_dir=etc_dir,
+            network=False,
+            host_uid=host_uid,
             rlimits=rlimit_args(max_file_bytes=1 << 20, memory_mb=None, nproc=None),
             seccomp_fd=fds[0] if fds else None,
         )
         command = [python, "-c", TRIAL_SNIPPET] if Path(python).exists() else ["/bin/sh", "-c", "echo '{}'"]
         try:
             result = subprocess.run(
-                sandbox_argv(tools, spec, command), capture_output=True, text=True, timeout=30,
-                pass_fds=fds, check=False, stdin=subprocess.DEVNULL,
+                sandbox_argv(tools, spec, command),
+                capture_output=True,
+                text=True,
+                timeout=30,
+                pass_fds=fds,
+                check=False,
+                stdin=subprocess.DEVNULL,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             return False, f"bwrap did not run: {exc}", {}
@@ -209,7 +221,10 @@ def detect(settings: SandboxSettings | None = None) -> HostCapabilities:
             seccomp_ok, seccomp_detail = False, "bwrap cannot load a seccomp filter on this kernel"
     if ok and inside:
         if inside.get("uid") == 0 or inside.get("cap_eff", "0") not in ("0000000000000000", "0"):
-            ok, detail = False, f"the sandboxed command ran as uid {inside.get('uid')} with capabilities {inside.get('cap_eff')}"
+            ok, detail = (
+                False,
+                f"the sandboxed command ran as uid {inside.get('uid')} with capabilities {inside.get('cap_eff')}",
+            )
         elif inside.get("root_visible"):
             ok, detail = False, "the host's /root is visible inside the sandbox"
     if ok and seccomp_ok:

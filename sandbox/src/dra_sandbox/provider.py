@@ -52,7 +52,7 @@ EXEC_SCRIPT = 'cd -- "$0" && exec sh -c "$1"'
 LIST_SCRIPT = (
     'if [ ! -e "$1" ]; then echo "$1: No such file or directory" >&2; exit 2; fi; '
     'if [ ! -d "$1" ]; then echo "$1: Not a directory" >&2; exit 2; fi; '
-    "find \"$1\" -mindepth 1 -maxdepth 1 -printf '%y %s %f\\0' | head -z -n \"$2\""
+    'find "$1" -mindepth 1 -maxdepth 1 -printf \'%y %s %f\\0\' | head -z -n "$2"'
 )
 
 
@@ -251,16 +251,19 @@ class BwrapProvider:
         session_id = await self.create(timeout_seconds=60, network=False, memory_mb=64, cpus=0.5)
         try:
             try:
-                raw = await self._run(self.sessions[session_id], ["/bin/sh", "-c", "echo ok > probe && cat probe"],
-                                      timeout=30)
+                raw = await self._run(
+                    self.sessions[session_id], ["/bin/sh", "-c", "echo ok > probe && cat probe"], timeout=30
+                )
                 detail = "" if raw.stdout.strip() == b"ok" else raw.stderr.decode(errors="replace").strip()
             except SandboxSetupFailed as exc:
                 detail = str(exc)
             if detail:
                 hint = ""
                 if "Permission denied" in detail and self.host.host_uid is not None:
-                    hint = (f" — every directory above {self.state.root} must be searchable (o+x) by uid "
-                            f"{self.host.host_uid}; set SANDBOX_STATE_DIR elsewhere")
+                    hint = (
+                        f" — every directory above {self.state.root} must be searchable (o+x) by uid "
+                        f"{self.host.host_uid}; set SANDBOX_STATE_DIR elsewhere"
+                    )
                 raise SandboxSetupFailed(f"a test command in a fresh session failed: {detail}{hint}")
         finally:
             await self.destroy(session_id)
@@ -323,8 +326,13 @@ class BwrapProvider:
                 session_id, memory_mb=memory_mb, pids_max=settings.pids_max, cpus=cpus
             )
             self.sessions[session_id] = Session(
-                id=session_id, root=root, network=network, memory_mb=memory_mb, cpus=cpus,
-                deadline=time.monotonic() + timeout_seconds, cgroups=cgroups,
+                id=session_id,
+                root=root,
+                network=network,
+                memory_mb=memory_mb,
+                cpus=cpus,
+                deadline=time.monotonic() + timeout_seconds,
+                cgroups=cgroups,
             )
         except BaseException:
             with contextlib.suppress(Exception):
@@ -332,8 +340,14 @@ class BwrapProvider:
             raise
         finally:
             self._pending -= 1
-        log.info("created session %s (network=%s, memory=%sMiB, cpus=%s, timeout=%ss)",
-                 session_id, network, memory_mb, cpus, timeout_seconds)
+        log.info(
+            "created session %s (network=%s, memory=%sMiB, cpus=%s, timeout=%ss)",
+            session_id,
+            network,
+            memory_mb,
+            cpus,
+            timeout_seconds,
+        )
         return session_id
 
     def get(self, session_id: str) -> Session:
@@ -356,7 +370,12 @@ class BwrapProvider:
     # execution -----------------------------------------------------------------------------------
 
     async def _run(
-        self, session: Session, command: list[str], *, timeout: float, stdin: bytes | None = None,
+        self,
+        session: Session,
+        command: list[str],
+        *,
+        timeout: float,
+        stdin: bytes | None = None,
         max_output: int | None = None,
     ) -> bwrap.RawResult:
         cgroups = session.cgroups
@@ -368,16 +387,24 @@ class BwrapProvider:
         filter_path = self._filters.get(session.network)
         fd = os.open(filter_path, os.O_RDONLY) if filter_path is not None else None
         spec = bwrap.SandboxSpec(
-            workspace=session.workspace, tmp=session.tmp, etc_dir=self._instance_dir / "etc",
-            network=session.network, host_uid=self.host.host_uid, cgroup_procs=cgroups.procs_files(),
-            rlimits=rlimits, seccomp_fd=fd,
+            workspace=session.workspace,
+            tmp=session.tmp,
+            etc_dir=self._instance_dir / "etc",
+            network=session.network,
+            host_uid=self.host.host_uid,
+            cgroup_procs=cgroups.procs_files(),
+            rlimits=rlimits,
+            seccomp_fd=fd,
         )
         try:
             async with self._exec_slots:
                 raw = await bwrap.run(
                     bwrap.sandbox_argv(self.tools, spec, command),
-                    timeout=timeout, stdin=stdin, max_output=max_output or self.settings.max_output_bytes,
-                    pass_fds=(fd,) if fd is not None else (), started=session.running.add,
+                    timeout=timeout,
+                    stdin=stdin,
+                    max_output=max_output or self.settings.max_output_bytes,
+                    pass_fds=(fd,) if fd is not None else (),
+                    started=session.running.add,
                 )
         finally:
             if fd is not None:
@@ -387,8 +414,9 @@ class BwrapProvider:
             raise SandboxSetupFailed(raw.stderr.decode(errors="replace").strip()[:500])
         return raw
 
-    async def _exec_result(self, session: Session, command: list[str], timeout_seconds: int,
-                           stdin: bytes | None = None) -> ExecResult:
+    async def _exec_result(
+        self, session: Session, command: list[str], timeout_seconds: int, stdin: bytes | None = None
+    ) -> ExecResult:
         seconds = max(1, min(timeout_seconds, self.settings.max_exec_seconds))
         oom_before = session.cgroups.oom_kills()
         raw = await self._run(session, command, timeout=seconds, stdin=stdin)
@@ -407,8 +435,9 @@ class BwrapProvider:
                 )
         if session.id not in self.sessions:
             stderr += "\nsandbox: the session was deleted while the command ran"
-        return ExecResult(stdout=stdout, stderr=stderr, exit_code=exit_code, truncated=raw.truncated,
-                          duration_ms=raw.duration_ms)
+        return ExecResult(
+            stdout=stdout, stderr=stderr, exit_code=exit_code, truncated=raw.truncated, duration_ms=raw.duration_ms
+        )
 
     async def exec(self, session_id: str, command: str, *, timeout_seconds: int, workdir: str | None) -> ExecResult:
         session = self.get(session_id)
@@ -420,7 +449,9 @@ class BwrapProvider:
         # A per-call file outside /workspace: concurrent runs in one session must not share a script.
         script = f"/tmp/_run_python_{uuid.uuid4().hex}.py"
         return await self._exec_result(
-            session, ["/bin/sh", "-c", RUN_SCRIPT, "sh", script, self.settings.python], timeout_seconds,
+            session,
+            ["/bin/sh", "-c", RUN_SCRIPT, "sh", script, self.settings.python],
+            timeout_seconds,
             stdin=code.encode("utf-8"),
         )
 
@@ -429,8 +460,13 @@ class BwrapProvider:
     async def write_file(self, session_id: str, path: str, data: bytes) -> None:
         session = self.get(session_id)
         target = sandbox_path(path)
-        raw = await self._run(session, ["/bin/sh", "-c", WRITE_SCRIPT, "sh", target], timeout=FILE_OP_TIMEOUT,
-                              stdin=data, max_output=64 * 1024)
+        raw = await self._run(
+            session,
+            ["/bin/sh", "-c", WRITE_SCRIPT, "sh", target],
+            timeout=FILE_OP_TIMEOUT,
+            stdin=data,
+            max_output=64 * 1024,
+        )
         if raw.exit_code != 0:
             detail = raw.stderr.decode(errors="replace").strip() or f"exit {raw.exit_code}"
             raise FileOperationFailed(_classify(detail), f"cannot write {target}: {detail}")
@@ -439,8 +475,9 @@ class BwrapProvider:
         session = self.get(session_id)
         target = sandbox_path(path)
         limit = max(1, min(max_bytes, self.settings.max_output_bytes))
-        raw = await self._run(session, ["head", "-c", str(limit + 1), "--", target], timeout=FILE_OP_TIMEOUT,
-                              max_output=limit + 1)
+        raw = await self._run(
+            session, ["head", "-c", str(limit + 1), "--", target], timeout=FILE_OP_TIMEOUT, max_output=limit + 1
+        )
         if raw.exit_code != 0:
             detail = raw.stderr.decode(errors="replace").strip() or f"exit {raw.exit_code}"
             raise FileOperationFailed(_classify(detail), f"cannot read {target}: {detail}")
@@ -454,8 +491,9 @@ class BwrapProvider:
     async def list_files(self, session_id: str, path: str) -> tuple[str, list[FileEntry], bool]:
         session = self.get(session_id)
         target = sandbox_path(path)
-        raw = await self._run(session, ["/bin/sh", "-c", LIST_SCRIPT, "sh", target, str(LIST_MAX_ENTRIES + 1)],
-                              timeout=FILE_OP_TIMEOUT)
+        raw = await self._run(
+            session, ["/bin/sh", "-c", LIST_SCRIPT, "sh", target, str(LIST_MAX_ENTRIES + 1)], timeout=FILE_OP_TIMEOUT
+        )
         if raw.exit_code != 0:
             detail = raw.stderr.decode(errors="replace").strip() or f"exit {raw.exit_code}"
             code = "invalid_path" if "not a directory" in detail.lower() else _classify(detail)
@@ -465,9 +503,14 @@ class BwrapProvider:
             if not record:
                 continue
             kind, size, name = record.decode("utf-8", errors="replace").split(" ", 2)
-            entries.append(FileEntry(name=name, path=posixpath.join(target, name), is_dir=kind == "d",
-                                     size=int(size) if kind == "f" else 0))
+            entries.append(
+                FileEntry(
+                    name=name,
+                    path=posixpath.join(target, name),
+                    is_dir=kind == "d",
+                    size=int(size) if kind == "f" else 0,
+                )
+            )
         entries.sort(key=lambda entry: entry.name)
         truncated = len(entries) > LIST_MAX_ENTRIES
         return target, entries[:LIST_MAX_ENTRIES], truncated
-

@@ -50,7 +50,9 @@ class SandboxSettings(BaseModel):
     allow_network: bool = Field(True, description="whether a caller may ask for network=true")
     sandbox_uid: int = Field(65534, ge=1, description="host uid sessions run as when the service runs as root")
     python: str = "/usr/bin/python3"
-    cgroup_root: Path = Field(Path("/sys/fs/cgroup"), description="cgroup v1 mount; elsewhere limits fall back to rlimits")
+    cgroup_root: Path = Field(
+        Path("/sys/fs/cgroup"), description="cgroup v1 mount; elsewhere limits fall back to rlimits"
+    )
     allow_weak_isolation: bool = Field(False, description="start even without seccomp")
     reap_interval_seconds: float = Field(5.0, gt=0)
 

@@ -23,8 +23,8 @@ from .ask import cmd_ask
 from .corpus import add_parsers as add_corpus_parsers
 from .corpus import cmd_corpus
 from .doctor import cmd_doctor
-from .kb import add_kb_parser, cmd_kb
 from .env import default_url
+from .kb import add_kb_parser, cmd_kb
 from .tasks import cmd_tasks
 
 
@@ -40,7 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     ask_parser.add_argument("--evidence", metavar="FILE", help="write question, report, sources and evidence as JSON")
     ask_parser.add_argument("--config", metavar="JSON", help="extra configurable settings, as a JSON object")
     ask_parser.add_argument("--task", metavar="NAME", help="continue (or start) the named task: same name, same thread")
-    ask_parser.add_argument("--user", metavar="USER", help="whose task it is when the server has no auth (default: anonymous)")
+    ask_parser.add_argument(
+        "--user", metavar="USER", help="whose task it is when the server has no auth (default: anonymous)"
+    )
 
     tasks_parser = commands.add_parser("tasks", help="list a user's tasks: name, last run, status, cost so far")
     tasks_parser.add_argument("--url", default=default_url(), help=url_help)

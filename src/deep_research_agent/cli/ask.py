@@ -84,9 +84,7 @@ def collect_answers(questions: Sequence[str], ask: Callable[[Text], str]) -> lis
 # --- the session ------------------------------------------------------------------------------------
 
 
-async def stream_run(
-    client: Any, thread_id: str, content: str, configurable: Mapping[str, Any], view: RunView
-) -> None:
+async def stream_run(client: Any, thread_id: str, content: str, configurable: Mapping[str, Any], view: RunView) -> None:
     """Start one run on the thread and feed every stream part to the view, under a live status line."""
     view.start_run()
     parts = client.runs.stream(
@@ -237,7 +235,11 @@ def cmd_ask(args: argparse.Namespace, console: Console) -> int:
         console.print(Text(message, "red"))
         return 2
     if getattr(args, "task", None):
-        configurable = {**configurable, "task": args.task, "user_id": args.user or configurable.get("user_id") or ANONYMOUS_USER}
+        configurable = {
+            **configurable,
+            "task": args.task,
+            "user_id": args.user or configurable.get("user_id") or ANONYMOUS_USER,
+        }
     interactive = sys.stdin.isatty() and not args.no_clarify
     view = RunView(console)
     return asyncio.run(

@@ -32,12 +32,12 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from ..settings.corpora import HTML_MODES, CorpusSpec, name_problem
 from ..corpora.catalog import index_path, load_catalog, read_meta
 from ..corpora.fts5 import Fts5Index, IndexUnavailable
 from ..corpora.indexer import CorpusError, IndexSummary, index_corpus
 from ..corpora.locator import title_of
 from ..settings import ResearchConfig
+from ..settings.corpora import HTML_MODES, CorpusSpec, name_problem
 
 DEFAULT_K = 10
 MAX_K = 100
@@ -51,11 +51,15 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     add.add_argument("directory")
     add.add_argument("--title", default="", help="how sources from it are cited, e.g. 'PostgreSQL 15 docs'")
     add.add_argument("--description", default="", help="what it holds, for the orchestrator's prompt")
-    add.add_argument("--html", choices=HTML_MODES, default="docs", help="docs (structure, anchors) or web (saved pages)")
+    add.add_argument(
+        "--html", choices=HTML_MODES, default="docs", help="docs (structure, anchors) or web (saved pages)"
+    )
     add.add_argument("--workers", type=int, default=None, help="indexing processes (default: one per core)")
     reindex = verbs.add_parser("reindex", help="read changed files again, drop deleted ones")
     reindex.add_argument("names", nargs="*", help="corpora to update (default: all)")
-    reindex.add_argument("--declared", action="store_true", help="only the corpora DRA_CORPORA declares (what ./run.sh up updates)")
+    reindex.add_argument(
+        "--declared", action="store_true", help="only the corpora DRA_CORPORA declares (what ./run.sh up updates)"
+    )
     reindex.add_argument("--workers", type=int, default=None, help="indexing processes (default: one per core)")
     search = verbs.add_parser("search", help="search one corpus")
     search.add_argument("name")
@@ -194,7 +198,9 @@ def _add(args: argparse.Namespace, declared: dict[str, CorpusSpec], data_dir: Pa
     if not root.is_dir():
         errors.print(f"[red]error:[/] {args.directory} is not a directory.", highlight=False)
         return 2
-    spec = CorpusSpec(name=args.name, root=str(root), title=args.title.strip(), description=args.description.strip(), html=args.html)
+    spec = CorpusSpec(
+        name=args.name, root=str(root), title=args.title.strip(), description=args.description.strip(), html=args.html
+    )
     existing = declared.get(args.name)
     if existing is not None:
         if Path(existing.root) != root:
@@ -204,7 +210,9 @@ def _add(args: argparse.Namespace, declared: dict[str, CorpusSpec], data_dir: Pa
                 highlight=False,
             )
             return 2
-        spec = replace(existing, title=spec.title or existing.title, description=spec.description or existing.description)
+        spec = replace(
+            existing, title=spec.title or existing.title, description=spec.description or existing.description
+        )
     return _index(spec, data_dir, args.workers, errors)
 
 
@@ -231,7 +239,10 @@ def _reindex(args: argparse.Namespace, declared: dict[str, CorpusSpec], data_dir
     for name in names:
         spec = known[name]
         if not spec.root:
-            errors.print(f"[red]error:[/] the index of {name!r} records no directory; add it again with `corpus add`.", highlight=False)
+            errors.print(
+                f"[red]error:[/] the index of {name!r} records no directory; add it again with `corpus add`.",
+                highlight=False,
+            )
             status = 1
             continue
         status = max(status, _index(spec, data_dir, args.workers, errors))
@@ -265,7 +276,9 @@ def _search(
             record = {
                 "corpus": passage.corpus,
                 "path": passage.path,
-                "anchor": passage.anchor if passage.anchor is not None else (f"page={passage.page}" if passage.page else None),
+                "anchor": passage.anchor
+                if passage.anchor is not None
+                else (f"page={passage.page}" if passage.page else None),
                 "title": " › ".join(passage.title_path),
                 "score": hit.score,
                 "text": passage.text,
@@ -278,7 +291,10 @@ def _search(
     spec = declared.get(args.name) or CorpusSpec(name=args.name, root=meta.root, title=meta.title)
     for rank, hit in enumerate(hits, 1):
         passage = hit.passage
-        console.print(f"[bold]{rank}. {title_of(spec.display_title, passage)}[/]  [dim]score {hit.score:.2f} · {passage.id}[/]", highlight=False)
+        console.print(
+            f"[bold]{rank}. {title_of(spec.display_title, passage)}[/]  [dim]score {hit.score:.2f} · {passage.id}[/]",
+            highlight=False,
+        )
         console.print(f"   {hit.snippet}", highlight=False, markup=False)
     errors.print(f"[dim]{len(hits)} passages in {elapsed_ms:.1f} ms[/]")
     return 0
@@ -291,12 +307,16 @@ def _list(declared: dict[str, CorpusSpec], data_dir: Path, console: Console) -> 
         return 0
     for entry in catalog.entries:
         origin = "declared" if entry.spec.name in declared else "added"
-        console.print(f"[bold]{entry.spec.name}[/] ({origin}) {entry.spec.display_title} — {entry.spec.root or '?'}", highlight=False)
+        console.print(
+            f"[bold]{entry.spec.name}[/] ({origin}) {entry.spec.display_title} — {entry.spec.root or '?'}",
+            highlight=False,
+        )
         if entry.meta is not None:
             meta = entry.meta
             console.print(
                 f"   {meta.documents:,} documents, {meta.passages:,} passages, {meta.source_bytes / 1_048_576:,.1f} MB, "
-                f"indexed {meta.indexed_at or 'never'}" + (f", {meta.unreadable} unreadable" if meta.unreadable else ""),
+                f"indexed {meta.indexed_at or 'never'}"
+                + (f", {meta.unreadable} unreadable" if meta.unreadable else ""),
                 highlight=False,
             )
         if entry.problem:

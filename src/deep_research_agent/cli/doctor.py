@@ -75,9 +75,7 @@ def _check_tools() -> list[Check]:
 
 def _check_project(root: Path) -> list[Check]:
     venv = root / ".venv"
-    checks = [
-        Check(OK, ".venv", str(venv)) if venv.is_dir() else Check(FAIL, ".venv", "missing — run ./run.sh --sync")
-    ]
+    checks = [Check(OK, ".venv", str(venv)) if venv.is_dir() else Check(FAIL, ".venv", "missing — run ./run.sh --sync")]
     try:
         importlib.import_module("deep_research_agent.graph")
         checks.append(Check(OK, "package", "deep_research_agent.graph imports"))

@@ -18,8 +18,6 @@ from pathlib import Path
 
 import httpx
 
-from ..settings.environment import read_dotenv
-
 PROBE_TIMEOUT_S = 2.0
 
 

@@ -109,9 +109,7 @@ async def _items(client: Any, namespace: list[str]) -> list[dict[str, Any]]:
 
 async def _print_datasets(client: Any, console: Console) -> None:
     found = await client.store.list_namespaces(prefix=list(KNOWLEDGE_NAMESPACE), max_depth=4, limit=1000)
-    pairs = sorted(
-        (label_value(ns[2]), label_value(ns[3])) for ns in (found.get("namespaces") or []) if len(ns) == 4
-    )
+    pairs = sorted((label_value(ns[2]), label_value(ns[3])) for ns in (found.get("namespaces") or []) if len(ns) == 4)
     if not pairs:
         console.print("No knowledge-base entries on this server yet.")
         return

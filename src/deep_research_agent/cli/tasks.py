@@ -39,7 +39,9 @@ async def user_tasks(client: Any, user: str) -> list[TaskRecord]:
         items += page
         if len(page) < 100:
             break
-    return sorted((TaskRecord.model_validate(item["value"]) for item in items), key=lambda r: r.last_run_at, reverse=True)
+    return sorted(
+        (TaskRecord.model_validate(item["value"]) for item in items), key=lambda r: r.last_run_at, reverse=True
+    )
 
 
 def render(console: Console, user: str, records: list[TaskRecord]) -> None:
@@ -51,7 +53,12 @@ def render(console: Console, user: str, records: list[TaskRecord]) -> None:
         table.add_column(column, no_wrap=column != "task")
     for record in records:
         table.add_row(
-            record.name, record.last_run_at, f" {record.runs} ", record.status, record.outcome or "-", f"${record.cost_usd:.4f}"
+            record.name,
+            record.last_run_at,
+            f" {record.runs} ",
+            record.status,
+            record.outcome or "-",
+            f"${record.cost_usd:.4f}",
         )
     console.print(table)
 

@@ -28,10 +28,10 @@ from rich.rule import Rule
 from rich.spinner import Spinner
 from rich.text import Text
 
-from ..domain.names import Role, StopMode
 from ..domain.clock import format_elapsed
-from ..protocol.events import PROTOCOL_VERSION
+from ..domain.names import Role, StopMode
 from ..domain.secrets import redact
+from ..protocol.events import PROTOCOL_VERSION
 
 
 @dataclass
@@ -252,7 +252,9 @@ class RunView:
             self._compacting_from[self._who(event)] = event.get("tokens_estimate")
             self.activity = f"{self._who(event)} compacting its context …"
         elif state == "compacted":
-            self._print("⇣", _compaction_line(self._compacting_from.pop(self._who(event), None), event), "dim", self._who(event))
+            self._print(
+                "⇣", _compaction_line(self._compacting_from.pop(self._who(event), None), event), "dim", self._who(event)
+            )
         elif state == "revising":
             self.activity = "revising the report …"
             self._print("↻", detail or "Revising the report.", "", self._who(event))
@@ -405,4 +407,3 @@ class RunView:
                 self._print("☑" if status == "completed" else "☐", content, "dim")
             elif status == "completed" and before != "completed":
                 self._print("☑", content, "green")
-

@@ -11,7 +11,7 @@ The tools (``tools/corpus.py``) and the CLI (``cli/corpus.py``) are built on the
 """
 
 from .backend import CorpusIndex
-from .catalog import Catalog, catalog_for, CorpusEntry, index_path
+from .catalog import Catalog, CorpusEntry, catalog_for, index_path
 from .fts5 import Fts5Index
 from .indexer import index_corpus
 from .locator import passage_url

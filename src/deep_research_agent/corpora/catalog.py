@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
-import re
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -32,6 +30,8 @@ from .fts5 import Fts5Index, IndexUnavailable
 INDEX_DIR = "corpora"
 INDEX_SUFFIX = ".sqlite"
 CATALOG_TTL_S = 5.0
+
+
 def index_path(data_dir: str | Path, name: str) -> Path:
     return Path(data_dir) / INDEX_DIR / f"{name}{INDEX_SUFFIX}"
 
@@ -117,7 +117,10 @@ def read_meta(name: str, path: Path) -> tuple[CorpusMeta | None, str | None]:
     except (IndexUnavailable, OSError) as exc:
         return None, str(exc)
     except Exception as exc:  # noqa: BLE001 - a damaged file must not stop the others
-        return None, f"the index of corpus {name!r} cannot be read ({type(exc).__name__}); run `./run.sh corpus reindex {name}`."
+        return (
+            None,
+            f"the index of corpus {name!r} cannot be read ({type(exc).__name__}); run `./run.sh corpus reindex {name}`.",
+        )
     try:
         return index.meta(), None
     finally:

@@ -99,7 +99,9 @@ class Fts5Index:
                     f"remove it and run `./run.sh corpus reindex {name}`."
                 )
         elif self._meta_value("schema_version") != str(SCHEMA_VERSION):
-            raise IndexUnavailable(f"{path} is not a corpus index of this version; run `./run.sh corpus reindex {name}`.")
+            raise IndexUnavailable(
+                f"{path} is not a corpus index of this version; run `./run.sh corpus reindex {name}`."
+            )
 
     # --- writing ----------------------------------------------------------------------------------
 
@@ -131,10 +133,22 @@ class Fts5Index:
         rows, texts = [], []
         for offset, passage in enumerate(document.passages):
             rowid = start + offset
-            rows.append((rowid, passage.id, document.path, passage.seq, passage.anchor, passage.page, json.dumps(passage.title_path)))
+            rows.append(
+                (
+                    rowid,
+                    passage.id,
+                    document.path,
+                    passage.seq,
+                    passage.anchor,
+                    passage.page,
+                    json.dumps(passage.title_path),
+                )
+            )
             headings = " ".join(dict.fromkeys([*passage.title_path[1:], *passage.headings]))
             texts.append((rowid, title_words, headings, passage.text))
-        self._db.executemany("INSERT INTO passages(rowid, id, path, seq, anchor, page, title_path) VALUES (?,?,?,?,?,?,?)", rows)
+        self._db.executemany(
+            "INSERT INTO passages(rowid, id, path, seq, anchor, page, title_path) VALUES (?,?,?,?,?,?,?)", rows
+        )
         self._db.executemany("INSERT INTO passages_fts(rowid, title, heading, body) VALUES (?,?,?,?)", texts)
         self._db.execute(
             "INSERT OR REPLACE INTO documents(path, size, mtime_ns, sha256, title, format, passages, chars, error) "
@@ -177,7 +191,9 @@ class Fts5Index:
         try:
             row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         except sqlite3.DatabaseError as exc:
-            raise IndexUnavailable(f"{self.path} is not a readable corpus index ({exc}); run `./run.sh corpus reindex {self.name}`.") from None
+            raise IndexUnavailable(
+                f"{self.path} is not a readable corpus index ({exc}); run `./run.sh corpus reindex {self.name}`."
+            ) from None
         return row[0] if row else None
 
     def _set_meta(self, values: dict[str, str | int]) -> None:
@@ -209,7 +225,9 @@ class Fts5Index:
     # --- reading ------------------------------------------------------------------------------------
 
     _PASSAGE_COLUMNS = "p.id, p.path, p.seq, p.anchor, p.page, p.title_path, f.body, COALESCE(d.sha256, '')"
-    _PASSAGE_JOIN = "passages AS p JOIN passages_fts AS f ON f.rowid = p.rowid LEFT JOIN documents AS d ON d.path = p.path"
+    _PASSAGE_JOIN = (
+        "passages AS p JOIN passages_fts AS f ON f.rowid = p.rowid LEFT JOIN documents AS d ON d.path = p.path"
+    )
 
     def _stored(self, row: tuple) -> StoredPassage:
         passage_id, path, seq, anchor, page, title_path, text, sha = row
@@ -236,12 +254,21 @@ class Fts5Index:
         if not terms:
             return None, []
         if self._vocabulary is None:
-            self._db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.corpus_vocab USING fts5vocab(main, passages_fts, 'row')")
-            self._db.execute(f'CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_words USING fts5(word, tokenize="{TOKENIZER}")')
-            self._db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_tokens USING fts5vocab(temp, query_words, 'instance')")
+            self._db.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.corpus_vocab USING fts5vocab(main, passages_fts, 'row')"
+            )
+            self._db.execute(
+                f'CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_words USING fts5(word, tokenize="{TOKENIZER}")'
+            )
+            self._db.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_tokens USING fts5vocab(temp, query_words, 'instance')"
+            )
             self._vocabulary = self._db.execute("SELECT COUNT(*) FROM passages").fetchone()[0]
         self._db.execute("DELETE FROM temp.query_words")
-        self._db.executemany("INSERT INTO temp.query_words(rowid, word) VALUES (?, ?)", list(enumerate((t[1:-1].replace('""', '"') for t in terms), 1)))
+        self._db.executemany(
+            "INSERT INTO temp.query_words(rowid, word) VALUES (?, ?)",
+            list(enumerate((t[1:-1].replace('""', '"') for t in terms), 1)),
+        )
         tokens: dict[int, list[tuple[str, int]]] = {}
         for row, term, frequency in self._db.execute(
             "SELECT q.doc, q.term, COALESCE(v.doc, 0) FROM temp.query_tokens AS q "
@@ -297,10 +324,15 @@ class Fts5Index:
             passage = self._stored(rows[rowid])
             scored.append((-score * (1 + COVERAGE_WEIGHT * coverage(passage, stems, pattern)), passage))
         scored.sort(key=lambda item: item[0], reverse=True)
-        return [Hit(passage=p, score=round(s, 3), snippet=make_snippet(p.text, stems, pattern=pattern)) for s, p in scored[:k]]
+        return [
+            Hit(passage=p, score=round(s, 3), snippet=make_snippet(p.text, stems, pattern=pattern))
+            for s, p in scored[:k]
+        ]
 
     def passage(self, passage_id: str) -> StoredPassage | None:
-        row = self._db.execute(f"SELECT {self._PASSAGE_COLUMNS} FROM {self._PASSAGE_JOIN} WHERE p.id = ?", (passage_id,)).fetchone()
+        row = self._db.execute(
+            f"SELECT {self._PASSAGE_COLUMNS} FROM {self._PASSAGE_JOIN} WHERE p.id = ?", (passage_id,)
+        ).fetchone()
         return self._stored(row) if row else None
 
     def neighbours(self, passage_id: str, around: int) -> list[StoredPassage]:
@@ -326,4 +358,3 @@ class Fts5Index:
             self.commit()
         finally:
             self._db.close()
-

@@ -28,7 +28,22 @@ from lxml import etree
 from .passages import Block, Section
 
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
-_DROP_TAGS = ("script", "style", "noscript", "template", "nav", "aside", "footer", "form", "button", "select", "iframe", "svg", "canvas", "map")
+_DROP_TAGS = (
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "nav",
+    "aside",
+    "footer",
+    "form",
+    "button",
+    "select",
+    "iframe",
+    "svg",
+    "canvas",
+    "map",
+)
 _DROP_ROLES = {"navigation", "banner", "contentinfo", "search", "complementary", "menu", "menubar"}
 _DROP_CLASSES = {
     "nosearch", "menu", "mainmenu", "submenu", "searchmenu", "tagline",
@@ -96,7 +111,13 @@ class _Walk:
             anchor=next((f.anchor for f in reversed(self.frames) if f.anchor), None) if top else None,
             heading_line=top.heading_line if top else (self.root_title or None),
         )
-        if top and not top.is_definition and top.heading and len(self.frames) == 1 and _same(top.heading, self.root_title):
+        if (
+            top
+            and not top.is_definition
+            and top.heading
+            and len(self.frames) == 1
+            and _same(top.heading, self.root_title)
+        ):
             self.current.heading_line = self.root_title
         self.sections.append(self.current)
 
@@ -195,7 +216,11 @@ def _is_chrome(element: etree._Element) -> bool:
 
 def _strip_chrome(root: etree._Element) -> None:
     doomed = [el for el in root.iter(*_DROP_TAGS)]
-    doomed += [el for el in root.iter() if isinstance(el.tag, str) and el.tag not in ("html", "body", "main") and _is_chrome(el)]
+    doomed += [
+        el
+        for el in root.iter()
+        if isinstance(el.tag, str) and el.tag not in ("html", "body", "main") and _is_chrome(el)
+    ]
     for element in doomed:
         if element.getparent() is not None:
             element.drop_tree()

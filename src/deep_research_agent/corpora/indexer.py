@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Protocol
 
 from ..domain.clock import utc_now_iso
-from .backend import CorpusIndex, IndexedDocument
 from ..settings.corpora import CorpusSpec
+from .backend import CorpusIndex, IndexedDocument
 from .formats import Unreadable, format_of, read_document
 from .passages import build_passages
 

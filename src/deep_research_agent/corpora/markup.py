@@ -62,7 +62,11 @@ class _Outline:
         if headings and headings[0].casefold() == self.title.casefold():
             headings = headings[1:]
         path = (self.title, *headings) if self.title else tuple(headings)
-        self.current = Section(path=path, anchor=anchor or next((a for _, _, a in reversed(self.stack) if a), None), heading_line=line or text)
+        self.current = Section(
+            path=path,
+            anchor=anchor or next((a for _, _, a in reversed(self.stack) if a), None),
+            heading_line=line or text,
+        )
         self.sections.append(self.current)
 
     def block(self, text: str) -> None:
@@ -197,7 +201,10 @@ def parse_rst(text: str, *, fallback_title: str) -> MarkupDocument:
 
     title = titles[0][2] if titles else fallback_title
     outline = _Outline(title)
-    heading_at = {start: (end, styles.index(_style_of(lines, start)) + 1, heading, anchor) for start, end, heading, anchor in titles}
+    heading_at = {
+        start: (end, styles.index(_style_of(lines, start)) + 1, heading, anchor)
+        for start, end, heading, anchor in titles
+    }
     level = 0
     titled: tuple[int, str, str | None] | None = None  # the section an object directive sits in
     object_stack: list[int] = []  # indents of open object directives
@@ -226,7 +233,9 @@ def parse_rst(text: str, *, fallback_title: str) -> MarkupDocument:
                 object_stack.pop()
             object_stack.append(indent)
             name = signature.split("(", 1)[0].strip()
-            outline.heading(level + len(object_stack), name + ("()" if "(" in signature else ""), anchor, line=signature)
+            outline.heading(
+                level + len(object_stack), name + ("()" if "(" in signature else ""), anchor, line=signature
+            )
             i += 1
             while i < len(lines) and _DIRECTIVE_OPTION_RE.match(lines[i]):
                 i += 1

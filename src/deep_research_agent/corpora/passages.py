@@ -145,7 +145,9 @@ def _parts(section: Section) -> list[_Draft]:
     def close() -> None:
         path = section.path + ((label,) if label else ())
         lead_lines = ([heading] if not drafts and heading else []) + ([label] if label and drafts else [])
-        drafts.append(_Draft(path, part_anchor, section.page, [heading, *([label] if label else [])], lead_lines + current))
+        drafts.append(
+            _Draft(path, part_anchor, section.page, [heading, *([label] if label else [])], lead_lines + current)
+        )
 
     for block in pieces:
         starts_anchor = block.anchor is not None and block.anchor != in_effect

@@ -38,7 +38,12 @@ def coverage(passage: StoredPassage, stems: Sequence[str], pattern: re.Pattern[s
 
 
 def make_snippet(
-    text: str, stems: Sequence[str], *, pattern: re.Pattern[str] | None = None, words: int = SNIPPET_WORDS, mark: tuple[str, str] = ("**", "**")
+    text: str,
+    stems: Sequence[str],
+    *,
+    pattern: re.Pattern[str] | None = None,
+    words: int = SNIPPET_WORDS,
+    mark: tuple[str, str] = ("**", "**"),
 ) -> str:
     """About ``words`` words of ``text`` around its densest run of query terms, each term wrapped in ``mark``."""
     flat = " ".join(text.split())

@@ -22,10 +22,10 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from pydantic import BaseModel, Field
 
+from ..domain.errors import tool_error_text
 from ..domain.names import ToolErrorClass, ToolName
 from ..protocol.events import emit
 from ..run import current_run
-from ..domain.errors import tool_error_text
 
 _MAX_QUESTIONS = 3
 _LIST_MARKER = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s*")

@@ -20,15 +20,20 @@ from typing import Annotated, NotRequired
 from langchain.agents.middleware import AgentMiddleware, AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage
-
 from langgraph.channels import UntrackedValue
+
 from ..domain.conversation import harness_message, is_harness_message, respond, turn_key
 from ..domain.names import EndReason
 from ..run import Halt, current_run
 from .final_text import FinalTextKind, classify_final_text, nudge_for
 
 MAX_INTENT_NUDGES = 4
-NUDGE_LIMITS: dict[FinalTextKind, int] = {"report_like": 1, "json_dump": 1, "intent_stub": MAX_INTENT_NUDGES, "other": 1}
+NUDGE_LIMITS: dict[FinalTextKind, int] = {
+    "report_like": 1,
+    "json_dump": 1,
+    "intent_stub": MAX_INTENT_NUDGES,
+    "other": 1,
+}
 
 
 class CompletionState(AgentState):
@@ -45,7 +50,9 @@ class CompletionMiddleware(AgentMiddleware):
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse | ExtendedModelResponse:
         turn = turn_key(request.messages)
-        nudges = dict(request.state.get("completion_nudges") or {}) if request.state.get("completion_turn") == turn else {}
+        nudges = (
+            dict(request.state.get("completion_nudges") or {}) if request.state.get("completion_turn") == turn else {}
+        )
         added: list[AnyMessage] = []
         while True:
             response = await handler(request.override(messages=[*request.messages, *added]) if added else request)
@@ -70,6 +77,11 @@ def _stopped_without_report(response: ModelResponse) -> AIMessage | None:
     if not isinstance(reply, AIMessage) or reply.tool_calls or is_harness_message(reply):
         return None
     control = current_run().control
-    if not control.research_started or control.report_delivered or control.clarification_requested or control.halt is not None:
+    if (
+        not control.research_started
+        or control.report_delivered
+        or control.clarification_requested
+        or control.halt is not None
+    ):
         return None
     return reply

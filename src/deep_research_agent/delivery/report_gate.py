@@ -29,13 +29,12 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from ..domain.conversation import turn_key
+from ..domain.errors import tool_error_text
 from ..domain.names import RevisionReason, StatusState, ToolErrorClass, ToolName
 from ..protocol.events import emit
 from ..report.citations import CitationReport
 from ..report.vetting import finalise, vet_report
 from ..run import current_run
-from ..domain.errors import tool_error_text
-
 
 # A long report can have dozens of problems; a banner shows the first few.
 DETAIL_CHARS = 4000
@@ -66,7 +65,12 @@ class ReportGateMiddleware(AgentMiddleware):
         previous = CitationReport.model_validate(bounced) if bounced is not None else None
         vetted = await asyncio.to_thread(vet_report, draft, evidence, previous=previous)
         if vetted.problems and previous is None:
-            emit("status", state=StatusState.REVISING, reason=RevisionReason.REPORT_QUALITY, detail=_detail(vetted.problems))
+            emit(
+                "status",
+                state=StatusState.REVISING,
+                reason=RevisionReason.REPORT_QUALITY,
+                detail=_detail(vetted.problems),
+            )
             listed = "\n".join(f"- {problem}" for problem in vetted.problems)
             message = ToolMessage(
                 tool_error_text(
@@ -85,7 +89,9 @@ class ReportGateMiddleware(AgentMiddleware):
                 update={"messages": [message], "report_gate_turn": turn, "report_gate_draft": vetted.check.model_dump()}
             )
         delivered = await asyncio.to_thread(finalise, vetted, evidence)
-        return await handler(request.override(tool_call={**request.tool_call, "args": {**args, "report_markdown": delivered}}))
+        return await handler(
+            request.override(tool_call={**request.tool_call, "args": {**args, "report_markdown": delivered}})
+        )
 
 
 def _detail(problems: list[str]) -> str:

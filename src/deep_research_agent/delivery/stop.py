@@ -99,7 +99,9 @@ def start_watching(store: BaseStore | None, run: Run, *, owner: str | None = Non
     run.stop_watcher = poller.watch(run, owner=owner)
 
 
-async def watch_for_stop_request(store: BaseStore, run: Run, *, owner: str | None = None, poll_s: float = POLL_S) -> None:
+async def watch_for_stop_request(
+    store: BaseStore, run: Run, *, owner: str | None = None, poll_s: float = POLL_S
+) -> None:
     """Watch one run on a poller of its own until it is stopped now or ends (for code outside a server)."""
     await StopRequestPoller(store, poll_s=poll_s).watch(run, owner=owner)
 

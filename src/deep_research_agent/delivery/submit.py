@@ -22,10 +22,10 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.types import Command
 
+from ..domain.errors import tool_error_text
 from ..domain.names import ToolErrorClass, ToolName
 from ..protocol.events import emit
 from ..run import current_run
-from ..domain.errors import tool_error_text
 
 
 class ReportState(AgentState):
@@ -59,7 +59,9 @@ def submit_report(
                 "messages": [
                     ToolMessage(
                         tool_error_text(
-                            ToolName.SUBMIT_REPORT, ToolErrorClass.PERMANENT, "the report is empty. Pass the whole Markdown report."
+                            ToolName.SUBMIT_REPORT,
+                            ToolErrorClass.PERMANENT,
+                            "the report is empty. Pass the whole Markdown report.",
                         ),
                         tool_call_id=tool_call_id,
                         status="error",
@@ -83,4 +85,3 @@ class ReportMiddleware(AgentMiddleware):
 
     state_schema = ReportState
     tools = [submit_report]
-

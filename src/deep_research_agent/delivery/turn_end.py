@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+
 from ..domain.conversation import deliverable_message
 from ..run import RunControl, current_run
 

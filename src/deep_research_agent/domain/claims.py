@@ -62,7 +62,9 @@ class CitationSummary(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    valid: int = Field(default=0, description="Cited sources the run retrieved whose findings' quotes and figures hold.")
+    valid: int = Field(
+        default=0, description="Cited sources the run retrieved whose findings' quotes and figures hold."
+    )
     repaired: int = Field(default=0, description="Cited sources the report gate sent back that the revision fixed.")
     removed: int = Field(default=0, description="Citations of sources the run never retrieved, removed on delivery.")
     flagged: int = Field(
@@ -79,7 +81,9 @@ class ClaimSource(BaseModel):
     url: str | None = None
     title: str = ""
     evidence_id: str | None = None
-    sentence: str = Field(default="", description="The sentence of the source's text nearest to the claim; empty when none.")
+    sentence: str = Field(
+        default="", description="The sentence of the source's text nearest to the claim; empty when none."
+    )
 
 
 class ClaimRecord(BaseModel):
@@ -88,7 +92,9 @@ class ClaimRecord(BaseModel):
     claim: str = Field(description="The sentence, list item or table cell as delivered.")
     indexes: list[int] = Field(default_factory=list, description="The sources it cites, by their [n].")
     verdict: ClaimVerdict
-    tokens: list[str] = Field(default_factory=list, description="The figures or quotes that do not check out, as written.")
+    tokens: list[str] = Field(
+        default_factory=list, description="The figures or quotes that do not check out, as written."
+    )
     detail: str = ""
     sources: list[ClaimSource] = Field(default_factory=list)
 
@@ -98,7 +104,9 @@ class ClaimSummary(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    claims: int = Field(default=0, description="Claims checked: cited sentences, items and cells, and uncited ones stating a figure.")
+    claims: int = Field(
+        default=0, description="Claims checked: cited sentences, items and cells, and uncited ones stating a figure."
+    )
     supported: int = Field(default=0, description="Claims whose figures and quotes are all in the text they cite.")
     flagged: int = Field(default=0, description="Claims delivered marked [unverified].")
     unsupported_number: int = 0

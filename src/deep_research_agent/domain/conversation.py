@@ -47,7 +47,11 @@ def harness_note(text: str) -> AIMessage:
 
 
 def _harness_fields() -> dict[str, Any]:
-    return {"name": HARNESS_MESSAGE_NAME, "id": f"{HIDDEN_ID_PREFIX}{uuid.uuid4().hex}", "additional_kwargs": dict(HARNESS_MARKER)}
+    return {
+        "name": HARNESS_MESSAGE_NAME,
+        "id": f"{HIDDEN_ID_PREFIX}{uuid.uuid4().hex}",
+        "additional_kwargs": dict(HARNESS_MARKER),
+    }
 
 
 def deliverable_message(text: str) -> AIMessage:
@@ -106,12 +110,17 @@ def is_fresh_turn(messages: Sequence[AnyMessage]) -> bool:
 
 
 def respond(
-    messages: Sequence[BaseMessage], *, model_response: ModelResponse | None = None, update: dict[str, Any] | None = None
+    messages: Sequence[BaseMessage],
+    *,
+    model_response: ModelResponse | None = None,
+    update: dict[str, Any] | None = None,
 ) -> ModelResponse | ExtendedModelResponse:
     """A guard's answer to a model call: ``messages`` persisted before the model's own result, if any,
     plus an update of the guard's private state."""
     result = [*messages, *(model_response.result if model_response else [])]
-    response = ModelResponse(result=result, structured_response=model_response.structured_response if model_response else None)
+    response = ModelResponse(
+        result=result, structured_response=model_response.structured_response if model_response else None
+    )
     if not update:
         return response
     return ExtendedModelResponse(model_response=response, command=Command(update=update))

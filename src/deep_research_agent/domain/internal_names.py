@@ -44,7 +44,9 @@ LOCAL_PATH_RE = re.compile(
 )
 
 _FILE_START_RE = re.compile(r"^(?:/(?!/)|\.{1,2}[\\/]|~[\\/]|[A-Za-z]:[\\/]|\\\\|file:)")
-_DATA_FILE_RE = re.compile(r"^[\w.-]+\.(?:csv|tsv|json|jsonl|txt|md|xlsx?|parquet|py|xml|log|db|sqlite)$", re.IGNORECASE)
+_DATA_FILE_RE = re.compile(
+    r"^[\w.-]+\.(?:csv|tsv|json|jsonl|txt|md|xlsx?|parquet|py|xml|log|db|sqlite)$", re.IGNORECASE
+)
 
 
 def is_file_path(text: str) -> bool:

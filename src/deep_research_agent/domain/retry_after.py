@@ -23,7 +23,6 @@ from collections.abc import Mapping
 from datetime import UTC
 from email.utils import parsedate_to_datetime
 
-
 BASE_DELAY_S = 1.0
 MAX_DELAY_S = 30.0
 
@@ -33,7 +32,7 @@ def backoff_s(retry: int, retry_after: float | None, jitter: float) -> float:
     if retry_after is not None:
         # Never earlier than asked; a small spread keeps parallel agents from retrying in lockstep.
         return retry_after + min(retry_after * 0.1, 1.0) * jitter
-    ceiling = min(BASE_DELAY_S * 2 ** (retry - 1), MAX_DELAY_S)
+    ceiling = min(BASE_DELAY_S * 2.0 ** (retry - 1), MAX_DELAY_S)
     return ceiling * (0.5 + 0.5 * jitter)
 
 

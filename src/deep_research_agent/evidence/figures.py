@@ -27,6 +27,7 @@ a model of units; this needs every figure of a page, in one pass, fast enough fo
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from typing import NamedTuple
 
@@ -117,7 +118,7 @@ _UNIT_FORMS: dict[str, tuple[str, ...]] = {
 UNITS: dict[str, str] = {form: unit for unit, forms in _UNIT_FORMS.items() for form in forms}
 _ERAS = frozenset({"bc", "ad"})
 _CURRENCY_SIGNS = {"$": "usd", "us$": "usd", "€": "eur", "£": "gbp", "¥": "jpy"}
-_SCALES = {
+_SCALES: dict[str, int] = {
     "thousand": 10**3,
     "k": 10**3,
     "million": 10**6,
@@ -156,8 +157,8 @@ _YEAR_CUES = frozenset(
 )  # fmt: skip
 
 
-def _alternation(forms: object) -> str:
-    return "|".join(re.escape(form) for form in sorted(forms, key=len, reverse=True))  # type: ignore[arg-type]
+def _alternation(forms: Iterable[str]) -> str:
+    return "|".join(re.escape(form) for form in sorted(forms, key=len, reverse=True))
 
 
 _SPACES = " \u00a0\u202f\u2009"
@@ -168,7 +169,9 @@ _NUMBER_RE = re.compile(
     rf"(?<![\w.])(?P<int>\d{{1,3}}(?:,\d{{3}})+(?!\d)|\d{{1,3}}(?:{_SPACE}\d{{3}})+(?![\d,])|\d+)(?P<frac>\.\d+)?(?!\d)(?P<decade>s\b)?"
 )
 _WORD = r"[^\W\d_][\w/²°-]*"
-_AFTER_RE = re.compile(rf"{_SPACE}?-?{_SPACE}?(?P<w1>%|°[cCfF]?(?![a-zA-Z])|{_WORD})(?:{_SPACE}(?P<w2>{_WORD}))?(?:{_SPACE}(?P<w3>{_WORD}))?")
+_AFTER_RE = re.compile(
+    rf"{_SPACE}?-?{_SPACE}?(?P<w1>%|°[cCfF]?(?![a-zA-Z])|{_WORD})(?:{_SPACE}(?P<w2>{_WORD}))?(?:{_SPACE}(?P<w3>{_WORD}))?"
+)
 _ISO_TAIL_RE = re.compile(r"-(\d{2})-(\d{2})(?!\d)")
 _MONTH_NAMES = _alternation(_MONTHS)
 _DATE_HEAD_RE = re.compile(
@@ -317,7 +320,17 @@ def _number(match: re.Match[str], text: str) -> Figure | None:
         value = digits.lstrip("0") or "0"
         if fraction:
             value += fraction.rstrip("0").rstrip(".")
-    kind = _kind(digits, grouped=grouped, fraction=fraction, scaled=scale != 1, unit=unit, decade=bool(decade), noun=noun, text=text, start=start)
+    kind = _kind(
+        digits,
+        grouped=grouped,
+        fraction=fraction,
+        scaled=scale != 1,
+        unit=unit,
+        decade=bool(decade),
+        noun=noun,
+        text=text,
+        start=start,
+    )
     return Figure(value, unit, kind, noun, text[sign_start:end], start, end, scale)
 
 
@@ -352,7 +365,16 @@ def _plain(number: Decimal) -> str:
 
 
 def _kind(
-    digits: str, *, grouped: bool, fraction: str | None, scaled: bool, unit: str, decade: bool, noun: str, text: str, start: int
+    digits: str,
+    *,
+    grouped: bool,
+    fraction: str | None,
+    scaled: bool,
+    unit: str,
+    decade: bool,
+    noun: str,
+    text: str,
+    start: int,
 ) -> str:
     year_shaped = len(digits) == 4 and 1000 <= int(digits) <= 2100 and not grouped and fraction is None and not scaled
     if grouped or fraction is not None or scaled or (unit and unit not in _ERAS):
@@ -404,7 +426,7 @@ def written_forms(figure: Figure) -> list[tuple[str, bool]]:
     forms: list[tuple[str, bool]] = []
     value = Decimal(figure.value)
     for scale in (1, *sorted(set(_SCALES.values()))):
-        if scale > max(value, 1):
+        if scale > max(value, Decimal(1)):
             break
         mantissa = _plain(value / scale)
         if scale != 1 and len(mantissa.replace(".", "")) > 6:

@@ -28,12 +28,11 @@ from collections import OrderedDict
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from ..domain.claims import CitationRecord, CitationSummary, ClaimRecord, ClaimSummary
 from ..domain.clock import utc_now_iso
 from ..domain.findings import Findings
-from ..domain.claims import CitationRecord, CitationSummary
-from ..domain.claims import ClaimRecord, ClaimSummary
-from .text import EvidenceLibrary, EvidenceText
 from ..domain.urls import domain_of, normalise_url
+from .text import EvidenceLibrary, EvidenceText
 
 
 @dataclass(frozen=True)
@@ -103,7 +102,9 @@ class EvidenceStore:
                 if title and not existing.title:
                     self._sources[key] = replace(existing, title=title)
                 return None
-            record = SourceRecord(index=len(self._sources) + 1, url=url, title=title or domain_of(url), domain=domain_of(url))
+            record = SourceRecord(
+                index=len(self._sources) + 1, url=url, title=title or domain_of(url), domain=domain_of(url)
+            )
             self._sources[key] = record
             return record
 
@@ -119,7 +120,14 @@ class EvidenceStore:
         self, *, url: str, title: str, kind: str, text: str, agent: str, location: CorpusLocation | None = None
     ) -> EvidenceRecord:
         return self._add(
-            url=url, title=title, kind=kind, text=text, agent=agent, location=location, retrieved_at=utc_now_iso(), adopted=False
+            url=url,
+            title=title,
+            kind=kind,
+            text=text,
+            agent=agent,
+            location=location,
+            retrieved_at=utc_now_iso(),
+            adopted=False,
         )
 
     def adopt(self, record: EvidenceRecord) -> EvidenceRecord:
@@ -130,7 +138,16 @@ class EvidenceStore:
         )  # fmt: skip
 
     def _add(
-        self, *, url: str, title: str, kind: str, text: str, agent: str, location: CorpusLocation | None, retrieved_at: str, adopted: bool
+        self,
+        *,
+        url: str,
+        title: str,
+        kind: str,
+        text: str,
+        agent: str,
+        location: CorpusLocation | None,
+        retrieved_at: str,
+        adopted: bool,
     ) -> EvidenceRecord:
         digest = hashlib.sha256(text.encode()).hexdigest()
         with self._lock:
@@ -225,7 +242,8 @@ class EvidenceStore:
             return {
                 "sources": [asdict(record) for record in self._sources.values()],
                 "handovers": [
-                    {"task_id": h.task_id, "unit": h.unit, "findings": h.findings.model_dump(mode="json")} for h in self._handovers
+                    {"task_id": h.task_id, "unit": h.unit, "findings": h.findings.model_dump(mode="json")}
+                    for h in self._handovers
                 ],
                 "citations": [c.model_dump(mode="json") for c in self._citations],
                 "citation_summary": self._citation_summary.model_dump(mode="json") if self._citation_summary else None,
@@ -240,7 +258,9 @@ class EvidenceStore:
                 record = SourceRecord(**source)
                 self._sources.setdefault(normalise_url(record.url), record)
             known = {record.id for record in self._evidence}
-            self._evidence = sorted([*self._evidence, *(r for r in records if r.id not in known)], key=lambda r: int(r.id[2:]))
+            self._evidence = sorted(
+                [*self._evidence, *(r for r in records if r.id not in known)], key=lambda r: int(r.id[2:])
+            )
             self._handovers = [
                 HandOver(task_id=h["task_id"], unit=h["unit"], findings=Findings.model_validate(h["findings"]))
                 for h in snapshot.get("handovers", [])

@@ -40,11 +40,16 @@ SENTENCE_CHARS = 300
 class EvidenceLike(Protocol):
     """What a check needs of an evidence record (``run.EvidenceRecord`` fits)."""
 
-    id: str
-    url: str
-    title: str
-    kind: str
-    text: str
+    @property
+    def id(self) -> str: ...
+    @property
+    def url(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def text(self) -> str: ...
 
 
 class _Record(NamedTuple):
@@ -88,7 +93,8 @@ def normalise_for_match(text: str) -> str:
 def quote_fragments(quote: str) -> list[str]:
     """A quote's normalised fragments: an ellipsis splits it, and each fragment must be found in order."""
     fragments = (
-        fragment.strip(_FRAGMENT_EDGES) for fragment in _ELLIPSIS_RE.split(normalise_for_match(quote).strip(_FRAGMENT_EDGES))
+        fragment.strip(_FRAGMENT_EDGES)
+        for fragment in _ELLIPSIS_RE.split(normalise_for_match(quote).strip(_FRAGMENT_EDGES))
     )
     return [fragment for fragment in fragments if fragment]
 
@@ -290,7 +296,9 @@ class EvidenceText:
             position = text.find(form)
             while position != -1 and len(found) < limit:
                 before = text[position - 1] if position else " "
-                if not (before.isalnum() or before == ".") and form_ends_a_number(text, position + len(form), form, scaled=scaled):
+                if not (before.isalnum() or before == ".") and form_ends_a_number(
+                    text, position + len(form), form, scaled=scaled
+                ):
                     span = self.sentence_span(position)
                     if span[0] not in checked:
                         checked.add(span[0])
@@ -311,7 +319,12 @@ class EvidenceText:
             before = lowered[position - 1] if position else " "
             after = lowered[end] if end < len(lowered) else " "
             if not (before.isalnum() or before in "-_") and not (after.isalnum() or after == "_"):
-                found.append((self.sentence_span(position), figure._replace(start=position, end=end, text=self.text[position:end])))
+                found.append(
+                    (
+                        self.sentence_span(position),
+                        figure._replace(start=position, end=end, text=self.text[position:end]),
+                    )
+                )
             position = lowered.find(value, end)
         return found
 

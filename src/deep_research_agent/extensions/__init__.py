@@ -3,7 +3,7 @@
 """
 
 from .loading import Extensions, load_extensions
-from .skills import load_skills, SkillCatalog, skills_filesystem
+from .skills import SkillCatalog, load_skills, skills_filesystem
 
 __all__ = [
     "Extensions",

@@ -94,7 +94,9 @@ def skills_backend(directory: Path) -> CompositeBackend:
 def load_skills(directory: Path) -> SkillCatalog:
     """Every readable skill of ``directory``; a missing folder or a broken ``SKILL.md`` is a warning."""
     if not directory.is_dir():
-        return SkillCatalog(directory, warnings=(f"Skills folder {str(directory)!r} does not exist; no skills are loaded.",))
+        return SkillCatalog(
+            directory, warnings=(f"Skills folder {str(directory)!r} does not exist; no skills are loaded.",)
+        )
     loader = SkillsMiddleware(backend=skills_backend(directory), sources=[MOUNT], system_prompt=None)
     loaded = loader.before_agent({"messages": []}, None, None) or {}  # type: ignore[arg-type]
     skills = tuple(

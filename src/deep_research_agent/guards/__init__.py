@@ -3,14 +3,9 @@ that runs them (with the model-call plumbing of ``modelcalls/``) inside each mod
 """
 
 from .budget import BudgetMiddleware, effective_recursion_limit
-from ..modelcalls.caching import PromptCachingMiddleware
 from .chain import GuardChainMiddleware
-from ..modelcalls.compaction import ContextCompactionMiddleware
 from .halting import stop_agent
 from .loop import LoopGuardMiddleware
-from ..modelcalls.metering import ModelCallHeartbeatMiddleware, side_call_meter, UsageMeteringMiddleware
-from ..modelcalls.prompt_date import PromptDateMiddleware
-from ..modelcalls.retry import ModelCallRetryMiddleware
 from .runaway import RunawayOutputMiddleware
 from .step_limit import StepLimitMiddleware
 

@@ -35,13 +35,13 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from ..domain.conversation import harness_message, respond
+from ..domain.errors import tool_error_text
 from ..domain.names import Ceiling, EndReason, HaltedBy, Role, StatusState, ToolErrorClass, ToolName
+from ..domain.per_role import PerRoleMiddleware
 from ..protocol.events import emit
 from ..run import Halt, Run, current_run
 from ..settings import ResearchConfig
-from ..domain.errors import tool_error_text
 from .halting import stop_agent
-from ..domain.per_role import PerRoleMiddleware
 
 SOFT_FRACTION = 0.75
 # Below this, not even one model call and the exit path fit in the graph's steps: no run could end cleanly.
@@ -212,7 +212,12 @@ class BudgetMiddleware(PerRoleMiddleware):
         return max(self.settings.max_run_seconds - run.elapsed_s, 0.0)
 
     def _stop(self, messages: list[AnyMessage], halt: Halt) -> AIMessage:
-        return stop_agent(self.role, messages, halted_by=HaltedBy.USER if halt.reason == EndReason.STOPPED_BY_USER else HaltedBy.BUDGET, halt=halt)
+        return stop_agent(
+            self.role,
+            messages,
+            halted_by=HaltedBy.USER if halt.reason == EndReason.STOPPED_BY_USER else HaltedBy.BUDGET,
+            halt=halt,
+        )
 
     def _wrap_up_nudge(self, run: Run) -> str:
         if run.control.wrap_up_requested:
@@ -252,7 +257,9 @@ async def _racing_stop_request(call: Awaitable[T], run: Run) -> T | object:
 def _refusal(request: ToolCallRequest, why: str) -> ToolMessage:
     tool = request.tool_call["name"]
     return ToolMessage(
-        content=tool_error_text(tool, ToolErrorClass.PERMANENT, f"not run, because {why}. Finish now with what you have."),
+        content=tool_error_text(
+            tool, ToolErrorClass.PERMANENT, f"not run, because {why}. Finish now with what you have."
+        ),
         tool_call_id=request.tool_call["id"],
         name=tool,
         status="error",

@@ -25,12 +25,12 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from .budget import BudgetState
 from ..delivery.completion import CompletionState
+from ..domain.per_role import PerRoleMiddleware
 from ..handover.gate import FindingsGateState
 from ..handover.script import ScriptGateState
+from .budget import BudgetState
 from .loop import LoopGuardState
-from ..domain.per_role import PerRoleMiddleware
 from .runaway import RunawayState
 from .step_limit import StepLimitState
 
@@ -71,7 +71,9 @@ class GuardChainMiddleware(PerRoleMiddleware):
         self.model_guards = [g for g in guards if type(g).awrap_model_call is not AgentMiddleware.awrap_model_call]
         self.tool_guards = [g for g in guards if type(g).awrap_tool_call is not AgentMiddleware.awrap_tool_call]
 
-    async def awrap_model_call(self, request: ModelRequest, handler: ModelHandler) -> ModelResponse | ExtendedModelResponse:
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: ModelHandler
+    ) -> ModelResponse | ExtendedModelResponse:
         response, updates = await self._model_call(0, request, handler)
         if not updates:
             return response
@@ -104,7 +106,9 @@ class GuardChainMiddleware(PerRoleMiddleware):
     async def _tool_call(self, index: int, request: ToolCallRequest, handler: ToolHandler) -> ToolMessage | Command:
         if index == len(self.tool_guards):
             return await handler(request)
-        return await self.tool_guards[index].awrap_tool_call(request, lambda req: self._tool_call(index + 1, req, handler))
+        return await self.tool_guards[index].awrap_tool_call(
+            request, lambda req: self._tool_call(index + 1, req, handler)
+        )
 
 
 def _refuse_what_the_chain_would_drop(guard: AgentMiddleware) -> None:
@@ -115,7 +119,11 @@ def _refuse_what_the_chain_would_drop(guard: AgentMiddleware) -> None:
     if tools := getattr(guard, "tools", ()):
         _refuse(guard, f"registers tools ({', '.join(t.name for t in tools)}), which the chain does not", on_its_own)
     if keys := _state_keys(guard.state_schema) - _state_keys(GuardChainState):
-        _refuse(guard, f"keeps state ({', '.join(sorted(keys))}) that GuardChainState lacks", "add its state schema to GuardChainState's bases")
+        _refuse(
+            guard,
+            f"keeps state ({', '.join(sorted(keys))}) that GuardChainState lacks",
+            "add its state schema to GuardChainState's bases",
+        )
 
 
 def _refuse(guard: AgentMiddleware, what: str, fix: str) -> NoReturn:

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessage, AnyMessage
 
 from ..domain.conversation import harness_note
-from ..handover.contract import HALTED_BY, hand_back
 from ..domain.names import HaltedBy, Role
+from ..handover.contract import HALTED_BY, hand_back
 from ..protocol.sender import current_sender
 from ..run import Halt, current_run
 

@@ -23,14 +23,14 @@ from typing import Annotated, Any, NotRequired
 from langchain.agents.middleware import AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
-
 from langgraph.channels import UntrackedValue
-from ..protocol.events import emit
-from ..domain.names import EndReason, HaltedBy, StatusState
-from ..run import Halt
+
 from ..domain.conversation import harness_message, respond, turn_key
-from .halting import stop_agent
+from ..domain.names import EndReason, HaltedBy, StatusState
 from ..domain.per_role import PerRoleMiddleware
+from ..protocol.events import emit
+from ..run import Halt
+from .halting import stop_agent
 
 WINDOW = 10
 NUDGE_AT = 3
@@ -60,7 +60,9 @@ def latest_tool_batch(messages: Sequence[AnyMessage]) -> tuple[str, list[tuple[s
             if not message.tool_calls:
                 return None
             results = {m.tool_call_id: m.text for m in messages[index + 1 :] if isinstance(m, ToolMessage)}
-            calls = [(c["name"], c.get("args") or {}, results[c["id"]]) for c in message.tool_calls if c["id"] in results]
+            calls = [
+                (c["name"], c.get("args") or {}, results[c["id"]]) for c in message.tool_calls if c["id"] in results
+            ]
             return (message.tool_calls[0]["id"] or f"index-{index}", calls) if calls else None
     return None
 
@@ -93,17 +95,29 @@ class LoopGuardMiddleware(PerRoleMiddleware):
         nudges = state.get("loop_nudges", 0) if same_turn else 0
 
         window, repeats = advance(window, [fingerprint(*call) for call in calls])
-        update: dict[str, Any] = {"loop_window": window, "loop_batch": batch_id, "loop_turn": turn, "loop_nudges": nudges}
+        update: dict[str, Any] = {
+            "loop_window": window,
+            "loop_batch": batch_id,
+            "loop_turn": turn,
+            "loop_nudges": nudges,
+        }
         added: list[AnyMessage] = []
         if repeats >= HALT_AT:
             tool = _most_repeated_tool(calls, window)
-            detail = f"{tool} returned the same result for the same arguments {repeats} times in the last {WINDOW} calls"
+            detail = (
+                f"{tool} returned the same result for the same arguments {repeats} times in the last {WINDOW} calls"
+            )
             emit("status", state=StatusState.LOOP_HALT, repeats=repeats, detail=detail)
             halt = Halt(reason=EndReason.LOOP_HALT, detail=detail)
             return respond([stop_agent(self.role, messages, halted_by=HaltedBy.LOOP_GUARD, halt=halt)], update=update)
         if repeats >= NUDGE_AT and nudges < MAX_NUDGES_PER_TURN:
             tool = _most_repeated_tool(calls, window)
-            emit("status", state=StatusState.LOOP_DETECTED, repeats=repeats, detail=f"{tool} repeated with the same arguments and result")
+            emit(
+                "status",
+                state=StatusState.LOOP_DETECTED,
+                repeats=repeats,
+                detail=f"{tool} repeated with the same arguments and result",
+            )
             added.append(harness_message(_nudge(tool, repeats)))
             update["loop_nudges"] = nudges + 1
             request = request.override(messages=[*messages, *added])

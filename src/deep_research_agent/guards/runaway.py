@@ -27,14 +27,14 @@ from typing import Annotated, Literal, NotRequired
 from langchain.agents.middleware import AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage
-
 from langgraph.channels import UntrackedValue
-from ..protocol.events import emit
-from ..domain.names import EndReason, HaltedBy, StatusState
-from ..run import Halt
+
 from ..domain.conversation import harness_message, respond, turn_key
-from .halting import stop_agent
+from ..domain.names import EndReason, HaltedBy, StatusState
 from ..domain.per_role import PerRoleMiddleware
+from ..protocol.events import emit
+from ..run import Halt
+from .halting import stop_agent
 
 MIN_JUDGED_CHARS = 2000
 MIN_FRAGMENTS = 20
@@ -152,7 +152,11 @@ class RunawayOutputMiddleware(PerRoleMiddleware):
         while True:
             response = await handler(attempt)
             reply = response.result[-1] if response.result else None
-            verdict = judge(reply.text, reply.response_metadata.get("finish_reason")) if isinstance(reply, AIMessage) else None
+            verdict = (
+                judge(reply.text, reply.response_metadata.get("finish_reason"))
+                if isinstance(reply, AIMessage)
+                else None
+            )
             if verdict is None:
                 counted = {"runaway_turn": turn, "runaway_count": count} if added else None
                 return respond(added, model_response=response, update=counted)
@@ -176,7 +180,13 @@ class RunawayOutputMiddleware(PerRoleMiddleware):
                 conversation = [*request.messages, *added, trimmed]
                 stop = stop_agent(self.role, conversation, halted_by=HaltedBy.RUNAWAY_GUARD, halt=halt)
                 return respond([*added, *response.result[:-1], trimmed, stop], update=update)
-            emit("status", state=StatusState.RUNAWAY_OUTPUT, reason=verdict.kind, detail=f"reply trimmed ({verdict.kind})", **sizes)
+            emit(
+                "status",
+                state=StatusState.RUNAWAY_OUTPUT,
+                reason=verdict.kind,
+                detail=f"reply trimmed ({verdict.kind})",
+                **sizes,
+            )
             if keeps_tool_calls:
                 return respond([*added, *response.result[:-1], trimmed], update=update)
             added += [*response.result[:-1], trimmed, harness_message(_nudge(verdict))]

@@ -31,11 +31,11 @@ from langgraph.managed.is_last_step import RemainingStepsManager
 
 from ..domain.conversation import respond
 from ..domain.names import Ceiling, EndReason, HaltedBy, Role, StatusState
+from ..domain.per_role import PerRoleMiddleware
 from ..protocol.events import emit
 from ..run import Halt, current_run
 from .budget import SOFT_FRACTION
 from .halting import stop_agent
-from ..domain.per_role import PerRoleMiddleware
 
 
 class StepLimitState(AgentState):
@@ -86,9 +86,10 @@ class StepLimitMiddleware(PerRoleMiddleware):
             limit=limit,
             detail=f"{used} of {limit} graph steps used; stopping before the recursion limit.",
         )
-        halt = Halt(reason=EndReason.RECURSION_LIMIT, detail=f"the run reached its recursion limit ({limit} graph steps)")
+        halt = Halt(
+            reason=EndReason.RECURSION_LIMIT, detail=f"the run reached its recursion limit ({limit} graph steps)"
+        )
         return respond([stop_agent(self.role, request.messages, halted_by=HaltedBy.STEP_LIMIT, halt=halt)])
-
 
     def _wind_down_near_the_limit(self, remaining: int) -> None:
         """Past ``SOFT_FRACTION`` of the orchestrator's steps, or when this is its last model call but one,

@@ -34,13 +34,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError
 
 from ..domain.conversation import is_harness_message
 from ..domain.findings import Finding, Findings
 from ..domain.internal_names import LOCAL_PATH_RE, SANDBOX_PATH_RE, is_file_path, names_internal_tool
 from ..domain.names import HaltedBy
 from ..report.series import describe, inline_series
+
 
 def last_findings_object(text: str) -> dict[str, Any] | None:
     """The last JSON object in ``text`` that carries ``summary`` or ``findings``, wherever it sits."""
@@ -90,7 +91,7 @@ _CONTRACT = (
     "Reply with exactly one JSON object and nothing else: "
     '{"summary": "dense prose answer", "findings": [{"finding": "one claim with its figures", '
     '"evidence": "verbatim quote from the text you read", "source": "the page URL"}], "gaps": ["what you could not establish"]}. '
-    "A source is the URL the claim was read at, or a named data source such as \"MCP: pricing-db\"; never a file path "
+    'A source is the URL the claim was read at, or a named data source such as "MCP: pricing-db"; never a file path '
     "or a tool name. Keep every field under 1,200 characters, and give a series as its statistic (count, span first → last, "
     "min/max, mean), not value by value. An empty findings list is fine when nothing was found."
 )

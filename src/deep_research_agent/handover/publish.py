@@ -39,14 +39,14 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
+from ..domain.errors import tool_error_text
 from ..domain.names import StatusState, ToolErrorClass, ToolName
-from ..protocol.events import emit
 from ..domain.secrets import redact
+from ..evidence.store import HandOver
+from ..protocol.events import emit
 from ..protocol.sender import Sender, current_sender
 from ..report.vetting import draft_report
-from ..evidence.store import HandOver
 from ..run import Run, current_run
-from ..domain.errors import tool_error_text
 from .contract import capped_findings, capped_text
 
 logger = logging.getLogger(__name__)
@@ -142,7 +142,9 @@ class HandOverMiddleware(AgentMiddleware):
         return result
 
 
-async def _hand_over(result: ToolMessage | Command, *, unit: str, run: Run, sender: Sender, nested: bool) -> ToolMessage | Command:
+async def _hand_over(
+    result: ToolMessage | Command, *, unit: str, run: Run, sender: Sender, nested: bool
+) -> ToolMessage | Command:
     """Replace the sub-agent's answer by its staged findings object (or its capped text) and publish it."""
     message = _tool_message_of(result)
     staged = run.evidence.take_staged(sender.task_id or "")
@@ -167,7 +169,14 @@ async def _hand_over(result: ToolMessage | Command, *, unit: str, run: Run, send
     for finding in findings.findings:
         if finding.source.startswith(("http://", "https://")):
             if record := run.evidence.add_source(finding.source):
-                emit("source", role=sender.role, task_id=sender.task_id, title=record.title, url=record.url, domain=record.domain)
+                emit(
+                    "source",
+                    role=sender.role,
+                    task_id=sender.task_id,
+                    title=record.title,
+                    url=record.url,
+                    domain=record.domain,
+                )
     result = _replace_message(result, message, findings.to_json())
     if nested:
         return result
@@ -181,7 +190,9 @@ async def _hand_over(result: ToolMessage | Command, *, unit: str, run: Run, send
 def _with_update(result: ToolMessage | Command, extra: dict[str, Any]) -> Command:
     if isinstance(result, ToolMessage):
         return Command(update={"messages": [result], **extra})
-    return Command(graph=result.graph, update={**dict(result.update or {}), **extra}, resume=result.resume, goto=result.goto)
+    return Command(
+        graph=result.graph, update={**dict(result.update or {}), **extra}, resume=result.resume, goto=result.goto
+    )
 
 
 def _replace_message(result: ToolMessage | Command, message: ToolMessage, content: str) -> ToolMessage | Command:

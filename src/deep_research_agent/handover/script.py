@@ -19,9 +19,9 @@ gate whose twin it is):
 from __future__ import annotations
 
 import re
-from pathlib import PurePosixPath
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Annotated, NotRequired
 
 from langchain.agents.middleware import AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
@@ -30,12 +30,12 @@ from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.channels import UntrackedValue
 
 from ..domain.conversation import harness_message, is_harness_message, respond
-from ..domain.per_role import PerRoleMiddleware
+from ..domain.errors import ToolFailure
 from ..domain.names import EvidenceKind, RevisionReason, ScriptStatus, StatusState, ToolName
+from ..domain.per_role import PerRoleMiddleware
 from ..protocol.events import emit
 from ..protocol.sender import current_sender
 from ..run import current_run
-from ..domain.errors import ToolFailure
 
 if TYPE_CHECKING:
     from ..sandbox.connector import SandboxConnector
@@ -94,13 +94,17 @@ def check_answer(text: str, *, execute_outputs: Sequence[str], script_exists: bo
     if "SCRIPT" in sections and not script.startswith("/"):
         problems.append("SCRIPT must be the absolute path of the script file, e.g. /workspace/task.py.")
     elif script and script_exists is False:
-        problems.append(f"There is no file {script} in the sandbox: write the script with write_file, then give its path.")
+        problems.append(
+            f"There is no file {script} in the sandbox: write the script with write_file, then give its path."
+        )
     if not execute_outputs:
         problems.append("You never ran the script: run it with execute and report its real output.")
     output = sections.get("OUTPUT", "")
     first_line = next((line.strip() for line in output.splitlines() if line.strip()), "")
     if first_line and execute_outputs and not any(_flat(first_line) in _flat(seen) for seen in execute_outputs):
-        problems.append("OUTPUT must be the script's real output, copied from the execute result, not a description of it.")
+        problems.append(
+            "OUTPUT must be the script's real output, copied from the execute result, not a description of it."
+        )
     return ScriptAnswer(status=status, script=script, output=output, notes=sections.get("NOTES", ""), problems=problems)
 
 
@@ -137,7 +141,9 @@ class ScriptGateMiddleware(PerRoleMiddleware):
         if verdict.ok or request.state.get("script_bounced"):
             self._show(verdict, code)
             return response
-        emit("status", state=StatusState.REVISING, reason=RevisionReason.SCRIPT_ANSWER, detail=" ".join(verdict.problems))
+        emit(
+            "status", state=StatusState.REVISING, reason=RevisionReason.SCRIPT_ANSWER, detail=" ".join(verdict.problems)
+        )
         added: list[AnyMessage] = [*response.result, harness_message(bounce_message(verdict.problems))]
         retry = await handler(request.override(messages=[*request.messages, *added]))
         second = _final_answer(retry)
@@ -170,7 +176,11 @@ class ScriptGateMiddleware(PerRoleMiddleware):
         run = current_run()
         label = script_label(verdict.script)
         run.evidence.add_evidence(
-            url=label, title=f"Script {verdict.script}", kind=EvidenceKind.SCRIPT, text=f"{verdict.output}\n\n{text}", agent=current_sender.get().role
+            url=label,
+            title=f"Script {verdict.script}",
+            kind=EvidenceKind.SCRIPT,
+            text=f"{verdict.output}\n\n{text}",
+            agent=current_sender.get().role,
         )
         if record := run.evidence.add_source(label, f"Script {verdict.script}"):
             emit("source", title=record.title, url=record.url, domain=record.domain)
@@ -198,7 +208,9 @@ def _final_answer(response: ModelResponse) -> AIMessage | None:
 
 
 def _execute_outputs(messages: Sequence[AnyMessage]) -> list[str]:
-    return [m.text for m in messages if isinstance(m, ToolMessage) and m.name == ToolName.EXECUTE and m.status != "error"]
+    return [
+        m.text for m in messages if isinstance(m, ToolMessage) and m.name == ToolName.EXECUTE and m.status != "error"
+    ]
 
 
 def _flat(text: str) -> str:

@@ -5,7 +5,7 @@ research sub-agents ``remember`` and ``query``, and ``findings`` stores a delive
 ``remember_findings`` is on; ``cli/kb.py`` lists, exports and deletes a dataset for ``./run.sh kb``.
 """
 
-from .base import KnowledgeBase, KnowledgeEntry, MAX_ENTRY_CHARS, rank_lexically, Retrieval
+from .base import MAX_ENTRY_CHARS, KnowledgeBase, KnowledgeEntry, Retrieval, rank_lexically
 from .findings import remember_findings
 from .namespace import DEFAULT_DATASET, KNOWLEDGE_NAMESPACE, knowledge_namespace
 from .tools import build_knowledge_tools

@@ -105,7 +105,9 @@ class KnowledgeBase:
         if first and all(item.score is not None for item in first):
             return Retrieval([KnowledgeEntry.of(item) for item in first], "vector", len(first))
         items = await self.all_items()
-        return Retrieval(rank_lexically(question, [KnowledgeEntry.of(item) for item in items])[:limit], "lexical", len(items))
+        return Retrieval(
+            rank_lexically(question, [KnowledgeEntry.of(item) for item in items])[:limit], "lexical", len(items)
+        )
 
     async def all_items(self) -> list[Item]:
         items: list[Item] = []

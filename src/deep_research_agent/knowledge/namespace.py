@@ -11,7 +11,6 @@ Contract:
 
 from __future__ import annotations
 
-
 from ..run.owner import namespace_label
 
 KNOWLEDGE_NAMESPACE = ("deep_research_agent", "knowledge")

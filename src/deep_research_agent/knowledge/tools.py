@@ -37,13 +37,13 @@ from langgraph.store.base import BaseStore
 from pydantic import BaseModel, Field
 
 from ..domain.clock import utc_now_iso
+from ..domain.errors import ToolFailure
 from ..domain.names import EvidenceKind, RecordKind, StatusState, ToolName
 from ..protocol.events import emit
 from ..protocol.sender import current_sender
 from ..run import Run, current_run
-from ..domain.errors import ToolFailure
-from .base import MAX_ENTRY_CHARS, KnowledgeBase, KnowledgeEntry, Retrieval, entry_key
 from ..run.owner import run_user
+from .base import MAX_ENTRY_CHARS, KnowledgeBase, KnowledgeEntry, Retrieval, entry_key
 from .namespace import knowledge_namespace
 
 logger = logging.getLogger(__name__)
@@ -90,7 +90,9 @@ def build_knowledge_tools(settings: Any) -> list[BaseTool]:
         StructuredTool.from_function(
             coroutine=remember, name=ToolName.REMEMBER, description=REMEMBER_DESCRIPTION, args_schema=RememberArgs
         ),
-        StructuredTool.from_function(coroutine=query, name=ToolName.QUERY, description=QUERY_DESCRIPTION, args_schema=QueryArgs),
+        StructuredTool.from_function(
+            coroutine=query, name=ToolName.QUERY, description=QUERY_DESCRIPTION, args_schema=QueryArgs
+        ),
     ]
 
 
@@ -101,7 +103,9 @@ def run_knowledge_base(dataset: str) -> KnowledgeBase:
     except (RuntimeError, KeyError):
         store = None
     if store is None:
-        raise ToolFailure.permanent("this server gives the run no store, so there is no knowledge base; continue without it.")
+        raise ToolFailure.permanent(
+            "this server gives the run no store, so there is no knowledge base; continue without it."
+        )
     return KnowledgeBase(store, knowledge_namespace(run_user(get_config()), dataset))
 
 
@@ -149,7 +153,9 @@ async def store_entry(base: KnowledgeBase, entry: KnowledgeEntry, run: Run) -> T
         logger.warning("knowledge write %s failed: %r", entry.key, exc)
         detail = f"the knowledge base could not store entry {entry.key} from {entry.source} ({type(exc).__name__})"
         run.recording.record_failed_write(RecordKind.KNOWLEDGE, entry.key, detail)
-        emit("status", state=StatusState.WARNING, reason=WRITE_FAILED_REASON, detail=f"{detail[:1].upper()}{detail[1:]}.")
+        emit(
+            "status", state=StatusState.WARNING, reason=WRITE_FAILED_REASON, detail=f"{detail[:1].upper()}{detail[1:]}."
+        )
         return ToolFailure.transient(f"{detail}; it is not stored. Retry once later, or continue without it.")
     return None
 
@@ -165,7 +171,9 @@ async def query_knowledge(question: str, *, dataset: str) -> str:
             retrieval = await base.search(question, limit=QUERY_LIMIT)
         except Exception as exc:  # noqa: BLE001 - classified for the model, logged for the operator
             logger.warning("knowledge query failed: %r", exc)
-            raise ToolFailure.transient(f"the knowledge base could not be searched ({type(exc).__name__}); continue with the web.") from None
+            raise ToolFailure.transient(
+                f"the knowledge base could not be searched ({type(exc).__name__}); continue with the web."
+            ) from None
     except ToolFailure as failure:
         return failure.as_model_text(tool)
     if retrieval.empty_dataset:

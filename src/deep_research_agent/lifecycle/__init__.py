@@ -2,7 +2,7 @@
 state decided from one record, and the fallback report of a run that ended undelivered.
 """
 
-from .end_state import decide_end, EndRecord, EndStatus
+from .end_state import EndRecord, EndStatus, decide_end
 from .middleware import RunLifecycleMiddleware
 from .triage import TriageRouterMiddleware
 

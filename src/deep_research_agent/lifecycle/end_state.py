@@ -12,7 +12,7 @@ research started or the run was halted, and nothing was delivered, asked or answ
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any
 
 from ..domain.names import EndReason, StatusState
 from ..domain.stops import RunError
@@ -69,13 +69,19 @@ def decide_end(record: EndRecord) -> EndStatus:
         error = record.run_error
         return EndStatus(StatusState.ERROR, EndReason(error["reason"]), error["detail"].rstrip(".") + ".")
     if record.report_delivered:
-        return EndStatus(StatusState.DONE, EndReason.REPORT_DELIVERED, f"Report delivered with {record.sources_seen} source{'' if record.sources_seen == 1 else 's'} seen.")
+        return EndStatus(
+            StatusState.DONE,
+            EndReason.REPORT_DELIVERED,
+            f"Report delivered with {record.sources_seen} source{'' if record.sources_seen == 1 else 's'} seen.",
+        )
     if record.clarification_requested:
         return EndStatus(
             StatusState.DONE, EndReason.AWAITING_CLARIFICATION, "Waiting for the answers to the clarifying questions."
         )
     if record.answered_by_triage:
-        return EndStatus(StatusState.DONE, EndReason.DIRECT_ANSWER, "Answered directly: the question needed no research.")
+        return EndStatus(
+            StatusState.DONE, EndReason.DIRECT_ANSWER, "Answered directly: the question needed no research."
+        )
     if not record.research_started and record.halt is None and record.answered_directly:
         return EndStatus(StatusState.DONE, EndReason.DIRECT_ANSWER, "Answered directly, without research.")
     if record.halt is not None:

@@ -13,14 +13,14 @@ from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, AnyMessage
 
-from ..domain.conversation import is_harness_message
 from ..delivery.final_text import classify_final_text
+from ..domain.conversation import is_harness_message
 from ..domain.names import ToolName
+from ..domain.stops import RunError
+from ..evidence.store import EvidenceStore
 from ..report.salvage import incomplete_banner, salvage_report
 from ..report.vetting import finalise, vet_report
-from ..evidence.store import EvidenceStore
 from ..run import Halt
-from ..domain.stops import RunError
 
 
 def fallback_report(messages: Sequence[AnyMessage], evidence: EvidenceStore, *, why: str) -> str:
@@ -45,7 +45,9 @@ def last_report_like_text(messages: Sequence[AnyMessage]) -> str | None:
         if not isinstance(message, AIMessage) or is_harness_message(message):
             continue
         drafts = [
-            str(c["args"].get("report_markdown") or "") for c in message.tool_calls if c["name"] == ToolName.SUBMIT_REPORT
+            str(c["args"].get("report_markdown") or "")
+            for c in message.tool_calls
+            if c["name"] == ToolName.SUBMIT_REPORT
         ]
         for text in [*drafts, message.text]:
             if text.strip() and classify_final_text(text) == "report_like":

@@ -67,13 +67,15 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 from langgraph.types import Command
 
-from ..domain.conversation import deliverable_message, is_harness_message
 from ..delivery.stop import start_watching
 from ..delivery.turn_end import deliverable
+from ..domain.clock import format_elapsed
+from ..domain.conversation import deliverable_message, is_harness_message
+from ..domain.errors import tool_error_text
+from ..domain.names import EndReason, Outcome, StatusState, ToolErrorClass
+from ..domain.stops import RunError
 from ..guards.budget import effective_recursion_limit
 from ..knowledge import KnowledgeBase, knowledge_namespace, remember_findings
-from ..domain.clock import format_elapsed
-from ..domain.names import EndReason, Outcome, StatusState, ToolErrorClass
 from ..protocol.events import emit
 from ..run import (
     NoRunError,
@@ -94,13 +96,11 @@ from ..run import (
     save_ledger,
     start_keeping,
 )
+from ..run.containment import INTERNAL_ERROR, contain_hook_failures
 from ..sandbox.session import SandboxSession
 from ..settings import ResearchConfig
 from ..tasks.middleware import finish_task, open_task
-from ..domain.errors import tool_error_text
-from ..run.containment import INTERNAL_ERROR, contain_hook_failures
 from .end_state import EndRecord, decide_end, owes_report
-from ..domain.stops import RunError
 from .fallback_report import fallback_report, why_undelivered
 from .model_errors import describe_model_error
 from .outcome import OutcomeFacts, decide_outcome
@@ -240,7 +240,9 @@ class RunLifecycleMiddleware(AgentMiddleware):
         except Exception:  # noqa: BLE001 - the user gets an end status, never a traceback
             logger.exception("internal error in the orchestrator's %s tool call", request.tool_call["name"])
             failed = ToolMessage(
-                tool_error_text(request.tool_call["name"], ToolErrorClass.PERMANENT, "the run stopped on an internal error."),
+                tool_error_text(
+                    request.tool_call["name"], ToolErrorClass.PERMANENT, "the run stopped on an internal error."
+                ),
                 tool_call_id=request.tool_call["id"],
                 name=request.tool_call["name"],
                 status="error",
@@ -263,7 +265,9 @@ class RunLifecycleMiddleware(AgentMiddleware):
             configurable = config.get("configurable") or {}
             thread_id = configurable.get("thread_id")
             await self._finish_recording(runtime.store, config, run)
-            await archive_evidence(runtime.store, thread_id=thread_id, run_id=run.key, records=run.evidence.own_records())
+            await archive_evidence(
+                runtime.store, thread_id=thread_id, run_id=run.key, records=run.evidence.own_records()
+            )
             await forget_ledger(runtime.store, run)
             if run.slot is not None and runtime.store is not None:
                 # Before the end status, so the user's next run, started on seeing it, finds the slot free.
@@ -282,7 +286,10 @@ class RunLifecycleMiddleware(AgentMiddleware):
                 configurable = config.get("configurable") or {}
                 base = KnowledgeBase(store, knowledge_namespace(run_user(config), self.settings.knowledge_dataset))
                 await remember_findings(
-                    base, run, run_id=str(configurable.get("run_id") or run.key), thread_id=str(configurable.get("thread_id") or "")
+                    base,
+                    run,
+                    run_id=str(configurable.get("run_id") or run.key),
+                    thread_id=str(configurable.get("thread_id") or ""),
                 )
             await run.recording.flush(RECORDING_FLUSH_S)
         except Exception:  # noqa: BLE001 - the run still ends with its report and end status
@@ -372,7 +379,10 @@ class RunLifecycleMiddleware(AgentMiddleware):
             reported_cost_usd=round(totals.reported_cost_usd, 6),
             per_role={
                 role: counters.model_copy(
-                    update={"cost_usd": round(counters.cost_usd, 6), "reported_cost_usd": round(counters.reported_cost_usd, 6)}
+                    update={
+                        "cost_usd": round(counters.cost_usd, 6),
+                        "reported_cost_usd": round(counters.reported_cost_usd, 6),
+                    }
                 )
                 for role, counters in run.usage.per_role().items()
             },
@@ -401,7 +411,9 @@ def _ends_with(state: LifecycleState, answer: str) -> bool:
 def _answered_directly(messages: list[AnyMessage]) -> bool:
     """The orchestrator's own last message is a text answer with no tool call."""
     last = messages[-1] if messages else None
-    return bool(isinstance(last, AIMessage) and not is_harness_message(last) and last.text.strip() and not last.tool_calls)
+    return bool(
+        isinstance(last, AIMessage) and not is_harness_message(last) and last.text.strip() and not last.tool_calls
+    )
 
 
 def _forget_cancelled_run() -> None:

@@ -40,7 +40,9 @@ def describe_model_error(exc: BaseException, settings: ResearchConfig) -> str:
         message = _message_of(exc)
         text = f"The model endpoint {where} rejected the request (400): {message}"
         if any(sign in message.lower() for sign in _CONTEXT_OVERFLOW_SIGNS):
-            text += ". The conversation outgrew the model's context: lower DRA_COMPACTION_TOKENS so it is compacted sooner"
+            text += (
+                ". The conversation outgrew the model's context: lower DRA_COMPACTION_TOKENS so it is compacted sooner"
+            )
     elif isinstance(exc, openai.APITimeoutError | httpx.TimeoutException):
         text = f"The model endpoint {where} timed out after {settings.request_timeout:g} s. Retry, or raise DRA_REQUEST_TIMEOUT"
     elif isinstance(exc, openai.APIConnectionError | httpx.TransportError):

@@ -27,7 +27,13 @@ from ..domain.names import ClaimVerdict, EndReason, Outcome
 from .end_state import EndStatus
 
 _NOTHING_DELIVERED = frozenset(
-    {EndReason.AWAITING_CLARIFICATION, EndReason.ENDED_WITHOUT_REPORT, EndReason.CONFIG_ERROR, EndReason.MODEL_ERROR, EndReason.INTERNAL_ERROR}
+    {
+        EndReason.AWAITING_CLARIFICATION,
+        EndReason.ENDED_WITHOUT_REPORT,
+        EndReason.CONFIG_ERROR,
+        EndReason.MODEL_ERROR,
+        EndReason.INTERNAL_ERROR,
+    }
 )
 _CEILINGS = frozenset({EndReason.BUDGET_EXHAUSTED, EndReason.RECURSION_LIMIT})
 

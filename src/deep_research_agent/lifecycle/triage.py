@@ -37,8 +37,8 @@ from langgraph.constants import TAG_NOSTREAM
 from langgraph.types import Command
 
 from .. import prompts
-from ..domain.conversation import is_fresh_turn, previous_turns, turn_messages
 from ..delivery.clarification import prose_questions
+from ..domain.conversation import is_fresh_turn, previous_turns, turn_messages
 from ..domain.names import Role, StatusState, ToolName
 from ..modelcalls.models import chat_model
 from ..protocol.events import emit

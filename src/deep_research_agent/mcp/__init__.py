@@ -7,7 +7,7 @@ environment, with the precedence, URL guard and credential scoping that ``server
 """
 
 from .calls import instrument, source_label
-from .listing import list_tools, Listing, listings_digest
+from .listing import Listing, list_tools, listings_digest
 
 __all__ = [
     "Listing",

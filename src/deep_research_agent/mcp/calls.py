@@ -47,17 +47,17 @@ from typing import Any
 import httpx
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
-from ..domain.names import EvidenceKind, StatusState
-from ..protocol.events import emit
-from ..domain.secrets import redact
-from ..protocol.sender import current_sender
-from ..domain.retry_after import backoff_s, retry_after_s
-from ..run import current_run, run_key
 from ..domain.errors import ToolFailure
+from ..domain.names import EvidenceKind, StatusState
+from ..domain.retry_after import backoff_s, retry_after_s
+from ..domain.secrets import redact
+from ..protocol.events import emit
+from ..protocol.sender import current_sender
+from ..run import current_run, run_key
+from ..settings.mcp_servers import McpServer
 from ..tools.errors import retrieval_answered, retrieval_failure_text
 from ..tools.results import ResultLimits, fit_result
 from .errors import describe, innermost
-from ..settings.mcp_servers import McpServer
 
 logger = logging.getLogger(__name__)
 
@@ -97,6 +97,7 @@ class RateLimitExhausted(Exception):
             f"the server kept answering HTTP 429 (rate limited); waited {waited_s:.1f} s of the {budget_s:.0f} s budget"
         )
 
+
 # Permanent failures by (run, server, tool, arguments): the model text they got.
 _memo: OrderedDict[tuple[str, str, str, str], str] = OrderedDict()
 
@@ -130,8 +131,18 @@ async def _call(raw_call: RawCall, name: str, server: McpServer, args: dict[str,
     emit("mcp_call", **where, args={key: _cut(value) for key, value in args.items()})
     memo_key = (run_key(), f"{server.label}|{server.url}", name, json.dumps(args, sort_keys=True, default=str))
     if (remembered := _memo.get(memo_key)) is not None:
-        emit("mcp_result", **where, ok=False, summary=_summary(remembered), bytes=0, error_class="permanent", repeated=True)
-        return f"{remembered} (Answered from memory: this identical call already failed; change the arguments or move on.)"
+        emit(
+            "mcp_result",
+            **where,
+            ok=False,
+            summary=_summary(remembered),
+            bytes=0,
+            error_class="permanent",
+            repeated=True,
+        )
+        return (
+            f"{remembered} (Answered from memory: this identical call already failed; change the arguments or move on.)"
+        )
     try:
         content, artifact = await _within_limits(raw_call, name, server, args, limits)
     except Exception as exc:  # noqa: BLE001 - every failure becomes the model's tool result
@@ -149,7 +160,11 @@ async def _call(raw_call: RawCall, name: str, server: McpServer, args: dict[str,
     run = current_run()
     label = source_label(server)
     run.evidence.add_evidence(
-        url=label, title=f"{name} {json.dumps(args, sort_keys=True, default=str)}"[:300], kind=EvidenceKind.MCP_RESULT, text=text, agent=current_sender.get().role
+        url=label,
+        title=f"{name} {json.dumps(args, sort_keys=True, default=str)}"[:300],
+        kind=EvidenceKind.MCP_RESULT,
+        text=text,
+        agent=current_sender.get().role,
     )
     if record := run.evidence.add_source(label, f"MCP server {server.label}"):
         emit("source", title=record.title, url=record.url, domain=record.domain)
@@ -158,7 +173,9 @@ async def _call(raw_call: RawCall, name: str, server: McpServer, args: dict[str,
     return render_result(label, name, shown)
 
 
-async def _within_limits(raw_call: RawCall, name: str, server: McpServer, args: dict[str, Any], limits: CallLimits) -> tuple[Any, Any]:
+async def _within_limits(
+    raw_call: RawCall, name: str, server: McpServer, args: dict[str, Any], limits: CallLimits
+) -> tuple[Any, Any]:
     """The call in one of the run's slots; a 429 frees the slot for the wait, then the call tries again."""
     slots = _slots(limits.max_concurrency)
     waited = 0.0
@@ -249,7 +266,9 @@ def result_text(content: Any, artifact: Any) -> str:
             if block.get("type") == "text":
                 parts.append(str(block.get("text", "")))
             else:
-                parts.append(f"[{block.get('type', 'content')}: {block.get('mime_type') or block.get('url') or 'not shown'}]")
+                parts.append(
+                    f"[{block.get('type', 'content')}: {block.get('mime_type') or block.get('url') or 'not shown'}]"
+                )
         else:
             parts.append(str(block))
     text = "\n".join(p for p in parts if p)
@@ -263,7 +282,7 @@ def render_result(label: str, tool: str, text: str) -> str:
     """The delimited data block the model reads, naming the source to cite."""
     text = re.sub(r"(?i)<(/?)mcp_result\b", r"&lt;\1mcp_result", text)
     return (
-        f"{RESULT_PREAMBLE} Cite it with the source \"{label}\".\n"
+        f'{RESULT_PREAMBLE} Cite it with the source "{label}".\n'
         f'<mcp_result source="{escape(label)}" tool="{escape(tool)}">\n{text}\n</mcp_result>'
     )
 

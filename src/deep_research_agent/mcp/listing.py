@@ -36,8 +36,8 @@ from langchain_mcp_adapters.client import MultiServerMCPClient
 
 from ..domain.addresses import link_local_or_metadata, parse_ip_literal
 from ..domain.names import StatusState
-from .errors import describe
 from ..settings.mcp_servers import McpServer
+from .errors import describe
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +65,13 @@ class Listing:
         if self.error is not None:
             return {"state": StatusState.MCP_ERROR, "detail": self.error, **where}
         names = [tool.name for tool in self.tools]
-        return {"state": StatusState.MCP_READY, "tool_count": len(names), "tools": names, "cached": self.cached, **where}
+        return {
+            "state": StatusState.MCP_READY,
+            "tool_count": len(names),
+            "tools": names,
+            "cached": self.cached,
+            **where,
+        }
 
     def identity(self) -> dict[str, Any]:
         """What shapes a graph built from this listing: the tools' names and schemas, or the error."""
@@ -77,10 +83,14 @@ class Listing:
 
 
 def listings_digest(listings: Sequence[Listing]) -> str:
-    return hashlib.sha256(json.dumps([l.identity() for l in listings], sort_keys=True, default=str).encode()).hexdigest()
+    return hashlib.sha256(
+        json.dumps([l.identity() for l in listings], sort_keys=True, default=str).encode()
+    ).hexdigest()
 
 
-async def list_tools(servers: Sequence[McpServer], *, ttl: float, reserved_names: Collection[str] = ()) -> tuple[Listing, ...]:
+async def list_tools(
+    servers: Sequence[McpServer], *, ttl: float, reserved_names: Collection[str] = ()
+) -> tuple[Listing, ...]:
     """Every server's listing, from the cache when it is younger than ``ttl``; names made unique."""
     listings = await asyncio.gather(*(_listing(server, ttl) for server in servers))
     return unique_names(listings, reserved_names)
@@ -108,7 +118,11 @@ async def _list_now(server: McpServer, key: str) -> Listing:
             await _check_host(server.url)
         tools = await asyncio.wait_for(_fetch(server), LIST_TIMEOUT_S)
     except Exception as exc:  # noqa: BLE001 - any failure is this server's mcp_error, never the run's
-        detail = describe(exc) if not isinstance(exc, TimeoutError) else f"listing its tools took over {LIST_TIMEOUT_S:.0f} s"
+        detail = (
+            describe(exc)
+            if not isinstance(exc, TimeoutError)
+            else f"listing its tools took over {LIST_TIMEOUT_S:.0f} s"
+        )
         logger.warning("MCP server %s (%s) is not available: %s", server.label, server.location, detail)
         _listings.pop(key, None)
         return Listing(server, error=detail)
@@ -122,7 +136,12 @@ async def _list_now(server: McpServer, key: str) -> Listing:
 async def _fetch(server: McpServer) -> list[BaseTool]:
     connection: dict[str, Any]
     if server.transport == "stdio":
-        connection = {"transport": "stdio", "command": server.command, "args": list(server.args), "env": server.env_values() or None}
+        connection = {
+            "transport": "stdio",
+            "command": server.command,
+            "args": list(server.args),
+            "env": server.env_values() or None,
+        }
     else:
         connection = {"transport": server.transport, "url": server.url, "headers": server.header_values()}
     # Tool errors raise, so each call classifies them itself (``calls``) instead of reading them as results.

@@ -29,7 +29,9 @@ def with_breakpoint(message: BaseMessage) -> BaseMessage | None:
     if isinstance(content, str):
         if not content:
             return None
-        return message.model_copy(update={"content": [{"type": "text", "text": content, "cache_control": CACHE_CONTROL}]})
+        return message.model_copy(
+            update={"content": [{"type": "text", "text": content, "cache_control": CACHE_CONTROL}]}
+        )
     parts = list(content)
     for index in range(len(parts) - 1, -1, -1):
         part = parts[index]

@@ -55,16 +55,15 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from ..domain.names import Role, StatusState
 from .. import prompts
-from ..settings import ResearchConfig, Slot
-from ..protocol.events import emit
-from ..domain.secrets import redact
-from .models import chat_model
-from ..run.containment import contain_hook_failures
-from ..domain.conversation import harness_message
+from ..domain.conversation import harness_message, last_user_index
+from ..domain.names import Role, StatusState
 from ..domain.per_role import PerRoleMiddleware
-from ..domain.conversation import last_user_index
+from ..domain.secrets import redact
+from ..protocol.events import emit
+from ..run.containment import contain_hook_failures
+from ..settings import ResearchConfig, Slot
+from .models import chat_model
 
 logger = logging.getLogger(__name__)
 
@@ -111,7 +110,9 @@ def plan_compaction(messages: Sequence[AnyMessage], tail_tokens: int) -> Compact
     The newest model turn and its tool results always stay: the agent has not read those results yet, and
     the loop and runaway guards judge them at the next model call.
     """
-    newest_turn = next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], AIMessage)), len(messages))
+    newest_turn = next(
+        (i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], AIMessage)), len(messages)
+    )
     cut = safe_tail_start(messages, min(_tail_start_within(messages, tail_tokens), newest_turn))
     request_index = last_user_index(messages)
     keeps_request = request_index is not None and request_index < cut

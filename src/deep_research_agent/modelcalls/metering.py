@@ -24,12 +24,12 @@ from langgraph.types import Command
 
 from ..domain.conversation import latest_user_text
 from ..domain.names import StatusState
+from ..domain.per_role import PerRoleMiddleware
+from ..domain.usage import RoleUsage
 from ..protocol.events import emit
 from ..protocol.sender import current_sender
-from ..domain.usage import RoleUsage
 from ..run import Run, current_run
 from ..settings import ModelSpec
-from ..domain.per_role import PerRoleMiddleware
 
 _UNIT_CHARS = 200
 
@@ -65,8 +65,10 @@ def record_model_call(role: str, spec: ModelSpec, messages: list[Any]) -> None:
             usage = message.usage_metadata
             cached = (usage.get("input_token_details") or {}).get("cache_read", 0) or 0
             reported = _reported_cost(message)
-            cost = reported if reported is not None else spec.cost_usd(
-                usage.get("input_tokens", 0), usage.get("output_tokens", 0), cached
+            cost = (
+                reported
+                if reported is not None
+                else spec.cost_usd(usage.get("input_tokens", 0), usage.get("output_tokens", 0), cached)
             )
             spent.input_tokens += usage.get("input_tokens", 0)
             spent.output_tokens += usage.get("output_tokens", 0)

@@ -25,10 +25,10 @@ import openai
 from langchain.agents.middleware import ModelRequest, ModelResponse
 
 from ..domain.names import StatusState
-from ..protocol.events import emit
-from ..domain.secrets import redact
-from ..domain.retry_after import backoff_s, retry_after_s
 from ..domain.per_role import PerRoleMiddleware
+from ..domain.retry_after import backoff_s, retry_after_s
+from ..domain.secrets import redact
+from ..protocol.events import emit
 
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 

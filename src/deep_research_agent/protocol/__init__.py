@@ -4,8 +4,8 @@
 The event models reuse the domain models (findings, usage, citation summary), so the schema is the code.
 """
 
-from .events import emit, EVENT_MODELS, EVENT_TYPES, PROTOCOL_VERSION, STOP_REQUESTS_NAMESPACE
-from .sender import current_sender, Sender
+from .events import EVENT_MODELS, EVENT_TYPES, PROTOCOL_VERSION, STOP_REQUESTS_NAMESPACE, emit
+from .sender import Sender, current_sender
 
 __all__ = [
     "EVENT_MODELS",

@@ -23,7 +23,6 @@ import json
 import logging
 import sys
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from enum import StrEnum
 from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any, Literal
@@ -31,7 +30,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 from pydantic_core import to_jsonable_python
 
-from ..domain.clock import format_elapsed, utc_now_iso
+from ..domain.claims import CitationSummary, ClaimSummary
 from ..domain.findings import Finding
 from ..domain.names import (
     Ceiling,
@@ -46,11 +45,9 @@ from ..domain.names import (
     StopMode,
     ToolErrorClass,
 )
-from ..domain.claims import CitationSummary
-from ..domain.claims import ClaimSummary
-from ..domain.usage import RoleUsage
-from ..domain.task_diff import MovedFigure
 from ..domain.secrets import redact_tree
+from ..domain.task_diff import MovedFigure
+from ..domain.usage import RoleUsage
 from .sender import current_sender
 
 logger = logging.getLogger(__name__)
@@ -64,6 +61,7 @@ try:
     ENGINE_VERSION = version("deep-research-agent")
 except PackageNotFoundError:  # running from a source tree that was never installed
     ENGINE_VERSION = "0+unknown"
+
 
 def _type_is_required(schema: dict[str, Any]) -> None:
     # ``type`` has a default so code can build events without it, yet every payload carries it: generated
@@ -208,13 +206,17 @@ class Status(_Event):
     unit: str | None = Field(default=None, description="The brief the agent works on.")
     after: list[str] | None = Field(default=None, description="Tools whose results the model is about to read.")
     after_chars: int | None = None
-    tokens_estimate: int | None = Field(default=None, description="Estimated context tokens, before or after compaction.")
+    tokens_estimate: int | None = Field(
+        default=None, description="Estimated context tokens, before or after compaction."
+    )
     messages_summarized: int | None = None
     messages_kept: int | None = None
     server: str | None = Field(default=None, description="An MCP server's URL, without user info or query.")
     label: str | None = Field(default=None, description="An MCP server's label, the name its sources are cited by.")
     tool_count: int | None = None
-    tools: list[str] | None = Field(default=None, description="The tool names an MCP server offers the research sub-agents.")
+    tools: list[str] | None = Field(
+        default=None, description="The tool names an MCP server offers the research sub-agents."
+    )
     cached: bool | None = Field(default=None, description="The MCP tool listing came from the listing cache.")
     outcome: Outcome | None = Field(default=None, description="On done/error only. " + _OUTCOME)
 
@@ -312,7 +314,9 @@ class ToolCall(_Event):
     type: Literal["tool_call"] = "tool_call"
     id: str
     tool: str
-    args: dict[str, Any] = Field(default_factory=dict, description="The call's arguments, each value cut to 120 characters.")
+    args: dict[str, Any] = Field(
+        default_factory=dict, description="The call's arguments, each value cut to 120 characters."
+    )
 
 
 class ToolResult(_Event):
@@ -325,6 +329,7 @@ class ToolResult(_Event):
     summary: str = Field(description="The start of the result, or the error the model read.")
     bytes: int = Field(description="Size of the whole result in UTF-8 bytes, before any truncation.")
     error_class: ToolErrorClass | None = None
+
 
 class Script(_Event):
     """The coding sub-agent's script as it finished the task: its final code, after every edit."""
@@ -360,7 +365,9 @@ class McpResult(_Event):
     summary: str = Field(description="The head of the result text, or of the error.")
     bytes: int = Field(description="Size of the result text in UTF-8 bytes (0 on failure).")
     error_class: Literal["permanent", "transient"] | None = None
-    repeated: bool | None = Field(default=None, description="Answered from the memo of permanently failed calls, without a call.")
+    repeated: bool | None = Field(
+        default=None, description="Answered from the memo of permanently failed calls, without a call."
+    )
 
 
 class TaskDiff(_Event):
@@ -373,7 +380,9 @@ class TaskDiff(_Event):
     new_findings: list[str] = Field(default_factory=list)
     new_sources: list[str] = Field(default_factory=list, description="URLs the task had never read.")
     changed_sources: list[str] = Field(default_factory=list, description="URLs read before whose text changed.")
-    moved_figures: list[MovedFigure] = Field(default_factory=list, description="A figure of a source, before and after.")
+    moved_figures: list[MovedFigure] = Field(
+        default_factory=list, description="A figure of a source, before and after."
+    )
 
 
 Event = Annotated[
@@ -433,7 +442,8 @@ def build_event(fields: Mapping[str, Any]) -> dict[str, Any]:
         problems = [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)]
         logger.warning("event drift in %r: %s", payload.get("type"), "; ".join(problems))
         payload = {k: v for k, v in to_jsonable_python(payload).items() if v is not None}
-    return redact_tree(payload)
+    redacted: dict[str, Any] = redact_tree(payload)
+    return redacted
 
 
 def emit(event_type: str, /, **fields: Any) -> dict[str, Any]:

@@ -21,4 +21,5 @@ class Sender:
     unit: str | None = None
 
 
-current_sender: ContextVar[Sender] = ContextVar("current_sender", default=Sender())
+# A frozen Sender is immutable, so one shared default is safe.
+current_sender: ContextVar[Sender] = ContextVar("current_sender", default=Sender())  # noqa: B039

@@ -21,15 +21,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import BaseModel
 
 from ..domain.claims import CITATION_ACTIONS, Action, CitationRecord, CitationSummary, Reason
 from ..domain.findings import Finding, Findings
-from ..evidence.text import EvidenceLibrary, EvidenceLike, EvidenceText, quote_fragments, source_key
 from ..evidence.figures import figures_in, unsupported
+from ..evidence.text import EvidenceLibrary, EvidenceLike, EvidenceText, quote_fragments, source_key
 from .markdown import SourceEntry, citation_groups, first_use_order, source_entries, split_sources
+
 
 class CitationReport(BaseModel):
     citations: list[CitationRecord]
@@ -89,7 +90,9 @@ def _judge(
     if not texts:
         return CitationRecord(**base, verified=False, reason="not_retrieved" if entry.url else "no_url")
     reason, evidence_id, detail = _weigh(texts, claims.get(source_key(source), []))
-    return CitationRecord(**base, evidence_id=evidence_id, verified=CITATION_ACTIONS[reason] == "keep", reason=reason, detail=detail)
+    return CitationRecord(
+        **base, evidence_id=evidence_id, verified=CITATION_ACTIONS[reason] == "keep", reason=reason, detail=detail
+    )
 
 
 def _weigh(held: list[EvidenceText], claims: list[Finding]) -> tuple[Reason, str, str]:

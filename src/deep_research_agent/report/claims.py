@@ -28,14 +28,11 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, ConfigDict, Field
-
+from ..domain.claims import CitationRecord, ClaimRecord, ClaimSource, ClaimSummary
 from ..domain.names import ClaimVerdict
-from ..domain.claims import ClaimRecord, ClaimSource, ClaimSummary
-from ..domain.claims import CitationRecord
-from .citations import CitationReport
-from ..evidence.text import EvidenceLibrary, EvidenceText, Span, content_words, normalise_for_match, quote_fragments
 from ..evidence.figures import DATE, IDENTIFIER, YEAR, Figure, figures_in, masked_for_figures, same_measure, supports
+from ..evidence.text import EvidenceLibrary, EvidenceText, Span, content_words, normalise_for_match, quote_fragments
+from .citations import CitationReport
 from .markdown import CITATION_RE, CitationGroup, citation_groups, mask_code, split_sources
 
 UNVERIFIED_MARK = "[unverified]"
@@ -239,7 +236,9 @@ def _claim(markdown: str, masked: str, start: int, end: int, block: _Block) -> C
     if not _HAS_TEXT_RE.search(CITATION_RE.sub(" ", visible.replace(UNVERIFIED_MARK, " "))):
         return None
     figures = tuple(figures_in(visible))
-    quotes = tuple(q.strip() for m in _QUOTED_RE.finditer(masked_for_figures(visible)) if (q := next(g for g in m.groups() if g)))
+    quotes = tuple(
+        q.strip() for m in _QUOTED_RE.finditer(masked_for_figures(visible)) if (q := next(g for g in m.groups() if g))
+    )
     if not indexes and (not figures or block.kind == "quote"):
         return None
     if not own and not figures and not quotes:
@@ -251,7 +250,14 @@ def _claim(markdown: str, masked: str, start: int, end: int, block: _Block) -> C
         mark_at = start + (closing.start() if closing else len(text.rstrip()))
     cited_for = tuple(_cited_for(figure, text, groups) or indexes for figure in figures)
     return Claim(
-        start=start, end=end, text=text, indexes=indexes, mark_at=mark_at, figures=figures, quotes=quotes, cited_for=cited_for
+        start=start,
+        end=end,
+        text=text,
+        indexes=indexes,
+        mark_at=mark_at,
+        figures=figures,
+        quotes=quotes,
+        cited_for=cited_for,
     )
 
 
@@ -314,18 +320,36 @@ def _check(claim: Claim, by_index: dict[int, CitationRecord], library: EvidenceL
     cited = [_cited(n, by_index.get(n), library) for n in claim.indexes]
     words = content_words(masked_for_figures(claim.text))
     if not any(c.read for c in cited):
-        return CheckedClaim(claim, _record(claim, text, cited, words, ClaimVerdict.SOURCE_NOT_READ, [], _not_read(cited)))
+        return CheckedClaim(
+            claim, _record(claim, text, cited, words, ClaimVerdict.SOURCE_NOT_READ, [], _not_read(cited))
+        )
     texts = [t for c in cited for t in c.read]
     missing = [f for f in claim.figures if not any(t.holds(f) for t in texts)]
     unquoted = [q for q in claim.quotes if not any(t.contains_quote(quote_fragments(q)) for t in texts)]
     where = _where(cited)
     if missing:
         tokens = [f.text for f in missing] + [f"“{q}”" for q in unquoted]
-        record = _record(claim, text, cited, words, ClaimVerdict.UNSUPPORTED_NUMBER, tokens, f"{_listed(tokens)} not in the text of {where}")
+        record = _record(
+            claim,
+            text,
+            cited,
+            words,
+            ClaimVerdict.UNSUPPORTED_NUMBER,
+            tokens,
+            f"{_listed(tokens)} not in the text of {where}",
+        )
         return CheckedClaim(claim, record, _hints(record))
     if unquoted:
         tokens = [f"“{q}”" for q in unquoted]
-        record = _record(claim, text, cited, words, ClaimVerdict.UNSUPPORTED_QUOTE, tokens, f"{_listed(tokens)} not in the text of {where}")
+        record = _record(
+            claim,
+            text,
+            cited,
+            words,
+            ClaimVerdict.UNSUPPORTED_QUOTE,
+            tokens,
+            f"{_listed(tokens)} not in the text of {where}",
+        )
         return CheckedClaim(claim, record, _hints(record))
     conflict = _conflict(claim, cited)
     if conflict is not None:
@@ -366,7 +390,9 @@ def _record(
                 sentence=sentence,
             )
         )
-    return ClaimRecord(claim=text, indexes=list(claim.indexes), verdict=verdict, tokens=tokens, detail=detail, sources=sources)
+    return ClaimRecord(
+        claim=text, indexes=list(claim.indexes), verdict=verdict, tokens=tokens, detail=detail, sources=sources
+    )
 
 
 def _nearest(claim: Claim, texts: Sequence[EvidenceText], words: set[str]) -> tuple[str | None, str]:
@@ -493,7 +519,9 @@ def _problem(checked: CheckedClaim) -> str | None:
     if record.verdict == ClaimVerdict.UNSUPPORTED_NUMBER:
         return f"{claim}: {record.detail}.{hints} State the figures the source gives, or drop them."
     if record.verdict == ClaimVerdict.UNSUPPORTED_QUOTE:
-        return f"{claim}: the quoted {record.detail}.{hints} Quote the source word for word, or drop the quotation marks."
+        return (
+            f"{claim}: the quoted {record.detail}.{hints} Quote the source word for word, or drop the quotation marks."
+        )
     if record.verdict == ClaimVerdict.CONFLICTING:
         return f"{claim}: its sources disagree: {record.detail}.{hints} State the range, or both values, each with its source."
     return None
@@ -532,4 +560,3 @@ def mark_unverified(markdown: str, check: ClaimCheck) -> tuple[str, list[ClaimRe
 
 def _marked(markdown: str, claim: Claim) -> bool:
     return UNVERIFIED_MARK in markdown[claim.start : max(claim.end, claim.mark_at + len(UNVERIFIED_MARK) + 2)]
-

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .markdown import source_entries, split_sources
 from ..corpora.locator import is_corpus_url
+from .markdown import source_entries, split_sources
 
 if TYPE_CHECKING:
     from ..evidence.store import EvidenceStore
@@ -34,7 +34,12 @@ def readable_corpus_sources(markdown: str, evidence: EvidenceStore) -> str:
         at = line.find(entry.text)
         if at < 0:
             continue
-        pieces.append(parts.sources[position : entry.start] + line[:at] + f"{record.title} — {entry.url}" + line[at + len(entry.text) :])
+        pieces.append(
+            parts.sources[position : entry.start]
+            + line[:at]
+            + f"{record.title} — {entry.url}"
+            + line[at + len(entry.text) :]
+        )
         position = entry.end
     if not pieces:
         return markdown

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+
 from pydantic import BaseModel
 
 from ..domain.internal_names import (

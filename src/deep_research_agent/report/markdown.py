@@ -16,13 +16,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_SOURCES_HEADING_RE = re.compile(r"^(#{1,6})[ \t]*(?:sources|references|bibliography)[ \t]*:?[ \t]*$", re.IGNORECASE | re.MULTILINE)
+_SOURCES_HEADING_RE = re.compile(
+    r"^(#{1,6})[ \t]*(?:sources|references|bibliography)[ \t]*:?[ \t]*$", re.IGNORECASE | re.MULTILINE
+)
 _HEADING_RE = re.compile(r"^(#{1,6})[ \t]+\S", re.MULTILINE)
 _FENCE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
 # Inline code stays on one line here: a stray backtick must not blank out the rest of the report.
 _INLINE_CODE_RE = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)")
 CITATION_RE = re.compile(r"\[(\d+(?:\s*[-–]\s*\d+)?(?:\s*,\s*\d+(?:\s*[-–]\s*\d+)?)*)\](?![(:])")
-_ENTRY_RE = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?\[(?P<index>\d+)\]:?(?P<rest>.*)$|^[ \t]*(?P<nindex>\d+)[.)](?P<nrest>(?:[ \t].*)?)$")
+_ENTRY_RE = re.compile(
+    r"^[ \t]*(?:[-*+][ \t]+)?\[(?P<index>\d+)\]:?(?P<rest>.*)$|^[ \t]*(?P<nindex>\d+)[.)](?P<nrest>(?:[ \t].*)?)$"
+)
 # Web pages, and passages of the local corpora (``corpus://<name>/<path>#<anchor>``).
 _URL_RE = re.compile(r"(?:https?|corpus)://[^\s<>\]\"'`]+", re.IGNORECASE)
 _URL_TRAILING = ".,;:>"

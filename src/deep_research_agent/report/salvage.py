@@ -77,7 +77,9 @@ def _section(unit: str, findings: Findings, citations: dict[str, int]) -> str:
 
 
 def _cite(sources: list[str], citations: dict[str, int]) -> str:
-    numbers = [citations.setdefault(source, len(citations) + 1) for source in dict.fromkeys(s for s in sources if s.strip())]
+    numbers = [
+        citations.setdefault(source, len(citations) + 1) for source in dict.fromkeys(s for s in sources if s.strip())
+    ]
     return f" [{', '.join(map(str, numbers))}]" if numbers else ""
 
 

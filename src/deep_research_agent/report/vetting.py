@@ -23,10 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .corpus_sources import readable_corpus_sources
+from ..domain.claims import ClaimRecord, ClaimSummary
 from .citations import CitationReport, check_citations, repair_report
 from .claims import ClaimCheck, check_claims, mark_unverified
-from ..domain.claims import ClaimRecord, ClaimSummary
+from .corpus_sources import readable_corpus_sources
 from .hygiene import lint_citations, scrub_report
 from .salvage import salvage_report
 

@@ -7,7 +7,16 @@ progress through the LangGraph store, across every server instance that shares i
 a live run's stores there too, for the process that resumes the run after its own died.
 """
 
-from .admission import ACTIVE_RUNS_NAMESPACE, Admission, RunSlot, admit, keep_slot, owner_key, release_slot, start_keeping
+from .admission import (
+    ACTIVE_RUNS_NAMESPACE,
+    Admission,
+    RunSlot,
+    admit,
+    keep_slot,
+    owner_key,
+    release_slot,
+    start_keeping,
+)
 from .archive import EVIDENCE_NAMESPACE, archive_evidence, evidence_namespace, evidence_summaries, stored_evidence
 from .control import Halt, RunControl
 from .ledger import LEDGER_NAMESPACE, forget_ledger, restore_ledger, save_ledger

@@ -33,6 +33,8 @@ from typing import TYPE_CHECKING
 
 from langgraph.store.base import BaseStore, Item, PutOp
 
+from .owner import ANONYMOUS_USER
+
 if TYPE_CHECKING:
     from .registry import Run
 
@@ -89,7 +91,13 @@ def start_keeping(store: BaseStore, run: Run, slot: RunSlot) -> None:
 
 
 async def admit(
-    store: BaseStore, *, owner: str | None, run_id: str, limit: int, clock: Callable[[], float] = time.time, settle_s: float = SETTLE_S
+    store: BaseStore,
+    *,
+    owner: str | None,
+    run_id: str,
+    limit: int,
+    clock: Callable[[], float] = time.time,
+    settle_s: float = SETTLE_S,
 ) -> Admission:
     """Take a slot for ``run_id`` among ``owner``'s runs in progress, or refuse it past ``limit``."""
     if limit < 1:
@@ -104,7 +112,9 @@ async def admit(
     if stale:
         await _delete(store, stale)
     stale_keys = {item.key for item in stale}
-    live = sorted((item for item in items if item.key not in stale_keys), key=lambda item: (_number(item, "queued_at"), item.key))
+    live = sorted(
+        (item for item in items if item.key not in stale_keys), key=lambda item: (_number(item, "queued_at"), item.key)
+    )
     ahead = next((index for index, item in enumerate(live) if item.key == run_id), len(live))
     if ahead < limit:
         return Admission(admitted=True, ahead=ahead, limit=limit, slot=slot)
@@ -112,7 +122,14 @@ async def admit(
     return Admission(admitted=False, ahead=ahead, limit=limit, slot=slot)
 
 
-async def keep_slot(store: BaseStore, run: Run, slot: RunSlot, *, heartbeat_s: float = HEARTBEAT_S, clock: Callable[[], float] = time.time) -> None:
+async def keep_slot(
+    store: BaseStore,
+    run: Run,
+    slot: RunSlot,
+    *,
+    heartbeat_s: float = HEARTBEAT_S,
+    clock: Callable[[], float] = time.time,
+) -> None:
     """Renew ``slot`` while ``run`` is open in this process; delete it once the run closes."""
     try:
         while not run.control.closed:

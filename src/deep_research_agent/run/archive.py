@@ -67,7 +67,11 @@ def evidence_record(value: dict[str, Any]) -> EvidenceRecord:
     where = value.get("corpus")
     location = (
         CorpusLocation(
-            corpus=where["name"], path=where["path"], anchor=where.get("anchor"), page=where.get("page"), file_sha256=where["file_sha256"]
+            corpus=where["name"],
+            path=where["path"],
+            anchor=where.get("anchor"),
+            page=where.get("page"),
+            file_sha256=where["file_sha256"],
         )
         if where
         else None
@@ -87,7 +91,10 @@ async def archive_evidence(
     if store is None or not thread_id or not records:
         return
     namespace = evidence_namespace(thread_id, run_id)
-    ops = [PutOp(namespace, record.id, {**evidence_summary(record), "text": record.text}, index=False) for record in records]
+    ops = [
+        PutOp(namespace, record.id, {**evidence_summary(record), "text": record.text}, index=False)
+        for record in records
+    ]
     await record_ops(store, ops, what="evidence texts")
 
 

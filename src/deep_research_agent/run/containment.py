@@ -27,7 +27,8 @@ from ..domain.stops import RunError
 logger = logging.getLogger(__name__)
 
 INTERNAL_ERROR = RunError(
-    reason=EndReason.INTERNAL_ERROR.value, detail="The run stopped on an internal error; the details are in the server log"
+    reason=EndReason.INTERNAL_ERROR.value,
+    detail="The run stopped on an internal error; the details are in the server log",
 )
 
 M = TypeVar("M")

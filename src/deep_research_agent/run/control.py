@@ -166,7 +166,11 @@ class RunControl:
         with self._lock:
             if (halt := snapshot.get("halt")) and self._halt is None:
                 ceiling = halt.get("ceiling")
-                self._halt = Halt(reason=EndReason(halt["reason"]), detail=halt["detail"], ceiling=Ceiling(ceiling) if ceiling else None)
+                self._halt = Halt(
+                    reason=EndReason(halt["reason"]),
+                    detail=halt["detail"],
+                    ceiling=Ceiling(ceiling) if ceiling else None,
+                )
             if (soft := snapshot.get("budget_soft")) and self._budget_soft is None:
                 self._budget_soft = Ceiling(soft)
             self._wrap_up_requested |= bool(snapshot.get("wrap_up_requested"))

@@ -27,10 +27,10 @@ import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from langgraph.store.base import BaseStore, PutOp
+from langgraph.store.base import BaseStore, Item, PutOp
 
-from .archive import evidence_namespace, evidence_record, evidence_summary
 from ..evidence.store import EvidenceRecord
+from .archive import evidence_namespace, evidence_record, evidence_summary
 
 if TYPE_CHECKING:
     from .registry import Run
@@ -46,7 +46,8 @@ async def save_ledger(store: BaseStore | None, run: Run, *, thread_id: str | Non
         return
     records = [record for record in run.evidence.records() if record.id not in run.saved_evidence]
     texts = [
-        PutOp(evidence_namespace(thread_id, run.key), r.id, {**evidence_summary(r), "text": r.text}, index=False) for r in records
+        PutOp(evidence_namespace(thread_id, run.key), r.id, {**evidence_summary(r), "text": r.text}, index=False)
+        for r in records
     ]
     value = {
         "started_at": run.started_at,
@@ -98,7 +99,7 @@ async def forget_ledger(store: BaseStore | None, run: Run) -> None:
 
 async def _texts(store: BaseStore, thread_id: str, run_id: str) -> list[EvidenceRecord]:
     namespace = evidence_namespace(thread_id, run_id)
-    items = []
+    items: list[Item] = []
     while True:
         page = await store.asearch(namespace, limit=_PAGE, offset=len(items))
         items += page

@@ -91,7 +91,9 @@ class RecordingLedger:
         _, late = await asyncio.wait(pending, timeout=timeout_s)
         for write in late:
             self.record_failed_write(
-                RecordKind.KNOWLEDGE, write.get_name(), f"not confirmed within {timeout_s:g} s of the run's end; it may still be stored later"
+                RecordKind.KNOWLEDGE,
+                write.get_name(),
+                f"not confirmed within {timeout_s:g} s of the run's end; it may still be stored later",
             )
 
     def record_failed_write(self, kind: RecordKind, what: str, detail: str) -> RecordingFailure:

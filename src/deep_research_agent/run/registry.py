@@ -14,7 +14,7 @@ import asyncio
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -22,11 +22,11 @@ from typing import Any
 
 from langgraph.config import get_config
 
+from ..domain.clock import utc_now_iso
+from ..evidence.store import EvidenceStore
 from .admission import RunSlot
 from .attachments import Attachments
 from .control import RunControl
-from ..domain.clock import utc_now_iso
-from ..evidence.store import EvidenceStore
 from .failures import RunFailures
 from .recording import RecordingLedger
 from .usage import UsageMeter
@@ -90,13 +90,16 @@ def run_key(config: dict[str, Any] | None = None) -> str:
     bound = _bound.get()
     if bound is not None:
         return bound.key
+    resolved: Mapping[str, Any]
     if config is None:
         try:
-            config = get_config()
+            resolved = get_config()
         except RuntimeError as exc:
             raise NoRunError("no graph run is in progress") from exc
-    configurable = config.get("configurable") or {}
-    metadata = config.get("metadata") or {}
+    else:
+        resolved = config
+    configurable = resolved.get("configurable") or {}
+    metadata = resolved.get("metadata") or {}
     for candidate in (configurable.get("run_id"), metadata.get("run_id"), configurable.get("thread_id")):
         if candidate:
             return str(candidate)

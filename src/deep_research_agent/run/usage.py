@@ -11,10 +11,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from ..domain.usage import CACHED_TOKEN_WEIGHT, RoleUsage
-
+from ..domain.usage import RoleUsage
 
 
 class UsageMeter:

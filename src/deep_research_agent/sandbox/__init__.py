@@ -9,7 +9,7 @@ sandbox backend protocol over it; ``tools`` trims deepagents' file and execute t
 
 from .backend import SandboxBackend
 from .client import SessionGone, SidecarClient
-from .connector import sandbox_connector, SandboxConnector
+from .connector import SandboxConnector, sandbox_connector
 from .session import SandboxSession
 from .tools import sandbox_tools
 

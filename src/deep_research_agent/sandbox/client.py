@@ -31,9 +31,9 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from ..domain.secrets import redact, register_secrets
-from ..domain.retry_after import retry_after_s
 from ..domain.errors import ToolFailure
+from ..domain.retry_after import retry_after_s
+from ..domain.secrets import redact, register_secrets
 
 _DEAD_SESSION = re.compile(r"no such container|is not running|no such session|unknown session|session not found", re.I)
 _DETAIL_CHARS = 300
@@ -107,7 +107,9 @@ class SidecarClient:
         )
 
     async def create_session(self, *, timeout_s: int, network: bool) -> str:
-        body = await self._call("POST", "/sessions", json={"timeout_seconds": max(int(timeout_s), 1), "network": network})
+        body = await self._call(
+            "POST", "/sessions", json={"timeout_seconds": max(int(timeout_s), 1), "network": network}
+        )
         return _parse(_Session, body).session_id
 
     async def exec(self, session_id: str, command: str, *, timeout_s: int, workdir: str | None = None) -> ExecResult:
@@ -128,7 +130,9 @@ class SidecarClient:
 
     async def read_file(self, session_id: str, path: str, *, max_bytes: int) -> tuple[bytes, bool]:
         """The file's bytes and whether they were cut at ``max_bytes``."""
-        body = await self._call("GET", f"/sessions/{session_id}/files", params={"path": path, "max_bytes": max_bytes}, session=True)
+        body = await self._call(
+            "GET", f"/sessions/{session_id}/files", params={"path": path, "max_bytes": max_bytes}, session=True
+        )
         got = _parse(_FileContent, body)
         data = base64.b64decode(got.content) if got.encoding == "base64" else got.content.encode("utf-8")
         return data, got.truncated
@@ -154,9 +158,13 @@ class SidecarClient:
         try:
             response = await self._http.request(method, path, timeout=timeout or _CALL_TIMEOUT_S, **kwargs)
         except httpx.TimeoutException:
-            raise ToolFailure.transient(f"the sandbox service did not answer within {timeout or _CALL_TIMEOUT_S:.0f} s.") from None
+            raise ToolFailure.transient(
+                f"the sandbox service did not answer within {timeout or _CALL_TIMEOUT_S:.0f} s."
+            ) from None
         except httpx.TransportError as exc:
-            raise ToolFailure.transient(f"cannot reach the sandbox service ({_detail(str(exc)) or type(exc).__name__}).") from None
+            raise ToolFailure.transient(
+                f"cannot reach the sandbox service ({_detail(str(exc)) or type(exc).__name__})."
+            ) from None
         if response.is_success:
             try:
                 return response.json()
@@ -173,7 +181,9 @@ def _failure(response: httpx.Response, *, session: bool) -> Exception:
     if session and (status == 404 or (status >= 500 and _DEAD_SESSION.search(detail))):
         return SessionGone(f"HTTP {status}{said}")
     if status == 404:
-        return ToolFailure.permanent(f"the sandbox service has no such endpoint (HTTP 404{said}); check LLM_SANDBOX_URL.")
+        return ToolFailure.permanent(
+            f"the sandbox service has no such endpoint (HTTP 404{said}); check LLM_SANDBOX_URL."
+        )
     if status == 400 and code in FILE_ERRORS:
         return FileOperationFailed(code, detail)
     if status in (401, 403):
@@ -182,7 +192,9 @@ def _failure(response: httpx.Response, *, session: bool) -> Exception:
             "Code execution is unavailable in this run; continue without it."
         )
     if status == 413:
-        return ToolFailure.permanent(f"the request was too large for the sandbox service (HTTP 413){said}; send less at once.")
+        return ToolFailure.permanent(
+            f"the request was too large for the sandbox service (HTTP 413){said}; send less at once."
+        )
     if status == 429:
         wait = retry_after_s(response.headers)
         return ToolFailure.transient(f"the sandbox service is busy (HTTP 429){said}.", retry_after=wait)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from pathlib import Path
 
 from ..domain.names import SandboxProvider
 from ..run import current_run
@@ -52,7 +51,11 @@ class SandboxConnector:
     def new_session(self) -> SandboxSession:
         """A session of its own (the run's is ``session()``): for the sandbox service, with one connection
         that every remote session it opens shares, closed with it."""
-        options = {"helpers": self.helpers, "exec_timeout_s": self.exec_timeout_s, "max_output_chars": self.max_output_chars}
+        options = {
+            "helpers": self.helpers,
+            "exec_timeout_s": self.exec_timeout_s,
+            "max_output_chars": self.max_output_chars,
+        }
         if self.provider != SandboxProvider.SIDECAR:
             return SandboxSession(self._open_hosted, **options)
         client = SidecarClient(self.url, self._token)

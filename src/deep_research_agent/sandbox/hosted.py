@@ -27,7 +27,6 @@ import importlib.util
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 from deepagents.backends.protocol import (
@@ -38,10 +37,10 @@ from deepagents.backends.protocol import (
     execute_accepts_timeout,
 )
 
-from ..domain.names import SandboxProvider
-from ..domain.secrets import redact
 from ..domain.errors import ToolFailure
+from ..domain.names import SandboxProvider
 from ..domain.sandbox_providers import HOSTED_PACKAGES, IntegrationPackage
+from ..domain.secrets import redact
 from .client import SessionGone
 
 _GONE = re.compile(r"not found|no such|not running|terminated|has been stopped|does not exist", re.I)
@@ -92,8 +91,6 @@ HOSTED: dict[SandboxProvider, HostedSpec] = {
     SandboxProvider.E2B: HostedSpec(HOSTED_PACKAGES[SandboxProvider.E2B], _e2b),
     SandboxProvider.RUNLOOP: HostedSpec(HOSTED_PACKAGES[SandboxProvider.RUNLOOP], _runloop),
 }
-
-
 
 
 async def open_hosted(provider: SandboxProvider, *, timeout_s: int, network: bool) -> HostedRemote:

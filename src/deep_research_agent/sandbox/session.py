@@ -27,10 +27,10 @@ from typing import Protocol, TypeVar
 from deepagents.backends.protocol import ExecuteResponse, FileDownloadResponse, FileUploadResponse
 
 from ..domain.clock import utc_now_iso
-from ..domain.names import StatusState
-from ..protocol.events import emit
-from ..domain.secrets import redact
 from ..domain.errors import ToolFailure
+from ..domain.names import StatusState
+from ..domain.secrets import redact
+from ..protocol.events import emit
 from .client import FileOperationFailed, SessionGone, SidecarClient
 
 logger = logging.getLogger(__name__)

@@ -26,10 +26,10 @@ from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from ..domain.per_role import PerRoleMiddleware
-from ..domain.names import Role, ToolErrorClass, ToolName
-from ..protocol.sender import current_sender
 from ..domain.errors import tool_error_text
+from ..domain.names import Role, ToolErrorClass, ToolName
+from ..domain.per_role import PerRoleMiddleware
+from ..protocol.sender import current_sender
 from .backend import SandboxBackend
 
 ROLE_TOOLS: dict[str, tuple[ToolName, ...]] = {
@@ -43,7 +43,7 @@ ONE_LINER_REFUSAL = tool_error_text(
     ToolName.EXECUTE,
     ToolErrorClass.PERMANENT,
     "`python -c` one-liners are not run here. Write the script to a file with "
-    "write_file (e.g. /workspace/task.py), then run it: execute(\"python3 /workspace/task.py\").",
+    'write_file (e.g. /workspace/task.py), then run it: execute("python3 /workspace/task.py").',
 )
 
 
@@ -87,7 +87,9 @@ class SandboxToolsMiddleware(PerRoleMiddleware):
         if name not in SANDBOX_TOOLS:
             return await handler(request)
         if name in self.hidden:
-            return _refused(call, tool_error_text(name, ToolErrorClass.PERMANENT, f"this agent has no {name} tool; use execute."))
+            return _refused(
+                call, tool_error_text(name, ToolErrorClass.PERMANENT, f"this agent has no {name} tool; use execute.")
+            )
         command = str((call.get("args") or {}).get("command") or "")
         if self.role == Role.CODING_SUBAGENT and name == ToolName.EXECUTE and PYTHON_ONE_LINER.search(command):
             return _refused(call, ONE_LINER_REFUSAL)

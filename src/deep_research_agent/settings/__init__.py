@@ -3,8 +3,8 @@ documentation generated from them (``docgen``; ``python -m deep_research_agent.s
 Schema of the per-run keys that the assistant publishes as its ``config_schema`` (``schema``); the
 agent's own env file, loaded under the process environment whatever the server (``environment``)."""
 
-from .environment import ENV_FILE_VARIABLE, load_env_file, read_dotenv
 from .docgen import env_example, markdown_table, settings_table
+from .environment import ENV_FILE_VARIABLE, load_env_file, read_dotenv
 from .resolve import ResearchConfig
 from .schema import RunSettings, config_json_schema, publish_run_settings
 from .tiers import DEFAULT_BASE_URL, MODEL_TIERS, SLOTS, TIER_ORDER, ModelSpec, Slot, Tier

@@ -68,7 +68,9 @@ def parse_declarations(raw: str, *, base: Path | None = None) -> tuple[tuple[Cor
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
-            return (), [f"DRA_CORPORA names the file {str(path)!r}, which cannot be read ({exc.strerror}); no corpora declared."]
+            return (), [
+                f"DRA_CORPORA names the file {str(path)!r}, which cannot be read ({exc.strerror}); no corpora declared."
+            ]
         where = f"DRA_CORPORA file {str(path)!r}"
         base = path.parent
     try:

@@ -43,16 +43,28 @@ RUNNER_SETTINGS: tuple[tuple[str, str, str], ...] = (
     ("DRA_JOBS", "10", "Runs the dev server executes at once (--n-jobs-per-worker)."),
     ("DRA_RELOAD", "0", "1 restarts the server on source changes (kills in-flight runs)."),
     ("DRA_URL", "", "Server URL for ./run.sh ask/smoke/doctor; defaults to http://DRA_HOST:DRA_PORT."),
-    ("DRA_ENV_FILE", "", "File of KEY=VALUE settings the agent loads at start under the environment (which wins); default the project's .env."),
+    (
+        "DRA_ENV_FILE",
+        "",
+        "File of KEY=VALUE settings the agent loads at start under the environment (which wins); default the project's .env.",
+    ),
 )
 
 SERVE_SETTINGS: tuple[tuple[str, str, str], ...] = (
-    ("DATABASE_URL", "", "Postgres for threads, checkpoints, the store and the run queue; unset, serve starts a throwaway one."),
+    (
+        "DATABASE_URL",
+        "",
+        "Postgres for threads, checkpoints, the store and the run queue; unset, serve starts a throwaway one.",
+    ),
     ("REDIS_URL", "", "Redis for the job queue and streams shared by instances; unset, serve starts a throwaway one."),
     ("DRA_INSTANCES", "1", "Aegra instances ./run.sh serve starts on DRA_PORT, DRA_PORT+1, ..."),
     ("WORKER_COUNT", "3", "Worker loops per instance that take runs off the shared queue."),
     ("N_JOBS_PER_WORKER", "10", "Runs each worker loop executes at once."),
-    ("DRA_AUTH_TOKENS", "", "user=token pairs (comma-separated) the server accepts as bearer tokens or x-api-key; unset, every caller is anonymous."),
+    (
+        "DRA_AUTH_TOKENS",
+        "",
+        "user=token pairs (comma-separated) the server accepts as bearer tokens or x-api-key; unset, every caller is anonymous.",
+    ),
     ("DRA_AUTH_TOKENS_FILE", "", "File of user=token lines, the same as DRA_AUTH_TOKENS."),
 )
 
@@ -77,8 +89,10 @@ def markdown_table() -> str:
     lines = ["| Env var | Configurable key | Default | What it does |", "|---|---|---|---|"]
     for row in settings_table():
         env = " / ".join(f"`{e}`" for e in row["env"].split(" / "))
-        keys = row["configurable"] if row["configurable"] == "—" else " / ".join(
-            f"`{k}`" for k in row["configurable"].split(" / ")
+        keys = (
+            row["configurable"]
+            if row["configurable"] == "—"
+            else " / ".join(f"`{k}`" for k in row["configurable"].split(" / "))
         )
         default = f"`{row['default']}`" if row["default"] else "—"
         description = row["description"].replace("|", "\\|")

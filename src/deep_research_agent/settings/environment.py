@@ -50,7 +50,9 @@ def load_env_file(environ: MutableMapping[str, str] | None = None) -> tuple[str,
     named = environ.get(ENV_FILE_VARIABLE, "").strip()
     path = Path(named).expanduser() if named else DEFAULT_ENV_FILE
     if named and not path.is_file():
-        logger.warning("%s names %s, which is not a readable file; no settings were loaded from it", ENV_FILE_VARIABLE, path)
+        logger.warning(
+            "%s names %s, which is not a readable file; no settings were loaded from it", ENV_FILE_VARIABLE, path
+        )
         return ()
     values = read_dotenv(path)
     added = tuple(key for key in values if key and key not in environ)

@@ -34,11 +34,11 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import SecretStr
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 from ..domain.addresses import METADATA_HOSTNAMES, link_local_or_metadata, parse_ip_literal
 
@@ -134,7 +134,9 @@ def resolve_servers(
         if isinstance(raw, Mapping):
             specs = [(raw, True)]
         else:
-            warnings.append(f"{where}: expected one object {{url, tools?, auth_required?, headers?}}; no MCP server is used.")
+            warnings.append(
+                f"{where}: expected one object {{url, tools?, auth_required?, headers?}}; no MCP server is used."
+            )
             specs = []
     elif _present(environ.get("DRA_MCP_SERVERS")):
         origin, where = "operator", "DRA_MCP_SERVERS"
@@ -189,7 +191,9 @@ def _server(spec: Any, is_base: bool, origin: Origin, where: str, warnings: list
         warnings.append(f"{where}: {refusal}; skipped.")
         return None
     headers = spec.get("headers") or {}
-    if not isinstance(headers, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items()):
+    if not isinstance(headers, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in headers.items()
+    ):
         warnings.append(f"{where}: headers must be an object of strings; skipped.")
         return None
     tools = spec.get("tools") if is_base else None
@@ -200,7 +204,9 @@ def _server(spec: Any, is_base: bool, origin: Origin, where: str, warnings: list
         warnings.append(f"{where}: auth_required is set but no auth header is given; add it to headers. Skipped.")
         return None
     given_label = spec.get("label")
-    label = _safe_label(given_label if isinstance(given_label, str) and given_label.strip() else urlsplit(url).hostname or "mcp")
+    label = _safe_label(
+        given_label if isinstance(given_label, str) and given_label.strip() else urlsplit(url).hostname or "mcp"
+    )
     return McpServer(
         label=label,
         url=url,
@@ -320,6 +326,8 @@ def _parse_json(raw: Any) -> Any:
 def _list_of_objects(raw: Any, where: str, warnings: list[str]) -> list[Any]:
     parsed = _parse_json(raw)
     if not isinstance(parsed, (list, tuple)) or not all(isinstance(item, Mapping) for item in parsed):
-        warnings.append(f"{where}: expected a JSON list of objects {{label, url, headers?, transport?}}; no MCP server is used.")
+        warnings.append(
+            f"{where}: expected a JSON list of objects {{label, url, headers?, transport?}}; no MCP server is used."
+        )
         return []
     return list(parsed)

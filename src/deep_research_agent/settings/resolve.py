@@ -24,10 +24,10 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from ..domain.addresses import METADATA_HOSTNAMES, link_local_or_metadata, parse_ip_literal
+from ..domain.names import SandboxProvider
+from ..domain.sandbox_providers import missing_package
 from .corpora import CorpusSpec, parse_declarations
 from .mcp_servers import McpServer, resolve_servers
-from ..domain.sandbox_providers import missing_package
-from ..domain.names import SandboxProvider
 from .tiers import DEFAULT_BASE_URL, DEFAULT_TIER, MODEL_TIERS, TIER_ORDER, ModelSpec, Tier
 
 logger = logging.getLogger(__name__)
@@ -38,7 +38,10 @@ PROJECT_ROOT = Path(__file__).resolve().parents[3]
 _EXTENSION_DIRS = ("skills_dir", "custom_tools_dir")
 
 # One limit now bounds every tool result (tools/results.py); a deployment that set an old one is told.
-RETIRED_RESULT_LIMITS = {"DRA_MAX_FETCH_CHARS": "DRA_MAX_RESULT_CHARS", "DRA_CUSTOM_TOOL_MAX_CHARS": "DRA_MAX_RESULT_CHARS"}
+RETIRED_RESULT_LIMITS = {
+    "DRA_MAX_FETCH_CHARS": "DRA_MAX_RESULT_CHARS",
+    "DRA_CUSTOM_TOOL_MAX_CHARS": "DRA_MAX_RESULT_CHARS",
+}
 
 LEGACY_MODEL_KEYS = frozenset(
     {
@@ -119,7 +122,10 @@ class ResearchConfig(BaseModel):
         configurable="model_tier",
     )
     request_timeout: float = _setting(
-        180.0, "Seconds before one model request is abandoned.", env="DRA_REQUEST_TIMEOUT", configurable="request_timeout"
+        180.0,
+        "Seconds before one model request is abandoned.",
+        env="DRA_REQUEST_TIMEOUT",
+        configurable="request_timeout",
     )
     max_retries: int = _setting(
         3, "Retries per model call on transient errors; 0 disables.", env="DRA_MAX_RETRIES", configurable="max_retries"
@@ -202,7 +208,10 @@ class ResearchConfig(BaseModel):
         configurable="apiKeys.TAVILY_API_KEY",
     )
     tavily_api_base_url: str = _setting(
-        "", "Tavily API endpoint (self-hosted or test); empty means Tavily's own.", env="TAVILY_API_BASE_URL", operator_only=True
+        "",
+        "Tavily API endpoint (self-hosted or test); empty means Tavily's own.",
+        env="TAVILY_API_BASE_URL",
+        operator_only=True,
     )
     web_search: bool = _setting(
         True,
@@ -252,7 +261,10 @@ class ResearchConfig(BaseModel):
         configurable="domain_prompt",
     )
     domain_prompt_file: str = _setting(
-        "", "File holding the domain prompt; inline DRA_DOMAIN_PROMPT wins.", env="DRA_DOMAIN_PROMPT_FILE", operator_only=True
+        "",
+        "File holding the domain prompt; inline DRA_DOMAIN_PROMPT wins.",
+        env="DRA_DOMAIN_PROMPT_FILE",
+        operator_only=True,
     )
     mcp_servers: tuple[McpServer, ...] = _setting(
         (),
@@ -411,7 +423,10 @@ class ResearchConfig(BaseModel):
         operator_only=True,
     )
     custom_tool_timeout: float = _setting(
-        30.0, "Seconds one custom tool call may take before it is cut off; 0 means no cap.", env="DRA_CUSTOM_TOOL_TIMEOUT", operator_only=True
+        30.0,
+        "Seconds one custom tool call may take before it is cut off; 0 means no cap.",
+        env="DRA_CUSTOM_TOOL_TIMEOUT",
+        operator_only=True,
     )
     max_runs_per_user: int = _setting(
         0,
@@ -425,7 +440,9 @@ class ResearchConfig(BaseModel):
     problems: tuple[str, ...] = Field(default=(), exclude=True)
 
     @classmethod
-    def resolve(cls, runnable_config: Mapping[str, Any] | None, environ: Mapping[str, str] | None = None) -> ResearchConfig:
+    def resolve(
+        cls, runnable_config: Mapping[str, Any] | None, environ: Mapping[str, str] | None = None
+    ) -> ResearchConfig:
         """Resolve every field from the run's configurable, then the environment, then the default."""
         environ = os.environ if environ is None else environ
         configurable = dict((runnable_config or {}).get("configurable") or {})
@@ -452,13 +469,17 @@ class ResearchConfig(BaseModel):
                 values[name] = _coerce(field.annotation, raw, field.default)
             except ValueError as exc:
                 if extra.get("ceiling"):
-                    problems.append(f"{origin}: {exc}. Fix the ceiling or leave it out to use the default {field.default!r}.")
+                    problems.append(
+                        f"{origin}: {exc}. Fix the ceiling or leave it out to use the default {field.default!r}."
+                    )
                 else:
                     warnings.append(f"{origin}: {exc}; using the default {field.default!r}.")
 
         tier = values.get("model_tier", DEFAULT_TIER)
         if tier not in MODEL_TIERS:
-            warnings.append(f"Unknown model tier {tier!r}; using {DEFAULT_TIER!r}. Known tiers: {', '.join(TIER_ORDER)}.")
+            warnings.append(
+                f"Unknown model tier {tier!r}; using {DEFAULT_TIER!r}. Known tiers: {', '.join(TIER_ORDER)}."
+            )
             values["model_tier"] = DEFAULT_TIER
 
         if not values.get("domain_prompt") and values.get("domain_prompt_file"):
@@ -466,7 +487,9 @@ class ResearchConfig(BaseModel):
             try:
                 values["domain_prompt"] = path.read_text(encoding="utf-8").strip()
             except OSError as exc:
-                warnings.append(f"DRA_DOMAIN_PROMPT_FILE {str(path)!r} cannot be read ({exc.strerror}); no domain prompt.")
+                warnings.append(
+                    f"DRA_DOMAIN_PROMPT_FILE {str(path)!r} cannot be read ({exc.strerror}); no domain prompt."
+                )
 
         values["corpora"], corpus_warnings = parse_declarations(environ.get("DRA_CORPORA", ""), base=PROJECT_ROOT)
         warnings.extend(corpus_warnings)
@@ -523,7 +546,11 @@ class ResearchConfig(BaseModel):
         return keys + tuple(value for server in self.mcp_servers for value in server.secret_values())
 
     def _secrets(self) -> dict[str, SecretStr | None]:
-        return {name: getattr(self, name) for name, field in type(self).model_fields.items() if field.annotation == SecretStr | None}
+        return {
+            name: getattr(self, name)
+            for name, field in type(self).model_fields.items()
+            if field.annotation == SecretStr | None
+        }
 
     def cache_key(self) -> str:
         """A digest of everything that shapes the graph; secrets enter only as a hash."""
@@ -565,7 +592,11 @@ def _confine_extension_dirs(
 
 
 def _confine_sandbox(
-    values: dict[str, Any], configurable: Mapping[str, Any], environ: Mapping[str, str], warnings: list[str], problems: list[str]
+    values: dict[str, Any],
+    configurable: Mapping[str, Any],
+    environ: Mapping[str, str],
+    warnings: list[str],
+    problems: list[str],
 ) -> None:
     """Apply the sandbox's trust rules to the resolved values.
 
@@ -594,7 +625,9 @@ def _confine_sandbox(
     own_sandbox = bool(requested) and _normalise_url(requested) != _normalise_url(operator_url)
     if url and (refusal := sandbox_url_problem(url)):
         if own_sandbox:
-            problems.append(f"configurable.sandbox_url: {refusal}. Give an http(s) URL of a sandbox service, or leave it out.")
+            problems.append(
+                f"configurable.sandbox_url: {refusal}. Give an http(s) URL of a sandbox service, or leave it out."
+            )
         else:
             warnings.append(f"LLM_SANDBOX_URL: {refusal}; code execution is disabled.")
         url = ""

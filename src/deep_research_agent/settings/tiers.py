@@ -85,7 +85,11 @@ MODEL_TIERS: dict[str, Tier] = {
         coding=_GLM_FLASH,
     ),
     "low": Tier(
-        research=_QWEN_27B, subagent=_DEEPSEEK_FLASH, utility=_DEEPSEEK_FLASH_0731, compaction=_GPT_LUNA, coding=_GPT_LUNA
+        research=_QWEN_27B,
+        subagent=_DEEPSEEK_FLASH,
+        utility=_DEEPSEEK_FLASH_0731,
+        compaction=_GPT_LUNA,
+        coding=_GPT_LUNA,
     ),
     "mid": Tier(
         research=_GEMINI_37_FLASH,

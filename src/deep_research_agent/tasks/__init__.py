@@ -1,8 +1,8 @@
 """Named, resumable tasks: a task's memory in the LangGraph store, its view, its decisions and its re-run diff."""
 
 from .diff import task_diff
-from .middleware import finish_task, TaskMiddleware
-from .store import list_tasks, task_of, TaskRecord
+from .middleware import TaskMiddleware, finish_task
+from .store import TaskRecord, list_tasks, task_of
 
 __all__ = [
     "TaskMiddleware",

@@ -21,10 +21,10 @@ from langchain_core.tools import tool
 from langgraph.store.base import PutOp
 
 from ..domain.clock import utc_now_iso
+from ..domain.errors import tool_error_text
 from ..domain.names import ToolErrorClass
 from ..run.owner import run_user
 from ..run.recording import record_ops
-from ..domain.errors import tool_error_text
 from .store import TaskNameError, decision_namespace, task_of
 
 RECORD_DECISION = "record_decision"
@@ -40,7 +40,9 @@ def _task(runtime: ToolRuntime, tool_name: str) -> tuple[str, str] | str:
     except TaskNameError as exc:
         return tool_error_text(tool_name, ToolErrorClass.PERMANENT, str(exc))
     if name is None:
-        return tool_error_text(tool_name, ToolErrorClass.PERMANENT, "this run has no task (configurable.task), so it keeps no decisions.")
+        return tool_error_text(
+            tool_name, ToolErrorClass.PERMANENT, "this run has no task (configurable.task), so it keeps no decisions."
+        )
     return run_user(runtime.config), name
 
 
@@ -58,13 +60,21 @@ async def record_decision(text: str, why: str, runtime: ToolRuntime) -> str:
     user, name = found
     text, why = " ".join(text.split()), " ".join(why.split())
     if not text or len(text) + len(why) > MAX_DECISION_CHARS:
-        return tool_error_text(RECORD_DECISION, ToolErrorClass.PERMANENT, f"give the decision in 1-{MAX_DECISION_CHARS} characters, text and why together.")
+        return tool_error_text(
+            RECORD_DECISION,
+            ToolErrorClass.PERMANENT,
+            f"give the decision in 1-{MAX_DECISION_CHARS} characters, text and why together.",
+        )
     decision_id = f"dec-{uuid.uuid4().hex[:12]}"
     run_id = (runtime.config.get("configurable") or {}).get("run_id")
     value = {"id": decision_id, "text": text, "why": why, "recorded_at": utc_now_iso(), "run_id": run_id}
-    if not await record_ops(runtime.store, [PutOp(decision_namespace(user, name), decision_id, value, index=False)], what="decision"):
+    if not await record_ops(
+        runtime.store, [PutOp(decision_namespace(user, name), decision_id, value, index=False)], what="decision"
+    ):
         return tool_error_text(
-            RECORD_DECISION, ToolErrorClass.TRANSIENT, "the decision was NOT recorded: the store refused the write. Do not rely on it in later runs."
+            RECORD_DECISION,
+            ToolErrorClass.TRANSIENT,
+            "the decision was NOT recorded: the store refused the write. Do not rely on it in later runs.",
         )
     return f"Decision recorded ({decision_id}): {text}"
 

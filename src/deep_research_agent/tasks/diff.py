@@ -16,9 +16,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from ..domain.task_diff import MovedFigure
-
 from ..domain.findings import Finding
+from ..domain.task_diff import MovedFigure
 from ..evidence.figures import figures_in
 from ..evidence.store import EvidenceRecord
 from .store import TaskRecord
@@ -74,7 +73,9 @@ def task_diff(previous: TaskRecord, findings: Sequence[Finding], pages: Sequence
 def section(diff: TaskDiff) -> str:
     lines = [SECTION_TITLE, "", f"Compared with the run of {diff.previous_run_at}."]
     if diff.empty:
-        return "\n".join([*lines, "", "Nothing changed: no new findings or sources, and every page read again is unchanged."])
+        return "\n".join(
+            [*lines, "", "Nothing changed: no new findings or sources, and every page read again is unchanged."]
+        )
     for title, entries in (
         ("Figures that moved", [f"{m.before} → {m.after} ({m.source})" for m in diff.moved_figures]),
         ("Changed sources", diff.changed_sources),

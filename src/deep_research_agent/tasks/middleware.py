@@ -101,7 +101,9 @@ class TaskMiddleware(AgentMiddleware):
         diff = task_diff(context.previous, _findings(run), _own_pages(run))
         emit("task_diff", **diff.model_dump(mode="json"))
         report = f"{draft}\n\n{section(diff)}\n"
-        return await handler(request.override(tool_call={**request.tool_call, "args": {**args, "report_markdown": report}}))
+        return await handler(
+            request.override(tool_call={**request.tool_call, "args": {**args, "report_markdown": report}})
+        )
 
 
 async def _read(awaitable: Awaitable[Any], *, default: Any) -> Any:
@@ -121,7 +123,9 @@ async def _adopt_sources(store: BaseStore | None, run: Run, previous: TaskRecord
         for source in (s for s in previous.sources if (s.thread_id, s.run_id) == (thread_id, run_id)):
             stored = texts.get(source.evidence_id)
             if stored is None or stored.get("sha256") != source.sha256:
-                logger.warning("task %s: the text of %s is no longer stored; it must be read again", previous.name, source.url)
+                logger.warning(
+                    "task %s: the text of %s is no longer stored; it must be read again", previous.name, source.url
+                )
                 continue
             run.evidence.adopt(replace(evidence_record(stored), agent=f"{TASK_AGENT}:{previous.name}"))
             adopted += 1
@@ -133,7 +137,11 @@ def _findings(run: Run) -> list[Any]:
 
 
 def _own_pages(run: Run) -> list[Any]:
-    return [r for r in run.evidence.own_records() if r.kind in (EvidenceKind.PAGE, EvidenceKind.MCP_RESULT, EvidenceKind.CORPUS)]
+    return [
+        r
+        for r in run.evidence.own_records()
+        if r.kind in (EvidenceKind.PAGE, EvidenceKind.MCP_RESULT, EvidenceKind.CORPUS)
+    ]
 
 
 async def finish_task(
@@ -154,7 +162,9 @@ async def finish_task(
     known = {_key(f.finding) for f in record.findings}
     for finding in _findings(run):
         if _key(finding.finding) not in known:
-            record.findings.append(TaskFinding(finding=finding.finding, evidence=finding.evidence, source=finding.source))
+            record.findings.append(
+                TaskFinding(finding=finding.finding, evidence=finding.evidence, source=finding.source)
+            )
             known.add(_key(finding.finding))
     gaps = [gap for findings in run.evidence.all_findings() for gap in findings.gaps]
     if run.evidence.handovers():

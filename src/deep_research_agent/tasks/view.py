@@ -36,7 +36,9 @@ def render_view(record: TaskRecord, decisions: Sequence[dict[str, Any]]) -> str:
             "none",
         ),
         _listed("Open gaps", record.gaps, "none recorded"),
-        _listed("Decisions", [f"{d['text']} (why: {d['why']}; {d['recorded_at']})" for d in decisions], "none recorded"),
+        _listed(
+            "Decisions", [f"{d['text']} (why: {d['why']}; {d['recorded_at']})" for d in decisions], "none recorded"
+        ),
         f"Last report:\n{report or '(none)'}",
         "</task_view>",
     ]

@@ -38,12 +38,12 @@ from ..corpora.catalog import Catalog, CorpusEntry
 from ..corpora.fts5 import IndexUnavailable
 from ..corpora.locator import title_of, url_of
 from ..corpora.readers import borrow
+from ..domain.errors import ToolFailure
 from ..domain.names import EvidenceKind, ToolName
+from ..evidence.store import CorpusLocation
 from ..protocol.events import emit
 from ..protocol.sender import current_sender
-from ..evidence.store import CorpusLocation
 from ..run import current_run
-from ..domain.errors import ToolFailure
 from .errors import retrieval_answered, retrieval_failure_text
 
 logger = logging.getLogger(__name__)
@@ -129,14 +129,19 @@ def render_passages(passages: Sequence[tuple[CorpusEntry, StoredPassage]], wante
 
 
 class CorpusSearchArgs(BaseModel):
-    query: str = Field(description="What to look for, in the words the documents would use; exact identifiers work best.")
+    query: str = Field(
+        description="What to look for, in the words the documents would use; exact identifiers work best."
+    )
     corpus: str | None = Field(default=None, description="The corpus to search (its name); all of them when left out.")
     k: int | None = Field(default=None, description=f"How many passages to return (1-{MAX_K}).")
 
 
 class CorpusReadArgs(BaseModel):
     id: str = Field(description="A passage id from corpus_search, e.g. 'pg15:3f9a2c1b7d4e'.")
-    neighbours: int = Field(default=0, description=f"Also return this many passages before and after it in the same document (0-{MAX_NEIGHBOURS}).")
+    neighbours: int = Field(
+        default=0,
+        description=f"Also return this many passages before and after it in the same document (0-{MAX_NEIGHBOURS}).",
+    )
 
 
 def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
@@ -153,7 +158,9 @@ def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
         if not query:
             return ToolFailure.permanent("the query is empty; pass the words to look for.").as_model_text(tool)
         if corpus and corpus not in entries:
-            return ToolFailure.permanent(f"there is no corpus {corpus!r}; the corpora are: {', '.join(entries)}.").as_model_text(tool)
+            return ToolFailure.permanent(
+                f"there is no corpus {corpus!r}; the corpora are: {', '.join(entries)}."
+            ).as_model_text(tool)
         count = max(1, min(k or default_k, MAX_K))
         chosen = [entries[corpus]] if corpus else list(entries.values())
         found: list[_Found] = []
@@ -183,7 +190,12 @@ def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
                 ok=True,
                 count=len(hits),
                 results=[
-                    {"title": _title(entry, h.passage), "url": url_of(h.passage), "domain": name, "snippet": _event_snippet(_plain(h.snippet))}
+                    {
+                        "title": _title(entry, h.passage),
+                        "url": url_of(h.passage),
+                        "domain": name,
+                        "snippet": _event_snippet(_plain(h.snippet)),
+                    }
                     for h in hits
                 ],
             )
@@ -195,7 +207,9 @@ def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
         for item in found:
             passage = item.hit.passage
             url, title = url_of(passage), _title(item.entry, passage)
-            run.evidence.add_evidence(url=url, title=title, kind=EvidenceKind.SEARCH_RESULT, text=_plain(item.hit.snippet), agent=agent)
+            run.evidence.add_evidence(
+                url=url, title=title, kind=EvidenceKind.SEARCH_RESULT, text=_plain(item.hit.snippet), agent=agent
+            )
             if record := run.evidence.add_source(url, title):
                 emit("source", title=record.title, url=record.url, domain=record.domain)
         return render_hits(query, found, [entry.spec.name for entry in chosen], [f.message for f in failures])
@@ -233,9 +247,15 @@ def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
         for passage in passages:
             url, title = url_of(passage), _title(entry, passage)
             location = CorpusLocation(
-                corpus=passage.corpus, path=passage.path, anchor=passage.anchor, page=passage.page, file_sha256=passage.file_sha256
+                corpus=passage.corpus,
+                path=passage.path,
+                anchor=passage.anchor,
+                page=passage.page,
+                file_sha256=passage.file_sha256,
             )
-            evidence.add_evidence(url=url, title=title, kind=EvidenceKind.CORPUS, text=passage.text, agent=agent, location=location)
+            evidence.add_evidence(
+                url=url, title=title, kind=EvidenceKind.CORPUS, text=passage.text, agent=agent, location=location
+            )
             emit("page_fetched", url=url, ok=True, title=title, chars=len(passage.text))
             if record := evidence.add_source(url, title):
                 emit("source", title=record.title, url=record.url, domain=record.domain)
@@ -253,7 +273,10 @@ def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
     )
     return [
         StructuredTool.from_function(
-            coroutine=corpus_search, name=ToolName.CORPUS_SEARCH, description=search_description, args_schema=CorpusSearchArgs
+            coroutine=corpus_search,
+            name=ToolName.CORPUS_SEARCH,
+            description=search_description,
+            args_schema=CorpusSearchArgs,
         ),
         StructuredTool.from_function(
             coroutine=corpus_read, name=ToolName.CORPUS_READ, description=read_description, args_schema=CorpusReadArgs

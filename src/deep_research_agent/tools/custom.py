@@ -50,9 +50,9 @@ from typing import Any, ClassVar
 
 from langchain_core.tools import BaseTool, StructuredTool
 
+from ..domain.errors import ToolFailure, describe_tool_error
 from ..domain.names import ToolName
 from ..protocol.events import emit
-from ..domain.errors import ToolFailure, describe_tool_error
 from .results import ResultLimits, fit_result
 
 logger = logging.getLogger(__name__)
@@ -162,7 +162,10 @@ def _tools_of(module: Any, cfg: Any) -> list[BaseTool]:
     tools = [
         _from_custom_tool(cls(cfg))
         for cls in vars(module).values()
-        if inspect.isclass(cls) and issubclass(cls, CustomTool) and cls.__module__ == module.__name__ and cls.enabled(cfg)
+        if inspect.isclass(cls)
+        and issubclass(cls, CustomTool)
+        and cls.__module__ == module.__name__
+        and cls.enabled(cfg)
     ]
     for name, validate in _FACTORIES.items():
         factory = getattr(module, name, None)
@@ -184,16 +187,22 @@ def _one_tool(built: Any) -> list[BaseTool]:
         return []
     if isinstance(built, BaseTool):
         return [built]
-    raise CustomToolError(f"build_tool(cfg) returned {_kind(built)}; it must return one LangChain tool (BaseTool), or None")
+    raise CustomToolError(
+        f"build_tool(cfg) returned {_kind(built)}; it must return one LangChain tool (BaseTool), or None"
+    )
 
 
 def _tool_list(built: Any) -> list[BaseTool]:
     """``build_tools(cfg)``'s result: a list (or tuple) of tools."""
     if not isinstance(built, (list, tuple)):
-        raise CustomToolError(f"build_tools(cfg) returned {_kind(built)}; it must return a list of LangChain tools (BaseTool)")
+        raise CustomToolError(
+            f"build_tools(cfg) returned {_kind(built)}; it must return a list of LangChain tools (BaseTool)"
+        )
     for index, item in enumerate(built):
         if not isinstance(item, BaseTool):
-            raise CustomToolError(f"build_tools(cfg) returned a list whose item {index} is {_kind(item)}, not a LangChain tool (BaseTool)")
+            raise CustomToolError(
+                f"build_tools(cfg) returned a list whose item {index} is {_kind(item)}, not a LangChain tool (BaseTool)"
+            )
     return list(built)
 
 
@@ -232,11 +241,17 @@ def _instrumented(source: BaseTool, cfg: Any, results: ResultLimits) -> BaseTool
             return _failed(call_id, source.name, exc)
         text = _encode(raw)
         emit("tool_result", id=call_id, tool=source.name, ok=True, summary=_summary(text), bytes=len(text.encode()))
-        shown = await fit_result(text, name=f"tool-{source.name}", cite_as="the source the tool's description names", limits=results)
+        shown = await fit_result(
+            text, name=f"tool-{source.name}", cite_as="the source the tool's description names", limits=results
+        )
         return f"{RESULT_PREAMBLE}\n<tool_result>\n{shown}\n</tool_result>"
 
     return StructuredTool.from_function(
-        coroutine=call, name=source.name, description=source.description, args_schema=source.args_schema, infer_schema=False
+        coroutine=call,
+        name=source.name,
+        description=source.description,
+        args_schema=source.args_schema,
+        infer_schema=False,
     )
 
 

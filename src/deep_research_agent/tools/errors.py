@@ -15,17 +15,15 @@ graph (the name carries the role).
 from __future__ import annotations
 
 import logging
-import math
-from typing import Literal
 
 from langchain.agents.middleware import ToolErrorMiddleware
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from ..domain.errors import ToolFailure, describe_tool_error
-from ..domain.secrets import redact
 from ..run import NoRunError, current_run
 
 logger = logging.getLogger(__name__)
+
 
 def retrieval_failure_text(tool: str, target: str, failure: ToolFailure) -> str:
     """The model's text for a failed retrieval call on ``target`` (a query, URL or call), kept in the run's failures."""

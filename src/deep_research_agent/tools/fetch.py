@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import io
 import ipaddress
 import logging
 import re
@@ -36,19 +35,17 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
-import pypdf
-import trafilatura
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
+from ..documents import Document, extract_html, extract_pdf
 from ..domain.addresses import METADATA_HOSTNAMES, IPAddress, parse_ip_literal, refusal_reason
+from ..domain.errors import ToolFailure
 from ..domain.names import EvidenceKind
+from ..domain.retry_after import retry_after_s
 from ..protocol.events import emit
 from ..protocol.sender import current_sender
-from ..domain.retry_after import retry_after_s
 from ..run import current_run
-from ..documents import Document, extract_html, extract_pdf
-from ..domain.errors import ToolFailure
 from .errors import retrieval_answered, retrieval_failure_text
 from .results import ResultLimits, fit_result
 
@@ -315,7 +312,9 @@ def _check_status(response: httpx.Response, url: str) -> None:
     if status in (404, 410):
         raise ToolFailure.permanent(f"{url} does not exist ({status}); do not retry it.")
     if status == 429 or status >= 500:
-        raise ToolFailure.transient(f"{url} is unavailable right now ({status}).", retry_after=retry_after_s(response.headers))
+        raise ToolFailure.transient(
+            f"{url} is unavailable right now ({status}).", retry_after=retry_after_s(response.headers)
+        )
     if status in (401, 403):
         raise ToolFailure.permanent(f"{url} refused access ({status}); it needs a login or blocks automated readers.")
     raise ToolFailure.permanent(f"{url} answered with HTTP {status}.")
@@ -413,11 +412,15 @@ async def fetch_page(
     retrieval_answered(TOOL_NAME, url)
     full = document.as_text()
     evidence = current_run().evidence
-    evidence.add_evidence(url=url, title=document.title, kind=EvidenceKind.PAGE, text=full, agent=current_sender.get().role)
+    evidence.add_evidence(
+        url=url, title=document.title, kind=EvidenceKind.PAGE, text=full, agent=current_sender.get().role
+    )
     emit("page_fetched", url=url, ok=True, title=document.title or None, chars=len(full))
     if record := evidence.add_source(url, document.title):
         emit("source", title=record.title, url=record.url, domain=record.domain)
-    shown = await fit_result(full, name=f"page-{urlsplit(url).hostname or 'page'}", cite_as=f"its URL ({url})", limits=results, tabular=False)
+    shown = await fit_result(
+        full, name=f"page-{urlsplit(url).hostname or 'page'}", cite_as=f"its URL ({url})", limits=results, tabular=False
+    )
     return render_page(url, document, shown, got.final_url)
 
 

@@ -40,9 +40,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
 
+from ..domain.errors import ToolFailure
 from ..domain.secrets import redact
 from ..report.series import summarize_values
-from ..domain.errors import ToolFailure
 
 if TYPE_CHECKING:
     from ..sandbox.connector import SandboxConnector
@@ -102,7 +102,10 @@ class Table:
     def preview(self) -> list[str]:
         if self.format == "csv":
             return [_cut(str(row), PREVIEW_ROW_CHARS) for row in self.rows[:PREVIEW_ROWS]]
-        return [_cut(json.dumps(row, ensure_ascii=False, default=str), PREVIEW_ROW_CHARS) for row in self.rows[:PREVIEW_ROWS]]
+        return [
+            _cut(json.dumps(row, ensure_ascii=False, default=str), PREVIEW_ROW_CHARS)
+            for row in self.rows[:PREVIEW_ROWS]
+        ]
 
     def head(self, count: int) -> str:
         if self.format == "csv":
@@ -133,7 +136,11 @@ async def fit_result(text: str, *, name: str, cite_as: str, limits: ResultLimits
     rows = len(table.rows) if table else 0
     over = [
         *([f"{rows:,} rows (limit {limits.max_rows:,})"] if limits.max_rows and rows > limits.max_rows else []),
-        *([f"{len(text):,} characters (limit {limits.max_chars:,})"] if limits.max_chars and len(text) > limits.max_chars else []),
+        *(
+            [f"{len(text):,} characters (limit {limits.max_chars:,})"]
+            if limits.max_chars and len(text) > limits.max_chars
+            else []
+        ),
     ]
     if not over and series is None:
         return text
@@ -172,7 +179,10 @@ async def _offload(text: str, *, name: str, table: Table | None, limits: ResultL
 
 
 def _stub(path: str, text: str, *, table: Table | None, series: Series | None, over: list[str], cite_as: str) -> str:
-    lines = [f"[Offloaded to the sandbox: {' and '.join(over)}; the whole result is in a file, only this stub is here.]", f"file: {path}"]
+    lines = [
+        f"[Offloaded to the sandbox: {' and '.join(over)}; the whole result is in a file, only this stub is here.]",
+        f"file: {path}",
+    ]
     if table is not None:
         shape = "CSV" if table.format == "csv" else f"JSON list{f' under key {table.key!r}' if table.key else ''}"
         lines += [f"format: {shape}", f"rows: {len(table.rows):,}"]
@@ -182,7 +192,11 @@ def _stub(path: str, text: str, *, table: Table | None, series: Series | None, o
             lines.append(f"columns: {', '.join(shown)}{more}")
         lines += [f"preview (first {min(PREVIEW_ROWS, len(table.rows))} rows):", *table.preview()]
     else:
-        lines += [f"size: {len(text):,} characters, {text.count(chr(10)) + 1:,} lines", "preview:", _cut(text, PREVIEW_TEXT_CHARS)]
+        lines += [
+            f"size: {len(text):,} characters, {text.count(chr(10)) + 1:,} lines",
+            "preview:",
+            _cut(text, PREVIEW_TEXT_CHARS),
+        ]
     if series is not None:
         lines += [f"series: {series.text(len(table.rows) if table else 0)}", SERIES_RULE]
     lines.append(
@@ -276,7 +290,11 @@ def detect_series(table: Table) -> Series | None:
     labels = [_label(t) for t, _ in dated]
     lines = []
     for metric in metrics:
-        kept = [(label, v) for label, (_, r) in zip(labels, dated, strict=True) if (v := _as_number(r.get(metric))) is not None]
+        kept = [
+            (label, v)
+            for label, (_, r) in zip(labels, dated, strict=True)
+            if (v := _as_number(r.get(metric))) is not None
+        ]
         if len(kept) >= MIN_SERIES_POINTS:
             summary = summarize_values([label for label, _ in kept], [v for _, v in kept])
             lines.append(summary.sentence(metric))

@@ -36,12 +36,12 @@ from tavily.errors import TavilyKeylessLimitError
 from tavily.errors import TimeoutError as TavilyTimeoutError
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, stop_before_delay
 
+from ..domain.errors import ToolFailure
 from ..domain.names import EvidenceKind, StatusState
+from ..domain.retry_after import retry_after_s
 from ..protocol.events import emit
 from ..protocol.sender import current_sender
-from ..domain.retry_after import retry_after_s
 from ..run import current_run
-from ..domain.errors import ToolFailure
 from .errors import retrieval_answered, retrieval_failure_text
 
 logger = logging.getLogger(__name__)
@@ -167,8 +167,10 @@ def _classify_status(exc: TavilyHTTPError) -> ToolFailure:
 
 def _worth_retrying(exc: BaseException) -> bool:
     # A timeout already used up the caller's patience; repeating it only doubles the wait.
-    return isinstance(exc, ToolFailure) and exc.kind == "transient" and not isinstance(
-        exc.__cause__, (TavilyTimeoutError, httpx.TimeoutException)
+    return (
+        isinstance(exc, ToolFailure)
+        and exc.kind == "transient"
+        and not isinstance(exc.__cause__, (TavilyTimeoutError, httpx.TimeoutException))
     )
 
 
@@ -271,7 +273,9 @@ async def search_web(
     retrieval_answered(TOOL_NAME, query)
     agent = current_sender.get().role
     for hit in hits:
-        run.evidence.add_evidence(url=hit["url"], title=hit["title"], kind=EvidenceKind.SEARCH_RESULT, text=hit["content"], agent=agent)
+        run.evidence.add_evidence(
+            url=hit["url"], title=hit["title"], kind=EvidenceKind.SEARCH_RESULT, text=hit["content"], agent=agent
+        )
     emit(
         "search_results",
         id=search_id,
