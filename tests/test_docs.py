@@ -1,4 +1,4 @@
-"""The README and .env.example stay true to the code."""
+"""The README, the pages under docs/ and .env.example stay true to the code."""
 
 from __future__ import annotations
 
@@ -14,24 +14,32 @@ from deep_research_agent.protocol import events
 from deep_research_agent.settings import MODEL_TIERS, SLOTS, env_example, markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
-def test_the_readme_configuration_table_is_generated_from_the_settings():
-    table = README.split("<!-- config-table:start -->\n", 1)[1].split("<!-- config-table:end -->", 1)[0]
+def page(name: str) -> str:
+    return (DOCS / name).read_text(encoding="utf-8")
+
+
+def test_the_configuration_table_is_generated_from_the_settings():
+    table = page("configuration.md").split("<!-- config-table:start -->\n", 1)[1].split("<!-- config-table:end -->", 1)[0]
     assert table == markdown_table(), (
-        "README config table is stale: paste the output of `uv run python -m deep_research_agent.settings markdown`"
+        "docs/configuration.md's config table is stale: paste the output of "
+        "`uv run python -m deep_research_agent.settings markdown`"
     )
 
 
-def test_the_readme_event_table_names_every_event_type():
+def test_the_event_table_names_every_event_type():
+    text = page("events.md")
     for event_type in events.EVENT_TYPES:
-        assert f"| `{event_type}` |" in README, f"README's event table lacks {event_type}"
+        assert f"| `{event_type}` |" in text, f"docs/events.md's event table lacks {event_type}"
 
 
-def test_the_readme_explains_every_status_state():
+def test_every_status_state_is_explained():
+    text = page("events.md")
     for state in typing.get_args(events.StatusState):
-        assert f"`{state}`" in README, f"README never explains status state {state!r}"
+        assert f"`{state}`" in text, f"docs/events.md never explains status state {state!r}"
 
 
 def test_the_readme_first_screen_gives_the_two_commands():
@@ -39,11 +47,12 @@ def test_the_readme_first_screen_gives_the_two_commands():
     assert "./run.sh " in first_screen and "./run.sh test" in first_screen
 
 
-def test_the_readme_tier_table_matches_model_tiers():
+def test_the_tier_table_matches_model_tiers():
+    lines = page("configuration.md").splitlines()
     for name, tier in MODEL_TIERS.items():
-        row = next(line for line in README.splitlines() if line.startswith(f"| `{name}`"))
+        row = next(line for line in lines if line.startswith(f"| `{name}`"))
         for slot in SLOTS:
-            assert tier.slot(slot).slug in row, f"README tier {name} does not list its {slot} model"
+            assert tier.slot(slot).slug in row, f"docs/configuration.md's tier {name} does not list its {slot} model"
 
 
 def test_every_env_var_the_code_reads_is_in_env_example():
