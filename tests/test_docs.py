@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import typing
 from pathlib import Path
 
 import pytest
 
 from deep_research_agent.protocol import events
+from deep_research_agent.report.claims import ClaimVerdict
 from deep_research_agent.settings import MODEL_TIERS, SLOTS, env_example, markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,6 +22,14 @@ def page(name: str) -> str:
     return (DOCS / name).read_text(encoding="utf-8")
 
 
+def section(text: str, heading: str) -> str:
+    """The body of the Markdown section ``heading`` (a full heading line), up to the next heading of its level or above."""
+    level = len(heading) - len(heading.lstrip("#"))
+    start = text.index(f"\n{heading}\n") + len(heading) + 2
+    following = re.search(rf"^#{{1,{level}}} ", text[start:], flags=re.M)
+    return text[start : start + following.start()] if following else text[start:]
+
+
 def test_the_configuration_table_is_generated_from_the_settings():
     table = page("configuration.md").split("<!-- config-table:start -->\n", 1)[1].split("<!-- config-table:end -->", 1)[0]
     assert table == markdown_table(), (
@@ -31,15 +39,35 @@ def test_the_configuration_table_is_generated_from_the_settings():
 
 
 def test_the_event_table_names_every_event_type():
-    text = page("events.md")
+    table = section(page("events.md"), "## Event types")
+    assert events.EVENT_TYPES
     for event_type in events.EVENT_TYPES:
-        assert f"| `{event_type}` |" in text, f"docs/events.md's event table lacks {event_type}"
+        assert f"| `{event_type}` |" in table, f"docs/events.md's event table lacks {event_type}"
 
 
 def test_every_status_state_is_explained():
     text = page("events.md")
-    for state in typing.get_args(events.StatusState):
-        assert f"`{state}`" in text, f"docs/events.md never explains status state {state!r}"
+    assert list(events.StatusState)
+    for state in events.StatusState:
+        assert f"`{state.value}`" in text, f"docs/events.md never explains status state {state.value!r}"
+
+
+def test_every_end_reason_is_in_the_end_state_table():
+    table = section(page("events.md"), "## End states")
+    for reason in events.EndReason:
+        assert f"`{reason.value}`" in table, f"docs/events.md's end-state table lacks {reason.value!r}"
+
+
+def test_every_outcome_is_in_the_outcome_table():
+    table = section(page("events.md"), "## Outcome: how good the answer is")
+    for outcome in events.Outcome:
+        assert f"| `{outcome.value}` |" in table, f"docs/events.md's outcome table lacks {outcome.value!r}"
+
+
+def test_every_claim_verdict_is_explained():
+    text = page("architecture.md")
+    for verdict in ClaimVerdict:
+        assert f"| `{verdict.value}` |" in text, f"docs/architecture.md's verdict table lacks {verdict.value!r}"
 
 
 def test_the_readme_first_screen_gives_the_two_commands():
