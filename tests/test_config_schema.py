@@ -1,4 +1,4 @@
-"""The assistant's config_schema: every per-run setting, as the README table states it, in valid JSON Schema."""
+"""The assistant's config_schema: every per-run setting, as docs/configuration.md's table states it, in valid JSON Schema."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def prop(dotted: str) -> dict[str, Any]:
 
 
 def as_table_cell(default: Any) -> str:
-    """A JSON default written the way the README table writes it."""
+    """A JSON default written the way the configuration table (docs/configuration.md) writes it."""
     if isinstance(default, list):
         return ",".join(str(item) for item in default)
     if isinstance(default, bool):
@@ -71,7 +71,7 @@ def test_no_operator_only_setting_alias_or_legacy_key_is_listed():
 
 
 @pytest.mark.parametrize("row", [r for r in PER_RUN if keys_of(r)[0] not in SECRET_KEYS], ids=lambda r: r["field"])
-def test_a_setting_has_its_readme_default_and_description_and_a_type_its_default_fits(row):
+def test_a_setting_has_its_documented_default_and_description_and_a_type_its_default_fits(row):
     key, *aliases = keys_of(row)
     schema = prop(key)
 
