@@ -34,7 +34,9 @@ def section(text: str, heading: str) -> str:
 
 
 def test_the_configuration_table_is_generated_from_the_settings():
-    table = page("configuration.md").split("<!-- config-table:start -->\n", 1)[1].split("<!-- config-table:end -->", 1)[0]
+    table = (
+        page("configuration.md").split("<!-- config-table:start -->\n", 1)[1].split("<!-- config-table:end -->", 1)[0]
+    )
     assert table == markdown_table(), (
         "docs/configuration.md's config table is stale: paste the output of "
         "`uv run python -m deep_research_agent.settings markdown`"
@@ -187,9 +189,7 @@ def test_every_relative_link_and_anchor_resolves(doc):
 @pytest.mark.parametrize("doc", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_repository_path_named_exists(doc):
     missing = sorted(
-        path
-        for path in repository_paths(doc.read_text(encoding="utf-8"))
-        if not generated(path) and not exists(path)
+        path for path in repository_paths(doc.read_text(encoding="utf-8")) if not generated(path) and not exists(path)
     )
     assert not missing, f"{doc.relative_to(ROOT)} names paths that do not exist: {missing}"
 
