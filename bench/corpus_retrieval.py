@@ -49,7 +49,7 @@ from deep_research_agent.corpora.catalog import index_path
 from deep_research_agent.corpora.fts5 import Fts5Index
 from deep_research_agent.corpora.indexer import index_corpus
 from deep_research_agent.corpora.query import match_expression, plain_words
-from deep_research_agent.report.citations import quote_in_text
+from deep_research_agent.evidence.text import quote_in_text
 from deep_research_agent.settings.corpora import CorpusSpec
 
 QUESTIONS = Path(__file__).parent / "corpus_questions"

@@ -32,8 +32,9 @@ from deep_research_agent.cli.ask import (
     ask,
     format_clarification_reply,
 )
-from deep_research_agent.cli.env import default_url, read_dotenv
+from deep_research_agent.cli.env import default_url
 from deep_research_agent.cli.view import RunView
+from deep_research_agent.settings.environment import read_dotenv
 
 ROOT = Path(__file__).resolve().parents[1]
 TASK = "call_task_1"

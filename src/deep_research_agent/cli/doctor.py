@@ -35,8 +35,9 @@ from ..corpora.catalog import load_catalog
 from ..domain.secrets import redact
 from ..extensions import load_skills
 from ..settings import DEFAULT_BASE_URL, ResearchConfig
+from ..settings.environment import read_dotenv
 from ..tools.custom import load_custom_tools
-from .env import probe, project_root, read_dotenv, server_answers
+from .env import probe, project_root, server_answers
 
 MODEL_KEY_ENVS = ("OPENAI_API_KEY", "OPENROUTER_API_KEY")
 KEYLESS_SEARCH = "web search will use Tavily's keyless access, which is rate-limited"

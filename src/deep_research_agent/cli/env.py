@@ -6,7 +6,7 @@ Contract:
 - ``probe`` is True only for a 200 within ``PROBE_TIMEOUT_S``, and never raises on a transport error;
   ``server_answers`` is True when the agent server answers its health path: ``/ok`` (``langgraph dev``)
   or ``/health`` (Aegra, ``./run.sh serve``);
-- ``read_dotenv`` (from ``settings.environment``) reads ``KEY=VALUE`` lines; a missing file reads as empty;
+- ``settings.environment.read_dotenv`` reads ``KEY=VALUE`` lines (a missing file reads as empty);
 - ``project_root`` is the nearest directory holding langgraph.json, else the working directory.
 """
 
