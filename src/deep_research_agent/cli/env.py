@@ -18,6 +18,8 @@ from pathlib import Path
 
 import httpx
 
+from ..settings.environment import read_dotenv as read_dotenv  # re-exported for ask and doctor
+
 PROBE_TIMEOUT_S = 2.0
 
 
