@@ -14,6 +14,7 @@ from langchain.agents.middleware import (
     ModelResponse,
 )
 from langchain_core.messages import AIMessage, BaseMessage
+from pydantic import BaseModel
 
 
 async def call_model_through(
@@ -38,5 +39,12 @@ async def call_model_through(
 def capture_events(monkeypatch: pytest.MonkeyPatch, module: ModuleType) -> list[dict[str, Any]]:
     """Collect the events ``module`` emits, as ``{"type": ..., **fields}`` dicts, for this test."""
     sent: list[dict[str, Any]] = []
-    monkeypatch.setattr(module, "emit", lambda kind, **fields: sent.append({"type": kind, **fields}))
+    monkeypatch.setattr(module, "emit", lambda event: sent.append(event_fields(event)))
     return sent
+
+
+def event_fields(event: BaseModel) -> dict[str, Any]:
+    """An emitted event model as the JSON dict of its ``type`` (a status': and ``state``) and of the fields its
+    sender set, the way the sender wrote them (no defaults, no ``role`` unless it named one)."""
+    named = {"type", "state"} & set(type(event).model_fields)
+    return event.model_dump(mode="json", include=named | event.model_fields_set)

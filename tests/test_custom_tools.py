@@ -17,6 +17,7 @@ from deep_research_agent import graph
 from deep_research_agent.domain.names import Role
 from deep_research_agent.settings import ResearchConfig
 from deep_research_agent.tools.custom import ARG_VALUE_CHARS, CustomTool, load_custom_tools
+from testkit.guard_calls import event_fields
 
 pytestmark = pytest.mark.anyio
 
@@ -105,9 +106,8 @@ async def test_calls_emit_tool_call_and_tool_result_with_cut_args_and_the_result
     with patch("deep_research_agent.tools.custom.emit") as emit:
         await by_name()["catalog_rows"].ainvoke({"count": 3, "prefix": "p" * 500})
 
-    (call_type,), call = emit.call_args_list[0]
-    (result_type,), result = emit.call_args_list[1]
-    assert (call_type, result_type) == ("tool_call", "tool_result")
+    call, result = [event_fields(event) for (event,), _ in emit.call_args_list[:2]]
+    assert (call["type"], result["type"]) == ("tool_call", "tool_result")
     assert call["tool"] == result["tool"] == "catalog_rows" and call["id"] == result["id"]
     assert call["args"] == {"count": 3, "prefix": "p" * ARG_VALUE_CHARS}
     encoded = json.dumps([{"id": i, "label": f"{'p' * 500}-{i}"} for i in range(3)])
@@ -122,7 +122,7 @@ async def test_a_tool_that_raises_gets_a_classified_error_and_a_failed_tool_resu
 
     assert text.startswith("TOOL ERROR (explode, unknown): the tool failed unexpectedly (RuntimeError).")
     assert "boom" not in text, "the exception's own text stays out of the model's context"
-    (_,), result = emit.call_args_list[-1]
+    result = event_fields(emit.call_args_list[-1].args[0])
     assert result["ok"] is False and result["error_class"] == "unknown" and result["summary"] == text[:200]
 
 
@@ -131,7 +131,7 @@ async def test_a_tool_that_hangs_is_cut_off_by_the_per_call_timeout_with_a_trans
         text = await by_name(DRA_CUSTOM_TOOL_TIMEOUT="0.2")["hang"].ainvoke({"seconds": 30})
 
     assert text.startswith("TOOL ERROR (hang, transient): the tool took longer than 0.2 s and was cut off.")
-    assert emit.call_args_list[-1].kwargs["error_class"] == "transient"
+    assert emit.call_args_list[-1].args[0].error_class == "transient"
 
 
 def test_the_shipped_example_converts_units_and_the_template_is_never_loaded():
@@ -170,7 +170,7 @@ async def test_a_build_tool_factory_adds_its_one_tool_instrumented_and_seeing_th
         text = await by_name(DRA_MODEL_TIER="mid")["country_code"].ainvoke({"country": "France"})
 
     assert "<tool_result>\nFrance: FR (tier mid)\n</tool_result>" in text
-    assert [kind for (kind,), _ in emit.call_args_list] == ["tool_call", "tool_result"]
+    assert [event.type for (event,), _ in emit.call_args_list] == ["tool_call", "tool_result"]
     assert by_name()["country_code"].args == {"country": {"title": "Country", "type": "string"}}
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from deep_research_agent.domain.stops import STOPS
 from deep_research_agent.protocol import events
 from deep_research_agent.report.claims import ClaimVerdict
 from deep_research_agent.settings import MODEL_TIERS, SLOTS, env_example, markdown_table
@@ -67,6 +68,24 @@ def test_every_outcome_is_in_the_outcome_table():
     table = section(page("events.md"), "## Outcome: how good the answer is")
     for outcome in events.Outcome:
         assert f"| `{outcome.value}` |" in table, f"docs/events.md's outcome table lacks {outcome.value!r}"
+
+
+def test_the_stops_table_names_each_stop_as_its_cause_does():
+    table = page("events.md").split("<!-- stops-table:start -->\n", 1)[1].split("<!-- stops-table:end -->", 1)[0]
+    rows = [[cell.strip().strip("`") for cell in line.strip("|").split("|")] for line in table.splitlines()[2:]]
+
+    def named(value: object, absent: str) -> str:
+        return str(value) if value is not None else absent
+
+    assert [row[1:] for row in rows] == [
+        [
+            named(stop.halt_state, "none"),
+            named(stop.halted_by, "none"),
+            f"{stop.end_state}` / `{stop.end_reason}",
+            named(stop.outcome, "by the report"),
+        ]
+        for stop in STOPS.values()
+    ], "docs/events.md's stops table disagrees with domain/stops.py's STOPS"
 
 
 def test_every_claim_verdict_is_explained():

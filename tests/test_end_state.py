@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from deep_research_agent.domain.names import EndReason
-from deep_research_agent.domain.stops import RunError
+from deep_research_agent.domain.stops import RunError, StopCause
 from deep_research_agent.lifecycle.end_state import EndRecord, decide_end, owes_report
 from deep_research_agent.run import Halt
 
 MODEL_ERROR = RunError(reason="model_error", detail="The model endpoint rejected the API key.")
-STOPPED = Halt(reason=EndReason.STOPPED_BY_USER, detail="the user asked the run to stop and report what it found")
-OUT_OF_BUDGET = Halt(reason=EndReason.BUDGET_EXHAUSTED, detail="the run's tool-calls budget is used up (10 of 10)")
+STOPPED = Halt(cause=StopCause.USER, detail="the user asked the run to stop and report what it found")
+OUT_OF_BUDGET = Halt(cause=StopCause.BUDGET, detail="the run's tool-calls budget is used up (10 of 10)")
 
 TABLE = [
     # (what happened, expected state, expected reason)

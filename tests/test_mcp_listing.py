@@ -13,6 +13,7 @@ from deep_research_agent.mcp import listing as listing_module
 from deep_research_agent.mcp.errors import describe
 from deep_research_agent.mcp.listing import Listing, list_tools, listings_digest, unique_names
 from deep_research_agent.settings.mcp_servers import McpServer
+from testkit.guard_calls import event_fields
 
 
 def server(label: str, url: str = "http://127.0.0.1:3901/mcp") -> McpServer:
@@ -56,10 +57,13 @@ def test_a_prefixed_name_is_cut_to_what_model_apis_accept():
 
 
 def test_a_ready_listing_announces_its_tools_and_a_failed_one_why():
-    ready = Listing(server("docs"), (tool("search"),), cached=True).status()
-    failed = Listing(server("dead", "http://u:pw@127.0.0.1:9/mcp?token=abc"), error="cannot connect").status()
+    ready = event_fields(Listing(server("docs"), (tool("search"),), cached=True).status())
+    failed = event_fields(
+        Listing(server("dead", "http://u:pw@127.0.0.1:9/mcp?token=abc"), error="cannot connect").status()
+    )
 
     assert ready == {
+        "type": "status",
         "state": "mcp_ready",
         "tool_count": 1,
         "tools": ["search"],
@@ -68,6 +72,7 @@ def test_a_ready_listing_announces_its_tools_and_a_failed_one_why():
         "label": "docs",
     }
     assert failed == {
+        "type": "status",
         "state": "mcp_error",
         "detail": "cannot connect",
         "server": "http://127.0.0.1:9/mcp",

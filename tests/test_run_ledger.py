@@ -8,7 +8,8 @@ import pytest
 from langgraph.store.memory import InMemoryStore
 
 from deep_research_agent.domain.findings import Finding, Findings
-from deep_research_agent.domain.names import Ceiling, EndReason, HaltedBy
+from deep_research_agent.domain.names import Ceiling, HaltedBy
+from deep_research_agent.domain.stops import StopCause
 from deep_research_agent.domain.usage import RoleUsage
 from deep_research_agent.evidence.store import HandOver
 from deep_research_agent.run import (
@@ -99,7 +100,7 @@ async def test_texts_are_saved_once_where_the_finished_runs_archive_lives():
 
 async def test_a_halt_survives_the_resume_and_a_unit_redone_after_it_counts_once():
     store, before = InMemoryStore(), worked_run()
-    before.control.halt_run(Halt(reason=EndReason.STOPPED_BY_USER, detail="the user asked the run to stop"))
+    before.control.halt_run(Halt(cause=StopCause.USER, detail="the user asked the run to stop"))
     await save_ledger(store, before, thread_id=THREAD)
 
     after = Run(key="run-1")

@@ -33,6 +33,7 @@ from deep_research_agent.sandbox.client import SessionGone, SidecarClient
 from deep_research_agent.sandbox.connector import SandboxConnector
 from deep_research_agent.sandbox.session import SandboxSession
 from deep_research_agent.settings import ResearchConfig
+from testkit.guard_calls import event_fields
 from testkit.sandbox_service import SandboxService
 from tests.conftest import EXTENSION_FIXTURES
 
@@ -78,7 +79,7 @@ def connector(sandbox: Sandbox, **env: str) -> SandboxConnector:
 @pytest.fixture
 def statuses() -> Iterator[list[dict]]:
     seen: list[dict] = []
-    with patch("deep_research_agent.sandbox.session.emit", side_effect=lambda kind, **fields: seen.append(fields)):
+    with patch("deep_research_agent.sandbox.session.emit", side_effect=lambda event: seen.append(event_fields(event))):
         yield seen
 
 

@@ -14,6 +14,7 @@ from deep_research_agent.extensions import load_skills
 from deep_research_agent.extensions.skills import SkillEventsMiddleware
 from deep_research_agent.run import bound_run
 from deep_research_agent.settings import ResearchConfig
+from testkit.guard_calls import event_fields
 
 FIXTURES = Path(__file__).parent / "fixtures" / "extensions"
 SHIPPED = Path(__file__).resolve().parents[1] / "skills"
@@ -88,7 +89,7 @@ async def _announced(middleware, *reads: tuple[str, str]) -> list[dict]:
     with patch("deep_research_agent.extensions.skills.emit") as emit:
         for path, status in reads:
             await middleware.awrap_tool_call(*_read(path, status))
-    return [call.kwargs for call in emit.call_args_list]
+    return [event_fields(event) for (event,), _ in emit.call_args_list]
 
 
 @pytest.mark.anyio
@@ -103,7 +104,9 @@ async def test_the_skill_event_fires_on_the_first_successful_read_of_each_run_on
             first_read,
             ("/skills/other/SKILL.md", "success"),
         )
-    assert events == [{"name": "cited-table", "path": "/skills/cited-table/SKILL.md", "state": "applied"}]
+    assert events == [
+        {"type": "skill", "name": "cited-table", "path": "/skills/cited-table/SKILL.md", "state": "applied"}
+    ]
 
     with bound_run():
         assert len(await _announced(middleware, first_read)) == 1, "the next run (turn) announces it again"

@@ -14,6 +14,7 @@ from langgraph.store.memory import InMemoryStore
 from deep_research_agent.delivery import stop as stop_request
 from deep_research_agent.delivery.stop import watch_for_stop_request
 from deep_research_agent.domain.names import EndReason
+from deep_research_agent.domain.stops import StopCause
 from deep_research_agent.guards.budget import BudgetMiddleware
 from deep_research_agent.handover.contract import parse_findings
 from deep_research_agent.protocol.events import STOP_REQUESTS_NAMESPACE
@@ -23,7 +24,7 @@ from testkit.guard_calls import capture_events
 
 pytestmark = pytest.mark.anyio
 
-USER_STOP = Halt(reason=EndReason.STOPPED_BY_USER, detail="the user asked the run to stop and report what it found")
+USER_STOP = Halt(cause=StopCause.USER, detail="the user asked the run to stop and report what it found")
 
 
 @pytest.fixture

@@ -3,7 +3,8 @@
 //
 // Steps, each of which fails the build:
 // 1. generate src/generated/events.ts from the committed ../schema/events.schema.json (json-schema-to-typescript),
-//    so the UI is type-checked against the protocol the server publishes;
+//    so the UI is type-checked against the protocol the server publishes, with the vocabulary the schema
+//    publishes as constants (event types, reasons per status state, halt reasons, outcome notices);
 // 2. type-check everything with tsc (esbuild does not type-check): a renamed or removed event field breaks here;
 // 3. bundle with esbuild.
 
@@ -51,17 +52,47 @@ function eventTypes(schema) {
   });
 }
 
-// The closed code sets the schema lists per status state (``allOf`` if/then), e.g. the end reasons of ``done``.
+// The status union: the models per state that the schema's ``Status`` definition is one of.
+function statusModels(schema) {
+  const status = schema.oneOf
+    .map(({ $ref }) => schema.$defs[$ref.replace("#/$defs/", "")])
+    .find((definition) => definition.properties?.type?.const === "status");
+  if (!Array.isArray(status?.oneOf)) throw new Error(`${SCHEMA}: the status event is no union of models per state`);
+  return status.oneOf.map(({ $ref }) => schema.$defs[$ref.replace("#/$defs/", "")]);
+}
+
+// The closed code set a status model's ``reason`` is typed by (an enum definition, or one const); none when open.
+function closedCodes(schema, reason) {
+  if (typeof reason?.const === "string") return [reason.const];
+  const definition = reason?.$ref ? schema.$defs[reason.$ref.replace("#/$defs/", "")] : undefined;
+  if (Array.isArray(definition?.enum)) return definition.enum;
+  return undefined;
+}
+
+// The closed code sets the schema lists per status state, e.g. the end reasons of ``done``.
 function reasonsByState(schema) {
-  const status = Object.values(schema.$defs).find((d) => d.properties?.type?.const === "status");
   const out = {};
-  for (const rule of status?.allOf ?? []) {
-    const state = rule.if?.properties?.state?.const;
-    const codes = rule.then?.properties?.reason?.enum;
-    if (typeof state === "string" && Array.isArray(codes)) out[state] = codes;
+  for (const model of statusModels(schema)) {
+    const state = model.properties?.state?.const;
+    const codes = closedCodes(schema, model.properties?.reason);
+    if (typeof state === "string" && codes) out[state] = codes;
   }
   if (!out.done) throw new Error(`${SCHEMA}: the status event lists no end reasons for state done`);
   return out;
+}
+
+// The end reasons that are halts (``HaltReason``), as the server's stop table names them.
+function haltReasons(schema) {
+  const codes = schema.$defs.HaltReason?.enum;
+  if (!Array.isArray(codes) || codes.length === 0) throw new Error(`${SCHEMA}: no HaltReason definition`);
+  return codes;
+}
+
+// The notice a frontend shows per outcome: each ``Outcome`` value's description ("" when it needs none).
+function outcomeNotices(schema) {
+  const values = schema.$defs.Outcome?.oneOf;
+  if (!Array.isArray(values)) throw new Error(`${SCHEMA}: the Outcome definition gives no notice per value`);
+  return Object.fromEntries(values.map(({ const: value, description }) => [value, description ?? ""]));
 }
 
 async function generateTypes() {
@@ -84,8 +115,9 @@ async function generateTypes() {
     `export const EVENT_TYPES = ${JSON.stringify(eventTypes(schema))} as const;`,
     `export const END_REASONS = ${JSON.stringify(reasons.done)} as const;`,
     `export const REASONS_BY_STATE = ${JSON.stringify(reasons)} as const;`,
+    `export const HALT_REASONS: ReadonlySet<string> = new Set(${JSON.stringify(haltReasons(schema))});`,
+    `export const OUTCOME_NOTICES: Record<Outcome, string> = ${JSON.stringify(outcomeNotices(schema))};`,
     "export type EventType = DeepResearchAgentEvent[\"type\"];",
-    "export type EndReason = (typeof END_REASONS)[number];",
     "",
   ].join("\n");
   mkdirSync(dirname(GENERATED), { recursive: true });

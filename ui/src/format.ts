@@ -1,8 +1,7 @@
 // Words and numbers for people: end reasons, guard events, counts, money, durations.
 
-import type { EndReason, EventOf, Outcome, StatusState } from "./protocol";
-
-type Status = EventOf<"status">;
+import { OUTCOME_NOTICES } from "./protocol";
+import type { AnyKeyOf, EndReason, EndStatus, EventOf, Outcome, Status, StatusOf, StatusState } from "./protocol";
 
 export function plural(count: number, noun: string, nouns = `${noun}s`): string {
   return `${count.toLocaleString("en-US")} ${count === 1 ? noun : nouns}`;
@@ -60,20 +59,13 @@ const END_WORDS: Partial<Record<EndReason, string>> = {
   internal_error: "An internal error stopped the run",
 };
 
-/** What a person should know about the answer, per outcome (the README's outcome table); `answered` needs no words. */
-const OUTCOME_WORDS: Record<Outcome, string> = {
-  answered: "",
-  partial: "Some claims did not check out against the text they cite (marked [unverified]), or the report is incomplete.",
-  partial_retrieval: "Some sources could not be reached, so the report was written without them; retrying later may help.",
-  insufficient_evidence: "The evidence found does not answer the question; try narrowing it or adding sources.",
-  budget_exhausted: "A limit ended the run, so the report covers only what was found; re-run with a higher limit for more.",
-  recording_failed: "The run's memory (task, decisions or knowledge base) was not saved, so a follow-up will not see it; re-run to save it.",
-};
-
-/** The outcome's notice for the end line, or "" when the answer needs none (or the run has no outcome). */
+/**
+ * The outcome's notice for the end line, or "" when the answer needs none (or the run has no outcome). The
+ * notices are the schema's (each outcome value's description); an outcome newer than this build shows its code.
+ */
 export function outcomeWords(outcome: Outcome | null | undefined): string {
   if (!outcome) return "";
-  return OUTCOME_WORDS[outcome] ?? `Outcome: ${String(outcome).replaceAll("_", " ")}.`;
+  return OUTCOME_NOTICES[outcome] ?? `Outcome: ${String(outcome).replaceAll("_", " ")}.`;
 }
 
 /** A re-run task's changes since its last run in one line, as the report's "What changed" section counts them. */
@@ -87,8 +79,8 @@ export function taskDiffWords(diff: EventOf<"task_diff">): string {
   return parts.length ? `${since}: ${parts.join("; ")}` : `${since}: nothing`;
 }
 
-export function endWords(end: Status): string {
-  const reason = (end.reason ?? "") as EndReason;
+export function endWords(end: EndStatus): string {
+  const reason: EndReason = end.reason;
   const words = END_WORDS[reason];
   if (words) return words;
   const fallback = end.state === "done" ? "Finished" : "Ended with an error";
@@ -109,13 +101,15 @@ function ceilingAmount(reason: string, value: number): string {
   return formatNumber(Math.round(value));
 }
 
-function usedOfLimit(event: Status): string {
-  const reason = event.reason ?? "";
+type BudgetStatus = StatusOf<"budget_soft" | "budget_halt">;
+
+function usedOfLimit(event: BudgetStatus): string {
+  const reason = event.reason;
   if (typeof event.used !== "number" || typeof event.limit !== "number") return CEILINGS[reason] ?? reason;
   return `${CEILINGS[reason] ?? reason} ${ceilingAmount(reason, event.used)} of ${ceilingAmount(reason, event.limit)}`;
 }
 
-function percent(event: Status): string {
+function percent(event: BudgetStatus): string {
   if (typeof event.used !== "number" || typeof event.limit !== "number" || event.limit <= 0) return "75 %";
   return `${Math.round((event.used / event.limit) * 100)} %`;
 }
@@ -131,7 +125,7 @@ export interface Note {
  * A status event that is neither the heartbeat, a sub-agent's start or end, nor the run's end, in plain
  * words. A state newer than this UI is shown as its name and detail.
  */
-const NOTES: Partial<Record<StatusState, (event: Status) => Note>> = {
+const NOTES: { [S in StatusState]?: (event: StatusOf<S>) => Note } = {
   budget_soft: (e) => ({ level: "warn", text: `Budget ${percent(e)} used (${usedOfLimit(e)}): wrapping up` }),
   budget_halt: (e) => ({ level: "stop", text: `Budget used up (${usedOfLimit(e)}): stopping` }),
   recursion_limit: (e) => ({
@@ -186,14 +180,16 @@ const NOTES: Partial<Record<StatusState, (event: Status) => Note>> = {
 };
 
 export function statusNote(event: Status): Note {
-  const words = NOTES[event.state];
+  // NOTES[event.state] takes this very state's status, which TypeScript cannot correlate by itself.
+  const words = NOTES[event.state] as ((event: Status) => Note) | undefined;
   if (words) return words(event);
   const name = String(event.state).replaceAll("_", " ");
-  return { level: "info", text: event.detail ? `${name}: ${event.detail}` : name };
+  const detail = "detail" in event ? event.detail : undefined;
+  return { level: "info", text: detail ? `${name}: ${detail}` : name };
 }
 
 /** The status fields each note's words already say, so the generic extras list does not repeat them. */
-export const NOTE_FIELDS: readonly (keyof Status)[] = [
+export const NOTE_FIELDS: readonly AnyKeyOf<Status>[] = [
   "state", "reason", "detail", "used", "limit", "repeats", "chars", "kept_chars", "wait_s", "attempt", "label",
   "server", "tool_count", "tools", "cached", "tokens_estimate", "messages_summarized", "messages_kept", "model",
   "elapsed", "elapsed_s",

@@ -3,12 +3,12 @@
 // `custom` carries the protocol events, `messages/*` the agents' own words (the "thinking" narration),
 // `updates` the plan and the state keys the run writes.
 
-import { PROTOCOL_VERSION, isKnown, splitEventName } from "./protocol";
-import type { AnyEvent, EventOf, UnknownEvent } from "./protocol";
+import { HALT_REASONS, PROTOCOL_VERSION, isKnown, splitEventName } from "./protocol";
+import type { AnyEvent, EndStatus, EventOf, Status, StatusOf, UnknownEvent } from "./protocol";
 import { statusNote } from "./format";
 import type { Note } from "./format";
 
-export type Status = EventOf<"status">;
+export type { Status } from "./protocol";
 export type Finding = NonNullable<EventOf<"subagent_findings">["findings"]>[number];
 
 export interface StreamPart {
@@ -159,7 +159,7 @@ export interface Lane {
   feed: FeedItem[];
   thoughts: Thought[];
   findings?: EventOf<"subagent_findings">;
-  done?: Status;
+  done?: StatusOf<"subagent_done">;
   failure?: string;
   rev: number;
 }
@@ -184,14 +184,14 @@ export class RunModel {
   start?: EventOf<"run_start">;
   /** The server's protocol version when it differs from the one this UI was built for. */
   versionMismatch?: number;
-  heartbeat?: { who: string; event: Status };
+  heartbeat?: { who: string; event: StatusOf<"model_call"> };
   orchestrator: { feed: FeedItem[]; thoughts: Thought[]; rev: number } = { feed: [], thoughts: [], rev: 0 };
   lanes = new Map<string, Lane>();
   todos: Todo[] = [];
   clarification?: string[];
   report?: EventOf<"report">;
   usage?: EventOf<"usage">;
-  end?: Status;
+  end?: EndStatus;
   /** The last words of the orchestrator in this run: the answer of a run that needed no research. */
   answer?: string;
   /** The thread's last AI message after its last user message, from the state: what every client shows. */
@@ -638,11 +638,9 @@ export function lastAnswer(messages: Message[]): string | undefined {
   return answer;
 }
 
-const HALTS = new Set(["stopped_by_user", "budget_exhausted", "recursion_limit", "loop_halt", "runaway_halt", "stalled_after_nudges"]);
-
-function endPhase(end: Status): string {
+function endPhase(end: EndStatus): string {
   if (end.reason === "awaiting_clarification") return "Waiting for your answers";
-  if (end.reason && HALTS.has(end.reason)) return "Stopped early";
+  if (HALT_REASONS.has(end.reason)) return "Stopped early";
   return end.state === "done" ? "Finished" : "Ended with an error";
 }
 

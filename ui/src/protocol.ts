@@ -9,6 +9,15 @@ export * from "./generated/events";
 
 export type EventOf<T extends EventType> = Extract<DeepResearchAgentEvent, { type: T }>;
 
+/** A status event: one model per state (the schema's `Status` union). */
+export type Status = EventOf<"status">;
+export type StatusOf<S extends Status["state"]> = Extract<Status, { state: S }>;
+/** The run's end: `done` or `error`, its `reason` an end reason. */
+export type EndStatus = StatusOf<"done" | "error">;
+
+/** Every key of any member of a union (`keyof` of a union names only the keys all members share). */
+export type AnyKeyOf<T> = T extends unknown ? keyof T : never;
+
 /** An event whose type this build of the UI does not know: shown as a generic row with every field. */
 export interface UnknownEvent {
   type: string;
@@ -33,7 +42,7 @@ export const ENVELOPE_FIELDS = ["type", "role", "task_id"] as const;
  * added after this UI was written still reaches the reader. `shown` is typed against the event, so a field
  * the schema renames or removes breaks the build.
  */
-export function extraFields<E extends object>(event: E, shown: readonly (keyof E)[]): [string, unknown][] {
+export function extraFields<E extends object>(event: E, shown: readonly AnyKeyOf<E>[]): [string, unknown][] {
   const skip = new Set<string>([...ENVELOPE_FIELDS, ...(shown as readonly PropertyKey[]).map(String)]);
   return Object.entries(event).filter(([key, value]) => !skip.has(key) && value !== null && value !== undefined);
 }

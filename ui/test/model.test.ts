@@ -161,6 +161,7 @@ test("a halted run marks its running lanes stopped, and a stream error part is t
   assert.ok(note.kind === "note" && note.note.text === "Budget 80 % used (tool calls 8 of 10): wrapping up");
   assert.equal(model.streamError, "RuntimeError: boom");
   assert.equal(endWords(model.end!), "Stopped: the budget ran out; the report covers what was found so far");
+  assert.equal(model.phase(), "Stopped early", "a halt reason, as the schema's HaltReason lists them");
 });
 
 test("an end status's outcome tells the reader what the answer is worth; a plain answer needs no notice", () => {

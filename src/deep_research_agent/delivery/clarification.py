@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from ..domain.errors import tool_error_text
 from ..domain.names import ToolErrorClass, ToolName
-from ..protocol.events import emit
+from ..protocol.events import Clarification, emit
 from ..run import current_run
 
 _MAX_QUESTIONS = 3
@@ -52,7 +52,7 @@ def request_clarification(questions: list[str]) -> str:
         )
     cleaned = [q.strip() for q in questions if q.strip()]
     control.mark_clarification_requested(cleaned)
-    emit("clarification", questions=cleaned)
+    emit(Clarification(questions=cleaned))
     listed = "\n".join(f"{i}. {q}" for i, q in enumerate(cleaned, 1))
     return f"Asked the user and waiting for the answers:\n{listed}"
 
@@ -76,7 +76,7 @@ class ClarificationMiddleware(AgentMiddleware):
         questions = prose_questions(reply.text)
         if questions:
             control.mark_clarification_requested(questions)
-            emit("clarification", questions=questions)
+            emit(Clarification(questions=questions))
         return response
 
 

@@ -23,7 +23,7 @@ from langchain_core.messages import AIMessage, AnyMessage
 from langgraph.channels import UntrackedValue
 
 from ..domain.conversation import harness_message, is_harness_message, respond, turn_key
-from ..domain.names import EndReason
+from ..domain.stops import StopCause
 from ..run import Halt, current_run
 from .final_text import FinalTextKind, classify_final_text, nudge_for
 
@@ -63,7 +63,7 @@ class CompletionMiddleware(AgentMiddleware):
             if nudges.get(kind, 0) >= NUDGE_LIMITS[kind]:
                 if kind == "intent_stub":
                     detail = f"the orchestrator kept announcing a next step without taking it, after {MAX_INTENT_NUDGES} nudges"
-                    current_run().control.halt_run(Halt(reason=EndReason.STALLED_AFTER_NUDGES, detail=detail))
+                    current_run().control.halt_run(Halt(cause=StopCause.STALLED, detail=detail))
                 break
             nudges[kind] = nudges.get(kind, 0) + 1
             added += [*response.result, harness_message(nudge_for(kind))]

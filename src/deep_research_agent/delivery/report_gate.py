@@ -30,8 +30,8 @@ from langgraph.types import Command
 
 from ..domain.conversation import turn_key
 from ..domain.errors import tool_error_text
-from ..domain.names import RevisionReason, StatusState, ToolErrorClass, ToolName
-from ..protocol.events import emit
+from ..domain.names import RevisionReason, ToolErrorClass, ToolName
+from ..protocol.events import RevisingStatus, emit
 from ..report.citations import CitationReport
 from ..report.vetting import finalise, vet_report
 from ..run import current_run
@@ -65,12 +65,7 @@ class ReportGateMiddleware(AgentMiddleware):
         previous = CitationReport.model_validate(bounced) if bounced is not None else None
         vetted = await asyncio.to_thread(vet_report, draft, evidence, previous=previous)
         if vetted.problems and previous is None:
-            emit(
-                "status",
-                state=StatusState.REVISING,
-                reason=RevisionReason.REPORT_QUALITY,
-                detail=_detail(vetted.problems),
-            )
+            emit(RevisingStatus(reason=RevisionReason.REPORT_QUALITY, detail=_detail(vetted.problems)))
             listed = "\n".join(f"- {problem}" for problem in vetted.problems)
             message = ToolMessage(
                 tool_error_text(

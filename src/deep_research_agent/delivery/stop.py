@@ -33,8 +33,9 @@ import logging
 
 from langgraph.store.base import BaseStore, GetOp, Item
 
-from ..domain.names import EndReason, StatusState, StopMode
-from ..protocol.events import STOP_REQUESTS_NAMESPACE, emit
+from ..domain.names import StopMode
+from ..domain.stops import StopCause
+from ..protocol.events import STOP_REQUESTS_NAMESPACE, StopRequestedStatus, emit
 from ..run import Halt, Run, client_namespaces
 
 logger = logging.getLogger(__name__)
@@ -116,21 +117,21 @@ def _serve(run: Run, request: Item) -> None:
 def _wrap_up(run: Run) -> None:
     if run.control.request_wrap_up():
         emit(
-            "status",
-            state=StatusState.STOP_REQUESTED,
-            reason=StopMode.WRAP_UP,
-            detail="Wrapping up: every agent delivers what it has and the report is written; no new research starts.",
+            StopRequestedStatus(
+                reason=StopMode.WRAP_UP,
+                detail="Wrapping up: every agent delivers what it has and the report is written; no new research starts.",
+            )
         )
 
 
 def _stop_now(run: Run) -> None:
-    halt = Halt(reason=EndReason.STOPPED_BY_USER, detail="the user asked the run to stop and report what it found")
+    halt = Halt(cause=StopCause.USER, detail="the user asked the run to stop and report what it found")
     if run.control.request_stop(halt):
         emit(
-            "status",
-            state=StatusState.STOP_REQUESTED,
-            reason=StopMode.NOW,
-            detail="Stopping: every agent hands back what it has, then the report is assembled.",
+            StopRequestedStatus(
+                reason=StopMode.NOW,
+                detail="Stopping: every agent hands back what it has, then the report is assembled.",
+            )
         )
 
 

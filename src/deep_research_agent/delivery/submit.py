@@ -24,7 +24,7 @@ from langgraph.types import Command
 
 from ..domain.errors import tool_error_text
 from ..domain.names import ToolErrorClass, ToolName
-from ..protocol.events import emit
+from ..protocol.events import Report, emit
 from ..run import current_run
 
 
@@ -71,7 +71,7 @@ def submit_report(
         )
     run = current_run()
     run.control.mark_report_delivered(evidence_insufficient=bool(evidence_insufficient))
-    emit("report", markdown=text, claims=run.evidence.claim_summary)
+    emit(Report(markdown=text, claims=run.evidence.claim_summary))
     return Command(
         update={
             "final_report": text,

@@ -4,7 +4,7 @@
   claim verdicts, outcomes); ``internal_names``: the machinery's names that never reach a reader;
 - ``findings``: a research unit's hand-over; ``claims``: citation and claim verdicts and their counts;
   ``usage``: what a role spent; ``task_diff``: a figure that moved between runs of a task; ``stops``:
-  why a run or an agent stops;
+  why a run or an agent stops (``StopCause`` and the table of every name of a stop);
 - ``errors``: the classified tool failure and its one wording; ``secrets``: scrubbing known secrets;
 - ``clock``, ``urls``, ``addresses``, ``retry_after``, ``sandbox_providers``: small rules several layers apply;
 - ``conversation``: the harness's messages and the user's turns; ``per_role``: the base of per-agent middleware.
@@ -26,12 +26,13 @@ from .names import (
     ToolErrorClass,
     ToolName,
 )
-from .stops import RunError
+from .stops import HALT_REASONS, RunError, StopCause
 from .task_diff import MovedFigure
 from .usage import CACHED_TOKEN_WEIGHT, RoleUsage
 
 __all__ = [
     "CACHED_TOKEN_WEIGHT",
+    "HALT_REASONS",
     "Ceiling",
     "CitationRecord",
     "CitationSummary",
@@ -50,6 +51,7 @@ __all__ = [
     "RoleUsage",
     "RunError",
     "StatusState",
+    "StopCause",
     "StopMode",
     "ToolErrorClass",
     "ToolFailure",

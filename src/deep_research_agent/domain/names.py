@@ -101,14 +101,15 @@ class StatusState(StrEnum):
 
 
 class EndReason(StrEnum):
-    """Why a run ended: the ``reason`` of its final ``status`` (``done`` or ``error``)."""
+    """Why a run ended: the ``reason`` of its final ``status`` (``done`` or ``error``). Which of them are
+    halts, and what else each halt is called, is ``stops.StopCause``'s table."""
 
     REPORT_DELIVERED = "report_delivered"
     AWAITING_CLARIFICATION = "awaiting_clarification"
     DIRECT_ANSWER = "direct_answer"
     REPORT_SALVAGED = "report_salvaged"
     ENDED_WITHOUT_REPORT = "ended_without_report"
-    # A halt: the run stopped early and a report was assembled from its findings.
+    # A halt (``stops.HALT_REASONS``): the run stopped early and a report was assembled from its findings.
     STOPPED_BY_USER = "stopped_by_user"
     BUDGET_EXHAUSTED = "budget_exhausted"
     RECURSION_LIMIT = "recursion_limit"
@@ -123,20 +124,9 @@ class EndReason(StrEnum):
     INTERNAL_ERROR = "internal_error"
 
 
-HALT_REASONS = frozenset(
-    {
-        EndReason.STOPPED_BY_USER,
-        EndReason.BUDGET_EXHAUSTED,
-        EndReason.RECURSION_LIMIT,
-        EndReason.LOOP_HALT,
-        EndReason.RUNAWAY_HALT,
-        EndReason.STALLED_AFTER_NUDGES,
-    }
-)
-
-
 class HaltedBy(StrEnum):
-    """What stopped one sub-agent before it finished: the ``halted`` of its ``subagent_findings``."""
+    """What stopped one sub-agent before it finished: the ``halted`` of its ``subagent_findings`` (each is a
+    ``stops.StopCause``'s)."""
 
     BUDGET = "budget"
     LOOP_GUARD = "loop_guard"
@@ -175,6 +165,45 @@ class ToolErrorClass(StrEnum):
     PERMANENT = "permanent"
     TRANSIENT = "transient"
     UNKNOWN = "unknown"
+
+
+class WarningReason(StrEnum):
+    """What a ``status: warning`` is about; the run goes on."""
+
+    # A setting that could not be read, a broken skill or custom tool, an unknown corpus, an unusable task name.
+    CONFIG = "config"
+    COMPACTION_FAILED = "compaction_failed"
+    KNOWLEDGE_WRITE_FAILED = "knowledge_write_failed"
+
+
+class TriageReason(StrEnum):
+    """Why the pre-triage reached its verdict: the ``reason`` of ``status: triage``."""
+
+    # The router classified the message (``simple`` or ``research``).
+    CLASSIFIED = "classified"
+    # The rest fall back to research without asking the router, or after it failed.
+    LONG_MESSAGE = "long_message"
+    CLARIFICATION_ANSWER = "clarification_answer"
+    ROUTER_FAILED = "router_failed"
+    ANSWER_FAILED = "answer_failed"
+
+
+class ModelFailure(StrEnum):
+    """A retryable model-call failure: the ``reason`` of ``rate_limited`` and ``model_unavailable``, besides a
+    server error's ``HTTP 5xx`` (its status code)."""
+
+    TIMEOUT = "timeout"
+    CONNECTION_ERROR = "connection error"
+    REQUEST_TIMEOUT = "HTTP 408"
+    CONFLICT = "HTTP 409"
+    TOO_MANY_REQUESTS = "HTTP 429"
+
+
+class RunawayKind(StrEnum):
+    """How a reply ran away: the ``reason`` of ``runaway_output`` and ``runaway_halt``."""
+
+    REPETITION = "repetition"
+    LENGTH = "length"
 
 
 class RevisionReason(StrEnum):
@@ -223,3 +252,26 @@ class Outcome(StrEnum):
     PARTIAL_RETRIEVAL = "partial_retrieval"
     BUDGET_EXHAUSTED = "budget_exhausted"
     RECORDING_FAILED = "recording_failed"
+
+
+# What a frontend tells a person about the answer, per outcome: the notice under the end line (``answered``
+# needs none). The events schema publishes it with each value, so clients show the same words.
+OUTCOME_NOTICES: dict[Outcome, str] = {
+    Outcome.ANSWERED: "",
+    Outcome.PARTIAL: (
+        "Some claims did not check out against the text they cite (marked [unverified]), or the report is incomplete."
+    ),
+    Outcome.PARTIAL_RETRIEVAL: (
+        "Some sources could not be reached, so the report was written without them; retrying later may help."
+    ),
+    Outcome.INSUFFICIENT_EVIDENCE: (
+        "The evidence found does not answer the question; try narrowing it or adding sources."
+    ),
+    Outcome.BUDGET_EXHAUSTED: (
+        "A limit ended the run, so the report covers only what was found; re-run with a higher limit for more."
+    ),
+    Outcome.RECORDING_FAILED: (
+        "The run's memory (task, decisions or knowledge base) was not saved, so a follow-up will not see it; "
+        "re-run to save it."
+    ),
+}

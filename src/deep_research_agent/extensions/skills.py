@@ -35,6 +35,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from ..domain.names import SkillState, ToolName
+from ..protocol.events import Skill as SkillEvent
 from ..protocol.events import emit
 from ..run import NoRunError, current_run
 from ..sandbox.connector import HELPERS_ROOT
@@ -152,7 +153,7 @@ class SkillEventsMiddleware(AgentMiddleware):
             return result
         if skill.name not in applied:
             applied.add(skill.name)
-            emit("skill", name=skill.name, path=skill.path, state=SkillState.APPLIED)
+            emit(SkillEvent(name=skill.name, path=skill.path, state=SkillState.APPLIED))
         return result
 
 

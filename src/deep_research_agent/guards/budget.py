@@ -36,9 +36,10 @@ from langgraph.types import Command
 
 from ..domain.conversation import harness_message, respond
 from ..domain.errors import tool_error_text
-from ..domain.names import Ceiling, EndReason, HaltedBy, Role, StatusState, ToolErrorClass, ToolName
+from ..domain.names import Ceiling, Role, ToolErrorClass, ToolName
 from ..domain.per_role import PerRoleMiddleware
-from ..protocol.events import emit
+from ..domain.stops import StopCause
+from ..protocol.events import BudgetHaltStatus, BudgetSoftStatus, emit
 from ..run import Halt, Run, current_run
 from ..settings import ResearchConfig
 from .halting import stop_agent
@@ -189,17 +190,19 @@ class BudgetMiddleware(PerRoleMiddleware):
         if binding.fraction >= 1:
             return self._halt(run, binding)
         if binding.fraction >= SOFT_FRACTION and run.control.enter_budget_soft_stage(binding.name):
-            _announce(StatusState.BUDGET_SOFT, binding, f"{binding.describe()} used; every agent is asked to wrap up.")
+            detail = f"{binding.describe()} used; every agent is asked to wrap up."
+            emit(BudgetSoftStatus(reason=binding.name, used=round(binding.used, 4), limit=binding.limit, detail=detail))
         return None
 
     def _halt(self, run: Run, binding: CeilingUse) -> Halt:
         halt = Halt(
-            reason=EndReason.BUDGET_EXHAUSTED,
+            cause=StopCause.BUDGET,
             ceiling=binding.name,
             detail=f"the run's {binding.name.replace('_', '-')} budget is used up ({binding.describe()})",
         )
         if run.control.halt_run(halt):
-            _announce(StatusState.BUDGET_HALT, binding, f"{binding.describe()}; no further model or tool calls start.")
+            detail = f"{binding.describe()}; no further model or tool calls start."
+            emit(BudgetHaltStatus(reason=binding.name, used=round(binding.used, 4), limit=binding.limit, detail=detail))
         return run.control.halt or halt
 
     def _halt_on_time(self, run: Run) -> Halt:
@@ -212,12 +215,7 @@ class BudgetMiddleware(PerRoleMiddleware):
         return max(self.settings.max_run_seconds - run.elapsed_s, 0.0)
 
     def _stop(self, messages: list[AnyMessage], halt: Halt) -> AIMessage:
-        return stop_agent(
-            self.role,
-            messages,
-            halted_by=HaltedBy.USER if halt.reason == EndReason.STOPPED_BY_USER else HaltedBy.BUDGET,
-            halt=halt,
-        )
+        return stop_agent(self.role, messages, halt=halt)
 
     def _wrap_up_nudge(self, run: Run) -> str:
         if run.control.wrap_up_requested:
@@ -264,8 +262,3 @@ def _refusal(request: ToolCallRequest, why: str) -> ToolMessage:
         name=tool,
         status="error",
     )
-
-
-def _announce(state: StatusState, binding: CeilingUse, detail: str) -> None:
-    """One budget stage's status event, naming the binding ceiling and how much of it is spent."""
-    emit("status", state=state, reason=binding.name, used=round(binding.used, 4), limit=binding.limit, detail=detail)

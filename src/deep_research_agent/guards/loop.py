@@ -26,9 +26,9 @@ from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.channels import UntrackedValue
 
 from ..domain.conversation import harness_message, respond, turn_key
-from ..domain.names import EndReason, HaltedBy, StatusState
 from ..domain.per_role import PerRoleMiddleware
-from ..protocol.events import emit
+from ..domain.stops import StopCause
+from ..protocol.events import LoopDetectedStatus, LoopHaltStatus, emit
 from ..run import Halt
 from .halting import stop_agent
 
@@ -107,17 +107,12 @@ class LoopGuardMiddleware(PerRoleMiddleware):
             detail = (
                 f"{tool} returned the same result for the same arguments {repeats} times in the last {WINDOW} calls"
             )
-            emit("status", state=StatusState.LOOP_HALT, repeats=repeats, detail=detail)
-            halt = Halt(reason=EndReason.LOOP_HALT, detail=detail)
-            return respond([stop_agent(self.role, messages, halted_by=HaltedBy.LOOP_GUARD, halt=halt)], update=update)
+            emit(LoopHaltStatus(repeats=repeats, detail=detail))
+            halt = Halt(cause=StopCause.LOOP, detail=detail)
+            return respond([stop_agent(self.role, messages, halt=halt)], update=update)
         if repeats >= NUDGE_AT and nudges < MAX_NUDGES_PER_TURN:
             tool = _most_repeated_tool(calls, window)
-            emit(
-                "status",
-                state=StatusState.LOOP_DETECTED,
-                repeats=repeats,
-                detail=f"{tool} repeated with the same arguments and result",
-            )
+            emit(LoopDetectedStatus(repeats=repeats, detail=f"{tool} repeated with the same arguments and result"))
             added.append(harness_message(_nudge(tool, repeats)))
             update["loop_nudges"] = nudges + 1
             request = request.override(messages=[*messages, *added])

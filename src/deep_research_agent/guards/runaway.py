@@ -22,7 +22,7 @@ import re
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Annotated, Literal, NotRequired
+from typing import Annotated, NotRequired
 
 from langchain.agents.middleware import AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import PrivateStateAttr
@@ -30,9 +30,10 @@ from langchain_core.messages import AIMessage, AnyMessage
 from langgraph.channels import UntrackedValue
 
 from ..domain.conversation import harness_message, respond, turn_key
-from ..domain.names import EndReason, HaltedBy, StatusState
+from ..domain.names import RunawayKind
 from ..domain.per_role import PerRoleMiddleware
-from ..protocol.events import emit
+from ..domain.stops import StopCause
+from ..protocol.events import RunawayHaltStatus, RunawayOutputStatus, emit
 from ..run import Halt
 from .halting import stop_agent
 
@@ -58,7 +59,7 @@ class Fragment:
 
 @dataclass(frozen=True)
 class Runaway:
-    kind: Literal["repetition", "length"]
+    kind: RunawayKind
     head: str
 
 
@@ -96,9 +97,9 @@ def detect_repetition(text: str) -> str | None:
 def judge(text: str, finish_reason: str | None) -> Runaway | None:
     head = detect_repetition(text)
     if head is not None:
-        return Runaway("repetition", head)
+        return Runaway(RunawayKind.REPETITION, head)
     if finish_reason == "length":
-        return Runaway("length", _head_at_boundary(text))
+        return Runaway(RunawayKind.LENGTH, _head_at_boundary(text))
     return None
 
 
@@ -172,20 +173,18 @@ class RunawayOutputMiddleware(PerRoleMiddleware):
                 }
             )
             update = {"runaway_turn": turn, "runaway_count": count}
-            sizes = {"chars": len(text), "kept_chars": len(verdict.head)}
+            chars, kept_chars = len(text), len(verdict.head)
             if count >= 2:
                 detail = f"a second runaway reply ({verdict.kind}) in the same turn"
-                emit("status", state=StatusState.RUNAWAY_HALT, reason=verdict.kind, detail=detail, **sizes)
-                halt = Halt(reason=EndReason.RUNAWAY_HALT, detail=detail)
+                emit(RunawayHaltStatus(reason=verdict.kind, detail=detail, chars=chars, kept_chars=kept_chars))
+                halt = Halt(cause=StopCause.RUNAWAY, detail=detail)
                 conversation = [*request.messages, *added, trimmed]
-                stop = stop_agent(self.role, conversation, halted_by=HaltedBy.RUNAWAY_GUARD, halt=halt)
+                stop = stop_agent(self.role, conversation, halt=halt)
                 return respond([*added, *response.result[:-1], trimmed, stop], update=update)
             emit(
-                "status",
-                state=StatusState.RUNAWAY_OUTPUT,
-                reason=verdict.kind,
-                detail=f"reply trimmed ({verdict.kind})",
-                **sizes,
+                RunawayOutputStatus(
+                    reason=verdict.kind, detail=f"reply trimmed ({verdict.kind})", chars=chars, kept_chars=kept_chars
+                )
             )
             if keeps_tool_calls:
                 return respond([*added, *response.result[:-1], trimmed], update=update)
@@ -194,7 +193,7 @@ class RunawayOutputMiddleware(PerRoleMiddleware):
 
 
 def _nudge(verdict: Runaway) -> str:
-    if verdict.kind == "repetition":
+    if verdict.kind == RunawayKind.REPETITION:
         what = f"degenerated into repetition and was cut after {len(verdict.head):,} characters"
     else:
         what = "hit the output limit and was cut"

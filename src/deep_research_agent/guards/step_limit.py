@@ -30,9 +30,10 @@ from langgraph.config import get_config
 from langgraph.managed.is_last_step import RemainingStepsManager
 
 from ..domain.conversation import respond
-from ..domain.names import Ceiling, EndReason, HaltedBy, Role, StatusState
+from ..domain.names import Ceiling, Role
 from ..domain.per_role import PerRoleMiddleware
-from ..protocol.events import emit
+from ..domain.stops import StopCause
+from ..protocol.events import BudgetSoftStatus, RecursionLimitStatus, emit
 from ..run import Halt, current_run
 from .budget import SOFT_FRACTION
 from .halting import stop_agent
@@ -80,16 +81,14 @@ class StepLimitMiddleware(PerRoleMiddleware):
         limit = get_config()["recursion_limit"]
         used = limit - remaining
         emit(
-            "status",
-            state=StatusState.RECURSION_LIMIT,
-            used=used,
-            limit=limit,
-            detail=f"{used} of {limit} graph steps used; stopping before the recursion limit.",
+            RecursionLimitStatus(
+                used=used,
+                limit=limit,
+                detail=f"{used} of {limit} graph steps used; stopping before the recursion limit.",
+            )
         )
-        halt = Halt(
-            reason=EndReason.RECURSION_LIMIT, detail=f"the run reached its recursion limit ({limit} graph steps)"
-        )
-        return respond([stop_agent(self.role, request.messages, halted_by=HaltedBy.STEP_LIMIT, halt=halt)])
+        halt = Halt(cause=StopCause.STEP_LIMIT, detail=f"the run reached its recursion limit ({limit} graph steps)")
+        return respond([stop_agent(self.role, request.messages, halt=halt)])
 
     def _wind_down_near_the_limit(self, remaining: int) -> None:
         """Past ``SOFT_FRACTION`` of the orchestrator's steps, or when this is its last model call but one,
@@ -103,12 +102,12 @@ class StepLimitMiddleware(PerRoleMiddleware):
         near = used >= SOFT_FRACTION * limit or remaining <= 2 * self.reserve_steps
         if near and current_run().control.enter_budget_soft_stage(Ceiling.STEPS):
             emit(
-                "status",
-                state=StatusState.BUDGET_SOFT,
-                reason=Ceiling.STEPS,
-                used=used,
-                limit=limit,
-                detail=f"{used} of {limit} graph steps used; every agent is asked to wrap up.",
+                BudgetSoftStatus(
+                    reason=Ceiling.STEPS,
+                    used=used,
+                    limit=limit,
+                    detail=f"{used} of {limit} graph steps used; every agent is asked to wrap up.",
+                )
             )
 
 

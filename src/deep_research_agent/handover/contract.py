@@ -39,7 +39,7 @@ from pydantic import BaseModel, Field, ValidationError
 from ..domain.conversation import is_harness_message
 from ..domain.findings import Finding, Findings
 from ..domain.internal_names import LOCAL_PATH_RE, SANDBOX_PATH_RE, is_file_path, names_internal_tool
-from ..domain.names import HaltedBy
+from ..domain.stops import StopCause
 from ..report.series import describe, inline_series
 
 
@@ -232,14 +232,6 @@ _SUMMARY_CHARS = 4000
 _GAP_CHARS = 500
 _MAX_GAPS = 20
 
-HALTED_BY: dict[HaltedBy, str] = {
-    HaltedBy.BUDGET: "the run's budget",
-    HaltedBy.LOOP_GUARD: "the loop guard (it kept repeating one identical tool call)",
-    HaltedBy.RUNAWAY_GUARD: "the runaway-output guard (its output degenerated twice)",
-    HaltedBy.STEP_LIMIT: "the step limit",
-    HaltedBy.USER: "the user's request to stop and report",
-}
-
 
 def capped_text(text: str) -> str:
     """A sub-agent answer that is no findings object, cut to the hand-over cap with a note."""
@@ -273,9 +265,9 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit].rstrip() + " …"
 
 
-def hand_back(messages: Sequence[AnyMessage], *, halted_by: HaltedBy) -> Findings:
+def hand_back(messages: Sequence[AnyMessage], *, cause: StopCause) -> Findings:
     """What a sub-agent a guard stopped hands back: what it found, marked as halted."""
-    why = HALTED_BY[halted_by]
+    why = cause.wording
     findings = _last_findings(messages)
     if findings is None:
         summary = f"Halted by {why} before this unit returned findings."

@@ -29,9 +29,9 @@ from langchain_core.messages import AIMessage, AnyMessage
 from langgraph.channels import UntrackedValue
 
 from ..domain.conversation import harness_message, is_harness_message, respond
-from ..domain.names import RevisionReason, StatusState
+from ..domain.names import RevisionReason
 from ..domain.per_role import PerRoleMiddleware
-from ..protocol.events import emit
+from ..protocol.events import RevisingStatus, emit
 from ..protocol.sender import current_sender
 from ..run import current_run
 from .contract import FindingsVerdict, bounce_message, validate_findings
@@ -62,12 +62,7 @@ class FindingsGateMiddleware(PerRoleMiddleware):
             _stage(verdict)
             handed_over = reply.model_copy(update={"content": verdict.fallback_text})
             return respond([*response.result[:-1], handed_over])
-        emit(
-            "status",
-            state=StatusState.REVISING,
-            reason=RevisionReason.SUBAGENT_FINDINGS,
-            detail=" ".join(verdict.problems),
-        )
+        emit(RevisingStatus(reason=RevisionReason.SUBAGENT_FINDINGS, detail=" ".join(verdict.problems)))
         added: list[AnyMessage] = [*response.result, harness_message(bounce_message(verdict.problems))]
         retry = await handler(request.override(messages=[*request.messages, *added]))
         second = _final_answer(retry)

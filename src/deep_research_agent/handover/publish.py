@@ -40,10 +40,17 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from ..domain.errors import tool_error_text
-from ..domain.names import StatusState, ToolErrorClass, ToolName
+from ..domain.names import ToolErrorClass, ToolName
 from ..domain.secrets import redact
 from ..evidence.store import HandOver
-from ..protocol.events import emit
+from ..protocol.events import (
+    Source,
+    SubagentDoneStatus,
+    SubagentFailedStatus,
+    SubagentFindings,
+    SubagentStartStatus,
+    emit,
+)
 from ..protocol.sender import Sender, current_sender
 from ..report.vetting import draft_report
 from ..run import Run, current_run
@@ -103,7 +110,7 @@ class HandOverMiddleware(AgentMiddleware):
         run = current_run()
         run.control.mark_research_started()
 
-        emit("status", state=StatusState.SUBAGENT_START, role=role, task_id=task_id, subagent=role, model=model)
+        emit(SubagentStartStatus(role=role, task_id=task_id, subagent=role, model=model))
         token = current_sender.set(Sender(role=role, task_id=task_id, unit=unit[:_UNIT_CHARS]))
         try:
             result = await handler(request)
@@ -113,7 +120,7 @@ class HandOverMiddleware(AgentMiddleware):
             logger.warning("sub-agent %s (%s) failed: %r", role, task_id, exc)
             current_sender.reset(token)
             detail = redact(f"{type(exc).__name__}: {exc}")[:500]
-            emit("status", state=StatusState.SUBAGENT_FAILED, role=role, task_id=task_id, subagent=role, detail=detail)
+            emit(SubagentFailedStatus(role=role, task_id=task_id, subagent=role, detail=detail))
             return ToolMessage(
                 content=tool_error_text(
                     ToolName.TASK,
@@ -129,15 +136,15 @@ class HandOverMiddleware(AgentMiddleware):
         result = await _hand_over(result, unit=unit, run=run, sender=Sender(role, task_id), nested=self.nested)
         spent = run.usage.of_task(task_id)
         emit(
-            "status",
-            state=StatusState.SUBAGENT_DONE,
-            role=role,
-            task_id=task_id,
-            subagent=role,
-            model=model,
-            model_calls=spent.model_calls,
-            total_tokens=spent.total_tokens,
-            tool_calls=spent.tool_calls,
+            SubagentDoneStatus(
+                role=role,
+                task_id=task_id,
+                subagent=role,
+                model=model,
+                model_calls=spent.model_calls,
+                total_tokens=spent.total_tokens,
+                tool_calls=spent.tool_calls,
+            )
         )
         return result
 
@@ -157,25 +164,27 @@ async def _hand_over(
     if not nested:
         run.evidence.add_handover(HandOver(task_id=sender.task_id or "", unit=unit, findings=findings))
     emit(
-        "subagent_findings",
-        role=sender.role,
-        task_id=sender.task_id,
-        unit=unit[:_UNIT_CHARS],
-        summary=findings.summary,
-        findings=findings.findings,
-        gaps=findings.gaps,
-        halted=halted,
+        SubagentFindings(
+            role=sender.role,
+            task_id=sender.task_id,
+            unit=unit[:_UNIT_CHARS],
+            summary=findings.summary,
+            findings=findings.findings,
+            gaps=findings.gaps,
+            halted=halted,
+        )
     )
     for finding in findings.findings:
         if finding.source.startswith(("http://", "https://")):
             if record := run.evidence.add_source(finding.source):
                 emit(
-                    "source",
-                    role=sender.role,
-                    task_id=sender.task_id,
-                    title=record.title,
-                    url=record.url,
-                    domain=record.domain,
+                    Source(
+                        role=sender.role,
+                        task_id=sender.task_id,
+                        title=record.title,
+                        url=record.url,
+                        domain=record.domain,
+                    )
                 )
     result = _replace_message(result, message, findings.to_json())
     if nested:

@@ -31,9 +31,9 @@ from langgraph.channels import UntrackedValue
 
 from ..domain.conversation import harness_message, is_harness_message, respond
 from ..domain.errors import ToolFailure
-from ..domain.names import EvidenceKind, RevisionReason, ScriptStatus, StatusState, ToolName
+from ..domain.names import EvidenceKind, RevisionReason, ScriptStatus, ToolName
 from ..domain.per_role import PerRoleMiddleware
-from ..protocol.events import emit
+from ..protocol.events import RevisingStatus, Script, Source, emit
 from ..protocol.sender import current_sender
 from ..run import current_run
 
@@ -141,9 +141,7 @@ class ScriptGateMiddleware(PerRoleMiddleware):
         if verdict.ok or request.state.get("script_bounced"):
             self._show(verdict, code)
             return response
-        emit(
-            "status", state=StatusState.REVISING, reason=RevisionReason.SCRIPT_ANSWER, detail=" ".join(verdict.problems)
-        )
+        emit(RevisingStatus(reason=RevisionReason.SCRIPT_ANSWER, detail=" ".join(verdict.problems)))
         added: list[AnyMessage] = [*response.result, harness_message(bounce_message(verdict.problems))]
         retry = await handler(request.override(messages=[*request.messages, *added]))
         second = _final_answer(retry)
@@ -183,15 +181,16 @@ class ScriptGateMiddleware(PerRoleMiddleware):
             agent=current_sender.get().role,
         )
         if record := run.evidence.add_source(label, f"Script {verdict.script}"):
-            emit("source", title=record.title, url=record.url, domain=record.domain)
+            emit(Source(title=record.title, url=record.url, domain=record.domain))
         emit(
-            "script",
-            path=verdict.script,
-            code=text[:MAX_CODE_CHARS],
-            status=verdict.status or ScriptStatus.FAILED,
-            output=verdict.output[:MAX_OUTPUT_CHARS],
-            bytes=len(code),
-            truncated=len(text) > MAX_CODE_CHARS,
+            Script(
+                path=verdict.script,
+                code=text[:MAX_CODE_CHARS],
+                status=verdict.status or ScriptStatus.FAILED,
+                output=verdict.output[:MAX_OUTPUT_CHARS],
+                bytes=len(code),
+                truncated=len(text) > MAX_CODE_CHARS,
+            )
         )
 
 

@@ -3,10 +3,11 @@
 Contract: ``decide_end(record)`` returns the run's single end status, by first match:
 a run error (``config_error``, ``too_many_runs``, ``model_error``, ``internal_error``), ``report_delivered``,
 ``awaiting_clarification``, ``direct_answer`` (triage answered, or the orchestrator answered without
-research), a halt (``done`` for ``stopped_by_user``, else ``error``: ``budget_exhausted``,
-``recursion_limit``, ``loop_halt``, ``runaway_halt``, ``stalled_after_nudges``), ``report_salvaged``,
-``ended_without_report``. ``owes_report(record)`` says whether the lifecycle must assemble a report:
-research started or the run was halted, and nothing was delivered, asked or answered directly.
+research), a halt (its cause's end state and reason, ``domain.stops``: ``done`` for ``stopped_by_user``, else
+``error``: ``budget_exhausted``, ``recursion_limit``, ``loop_halt``, ``runaway_halt``, ``stalled_after_nudges``),
+``report_salvaged``, ``ended_without_report``. ``owes_report(record)`` says whether the lifecycle must
+assemble a report: research started or the run was halted, and nothing was delivered, asked or answered
+directly.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ def decide_end(record: EndRecord) -> EndStatus:
         detail = halt.detail[:1].upper() + halt.detail[1:].rstrip(".")
         units = f"{record.units} research unit{'s' if record.units != 1 else ''}"
         return EndStatus(
-            StatusState.DONE if halt.reason == EndReason.STOPPED_BY_USER else StatusState.ERROR,
+            halt.cause.end_state,
             halt.reason,
             f"{detail}. An incomplete report was assembled from the findings of {units}.",
         )

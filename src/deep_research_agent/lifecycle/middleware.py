@@ -72,11 +72,11 @@ from ..delivery.turn_end import deliverable
 from ..domain.clock import format_elapsed
 from ..domain.conversation import deliverable_message, is_harness_message
 from ..domain.errors import tool_error_text
-from ..domain.names import EndReason, Outcome, StatusState, ToolErrorClass
+from ..domain.names import EndReason, Outcome, StatusState, ToolErrorClass, WarningReason
 from ..domain.stops import RunError
 from ..guards.budget import effective_recursion_limit
 from ..knowledge import KnowledgeBase, knowledge_namespace, remember_findings
-from ..protocol.events import emit
+from ..protocol.events import DoneStatus, ErrorStatus, Limits, Report, RunStart, Usage, WarningStatus, emit
 from ..run import (
     NoRunError,
     Run,
@@ -136,15 +136,14 @@ class RunLifecycleMiddleware(AgentMiddleware):
         run.attached = True
         configurable = config.get("configurable") or {}
         emit(
-            "run_start",
-            started_at=run.started_at,
-            thread_id=configurable.get("thread_id"),
-            run_id=configurable.get("run_id"),
+            RunStart(
+                started_at=run.started_at, thread_id=configurable.get("thread_id"), run_id=configurable.get("run_id")
+            )
         )
         for warning in (*self.settings.warnings, *self.build_warnings):
-            emit("status", state=StatusState.WARNING, reason="config", detail=warning)
+            emit(WarningStatus(reason=WarningReason.CONFIG, detail=warning))
         for status in run.opening_statuses:
-            emit("status", **status)
+            emit(status)
         if self.settings.problems:
             problems = " ".join(self.settings.problems)
             return {"run_error": RunError(reason=EndReason.CONFIG_ERROR.value, detail=problems), "jump_to": "end"}
@@ -308,7 +307,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
                 logger.exception("could not assemble the fallback report")
                 record = replace(record, run_error=record.run_error or INTERNAL_ERROR)
             else:
-                emit("report", markdown=salvaged, partial=True, claims=run.evidence.claim_summary)
+                emit(Report(markdown=salvaged, partial=True, claims=run.evidence.claim_summary))
                 update["final_report"] = salvaged
                 update["messages"] = [deliverable_message(salvaged)]
                 report_chars = len(salvaged)
@@ -338,17 +337,18 @@ class RunLifecycleMiddleware(AgentMiddleware):
         self._emit_usage(run, outcome)
         totals = run.usage.totals()
         elapsed = run.elapsed_s
+        end_status = DoneStatus if end.state == StatusState.DONE else ErrorStatus
         emit(
-            "status",
-            state=end.state,
-            reason=end.reason,
-            detail=f"{end.detail} Run time {format_elapsed(elapsed)}.",
-            tool_calls=totals.tool_calls,
-            total_tokens=totals.total_tokens,
-            report_chars=report_chars,
-            elapsed_s=round(elapsed, 2),
-            elapsed=format_elapsed(elapsed),
-            outcome=outcome,
+            end_status(
+                reason=end.reason,
+                detail=f"{end.detail} Run time {format_elapsed(elapsed)}.",
+                tool_calls=totals.tool_calls,
+                total_tokens=totals.total_tokens,
+                report_chars=report_chars,
+                elapsed_s=round(elapsed, 2),
+                elapsed=format_elapsed(elapsed),
+                outcome=outcome,
+            )
         )
         update["sources"] = [
             {"index": s.index, "url": s.url, "domain": s.domain, "title": s.title} for s in run.evidence.sources()
@@ -367,39 +367,40 @@ class RunLifecycleMiddleware(AgentMiddleware):
         totals = run.usage.totals()
         settings = self.settings
         emit(
-            "usage",
-            tool_calls=totals.tool_calls,
-            model_calls=totals.model_calls,
-            input_tokens=totals.input_tokens,
-            output_tokens=totals.output_tokens,
-            cached_tokens=totals.cached_tokens,
-            total_tokens=totals.total_tokens,
-            budget_tokens=round(totals.budget_tokens),
-            cost_usd=round(totals.cost_usd, 6),
-            reported_cost_usd=round(totals.reported_cost_usd, 6),
-            per_role={
-                role: counters.model_copy(
-                    update={
-                        "cost_usd": round(counters.cost_usd, 6),
-                        "reported_cost_usd": round(counters.reported_cost_usd, 6),
-                    }
-                )
-                for role, counters in run.usage.per_role().items()
-            },
-            compactions=run.usage.compactions,
-            messages_summarized=run.usage.messages_summarized,
-            citations=run.evidence.citation_summary,
-            claims=run.evidence.claim_summary,
-            outcome=outcome,
-            elapsed_s=round(run.elapsed_s, 2),
-            elapsed=format_elapsed(run.elapsed_s),
-            limits={
-                "max_tool_calls": settings.max_tool_calls,
-                "max_total_tokens": settings.max_total_tokens,
-                "max_run_seconds": settings.max_run_seconds,
-                "max_cost_usd": settings.max_cost_usd,
-                "recursion_limit": effective_recursion_limit(settings),
-            },
+            Usage(
+                tool_calls=totals.tool_calls,
+                model_calls=totals.model_calls,
+                input_tokens=totals.input_tokens,
+                output_tokens=totals.output_tokens,
+                cached_tokens=totals.cached_tokens,
+                total_tokens=totals.total_tokens,
+                budget_tokens=round(totals.budget_tokens),
+                cost_usd=round(totals.cost_usd, 6),
+                reported_cost_usd=round(totals.reported_cost_usd, 6),
+                per_role={
+                    role: counters.model_copy(
+                        update={
+                            "cost_usd": round(counters.cost_usd, 6),
+                            "reported_cost_usd": round(counters.reported_cost_usd, 6),
+                        }
+                    )
+                    for role, counters in run.usage.per_role().items()
+                },
+                compactions=run.usage.compactions,
+                messages_summarized=run.usage.messages_summarized,
+                citations=run.evidence.citation_summary,
+                claims=run.evidence.claim_summary,
+                outcome=outcome,
+                elapsed_s=round(run.elapsed_s, 2),
+                elapsed=format_elapsed(run.elapsed_s),
+                limits=Limits(
+                    max_tool_calls=settings.max_tool_calls,
+                    max_total_tokens=settings.max_total_tokens,
+                    max_run_seconds=settings.max_run_seconds,
+                    max_cost_usd=settings.max_cost_usd,
+                    recursion_limit=effective_recursion_limit(settings),
+                ),
+            )
         )
 
 

@@ -6,7 +6,8 @@ The end status says how the run ended; the outcome says what a caller can do wit
   no report and no answer (a config or model error before any research);
 - ``recording_failed``: a store write of the run did not confirm (``run/recording.py``): the answer is
   delivered, but what the run should have kept for later runs (decisions, task, evidence) is not;
-- ``budget_exhausted``: a ceiling ended the run (tool calls, tokens, time, cost, or the step limit);
+- ``budget_exhausted``: a ceiling ended the run (tool calls, tokens, time, cost, or the step limit): the
+  outcome the halt's cause forces (``domain.stops``);
 - ``partial_retrieval``: a search, fetch, MCP or corpus call failed and was not answered later, so the
   report was written without it (``tools/errors.py`` ``retrieval_failure_text``);
 - ``insufficient_evidence``: the report says the evidence does not answer the question (the
@@ -24,6 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..domain.names import ClaimVerdict, EndReason, Outcome
+from ..domain.stops import StopCause
 from .end_state import EndStatus
 
 _NOTHING_DELIVERED = frozenset(
@@ -35,7 +37,6 @@ _NOTHING_DELIVERED = frozenset(
         EndReason.INTERNAL_ERROR,
     }
 )
-_CEILINGS = frozenset({EndReason.BUDGET_EXHAUSTED, EndReason.RECURSION_LIMIT})
 
 
 @dataclass(frozen=True)
@@ -78,8 +79,9 @@ def decide_outcome(end: EndStatus, facts: OutcomeFacts) -> Outcome | None:
         return Outcome.RECORDING_FAILED
     if not facts.delivered and end.reason in _NOTHING_DELIVERED:
         return None
-    if end.reason in _CEILINGS:
-        return Outcome.BUDGET_EXHAUSTED
+    halt = StopCause.of(end.reason)
+    if halt is not None and halt.outcome is not None:
+        return halt.outcome  # a ceiling's: budget_exhausted
     if facts.retrieval_failures:
         return Outcome.PARTIAL_RETRIEVAL
     if facts.evidence_insufficient:

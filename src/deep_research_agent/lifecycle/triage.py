@@ -39,9 +39,9 @@ from langgraph.types import Command
 from .. import prompts
 from ..delivery.clarification import prose_questions
 from ..domain.conversation import is_fresh_turn, previous_turns, turn_messages
-from ..domain.names import Role, StatusState, ToolName
+from ..domain.names import Role, ToolName, TriageReason
 from ..modelcalls.models import chat_model
-from ..protocol.events import emit
+from ..protocol.events import TriageStatus, emit
 from ..settings import ResearchConfig, Slot
 
 logger = logging.getLogger(__name__)
@@ -134,18 +134,18 @@ class TriageRouterMiddleware(AgentMiddleware):
         """The direct answer of a SIMPLE turn, or None when the full agent should run."""
         question = turn_messages(messages)[0].text
         if len(question) > MAX_TRIAGE_CHARS:
-            return _research("long_message")
+            return _research(TriageReason.LONG_MESSAGE)
         if awaits_answers(previous_turns(messages)):
-            return _research("clarification_answer")
+            return _research(TriageReason.CLARIFICATION_ANSWER)
         verdict = await self._classify(question, report)
         if verdict is None:
-            return _research("router_failed")
+            return _research(TriageReason.ROUTER_FAILED)
         if verdict == "research":
-            return _research("classified")
+            return _research(TriageReason.CLASSIFIED)
         answer = await self._answer(question)
         if answer is None:
-            return _research("answer_failed")
-        emit("status", state=StatusState.TRIAGE, detail="simple", reason="classified")
+            return _research(TriageReason.ANSWER_FAILED)
+        emit(TriageStatus(detail="simple", reason=TriageReason.CLASSIFIED))
         return answer
 
     async def _classify(self, question: str, report: str) -> Verdict | None:
@@ -193,5 +193,5 @@ class TriageRouterMiddleware(AgentMiddleware):
         return reply
 
 
-def _research(reason: str) -> None:
-    emit("status", state=StatusState.TRIAGE, detail="research", reason=reason)
+def _research(reason: TriageReason) -> None:
+    emit(TriageStatus(detail="research", reason=reason))

@@ -48,10 +48,10 @@ import httpx
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from ..domain.errors import ToolFailure
-from ..domain.names import EvidenceKind, StatusState
+from ..domain.names import EvidenceKind
 from ..domain.retry_after import backoff_s, retry_after_s
 from ..domain.secrets import redact
-from ..protocol.events import emit
+from ..protocol.events import McpCall, McpResult, RateLimitedStatus, Source, emit
 from ..protocol.sender import current_sender
 from ..run import current_run, run_key
 from ..settings.mcp_servers import McpServer
@@ -127,18 +127,20 @@ def instrument(tool: BaseTool, server: McpServer, limits: CallLimits) -> BaseToo
 
 async def _call(raw_call: RawCall, name: str, server: McpServer, args: dict[str, Any], limits: CallLimits) -> str:
     call_id = f"mcp-{uuid.uuid4().hex[:12]}"
-    where = {"id": call_id, "tool": name, "server": server.label}
-    emit("mcp_call", **where, args={key: _cut(value) for key, value in args.items()})
+    emit(McpCall(id=call_id, tool=name, server=server.label, args={key: _cut(value) for key, value in args.items()}))
     memo_key = (run_key(), f"{server.label}|{server.url}", name, json.dumps(args, sort_keys=True, default=str))
     if (remembered := _memo.get(memo_key)) is not None:
         emit(
-            "mcp_result",
-            **where,
-            ok=False,
-            summary=_summary(remembered),
-            bytes=0,
-            error_class="permanent",
-            repeated=True,
+            McpResult(
+                id=call_id,
+                tool=name,
+                server=server.label,
+                ok=False,
+                summary=_summary(remembered),
+                bytes=0,
+                error_class="permanent",
+                repeated=True,
+            )
         )
         return (
             f"{remembered} (Answered from memory: this identical call already failed; change the arguments or move on.)"
@@ -153,7 +155,12 @@ async def _call(raw_call: RawCall, name: str, server: McpServer, args: dict[str,
             while len(_memo) > MEMO_SIZE:
                 _memo.popitem(last=False)
         logger.info("MCP call %s on %s failed (%s): %s", name, server.label, failure.kind, failure.message)
-        emit("mcp_result", **where, ok=False, summary=_summary(failure.message), bytes=0, error_class=failure.kind)
+        summary = _summary(failure.message)
+        emit(
+            McpResult(
+                id=call_id, tool=name, server=server.label, ok=False, summary=summary, bytes=0, error_class=failure.kind
+            )
+        )
         return text
     retrieval_answered(name, memo_key[3])
     text = result_text(content, artifact)
@@ -167,8 +174,10 @@ async def _call(raw_call: RawCall, name: str, server: McpServer, args: dict[str,
         agent=current_sender.get().role,
     )
     if record := run.evidence.add_source(label, f"MCP server {server.label}"):
-        emit("source", title=record.title, url=record.url, domain=record.domain)
-    emit("mcp_result", **where, ok=True, summary=_summary(text), bytes=len(text.encode()))
+        emit(Source(title=record.title, url=record.url, domain=record.domain))
+    emit(
+        McpResult(id=call_id, tool=name, server=server.label, ok=True, summary=_summary(text), bytes=len(text.encode()))
+    )
     shown = await fit_result(text, name=f"mcp-{server.label}-{name}", cite_as=f'"{label}"', limits=limits.results)
     return render_result(label, name, shown)
 
@@ -192,12 +201,12 @@ async def _within_limits(
             raise RateLimitExhausted(waited, limits.max_wait_s)
         attempt += 1
         emit(
-            "status",
-            state=StatusState.RATE_LIMITED,
-            label=server.label,
-            wait_s=round(wait, 2),
-            attempt=attempt,
-            detail=f"MCP server {server.label} answered 429 to {name}; waiting {wait:.1f} s.",
+            RateLimitedStatus(
+                label=server.label,
+                wait_s=round(wait, 2),
+                attempt=attempt,
+                detail=f"MCP server {server.label} answered 429 to {name}; waiting {wait:.1f} s.",
+            )
         )
         await asyncio.sleep(wait)
         waited += wait

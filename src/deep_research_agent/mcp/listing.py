@@ -35,7 +35,7 @@ from langchain_core.tools import BaseTool
 from langchain_mcp_adapters.client import MultiServerMCPClient
 
 from ..domain.addresses import link_local_or_metadata, parse_ip_literal
-from ..domain.names import StatusState
+from ..protocol.events import McpErrorStatus, McpReadyStatus
 from ..settings.mcp_servers import McpServer
 from .errors import describe
 
@@ -59,19 +59,13 @@ class Listing:
     error: str | None = None
     cached: bool = False
 
-    def status(self) -> dict[str, Any]:
-        """The ``mcp_ready`` or ``mcp_error`` status fields this listing announces at the start of a run."""
-        where = {"server": self.server.location, "label": self.server.label}
+    def status(self) -> McpReadyStatus | McpErrorStatus:
+        """The ``mcp_ready`` or ``mcp_error`` status this listing announces at the start of a run."""
+        server, label = self.server.location, self.server.label
         if self.error is not None:
-            return {"state": StatusState.MCP_ERROR, "detail": self.error, **where}
+            return McpErrorStatus(server=server, label=label, detail=self.error)
         names = [tool.name for tool in self.tools]
-        return {
-            "state": StatusState.MCP_READY,
-            "tool_count": len(names),
-            "tools": names,
-            "cached": self.cached,
-            **where,
-        }
+        return McpReadyStatus(server=server, label=label, tool_count=len(names), tools=names, cached=self.cached)
 
     def identity(self) -> dict[str, Any]:
         """What shapes a graph built from this listing: the tools' names and schemas, or the error."""

@@ -57,10 +57,10 @@ from langgraph.types import Command
 
 from .. import prompts
 from ..domain.conversation import harness_message, last_user_index
-from ..domain.names import Role, StatusState
+from ..domain.names import Role, WarningReason
 from ..domain.per_role import PerRoleMiddleware
 from ..domain.secrets import redact
-from ..protocol.events import emit
+from ..protocol.events import CompactedStatus, CompactingStatus, WarningStatus, emit
 from ..run.containment import contain_hook_failures
 from ..settings import ResearchConfig, Slot
 from .models import chat_model
@@ -220,18 +220,16 @@ class ContextCompactionMiddleware(PerRoleMiddleware):
         if plan is None:
             return None
         growth = int(self.trigger_tokens * RETRY_GROWTH_SHARE)
-        emit("status", state=StatusState.COMPACTING, tokens_estimate=estimate)
+        emit(CompactingStatus(tokens_estimate=estimate))
         summary = await self._summarize(plan.summarized)
         if summary is None:
             return {"compaction_retry_above": estimate + growth}
         new_messages = [harness_message(f"{_SUMMARY_HEADER}\n\n{summary}"), *plan.kept]
         after = count_tokens_approximately(new_messages) + overhead
         emit(
-            "status",
-            state=StatusState.COMPACTED,
-            messages_summarized=len(plan.summarized),
-            messages_kept=len(plan.kept),
-            tokens_estimate=after,
+            CompactedStatus(
+                messages_summarized=len(plan.summarized), messages_kept=len(plan.kept), tokens_estimate=after
+            )
         )
         if self.on_compacted is not None:
             self.on_compacted(len(plan.summarized), len(plan.kept))
@@ -264,4 +262,4 @@ class ContextCompactionMiddleware(PerRoleMiddleware):
     def _failed(self, why: str) -> None:
         detail = redact(f"Context compaction skipped: {why}. The run continues with the full context.")
         logger.warning("%s (%s)", detail, self.role)
-        emit("status", state=StatusState.WARNING, reason="compaction_failed", detail=detail)
+        emit(WarningStatus(reason=WarningReason.COMPACTION_FAILED, detail=detail))

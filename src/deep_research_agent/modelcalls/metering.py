@@ -23,10 +23,9 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from ..domain.conversation import latest_user_text
-from ..domain.names import StatusState
 from ..domain.per_role import PerRoleMiddleware
 from ..domain.usage import RoleUsage
-from ..protocol.events import emit
+from ..protocol.events import ModelCallStatus, emit
 from ..protocol.sender import current_sender
 from ..run import Run, current_run
 from ..settings import ModelSpec
@@ -99,13 +98,13 @@ class ModelCallHeartbeatMiddleware(PerRoleMiddleware):
         unit = sender.unit or latest_user_text(request.messages)
         after = _tool_results_since_last_reply(request.messages)
         emit(
-            "status",
-            state=StatusState.MODEL_CALL,
-            model=self.model,
-            step=_own_usage(current_run(), self.role).model_calls + 1,
-            unit=unit[:_UNIT_CHARS] if unit else None,
-            after=[m.name or "tool" for m in after] or None,
-            after_chars=sum(len(m.text) for m in after) if after else None,
+            ModelCallStatus(
+                model=self.model,
+                step=_own_usage(current_run(), self.role).model_calls + 1,
+                unit=unit[:_UNIT_CHARS] if unit else None,
+                after=[m.name or "tool" for m in after] or None,
+                after_chars=sum(len(m.text) for m in after) if after else None,
+            )
         )
         return await handler(request)
 

@@ -24,11 +24,11 @@ import httpx
 import openai
 from langchain.agents.middleware import ModelRequest, ModelResponse
 
-from ..domain.names import StatusState
+from ..domain.names import ModelFailure
 from ..domain.per_role import PerRoleMiddleware
 from ..domain.retry_after import backoff_s, retry_after_s
 from ..domain.secrets import redact
-from ..protocol.events import emit
+from ..protocol.events import ModelUnavailableStatus, RateLimitedStatus, emit
 
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 
@@ -45,12 +45,13 @@ def provider_retry_after_s(exc: BaseException) -> float | None:
     return retry_after_s(getattr(response, "headers", None))
 
 
-def describe_failure(exc: BaseException) -> str:
+def describe_failure(exc: BaseException) -> ModelFailure | str:
+    """What the model endpoint answered to a retryable call: a ``ModelFailure``, or ``HTTP 5xx`` for a server error."""
     if isinstance(exc, openai.APIStatusError):
-        return f"HTTP {exc.status_code}"
+        return f"HTTP {exc.status_code}" if exc.status_code >= 500 else ModelFailure(f"HTTP {exc.status_code}")
     if isinstance(exc, openai.APITimeoutError | httpx.TimeoutException):
-        return "timeout"
-    return "connection error"
+        return ModelFailure.TIMEOUT
+    return ModelFailure.CONNECTION_ERROR
 
 
 class ModelCallRetryMiddleware(PerRoleMiddleware):
@@ -92,26 +93,26 @@ class ModelCallRetryMiddleware(PerRoleMiddleware):
                     self._give_up(exc, attempts=retry, waited=waited)
                     raise
                 emit(
-                    "status",
-                    state=StatusState.RATE_LIMITED,
-                    model=self.model,
-                    wait_s=round(wait, 3),
-                    attempt=retry,
-                    reason=describe_failure(exc),
-                    detail=f"The model endpoint answered {describe_failure(exc)}; retrying in {wait:.1f} s.",
+                    RateLimitedStatus(
+                        model=self.model,
+                        wait_s=round(wait, 3),
+                        attempt=retry,
+                        reason=describe_failure(exc),
+                        detail=f"The model endpoint answered {describe_failure(exc)}; retrying in {wait:.1f} s.",
+                    )
                 )
                 await self.sleep(wait)
                 waited += wait
 
     def _give_up(self, exc: BaseException, *, attempts: int, waited: float) -> None:
         emit(
-            "status",
-            state=StatusState.MODEL_UNAVAILABLE,
-            model=self.model,
-            attempt=attempts,
-            reason=describe_failure(exc),
-            detail=redact(
-                f"The model endpoint still answered {describe_failure(exc)} after {attempts} attempt"
-                f"{'s' if attempts != 1 else ''} and {waited:.1f} s of waiting; giving up on this call."
-            ),
+            ModelUnavailableStatus(
+                model=self.model,
+                attempt=attempts,
+                reason=describe_failure(exc),
+                detail=redact(
+                    f"The model endpoint still answered {describe_failure(exc)} after {attempts} attempt"
+                    f"{'s' if attempts != 1 else ''} and {waited:.1f} s of waiting; giving up on this call."
+                ),
+            )
         )

@@ -4,53 +4,62 @@ Contract for clients:
 - every event is a JSON object with a ``type`` from ``EVENT_TYPES``;
 - ``run_start`` is the first event of every run and carries ``protocol_version``: it is bumped only on
   breaking shape changes, new keys or types do not bump it;
+- a ``status`` event is one model per ``state`` (``Status``, a union on ``state``), with exactly the
+  fields that state carries and a typed ``reason`` wherever the reason is one of a closed set;
 - exactly one ``status`` with ``state`` ``done`` or ``error`` ends a run; its ``detail`` ends with
   ``Run time Xm Ys.``;
 - events sent from inside a sub-agent carry that sub-agent's ``role`` and the ``task_id`` of the ``task``
   tool call that started it; the orchestrator's events carry ``role: "orchestrator"``.
 
-``emit`` validates every event against its model. On drift it logs a warning and still emits, because a
-frontend that gets a slightly wrong event is better off than one that gets none. Known secrets are
-scrubbed from every string before it leaves the process.
+``emit`` takes an event model, so an event is validated where it is built (unknown fields, a missing
+field, a reason outside its set raise there) and a type checker flags a wrong field before that: no
+event reaches the stream unvalidated, and no path builds events from dicts, so there is no drift to log.
+``emit`` stamps the sender (``role``, ``task_id``) unless the event names its own, and scrubs known
+secrets from every string before it leaves the process.
 
 The JSON Schema of every event is published in ``schema/events.schema.json`` (``python -m
-deep_research_agent.protocol.events > schema/events.schema.json``); it compiles in Ajv's strict mode.
+deep_research_agent.protocol.events > schema/events.schema.json``); it compiles in Ajv's strict mode. It
+also publishes what clients would otherwise copy by hand: which end reasons are halts (``HaltReason``,
+from ``domain.stops``) and the notice a frontend shows for each outcome (``Outcome``'s values, each with
+its ``description``).
 """
 
 from __future__ import annotations
 
+import inspect
 import json
-import logging
 import sys
-from collections.abc import Mapping
-from enum import StrEnum
+import typing
 from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
-from pydantic_core import to_jsonable_python
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from ..domain.claims import CitationSummary, ClaimSummary
 from ..domain.findings import Finding
 from ..domain.names import (
+    OUTCOME_NOTICES,
     Ceiling,
     EndReason,
     HaltedBy,
+    ModelFailure,
     Outcome,
     RevisionReason,
     Role,
+    RunawayKind,
     ScriptStatus,
     SkillState,
     StatusState,
     StopMode,
     ToolErrorClass,
+    TriageReason,
+    WarningReason,
 )
 from ..domain.secrets import redact_tree
+from ..domain.stops import HALT_REASONS
 from ..domain.task_diff import MovedFigure
 from ..domain.usage import RoleUsage
 from .sender import current_sender
-
-logger = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
 # Where a client asks a running run to finish: an item with the run id as its key and a ``mode``, either
@@ -69,14 +78,16 @@ def _type_is_required(schema: dict[str, Any]) -> None:
     schema["required"] = ["type", *[name for name in schema.get("required", []) if name != "type"]]
 
 
-class _Event(BaseModel):
+class BaseEvent(BaseModel):
+    """What every event carries besides its ``type``: who sent it."""
+
     model_config = ConfigDict(extra="forbid", json_schema_extra=_type_is_required)
 
     role: str = Field(default=Role.ORCHESTRATOR, description="Who sent it: orchestrator or a sub-agent role.")
     task_id: str | None = Field(default=None, description="The task tool call that started the sending sub-agent.")
 
 
-class RunStart(_Event):
+class RunStart(BaseEvent):
     """First event of every run: the version handshake and the clock anchor."""
 
     type: Literal["run_start"] = "run_start"
@@ -87,7 +98,7 @@ class RunStart(_Event):
     run_id: str | None = None
 
 
-class Report(_Event):
+class Report(BaseEvent):
     """The delivered report. ``partial`` marks a report salvaged from an incomplete run; ``claims`` counts its
     checked claims (the per-claim verdicts are in the thread state's ``citations``)."""
 
@@ -115,7 +126,7 @@ _OUTCOME = (
 )
 
 
-class Usage(_Event):
+class Usage(BaseEvent):
     """What the run spent, sent once at the end."""
 
     type: Literal["usage"] = "usage"
@@ -143,94 +154,305 @@ class Usage(_Event):
     limits: Limits
 
 
-# The states whose ``reason`` is one of a closed set of codes: the schema lists each set, and an event
-# with a code outside it is drift.
-REASONS_BY_STATE: dict[StatusState, type[StrEnum]] = {
-    StatusState.DONE: EndReason,
-    StatusState.ERROR: EndReason,
-    StatusState.BUDGET_SOFT: Ceiling,
-    StatusState.BUDGET_HALT: Ceiling,
-    StatusState.REVISING: RevisionReason,
-    StatusState.STOP_REQUESTED: StopMode,
-}
-
-
-def _reasons_by_state(schema: dict[str, Any]) -> None:
+def _status_is_required(schema: dict[str, Any]) -> None:
+    # ``state`` has a default (its model's one value) so code builds a status without it, yet every payload
+    # carries it, and it decides which status model a payload is.
     _type_is_required(schema)
-    schema["allOf"] = [
-        {
-            "if": {"properties": {"state": {"const": state.value}}, "required": ["state"]},
-            "then": {"properties": {"reason": {"enum": [code.value for code in codes]}}, "required": ["reason"]},
-        }
-        for state, codes in REASONS_BY_STATE.items()
-    ]
+    schema["required"] = ["type", "state", *[name for name in schema["required"] if name not in ("type", "state")]]
 
 
-class Status(_Event):
-    """Lifecycle, guards and errors. ``done``/``error`` is the run's single authoritative end state, its
-    ``reason`` an ``EndReason``.
+class StatusEvent(BaseEvent):
+    """Lifecycle, guards and errors: one model per ``state``, each with exactly the fields that state carries
+    and, where its ``reason`` is one of a closed set, that set. ``done``/``error`` is the run's single
+    authoritative end state, its ``reason`` an ``EndReason``."""
 
-    Guard states: ``budget_soft``/``budget_halt`` (``reason`` names the binding ceiling: tool_calls, tokens,
-    time or cost; ``used``/``limit``), ``recursion_limit`` (``used``/``limit`` in graph steps),
-    ``loop_detected``/``loop_halt`` (``repeats``), ``runaway_output``/``runaway_halt`` (``reason``
-    repetition or length; ``chars`` before and ``kept_chars`` after trimming), ``rate_limited`` (one per
-    wait: ``wait_s``, ``attempt``), ``model_unavailable`` (the retries gave up) and the ``model_call``
-    heartbeat (``step``, ``unit``, and after tool results ``after``/``after_chars``). ``stop_requested``: the
-    user asked the run to stop and report what it found. ``mcp_ready`` (``server``, ``label``,
-    ``tool_count``, ``tools``, ``cached``) and ``mcp_error`` (``server``, ``label``, ``detail``) follow
-    ``run_start``, one per MCP server of the run. ``sandbox_reset``: the run's sandbox session died and a
-    fresh one replaced it (``detail`` says why); files written before it are gone, once per death however
-    many calls were in flight.
-    """
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_status_is_required)
 
     type: Literal["status"] = "status"
     state: StatusState
-    reason: str | None = None
-    detail: str | None = None
+
+
+_USED = "How much of the named ceiling is spent."
+_LIMIT = "The named ceiling."
+_REPEATS = "Identical tool calls in the agent's recent window."
+_TOKENS_ESTIMATE = "Estimated context tokens, before or after compaction."
+_SERVER = "An MCP server's URL, without user info or query."
+_LABEL = "An MCP server's label, the name its sources are cited by."
+
+# A server error's reason: ``HTTP`` and its status code, 500 or above.
+ServerError = Annotated[str, Field(pattern=r"^HTTP [5-9][0-9][0-9]$")]
+
+
+class RunEndStatus(StatusEvent):
+    """The run's end: exactly one per run; ``detail`` ends with ``Run time Xm Ys.``."""
+
+    reason: EndReason
+    detail: str
+    tool_calls: int
+    total_tokens: int
+    report_chars: int
+    elapsed_s: float
+    elapsed: str
+    outcome: Outcome | None = Field(default=None, description=_OUTCOME)
+
+
+class DoneStatus(RunEndStatus):
+    """The run ended as it should: a report, questions, an answer, or a halt the user asked for."""
+
+    state: Literal[StatusState.DONE] = StatusState.DONE
+
+
+class ErrorStatus(RunEndStatus):
+    """The run ended on an error or a guard's halt (a partial report arrived if research had started)."""
+
+    state: Literal[StatusState.ERROR] = StatusState.ERROR
+
+
+class SubagentStartStatus(StatusEvent):
+    """A sub-agent starts one ``task`` call."""
+
+    state: Literal[StatusState.SUBAGENT_START] = StatusState.SUBAGENT_START
+    subagent: str = Field(description="The sub-agent's role.")
     model: str | None = None
-    subagent: str | None = None
-    model_calls: int | None = None
-    total_tokens: int | None = None
-    tool_calls: int | None = None
-    report_chars: int | None = None
-    elapsed_s: float | None = None
-    elapsed: str | None = None
-    used: float | None = Field(default=None, description="How much of the named ceiling is spent.")
-    limit: float | None = Field(default=None, description="The named ceiling.")
-    repeats: int | None = Field(default=None, description="Identical tool calls in the agent's recent window.")
-    chars: int | None = None
-    kept_chars: int | None = None
-    wait_s: float | None = None
-    attempt: int | None = None
-    step: int | None = Field(default=None, description="The agent's model step, counted from 1 per run.")
+
+
+class SubagentDoneStatus(StatusEvent):
+    """A sub-agent finished its ``task`` call, with what it spent."""
+
+    state: Literal[StatusState.SUBAGENT_DONE] = StatusState.SUBAGENT_DONE
+    subagent: str = Field(description="The sub-agent's role.")
+    model: str | None = None
+    model_calls: int
+    total_tokens: int
+    tool_calls: int
+
+
+class SubagentFailedStatus(StatusEvent):
+    """A sub-agent crashed; its unit came back as an error."""
+
+    state: Literal[StatusState.SUBAGENT_FAILED] = StatusState.SUBAGENT_FAILED
+    subagent: str = Field(description="The sub-agent's role.")
+    detail: str
+
+
+class RevisingStatus(StatusEvent):
+    """A deliverable was sent back for one revision, with the problems in ``detail``."""
+
+    state: Literal[StatusState.REVISING] = StatusState.REVISING
+    reason: RevisionReason
+    detail: str
+
+
+class WarningStatus(StatusEvent):
+    """Something is wrong and the run goes on: a configuration problem, a failed compaction or store write."""
+
+    state: Literal[StatusState.WARNING] = StatusState.WARNING
+    reason: WarningReason
+    detail: str
+
+
+class KeylessSearchStatus(StatusEvent):
+    """Said once per run: web search runs without a Tavily key (rate-limited)."""
+
+    state: Literal[StatusState.KEYLESS_SEARCH] = StatusState.KEYLESS_SEARCH
+    reason: Literal["missing_tavily_api_key"] = "missing_tavily_api_key"
+    detail: str
+
+
+class ModelCallStatus(StatusEvent):
+    """The heartbeat before every model step of an agent."""
+
+    state: Literal[StatusState.MODEL_CALL] = StatusState.MODEL_CALL
+    model: str
+    step: int = Field(description="The agent's model step, counted from 1 per run.")
     unit: str | None = Field(default=None, description="The brief the agent works on.")
     after: list[str] | None = Field(default=None, description="Tools whose results the model is about to read.")
     after_chars: int | None = None
-    tokens_estimate: int | None = Field(
-        default=None, description="Estimated context tokens, before or after compaction."
-    )
-    messages_summarized: int | None = None
-    messages_kept: int | None = None
-    server: str | None = Field(default=None, description="An MCP server's URL, without user info or query.")
-    label: str | None = Field(default=None, description="An MCP server's label, the name its sources are cited by.")
-    tool_count: int | None = None
-    tools: list[str] | None = Field(
-        default=None, description="The tool names an MCP server offers the research sub-agents."
-    )
-    cached: bool | None = Field(default=None, description="The MCP tool listing came from the listing cache.")
-    outcome: Outcome | None = Field(default=None, description="On done/error only. " + _OUTCOME)
-
-    model_config = ConfigDict(extra="forbid", json_schema_extra=_reasons_by_state)
-
-    @model_validator(mode="after")
-    def _reason_is_listed(self) -> Status:
-        codes = REASONS_BY_STATE.get(self.state)
-        if codes is not None and self.reason not in set(codes):
-            raise ValueError(f"a {self.state} status needs a reason among {', '.join(codes)}, not {self.reason!r}")
-        return self
 
 
-class SearchQuery(_Event):
+class RateLimitedStatus(StatusEvent):
+    """One retry wait: a model call's (``model``, ``reason``) or an MCP call's (``label``)."""
+
+    state: Literal[StatusState.RATE_LIMITED] = StatusState.RATE_LIMITED
+    reason: ModelFailure | ServerError | None = Field(default=None, description="What the model endpoint answered.")
+    model: str | None = None
+    label: str | None = Field(default=None, description=_LABEL)
+    wait_s: float
+    attempt: int
+    detail: str
+
+
+class ModelUnavailableStatus(StatusEvent):
+    """The retries of a model call gave up."""
+
+    state: Literal[StatusState.MODEL_UNAVAILABLE] = StatusState.MODEL_UNAVAILABLE
+    reason: ModelFailure | ServerError = Field(description="What the model endpoint last answered.")
+    model: str
+    attempt: int
+    detail: str
+
+
+class BudgetSoftStatus(StatusEvent):
+    """The 75% wrap-up stage of the binding ceiling (``steps``: the orchestrator's graph steps)."""
+
+    state: Literal[StatusState.BUDGET_SOFT] = StatusState.BUDGET_SOFT
+    reason: Ceiling
+    used: float = Field(description=_USED)
+    limit: float = Field(description=_LIMIT)
+    detail: str
+
+
+class BudgetHaltStatus(StatusEvent):
+    """The hard stop at 100% of the binding ceiling: no further model or tool call starts."""
+
+    state: Literal[StatusState.BUDGET_HALT] = StatusState.BUDGET_HALT
+    reason: Ceiling
+    used: float = Field(description=_USED)
+    limit: float = Field(description=_LIMIT)
+    detail: str
+
+
+class RecursionLimitStatus(StatusEvent):
+    """An agent stopped before LangGraph's recursion limit (``used``/``limit`` in graph steps)."""
+
+    state: Literal[StatusState.RECURSION_LIMIT] = StatusState.RECURSION_LIMIT
+    used: int = Field(description="Graph steps used.")
+    limit: int = Field(description="The recursion limit, in graph steps.")
+    detail: str
+
+
+class LoopDetectedStatus(StatusEvent):
+    """The identical-call nudge."""
+
+    state: Literal[StatusState.LOOP_DETECTED] = StatusState.LOOP_DETECTED
+    repeats: int = Field(description=_REPEATS)
+    detail: str
+
+
+class LoopHaltStatus(StatusEvent):
+    """The identical-call stop."""
+
+    state: Literal[StatusState.LOOP_HALT] = StatusState.LOOP_HALT
+    repeats: int = Field(description=_REPEATS)
+    detail: str
+
+
+class RunawayOutputStatus(StatusEvent):
+    """A runaway reply was trimmed (``chars`` before, ``kept_chars`` after)."""
+
+    state: Literal[StatusState.RUNAWAY_OUTPUT] = StatusState.RUNAWAY_OUTPUT
+    reason: RunawayKind
+    chars: int
+    kept_chars: int
+    detail: str
+
+
+class RunawayHaltStatus(StatusEvent):
+    """The second runaway reply of a turn stopped the agent."""
+
+    state: Literal[StatusState.RUNAWAY_HALT] = StatusState.RUNAWAY_HALT
+    reason: RunawayKind
+    chars: int
+    kept_chars: int
+    detail: str
+
+
+class TriageStatus(StatusEvent):
+    """The pre-triage verdict: ``detail`` ``simple`` or ``research``, ``reason`` why."""
+
+    state: Literal[StatusState.TRIAGE] = StatusState.TRIAGE
+    reason: TriageReason
+    detail: Literal["simple", "research"]
+
+
+class CompactingStatus(StatusEvent):
+    """A context compaction starts."""
+
+    state: Literal[StatusState.COMPACTING] = StatusState.COMPACTING
+    tokens_estimate: int = Field(description=_TOKENS_ESTIMATE)
+
+
+class CompactedStatus(StatusEvent):
+    """A context compaction ended."""
+
+    state: Literal[StatusState.COMPACTED] = StatusState.COMPACTED
+    messages_summarized: int
+    messages_kept: int
+    tokens_estimate: int = Field(description=_TOKENS_ESTIMATE)
+
+
+class StopRequestedStatus(StatusEvent):
+    """The user asked the run to finish: wrap up, or stop now and report what it found."""
+
+    state: Literal[StatusState.STOP_REQUESTED] = StatusState.STOP_REQUESTED
+    reason: StopMode
+    detail: str
+
+
+class McpReadyStatus(StatusEvent):
+    """Follows ``run_start``, one per MCP server of the run that listed its tools."""
+
+    state: Literal[StatusState.MCP_READY] = StatusState.MCP_READY
+    server: str = Field(description=_SERVER)
+    label: str = Field(description=_LABEL)
+    tool_count: int
+    tools: list[str] = Field(description="The tool names an MCP server offers the research sub-agents.")
+    cached: bool = Field(description="The MCP tool listing came from the listing cache.")
+
+
+class McpErrorStatus(StatusEvent):
+    """Follows ``run_start``, one per MCP server that could not be listed."""
+
+    state: Literal[StatusState.MCP_ERROR] = StatusState.MCP_ERROR
+    server: str = Field(description=_SERVER)
+    label: str = Field(description=_LABEL)
+    detail: str
+
+
+class SandboxResetStatus(StatusEvent):
+    """The run's sandbox session died and a fresh one replaced it, once per death however many calls were in
+    flight; files written before it are gone."""
+
+    state: Literal[StatusState.SANDBOX_RESET] = StatusState.SANDBOX_RESET
+    detail: str
+
+
+Status = Annotated[
+    DoneStatus
+    | ErrorStatus
+    | SubagentStartStatus
+    | SubagentDoneStatus
+    | SubagentFailedStatus
+    | RevisingStatus
+    | WarningStatus
+    | KeylessSearchStatus
+    | ModelCallStatus
+    | RateLimitedStatus
+    | ModelUnavailableStatus
+    | BudgetSoftStatus
+    | BudgetHaltStatus
+    | RecursionLimitStatus
+    | LoopDetectedStatus
+    | LoopHaltStatus
+    | RunawayOutputStatus
+    | RunawayHaltStatus
+    | TriageStatus
+    | CompactingStatus
+    | CompactedStatus
+    | StopRequestedStatus
+    | McpReadyStatus
+    | McpErrorStatus
+    | SandboxResetStatus,
+    Field(discriminator="state"),
+]
+"""A ``status`` event: the model of its ``state``."""
+
+STATUS_MODELS: dict[StatusState, type[StatusEvent]] = {
+    model.model_fields["state"].default: model for model in typing.get_args(typing.get_args(Status)[0])
+}
+
+
+class SearchQuery(BaseEvent):
     """A search is about to run: on the web, or in one local corpus."""
 
     type: Literal["search_query"] = "search_query"
@@ -248,7 +470,7 @@ class SearchHit(BaseModel):
     snippet: str
 
 
-class SearchResults(_Event):
+class SearchResults(BaseEvent):
     """What a search returned; ``ok`` is false when it failed."""
 
     type: Literal["search_results"] = "search_results"
@@ -260,7 +482,7 @@ class SearchResults(_Event):
     error: str | None = None
 
 
-class Source(_Event):
+class Source(BaseEvent):
     """A URL seen for the first time in this run: a web page, or a corpus passage (``corpus://…``, titled
     the way its Sources line reads)."""
 
@@ -270,7 +492,7 @@ class Source(_Event):
     domain: str = Field(description="The page's host, or the corpus name.")
 
 
-class SubagentFindings(_Event):
+class SubagentFindings(BaseEvent):
     """A research unit's validated findings, as the orchestrator received them."""
 
     type: Literal["subagent_findings"] = "subagent_findings"
@@ -281,14 +503,14 @@ class SubagentFindings(_Event):
     halted: HaltedBy | None = Field(default=None, description="Set when a guard or the user stopped the sub-agent.")
 
 
-class Clarification(_Event):
+class Clarification(BaseEvent):
     """Questions for the user; the run ends after this and waits for the answers on the same thread."""
 
     type: Literal["clarification"] = "clarification"
     questions: list[str]
 
 
-class PageFetched(_Event):
+class PageFetched(BaseEvent):
     """A page, or a corpus passage, was read in full (or failed to be)."""
 
     type: Literal["page_fetched"] = "page_fetched"
@@ -299,7 +521,7 @@ class PageFetched(_Event):
     error: str | None = None
 
 
-class Skill(_Event):
+class Skill(BaseEvent):
     """A sub-agent read a skill's instructions; sent the first time the run reads that skill."""
 
     type: Literal["skill"] = "skill"
@@ -308,7 +530,7 @@ class Skill(_Event):
     state: SkillState
 
 
-class ToolCall(_Event):
+class ToolCall(BaseEvent):
     """A custom tool is about to run."""
 
     type: Literal["tool_call"] = "tool_call"
@@ -319,7 +541,7 @@ class ToolCall(_Event):
     )
 
 
-class ToolResult(_Event):
+class ToolResult(BaseEvent):
     """What a custom tool call returned; ``ok`` is false and ``error_class`` set when it failed."""
 
     type: Literal["tool_result"] = "tool_result"
@@ -331,7 +553,7 @@ class ToolResult(_Event):
     error_class: ToolErrorClass | None = None
 
 
-class Script(_Event):
+class Script(BaseEvent):
     """The coding sub-agent's script as it finished the task: its final code, after every edit."""
 
     type: Literal["script"] = "script"
@@ -344,7 +566,7 @@ class Script(_Event):
     truncated: bool = False
 
 
-class McpCall(_Event):
+class McpCall(BaseEvent):
     """A research sub-agent calls an MCP tool."""
 
     type: Literal["mcp_call"] = "mcp_call"
@@ -354,7 +576,7 @@ class McpCall(_Event):
     args: dict[str, str] = Field(default_factory=dict, description="The arguments, each value cut to 120 characters.")
 
 
-class McpResult(_Event):
+class McpResult(BaseEvent):
     """What an MCP tool call returned; on failure ``error_class`` says whether retrying can help."""
 
     type: Literal["mcp_result"] = "mcp_result"
@@ -370,7 +592,7 @@ class McpResult(_Event):
     )
 
 
-class TaskDiff(_Event):
+class TaskDiff(BaseEvent):
     """What changed since the last run of a named task, sent when a re-run delivers its report (the report's
     "What changed since the last run" section says the same)."""
 
@@ -406,13 +628,13 @@ Event = Annotated[
     Field(discriminator="type"),
 ]
 
-EVENT_MODELS: dict[str, type[_Event]] = {
+EVENT_MODELS: dict[str, type[BaseEvent]] = {
     model.model_fields["type"].default: model
     for model in (
         RunStart,
         Report,
         Usage,
-        Status,
+        StatusEvent,
         SearchQuery,
         SearchResults,
         Source,
@@ -428,27 +650,26 @@ EVENT_MODELS: dict[str, type[_Event]] = {
         TaskDiff,
     )
 }
+"""Each event type's model; a ``status`` event's is ``StatusEvent``, the base of ``STATUS_MODELS``."""
 EVENT_TYPES = tuple(EVENT_MODELS)
 _EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(Event)
 
 
-def build_event(fields: Mapping[str, Any]) -> dict[str, Any]:
-    """Stamp an event with its sender and validate it; drift is logged, never raised."""
+def build_event(event: BaseEvent) -> dict[str, Any]:
+    """The payload of ``event`` as it leaves the process: stamped with its sender, secrets scrubbed.
+
+    The sender (``current_sender``) fills ``role`` and ``task_id`` unless the event set them itself (the
+    hand-over names the sub-agent of a ``task`` call from outside it)."""
     sender = current_sender.get()
-    payload = {"role": sender.role, "task_id": sender.task_id, **fields}
-    try:
-        payload = _EVENT_ADAPTER.validate_python(payload).model_dump(mode="json", exclude_none=True)
-    except ValidationError as exc:
-        problems = [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)]
-        logger.warning("event drift in %r: %s", payload.get("type"), "; ".join(problems))
-        payload = {k: v for k, v in to_jsonable_python(payload).items() if v is not None}
-    redacted: dict[str, Any] = redact_tree(payload)
+    stamp = {"role": sender.role, "task_id": sender.task_id}
+    stamped = event.model_copy(update={k: v for k, v in stamp.items() if k not in event.model_fields_set})
+    redacted: dict[str, Any] = redact_tree(stamped.model_dump(mode="json", exclude_none=True))
     return redacted
 
 
-def emit(event_type: str, /, **fields: Any) -> dict[str, Any]:
+def emit(event: BaseEvent) -> dict[str, Any]:
     """Send one event on the ``custom`` stream channel; a no-op outside a graph run."""
-    payload = build_event({"type": event_type, **fields})
+    payload = build_event(event)
     try:
         from langgraph.config import get_stream_writer
 
@@ -459,16 +680,59 @@ def emit(event_type: str, /, **fields: Any) -> dict[str, Any]:
     return payload
 
 
+def _status_definition(schema: dict[str, Any]) -> None:
+    """Name the ``status`` union ``Status``: pydantic inlines a nested union where the event union lists it.
+
+    ``Status`` keeps what every status has (``type`` and ``state``) and is one of the models per state."""
+    defs = schema["$defs"]
+    [inline] = [member for member in schema["oneOf"] if "$ref" not in member]
+    defs["StatusState"] = TypeAdapter(StatusState).json_schema()
+    defs["Status"] = {
+        "title": "Status",
+        "description": inspect.cleandoc(StatusEvent.__doc__ or ""),
+        "type": "object",
+        "properties": {
+            "type": {"const": "status", "default": "status", "type": "string"},
+            "state": {"$ref": "#/$defs/StatusState"},
+        },
+        "required": ["type", "state"],
+        "oneOf": inline["oneOf"],
+    }
+    schema["oneOf"] = [member if "$ref" in member else {"$ref": "#/$defs/Status"} for member in schema["oneOf"]]
+
+
+def _published_vocabulary(defs: dict[str, Any]) -> None:
+    """What clients would copy by hand: which end reasons are halts, and each outcome's notice."""
+    defs["HaltReason"] = {
+        "title": "HaltReason",
+        "description": (
+            "The end reasons that are halts: the run stopped early and its report was assembled from the "
+            "findings so far (a subset of EndReason)."
+        ),
+        "type": "string",
+        "enum": [reason.value for reason in EndReason if reason in HALT_REASONS],
+    }
+    outcome = defs["Outcome"]
+    del outcome["enum"]
+    outcome["oneOf"] = [{"const": value.value, "description": OUTCOME_NOTICES[value]} for value in Outcome]
+    outcome["description"] = (
+        f"{outcome['description']} Each value's description is the notice a frontend shows with the answer "
+        "(none for answered)."
+    )
+
+
 def json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of every event, for frontends to validate events and generate types from.
 
     It uses only 2020-12 keywords, so strict validators (Ajv's strict mode) compile it: the events are a
-    plain ``oneOf`` that each event's ``type`` const decides, and ``$comment`` is ``protocol_version N``,
-    the version that ``run_start`` carries.
+    plain ``oneOf`` that each event's ``type`` const decides (a status: its ``state`` const, within
+    ``Status``), and ``$comment`` is ``protocol_version N``, the version that ``run_start`` carries.
     """
     schema = _EVENT_ADAPTER.json_schema(mode="serialization")
     # pydantic adds OpenAPI's ``discriminator``, which no JSON Schema vocabulary defines.
     del schema["discriminator"]
+    _status_definition(schema)
+    _published_vocabulary(schema["$defs"])
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$comment": f"protocol_version {PROTOCOL_VERSION}",

@@ -11,19 +11,25 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from ..domain.names import Ceiling, EndReason, HaltedBy
+from ..domain.stops import StopCause
 
 
 @dataclass(frozen=True)
 class Halt:
-    """Why the whole run stopped early: the end-status reason and a detail for the reader."""
+    """Why the whole run stopped early: its cause (which names its end reason) and a detail for the reader."""
 
-    reason: EndReason
+    cause: StopCause
     detail: str
     ceiling: Ceiling | None = None
+
+    @property
+    def reason(self) -> EndReason:
+        """The end-status reason of the run this halt ends."""
+        return self.cause.end_reason
 
 
 class RunControl:
@@ -152,7 +158,12 @@ class RunControl:
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
             return {
-                "halt": asdict(self._halt) if self._halt else None,
+                # The ledger keeps a halt by its end reason, the name every reader of the ledger knows.
+                "halt": (
+                    {"reason": self._halt.reason, "detail": self._halt.detail, "ceiling": self._halt.ceiling}
+                    if self._halt
+                    else None
+                ),
                 "budget_soft": self._budget_soft,
                 "wrap_up_requested": self._wrap_up_requested,
                 "research_started": self._research_started,
@@ -167,7 +178,7 @@ class RunControl:
             if (halt := snapshot.get("halt")) and self._halt is None:
                 ceiling = halt.get("ceiling")
                 self._halt = Halt(
-                    reason=EndReason(halt["reason"]),
+                    cause=StopCause.halting(EndReason(halt["reason"])),
                     detail=halt["detail"],
                     ceiling=Ceiling(ceiling) if ceiling else None,
                 )

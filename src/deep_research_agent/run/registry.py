@@ -24,6 +24,7 @@ from langgraph.config import get_config
 
 from ..domain.clock import utc_now_iso
 from ..evidence.store import EvidenceStore
+from ..protocol.events import StatusEvent
 from .admission import RunSlot
 from .attachments import Attachments
 from .control import RunControl
@@ -59,7 +60,7 @@ class Run:
     attachments: Attachments = field(default_factory=Attachments)
     """What features keep per run under their own type: the sandbox session (``sandbox/connector.py``), the
     named task (``tasks/middleware.py``)."""
-    opening_statuses: list[dict[str, Any]] = field(default_factory=list)
+    opening_statuses: list[StatusEvent] = field(default_factory=list)
     """Status events the graph factory found for this run before it started (its MCP connections), which
     the run emits right after ``run_start``."""
     stop_watcher: asyncio.Task[None] | None = None

@@ -28,9 +28,8 @@ from deepagents.backends.protocol import ExecuteResponse, FileDownloadResponse, 
 
 from ..domain.clock import utc_now_iso
 from ..domain.errors import ToolFailure
-from ..domain.names import StatusState
 from ..domain.secrets import redact
-from ..protocol.events import emit
+from ..protocol.events import SandboxResetStatus, emit
 from .client import FileOperationFailed, SessionGone, SidecarClient
 
 logger = logging.getLogger(__name__)
@@ -217,7 +216,7 @@ class SandboxSession:
             self.reset_at = utc_now_iso()
         detail = redact(f"The sandbox session died ({why}); a fresh one replaced it and files written before are gone.")
         logger.warning("%s", detail)
-        emit("status", state=StatusState.SANDBOX_RESET, detail=detail)
+        emit(SandboxResetStatus(detail=detail))
         return self._remote
 
     async def _open(self) -> Remote:

@@ -32,8 +32,8 @@ from langgraph.types import Command
 
 from ..domain.clock import utc_now_iso
 from ..domain.conversation import last_user_index, latest_user_text
-from ..domain.names import EvidenceKind, StatusState, ToolName
-from ..protocol.events import emit
+from ..domain.names import EvidenceKind, ToolName, WarningReason
+from ..protocol.events import TaskDiff, WarningStatus, emit
 from ..run import Run, current_run, stored_evidence
 from ..run.archive import evidence_record
 from ..run.owner import run_user
@@ -55,7 +55,7 @@ async def open_task(store: BaseStore | None, run: Run, config: dict[str, Any]) -
     try:
         name = task_of(config)
     except TaskNameError as exc:
-        emit("status", state=StatusState.WARNING, reason="config", detail=f"{exc}; the run goes on without a task.")
+        emit(WarningStatus(reason=WarningReason.CONFIG, detail=f"{exc}; the run goes on without a task."))
         return
     if name is None:
         return
@@ -99,7 +99,16 @@ class TaskMiddleware(AgentMiddleware):
         if not draft:
             return await handler(request)
         diff = task_diff(context.previous, _findings(run), _own_pages(run))
-        emit("task_diff", **diff.model_dump(mode="json"))
+        emit(
+            TaskDiff(
+                task=diff.task,
+                previous_run_at=diff.previous_run_at,
+                new_findings=diff.new_findings,
+                new_sources=diff.new_sources,
+                changed_sources=diff.changed_sources,
+                moved_figures=diff.moved_figures,
+            )
+        )
         report = f"{draft}\n\n{section(diff)}\n"
         return await handler(
             request.override(tool_call={**request.tool_call, "args": {**args, "report_markdown": report}})

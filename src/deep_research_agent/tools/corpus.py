@@ -41,7 +41,7 @@ from ..corpora.readers import borrow
 from ..domain.errors import ToolFailure
 from ..domain.names import EvidenceKind, ToolName
 from ..evidence.store import CorpusLocation
-from ..protocol.events import emit
+from ..protocol.events import PageFetched, SearchHit, SearchQuery, SearchResults, Source, emit
 from ..protocol.sender import current_sender
 from ..run import current_run
 from .errors import retrieval_answered, retrieval_failure_text
@@ -170,7 +170,7 @@ def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
         for entry in chosen:
             search_id = f"search-{uuid.uuid4().hex[:12]}"
             name = entry.spec.name
-            emit("search_query", id=search_id, query=query, source=f"corpus:{name}")
+            emit(SearchQuery(id=search_id, query=query, source=f"corpus:{name}"))
             try:
                 hits = await asyncio.to_thread(_search_one, entry, query, count)
             except Exception as exc:  # noqa: BLE001 - one corpus failing must not fail the search of the others
@@ -180,24 +180,25 @@ def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
                 failures.append(failure)
                 # The run's report may have to do without this corpus: the outcome counts it.
                 run.failures.retrieval_failed(tool, f"{name}: {query}", failure.message)
-                emit("search_results", id=search_id, query=query, ok=False, count=0, error=failure.message)
+                emit(SearchResults(id=search_id, query=query, ok=False, count=0, error=failure.message))
                 continue
             run.failures.retrieval_succeeded(tool, f"{name}: {query}")
             emit(
-                "search_results",
-                id=search_id,
-                query=query,
-                ok=True,
-                count=len(hits),
-                results=[
-                    {
-                        "title": _title(entry, h.passage),
-                        "url": url_of(h.passage),
-                        "domain": name,
-                        "snippet": _event_snippet(_plain(h.snippet)),
-                    }
-                    for h in hits
-                ],
+                SearchResults(
+                    id=search_id,
+                    query=query,
+                    ok=True,
+                    count=len(hits),
+                    results=[
+                        SearchHit(
+                            title=_title(entry, h.passage),
+                            url=url_of(h.passage),
+                            domain=name,
+                            snippet=_event_snippet(_plain(h.snippet)),
+                        )
+                        for h in hits
+                    ],
+                )
             )
             found.extend(_Found(entry, hit) for hit in hits)
         if failures and not found and len(failures) == len(chosen):
@@ -211,7 +212,7 @@ def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
                 url=url, title=title, kind=EvidenceKind.SEARCH_RESULT, text=_plain(item.hit.snippet), agent=agent
             )
             if record := run.evidence.add_source(url, title):
-                emit("source", title=record.title, url=record.url, domain=record.domain)
+                emit(Source(title=record.title, url=record.url, domain=record.domain))
         return render_hits(query, found, [entry.spec.name for entry in chosen], [f.message for f in failures])
 
     async def corpus_read(id: str, neighbours: int = 0) -> str:  # noqa: A002 - the argument the model sees
@@ -234,13 +235,13 @@ def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
             if not isinstance(exc, (IndexUnavailable, sqlite3.Error, OSError)):
                 logger.exception("corpus_read failed unexpectedly for %s", passage_id)
             failure = _index_failure(entry, exc)
-            emit("page_fetched", url=f"corpus://{entry.spec.name}/", ok=False, error=failure.message)
+            emit(PageFetched(url=f"corpus://{entry.spec.name}/", ok=False, error=failure.message))
             return retrieval_failure_text(tool, passage_id, failure)
         if not passages:
             failure = ToolFailure.permanent(
                 f"corpus {entry.spec.name} has no passage {passage_id} (it may have changed since the search); search again."
             )
-            emit("page_fetched", url=f"corpus://{entry.spec.name}/", ok=False, error=failure.message)
+            emit(PageFetched(url=f"corpus://{entry.spec.name}/", ok=False, error=failure.message))
             return failure.as_model_text(tool)
         evidence = current_run().evidence
         agent = current_sender.get().role
@@ -256,9 +257,9 @@ def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
             evidence.add_evidence(
                 url=url, title=title, kind=EvidenceKind.CORPUS, text=passage.text, agent=agent, location=location
             )
-            emit("page_fetched", url=url, ok=True, title=title, chars=len(passage.text))
+            emit(PageFetched(url=url, ok=True, title=title, chars=len(passage.text)))
             if record := evidence.add_source(url, title):
-                emit("source", title=record.title, url=record.url, domain=record.domain)
+                emit(Source(title=record.title, url=record.url, domain=record.domain))
         retrieval_answered(tool, passage_id)
         return render_passages([(entry, p) for p in passages], passage_id)
 

@@ -52,7 +52,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from ..domain.errors import ToolFailure, describe_tool_error
 from ..domain.names import ToolName
-from ..protocol.events import emit
+from ..protocol.events import ToolCall, ToolResult, emit
 from .results import ResultLimits, fit_result
 
 logger = logging.getLogger(__name__)
@@ -231,7 +231,7 @@ def _instrumented(source: BaseTool, cfg: Any, results: ResultLimits) -> BaseTool
 
     async def call(**kwargs: Any) -> str:
         call_id = uuid.uuid4().hex[:12]
-        emit("tool_call", id=call_id, tool=source.name, args={k: _cut(v) for k, v in kwargs.items()})
+        emit(ToolCall(id=call_id, tool=source.name, args={k: _cut(v) for k, v in kwargs.items()}))
         try:
             raw = await asyncio.wait_for(source.ainvoke(kwargs), timeout=cfg.custom_tool_timeout or None)
         except TimeoutError:
@@ -240,7 +240,7 @@ def _instrumented(source: BaseTool, cfg: Any, results: ResultLimits) -> BaseTool
         except Exception as exc:  # noqa: BLE001 - a tool never raises out to the agent
             return _failed(call_id, source.name, exc)
         text = _encode(raw)
-        emit("tool_result", id=call_id, tool=source.name, ok=True, summary=_summary(text), bytes=len(text.encode()))
+        emit(ToolResult(id=call_id, tool=source.name, ok=True, summary=_summary(text), bytes=len(text.encode())))
         shown = await fit_result(
             text, name=f"tool-{source.name}", cite_as="the source the tool's description names", limits=results
         )
@@ -257,7 +257,7 @@ def _instrumented(source: BaseTool, cfg: Any, results: ResultLimits) -> BaseTool
 
 def _failed(call_id: str, tool: str, exc: Exception) -> str:
     error_class, text = describe_tool_error(exc, tool)
-    emit("tool_result", id=call_id, tool=tool, ok=False, summary=_summary(text), bytes=0, error_class=error_class)
+    emit(ToolResult(id=call_id, tool=tool, ok=False, summary=_summary(text), bytes=0, error_class=error_class))
     return text
 
 

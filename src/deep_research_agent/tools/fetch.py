@@ -43,7 +43,7 @@ from ..domain.addresses import METADATA_HOSTNAMES, IPAddress, parse_ip_literal, 
 from ..domain.errors import ToolFailure
 from ..domain.names import EvidenceKind
 from ..domain.retry_after import retry_after_s
-from ..protocol.events import emit
+from ..protocol.events import PageFetched, Source, emit
 from ..protocol.sender import current_sender
 from ..run import current_run
 from .errors import retrieval_answered, retrieval_failure_text
@@ -401,12 +401,12 @@ async def fetch_page(
         if not document.text.strip():
             raise ToolFailure.permanent(f"{url} has no readable text (it may need JavaScript to render).")
     except ToolFailure as failure:
-        emit("page_fetched", url=url, ok=False, error=failure.message)
+        emit(PageFetched(url=url, ok=False, error=failure.message))
         return retrieval_failure_text(TOOL_NAME, url, failure)
     except Exception as exc:  # a bug or an extractor crash must not end the run
         logger.exception("web_fetch failed unexpectedly for %s", url)
         failure = ToolFailure.permanent(f"could not read {url} ({type(exc).__name__}).")
-        emit("page_fetched", url=url, ok=False, error=failure.message)
+        emit(PageFetched(url=url, ok=False, error=failure.message))
         return retrieval_failure_text(TOOL_NAME, url, failure)
 
     retrieval_answered(TOOL_NAME, url)
@@ -415,9 +415,9 @@ async def fetch_page(
     evidence.add_evidence(
         url=url, title=document.title, kind=EvidenceKind.PAGE, text=full, agent=current_sender.get().role
     )
-    emit("page_fetched", url=url, ok=True, title=document.title or None, chars=len(full))
+    emit(PageFetched(url=url, ok=True, title=document.title or None, chars=len(full)))
     if record := evidence.add_source(url, document.title):
-        emit("source", title=record.title, url=record.url, domain=record.domain)
+        emit(Source(title=record.title, url=record.url, domain=record.domain))
     shown = await fit_result(
         full, name=f"page-{urlsplit(url).hostname or 'page'}", cite_as=f"its URL ({url})", limits=results, tabular=False
     )

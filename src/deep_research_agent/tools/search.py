@@ -37,9 +37,9 @@ from tavily.errors import TimeoutError as TavilyTimeoutError
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, stop_before_delay
 
 from ..domain.errors import ToolFailure
-from ..domain.names import EvidenceKind, StatusState
+from ..domain.names import EvidenceKind
 from ..domain.retry_after import retry_after_s
-from ..protocol.events import emit
+from ..protocol.events import KeylessSearchStatus, SearchHit, SearchQuery, SearchResults, Source, emit
 from ..protocol.sender import current_sender
 from ..run import current_run
 from .errors import retrieval_answered, retrieval_failure_text
@@ -239,7 +239,7 @@ def _snippet(text: str) -> str:
 
 
 def _failed(search_id: str, query: str, failure: ToolFailure) -> str:
-    emit("search_results", id=search_id, query=query, ok=False, count=0, error=failure.message)
+    emit(SearchResults(id=search_id, query=query, ok=False, count=0, error=failure.message))
     return retrieval_failure_text(TOOL_NAME, query, failure)
 
 
@@ -260,8 +260,8 @@ async def search_web(
     search_id = f"search-{uuid.uuid4().hex[:12]}"
     run = current_run()
     if not api_key and run.control.first_notice("keyless_search"):
-        emit("status", state=StatusState.KEYLESS_SEARCH, reason="missing_tavily_api_key", detail=KEYLESS_NOTICE)
-    emit("search_query", id=search_id, query=query, source=SOURCE)
+        emit(KeylessSearchStatus(detail=KEYLESS_NOTICE))
+    emit(SearchQuery(id=search_id, query=query, source=SOURCE))
     try:
         hits = _hits(await _search(_client_for(api_key, base_url), query, count, timeout_s))
     except ToolFailure as failure:
@@ -277,19 +277,20 @@ async def search_web(
             url=hit["url"], title=hit["title"], kind=EvidenceKind.SEARCH_RESULT, text=hit["content"], agent=agent
         )
     emit(
-        "search_results",
-        id=search_id,
-        query=query,
-        ok=True,
-        count=len(hits),
-        results=[
-            {"title": h["title"], "url": h["url"], "domain": h["domain"], "snippet": _snippet(h["content"])}
-            for h in hits
-        ],
+        SearchResults(
+            id=search_id,
+            query=query,
+            ok=True,
+            count=len(hits),
+            results=[
+                SearchHit(title=h["title"], url=h["url"], domain=h["domain"], snippet=_snippet(h["content"]))
+                for h in hits
+            ],
+        )
     )
     for hit in hits:
         if record := run.evidence.add_source(hit["url"], hit["title"]):
-            emit("source", title=record.title, url=record.url, domain=record.domain)
+            emit(Source(title=record.title, url=record.url, domain=record.domain))
     return render_results(query, hits)
 
 
