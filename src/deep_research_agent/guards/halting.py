@@ -18,12 +18,11 @@ from ..domain.conversation import harness_note
 from ..domain.names import HaltedBy, Role
 from ..handover.contract import HALTED_BY, hand_back
 from ..protocol.sender import current_sender
-from ..run import Halt, current_run
+from ..run import Halt, Run
 
 
-def stop_agent(role: str, messages: Sequence[AnyMessage], *, halted_by: HaltedBy, halt: Halt) -> AIMessage:
-    """The last message of an agent a guard stopped; halts the run when that agent is the orchestrator."""
-    run = current_run()
+def stop_agent(run: Run, role: str, messages: Sequence[AnyMessage], *, halted_by: HaltedBy, halt: Halt) -> AIMessage:
+    """The last message of an agent of ``run`` a guard stopped; halts the run when that agent is the orchestrator."""
     if role == Role.ORCHESTRATOR:
         run.control.halt_run(halt)
         return harness_note(f"(Stopped by {HALTED_BY[halted_by]}: {halt.detail.rstrip('.')}.)")

@@ -29,7 +29,7 @@ from ..domain.conversation import harness_message, respond, turn_key
 from ..domain.names import EndReason, HaltedBy, StatusState
 from ..domain.per_role import PerRoleMiddleware
 from ..protocol.events import emit
-from ..run import Halt
+from ..run import Halt, Run, run_hook
 from .halting import stop_agent
 
 WINDOW = 10
@@ -80,8 +80,9 @@ class LoopGuardMiddleware(PerRoleMiddleware):
     label = "LoopGuard"
     state_schema = LoopGuardState
 
+    @run_hook
     async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]], *, run: Run
     ) -> ModelResponse | ExtendedModelResponse:
         messages = request.messages
         state = request.state
@@ -109,7 +110,8 @@ class LoopGuardMiddleware(PerRoleMiddleware):
             )
             emit("status", state=StatusState.LOOP_HALT, repeats=repeats, detail=detail)
             halt = Halt(reason=EndReason.LOOP_HALT, detail=detail)
-            return respond([stop_agent(self.role, messages, halted_by=HaltedBy.LOOP_GUARD, halt=halt)], update=update)
+            stop = stop_agent(run, self.role, messages, halted_by=HaltedBy.LOOP_GUARD, halt=halt)
+            return respond([stop], update=update)
         if repeats >= NUDGE_AT and nudges < MAX_NUDGES_PER_TURN:
             tool = _most_repeated_tool(calls, window)
             emit(

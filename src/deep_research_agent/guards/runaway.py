@@ -33,7 +33,7 @@ from ..domain.conversation import harness_message, respond, turn_key
 from ..domain.names import EndReason, HaltedBy, StatusState
 from ..domain.per_role import PerRoleMiddleware
 from ..protocol.events import emit
-from ..run import Halt
+from ..run import Halt, Run, run_hook
 from .halting import stop_agent
 
 MIN_JUDGED_CHARS = 2000
@@ -142,8 +142,9 @@ class RunawayOutputMiddleware(PerRoleMiddleware):
     label = "RunawayOutput"
     state_schema = RunawayState
 
+    @run_hook
     async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]], *, run: Run
     ) -> ModelResponse | ExtendedModelResponse:
         turn = turn_key(request.messages)
         count = request.state.get("runaway_count", 0) if request.state.get("runaway_turn") == turn else 0
@@ -178,7 +179,7 @@ class RunawayOutputMiddleware(PerRoleMiddleware):
                 emit("status", state=StatusState.RUNAWAY_HALT, reason=verdict.kind, detail=detail, **sizes)
                 halt = Halt(reason=EndReason.RUNAWAY_HALT, detail=detail)
                 conversation = [*request.messages, *added, trimmed]
-                stop = stop_agent(self.role, conversation, halted_by=HaltedBy.RUNAWAY_GUARD, halt=halt)
+                stop = stop_agent(run, self.role, conversation, halted_by=HaltedBy.RUNAWAY_GUARD, halt=halt)
                 return respond([*added, *response.result[:-1], trimmed, stop], update=update)
             emit(
                 "status",

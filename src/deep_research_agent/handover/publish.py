@@ -46,7 +46,7 @@ from ..evidence.store import HandOver
 from ..protocol.events import emit
 from ..protocol.sender import Sender, current_sender
 from ..report.vetting import draft_report
-from ..run import Run, current_run
+from ..run import Run, run_hook
 from .contract import capped_findings, capped_text
 
 logger = logging.getLogger(__name__)
@@ -87,8 +87,13 @@ class HandOverMiddleware(AgentMiddleware):
     def name(self) -> str:
         return "HandOverNested" if self.nested else "HandOverMiddleware"
 
+    @run_hook
     async def awrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]],
+        *,
+        run: Run,
     ) -> ToolMessage | Command:
         if request.tool_call["name"] != ToolName.TASK:
             return await handler(request)
@@ -100,7 +105,6 @@ class HandOverMiddleware(AgentMiddleware):
         task_id = request.tool_call["id"]
         unit = str(args.get("description") or "")
         model = self.models_by_role.get(role)
-        run = current_run()
         run.control.mark_research_started()
 
         emit("status", state=StatusState.SUBAGENT_START, role=role, task_id=task_id, subagent=role, model=model)
