@@ -42,10 +42,10 @@ def p95(values: list[float]) -> float:
 
 
 async def main() -> int:
-    with SandboxService() as service, bound_run():
+    with SandboxService() as service, bound_run() as run:
         environ = {"OPENAI_API_KEY": "sk-bench", "LLM_SANDBOX_URL": service.url, "LLM_SANDBOX_TOKEN": service.token}
         connector = SandboxConnector(ResearchConfig.resolve({}, environ))
-        session = connector.session()
+        session = connector.session(run.attachments)
         async with httpx.AsyncClient(base_url=service.url, headers=service.headers, timeout=60) as raw:
             session_id = (await raw.post("/sessions", json={})).json()["session_id"]
             await session.execute("true")  # opens the run's session
@@ -61,11 +61,17 @@ async def main() -> int:
         for n in range(10):
             text = rows + " " * n  # a new file each round, not one already written
             cut_ms.append(
-                await timed(lambda text=text: fit_result(text, name="bench", cite_as='"MCP: bench"', limits=without))
+                await timed(
+                    lambda text=text: fit_result(
+                        text, name="bench", cite_as='"MCP: bench"', limits=without, attachments=run.attachments
+                    )
+                )
             )
             offload_ms.append(
                 await timed(
-                    lambda text=text: fit_result(text, name="bench", cite_as='"MCP: bench"', limits=with_sandbox)
+                    lambda text=text: fit_result(
+                        text, name="bench", cite_as='"MCP: bench"', limits=with_sandbox, attachments=run.attachments
+                    )
                 )
             )
         await session.close()

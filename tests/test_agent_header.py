@@ -83,7 +83,7 @@ def test_the_graph_builds_each_agent_model_for_that_agents_role():
     )
 
 
-async def test_the_router_asks_for_its_verdict_as_triage_and_answers_as_direct_answer():
+async def test_the_router_asks_for_its_verdict_as_triage_and_answers_as_direct_answer(run):
     models = ModelsByRole({Role.TRIAGE: ["SIMPLE"], Role.DIRECT_ANSWER: ["Sofia is the capital of Bulgaria."]})
     router = TriageRouterMiddleware(settings=ResearchConfig.resolve({}, environ={}), model_factory=models)
     orchestrator = create_agent(RecordingChatModel(replies=["never"]), tools=[], middleware=[router])

@@ -33,6 +33,9 @@ SUMMARY = (
 )
 REQUEST = "How fast did GDP grow in each quarter?"
 
+# Compaction meters its summarizer calls in a run's usage: every test here runs in one (the ``run`` fixture).
+pytestmark = pytest.mark.usefixtures("run")
+
 
 def settings(compaction_tokens: int, tier: str = "extra-low") -> ResearchConfig:
     configurable = {"compaction_tokens": compaction_tokens, "model_tier": tier}
@@ -214,8 +217,8 @@ async def test_compaction_replaces_history_with_summary_request_and_tail_and_per
     middleware = orchestrator_compaction(
         2000,
         summarizer,
-        on_compacted=lambda summarized, kept: compacted.append((summarized, kept)),
-        on_model_response=metered.append,
+        on_compacted=lambda usage, summarized, kept: compacted.append((summarized, kept)),
+        on_model_response=lambda usage, message: metered.append(message),
     )
     agent = create_agent(
         agent_model,
@@ -288,7 +291,7 @@ async def test_system_prompt_and_tool_schemas_count_toward_the_trigger() -> None
 async def test_a_failed_summary_compacts_nothing_warns_and_the_run_goes_on() -> None:
     summarizer = RecordingChatModel(replies=[RuntimeError("compaction endpoint down")])
     compacted: list[tuple[int, int]] = []
-    middleware = orchestrator_compaction(2000, summarizer, on_compacted=lambda s, k: compacted.append((s, k)))
+    middleware = orchestrator_compaction(2000, summarizer, on_compacted=lambda u, s, k: compacted.append((s, k)))
     agent = researching_agent(middleware)
 
     events, values = await run(agent, [HumanMessage(REQUEST, id="request-1")])

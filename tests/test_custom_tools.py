@@ -19,7 +19,8 @@ from deep_research_agent.settings import ResearchConfig
 from deep_research_agent.tools.custom import ARG_VALUE_CHARS, CustomTool, load_custom_tools
 from testkit.guard_calls import event_fields
 
-pytestmark = pytest.mark.anyio
+# The tools are called outside a graph, so each test runs in a run of its own (the ``run`` fixture).
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("run")]
 
 TOOLS = Path(__file__).parent / "fixtures" / "extensions" / "tools"
 

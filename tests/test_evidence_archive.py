@@ -19,6 +19,7 @@ from deep_research_agent.run import (
     evidence_summaries,
     stored_evidence,
 )
+from deep_research_agent.run.failures import RunFailures
 
 pytestmark = pytest.mark.anyio
 
@@ -62,7 +63,7 @@ async def test_a_run_s_texts_are_stored_whole_in_one_batch_under_its_thread_and_
     store = CountingStore()
     run_records = records(PAGE, "A search result.")
 
-    await archive_evidence(store, thread_id="t1", run_id="r1", records=run_records)
+    await archive_evidence(store, thread_id="t1", run_id="r1", records=run_records, failures=RunFailures())
 
     assert store.batches == 1
     assert evidence_namespace("t1", "r1") == (*EVIDENCE_NAMESPACE, "t1", "r1")
@@ -75,9 +76,11 @@ async def test_a_thread_s_records_come_back_run_by_run_in_retrieval_order_across
     store = InMemoryStore()
     first = records(*(f"text {n}" for n in range(1, 131)))
     second = records("later run")
-    await archive_evidence(store, thread_id="t1", run_id="r1", records=first)
-    await archive_evidence(store, thread_id="t1", run_id="r2", records=second)
-    await archive_evidence(store, thread_id="t2", run_id="r3", records=records("another thread"))
+    await archive_evidence(store, thread_id="t1", run_id="r1", records=first, failures=RunFailures())
+    await archive_evidence(store, thread_id="t1", run_id="r2", records=second, failures=RunFailures())
+    await archive_evidence(
+        store, thread_id="t2", run_id="r3", records=records("another thread"), failures=RunFailures()
+    )
 
     found = await stored_evidence(store, "t1")
 
@@ -87,10 +90,10 @@ async def test_a_thread_s_records_come_back_run_by_run_in_retrieval_order_across
 
 
 async def test_without_a_store_or_a_thread_nothing_is_kept_and_nothing_fails() -> None:
-    await archive_evidence(None, thread_id="t1", run_id="r1", records=records(PAGE))
+    await archive_evidence(None, thread_id="t1", run_id="r1", records=records(PAGE), failures=RunFailures())
     store = InMemoryStore()
 
-    await archive_evidence(store, thread_id=None, run_id="r1", records=records(PAGE))
+    await archive_evidence(store, thread_id=None, run_id="r1", records=records(PAGE), failures=RunFailures())
 
     assert await store.asearch(EVIDENCE_NAMESPACE) == []
 
@@ -101,7 +104,7 @@ async def test_ids_that_cannot_name_a_namespace_keep_nothing_and_the_run_records
     store = InMemoryStore()
 
     with caplog.at_level(logging.WARNING):
-        await archive_evidence(store, thread_id="my.thread", run_id="r1", records=records(PAGE))
+        await archive_evidence(store, thread_id="my.thread", run_id="r1", records=records(PAGE), failures=run.failures)
 
     assert await store.asearch(EVIDENCE_NAMESPACE) == []
     assert "could not record the evidence texts" in caplog.text
@@ -115,7 +118,7 @@ async def test_a_failing_store_is_a_recording_failure_and_the_run_goes_on(caplog
             raise ConnectionError("store is down")
 
     with caplog.at_level(logging.WARNING):
-        await archive_evidence(BrokenStore(), thread_id="t1", run_id="r1", records=records(PAGE))
+        await archive_evidence(BrokenStore(), thread_id="t1", run_id="r1", records=records(PAGE), failures=run.failures)
 
     assert "could not record the evidence texts: ConnectionError: store is down" in caplog.text
     assert [f.what for f in run.failures.recording()] == ["evidence texts"]
@@ -129,8 +132,8 @@ def served() -> tuple[InMemoryStore, TestClient]:
 
 async def test_the_route_serves_a_thread_s_records_and_one_run_s(served) -> None:
     store, client = served
-    await archive_evidence(store, thread_id="t1", run_id="r1", records=records(PAGE))
-    await archive_evidence(store, thread_id="t1", run_id="r2", records=records("later run"))
+    await archive_evidence(store, thread_id="t1", run_id="r1", records=records(PAGE), failures=RunFailures())
+    await archive_evidence(store, thread_id="t1", run_id="r2", records=records("later run"), failures=RunFailures())
 
     thread = client.get("/evidence/t1")
     run = client.get("/evidence/t1/r2")

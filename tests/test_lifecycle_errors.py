@@ -198,15 +198,14 @@ async def test_a_hook_that_breaks_after_research_ends_the_run_with_internal_erro
             researcher_reads(url, query="sodium glass battery", finding="412 Wh/kg", quote="412 Wh/kg"),
         )
     )
-    real_run = turn_end.current_run
+    real_deliverable = turn_end.deliverable
 
-    def run_that_breaks_once_research_started():
-        run = real_run()
-        if run.control.research_started:
+    def deliverable_that_breaks_once_research_started(state, control):
+        if control.research_started:
             raise RuntimeError(SECRET_DETAIL)
-        return run
+        return real_deliverable(state, control)
 
-    monkeypatch.setattr(turn_end, "current_run", run_that_breaks_once_research_started)
+    monkeypatch.setattr(turn_end, "deliverable", deliverable_that_breaks_once_research_started)
     environ = {
         "OPENAI_BASE_URL": scripted.base_url,
         "OPENAI_API_KEY": "sk-test-0000",

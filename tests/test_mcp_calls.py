@@ -14,6 +14,7 @@ from langchain_core.tools import StructuredTool, ToolException
 from deep_research_agent.domain.retry_after import MAX_DELAY_S
 from deep_research_agent.mcp.calls import (
     CallLimits,
+    McpSlots,
     classify_call_error,
     instrument,
     rate_limit_wait,
@@ -240,7 +241,8 @@ async def test_the_runs_slots_cap_calls_in_flight_across_tools(run):
 
     assert len(calls) == 20
     assert shared["max_in_flight"] == 3
-    assert run.mcp_slots is not None and run.mcp_slots._value == 3
+    slots = run.attachments.get(McpSlots)
+    assert slots is not None and slots.semaphore._value == 3
 
 
 @pytest.mark.anyio

@@ -91,9 +91,9 @@ def test_a_run_that_delivered_nothing_has_no_outcome(reason):
 def test_a_retrieval_failure_is_kept_until_the_same_call_succeeds():
     with bound_run(Run(key="r")) as run:
         text = retrieval_failure_text(
-            "web_fetch", "http://a.test/x", ToolFailure.permanent("HTTP 404 for http://a.test/x")
+            run.failures, "web_fetch", "http://a.test/x", ToolFailure.permanent("HTTP 404 for http://a.test/x")
         )
-        retrieval_failure_text("web_search", "kelp", ToolFailure.transient("Tavily timed out"))
+        retrieval_failure_text(run.failures, "web_search", "kelp", ToolFailure.transient("Tavily timed out"))
         assert text == "TOOL ERROR (web_fetch, permanent): HTTP 404 for http://a.test/x"
-        retrieval_answered("web_search", "kelp")
+        retrieval_answered(run.failures, "web_search", "kelp")
         assert [(f.tool, f.target) for f in run.failures.retrieval()] == [("web_fetch", "http://a.test/x")]

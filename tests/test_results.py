@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 import statistics
+from typing import Any
 
 import pytest
 
 from deep_research_agent.report.series import Point, summarize
+from deep_research_agent.run import Run
 from deep_research_agent.sandbox.connector import SandboxConnector
 from deep_research_agent.settings import ResearchConfig
 from deep_research_agent.tools.results import ResultLimits, detect_series, fit_result, parse_table
@@ -35,8 +37,13 @@ def sandboxes(sandbox_service: SandboxService) -> SandboxConnector:
     return SandboxConnector(ResearchConfig.resolve({}, environ))
 
 
-async def in_sandbox(sandboxes: SandboxConnector, path: str) -> bytes:
-    [got] = await sandboxes.session().download([path])
+async def fit(run: Run, text: str, **options: Any) -> str:
+    """``fit_result`` in the test's run (whose attachments hold its sandbox session)."""
+    return await fit_result(text, attachments=run.attachments, **options)
+
+
+async def in_sandbox(sandboxes: SandboxConnector, run: Run, path: str) -> bytes:
+    [got] = await sandboxes.session(run.attachments).download([path])
     assert got.error is None, got.error
     return got.content or b""
 
@@ -44,15 +51,15 @@ async def in_sandbox(sandboxes: SandboxConnector, path: str) -> bytes:
 async def test_a_result_within_the_limits_is_passed_on_as_it_is(run, sandboxes):
     text = json.dumps([{"name": "a", "size": 1}, {"name": "b", "size": 2}])
 
-    assert await fit_result(text, name="mcp-x-list", cite_as='"MCP: x"', limits=limits(sandboxes)) == text
-    assert not sandboxes.session().is_open
+    assert await fit(run, text, name="mcp-x-list", cite_as='"MCP: x"', limits=limits(sandboxes)) == text
+    assert not sandboxes.session(run.attachments).is_open
 
 
 async def test_rows_over_the_limit_go_to_a_file_and_the_model_gets_path_rows_columns_and_five_rows(run, sandboxes):
     rows = [{"id": n, "region": f"r{n % 7}", "sales": n * 3} for n in range(120)]
     text = json.dumps(rows)
 
-    stub = await fit_result(text, name="mcp-shop-orders", cite_as='"MCP: shop"', limits=limits(sandboxes, max_chars=0))
+    stub = await fit(run, text, name="mcp-shop-orders", cite_as='"MCP: shop"', limits=limits(sandboxes, max_chars=0))
 
     path = next(line.removeprefix("file: ") for line in stub.splitlines() if line.startswith("file: "))
     assert path.startswith("/workspace/data/mcp-shop-orders-") and path.endswith(".json")
@@ -60,26 +67,26 @@ async def test_rows_over_the_limit_go_to_a_file_and_the_model_gets_path_rows_col
     preview = stub.split("preview (first 5 rows):\n", 1)[1].splitlines()[:6]
     assert [json.loads(line) for line in preview[:5]] == rows[:5] and not preview[5].startswith("{")
     assert 'Cite it as "MCP: shop"' in stub and "extract-subagent" in stub and "coding-subagent" in stub
-    assert json.loads(await in_sandbox(sandboxes, path)) == rows
+    assert json.loads(await in_sandbox(sandboxes, run, path)) == rows
     assert len(stub) < 2_000
 
 
 async def test_a_long_page_goes_to_a_text_file_with_its_head_as_preview(run, sandboxes):
     page = "The fleet reached 47.3 percent. " * 200
 
-    stub = await fit_result(page, name="page-example.org", cite_as="its URL", limits=limits(sandboxes), tabular=False)
+    stub = await fit(run, page, name="page-example.org", cite_as="its URL", limits=limits(sandboxes), tabular=False)
 
     path = next(line.removeprefix("file: ") for line in stub.splitlines() if line.startswith("file: "))
     assert path.endswith(".txt") and f"{len(page):,} characters (limit 2,000)" in stub
     assert "preview:\nThe fleet reached 47.3 percent." in stub and "rows:" not in stub
-    assert (await in_sandbox(sandboxes, path)).decode() == page
+    assert (await in_sandbox(sandboxes, run, path)).decode() == page
 
 
 async def test_a_metric_time_series_is_offloaded_at_any_size_with_its_summary(run, sandboxes):
     text = json.dumps(PRICES)
     assert len(text) < 2_000 and len(PRICES) < 50
 
-    stub = await fit_result(text, name="mcp-market-prices", cite_as='"MCP: market"', limits=limits(sandboxes))
+    stub = await fit(run, text, name="mcp-market-prices", cite_as='"MCP: market"', limits=limits(sandboxes))
 
     assert "a metric time series" in stub and "rows: 8" in stub
     series = next(line for line in stub.splitlines() if line.startswith("series: "))
@@ -91,15 +98,13 @@ async def test_a_metric_time_series_is_offloaded_at_any_size_with_its_summary(ru
     assert "volume: first 1,001 (2026-01-01) → last 1,008 (2026-01-08), flat;" in series
     assert "never listed row by row" in stub
     path = next(line.removeprefix("file: ") for line in stub.splitlines() if line.startswith("file: "))
-    assert json.loads(await in_sandbox(sandboxes, path)) == PRICES
+    assert json.loads(await in_sandbox(sandboxes, run, path)) == PRICES
 
 
 async def test_a_csv_series_in_any_order_is_summarised_oldest_first(run, sandboxes):
     lines = ["day,temp_c", "2026-03-03,7.5", "2026-03-01,4.0", "2026-03-02,6.0", "2026-03-04,5.0"]
 
-    stub = await fit_result(
-        "\n".join(lines), name="tool-weather", cite_as="the tool's source", limits=limits(sandboxes)
-    )
+    stub = await fit(run, "\n".join(lines), name="tool-weather", cite_as="the tool's source", limits=limits(sandboxes))
 
     assert "format: CSV" in stub and "columns: day, temp_c" in stub and "rows: 4" in stub
     assert (
@@ -108,16 +113,16 @@ async def test_a_csv_series_in_any_order_is_summarised_oldest_first(run, sandbox
 
 
 async def test_offloaded_files_are_remembered_for_a_replacement_session(run, sandboxes):
-    stub = await fit_result(json.dumps(PRICES), name="mcp-m-p", cite_as='"MCP: m"', limits=limits(sandboxes))
+    stub = await fit(run, json.dumps(PRICES), name="mcp-m-p", cite_as='"MCP: m"', limits=limits(sandboxes))
     path = next(line.removeprefix("file: ") for line in stub.splitlines() if line.startswith("file: "))
 
-    assert sandboxes.session()._remembered == {path: json.dumps(PRICES).encode()}
+    assert sandboxes.session(run.attachments)._remembered == {path: json.dumps(PRICES).encode()}
 
 
 async def test_without_a_sandbox_the_limits_cut_rows_then_characters_with_a_note(run):
     rows = [{"id": n, "note": "x" * 30} for n in range(200)]
 
-    text = await fit_result(json.dumps(rows), name="mcp-x-y", cite_as='"MCP: x"', limits=limits())
+    text = await fit(run, json.dumps(rows), name="mcp-x-y", cite_as='"MCP: x"', limits=limits())
 
     body, note = text.split("\n[Result truncated: ", 1)
     assert note.startswith("showing the first 50 of 200 rows; cut to 2,000 of")
@@ -126,7 +131,7 @@ async def test_without_a_sandbox_the_limits_cut_rows_then_characters_with_a_note
 
 
 async def test_without_a_sandbox_a_series_keeps_its_rows_under_its_summary(run):
-    text = await fit_result(json.dumps(PRICES), name="mcp-m-p", cite_as='"MCP: m"', limits=limits())
+    text = await fit(run, json.dumps(PRICES), name="mcp-m-p", cite_as='"MCP: m"', limits=limits())
 
     first, rule, rest = text.split("\n", 2)
     assert first.startswith("Time series of 8 points, 2026-01-01 → 2026-01-08") and "never listed row by row" in rule
@@ -134,11 +139,11 @@ async def test_without_a_sandbox_a_series_keeps_its_rows_under_its_summary(run):
 
 
 async def test_with_offloading_off_the_result_is_cut_and_the_note_says_so(run, sandboxes):
-    text = await fit_result("y" * 5_000, name="p", cite_as="it", limits=limits(sandboxes, offload=False), tabular=False)
+    text = await fit(run, "y" * 5_000, name="p", cite_as="it", limits=limits(sandboxes, offload=False), tabular=False)
 
     assert (
         text.endswith("Offloading is off for this run; narrow the call to see the rest.]")
-        and not sandboxes.session().is_open
+        and not sandboxes.session(run.attachments).is_open
     )
 
 
@@ -146,7 +151,7 @@ async def test_a_sandbox_that_cannot_take_the_file_leaves_the_cut_result_and_say
     environ = {"OPENAI_API_KEY": "sk-test", "LLM_SANDBOX_URL": "http://127.0.0.1:9", "LLM_SANDBOX_TOKEN": "t" * 20}
     unreachable = SandboxConnector(ResearchConfig.resolve({}, environ))
 
-    text = await fit_result("z" * 5_000, name="p", cite_as="it", limits=limits(unreachable), tabular=False)
+    text = await fit(run, "z" * 5_000, name="p", cite_as="it", limits=limits(unreachable), tabular=False)
 
     assert (
         "cut to 2,000 of 5,000 characters" in text

@@ -12,6 +12,7 @@ from deep_research_agent.domain.names import Ceiling, HaltedBy
 from deep_research_agent.domain.stops import StopCause
 from deep_research_agent.domain.usage import RoleUsage
 from deep_research_agent.evidence.store import HandOver
+from deep_research_agent.extensions.skills import SkillsApplied
 from deep_research_agent.run import (
     LEDGER_NAMESPACE,
     Halt,
@@ -22,6 +23,7 @@ from deep_research_agent.run import (
     save_ledger,
     stored_evidence,
 )
+from deep_research_agent.run.ledger import SavedTexts
 
 pytestmark = pytest.mark.anyio
 
@@ -58,7 +60,7 @@ def worked_run() -> Run:
     run.control.request_wrap_up()
     run.control.enter_budget_soft_stage(Ceiling.TOOL_CALLS)
     run.control.mark_task_halted("call-1", HaltedBy.BUDGET)
-    run.skills_applied.add("cited-table")
+    run.attachments.setdefault(SkillsApplied, SkillsApplied).names.add("cited-table")
     return run
 
 
@@ -77,7 +79,7 @@ async def test_a_resuming_process_gets_the_run_time_usage_texts_findings_and_sig
     assert after.evidence.handovers() == before.evidence.handovers()
     assert after.control.wrap_up_requested and after.control.research_started
     assert after.control.budget_soft == Ceiling.TOOL_CALLS and after.control.halted_by("call-1") == HaltedBy.BUDGET
-    assert after.skills_applied == {"cited-table"}
+    assert (skills := after.attachments.get(SkillsApplied)) is not None and skills.names == {"cited-table"}
     record = after.evidence.add_evidence(
         url="https://example.org/new", title="New", kind="page", text="new", agent="research-subagent"
     )
@@ -91,7 +93,7 @@ async def test_texts_are_saved_once_where_the_finished_runs_archive_lives():
 
     stored = await stored_evidence(store, THREAD, run.key)
     assert [r["id"] for r in stored] == ["ev1", "ev2"] and stored[0]["text"].startswith("412 Wh/kg")
-    assert run.saved_evidence == {"ev1", "ev2"}
+    assert (saved := run.attachments.get(SavedTexts)) is not None and saved.ids == {"ev1", "ev2"}
     assert (
         await store.asearch(evidence_namespace(THREAD, run.key))
         and len(await store.asearch(evidence_namespace(THREAD, run.key))) == 2

@@ -26,7 +26,7 @@ from deep_research_agent.domain import sandbox_providers
 from deep_research_agent.domain.errors import ToolFailure
 from deep_research_agent.domain.names import SandboxProvider
 from deep_research_agent.extensions.skills import load_skills, skill_helpers
-from deep_research_agent.run import Run, bound_run, close_run, current_run
+from deep_research_agent.run import Run, close_run, current_run
 from deep_research_agent.sandbox import hosted
 from deep_research_agent.sandbox.backend import SandboxBackend
 from deep_research_agent.sandbox.client import SessionGone, SidecarClient
@@ -84,7 +84,7 @@ def statuses() -> Iterator[list[dict]]:
 
 
 async def test_the_session_opens_on_first_use_and_runs_commands_and_file_transfers(sandbox, run):
-    session = connector(sandbox).session()
+    session = connector(sandbox).session(run.attachments)
     assert not session.is_open
 
     upload = await session.upload([("/workspace/data/prices.csv", b"day,price\n1,10\n2,14\n")])
@@ -102,7 +102,7 @@ async def test_the_session_opens_on_first_use_and_runs_commands_and_file_transfe
 
 
 async def test_parallel_first_calls_open_one_session(sandbox, run):
-    session = connector(sandbox).session()
+    session = connector(sandbox).session(run.attachments)
 
     results = await asyncio.gather(*(session.execute(f"echo {n}") for n in range(6)))
 
@@ -113,16 +113,15 @@ async def test_parallel_first_calls_open_one_session(sandbox, run):
 
 async def test_every_agent_of_a_run_shares_its_session_and_runs_do_not(sandbox):
     shared = connector(sandbox)
-    with bound_run(Run(key="a")):
-        first, again = shared.session(), shared.session()
-    with bound_run(Run(key="b")):
-        other = shared.session()
+    a, b = Run(key="a"), Run(key="b")
+    first, again = shared.session(a.attachments), shared.session(a.attachments)
+    other = shared.session(b.attachments)
 
     assert first is again and other is not first
 
 
 async def test_a_session_killed_behind_the_agents_back_is_replaced_once_under_parallel_callers(sandbox, run, statuses):
-    session = connector(sandbox).session()
+    session = connector(sandbox).session(run.attachments)
     await session.upload([("/workspace/mine.txt", b"gone soon")])
     dead = sandbox.kill(session)
 
@@ -177,7 +176,7 @@ async def test_a_failing_command_whose_output_mentions_a_container_is_no_dead_se
 
 
 async def test_each_agent_is_told_once_that_earlier_files_are_gone(sandbox, run, statuses):
-    session = connector(sandbox).session()
+    session = connector(sandbox).session(run.attachments)
     await session.execute("true")
     assert session.notice_for("task-a") is None
 
@@ -193,7 +192,9 @@ async def test_each_agent_is_told_once_that_earlier_files_are_gone(sandbox, run,
 
 async def test_helpers_and_offloaded_files_come_back_in_the_replacement_session(sandbox, run, statuses):
     settings = settings_for(sandbox.url, sandbox.token)
-    session = SandboxConnector(settings, [("/workspace/skills/demo/helper.py", b"VALUE = 7\n")]).session()
+    session = SandboxConnector(settings, [("/workspace/skills/demo/helper.py", b"VALUE = 7\n")]).session(
+        run.attachments
+    )
     await session.upload([("/workspace/data/big.json", b"[1, 2, 3]")])
     session.remember("/workspace/data/big.json", b"[1, 2, 3]")
     sandbox.kill(session)
@@ -233,7 +234,7 @@ async def test_a_second_death_in_the_retried_call_is_a_transient_failure(run, st
 
 
 async def test_a_timeout_is_exit_124_with_a_note_and_long_output_is_cut(sandbox, run):
-    session = connector(sandbox, DRA_MAX_RESULT_CHARS="100").session()
+    session = connector(sandbox, DRA_MAX_RESULT_CHARS="100").session(run.attachments)
 
     slow = await session.execute("sleep 5", timeout_s=1)
     loud = await session.execute("yes | head -c 5000")
@@ -245,7 +246,7 @@ async def test_a_timeout_is_exit_124_with_a_note_and_long_output_is_cut(sandbox,
 
 async def test_a_wrong_token_is_a_permanent_error_that_never_shows_a_token(sandbox, run):
     wrong = "wrong-token-abcdef0123456789"
-    session = SandboxConnector(settings_for(sandbox.url, wrong)).session()
+    session = SandboxConnector(settings_for(sandbox.url, wrong)).session(run.attachments)
 
     with pytest.raises(ToolFailure) as failure:
         await session.execute("true")
@@ -287,7 +288,7 @@ async def test_redirects_are_not_followed_so_the_token_cannot_be_led_away():
 
 async def test_an_unreachable_service_is_a_transient_error_and_the_next_call_tries_again(run):
     with socket_closed() as url:
-        session = SandboxConnector(settings_for(url, TOKEN)).session()
+        session = SandboxConnector(settings_for(url, TOKEN)).session(run.attachments)
         for _ in range(2):
             with pytest.raises(ToolFailure) as failure:
                 await session.execute("true")
@@ -347,8 +348,7 @@ async def test_deepagents_file_operations_work_over_the_session(sandbox, run):
 async def test_a_closed_run_has_its_session_deleted(sandbox):
     sandboxes = connector(sandbox)
     run = current_run({"configurable": {"run_id": "run-closing"}})
-    with bound_run(run):
-        await sandboxes.session().execute("true")
+    await sandboxes.session(run.attachments).execute("true")
     session_id = run.attachments.get(SandboxSession)._remote.session_id  # type: ignore[union-attr]
 
     close_run(run.key)
@@ -363,7 +363,7 @@ async def test_a_closed_run_has_its_session_deleted(sandbox):
 async def test_skill_helper_modules_are_uploaded_into_each_session(sandbox, run):
     skills = load_skills(EXTENSION_FIXTURES / "skills")
     helpers = skill_helpers(skills)
-    session = SandboxConnector(settings_for(sandbox.url, sandbox.token), helpers).session()
+    session = SandboxConnector(settings_for(sandbox.url, sandbox.token), helpers).session(run.attachments)
 
     result = await session.execute(
         "cd /workspace/skills/cited-table && python3 -c 'import table_helpers; print(table_helpers.CITATION_STYLE)'"

@@ -84,12 +84,12 @@ async def test_a_request_a_client_put_through_aegra_lands_in_its_user_scope_and_
 async def test_a_process_starts_one_watcher_per_run_however_often_it_is_asked(run):
     store = InMemoryStore()
     stop_request.start_watching(store, run, owner="alice")
-    first = run.stop_watcher
+    first = run.attachments.get(stop_request.StopWatcher)
     stop_request.start_watching(store, run, owner="alice")
 
-    assert first is not None and run.stop_watcher is first
+    assert first is not None and run.attachments.get(stop_request.StopWatcher) is first
     run.control.close()
-    await asyncio.wait_for(first, timeout=2)
+    await asyncio.wait_for(first.task, timeout=2)
 
 
 class CountingStore(InMemoryStore):

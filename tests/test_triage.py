@@ -22,6 +22,7 @@ from deep_research_agent.lifecycle.triage import (
     TriageRouterMiddleware,
     parse_verdict,
 )
+from deep_research_agent.run import bound_run
 from deep_research_agent.settings import ResearchConfig
 from testkit.recording_model import RecordingChatModel, factory
 
@@ -58,7 +59,11 @@ def build(
     settings = ResearchConfig.resolve({"configurable": {}}, environ={})
     metered: list[AIMessage] = kwargs.pop("metered", [])
     middleware: list[AgentMiddleware] = [
-        TriageRouterMiddleware(settings=settings, model_factory=factory(router), on_model_response=metered.append)
+        TriageRouterMiddleware(
+            settings=settings,
+            model_factory=factory(router),
+            on_model_response=lambda usage, message: metered.append(message),
+        )
     ]
     if probe is not None:
         middleware.append(probe)
@@ -74,11 +79,12 @@ def build(
 
 async def run(agent: Any, payload: dict[str, Any], config: dict[str, Any] | None = None) -> tuple[list[dict], dict]:
     events, values = [], {}
-    async for mode, data in agent.astream(payload, config, stream_mode=["custom", "values"]):
-        if mode == "custom":
-            events.append(data)
-        else:
-            values = data
+    with bound_run():  # the agent's graph runs outside the server, with no run id of its own
+        async for mode, data in agent.astream(payload, config, stream_mode=["custom", "values"]):
+            if mode == "custom":
+                events.append(data)
+            else:
+                values = data
     return events, values
 
 

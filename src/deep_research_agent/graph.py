@@ -71,7 +71,7 @@ from .handover.script import ScriptGateMiddleware
 from .knowledge import build_knowledge_tools
 from .lifecycle import RunLifecycleMiddleware, TriageRouterMiddleware
 from .mcp.calls import CallLimits, instrument, source_label
-from .mcp.listing import Listing, list_tools, listings_digest, unique_names
+from .mcp.listing import Listing, OpeningStatuses, list_tools, listings_digest, unique_names
 from .modelcalls.caching import PromptCachingMiddleware
 from .modelcalls.compaction import ContextCompactionMiddleware
 from .modelcalls.metering import ModelCallHeartbeatMiddleware, UsageMeteringMiddleware, side_call_meter
@@ -136,7 +136,7 @@ async def make_graph(config: dict[str, Any] | None = None) -> CompiledStateGraph
         key += listings_digest(listings)
         run_id = ((config or {}).get("configurable") or {}).get("run_id")
         if run_id:
-            current_run(config).opening_statuses = [listing.status() for listing in listings]
+            current_run(config).attachments.attach(OpeningStatuses([listing.status() for listing in listings]))
     with _graphs_lock:
         graph = _graphs.get(key)
         if graph is not None:
@@ -472,7 +472,7 @@ def _compaction(settings: ResearchConfig, role: str, slot: Slot) -> ContextCompa
         role=role,
         slot=slot,
         settings=settings,
-        on_compacted=lambda summarized, kept: current_run().usage.count_compaction(summarized),
+        on_compacted=lambda usage, summarized, kept: usage.count_compaction(summarized),
         on_model_response=side_call_meter(Role.COMPACTION, settings.tier.compaction),
     )
 

@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 from ..domain.errors import tool_error_text
 from ..domain.names import ToolErrorClass, ToolName
 from ..protocol.events import Clarification, emit
-from ..run import current_run
+from ..run import Run, run_hook, run_tool
 
 _MAX_QUESTIONS = 3
 _LIST_MARKER = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s*")
@@ -40,9 +40,10 @@ class ClarificationArgs(BaseModel):
 
 
 @tool(ToolName.REQUEST_CLARIFICATION, args_schema=ClarificationArgs)
-def request_clarification(questions: list[str]) -> str:
+@run_tool
+def request_clarification(run: Run, questions: list[str]) -> str:
     """Ask the user 1-3 clarifying questions when the request is ambiguous. Only before any research starts."""
-    control = current_run().control
+    control = run.control
     if control.research_started:
         return tool_error_text(
             ToolName.REQUEST_CLARIFICATION,
@@ -62,15 +63,16 @@ class ClarificationMiddleware(AgentMiddleware):
 
     tools = [request_clarification]
 
+    @run_hook
     async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]], *, run: Run
     ) -> ModelResponse:
         # Inside the model call rather than an after_model hook, which would be a graph step on every turn.
         response = await handler(request)
         reply = response.result[-1] if response.result else None
         if not isinstance(reply, AIMessage) or reply.tool_calls:
             return response
-        control = current_run().control
+        control = run.control
         if control.research_started or control.report_delivered or control.clarification_requested:
             return response
         questions = prose_questions(reply.text)

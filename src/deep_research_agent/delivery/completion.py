@@ -24,7 +24,7 @@ from langgraph.channels import UntrackedValue
 
 from ..domain.conversation import harness_message, is_harness_message, respond, turn_key
 from ..domain.stops import StopCause
-from ..run import Halt, current_run
+from ..run import Halt, Run, RunControl, run_hook
 from .final_text import FinalTextKind, classify_final_text, nudge_for
 
 MAX_INTENT_NUDGES = 4
@@ -46,8 +46,9 @@ class CompletionMiddleware(AgentMiddleware):
 
     state_schema = CompletionState
 
+    @run_hook
     async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]], *, run: Run
     ) -> ModelResponse | ExtendedModelResponse:
         turn = turn_key(request.messages)
         nudges = (
@@ -56,14 +57,14 @@ class CompletionMiddleware(AgentMiddleware):
         added: list[AnyMessage] = []
         while True:
             response = await handler(request.override(messages=[*request.messages, *added]) if added else request)
-            reply = _stopped_without_report(response)
+            reply = _stopped_without_report(response, run.control)
             if reply is None:
                 break
             kind = classify_final_text(reply.text)
             if nudges.get(kind, 0) >= NUDGE_LIMITS[kind]:
                 if kind == "intent_stub":
                     detail = f"the orchestrator kept announcing a next step without taking it, after {MAX_INTENT_NUDGES} nudges"
-                    current_run().control.halt_run(Halt(cause=StopCause.STALLED, detail=detail))
+                    run.control.halt_run(Halt(cause=StopCause.STALLED, detail=detail))
                 break
             nudges[kind] = nudges.get(kind, 0) + 1
             added += [*response.result, harness_message(nudge_for(kind))]
@@ -71,12 +72,11 @@ class CompletionMiddleware(AgentMiddleware):
         return respond(added, model_response=response, update=update)
 
 
-def _stopped_without_report(response: ModelResponse) -> AIMessage | None:
+def _stopped_without_report(response: ModelResponse, control: RunControl) -> AIMessage | None:
     """The reply when it would end a research turn that delivered nothing, else None."""
     reply = response.result[-1] if response.result else None
     if not isinstance(reply, AIMessage) or reply.tool_calls or is_harness_message(reply):
         return None
-    control = current_run().control
     if (
         not control.research_started
         or control.report_delivered

@@ -34,7 +34,7 @@ from ..domain.names import RevisionReason, ToolErrorClass, ToolName
 from ..protocol.events import RevisingStatus, emit
 from ..report.citations import CitationReport
 from ..report.vetting import finalise, vet_report
-from ..run import current_run
+from ..run import Run, run_hook
 
 # A long report can have dozens of problems; a banner shows the first few.
 DETAIL_CHARS = 4000
@@ -50,8 +50,13 @@ class ReportGateMiddleware(AgentMiddleware):
 
     state_schema = ReportGateState
 
+    @run_hook
     async def awrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]],
+        *,
+        run: Run,
     ) -> ToolMessage | Command:
         if request.tool_call["name"] != ToolName.SUBMIT_REPORT:
             return await handler(request)
@@ -59,7 +64,7 @@ class ReportGateMiddleware(AgentMiddleware):
         draft = str(args.get("report_markdown") or "")
         if not draft.strip():
             return await handler(request)
-        evidence = current_run().evidence
+        evidence = run.evidence
         turn = turn_key(request.state.get("messages") or [])
         bounced = request.state.get("report_gate_draft") if request.state.get("report_gate_turn") == turn else None
         previous = CitationReport.model_validate(bounced) if bounced is not None else None

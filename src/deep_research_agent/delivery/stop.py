@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass
 
 from langgraph.store.base import BaseStore, GetOp, Item
 
@@ -41,6 +42,13 @@ from ..run import Halt, Run, client_namespaces
 logger = logging.getLogger(__name__)
 
 POLL_S = 0.5
+
+
+@dataclass(frozen=True)
+class StopWatcher:
+    """A run's attachment: the task of this process's poller that watches the run, once started."""
+
+    task: asyncio.Task[None]
 
 
 class StopRequestPoller:
@@ -92,12 +100,12 @@ _pollers: dict[int, StopRequestPoller] = {}
 def start_watching(store: BaseStore | None, run: Run, *, owner: str | None = None) -> None:
     """Have this process's poller for ``store`` watch the run, once; no store, nothing to watch. ``owner`` is
     the run's server-authenticated user, whose scoped namespace is read too."""
-    if store is None or run.stop_watcher is not None:
+    if store is None or run.attachments.get(StopWatcher) is not None:
         return
     poller = _pollers.get(id(store))
     if poller is None or poller.store is not store:
         poller = _pollers[id(store)] = StopRequestPoller(store)
-    run.stop_watcher = poller.watch(run, owner=owner)
+    run.attachments.attach(StopWatcher(poller.watch(run, owner=owner)))
 
 
 async def watch_for_stop_request(

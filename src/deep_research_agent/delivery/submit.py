@@ -25,7 +25,7 @@ from langgraph.types import Command
 from ..domain.errors import tool_error_text
 from ..domain.names import ToolErrorClass, ToolName
 from ..protocol.events import Report, emit
-from ..run import current_run
+from ..run import Run, run_tool
 
 
 class ReportState(AgentState):
@@ -43,8 +43,12 @@ class ReportState(AgentState):
 
 
 @tool(ToolName.SUBMIT_REPORT)
+@run_tool
 def submit_report(
-    report_markdown: str, tool_call_id: Annotated[str, InjectedToolCallId], evidence_insufficient: bool = False
+    run: Run,
+    report_markdown: str,
+    tool_call_id: Annotated[str, InjectedToolCallId],
+    evidence_insufficient: bool = False,
 ) -> Command:
     """Deliver the final cited report (Markdown). Call exactly once, when the research is done.
 
@@ -69,7 +73,6 @@ def submit_report(
                 ]
             }
         )
-    run = current_run()
     run.control.mark_report_delivered(evidence_insufficient=bool(evidence_insufficient))
     emit(Report(markdown=text, claims=run.evidence.claim_summary))
     return Command(

@@ -17,16 +17,17 @@ from typing import Any
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 
 from ..domain.conversation import deliverable_message
-from ..run import RunControl, current_run
+from ..run import Run, RunControl, run_hook
 
 
 class TurnEndMiddleware(AgentMiddleware):
     """Answers the model call after a delivery with the deliverable itself, which ends the turn."""
 
+    @run_hook
     async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]], *, run: Run
     ) -> ModelResponse:
-        answer = deliverable(request.state, current_run().control)
+        answer = deliverable(request.state, run.control)
         if answer is None:
             return await handler(request)
         return ModelResponse(result=[deliverable_message(answer)])

@@ -12,7 +12,9 @@ Contract:
   (``skills_filesystem``): deepagents' ``FilesystemMiddleware`` restricted to that one tool, writes
   denied, large-result eviction off (it would write).
 - ``SkillEventsMiddleware`` sends one ``skill`` event (``name``, ``path``, ``state: applied``) the first
-  time a run reads a skill's ``SKILL.md`` successfully, whichever sub-agent reads it.
+  time a run reads a skill's ``SKILL.md`` successfully, whichever sub-agent reads it; the run keeps the
+  skills it announced as an attachment (``SkillsApplied``), which its ledger keeps too, so a resumed run
+  does not announce them again.
 
 Why deepagents' ``SkillsMiddleware`` is not in the sub-agents' stacks: it loads the catalog in
 ``before_agent`` whenever the state holds none, and the ``task`` tool starts every sub-agent without it,
@@ -23,8 +25,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any, ClassVar
 
 from deepagents.backends import CompositeBackend, FilesystemBackend, StateBackend
 from deepagents.middleware.filesystem import FilesystemMiddleware, FilesystemPermission
@@ -37,13 +40,28 @@ from langgraph.types import Command
 from ..domain.names import SkillState, ToolName
 from ..protocol.events import Skill as SkillEvent
 from ..protocol.events import emit
-from ..run import NoRunError, current_run
+from ..run import Run, kept_in_ledger, run_hook
 from ..sandbox.connector import HELPERS_ROOT
 
 logger = logging.getLogger(__name__)
 
 MOUNT = "/skills/"
 SKILL_FILE = "SKILL.md"
+
+
+@kept_in_ledger
+@dataclass
+class SkillsApplied:
+    """A run's attachment: the skills a sub-agent of the run has read, so each is announced once per run."""
+
+    LEDGER_KEY: ClassVar[str] = "skills_applied"
+    names: set[str] = field(default_factory=set)
+
+    def snapshot(self) -> list[str]:
+        return sorted(self.names)
+
+    def restore(self, value: Any) -> None:
+        self.names.update(value or ())
 
 
 @dataclass(frozen=True)
@@ -137,8 +155,13 @@ class SkillEventsMiddleware(AgentMiddleware):
         super().__init__()
         self.catalog = catalog
 
+    @run_hook
     async def awrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]],
+        *,
+        run: Run,
     ) -> ToolMessage | Command:
         result = await handler(request)
         call = request.tool_call
@@ -147,10 +170,7 @@ class SkillEventsMiddleware(AgentMiddleware):
         skill = self.catalog.skill_at(str((call.get("args") or {}).get("file_path") or ""))
         if skill is None:
             return result
-        try:
-            applied = current_run().skills_applied
-        except NoRunError:
-            return result
+        applied = run.attachments.setdefault(SkillsApplied, SkillsApplied).names
         if skill.name not in applied:
             applied.add(skill.name)
             emit(SkillEvent(name=skill.name, path=skill.path, state=SkillState.APPLIED))

@@ -40,7 +40,7 @@ from ..domain.names import Ceiling, Role, ToolErrorClass, ToolName
 from ..domain.per_role import PerRoleMiddleware
 from ..domain.stops import StopCause
 from ..protocol.events import BudgetHaltStatus, BudgetSoftStatus, emit
-from ..run import Halt, Run, current_run
+from ..run import Halt, Run, run_hook
 from ..settings import ResearchConfig
 from .halting import stop_agent
 
@@ -112,13 +112,13 @@ class BudgetMiddleware(PerRoleMiddleware):
         super().__init__(role=role)
         self.settings = settings
 
+    @run_hook
     async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]], *, run: Run
     ) -> ModelResponse | ExtendedModelResponse:
-        run = current_run()
         halt = self._enforce(run)
         if halt is not None:
-            return respond([self._stop(request.messages, halt)])
+            return respond([self._stop(run, request.messages, halt)])
         nudge = None
         winding_down = run.control.budget_soft is not None or run.control.wrap_up_requested
         if winding_down and request.state.get("budget_nudged_run") != run.key:
@@ -129,13 +129,17 @@ class BudgetMiddleware(PerRoleMiddleware):
             return response
         return respond([nudge], model_response=response, update={"budget_nudged_run": run.key})
 
+    @run_hook
     async def awrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]],
+        *,
+        run: Run,
     ) -> ToolMessage | Command:
         tool = request.tool_call["name"]
         if tool == ToolName.SUBMIT_REPORT:
             return await handler(request)
-        run = current_run()
         # No await between this check and the metering middleware counting the call, so parallel
         # calls on the event loop cannot all pass the same last free slot.
         halt = self._enforce(run)
@@ -154,7 +158,7 @@ class BudgetMiddleware(PerRoleMiddleware):
         """The model's response, or the agent's stop when the run's time runs out or the user stops it first."""
         response = await self._within_limits(handler(request), run)
         if isinstance(response, Halt):
-            return ModelResponse(result=[self._stop(request.messages, response)])
+            return ModelResponse(result=[self._stop(run, request.messages, response)])
         return response
 
     async def _within_limits(self, call: Awaitable[T], run: Run) -> T | Halt:
@@ -214,8 +218,8 @@ class BudgetMiddleware(PerRoleMiddleware):
             return None
         return max(self.settings.max_run_seconds - run.elapsed_s, 0.0)
 
-    def _stop(self, messages: list[AnyMessage], halt: Halt) -> AIMessage:
-        return stop_agent(self.role, messages, halt=halt)
+    def _stop(self, run: Run, messages: list[AnyMessage], halt: Halt) -> AIMessage:
+        return stop_agent(run, self.role, messages, halt=halt)
 
     def _wrap_up_nudge(self, run: Run) -> str:
         if run.control.wrap_up_requested:

@@ -18,12 +18,11 @@ from ..domain.conversation import harness_note
 from ..domain.names import Role
 from ..handover.contract import hand_back
 from ..protocol.sender import current_sender
-from ..run import Halt, current_run
+from ..run import Halt, Run
 
 
-def stop_agent(role: str, messages: Sequence[AnyMessage], *, halt: Halt) -> AIMessage:
-    """The last message of an agent a guard stopped; halts the run when that agent is the orchestrator."""
-    run = current_run()
+def stop_agent(run: Run, role: str, messages: Sequence[AnyMessage], *, halt: Halt) -> AIMessage:
+    """The last message of an agent of ``run`` a guard stopped; halts the run when that agent is the orchestrator."""
     if role == Role.ORCHESTRATOR:
         run.control.halt_run(halt)
         return harness_note(f"(Stopped by {halt.cause.wording}: {halt.detail.rstrip('.')}.)")

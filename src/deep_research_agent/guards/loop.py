@@ -29,7 +29,7 @@ from ..domain.conversation import harness_message, respond, turn_key
 from ..domain.per_role import PerRoleMiddleware
 from ..domain.stops import StopCause
 from ..protocol.events import LoopDetectedStatus, LoopHaltStatus, emit
-from ..run import Halt
+from ..run import Halt, Run, run_hook
 from .halting import stop_agent
 
 WINDOW = 10
@@ -80,8 +80,9 @@ class LoopGuardMiddleware(PerRoleMiddleware):
     label = "LoopGuard"
     state_schema = LoopGuardState
 
+    @run_hook
     async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]], *, run: Run
     ) -> ModelResponse | ExtendedModelResponse:
         messages = request.messages
         state = request.state
@@ -109,7 +110,7 @@ class LoopGuardMiddleware(PerRoleMiddleware):
             )
             emit(LoopHaltStatus(repeats=repeats, detail=detail))
             halt = Halt(cause=StopCause.LOOP, detail=detail)
-            return respond([stop_agent(self.role, messages, halt=halt)], update=update)
+            return respond([stop_agent(run, self.role, messages, halt=halt)], update=update)
         if repeats >= NUDGE_AT and nudges < MAX_NUDGES_PER_TURN:
             tool = _most_repeated_tool(calls, window)
             emit(LoopDetectedStatus(repeats=repeats, detail=f"{tool} repeated with the same arguments and result"))

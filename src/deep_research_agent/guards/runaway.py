@@ -34,7 +34,7 @@ from ..domain.names import RunawayKind
 from ..domain.per_role import PerRoleMiddleware
 from ..domain.stops import StopCause
 from ..protocol.events import RunawayHaltStatus, RunawayOutputStatus, emit
-from ..run import Halt
+from ..run import Halt, Run, run_hook
 from .halting import stop_agent
 
 MIN_JUDGED_CHARS = 2000
@@ -143,8 +143,9 @@ class RunawayOutputMiddleware(PerRoleMiddleware):
     label = "RunawayOutput"
     state_schema = RunawayState
 
+    @run_hook
     async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]], *, run: Run
     ) -> ModelResponse | ExtendedModelResponse:
         turn = turn_key(request.messages)
         count = request.state.get("runaway_count", 0) if request.state.get("runaway_turn") == turn else 0
@@ -179,7 +180,7 @@ class RunawayOutputMiddleware(PerRoleMiddleware):
                 emit(RunawayHaltStatus(reason=verdict.kind, detail=detail, chars=chars, kept_chars=kept_chars))
                 halt = Halt(cause=StopCause.RUNAWAY, detail=detail)
                 conversation = [*request.messages, *added, trimmed]
-                stop = stop_agent(self.role, conversation, halt=halt)
+                stop = stop_agent(run, self.role, conversation, halt=halt)
                 return respond([*added, *response.result[:-1], trimmed, stop], update=update)
             emit(
                 RunawayOutputStatus(

@@ -34,7 +34,7 @@ from ..domain.names import Ceiling, Role
 from ..domain.per_role import PerRoleMiddleware
 from ..domain.stops import StopCause
 from ..protocol.events import BudgetSoftStatus, RecursionLimitStatus, emit
-from ..run import Halt, current_run
+from ..run import Halt, Run, run_hook
 from .budget import SOFT_FRACTION
 from .halting import stop_agent
 
@@ -69,14 +69,15 @@ class StepLimitMiddleware(PerRoleMiddleware):
         super().__init__(role=role)
         self.reserve_steps = steps_to_finish(agent_middleware)
 
+    @run_hook
     async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]], *, run: Run
     ) -> ModelResponse | ExtendedModelResponse:
         remaining = request.state.get("remaining_steps")
         if not isinstance(remaining, int):
             return await handler(request)
         if remaining > self.reserve_steps:
-            self._wind_down_near_the_limit(remaining)
+            self._wind_down_near_the_limit(run, remaining)
             return await handler(request)
         limit = get_config()["recursion_limit"]
         used = limit - remaining
@@ -88,9 +89,9 @@ class StepLimitMiddleware(PerRoleMiddleware):
             )
         )
         halt = Halt(cause=StopCause.STEP_LIMIT, detail=f"the run reached its recursion limit ({limit} graph steps)")
-        return respond([stop_agent(self.role, request.messages, halt=halt)])
+        return respond([stop_agent(run, self.role, request.messages, halt=halt)])
 
-    def _wind_down_near_the_limit(self, remaining: int) -> None:
+    def _wind_down_near_the_limit(self, run: Run, remaining: int) -> None:
         """Past ``SOFT_FRACTION`` of the orchestrator's steps, or when this is its last model call but one,
         the run enters its wrap-up stage, as at any ceiling: every agent is nudged to deliver
         (``BudgetMiddleware``), so a client's low recursion limit ends in a report rather than a cut. A
@@ -100,7 +101,7 @@ class StepLimitMiddleware(PerRoleMiddleware):
         limit = get_config()["recursion_limit"]
         used = limit - remaining
         near = used >= SOFT_FRACTION * limit or remaining <= 2 * self.reserve_steps
-        if near and current_run().control.enter_budget_soft_stage(Ceiling.STEPS):
+        if near and run.control.enter_budget_soft_stage(Ceiling.STEPS):
             emit(
                 BudgetSoftStatus(
                     reason=Ceiling.STEPS,

@@ -31,9 +31,10 @@ from langgraph.channels import UntrackedValue
 from ..domain.conversation import harness_message, is_harness_message, respond
 from ..domain.names import RevisionReason
 from ..domain.per_role import PerRoleMiddleware
+from ..evidence.store import EvidenceStore
 from ..protocol.events import RevisingStatus, emit
 from ..protocol.sender import current_sender
-from ..run import current_run
+from ..run import Run, UsageMeter, run_hook
 from .contract import FindingsVerdict, bounce_message, validate_findings
 
 
@@ -47,19 +48,20 @@ class FindingsGateMiddleware(PerRoleMiddleware):
     label = "FindingsGate"
     state_schema = FindingsGateState
 
+    @run_hook
     async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]], *, run: Run
     ) -> ModelResponse | ExtendedModelResponse:
         response = await handler(request)
         reply = _final_answer(response)
         if reply is None:
             return response
-        verdict = validate_findings(reply.text, tool_calls_made=_tool_calls_made(request.messages))
+        verdict = validate_findings(reply.text, tool_calls_made=_tool_calls_made(run.usage, request.messages))
         if verdict.ok:
-            _stage(verdict)
+            _stage(run.evidence, verdict)
             return response
         if request.state.get("findings_bounced"):
-            _stage(verdict)
+            _stage(run.evidence, verdict)
             handed_over = reply.model_copy(update={"content": verdict.fallback_text})
             return respond([*response.result[:-1], handed_over])
         emit(RevisingStatus(reason=RevisionReason.SUBAGENT_FINDINGS, detail=" ".join(verdict.problems)))
@@ -67,8 +69,8 @@ class FindingsGateMiddleware(PerRoleMiddleware):
         retry = await handler(request.override(messages=[*request.messages, *added]))
         second = _final_answer(retry)
         if second is not None:
-            again = validate_findings(second.text, tool_calls_made=_tool_calls_made(request.messages))
-            _stage(again)
+            again = validate_findings(second.text, tool_calls_made=_tool_calls_made(run.usage, request.messages))
+            _stage(run.evidence, again)
             if not again.ok:
                 retry = ModelResponse(
                     result=[*retry.result[:-1], second.model_copy(update={"content": again.fallback_text})],
@@ -85,16 +87,16 @@ def _final_answer(response: ModelResponse) -> AIMessage | None:
     return reply
 
 
-def _stage(verdict: FindingsVerdict) -> None:
+def _stage(evidence: EvidenceStore, verdict: FindingsVerdict) -> None:
     """Hand the parsed findings to this sub-agent's hand-over; an answer with none hands over its text."""
     task_id = current_sender.get().task_id
     if task_id and verdict.findings is not None:
-        current_run().evidence.stage_findings(task_id, verdict.findings)
+        evidence.stage_findings(task_id, verdict.findings)
 
 
-def _tool_calls_made(messages: list[AnyMessage]) -> int:
+def _tool_calls_made(usage: UsageMeter, messages: list[AnyMessage]) -> int:
     """This sub-agent's tool calls: those in its conversation, or the run's count for its ``task`` when
     compaction summarized some of them away."""
     in_messages = sum(len(m.tool_calls) for m in messages if isinstance(m, AIMessage))
     task_id = current_sender.get().task_id
-    return max(in_messages, current_run().usage.of_task(task_id).tool_calls if task_id else 0)
+    return max(in_messages, usage.of_task(task_id).tool_calls if task_id else 0)

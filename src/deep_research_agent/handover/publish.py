@@ -53,7 +53,7 @@ from ..protocol.events import (
 )
 from ..protocol.sender import Sender, current_sender
 from ..report.vetting import draft_report
-from ..run import Run, current_run
+from ..run import Run, run_hook
 from .contract import capped_findings, capped_text
 
 logger = logging.getLogger(__name__)
@@ -94,8 +94,13 @@ class HandOverMiddleware(AgentMiddleware):
     def name(self) -> str:
         return "HandOverNested" if self.nested else "HandOverMiddleware"
 
+    @run_hook
     async def awrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]],
+        *,
+        run: Run,
     ) -> ToolMessage | Command:
         if request.tool_call["name"] != ToolName.TASK:
             return await handler(request)
@@ -107,7 +112,6 @@ class HandOverMiddleware(AgentMiddleware):
         task_id = request.tool_call["id"]
         unit = str(args.get("description") or "")
         model = self.models_by_role.get(role)
-        run = current_run()
         run.control.mark_research_started()
 
         emit(SubagentStartStatus(role=role, task_id=task_id, subagent=role, model=model))

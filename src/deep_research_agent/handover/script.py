@@ -35,7 +35,7 @@ from ..domain.names import EvidenceKind, RevisionReason, ScriptStatus, ToolName
 from ..domain.per_role import PerRoleMiddleware
 from ..protocol.events import RevisingStatus, Script, Source, emit
 from ..protocol.sender import current_sender
-from ..run import current_run
+from ..run import Run, run_hook
 
 if TYPE_CHECKING:
     from ..sandbox.connector import SandboxConnector
@@ -130,33 +130,34 @@ class ScriptGateMiddleware(PerRoleMiddleware):
         super().__init__(role=role)
         self.sandbox = sandbox
 
+    @run_hook
     async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]], *, run: Run
     ) -> ModelResponse | ExtendedModelResponse:
         response = await handler(request)
         reply = _final_answer(response)
         if reply is None:
             return response
-        verdict, code = await self._judge(reply.text, request.messages)
+        verdict, code = await self._judge(run, reply.text, request.messages)
         if verdict.ok or request.state.get("script_bounced"):
-            self._show(verdict, code)
+            self._show(run, verdict, code)
             return response
         emit(RevisingStatus(reason=RevisionReason.SCRIPT_ANSWER, detail=" ".join(verdict.problems)))
         added: list[AnyMessage] = [*response.result, harness_message(bounce_message(verdict.problems))]
         retry = await handler(request.override(messages=[*request.messages, *added]))
         second = _final_answer(retry)
         if second is not None:
-            self._show(*await self._judge(second.text, [*request.messages, *added]))
+            self._show(run, *await self._judge(run, second.text, [*request.messages, *added]))
         return respond(added, model_response=retry, update={"script_bounced": True})
 
-    async def _judge(self, text: str, messages: Sequence[AnyMessage]) -> tuple[ScriptAnswer, bytes | None]:
+    async def _judge(self, run: Run, text: str, messages: Sequence[AnyMessage]) -> tuple[ScriptAnswer, bytes | None]:
         sections = parse_answer(text)
         script = sections.get("SCRIPT", "").split()[0] if sections.get("SCRIPT") else ""
         code: bytes | None = None
         exists: bool | None = None
         if script.startswith("/"):
             try:
-                [got] = await self.sandbox.session().download([script])
+                [got] = await self.sandbox.session(run.attachments).download([script])
             except ToolFailure:
                 exists = None
             else:
@@ -165,13 +166,12 @@ class ScriptGateMiddleware(PerRoleMiddleware):
         return check_answer(text, execute_outputs=_execute_outputs(messages), script_exists=exists), code
 
     @staticmethod
-    def _show(verdict: ScriptAnswer, code: bytes | None) -> None:
+    def _show(run: Run, verdict: ScriptAnswer, code: bytes | None) -> None:
         """The ``script`` event, and the script's output as evidence under ``script_label``: a computed
         figure is in no page, so the report cites the script too and the claim check finds it there."""
         if code is None:
             return
         text = code.decode("utf-8", errors="replace")
-        run = current_run()
         label = script_label(verdict.script)
         run.evidence.add_evidence(
             url=label,

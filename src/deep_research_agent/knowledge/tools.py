@@ -39,9 +39,10 @@ from pydantic import BaseModel, Field
 from ..domain.clock import utc_now_iso
 from ..domain.errors import ToolFailure
 from ..domain.names import EvidenceKind, RecordKind, ToolName, WarningReason
+from ..evidence.store import EvidenceStore
 from ..protocol.events import Source, WarningStatus, emit
 from ..protocol.sender import current_sender
-from ..run import Run, current_run
+from ..run import Run, run_tool
 from ..run.owner import run_user
 from .base import MAX_ENTRY_CHARS, KnowledgeBase, KnowledgeEntry, Retrieval, entry_key
 from .namespace import knowledge_namespace
@@ -79,18 +80,21 @@ def build_knowledge_tools(settings: Any) -> list[BaseTool]:
         return []
     dataset = settings.knowledge_dataset
 
-    async def remember(text: str, source: str, sync: bool = False) -> str:
-        return await remember_snippet(text, source, sync=sync, dataset=dataset)
+    async def remember(run: Run, text: str, source: str, sync: bool = False) -> str:
+        return await remember_snippet(run, text, source, sync=sync, dataset=dataset)
 
-    async def query(question: str) -> str:
-        return await query_knowledge(question, dataset=dataset)
+    async def query(run: Run, question: str) -> str:
+        return await query_knowledge(run, question, dataset=dataset)
 
     return [
         StructuredTool.from_function(
-            coroutine=remember, name=ToolName.REMEMBER, description=REMEMBER_DESCRIPTION, args_schema=RememberArgs
+            coroutine=run_tool(remember),
+            name=ToolName.REMEMBER,
+            description=REMEMBER_DESCRIPTION,
+            args_schema=RememberArgs,
         ),
         StructuredTool.from_function(
-            coroutine=query, name=ToolName.QUERY, description=QUERY_DESCRIPTION, args_schema=QueryArgs
+            coroutine=run_tool(query), name=ToolName.QUERY, description=QUERY_DESCRIPTION, args_schema=QueryArgs
         ),
     ]
 
@@ -108,7 +112,7 @@ def run_knowledge_base(dataset: str) -> KnowledgeBase:
     return KnowledgeBase(store, knowledge_namespace(run_user(get_config()), dataset))
 
 
-async def remember_snippet(text: str, source: str, *, sync: bool, dataset: str) -> str:
+async def remember_snippet(run: Run, text: str, source: str, *, sync: bool, dataset: str) -> str:
     tool = ToolName.REMEMBER
     text, source = (text or "").strip(), (source or "").strip()
     try:
@@ -124,9 +128,7 @@ async def remember_snippet(text: str, source: str, *, sync: bool, dataset: str) 
         base = run_knowledge_base(dataset)
     except ToolFailure as failure:
         return failure.as_model_text(tool)
-    config = get_config()
-    configurable = config.get("configurable") or {}
-    run = current_run(config)
+    configurable = get_config().get("configurable") or {}
     entry = KnowledgeEntry(
         key=entry_key(text, source),
         text=text,
@@ -157,7 +159,7 @@ async def store_entry(base: KnowledgeBase, entry: KnowledgeEntry, run: Run) -> T
     return None
 
 
-async def query_knowledge(question: str, *, dataset: str) -> str:
+async def query_knowledge(run: Run, question: str, *, dataset: str) -> str:
     tool = ToolName.QUERY
     question = (question or "").strip()
     try:
@@ -181,7 +183,7 @@ async def query_knowledge(question: str, *, dataset: str) -> str:
             "matches this question. Try other words, or research on the web."
         )
     shown = _within_budget(retrieval.entries)
-    register_evidence(shown)
+    register_evidence(run.evidence, shown)
     return render_retrieval(question, dataset, retrieval, shown)
 
 
@@ -195,13 +197,12 @@ def _within_budget(entries: list[KnowledgeEntry]) -> list[KnowledgeEntry]:
     return shown
 
 
-def register_evidence(entries: list[KnowledgeEntry]) -> None:
+def register_evidence(evidence: EvidenceStore, entries: list[KnowledgeEntry]) -> None:
     """Each returned entry becomes ``knowledge`` evidence under its original source, and that source a run source."""
-    run = current_run()
     agent = current_sender.get().role
     for entry in entries:
-        run.evidence.add_evidence(url=entry.source, title="", kind=EvidenceKind.KNOWLEDGE, text=entry.text, agent=agent)
-        if record := run.evidence.add_source(entry.source):
+        evidence.add_evidence(url=entry.source, title="", kind=EvidenceKind.KNOWLEDGE, text=entry.text, agent=agent)
+        if record := evidence.add_source(entry.source):
             emit(Source(title=record.title, url=record.url, domain=record.domain))
 
 

@@ -43,8 +43,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from contextlib import suppress
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, NotRequired
 
 import httpx
@@ -76,6 +75,7 @@ from ..domain.names import EndReason, Outcome, StatusState, ToolErrorClass, Warn
 from ..domain.stops import RunError
 from ..guards.budget import effective_recursion_limit
 from ..knowledge import KnowledgeBase, knowledge_namespace, remember_findings
+from ..mcp.listing import OpeningStatuses
 from ..protocol.events import DoneStatus, ErrorStatus, Limits, Report, RunStart, Usage, WarningStatus, emit
 from ..run import (
     NoRunError,
@@ -90,7 +90,6 @@ from ..run import (
     owner_key,
     release_slot,
     restore_ledger,
-    run_key,
     run_owner,
     run_user,
     save_ledger,
@@ -110,9 +109,21 @@ logger = logging.getLogger(__name__)
 # How long the end of a run waits for its queued knowledge writes; one still running then is recorded as failed.
 RECORDING_FLUSH_S = 15.0
 
+# The run of one model or tool call of the orchestrator, and the call's LangGraph config.
+RunCall = tuple[Run, dict[str, Any]]
+
 
 class LifecycleState(AgentState):
     run_error: NotRequired[Annotated[RunError | None, PrivateStateAttr, UntrackedValue]]
+
+
+@dataclass
+class Attached:
+    """A run's attachment: this process has opened the run, or taken it over from another (its ledger
+    restored, its stop watcher and slot started); the lock makes a takeover happen once."""
+
+    done: bool = False
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 class RunLifecycleMiddleware(AgentMiddleware):
@@ -133,7 +144,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
         run = current_run(config)
         owner = run_owner(config)
         start_watching(runtime.store, run, owner=owner)
-        run.attached = True
+        run.attachments.setdefault(Attached, Attached).done = True
         configurable = config.get("configurable") or {}
         emit(
             RunStart(
@@ -142,7 +153,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
         )
         for warning in (*self.settings.warnings, *self.build_warnings):
             emit(WarningStatus(reason=WarningReason.CONFIG, detail=warning))
-        for status in run.opening_statuses:
+        for status in (run.attachments.get(OpeningStatuses) or OpeningStatuses()).statuses:
             emit(status)
         if self.settings.problems:
             problems = " ".join(self.settings.problems)
@@ -175,25 +186,24 @@ class RunLifecycleMiddleware(AgentMiddleware):
             "This run was not started: ask again once one of them has finished, or stop one."
         )
 
-    async def _attach(self, store: Any) -> None:
+    async def _attach(self, store: Any, call: RunCall | None) -> None:
         """Take over a run another process started (its ledger, stop watcher, slot); a no-op once done."""
-        try:
-            config = get_config()
-            run = current_run(config)
-        except (RuntimeError, NoRunError):  # called outside a graph run (a unit test): nothing to attach
+        if call is None:  # called outside a graph run (a unit test): nothing to attach
             return
-        if run.attached:
+        run, config = call
+        attached = run.attachments.setdefault(Attached, Attached)
+        if attached.done:
             return
-        async with run.attach_lock:
-            if run.attached:
+        async with attached.lock:
+            if attached.done:
                 return
             owner = run_owner(config)
             if await restore_ledger(store, run, thread_id=(config.get("configurable") or {}).get("thread_id")):
                 logger.info("run %s resumed in this process from its last checkpoint and ledger", run.key)
             start_watching(store, run, owner=owner)
-            if self.settings.max_runs_per_user and run.slot is None and store is not None:
+            if self.settings.max_runs_per_user and run.attachments.get(RunSlot) is None and store is not None:
                 start_keeping(store, run, RunSlot(owner_key=owner_key(owner), run_id=run.key, queued_at=time.time()))
-            run.attached = True
+            attached.done = True
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -201,11 +211,12 @@ class RunLifecycleMiddleware(AgentMiddleware):
         if request.state.get("run_error"):
             # A tool call failed internally: end the run here instead of asking the model again.
             return ModelResponse(result=[AIMessage(content="(The run stopped on an internal error.)")])
-        await self._attach(getattr(request.runtime, "store", None))
+        call = _this_call()
+        await self._attach(getattr(request.runtime, "store", None), call)
         try:
             return await handler(request)
         except asyncio.CancelledError:
-            _forget_cancelled_run()
+            _forget_cancelled_run(call)
             raise
         except (openai.APIError, httpx.HTTPError) as exc:
             detail = describe_model_error(exc, self.settings)
@@ -228,11 +239,12 @@ class RunLifecycleMiddleware(AgentMiddleware):
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
     ) -> ToolMessage | Command:
         store = getattr(request.runtime, "store", None)
-        await self._attach(store)
+        call = _this_call()
+        await self._attach(store, call)
         try:
             result = await handler(request)
         except asyncio.CancelledError:
-            _forget_cancelled_run()
+            _forget_cancelled_run(call)
             raise
         except GraphBubbleUp:
             raise
@@ -247,14 +259,10 @@ class RunLifecycleMiddleware(AgentMiddleware):
                 status="error",
             )
             return Command(update={"messages": [failed], "run_error": INTERNAL_ERROR})
-        await self._save_ledger(store)
+        if call is not None:
+            run, config = call
+            await save_ledger(store, run, thread_id=(config.get("configurable") or {}).get("thread_id"))
         return result
-
-    @staticmethod
-    async def _save_ledger(store: Any) -> None:
-        with suppress(RuntimeError, NoRunError):
-            config = get_config()
-            await save_ledger(store, current_run(config), thread_id=(config.get("configurable") or {}).get("thread_id"))
 
     async def aafter_agent(self, state: LifecycleState, runtime: Runtime) -> dict[str, Any] | None:
         config = get_config()
@@ -265,12 +273,16 @@ class RunLifecycleMiddleware(AgentMiddleware):
             thread_id = configurable.get("thread_id")
             await self._finish_recording(runtime.store, config, run)
             await archive_evidence(
-                runtime.store, thread_id=thread_id, run_id=run.key, records=run.evidence.own_records()
+                runtime.store,
+                thread_id=thread_id,
+                run_id=run.key,
+                records=run.evidence.own_records(),
+                failures=run.failures,
             )
             await forget_ledger(runtime.store, run)
-            if run.slot is not None and runtime.store is not None:
+            if (slot := run.attachments.get(RunSlot)) is not None and runtime.store is not None:
                 # Before the end status, so the user's next run, started on seeing it, finds the slot free.
-                await release_slot(runtime.store, run.slot)
+                await release_slot(runtime.store, slot)
             return await self._close(state, run, runtime.store)
         finally:
             if (sandbox := run.attachments.get(SandboxSession)) is not None:
@@ -417,12 +429,22 @@ def _answered_directly(messages: list[AnyMessage]) -> bool:
     )
 
 
-def _forget_cancelled_run() -> None:
+def _this_call() -> RunCall | None:
+    """The run of this model or tool call with the call's config, looked up once per call; None outside a
+    graph run (a unit test calls the hooks directly), where there is nothing to attach, save or drop."""
+    try:
+        config = get_config()
+        return current_run(config), config
+    except (RuntimeError, NoRunError):
+        return None
+
+
+def _forget_cancelled_run(call: RunCall | None) -> None:
     """Drop a cancelled run's stores: its end hook never runs, and they hold every page the run read.
 
     The orchestrator spends nearly all of a run inside a model or tool call (``task`` holds the whole
     sub-agent), and only the run's own cancellation reaches the outermost middleware as ``CancelledError``:
     the guards' own deadlines end as ``TimeoutError`` inside their scopes.
     """
-    with suppress(NoRunError):
-        close_run(run_key())
+    if call is not None:
+        close_run(call[0].key)

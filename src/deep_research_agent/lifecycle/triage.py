@@ -42,6 +42,7 @@ from ..domain.conversation import is_fresh_turn, previous_turns, turn_messages
 from ..domain.names import Role, ToolName, TriageReason
 from ..modelcalls.models import chat_model
 from ..protocol.events import TriageStatus, emit
+from ..run import Run, UsageMeter, run_hook
 from ..settings import ResearchConfig, Slot
 
 logger = logging.getLogger(__name__)
@@ -100,7 +101,7 @@ class TriageRouterMiddleware(AgentMiddleware):
         *,
         settings: ResearchConfig,
         model_factory: ModelFactory = chat_model,
-        on_model_response: Callable[[AIMessage], None] | None = None,
+        on_model_response: Callable[[UsageMeter, AIMessage], None] | None = None,
     ) -> None:
         super().__init__()
         self.settings = settings
@@ -118,37 +119,38 @@ class TriageRouterMiddleware(AgentMiddleware):
         return self.model_factory(self.settings, "research", Role.DIRECT_ANSWER)
 
     # Inside the orchestrator's first model call of a turn, not a hook: a hook is a graph step of its own.
+    @run_hook
     async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]], *, run: Run
     ) -> ModelResponse | ExtendedModelResponse:
         if not is_fresh_turn(request.messages):
             return await handler(request)
-        answer = await self._route(request.messages, request.state.get("final_report") or "")
+        answer = await self._route(run.usage, request.messages, request.state.get("final_report") or "")
         if answer is None:
             verdict, response = "research", await handler(request)
         else:
             verdict, response = "simple", ModelResponse(result=[answer])
         return ExtendedModelResponse(model_response=response, command=Command(update={"triage_verdict": verdict}))
 
-    async def _route(self, messages: Sequence[AnyMessage], report: str) -> AIMessage | None:
+    async def _route(self, usage: UsageMeter, messages: Sequence[AnyMessage], report: str) -> AIMessage | None:
         """The direct answer of a SIMPLE turn, or None when the full agent should run."""
         question = turn_messages(messages)[0].text
         if len(question) > MAX_TRIAGE_CHARS:
             return _research(TriageReason.LONG_MESSAGE)
         if awaits_answers(previous_turns(messages)):
             return _research(TriageReason.CLARIFICATION_ANSWER)
-        verdict = await self._classify(question, report)
+        verdict = await self._classify(usage, question, report)
         if verdict is None:
             return _research(TriageReason.ROUTER_FAILED)
         if verdict == "research":
             return _research(TriageReason.CLASSIFIED)
-        answer = await self._answer(question)
+        answer = await self._answer(usage, question)
         if answer is None:
             return _research(TriageReason.ANSWER_FAILED)
         emit(TriageStatus(detail="simple", reason=TriageReason.CLASSIFIED))
         return answer
 
-    async def _classify(self, question: str, report: str) -> Verdict | None:
+    async def _classify(self, usage: UsageMeter, question: str, report: str) -> Verdict | None:
         content = question
         if report:
             content = (
@@ -156,6 +158,7 @@ class TriageRouterMiddleware(AgentMiddleware):
                 f"Questions about it are RESEARCH.\n\nMessage:\n{question}"
             )
         reply = await self._call(
+            usage,
             self.verdict_model,
             [SystemMessage(prompts.template(prompts.Prompt.TRIAGE)), HumanMessage(content)],
             max_tokens=VERDICT_MAX_TOKENS,
@@ -164,8 +167,9 @@ class TriageRouterMiddleware(AgentMiddleware):
         )
         return None if reply is None else parse_verdict(reply.text)
 
-    async def _answer(self, question: str) -> AIMessage | None:
+    async def _answer(self, usage: UsageMeter, question: str) -> AIMessage | None:
         reply = await self._call(
+            usage,
             self.answer_model,
             [SystemMessage(prompts.render(prompts.Prompt.DIRECT_ANSWER)), HumanMessage(question)],
             max_tokens=ANSWER_MAX_TOKENS,
@@ -176,9 +180,10 @@ class TriageRouterMiddleware(AgentMiddleware):
         return reply
 
     async def _call(
-        self, model: BaseChatModel, prompt: list[AnyMessage], *, max_tokens: int, tags: list[str]
+        self, usage: UsageMeter, model: BaseChatModel, prompt: list[AnyMessage], *, max_tokens: int, tags: list[str]
     ) -> AIMessage | None:
-        """One small router call; None when it fails, because a failed router must never fail the turn."""
+        """One small router call, metered in ``usage``; None when it fails, because a failed router must never
+        fail the turn."""
         try:
             reply = await model.ainvoke(
                 prompt, config={"tags": tags, "metadata": {"lc_source": "triage"}}, max_tokens=max_tokens
@@ -189,7 +194,7 @@ class TriageRouterMiddleware(AgentMiddleware):
         if not isinstance(reply, AIMessage):
             return None
         if self.on_model_response is not None:
-            self.on_model_response(reply)
+            self.on_model_response(usage, reply)
         return reply
 
 

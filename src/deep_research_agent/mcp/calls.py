@@ -53,7 +53,7 @@ from ..domain.retry_after import backoff_s, retry_after_s
 from ..domain.secrets import redact
 from ..protocol.events import McpCall, McpResult, RateLimitedStatus, Source, emit
 from ..protocol.sender import current_sender
-from ..run import current_run, run_key
+from ..run import Run, run_tool
 from ..settings.mcp_servers import McpServer
 from ..tools.errors import retrieval_answered, retrieval_failure_text
 from ..tools.results import ResultLimits, fit_result
@@ -80,6 +80,13 @@ class CallLimits:
     max_wait_s: float = 120.0
     call_timeout_s: float = 60.0
     results: ResultLimits = field(default_factory=ResultLimits)
+
+
+@dataclass
+class McpSlots:
+    """A run's attachment: its MCP call slots, shared by every agent of the run, made on its first MCP call."""
+
+    semaphore: asyncio.Semaphore
 
 
 class CallTimedOut(Exception):
@@ -113,22 +120,24 @@ def instrument(tool: BaseTool, server: McpServer, limits: CallLimits) -> BaseToo
     if raw_call is None:
         raise ValueError(f"MCP tool {tool.name} has no coroutine")
 
-    async def call(**args: Any) -> str:
-        return await _call(raw_call, tool.name, server, args, limits)
+    async def call(run: Run, /, **args: Any) -> str:
+        return await _call(run, raw_call, tool.name, server, args, limits)
 
     return StructuredTool(
         name=tool.name,
         description=f"[MCP server {server.label}] {tool.description}".strip(),
         args_schema=tool.args_schema,
-        coroutine=call,
+        coroutine=run_tool(call),
         metadata=tool.metadata,
     )
 
 
-async def _call(raw_call: RawCall, name: str, server: McpServer, args: dict[str, Any], limits: CallLimits) -> str:
+async def _call(
+    run: Run, raw_call: RawCall, name: str, server: McpServer, args: dict[str, Any], limits: CallLimits
+) -> str:
     call_id = f"mcp-{uuid.uuid4().hex[:12]}"
     emit(McpCall(id=call_id, tool=name, server=server.label, args={key: _cut(value) for key, value in args.items()}))
-    memo_key = (run_key(), f"{server.label}|{server.url}", name, json.dumps(args, sort_keys=True, default=str))
+    memo_key = (run.key, f"{server.label}|{server.url}", name, json.dumps(args, sort_keys=True, default=str))
     if (remembered := _memo.get(memo_key)) is not None:
         emit(
             McpResult(
@@ -146,10 +155,10 @@ async def _call(raw_call: RawCall, name: str, server: McpServer, args: dict[str,
             f"{remembered} (Answered from memory: this identical call already failed; change the arguments or move on.)"
         )
     try:
-        content, artifact = await _within_limits(raw_call, name, server, args, limits)
+        content, artifact = await _within_limits(run, raw_call, name, server, args, limits)
     except Exception as exc:  # noqa: BLE001 - every failure becomes the model's tool result
         failure = classify_call_error(exc)
-        text = retrieval_failure_text(name, memo_key[3], failure)
+        text = retrieval_failure_text(run.failures, name, memo_key[3], failure)
         if failure.kind == "permanent":
             _memo[memo_key] = text
             while len(_memo) > MEMO_SIZE:
@@ -162,9 +171,8 @@ async def _call(raw_call: RawCall, name: str, server: McpServer, args: dict[str,
             )
         )
         return text
-    retrieval_answered(name, memo_key[3])
+    retrieval_answered(run.failures, name, memo_key[3])
     text = result_text(content, artifact)
-    run = current_run()
     label = source_label(server)
     run.evidence.add_evidence(
         url=label,
@@ -178,15 +186,21 @@ async def _call(raw_call: RawCall, name: str, server: McpServer, args: dict[str,
     emit(
         McpResult(id=call_id, tool=name, server=server.label, ok=True, summary=_summary(text), bytes=len(text.encode()))
     )
-    shown = await fit_result(text, name=f"mcp-{server.label}-{name}", cite_as=f'"{label}"', limits=limits.results)
+    shown = await fit_result(
+        text,
+        name=f"mcp-{server.label}-{name}",
+        cite_as=f'"{label}"',
+        limits=limits.results,
+        attachments=run.attachments,
+    )
     return render_result(label, name, shown)
 
 
 async def _within_limits(
-    raw_call: RawCall, name: str, server: McpServer, args: dict[str, Any], limits: CallLimits
+    run: Run, raw_call: RawCall, name: str, server: McpServer, args: dict[str, Any], limits: CallLimits
 ) -> tuple[Any, Any]:
     """The call in one of the run's slots; a 429 frees the slot for the wait, then the call tries again."""
-    slots = _slots(limits.max_concurrency)
+    slots = _slots(run, limits.max_concurrency)
     waited = 0.0
     attempt = 0
     while True:
@@ -232,13 +246,10 @@ def rate_limit_wait(exc: BaseException, attempt: int) -> float | None:
     return backoff_s(attempt + 1, retry_after_s(leaf.response.headers), random.random())
 
 
-def _slots(limit: int) -> asyncio.Semaphore | None:
+def _slots(run: Run, limit: int) -> asyncio.Semaphore | None:
     if not limit:
         return None
-    run = current_run()
-    if run.mcp_slots is None:
-        run.mcp_slots = asyncio.Semaphore(limit)
-    return run.mcp_slots
+    return run.attachments.setdefault(McpSlots, lambda: McpSlots(asyncio.Semaphore(limit))).semaphore
 
 
 def classify_call_error(exc: BaseException) -> ToolFailure:

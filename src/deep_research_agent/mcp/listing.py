@@ -27,7 +27,7 @@ import logging
 import socket
 import time
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -74,6 +74,14 @@ class Listing:
             "error": self.error,
             "tools": [[tool.name, tool.description, tool.args] for tool in self.tools],
         }
+
+
+@dataclass
+class OpeningStatuses:
+    """A run's attachment: what each of its MCP connections gave (``Listing.status``), found by the graph
+    factory before the run started, and announced by the lifecycle right after ``run_start``."""
+
+    statuses: list[McpReadyStatus | McpErrorStatus] = field(default_factory=list)
 
 
 def listings_digest(listings: Sequence[Listing]) -> str:

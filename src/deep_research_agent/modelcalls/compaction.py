@@ -14,8 +14,8 @@ Contract (one instance per agent role; ``name`` carries the role so stacks never
 - persistence: the state's messages are replaced (``RemoveMessage(REMOVE_ALL_MESSAGES)`` + new list);
 - events: ``status: compacting`` (``tokens_estimate`` before), then ``status: compacted``
   (``messages_summarized``, ``messages_kept``, ``tokens_estimate`` after);
-- budget: nothing is reset, compacted work stays spent. ``on_compacted(summarized, kept)`` reports each
-  compaction and ``on_model_response(message)`` each summarizer response, for the run's usage meter;
+- budget: nothing is reset, compacted work stays spent. ``on_compacted(usage, summarized, kept)`` reports
+  each compaction and ``on_model_response(usage, message)`` each summarizer response, to the run's usage meter;
 - failure: a failed or empty summary compacts nothing, emits ``status: warning`` (reason
   ``compaction_failed``) and the run goes on; it is retried only once the context has grown by another
   tenth of the trigger, so a dead summarizer does not cost a call on every step.
@@ -61,6 +61,7 @@ from ..domain.names import Role, WarningReason
 from ..domain.per_role import PerRoleMiddleware
 from ..domain.secrets import redact
 from ..protocol.events import CompactedStatus, CompactingStatus, WarningStatus, emit
+from ..run import Run, UsageMeter, run_hook
 from ..run.containment import contain_hook_failures
 from ..settings import ResearchConfig, Slot
 from .models import chat_model
@@ -174,8 +175,8 @@ class ContextCompactionMiddleware(PerRoleMiddleware):
         slot: Slot,
         settings: ResearchConfig,
         model_factory: ModelFactory = chat_model,
-        on_compacted: Callable[[int, int], None] | None = None,
-        on_model_response: Callable[[AIMessage], None] | None = None,
+        on_compacted: Callable[[UsageMeter, int, int], None] | None = None,
+        on_model_response: Callable[[UsageMeter, AIMessage], None] | None = None,
     ) -> None:
         super().__init__(role=role)
         self.settings = settings
@@ -208,7 +209,8 @@ class ContextCompactionMiddleware(PerRoleMiddleware):
 
     @hook_config(can_jump_to=["end"])
     @contain_hook_failures
-    async def abefore_model(self, state: CompactionState, runtime: Runtime) -> dict[str, Any] | None:
+    @run_hook
+    async def abefore_model(self, state: CompactionState, runtime: Runtime, *, run: Run) -> dict[str, Any] | None:
         if not self.trigger_tokens:
             return None
         messages = state["messages"]
@@ -221,7 +223,7 @@ class ContextCompactionMiddleware(PerRoleMiddleware):
             return None
         growth = int(self.trigger_tokens * RETRY_GROWTH_SHARE)
         emit(CompactingStatus(tokens_estimate=estimate))
-        summary = await self._summarize(plan.summarized)
+        summary = await self._summarize(run.usage, plan.summarized)
         if summary is None:
             return {"compaction_retry_above": estimate + growth}
         new_messages = [harness_message(f"{_SUMMARY_HEADER}\n\n{summary}"), *plan.kept]
@@ -232,14 +234,14 @@ class ContextCompactionMiddleware(PerRoleMiddleware):
             )
         )
         if self.on_compacted is not None:
-            self.on_compacted(len(plan.summarized), len(plan.kept))
+            self.on_compacted(run.usage, len(plan.summarized), len(plan.kept))
         return {
             "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *new_messages],
             # A compaction that could not get under the trigger (huge request or tail) waits for growth too.
             "compaction_retry_above": after + growth,
         }
 
-    async def _summarize(self, messages: list[AnyMessage]) -> str | None:
+    async def _summarize(self, usage: UsageMeter, messages: list[AnyMessage]) -> str | None:
         """The summary of ``messages``, or None (after a warning) when the summarizer fails."""
         transcript = _fit(get_buffer_string(messages, format="xml"), self.summarizer_input_chars)
         prompt = [
@@ -253,7 +255,7 @@ class ContextCompactionMiddleware(PerRoleMiddleware):
         except Exception as exc:  # any failure of the side call must leave the run untouched
             return self._failed(f"the compaction model call failed ({type(exc).__name__}: {redact(str(exc))[:300]})")
         if self.on_model_response is not None and isinstance(response, AIMessage):
-            self.on_model_response(response)
+            self.on_model_response(usage, response)
         summary = response.text.strip()
         if not summary:
             return self._failed("the compaction model returned an empty summary")

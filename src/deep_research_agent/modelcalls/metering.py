@@ -27,7 +27,7 @@ from ..domain.per_role import PerRoleMiddleware
 from ..domain.usage import RoleUsage
 from ..protocol.events import ModelCallStatus, emit
 from ..protocol.sender import current_sender
-from ..run import Run, current_run
+from ..run import Run, UsageMeter, run_hook
 from ..settings import ModelSpec
 
 _UNIT_CHARS = 200
@@ -42,22 +42,28 @@ class UsageMeteringMiddleware(PerRoleMiddleware):
         super().__init__(role=role)
         self.spec = spec
 
+    @run_hook
     async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]], *, run: Run
     ) -> Any:
         response = await handler(request)
-        record_model_call(self.role, self.spec, _messages_of(response))
+        record_model_call(run.usage, self.role, self.spec, _messages_of(response))
         return response
 
+    @run_hook
     async def awrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]],
+        *,
+        run: Run,
     ) -> ToolMessage | Command:
-        current_run().usage.count_tool_call(self.role, current_sender.get().task_id)
+        run.usage.count_tool_call(self.role, current_sender.get().task_id)
         return await handler(request)
 
 
-def record_model_call(role: str, spec: ModelSpec, messages: list[Any]) -> None:
-    """Add one model call, its tokens and its cost to the role's and the current task's counters."""
+def record_model_call(meter: UsageMeter, role: str, spec: ModelSpec, messages: list[Any]) -> None:
+    """Add one model call, its tokens and its cost to the role's and the current task's counters in ``meter``."""
     spent = RoleUsage()
     for message in messages:
         if isinstance(message, AIMessage) and message.usage_metadata:
@@ -74,12 +80,13 @@ def record_model_call(role: str, spec: ModelSpec, messages: list[Any]) -> None:
             spent.cached_tokens += cached
             spent.cost_usd += cost
             spent.reported_cost_usd += reported or 0.0
-    current_run().usage.count_model_call(role, current_sender.get().task_id, spent)
+    meter.count_model_call(role, current_sender.get().task_id, spent)
 
 
-def side_call_meter(role: str, spec: ModelSpec) -> Callable[[AIMessage], None]:
-    """A callback for model calls made outside the agent loop (triage, compaction), so budgets see them."""
-    return lambda message: record_model_call(role, spec, [message])
+def side_call_meter(role: str, spec: ModelSpec) -> Callable[[UsageMeter, AIMessage], None]:
+    """A callback for model calls made outside the agent loop (triage, compaction), so budgets see them: the
+    middleware that makes one passes its run's usage meter and the response."""
+    return lambda usage, message: record_model_call(usage, role, spec, [message])
 
 
 class ModelCallHeartbeatMiddleware(PerRoleMiddleware):
@@ -91,8 +98,9 @@ class ModelCallHeartbeatMiddleware(PerRoleMiddleware):
         super().__init__(role=role)
         self.model = model
 
+    @run_hook
     async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]], *, run: Run
     ) -> Any:
         sender = current_sender.get()
         unit = sender.unit or latest_user_text(request.messages)
@@ -100,7 +108,7 @@ class ModelCallHeartbeatMiddleware(PerRoleMiddleware):
         emit(
             ModelCallStatus(
                 model=self.model,
-                step=_own_usage(current_run(), self.role).model_calls + 1,
+                step=_own_usage(run, self.role).model_calls + 1,
                 unit=unit[:_UNIT_CHARS] if unit else None,
                 after=[m.name or "tool" for m in after] or None,
                 after_chars=sum(len(m.text) for m in after) if after else None,

@@ -1,6 +1,7 @@
 """One run's shared stores (usage, evidence, control, recording), found by the run id by every agent of the run.
 
 Split by concern so each store states its own contract; ``registry`` opens and closes them per run,
+``boundary`` is how a middleware hook or a tool receives its run (looked up once, passed down),
 ``archive`` keeps a finished run's evidence texts in the LangGraph store, ``owner`` names the run's user
 and where a client's store items for it land, ``admission`` holds each user to a number of runs in
 progress through the LangGraph store, across every server instance that shares it, and ``ledger`` keeps
@@ -18,8 +19,9 @@ from .admission import (
     start_keeping,
 )
 from .archive import EVIDENCE_NAMESPACE, archive_evidence, evidence_namespace, evidence_summaries, stored_evidence
+from .boundary import run_hook, run_tool
 from .control import Halt, RunControl
-from .ledger import LEDGER_NAMESPACE, forget_ledger, restore_ledger, save_ledger
+from .ledger import LEDGER_NAMESPACE, forget_ledger, kept_in_ledger, restore_ledger, save_ledger
 from .owner import ANONYMOUS_USER, client_namespaces, run_owner, run_user
 from .recording import RecordingLedger, note_recording_failure, record_ops
 from .registry import NoRunError, Run, bound_run, close_run, current_run, is_open, run_key
@@ -51,11 +53,14 @@ __all__ = [
     "forget_ledger",
     "is_open",
     "keep_slot",
+    "kept_in_ledger",
     "owner_key",
     "release_slot",
     "restore_ledger",
+    "run_hook",
     "run_key",
     "run_owner",
+    "run_tool",
     "run_user",
     "save_ledger",
     "start_keeping",

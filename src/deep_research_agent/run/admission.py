@@ -50,7 +50,7 @@ _PAGE = 100
 
 @dataclass(frozen=True)
 class RunSlot:
-    """A run's slot: whose it is (owner digest), and when it queued."""
+    """A run's slot: whose it is (owner digest), and when it queued; attached to the run that holds it."""
 
     owner_key: str
     run_id: str
@@ -83,8 +83,9 @@ def owner_key(owner: str | None) -> str:
 
 
 def start_keeping(store: BaseStore, run: Run, slot: RunSlot) -> None:
-    """Hold ``slot`` for ``run`` from this process until the run closes (``keep_slot``)."""
-    run.slot = slot
+    """Hold ``slot`` for ``run`` from this process until the run closes (``keep_slot``); the run keeps it as
+    an attachment (``run.attachments.get(RunSlot)``)."""
+    run.attachments.attach(slot)
     keeper = asyncio.create_task(keep_slot(store, run, slot), name=f"run-slot-{run.key}")
     _keepers.add(keeper)
     keeper.add_done_callback(_keepers.discard)

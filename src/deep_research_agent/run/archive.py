@@ -27,6 +27,7 @@ from typing import Any
 from langgraph.store.base import BaseStore, Item, PutOp
 
 from ..evidence.store import CorpusLocation, EvidenceRecord
+from .failures import RunFailures
 from .recording import record_ops
 
 EVIDENCE_NAMESPACE = ("deep_research_agent", "evidence")
@@ -85,9 +86,15 @@ def evidence_summaries(records: Sequence[EvidenceRecord]) -> list[dict[str, Any]
 
 
 async def archive_evidence(
-    store: BaseStore | None, *, thread_id: str | None, run_id: str, records: Sequence[EvidenceRecord]
+    store: BaseStore | None,
+    *,
+    thread_id: str | None,
+    run_id: str,
+    records: Sequence[EvidenceRecord],
+    failures: RunFailures,
 ) -> None:
-    """Write the run's full records to ``store`` in one batch; keeps nothing without a store or a thread."""
+    """Write the run's full records to ``store`` in one batch (a failed write lands in the run's ``failures``);
+    keeps nothing without a store or a thread."""
     if store is None or not thread_id or not records:
         return
     namespace = evidence_namespace(thread_id, run_id)
@@ -95,7 +102,7 @@ async def archive_evidence(
         PutOp(namespace, record.id, {**evidence_summary(record), "text": record.text}, index=False)
         for record in records
     ]
-    await record_ops(store, ops, what="evidence texts")
+    await record_ops(store, ops, what="evidence texts", failures=failures)
 
 
 async def stored_evidence(store: BaseStore, thread_id: str, run_id: str | None = None) -> list[dict[str, Any]]:

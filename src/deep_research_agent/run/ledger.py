@@ -9,7 +9,8 @@ Contract:
 - ``save_ledger`` writes, in one batch, each evidence text not yet saved (one item per evidence id under
   ``evidence_namespace(thread_id, run_id)``, the namespace ``archive.py`` fills at the end, so the end
   writes nothing new twice) and one item under ``LEDGER_NAMESPACE`` keyed by the run id: the start time,
-  the usage, sources, hand-overs, citations, control signals and skills applied. The lifecycle calls it at
+  the usage, sources, hand-overs, citations, control signals, and each attachment whose type a feature
+  registered with ``@kept_in_ledger`` (the skills applied). The lifecycle calls it at
   the end of each of the orchestrator's tool calls, before the result reaches the checkpoint, so the
   ledger is never behind the checkpoint it resumes from;
 - ``restore_ledger`` reads both back into a fresh run in the resuming process, before that process
@@ -24,8 +25,9 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from langgraph.store.base import BaseStore, Item, PutOp
 
@@ -41,10 +43,44 @@ LEDGER_NAMESPACE = ("deep_research_agent", "ledgers")
 _PAGE = 100
 
 
+@dataclass
+class SavedTexts:
+    """The ledger's attachment to a run: the evidence ids whose texts the store already holds."""
+
+    ids: set[str] = field(default_factory=set)
+
+
+class LedgerPart(Protocol):
+    """A feature's per-run attachment that the ledger keeps too, under ``LEDGER_KEY``.
+
+    Its type makes an empty one with no arguments; ``snapshot()`` is what the ledger stores (JSON), and
+    ``restore(value)`` adds a stored snapshot to it in the process that resumes the run."""
+
+    LEDGER_KEY: ClassVar[str]
+
+    def __init__(self) -> None: ...
+
+    def snapshot(self) -> Any: ...
+
+    def restore(self, value: Any) -> None: ...
+
+
+P = TypeVar("P", bound=type[LedgerPart])
+_parts: list[type[LedgerPart]] = []
+
+
+def kept_in_ledger(kind: P) -> P:
+    """Class decorator: a run's attachment of type ``kind`` is saved with the run's ledger and restored with it."""
+    if kind not in _parts:
+        _parts.append(kind)
+    return kind
+
+
 async def save_ledger(store: BaseStore | None, run: Run, *, thread_id: str | None) -> None:
     if store is None or not thread_id:
         return
-    records = [record for record in run.evidence.records() if record.id not in run.saved_evidence]
+    saved = run.attachments.setdefault(SavedTexts, SavedTexts)
+    records = [record for record in run.evidence.records() if record.id not in saved.ids]
     texts = [
         PutOp(evidence_namespace(thread_id, run.key), r.id, {**evidence_summary(r), "text": r.text}, index=False)
         for r in records
@@ -54,14 +90,14 @@ async def save_ledger(store: BaseStore | None, run: Run, *, thread_id: str | Non
         "usage": run.usage.snapshot(),
         "evidence": run.evidence.snapshot(),
         "control": run.control.snapshot(),
-        "skills_applied": sorted(run.skills_applied),
+        **{kind.LEDGER_KEY: (run.attachments.get(kind) or kind()).snapshot() for kind in _parts},
     }
     try:
         await store.abatch([*texts, PutOp(LEDGER_NAMESPACE, run.key, value, index=False)])
     except Exception:  # noqa: BLE001 - a missed save costs a resumed run its earlier work, never this run
         logger.warning("could not save the ledger of run %s", run.key, exc_info=True)
         return
-    run.saved_evidence.update(record.id for record in records)
+    saved.ids.update(record.id for record in records)
 
 
 async def restore_ledger(store: BaseStore | None, run: Run, *, thread_id: str | None) -> bool:
@@ -83,8 +119,10 @@ async def restore_ledger(store: BaseStore | None, run: Run, *, thread_id: str | 
     run.usage.restore(value.get("usage") or {})
     run.evidence.restore(value.get("evidence") or {}, texts)
     run.control.restore(value.get("control") or {})
-    run.skills_applied.update(value.get("skills_applied") or ())
-    run.saved_evidence.update(record.id for record in texts)
+    for kind in _parts:
+        if kind.LEDGER_KEY in value:
+            run.attachments.setdefault(kind, kind).restore(value[kind.LEDGER_KEY])
+    run.attachments.setdefault(SavedTexts, SavedTexts).ids.update(record.id for record in texts)
     return True
 
 

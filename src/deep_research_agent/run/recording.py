@@ -3,12 +3,12 @@ is kept as a recording failure of the run (``failures.py``), which ends the run'
 ``recording_failed`` while the report is still delivered.
 
 Contract:
-- ``record_ops(store, ops, what=...)`` writes ``ops`` in one batch and returns True only when the store
-  confirmed it; any failure (no store, a namespace the store refuses, the store raising) is logged, kept
-  in the run's ``failures`` under ``what`` (a short noun, e.g. "evidence texts", "decision") and
-  returns False; it never raises, so a failed write never costs the run its report;
-- ``note_recording_failure(what, detail)`` records a failure found some other way (a write that returned
-  but could not be read back);
+- ``record_ops(store, ops, what=..., failures=run.failures)`` writes ``ops`` in one batch and returns True
+  only when the store confirmed it; any failure (no store, a namespace the store refuses, the store
+  raising) is logged, kept in the run's ``failures`` under ``what`` (a short noun, e.g. "evidence texts",
+  "decision") and returns False; it never raises, so a failed write never costs the run its report;
+- ``note_recording_failure(failures, what, detail)`` records a failure found some other way (a write that
+  returned but could not be read back);
 - a run's ``RecordingLedger`` holds the writes queued without waiting for them (``remember`` with
   ``sync=false``): ``track(write)`` keeps one, ``flush(timeout_s)`` waits for all, so a run never ends with
   its entries still queued (the lifecycle calls it before the run's end status); a write still not done
@@ -31,30 +31,25 @@ from .failures import RecordingFailure, RunFailures
 logger = logging.getLogger(__name__)
 
 
-def note_recording_failure(what: str, detail: str) -> None:
-    """Keep one failed write in the current run's failures (nowhere, outside a run: the log has it)."""
-    from .registry import NoRunError, current_run  # the registry builds each run's ledger from this module
-
+def note_recording_failure(failures: RunFailures, what: str, detail: str) -> None:
+    """Keep one failed write in the run's ``failures`` (and the log)."""
     logger.warning("could not record the %s: %s", what, detail)
-    try:
-        current_run().failures.recording_failed(what, redact(detail))
-    except NoRunError:
-        pass
+    failures.recording_failed(what, redact(detail))
 
 
-async def record_ops(store: BaseStore | None, ops: Sequence[PutOp], *, what: str) -> bool:
-    """Write ``ops`` in one batch; True only when the store confirmed every one."""
+async def record_ops(store: BaseStore | None, ops: Sequence[PutOp], *, what: str, failures: RunFailures) -> bool:
+    """Write ``ops`` in one batch; True only when the store confirmed every one, else the failure is in ``failures``."""
     if not ops:
         return True
     if store is None:
-        note_recording_failure(what, "the server provides no store")
+        note_recording_failure(failures, what, "the server provides no store")
         return False
     try:
         for op in ops:
             validate_op_namespace(op)
         await store.abatch(list(ops))
     except Exception as exc:  # noqa: BLE001 - a failed write is recorded, never raised into the run
-        note_recording_failure(what, f"{type(exc).__name__}: {exc}"[:300])
+        note_recording_failure(failures, what, f"{type(exc).__name__}: {exc}"[:300])
         return False
     return True
 

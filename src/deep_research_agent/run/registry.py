@@ -3,14 +3,15 @@
 Sub-agents run as separate graphs with their own state, so run-wide facts cannot live in any one
 agent's state. They live in the run's stores, found by the run id in the LangGraph config:
 - ``current_run()`` inside a graph run returns that run's stores, created on first use; outside a run
-  it raises ``NoRunError``, unless code (a unit test, a tool called directly) opened one with ``bound_run``;
+  it raises ``NoRunError``, unless code (a unit test, a tool called directly) opened one with ``bound_run``.
+  Only the entry points call it (``boundary.py``: a hook or a tool looks its run up once and passes it
+  down); everything they call takes the run, or one of its stores, as a parameter;
 - ``close_run`` drops a run's stores when it ends or is cancelled, and discards what features attached to it (the sandbox session is deleted);
   the registry is bounded, so a run that dies before its end hook cannot leak memory for long.
 """
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 from collections import OrderedDict
@@ -24,8 +25,6 @@ from langgraph.config import get_config
 
 from ..domain.clock import utc_now_iso
 from ..evidence.store import EvidenceStore
-from ..protocol.events import StatusEvent
-from .admission import RunSlot
 from .attachments import Attachments
 from .control import RunControl
 from .failures import RunFailures
@@ -41,7 +40,10 @@ class NoRunError(LookupError):
 
 @dataclass
 class Run:
-    """One run's stores: what it spent, what it saw, what failed without failing it, and the signals that steer it."""
+    """One run's stores: what it spent, what it saw, what failed without failing it, and the signals that steer it.
+
+    Only what every part of the run shares is a field; what one feature keeps per run is an attachment of a
+    type that feature defines, so this package never imports the features built on it."""
 
     key: str
     started_at: str = field(default_factory=utc_now_iso)
@@ -53,25 +55,12 @@ class Run:
     """What failed without failing the run: unanswered retrieval calls and unconfirmed store writes."""
     recording: RecordingLedger = field(init=False)
     """Durable writes of the run still in flight; a failed one lands in ``failures``."""
-    # Skills a sub-agent of this run has read, so each is announced once per run.
-    skills_applied: set[str] = field(default_factory=set)
-    mcp_slots: asyncio.Semaphore | None = None
-    """The run's MCP call slots, shared by every agent of the run (``mcp/calls.py`` makes it on first use)."""
     attachments: Attachments = field(default_factory=Attachments)
-    """What features keep per run under their own type: the sandbox session (``sandbox/connector.py``), the
-    named task (``tasks/middleware.py``)."""
-    opening_statuses: list[StatusEvent] = field(default_factory=list)
-    """Status events the graph factory found for this run before it started (its MCP connections), which
-    the run emits right after ``run_start``."""
-    stop_watcher: asyncio.Task[None] | None = None
-    """This process's stop-request watcher of the run (``delivery/stop.py``), once started."""
-    slot: RunSlot | None = None
-    """The run's place among its user's runs in progress, when a per-user limit applies (``admission.py``)."""
-    saved_evidence: set[str] = field(default_factory=set)
-    """Evidence ids whose texts the run's ledger already holds in the store (``ledger.py``)."""
-    attached: bool = False
-    """This process has opened the run, or taken it over from another (watcher, slot, ledger restored)."""
-    attach_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """What features keep per run, each under a type of its own: the sandbox session (``sandbox/session.py``),
+    the named task (``tasks/context.py``), the MCP call slots (``mcp/calls.py``), the MCP connections' opening
+    statuses (``mcp/listing.py``), the skills applied (``extensions/skills.py``), the stop watcher
+    (``delivery/stop.py``), the admission slot (``run/admission.py``), the texts the ledger saved
+    (``run/ledger.py``) and whether this process has taken the run on (``lifecycle/middleware.py``)."""
 
     def __post_init__(self) -> None:
         self.recording = RecordingLedger(self.failures)

@@ -4,8 +4,8 @@ Contract:
 - ``sandbox_connector(settings, helpers)`` is None when the settings attach no sandbox (code execution is
   then disabled: no execute tool, no coding or extract sub-agent, and the prompts say so); otherwise it
   is built once per graph, at build time, and holds no run's state;
-- ``SandboxConnector.session()`` is the current run's ``SandboxSession``, made on first use and kept in
-  the run's stores, so every agent of the run (and the offloading of large results) shares one session;
+- ``SandboxConnector.session(run.attachments)`` is the run's ``SandboxSession``, made on first use and kept
+  among the run's attachments, so every agent of the run (and the offloading of large results) shares one session;
   the remote session itself opens on the session's first call;
 - the skill helper modules, ``<skills_dir>/<name>/*.py``, are read at build time and uploaded to
   ``/workspace/skills/<name>/`` of every session the run opens, so a skill can import tested code.
@@ -17,7 +17,7 @@ import logging
 from collections.abc import Sequence
 
 from ..domain.names import SandboxProvider
-from ..run import current_run
+from ..run.attachments import Attachments
 from ..settings import ResearchConfig
 from .client import SidecarClient
 from .hosted import open_hosted
@@ -45,11 +45,12 @@ class SandboxConnector:
     def helper_paths(self) -> tuple[str, ...]:
         return tuple(path for path, _ in self.helpers)
 
-    def session(self) -> SandboxSession:
-        return current_run().attachments.setdefault(SandboxSession, self.new_session)
+    def session(self, attachments: Attachments) -> SandboxSession:
+        """The session of the run whose ``attachments`` these are, made on first use."""
+        return attachments.setdefault(SandboxSession, self.new_session)
 
     def new_session(self) -> SandboxSession:
-        """A session of its own (the run's is ``session()``): for the sandbox service, with one connection
+        """A session of its own (the run's is ``session(run.attachments)``): for the sandbox service, with one connection
         that every remote session it opens shares, closed with it."""
         options = {
             "helpers": self.helpers,

@@ -30,6 +30,7 @@ from ..domain.errors import tool_error_text
 from ..domain.names import Role, ToolErrorClass, ToolName
 from ..domain.per_role import PerRoleMiddleware
 from ..protocol.sender import current_sender
+from ..run import Run, run_hook
 from .backend import SandboxBackend
 
 ROLE_TOOLS: dict[str, tuple[ToolName, ...]] = {
@@ -79,8 +80,13 @@ class SandboxToolsMiddleware(PerRoleMiddleware):
             request = request.override(tools=[t for t in request.tools if _name(t) not in self.hidden])
         return await handler(request)
 
+    @run_hook
     async def awrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]],
+        *,
+        run: Run,
     ) -> ToolMessage | Command:
         call = request.tool_call
         name = call["name"]
@@ -94,7 +100,7 @@ class SandboxToolsMiddleware(PerRoleMiddleware):
         if self.role == Role.CODING_SUBAGENT and name == ToolName.EXECUTE and PYTHON_ONE_LINER.search(command):
             return _refused(call, ONE_LINER_REFUSAL)
         result = await handler(request)
-        session = self.backend.connector.session()
+        session = self.backend.connector.session(run.attachments)
         sender = current_sender.get()
         notice = session.notice_for(sender.task_id or sender.role)
         if notice and isinstance(result, ToolMessage):

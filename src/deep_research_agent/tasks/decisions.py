@@ -23,6 +23,7 @@ from langgraph.store.base import PutOp
 from ..domain.clock import utc_now_iso
 from ..domain.errors import tool_error_text
 from ..domain.names import ToolErrorClass
+from ..run import Run, run_tool
 from ..run.owner import run_user
 from ..run.recording import record_ops
 from .store import TaskNameError, decision_namespace, task_of
@@ -47,7 +48,8 @@ def _task(runtime: ToolRuntime, tool_name: str) -> tuple[str, str] | str:
 
 
 @tool(RECORD_DECISION)
-async def record_decision(text: str, why: str, runtime: ToolRuntime) -> str:
+@run_tool
+async def record_decision(run: Run, text: str, why: str, runtime: ToolRuntime) -> str:
     """Record a decision about this task (scope, method, which source to trust) and why, for later runs.
 
     Args:
@@ -69,7 +71,10 @@ async def record_decision(text: str, why: str, runtime: ToolRuntime) -> str:
     run_id = (runtime.config.get("configurable") or {}).get("run_id")
     value = {"id": decision_id, "text": text, "why": why, "recorded_at": utc_now_iso(), "run_id": run_id}
     if not await record_ops(
-        runtime.store, [PutOp(decision_namespace(user, name), decision_id, value, index=False)], what="decision"
+        runtime.store,
+        [PutOp(decision_namespace(user, name), decision_id, value, index=False)],
+        what="decision",
+        failures=run.failures,
     ):
         return tool_error_text(
             RECORD_DECISION,

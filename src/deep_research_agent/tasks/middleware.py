@@ -34,7 +34,7 @@ from ..domain.clock import utc_now_iso
 from ..domain.conversation import last_user_index, latest_user_text
 from ..domain.names import EvidenceKind, ToolName, WarningReason
 from ..protocol.events import TaskDiff, WarningStatus, emit
-from ..run import Run, current_run, stored_evidence
+from ..run import Run, run_hook, stored_evidence
 from ..run.archive import evidence_record
 from ..run.owner import run_user
 from .context import TaskContext
@@ -74,10 +74,11 @@ class TaskMiddleware(AgentMiddleware):
 
     tools = [record_decision, search_decisions]
 
+    @run_hook
     async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]], *, run: Run
     ) -> ModelResponse:
-        context = current_run().attachments.get(TaskContext)
+        context = run.attachments.get(TaskContext)
         if context is None or context.previous is None:
             return await handler(request)
         messages = list(request.messages)
@@ -85,10 +86,14 @@ class TaskMiddleware(AgentMiddleware):
         view = HumanMessage(content=render_view(context.previous, context.decisions), name="dra_task_view")
         return await handler(request.override(messages=[view, *messages[start:]]))
 
+    @run_hook
     async def awrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]],
+        *,
+        run: Run,
     ) -> ToolMessage | Command:
-        run = current_run()
         context = run.attachments.get(TaskContext)
         if request.tool_call["name"] != ToolName.SUBMIT_REPORT or context is None or context.previous is None:
             return await handler(request)
@@ -191,7 +196,7 @@ async def finish_task(
     record.last_run_at, record.last_run_id, record.status, record.outcome = now, run_id, status, outcome
     record.runs += 1
     record.cost_usd = round(record.cost_usd + run.usage.totals().cost_usd, 6)
-    await save_task(store, record)
+    await save_task(store, record, failures=run.failures)
 
 
 def _key(text: str) -> str:

@@ -22,6 +22,7 @@ from typing import Any
 from langgraph.store.base import BaseStore, PutOp
 from pydantic import BaseModel, Field
 
+from ..run.failures import RunFailures
 from ..run.owner import namespace_label
 from ..run.recording import record_ops
 
@@ -101,10 +102,10 @@ async def load_task(store: BaseStore | None, user: str, name: str) -> TaskRecord
         return None
 
 
-async def save_task(store: BaseStore | None, record: TaskRecord) -> bool:
-    """Write the task's record; True only when the store confirmed it (else a recording failure)."""
+async def save_task(store: BaseStore | None, record: TaskRecord, *, failures: RunFailures) -> bool:
+    """Write the task's record; True only when the store confirmed it (else a recording failure in ``failures``)."""
     op = PutOp(task_namespace(record.user_id), record.name, record.model_dump(mode="json"), index=False)
-    return await record_ops(store, [op], what="task record")
+    return await record_ops(store, [op], what="task record", failures=failures)
 
 
 async def list_tasks(store: BaseStore, user: str) -> list[TaskRecord]:

@@ -43,7 +43,7 @@ from ..domain.names import EvidenceKind, ToolName
 from ..evidence.store import CorpusLocation
 from ..protocol.events import PageFetched, SearchHit, SearchQuery, SearchResults, Source, emit
 from ..protocol.sender import current_sender
-from ..run import current_run
+from ..run import Run, run_tool
 from .errors import retrieval_answered, retrieval_failure_text
 
 logger = logging.getLogger(__name__)
@@ -152,7 +152,7 @@ def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
     names = ", ".join(f"{name} ({entry.spec.display_title})" for name, entry in entries.items())
     default_k = max(1, min(int(default_k or 8), MAX_K))
 
-    async def corpus_search(query: str, corpus: str | None = None, k: int | None = None) -> str:
+    async def corpus_search(run: Run, query: str, corpus: str | None = None, k: int | None = None) -> str:
         tool = ToolName.CORPUS_SEARCH
         query = " ".join(query.split())
         if not query:
@@ -164,7 +164,6 @@ def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
         count = max(1, min(k or default_k, MAX_K))
         chosen = [entries[corpus]] if corpus else list(entries.values())
         found: list[_Found] = []
-        run = current_run()
         agent = current_sender.get().role
         failures: list[ToolFailure] = []
         for entry in chosen:
@@ -215,7 +214,7 @@ def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
                 emit(Source(title=record.title, url=record.url, domain=record.domain))
         return render_hits(query, found, [entry.spec.name for entry in chosen], [f.message for f in failures])
 
-    async def corpus_read(id: str, neighbours: int = 0) -> str:  # noqa: A002 - the argument the model sees
+    async def corpus_read(run: Run, id: str, neighbours: int = 0) -> str:  # noqa: A002 - the argument the model sees
         tool = ToolName.CORPUS_READ
         passage_id = id.strip()
         matched = _ID_RE.match(passage_id)
@@ -236,14 +235,14 @@ def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
                 logger.exception("corpus_read failed unexpectedly for %s", passage_id)
             failure = _index_failure(entry, exc)
             emit(PageFetched(url=f"corpus://{entry.spec.name}/", ok=False, error=failure.message))
-            return retrieval_failure_text(tool, passage_id, failure)
+            return retrieval_failure_text(run.failures, tool, passage_id, failure)
         if not passages:
             failure = ToolFailure.permanent(
                 f"corpus {entry.spec.name} has no passage {passage_id} (it may have changed since the search); search again."
             )
             emit(PageFetched(url=f"corpus://{entry.spec.name}/", ok=False, error=failure.message))
             return failure.as_model_text(tool)
-        evidence = current_run().evidence
+        evidence = run.evidence
         agent = current_sender.get().role
         for passage in passages:
             url, title = url_of(passage), _title(entry, passage)
@@ -260,7 +259,7 @@ def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
             emit(PageFetched(url=url, ok=True, title=title, chars=len(passage.text)))
             if record := evidence.add_source(url, title):
                 emit(Source(title=record.title, url=record.url, domain=record.domain))
-        retrieval_answered(tool, passage_id)
+        retrieval_answered(run.failures, tool, passage_id)
         return render_passages([(entry, p) for p in passages], passage_id)
 
     search_description = (
@@ -274,12 +273,15 @@ def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
     )
     return [
         StructuredTool.from_function(
-            coroutine=corpus_search,
+            coroutine=run_tool(corpus_search),
             name=ToolName.CORPUS_SEARCH,
             description=search_description,
             args_schema=CorpusSearchArgs,
         ),
         StructuredTool.from_function(
-            coroutine=corpus_read, name=ToolName.CORPUS_READ, description=read_description, args_schema=CorpusReadArgs
+            coroutine=run_tool(corpus_read),
+            name=ToolName.CORPUS_READ,
+            description=read_description,
+            args_schema=CorpusReadArgs,
         ),
     ]

@@ -53,6 +53,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from ..domain.errors import ToolFailure, describe_tool_error
 from ..domain.names import ToolName
 from ..protocol.events import ToolCall, ToolResult, emit
+from ..run import Run, run_tool
 from .results import ResultLimits, fit_result
 
 logger = logging.getLogger(__name__)
@@ -229,7 +230,7 @@ def _from_custom_tool(instance: CustomTool) -> BaseTool:
 def _instrumented(source: BaseTool, cfg: Any, results: ResultLimits) -> BaseTool:
     """``source`` with the call's events, its timeout, result encoding and size limit, and classified errors."""
 
-    async def call(**kwargs: Any) -> str:
+    async def call(run: Run, /, **kwargs: Any) -> str:
         call_id = uuid.uuid4().hex[:12]
         emit(ToolCall(id=call_id, tool=source.name, args={k: _cut(v) for k, v in kwargs.items()}))
         try:
@@ -242,12 +243,16 @@ def _instrumented(source: BaseTool, cfg: Any, results: ResultLimits) -> BaseTool
         text = _encode(raw)
         emit(ToolResult(id=call_id, tool=source.name, ok=True, summary=_summary(text), bytes=len(text.encode())))
         shown = await fit_result(
-            text, name=f"tool-{source.name}", cite_as="the source the tool's description names", limits=results
+            text,
+            name=f"tool-{source.name}",
+            cite_as="the source the tool's description names",
+            limits=results,
+            attachments=run.attachments,
         )
         return f"{RESULT_PREAMBLE}\n<tool_result>\n{shown}\n</tool_result>"
 
     return StructuredTool.from_function(
-        coroutine=call,
+        coroutine=run_tool(call),
         name=source.name,
         description=source.description,
         args_schema=source.args_schema,

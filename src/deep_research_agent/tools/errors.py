@@ -3,8 +3,9 @@
 The failure type and its wording are ``domain/errors.py``'s.
 
 A retrieval tool (search, fetch, MCP, corpus) hands its failure over through ``retrieval_failure_text``,
-which also keeps it in the run's failures (``run/failures.py``), and reports a later success on the same
-target through ``retrieval_answered``: the run's outcome is ``partial_retrieval`` while any stays unanswered.
+which also keeps it in the run's failures (``run/failures.py``, passed in by the tool), and reports a later
+success on the same target through ``retrieval_answered``: the run's outcome is ``partial_retrieval`` while
+any stays unanswered.
 
 ``ClassifiedToolErrorsMiddleware`` is langchain's ``ToolErrorMiddleware`` with this classifier: a
 ``ToolFailure`` keeps its own classification, and any other exception becomes an ``[unknown]`` error that
@@ -20,26 +21,20 @@ from langchain.agents.middleware import ToolErrorMiddleware
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from ..domain.errors import ToolFailure, describe_tool_error
-from ..run import NoRunError, current_run
+from ..run.failures import RunFailures
 
 logger = logging.getLogger(__name__)
 
 
-def retrieval_failure_text(tool: str, target: str, failure: ToolFailure) -> str:
-    """The model's text for a failed retrieval call on ``target`` (a query, URL or call), kept in the run's failures."""
-    try:
-        current_run().failures.retrieval_failed(tool, target, failure.message)
-    except NoRunError:  # a tool called outside a run, e.g. in a unit test
-        pass
+def retrieval_failure_text(failures: RunFailures, tool: str, target: str, failure: ToolFailure) -> str:
+    """The model's text for a failed retrieval call on ``target`` (a query, URL or call), kept in the run's ``failures``."""
+    failures.retrieval_failed(tool, target, failure.message)
     return failure.as_model_text(tool)
 
 
-def retrieval_answered(tool: str, target: str) -> None:
+def retrieval_answered(failures: RunFailures, tool: str, target: str) -> None:
     """A retrieval call on ``target`` succeeded, so an earlier failure on it no longer leaves a gap."""
-    try:
-        current_run().failures.retrieval_succeeded(tool, target)
-    except NoRunError:
-        pass
+    failures.retrieval_succeeded(tool, target)
 
 
 def classify_tool_error(exc: Exception, request: ToolCallRequest) -> str:

@@ -45,7 +45,7 @@ from ..domain.names import EvidenceKind
 from ..domain.retry_after import retry_after_s
 from ..protocol.events import PageFetched, Source, emit
 from ..protocol.sender import current_sender
-from ..run import current_run
+from ..run import Run, run_tool
 from .errors import retrieval_answered, retrieval_failure_text
 from .results import ResultLimits, fit_result
 
@@ -390,9 +390,9 @@ def _neutralise(text: str) -> str:
 
 
 async def fetch_page(
-    url: str, *, allow_hosts: Sequence[str], results: ResultLimits, limits: FetchLimits = FetchLimits()
+    run: Run, url: str, *, allow_hosts: Sequence[str], results: ResultLimits, limits: FetchLimits = FetchLimits()
 ) -> str:
-    """The body of ``web_fetch``: download, extract, record, render; failures become error text."""
+    """The body of ``web_fetch`` in ``run``: download, extract, record, render; failures become error text."""
     url = url.strip()
     try:
         async with new_client(limits) as client:
@@ -402,16 +402,16 @@ async def fetch_page(
             raise ToolFailure.permanent(f"{url} has no readable text (it may need JavaScript to render).")
     except ToolFailure as failure:
         emit(PageFetched(url=url, ok=False, error=failure.message))
-        return retrieval_failure_text(TOOL_NAME, url, failure)
+        return retrieval_failure_text(run.failures, TOOL_NAME, url, failure)
     except Exception as exc:  # a bug or an extractor crash must not end the run
         logger.exception("web_fetch failed unexpectedly for %s", url)
         failure = ToolFailure.permanent(f"could not read {url} ({type(exc).__name__}).")
         emit(PageFetched(url=url, ok=False, error=failure.message))
-        return retrieval_failure_text(TOOL_NAME, url, failure)
+        return retrieval_failure_text(run.failures, TOOL_NAME, url, failure)
 
-    retrieval_answered(TOOL_NAME, url)
+    retrieval_answered(run.failures, TOOL_NAME, url)
     full = document.as_text()
-    evidence = current_run().evidence
+    evidence = run.evidence
     evidence.add_evidence(
         url=url, title=document.title, kind=EvidenceKind.PAGE, text=full, agent=current_sender.get().role
     )
@@ -419,7 +419,12 @@ async def fetch_page(
     if record := evidence.add_source(url, document.title):
         emit(Source(title=record.title, url=record.url, domain=record.domain))
     shown = await fit_result(
-        full, name=f"page-{urlsplit(url).hostname or 'page'}", cite_as=f"its URL ({url})", limits=results, tabular=False
+        full,
+        name=f"page-{urlsplit(url).hostname or 'page'}",
+        cite_as=f"its URL ({url})",
+        limits=results,
+        attachments=run.attachments,
+        tabular=False,
     )
     return render_page(url, document, shown, got.final_url)
 
@@ -436,9 +441,9 @@ def build_web_fetch_tool(
         return None
     allow_hosts = tuple(settings.fetch_allow_hosts)
 
-    async def web_fetch(url: str) -> str:
-        return await fetch_page(url, allow_hosts=allow_hosts, results=results, limits=limits)
+    async def web_fetch(run: Run, url: str) -> str:
+        return await fetch_page(run, url, allow_hosts=allow_hosts, results=results, limits=limits)
 
     return StructuredTool.from_function(
-        coroutine=web_fetch, name=TOOL_NAME, description=DESCRIPTION, args_schema=WebFetchArgs
+        coroutine=run_tool(web_fetch), name=TOOL_NAME, description=DESCRIPTION, args_schema=WebFetchArgs
     )

@@ -45,6 +45,7 @@ from ..domain.secrets import redact
 from ..report.series import summarize_values
 
 if TYPE_CHECKING:
+    from ..run.attachments import Attachments
     from ..sandbox.connector import SandboxConnector
     from ..settings import ResearchConfig
 
@@ -125,10 +126,13 @@ class Series:
         return f"Time series of {count:,} points, {self.start} → {self.end}, by {self.time_column}. {metrics}"
 
 
-async def fit_result(text: str, *, name: str, cite_as: str, limits: ResultLimits, tabular: bool = True) -> str:
+async def fit_result(
+    text: str, *, name: str, cite_as: str, limits: ResultLimits, attachments: Attachments, tabular: bool = True
+) -> str:
     """The text a model reads in place of ``text``; see the module contract. ``name`` names the file,
     ``cite_as`` says how the stub tells the model to cite it (e.g. ``"MCP: prices"`` with its quotes),
-    ``tabular`` is False for prose (a fetched page), which is measured in characters only."""
+    ``attachments`` are the run's (where its sandbox session is kept), ``tabular`` is False for prose (a
+    fetched page), which is measured in characters only."""
     if len(text) > EXAMINE_OFF_LOOP_CHARS:
         table, series = await asyncio.get_running_loop().run_in_executor(_EXAMINE_POOL, _examine, text, tabular)
     else:
@@ -150,7 +154,7 @@ async def fit_result(text: str, *, name: str, cite_as: str, limits: ResultLimits
         why = "Offloading is off for this run"
     else:
         try:
-            path = await _offload(text, name=name, table=table, limits=limits)
+            path = await _offload(text, name=name, table=table, limits=limits, attachments=attachments)
         except ToolFailure as failure:
             why = f"The sandbox could not take the file ({failure.message.rstrip('.')})"
         else:
@@ -163,14 +167,14 @@ def _examine(text: str, tabular: bool) -> tuple[Table | None, Series | None]:
     return table, detect_series(table) if table else None
 
 
-async def _offload(text: str, *, name: str, table: Table | None, limits: ResultLimits) -> str:
+async def _offload(text: str, *, name: str, table: Table | None, limits: ResultLimits, attachments: Attachments) -> str:
     assert limits.sandbox is not None
     extension = table.format if table else "txt"
     digest = hashlib.sha256(text.encode()).hexdigest()[:10]
     slug = _SLUG.sub("-", name.lower()).strip("-")[:60] or "result"
     path = f"{limits.offload_dir}/{slug}-{digest}.{extension}"
     content = text.encode()
-    session = limits.sandbox.session()
+    session = limits.sandbox.session(attachments)
     [response] = await session.upload([(path, content)])
     if response.error:
         raise ToolFailure.transient(str(response.error))

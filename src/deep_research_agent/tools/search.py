@@ -41,7 +41,7 @@ from ..domain.names import EvidenceKind
 from ..domain.retry_after import retry_after_s
 from ..protocol.events import KeylessSearchStatus, SearchHit, SearchQuery, SearchResults, Source, emit
 from ..protocol.sender import current_sender
-from ..run import current_run
+from ..run import Run, run_tool
 from .errors import retrieval_answered, retrieval_failure_text
 
 logger = logging.getLogger(__name__)
@@ -238,12 +238,13 @@ def _snippet(text: str) -> str:
     return flat if len(flat) <= _EVENT_SNIPPET_CHARS else flat[: _EVENT_SNIPPET_CHARS - 1].rstrip() + "…"
 
 
-def _failed(search_id: str, query: str, failure: ToolFailure) -> str:
+def _failed(run: Run, search_id: str, query: str, failure: ToolFailure) -> str:
     emit(SearchResults(id=search_id, query=query, ok=False, count=0, error=failure.message))
-    return retrieval_failure_text(TOOL_NAME, query, failure)
+    return retrieval_failure_text(run.failures, TOOL_NAME, query, failure)
 
 
 async def search_web(
+    run: Run,
     query: str,
     max_results: int | None,
     *,
@@ -252,25 +253,24 @@ async def search_web(
     default_max_results: int,
     timeout_s: float = SEARCH_TIMEOUT_S,
 ) -> str:
-    """The body of ``web_search``: search, record, emit, render; failures become error text."""
+    """The body of ``web_search`` in ``run``: search, record, emit, render; failures become error text."""
     query = " ".join(query.split())
     if not query:
         return ToolFailure.permanent("the query is empty; pass the words to search for.").as_model_text(TOOL_NAME)
     count = min(max(max_results or default_max_results, 1), MAX_RESULTS_CAP)
     search_id = f"search-{uuid.uuid4().hex[:12]}"
-    run = current_run()
     if not api_key and run.control.first_notice("keyless_search"):
         emit(KeylessSearchStatus(detail=KEYLESS_NOTICE))
     emit(SearchQuery(id=search_id, query=query, source=SOURCE))
     try:
         hits = _hits(await _search(_client_for(api_key, base_url), query, count, timeout_s))
     except ToolFailure as failure:
-        return _failed(search_id, query, failure)
+        return _failed(run, search_id, query, failure)
     except Exception as exc:  # e.g. a malformed answer: the run must go on
         logger.exception("web_search failed unexpectedly")
-        return _failed(search_id, query, classify_search_error(exc))
+        return _failed(run, search_id, query, classify_search_error(exc))
 
-    retrieval_answered(TOOL_NAME, query)
+    retrieval_answered(run.failures, TOOL_NAME, query)
     agent = current_sender.get().role
     for hit in hits:
         run.evidence.add_evidence(
@@ -307,8 +307,9 @@ def build_web_search_tool(settings: Any, *, timeout_s: float = SEARCH_TIMEOUT_S)
     base_url = settings.tavily_api_base_url or ""
     default_max_results = int(settings.search_max_results)
 
-    async def web_search(query: str, max_results: int | None = None) -> str:
+    async def web_search(run: Run, query: str, max_results: int | None = None) -> str:
         return await search_web(
+            run,
             query,
             max_results,
             api_key=api_key,
@@ -318,5 +319,5 @@ def build_web_search_tool(settings: Any, *, timeout_s: float = SEARCH_TIMEOUT_S)
         )
 
     return StructuredTool.from_function(
-        coroutine=web_search, name=TOOL_NAME, description=DESCRIPTION, args_schema=WebSearchArgs
+        coroutine=run_tool(web_search), name=TOOL_NAME, description=DESCRIPTION, args_schema=WebSearchArgs
     )
