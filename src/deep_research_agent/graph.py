@@ -32,6 +32,7 @@ import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from threading import Lock
 from typing import Any
@@ -59,6 +60,7 @@ from .domain.secrets import register_secrets
 from .extensions import load_extensions, skills_filesystem
 from .extensions.skills import SkillCatalog, load_skills, skill_helpers
 from .guards import (
+    BudgetLimits,
     BudgetMiddleware,
     GuardChainMiddleware,
     LoopGuardMiddleware,
@@ -70,10 +72,11 @@ from .handover import FindingsGateMiddleware, HandOverMiddleware
 from .handover.script import ScriptGateMiddleware
 from .knowledge import build_knowledge_tools
 from .lifecycle import RunLifecycleMiddleware, TriageRouterMiddleware
+from .lifecycle.model_errors import ModelEndpoint
 from .mcp.calls import CallLimits, instrument, source_label
 from .mcp.listing import Listing, list_tools, listings_digest, unique_names
 from .modelcalls.caching import PromptCachingMiddleware
-from .modelcalls.compaction import ContextCompactionMiddleware
+from .modelcalls.compaction import CompactionLimits, ContextCompactionMiddleware, ModelFactory
 from .modelcalls.metering import ModelCallHeartbeatMiddleware, UsageMeteringMiddleware, side_call_meter
 from .modelcalls.models import chat_model
 from .modelcalls.prompt_date import PromptDateMiddleware
@@ -219,7 +222,7 @@ def build_graph(
         # task for the extract and coding sub-agents, when a sandbox is attached.
         *delegation,
         *_caching(settings, Role.RESEARCH_SUBAGENT),
-        _compaction(settings, Role.RESEARCH_SUBAGENT, "subagent"),
+        context_compaction(settings, Role.RESEARCH_SUBAGENT, "subagent"),
     ]
     research_subagent = create_agent(
         chat_model(settings, "subagent", Role.RESEARCH_SUBAGENT),
@@ -261,16 +264,18 @@ def build_graph(
             "name": Role.RESEARCH_SUBAGENT.value,
             "description": _subagent_description(settings, bool(corpus_tools)),
             # Its own step budget: without one it would inherit the orchestrator's whole limit per task.
-            "runnable": research_subagent.with_config({"recursion_limit": effective_recursion_limit(settings)}),
+            "runnable": research_subagent.with_config(
+                {"recursion_limit": effective_recursion_limit(settings.recursion_limit)}
+            ),
         },
         *sandbox_roles,
     ]
     outside_guards = [
-        RunLifecycleMiddleware(settings, build_warnings=(*extensions.warnings, *corpora.warnings)),
+        run_lifecycle(settings, build_warnings=(*extensions.warnings, *corpora.warnings)),
         # Outside the guards: the call after a delivery is answered with the deliverable, never made.
         TurnEndMiddleware(),
         # A SIMPLE turn is answered in the orchestrator's first model call, before any guard or prompt.
-        TriageRouterMiddleware(settings=settings, on_model_response=side_call_meter(Role.TRIAGE, tier.research)),
+        triage_router(settings),
     ]
     inside_guards = [
         ClassifiedToolErrorsMiddleware(role=Role.ORCHESTRATOR),
@@ -285,7 +290,7 @@ def build_graph(
         PatchToolCallsMiddleware(),
         *_caching(settings, Role.ORCHESTRATOR),
         # Innermost, so it measures the final system prompt and tools of each request.
-        _compaction(settings, Role.ORCHESTRATOR, "research"),
+        context_compaction(settings, Role.ORCHESTRATOR, "research"),
     ]
     orchestrator = create_agent(
         chat_model(settings, "research", Role.ORCHESTRATOR),
@@ -321,7 +326,9 @@ def build_graph(
         name=Role.ORCHESTRATOR.value,
     )
     # Published as the assistant's config_schema, so clients (Studio too) can discover the per-run settings.
-    return publish_run_settings(orchestrator).with_config({"recursion_limit": effective_recursion_limit(settings)})
+    return publish_run_settings(orchestrator).with_config(
+        {"recursion_limit": effective_recursion_limit(settings.recursion_limit)}
+    )
 
 
 def _guards(
@@ -334,7 +341,7 @@ def _guards(
     return GuardChainMiddleware(
         [
             StepLimitMiddleware(role=role, agent_middleware=others),
-            BudgetMiddleware(settings, role=role),
+            BudgetMiddleware(budget_limits(settings), role=role),
             LoopGuardMiddleware(role=role),
             gate,
             RunawayOutputMiddleware(role=role),
@@ -402,7 +409,7 @@ def _sandbox_role(
         ClassifiedToolErrorsMiddleware(role=role),
         *sandbox_tools(backend, role),
         *_caching(settings, role),
-        _compaction(settings, role, slot),
+        context_compaction(settings, role, slot),
     ]
     agent = create_agent(
         chat_model(settings, slot, role),
@@ -413,7 +420,7 @@ def _sandbox_role(
         # Like a research sub-agent: never resumed midway, so its steps are not checkpointed.
         checkpointer=False,
     )
-    return agent.with_config({"recursion_limit": effective_recursion_limit(settings)})
+    return agent.with_config({"recursion_limit": effective_recursion_limit(settings.recursion_limit)})
 
 
 def _mcp_prompts(settings: ResearchConfig, mcp: Sequence[Listing]) -> tuple[str, str]:
@@ -467,11 +474,12 @@ def _subagent_description(settings: ResearchConfig, corpora: bool) -> str:
     )
 
 
-def _compaction(settings: ResearchConfig, role: str, slot: Slot) -> ContextCompactionMiddleware:
+def context_compaction(settings: ResearchConfig, role: str, slot: Slot) -> ContextCompactionMiddleware:
+    """The compaction of the agent of ``role``, on the model of ``slot``; its summarizer is metered as a side call."""
     return ContextCompactionMiddleware(
         role=role,
-        slot=slot,
-        settings=settings,
+        limits=compaction_limits(settings, slot),
+        model_factory=models_for(settings),
         on_compacted=lambda summarized, kept: current_run().usage.count_compaction(summarized),
         on_model_response=side_call_meter(Role.COMPACTION, settings.tier.compaction),
     )
@@ -479,3 +487,56 @@ def _compaction(settings: ResearchConfig, role: str, slot: Slot) -> ContextCompa
 
 def _caching(settings: ResearchConfig, role: str) -> list[AgentMiddleware]:
     return [PromptCachingMiddleware(role=role)] if settings.prompt_caching else []
+
+
+def run_lifecycle(settings: ResearchConfig, build_warnings: Sequence[str] = ()) -> RunLifecycleMiddleware:
+    """The orchestrator's lifecycle: it reports the settings' warnings, then the build's ``build_warnings``."""
+    return RunLifecycleMiddleware(
+        endpoint=model_endpoint(settings),
+        budget=budget_limits(settings),
+        recursion_limit=effective_recursion_limit(settings.recursion_limit),
+        max_runs_per_user=settings.max_runs_per_user,
+        remember_findings=settings.remember_findings,
+        knowledge_dataset=settings.knowledge_dataset,
+        warnings=(*settings.warnings, *build_warnings),
+        problems=settings.problems,
+    )
+
+
+def triage_router(settings: ResearchConfig) -> TriageRouterMiddleware:
+    """The pre-triage router, its calls metered as ``triage`` side calls on the tier's research model."""
+    return TriageRouterMiddleware(
+        model_factory=models_for(settings), on_model_response=side_call_meter(Role.TRIAGE, settings.tier.research)
+    )
+
+
+# --- Knobs: the one place that reads the run's settings for a middleware ------------------------------
+
+
+def budget_limits(settings: ResearchConfig) -> BudgetLimits:
+    return BudgetLimits(
+        max_tool_calls=settings.max_tool_calls,
+        max_total_tokens=settings.max_total_tokens,
+        max_run_seconds=settings.max_run_seconds,
+        max_cost_usd=settings.max_cost_usd,
+    )
+
+
+def model_endpoint(settings: ResearchConfig) -> ModelEndpoint:
+    return ModelEndpoint(
+        base_url=settings.base_url, model_tier=settings.model_tier, request_timeout=settings.request_timeout
+    )
+
+
+def compaction_limits(settings: ResearchConfig, slot: Slot) -> CompactionLimits:
+    """When the agent on the model of ``slot`` compacts, and how much its summarizer may read."""
+    return CompactionLimits(
+        compaction_tokens=settings.compaction_tokens,
+        context_window=settings.tier.slot(slot).context_window,
+        summarizer_context_window=settings.tier.compaction.context_window,
+    )
+
+
+def models_for(settings: ResearchConfig) -> ModelFactory:
+    """Builds the model of a slot for a role on the run's endpoint, tier and model options."""
+    return partial(chat_model, settings)
