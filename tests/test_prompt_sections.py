@@ -1,4 +1,5 @@
-"""Every role's system prompt, rendered by the whole graph build, is exactly what it was.
+"""Every role's system prompt, rendered by the whole graph build, is exactly what it was; each feature
+owns its section of it.
 
 The golden prompts in ``fixtures/prompts/`` were recorded from the graph before each feature came to own
 its prompt section; the graph is built for each combination below (web or not, corpora, the knowledge
@@ -19,13 +20,22 @@ from unittest.mock import patch
 import pytest
 from langchain_core.tools import StructuredTool
 
-from deep_research_agent import graph
+from deep_research_agent import graph, prompts
 from deep_research_agent.corpora.backend import CorpusMeta
 from deep_research_agent.corpora.catalog import Catalog, CorpusEntry
+from deep_research_agent.corpora.prompt import corpora_section
+from deep_research_agent.delivery.follow_up import follow_up_section
+from deep_research_agent.domain.names import Role
+from deep_research_agent.extensions.skills import load_skills
+from deep_research_agent.knowledge.prompt import knowledge_section
 from deep_research_agent.mcp.listing import Listing
+from deep_research_agent.mcp.prompt import mcp_section
+from deep_research_agent.sandbox.prompt import code_execution_section, skill_helpers_section
 from deep_research_agent.settings import ResearchConfig
 from deep_research_agent.settings.corpora import CorpusSpec
 from deep_research_agent.settings.mcp_servers import McpServer
+from deep_research_agent.tasks.prompt import tasks_section
+from deep_research_agent.tools.web_prompt import no_web_section, web_section
 
 GOLDEN = Path(__file__).parent / "fixtures" / "prompts"
 EXTENSIONS = Path(__file__).parent / "fixtures" / "extensions"
@@ -145,3 +155,64 @@ def test_the_combinations_cover_every_section():
     ):
         present = [heading in text for text in everything]
         assert any(present) and not all(present), heading
+
+
+# --- each feature owns its section ---------------------------------------------------------------------
+
+OTHERS = (Role.EXTRACT_SUBAGENT, Role.CODING_SUBAGENT)
+PLANNERS = (Role.ORCHESTRATOR, Role.RESEARCH_SUBAGENT)
+
+
+def test_a_feature_says_nothing_to_a_role_it_does_not_concern():
+    skills = load_skills(EXTENSIONS / "skills")
+    for role in OTHERS:
+        assert follow_up_section(role) == tasks_section(role) == ""
+        assert web_section(role, web_search=True) == no_web_section(role, web_search=False) == ""
+        assert corpora_section(role, CORPORA, web_search=True) == ""
+        assert knowledge_section(role, enabled=True) == ""
+        assert skills.prompt_section(role) == ""
+        assert mcp_section(role, MCP, deployment_prompt="guidance") == ""
+        assert code_execution_section(role, sandbox=True) == code_execution_section(role, sandbox=False) == ""
+    assert follow_up_section(Role.RESEARCH_SUBAGENT) == tasks_section(Role.RESEARCH_SUBAGENT) == ""
+    assert web_section(Role.ORCHESTRATOR, web_search=True) == knowledge_section(Role.ORCHESTRATOR, enabled=True) == ""
+    for role in (*PLANNERS, Role.EXTRACT_SUBAGENT):
+        assert skill_helpers_section(role, ("/workspace/skills/t/h.py",)) == ""
+
+
+def test_a_feature_says_nothing_when_the_run_lacks_it():
+    for role in PLANNERS:
+        assert web_section(role, web_search=False) == no_web_section(role, web_search=True) == ""
+        assert corpora_section(role, Catalog((_entry("empty", passages=0),)), web_search=True) == ""
+        assert knowledge_section(role, enabled=False) == ""
+        assert load_skills(EXTENSIONS / "no-such-folder").prompt_section(role) == ""
+        assert mcp_section(role, MCP_DOWN, deployment_prompt="guidance") == ""
+    assert skill_helpers_section(Role.CODING_SUBAGENT, ()) == ""
+
+
+def test_each_role_gets_its_own_wording_of_a_shared_feature():
+    orchestrator = corpora_section(Role.ORCHESTRATOR, CORPORA, web_search=False)
+    subagent = corpora_section(Role.RESEARCH_SUBAGENT, CORPORA, web_search=False)
+    assert "40 passages" in orchestrator and "whether the web" not in orchestrator
+    assert "`pg-docs` (pg-docs)" in subagent and "`empty`" not in subagent
+    assert mcp_section(Role.ORCHESTRATOR, MCP).startswith("Research sub-agents can also query these MCP servers")
+    assert mcp_section(Role.RESEARCH_SUBAGENT, MCP).startswith("## MCP tools")
+    assert mcp_section(Role.RESEARCH_SUBAGENT, MCP, deployment_prompt=" Be brief. ").endswith(".\nBe brief.")
+    assert code_execution_section(Role.ORCHESTRATOR, sandbox=True) != code_execution_section(
+        Role.ORCHESTRATOR, sandbox=False
+    )
+
+
+def test_a_section_template_refuses_a_slot_left_empty_or_a_value_without_a_slot():
+    with pytest.raises(KeyError, match="and_web"):
+        prompts.fill(prompts.Prompt.CORPORA_ORCHESTRATOR, corpora="- `a`")
+    with pytest.raises(KeyError, match="extra"):
+        prompts.fill(prompts.Prompt.CORPORA_SUBAGENT, corpora="`a`", extra="x")
+    # A value is inserted as it is, even when it looks like a slot.
+    assert "{and_web}" in prompts.fill(prompts.Prompt.CORPORA_SUBAGENT, corpora="{and_web}")
+
+
+def test_a_role_prompt_joins_its_sections_in_order_and_skips_the_empty_ones():
+    assembled = prompts.assemble(prompts.Prompt.DIRECT_ANSWER, ["## A\na", "", "## B\nb"], domain_prompt=" d ")
+    assert (
+        assembled == prompts.template(prompts.Prompt.DIRECT_ANSWER) + "\n\n## A\na\n\n## B\nb\n\n## DOMAIN CONTEXT\nd"
+    )

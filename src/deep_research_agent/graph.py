@@ -32,6 +32,7 @@ import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from threading import Lock
@@ -48,6 +49,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from . import prompts
 from .corpora.catalog import Catalog, catalog_for
+from .corpora.prompt import corpora_section
 from .delivery import (
     ClarificationMiddleware,
     CompletionMiddleware,
@@ -55,6 +57,7 @@ from .delivery import (
     ReportMiddleware,
     TurnEndMiddleware,
 )
+from .delivery.follow_up import follow_up_section
 from .domain.names import Role, ToolName
 from .domain.secrets import register_secrets
 from .extensions import load_extensions, skills_filesystem
@@ -71,10 +74,12 @@ from .guards import (
 from .handover import FindingsGateMiddleware, HandOverMiddleware
 from .handover.script import ScriptGateMiddleware
 from .knowledge import build_knowledge_tools
+from .knowledge.prompt import knowledge_section
 from .lifecycle import RunLifecycleMiddleware, TriageRouterMiddleware
 from .lifecycle.model_errors import ModelEndpoint
-from .mcp.calls import CallLimits, instrument, source_label
+from .mcp.calls import CallLimits, instrument
 from .mcp.listing import Listing, list_tools, listings_digest, unique_names
+from .mcp.prompt import mcp_section
 from .modelcalls.caching import PromptCachingMiddleware
 from .modelcalls.compaction import CompactionLimits, ContextCompactionMiddleware, ModelFactory
 from .modelcalls.metering import ModelCallHeartbeatMiddleware, UsageMeteringMiddleware, side_call_meter
@@ -85,11 +90,14 @@ from .planning import PlanningMiddleware
 from .run import current_run
 from .sandbox.backend import SandboxBackend
 from .sandbox.connector import SandboxConnector, sandbox_connector
+from .sandbox.prompt import code_execution_section, skill_helpers_section
 from .sandbox.tools import sandbox_tools
 from .settings import ModelSpec, ResearchConfig, Slot, load_env_file, publish_run_settings
 from .tasks.middleware import TaskMiddleware
+from .tasks.prompt import tasks_section
 from .tools import ClassifiedToolErrorsMiddleware, build_corpus_tools, build_web_fetch_tool, build_web_search_tool
 from .tools.results import ResultLimits
+from .tools.web_prompt import no_web_section, web_section
 
 logger = logging.getLogger(__name__)
 
@@ -196,10 +204,17 @@ def build_graph(
     mcp_tools = [instrument(tool, listing.server, limits) for listing in mcp for tool in listing.tools]
     knowledge_tools = build_knowledge_tools(settings)
     research_tools = [*(t for t in web_tools if t is not None), *corpus_tools, *knowledge_tools, *mcp_tools]
-    knowledge_prompt = prompts.template(prompts.Prompt.KNOWLEDGE) if knowledge_tools else ""
-    orchestrator_mcp, subagent_mcp = _mcp_prompts(settings, mcp)
-    code_prompt = prompts.template(prompts.Prompt.CODE_EXECUTION if sandbox else prompts.Prompt.NO_CODE_EXECUTION)
-    sandbox_roles = _sandbox_roles(settings, sandbox, custom_tools) if sandbox else []
+    features = RunFeatures(
+        web_search=settings.web_search,
+        corpora=corpora if corpus_tools else Catalog(),
+        knowledge=bool(knowledge_tools),
+        skills=extensions.skills,
+        mcp=tuple(mcp),
+        mcp_prompt=settings.mcp_prompt,
+        sandbox=sandbox,
+        domain_prompt=settings.domain_prompt,
+    )
+    sandbox_roles = _sandbox_roles(settings, sandbox, custom_tools, features) if sandbox else []
     sandbox_models = (
         {Role.EXTRACT_SUBAGENT: tier.utility.slug, Role.CODING_SUBAGENT: tier.coding.slug} if sandbox else {}
     )
@@ -212,7 +227,6 @@ def build_graph(
                 backend=StateBackend(), subagents=sandbox_roles, task_description=_NESTED_TASK_DESCRIPTION
             ),
         ]
-    orchestrator_sources, subagent_sources = _source_prompts(settings, corpora if corpus_tools else Catalog())
     subagent_middleware = [
         # No PatchToolCallsMiddleware: the task tool starts every sub-agent on one fresh brief, which
         # never holds a dangling tool call, and the patch would cost a graph step per sub-agent run.
@@ -227,21 +241,7 @@ def build_graph(
     research_subagent = create_agent(
         chat_model(settings, "subagent", Role.RESEARCH_SUBAGENT),
         tools=[*research_tools, *custom_tools],
-        system_prompt=prompts.render(
-            prompts.Prompt.RESEARCH_SUBAGENT,
-            domain_prompt=settings.domain_prompt,
-            extra="\n\n".join(
-                p
-                for p in (
-                    subagent_sources,
-                    knowledge_prompt,
-                    extensions.skills.subagent_section(),
-                    subagent_mcp,
-                    code_prompt,
-                )
-                if p
-            ),
-        ),
+        system_prompt=role_prompt(Role.RESEARCH_SUBAGENT, features),
         middleware=[
             _guards(
                 settings,
@@ -295,22 +295,7 @@ def build_graph(
     orchestrator = create_agent(
         chat_model(settings, "research", Role.ORCHESTRATOR),
         tools=custom_tools,
-        system_prompt=prompts.render(
-            prompts.Prompt.ORCHESTRATOR,
-            domain_prompt=settings.domain_prompt,
-            extra="\n\n".join(
-                part
-                for part in (
-                    prompts.template(prompts.Prompt.FOLLOW_UP),
-                    orchestrator_sources,
-                    prompts.template(prompts.Prompt.TASKS),
-                    extensions.skills.orchestrator_section(),
-                    orchestrator_mcp,
-                    code_prompt,
-                )
-                if part
-            ),
-        ),
+        system_prompt=role_prompt(Role.ORCHESTRATOR, features),
         middleware=[
             *outside_guards,
             _guards(
@@ -370,23 +355,19 @@ _CODING_DESCRIPTION = (
 
 
 def _sandbox_roles(
-    settings: ResearchConfig, sandbox: SandboxConnector, custom_tools: Sequence[BaseTool]
+    settings: ResearchConfig, sandbox: SandboxConnector, custom_tools: Sequence[BaseTool], features: RunFeatures
 ) -> list[CompiledSubAgent]:
     """The extract and coding sub-agents, both on the run's sandbox: the extractor on the utility model with
     only execute of the sandbox's tools and the findings gate, the coder on the tier's coding model with the file and execute tools
     and the script gate. Both also get the deployment's ``custom_tools``, like every other agent (the
     per-role trimming in ``sandbox/tools.py`` applies to the sandbox's own tools only)."""
     backend = SandboxBackend(sandbox)
-    helpers = "\n".join(f"- `{path}`" for path in sandbox.helper_paths)
-    helper_section = (
-        f"## Skill helpers\nThese modules are in the sandbox; a script may import them:\n{helpers}" if helpers else ""
-    )
     extract = _sandbox_role(
-        settings, backend, Role.EXTRACT_SUBAGENT, "utility", prompts.render(prompts.Prompt.EXTRACT_SUBAGENT),
+        settings, backend, Role.EXTRACT_SUBAGENT, "utility", role_prompt(Role.EXTRACT_SUBAGENT, features),
         gate=FindingsGateMiddleware(role=Role.EXTRACT_SUBAGENT), tools=custom_tools,
     )  # fmt: skip
     coding = _sandbox_role(
-        settings, backend, Role.CODING_SUBAGENT, "coding", prompts.render(prompts.Prompt.CODING_SUBAGENT, extra=helper_section),
+        settings, backend, Role.CODING_SUBAGENT, "coding", role_prompt(Role.CODING_SUBAGENT, features),
         gate=ScriptGateMiddleware(role=Role.CODING_SUBAGENT, sandbox=sandbox), tools=custom_tools,
     )  # fmt: skip
     return [
@@ -423,44 +404,50 @@ def _sandbox_role(
     return agent.with_config({"recursion_limit": effective_recursion_limit(settings.recursion_limit)})
 
 
-def _mcp_prompts(settings: ResearchConfig, mcp: Sequence[Listing]) -> tuple[str, str]:
-    """The orchestrator's and the research sub-agent's guidance on the MCP servers that offer tools, each
-    followed by the deployment's ``mcp_prompt``; empty when no server does."""
-    ready = [listing.server for listing in mcp if listing.tools]
-    if not ready:
-        return "", ""
-    deployment = settings.mcp_prompt.strip()
-    servers = ", ".join(f"`{server.label}` (cite as `{source_label(server)}`)" for server in ready)
-    orchestrator = (
-        f"Research sub-agents can also query these MCP servers: {servers}. A finding from one cites that "
-        "source; list it in the report's Sources like a page."
+@dataclass(frozen=True)
+class RunFeatures:
+    """What the graph's agents can use, as the features' prompt sections read it: the web, the searchable
+    ``corpora`` (empty when the research sub-agents have no corpus tools), the knowledge base, the skills,
+    the MCP ``listings`` and the deployment's guidance on them, the sandbox, the deployment's domain prompt."""
+
+    web_search: bool
+    corpora: Catalog
+    knowledge: bool
+    skills: SkillCatalog
+    mcp: tuple[Listing, ...]
+    mcp_prompt: str
+    sandbox: SandboxConnector | None
+    domain_prompt: str
+
+
+_ROLE_PROMPTS = {
+    Role.ORCHESTRATOR: prompts.Prompt.ORCHESTRATOR,
+    Role.RESEARCH_SUBAGENT: prompts.Prompt.RESEARCH_SUBAGENT,
+    Role.EXTRACT_SUBAGENT: prompts.Prompt.EXTRACT_SUBAGENT,
+    Role.CODING_SUBAGENT: prompts.Prompt.CODING_SUBAGENT,
+}
+# The roles whose prompt ends with the deployment's domain prompt: those that plan or gather the research.
+_DOMAIN_ROLES = (Role.ORCHESTRATOR, Role.RESEARCH_SUBAGENT)
+
+
+def role_prompt(role: Role, features: RunFeatures) -> str:
+    """The system prompt of ``role``: its own prompt, then every feature's section for it, in this order;
+    each feature's section says nothing to a role it does not concern, or when the run lacks it."""
+    sandbox = features.sandbox
+    sections = (
+        follow_up_section(role),
+        web_section(role, web_search=features.web_search),
+        corpora_section(role, features.corpora, web_search=features.web_search),
+        no_web_section(role, web_search=features.web_search),
+        tasks_section(role),
+        knowledge_section(role, enabled=features.knowledge),
+        features.skills.prompt_section(role),
+        mcp_section(role, features.mcp, deployment_prompt=features.mcp_prompt),
+        code_execution_section(role, sandbox=sandbox is not None),
+        skill_helpers_section(role, sandbox.helper_paths if sandbox is not None else ()),
     )
-    subagent = prompts.template(prompts.Prompt.MCP_TOOLS).replace("{servers}", servers)
-    if deployment:
-        return f"{orchestrator}\n{deployment}", f"{subagent}\n{deployment}"
-    return orchestrator, subagent
-
-
-def _source_prompts(settings: ResearchConfig, corpora: Catalog) -> tuple[str, str]:
-    """The orchestrator's and the research sub-agent's guidance on where to look: the web (or that there
-    is none) and the run's corpora, each listed with what it holds and its size."""
-    ready = corpora.ready()
-    orchestrator: list[str] = []
-    subagent: list[str] = [prompts.template(prompts.Prompt.WEB_RESEARCH)] if settings.web_search else []
-    if ready:
-        listing = "\n".join(f"- {entry.describe()}" for entry in ready)
-        and_web = ", and whether the web is needed too" if settings.web_search else ""
-        orchestrator.append(
-            prompts.template(prompts.Prompt.CORPORA_ORCHESTRATOR)
-            .replace("{corpora}", listing)
-            .replace("{and_web}", and_web)
-        )
-        names = ", ".join(f"`{entry.spec.name}` ({entry.spec.display_title})" for entry in ready)
-        subagent.append(prompts.template(prompts.Prompt.CORPORA_SUBAGENT).replace("{corpora}", names))
-    if not settings.web_search:
-        orchestrator.append(prompts.template(prompts.Prompt.NO_WEB))
-        subagent.append(prompts.template(prompts.Prompt.NO_WEB))
-    return "\n\n".join(orchestrator), "\n\n".join(subagent)
+    domain_prompt = features.domain_prompt if role in _DOMAIN_ROLES else ""
+    return prompts.assemble(_ROLE_PROMPTS[role], sections, domain_prompt=domain_prompt)
 
 
 def _subagent_description(settings: ResearchConfig, corpora: bool) -> str:
