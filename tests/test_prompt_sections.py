@@ -5,7 +5,8 @@ The golden prompts in ``fixtures/prompts/`` were recorded from the graph before 
 its prompt section; the graph is built for each combination below (web or not, corpora, the knowledge
 base, MCP servers with and without the deployment's guidance, a sandbox with and without skill helpers,
 skills, a domain prompt) and each agent's ``system_prompt`` and each sub-agent's description must match
-them byte for byte. Record them again only on purpose, after a reviewed prompt change:
+them byte for byte (and each agent's tools and middleware, recorded before ``build_graph`` was split into
+its builders, must match them in order). Record them again only on purpose, after a reviewed prompt change:
 ``DRA_RECORD_PROMPTS=1 uv run pytest tests/test_prompt_sections.py``.
 """
 
@@ -117,7 +118,20 @@ def rendered(environ: dict[str, str], mcp: tuple[Listing, ...], corpora: Catalog
         for call in subagent_middleware.call_args_list
         for subagent in call.kwargs["subagents"]
     }
-    return {"system_prompts": prompts, "descriptions": descriptions}
+    # Not prompt text, but what a prompt describes must stay what the agent has: its tools and middleware.
+    tools = {call.kwargs["name"]: [tool.name for tool in call.kwargs["tools"]] for call in create_agent.call_args_list}
+    middleware = {call.kwargs["name"]: _stack(call.kwargs["middleware"]) for call in create_agent.call_args_list}
+    return {"system_prompts": prompts, "descriptions": descriptions, "tools": tools, "middleware": middleware}
+
+
+def _stack(middleware: list[Any]) -> list[str]:
+    """Each middleware's name, the guard chain's with its model and tool guards."""
+    names = []
+    for layer in middleware:
+        names.append(layer.name)
+        for kind in ("model_guards", "tool_guards"):
+            names += [f"  {kind[:-7]}: {guard.name}" for guard in getattr(layer, kind, ())]
+    return names
 
 
 @pytest.mark.parametrize("name", list(COMBINATIONS))
@@ -132,6 +146,8 @@ def test_each_roles_prompt_renders_exactly_as_recorded(name: str):
     for role, prompt in expected["system_prompts"].items():
         assert got["system_prompts"][role] == prompt, f"the {role} prompt of {name!r} changed"
     assert got["descriptions"] == expected["descriptions"]
+    assert got["tools"] == expected["tools"]
+    assert got["middleware"] == expected["middleware"]
 
 
 def test_the_combinations_cover_every_section():
