@@ -70,4 +70,4 @@ class RecordingChatModel(BaseChatModel):
 
 def factory(model: RecordingChatModel) -> Callable[..., RecordingChatModel]:
     """A ``model_factory`` that hands out ``model`` for every slot and role."""
-    return lambda settings, slot, role: model
+    return lambda slot, role: model

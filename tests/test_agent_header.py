@@ -35,7 +35,7 @@ class ModelsByRole:
         self.asked: list[tuple[Slot, Role]] = []
         self.models = {role: RecordingChatModel(replies=list(answers)) for role, answers in (replies or {}).items()}
 
-    def __call__(self, settings: ResearchConfig, slot: Slot, role: Role) -> BaseChatModel:
+    def __call__(self, slot: Slot, role: Role) -> BaseChatModel:
         self.asked.append((slot, role))
         return self.models.setdefault(role, RecordingChatModel())
 
@@ -85,7 +85,7 @@ def test_the_graph_builds_each_agent_model_for_that_agents_role():
 
 async def test_the_router_asks_for_its_verdict_as_triage_and_answers_as_direct_answer(run):
     models = ModelsByRole({Role.TRIAGE: ["SIMPLE"], Role.DIRECT_ANSWER: ["Sofia is the capital of Bulgaria."]})
-    router = TriageRouterMiddleware(settings=ResearchConfig.resolve({}, environ={}), model_factory=models)
+    router = TriageRouterMiddleware(model_factory=models)
     orchestrator = create_agent(RecordingChatModel(replies=["never"]), tools=[], middleware=[router])
 
     state = await orchestrator.ainvoke({"messages": [HumanMessage("What is the capital of Bulgaria?")]})
@@ -102,10 +102,29 @@ def test_the_summarizer_is_built_for_the_compaction_role_whichever_agent_it_comp
     models = ModelsByRole()
     compaction = ContextCompactionMiddleware(
         role=Role.RESEARCH_SUBAGENT,
-        slot="subagent",
-        settings=ResearchConfig.resolve({}, environ={}),
+        limits=graph.compaction_limits(ResearchConfig.resolve({}, environ={}), "subagent"),
         model_factory=models,
     )
 
     assert compaction.summarizer is models.models[Role.COMPACTION]
     assert models.asked == [("compaction", Role.COMPACTION)]
+
+
+def test_the_graph_builds_the_side_models_on_the_runs_settings_for_their_roles():
+    settings = ResearchConfig.resolve({}, environ={"OPENAI_API_KEY": "sk-test-0000"})
+    asked: list[tuple[Slot, Role]] = []
+
+    def recording_chat_model(given: ResearchConfig, slot: Slot, role: Role) -> Any:
+        assert given is settings
+        asked.append((slot, role))
+        return chat_model(given, slot, role)
+
+    with mock.patch.object(graph, "chat_model", recording_chat_model):
+        router = graph.triage_router(settings)
+        compaction = graph.context_compaction(settings, Role.RESEARCH_SUBAGENT, "subagent")
+    assert (router.verdict_model.default_headers, router.answer_model.default_headers) == (
+        {AGENT_HEADER: Role.TRIAGE.value},
+        {AGENT_HEADER: Role.DIRECT_ANSWER.value},
+    )
+    assert compaction.summarizer.default_headers == {AGENT_HEADER: Role.COMPACTION.value}
+    assert asked == [("research", Role.TRIAGE), ("research", Role.DIRECT_ANSWER), ("compaction", Role.COMPACTION)]

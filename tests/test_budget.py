@@ -13,10 +13,12 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from deep_research_agent.domain.conversation import is_harness_message
 from deep_research_agent.domain.findings import Findings
+from deep_research_agent.domain.knobs import KnobError
 from deep_research_agent.domain.usage import RoleUsage
 from deep_research_agent.evidence.store import HandOver
+from deep_research_agent.graph import budget_limits
 from deep_research_agent.guards import budget
-from deep_research_agent.guards.budget import BudgetMiddleware, binding_ceiling, ceiling_uses
+from deep_research_agent.guards.budget import BudgetLimits, BudgetMiddleware, binding_ceiling, ceiling_uses
 from deep_research_agent.handover.contract import parse_findings
 from deep_research_agent.report.salvage import salvage_report
 from deep_research_agent.run import Run
@@ -26,8 +28,9 @@ from testkit.guard_calls import call_model_through, capture_events
 pytestmark = pytest.mark.anyio
 
 
-def settings(**configurable) -> ResearchConfig:
-    return ResearchConfig.resolve({"configurable": configurable}, environ={"OPENAI_API_KEY": "sk-test"})
+def limits(**configurable) -> BudgetLimits:
+    """The ceilings the graph hands the budget guard for a run with this ``configurable``."""
+    return budget_limits(ResearchConfig.resolve({"configurable": configurable}, environ={"OPENAI_API_KEY": "sk-test"}))
 
 
 @pytest.fixture
@@ -55,7 +58,7 @@ def test_cached_input_counts_a_tenth_against_the_token_ceiling(run):
         "orchestrator", None, RoleUsage(input_tokens=10_000, cached_tokens=8_000, output_tokens=500)
     )
 
-    tokens = next(u for u in ceiling_uses(run, settings(max_total_tokens=10_000)) if u.name == "tokens")
+    tokens = next(u for u in ceiling_uses(run, limits(max_total_tokens=10_000)) if u.name == "tokens")
 
     assert tokens.used == 2_000 + 800 + 500
 
@@ -64,7 +67,7 @@ def test_ceilings_of_zero_are_no_caps_and_the_binding_ceiling_is_the_fullest(run
     spend_tool_calls(run, "orchestrator", 5)
     spend_tool_calls(run, "research-subagent", 2)
     run.usage.count_model_call("research-subagent", None, RoleUsage(cost_usd=0.2))
-    uses = ceiling_uses(run, settings(max_tool_calls=10, max_cost_usd=0.25, max_run_seconds=0))
+    uses = ceiling_uses(run, limits(max_tool_calls=10, max_cost_usd=0.25, max_run_seconds=0))
 
     assert {u.name for u in uses} == {"tool_calls", "tokens", "cost"}
     assert binding_ceiling(uses).name == "cost" and binding_ceiling(uses).fraction == pytest.approx(0.8)
@@ -72,8 +75,8 @@ def test_ceilings_of_zero_are_no_caps_and_the_binding_ceiling_is_the_fullest(run
 
 async def test_the_soft_stage_is_announced_once_per_run_and_nudges_each_agent_once(run, events):
     spend_tool_calls(run, "orchestrator", 8)
-    orchestrator = BudgetMiddleware(settings(max_tool_calls=10), role="orchestrator")
-    worker = BudgetMiddleware(settings(max_tool_calls=10), role="research-subagent")
+    orchestrator = BudgetMiddleware(limits(max_tool_calls=10), role="orchestrator")
+    worker = BudgetMiddleware(limits(max_tool_calls=10), role="research-subagent")
     orchestrator_state = {"messages": [HumanMessage("q")]}
     worker_state = {"messages": [HumanMessage("brief")]}
 
@@ -90,7 +93,7 @@ async def test_the_soft_stage_is_announced_once_per_run_and_nudges_each_agent_on
 
 async def test_at_the_ceiling_tool_calls_are_refused_except_the_report_and_model_calls_end_the_agent(run, events):
     spend_tool_calls(run, "research-subagent", 10)
-    guard = BudgetMiddleware(settings(max_tool_calls=10), role="research-subagent")
+    guard = BudgetMiddleware(limits(max_tool_calls=10), role="research-subagent")
 
     refused = await guard.awrap_tool_call(tool_request(), run_tool)
     delivered = await guard.awrap_tool_call(tool_request("submit_report"), run_tool)
@@ -108,7 +111,7 @@ async def test_at_the_ceiling_tool_calls_are_refused_except_the_report_and_model
 
 async def test_a_model_call_still_running_at_the_deadline_is_cut_off(run, events):
     run.started_monotonic -= 9.8
-    guard = BudgetMiddleware(settings(max_run_seconds=10), role="research-subagent")
+    guard = BudgetMiddleware(limits(max_run_seconds=10), role="research-subagent")
 
     async def slow_model(request):
         await asyncio.sleep(30)
@@ -127,7 +130,7 @@ async def test_a_model_call_still_running_at_the_deadline_is_cut_off(run, events
 
 async def test_a_slow_tool_is_cut_off_at_the_deadline_but_a_sub_agent_task_is_left_to_its_own_guard(run, events):
     run.started_monotonic -= 9.8
-    guard = BudgetMiddleware(settings(max_run_seconds=10), role="orchestrator")
+    guard = BudgetMiddleware(limits(max_run_seconds=10), role="orchestrator")
 
     async def slow_tool(request):
         await asyncio.sleep(0.5)
@@ -178,3 +181,41 @@ def test_a_salvaged_report_without_findings_says_so(run):
 
     assert "No research unit returned findings" in report and "every finding" in report
     assert report.rstrip().endswith("## Sources\nNone.")
+
+
+# --- the guard's knobs --------------------------------------------------------------------------------
+
+
+def test_the_graph_hands_the_guard_the_runs_four_ceilings():
+    assert limits(max_tool_calls=7, max_total_tokens=9_000, max_run_seconds=60, max_cost_usd=0.5) == BudgetLimits(
+        max_tool_calls=7, max_total_tokens=9_000, max_run_seconds=60.0, max_cost_usd=0.5
+    )
+
+
+@pytest.mark.parametrize(
+    ("knob", "value"),
+    [
+        ("max_tool_calls", -1),
+        ("max_total_tokens", -5),
+        ("max_run_seconds", -0.5),
+        ("max_cost_usd", -0.01),
+        ("max_run_seconds", float("nan")),
+        ("max_cost_usd", float("inf")),
+        ("max_tool_calls", 2.5),
+        ("max_total_tokens", "100"),
+    ],
+)
+def test_a_negative_non_finite_or_mistyped_ceiling_is_refused_naming_it(knob: str, value: object):
+    with pytest.raises(KnobError, match=knob) as refused:
+        BudgetLimits(**{knob: value})  # type: ignore[arg-type]
+    assert refused.value.parameter == knob
+    assert isinstance(refused.value, ValueError)
+
+
+def test_zero_means_no_cap_and_is_accepted(run):
+    assert ceiling_uses(run, BudgetLimits()) == []
+
+
+def test_the_guard_refuses_anything_but_its_limits():
+    with pytest.raises(KnobError, match="limits"):
+        BudgetMiddleware({"max_tool_calls": 10}, role="orchestrator")  # type: ignore[arg-type]

@@ -16,8 +16,11 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from deep_research_agent.domain.conversation import HARNESS_MESSAGE_NAME, is_harness_message, turn_key
+from deep_research_agent.domain.knobs import KnobError
 from deep_research_agent.domain.secrets import register_secrets
+from deep_research_agent.graph import compaction_limits, context_compaction
 from deep_research_agent.modelcalls.compaction import (
+    CompactionLimits,
     ContextCompactionMiddleware,
     compaction_trigger,
     plan_compaction,
@@ -111,17 +114,52 @@ def test_trigger_is_the_setting_or_80_percent_of_the_window_whichever_is_smaller
 def test_middleware_takes_the_window_of_its_roles_model(
     tier: str, slot: Any, compaction_tokens: int, trigger: int
 ) -> None:
-    middleware = ContextCompactionMiddleware(role="r", slot=slot, settings=settings(compaction_tokens, tier))
+    middleware = context_compaction(settings(compaction_tokens, tier), "r", slot)
     assert middleware.trigger_tokens == trigger
     assert middleware.tail_tokens == trigger // 4
 
 
 def test_each_role_gets_its_own_middleware_name() -> None:
     names = {
-        ContextCompactionMiddleware(role=role, slot="research", settings=settings(1000)).name
-        for role in ("orchestrator", "research-subagent")
+        context_compaction(settings(1000), role, "research").name for role in ("orchestrator", "research-subagent")
     }
     assert names == {"ContextCompaction[orchestrator]", "ContextCompaction[research-subagent]"}
+
+
+@pytest.mark.parametrize(
+    ("knob", "value"),
+    [
+        ("compaction_tokens", -1),
+        ("compaction_tokens", float("nan")),
+        ("context_window", 0),
+        ("context_window", -200_000),
+        ("summarizer_context_window", 0),
+    ],
+)
+def test_a_negative_trigger_or_an_empty_window_is_refused_naming_it(knob: str, value: float) -> None:
+    knobs: dict[str, Any] = {"compaction_tokens": 1000, "context_window": 100_000, "summarizer_context_window": 100_000}
+    with pytest.raises(KnobError, match=knob) as refused:
+        CompactionLimits(**{**knobs, knob: value})
+    assert refused.value.parameter == knob
+
+
+def test_the_middleware_refuses_limits_it_cannot_read_and_hooks_it_cannot_call() -> None:
+    limits = CompactionLimits(compaction_tokens=1000, context_window=100_000, summarizer_context_window=100_000)
+    summarizer = factory(RecordingChatModel())
+    with pytest.raises(KnobError, match="limits"):
+        ContextCompactionMiddleware(role="r", limits={"compaction_tokens": 1000}, model_factory=summarizer)  # type: ignore[arg-type]
+    with pytest.raises(KnobError, match="model_factory"):
+        ContextCompactionMiddleware(role="r", limits=limits, model_factory=None)  # type: ignore[arg-type]
+    with pytest.raises(KnobError, match="on_compacted"):
+        ContextCompactionMiddleware(role="r", limits=limits, model_factory=summarizer, on_compacted=3)  # type: ignore[arg-type]
+
+
+def test_zero_compaction_tokens_is_accepted_and_means_never() -> None:
+    limits = CompactionLimits(compaction_tokens=0, context_window=100_000, summarizer_context_window=100_000)
+    assert (
+        ContextCompactionMiddleware(role="r", limits=limits, model_factory=factory(RecordingChatModel())).trigger_tokens
+        == 0
+    )
 
 
 # --- safe cut points ----------------------------------------------------------------------------------
@@ -197,7 +235,10 @@ def test_nothing_to_summarize_but_the_request_means_no_compaction() -> None:
 def orchestrator_compaction(trigger: int, summarizer: RecordingChatModel, **hooks: Any) -> ContextCompactionMiddleware:
     """The orchestrator's compaction at ``trigger`` tokens, summarizing on ``summarizer``."""
     return ContextCompactionMiddleware(
-        role="orchestrator", slot="research", settings=settings(trigger), model_factory=factory(summarizer), **hooks
+        role="orchestrator",
+        limits=compaction_limits(settings(trigger), "research"),
+        model_factory=factory(summarizer),
+        **hooks,
     )
 
 

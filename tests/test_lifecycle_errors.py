@@ -15,10 +15,13 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from deep_research_agent.delivery import turn_end
+from deep_research_agent.domain.knobs import KnobError
 from deep_research_agent.domain.names import Role
 from deep_research_agent.domain.secrets import register_secrets
-from deep_research_agent.graph import build_graph
+from deep_research_agent.graph import build_graph, model_endpoint, run_lifecycle
+from deep_research_agent.guards.budget import BudgetLimits
 from deep_research_agent.lifecycle.middleware import RunLifecycleMiddleware, describe_model_error
+from deep_research_agent.lifecycle.model_errors import ModelEndpoint
 from deep_research_agent.run import current_run, is_open
 from deep_research_agent.run.containment import INTERNAL_ERROR, contain_hook_failures
 from deep_research_agent.settings import ResearchConfig
@@ -31,7 +34,7 @@ SECRET_DETAIL = "internal state at 0xdeadbeef"
 
 
 def lifecycle() -> RunLifecycleMiddleware:
-    return RunLifecycleMiddleware(ResearchConfig.resolve({"configurable": {}}, environ={}))
+    return run_lifecycle(ResearchConfig.resolve({"configurable": {}}, environ={}))
 
 
 async def broken(request: object) -> ModelResponse:
@@ -113,7 +116,7 @@ def model_error(kind: type[openai.APIStatusError], status: int, message: str) ->
 def test_an_unknown_model_is_named_with_its_tier_and_the_settings_to_check():
     settings = ResearchConfig.resolve({"configurable": {"model_tier": "low"}}, environ={})
 
-    detail = describe_model_error(model_error(openai.NotFoundError, 404, "model not found"), settings)
+    detail = describe_model_error(model_error(openai.NotFoundError, 404, "model not found"), model_endpoint(settings))
 
     assert "'acme/no-such-model'" in detail and "tier 'low'" in detail
     assert "OPENAI_BASE_URL" in detail and "DRA_MODEL_TIER" in detail
@@ -122,7 +125,7 @@ def test_an_unknown_model_is_named_with_its_tier_and_the_settings_to_check():
 def test_a_context_overflow_says_to_compact_sooner():
     overflow = model_error(openai.BadRequestError, 400, "This model's maximum context length is 131072 tokens.")
 
-    detail = describe_model_error(overflow, ResearchConfig.resolve({}, environ={}))
+    detail = describe_model_error(overflow, model_endpoint(ResearchConfig.resolve({}, environ={})))
 
     assert "maximum context length is 131072" in detail and "lower DRA_COMPACTION_TOKENS" in detail
 
@@ -130,7 +133,7 @@ def test_a_context_overflow_says_to_compact_sooner():
 def test_other_bad_requests_pass_the_providers_message_on_without_a_compaction_hint():
     invalid = model_error(openai.BadRequestError, 400, "tools[0] is invalid")
 
-    detail = describe_model_error(invalid, ResearchConfig.resolve({}, environ={}))
+    detail = describe_model_error(invalid, model_endpoint(ResearchConfig.resolve({}, environ={})))
 
     assert "(400): tools[0] is invalid" in detail and "COMPACTION" not in detail
 
@@ -142,7 +145,7 @@ def test_a_key_echoed_in_a_providers_message_never_reaches_the_detail():
 
     echoed = model_error(openai.BadRequestError, 400, f"invalid key {key} for this model")
 
-    detail = describe_model_error(echoed, settings)
+    detail = describe_model_error(echoed, model_endpoint(settings))
 
     assert key not in detail and "invalid key" in detail
 
@@ -154,7 +157,7 @@ def test_a_key_where_the_providers_message_is_cut_leaves_no_fragment_in_the_deta
 
     echoed = model_error(openai.BadRequestError, 400, "x" * 290 + f" {key}")
 
-    detail = describe_model_error(echoed, settings)
+    detail = describe_model_error(echoed, model_endpoint(settings))
 
     assert "x" * 290 in detail and key[:9] not in detail
 
@@ -230,3 +233,61 @@ async def test_a_hook_that_breaks_after_research_ends_the_run_with_internal_erro
     [report] = [e for e in events if e["type"] == "report"]
     assert report["partial"] is True and "412 Wh/kg" in report["markdown"]
     assert len([e for e in events if e["type"] == "usage"]) == 1
+
+
+# --- the lifecycle's knobs ----------------------------------------------------------------------------
+
+ENDPOINT = ModelEndpoint(base_url="http://127.0.0.1:9/v1", model_tier="low", request_timeout=30.0)
+
+
+def test_the_graph_hands_the_lifecycle_the_settings_it_reports_and_enforces():
+    settings = ResearchConfig.resolve(
+        {"configurable": {"max_tool_calls": 40, "recursion_limit": 5, "remember_findings": True}},
+        environ={"OPENAI_API_KEY": "sk-test", "DRA_MAX_RUNS_PER_USER": "3", "DRA_KNOWLEDGE_DATASET": "grid"},
+    )
+
+    middleware = run_lifecycle(settings, build_warnings=("skill broken",))
+
+    assert middleware.endpoint == ModelEndpoint(
+        base_url=settings.base_url, model_tier=settings.model_tier, request_timeout=settings.request_timeout
+    )
+    assert middleware.budget.max_tool_calls == 40
+    assert middleware.recursion_limit == 12  # the effective limit, never below the floor
+    assert (middleware.max_runs_per_user, middleware.remember_findings, middleware.knowledge_dataset) == (
+        3,
+        True,
+        "grid",
+    )
+    assert middleware.warnings == (*settings.warnings, "skill broken")
+    assert middleware.problems == settings.problems
+
+
+@pytest.mark.parametrize(
+    ("knob", "value"),
+    [
+        ("recursion_limit", 0),
+        ("recursion_limit", -3),
+        ("recursion_limit", 12.5),
+        ("max_runs_per_user", -1),
+        ("max_runs_per_user", True),
+        ("endpoint", "http://127.0.0.1:9/v1"),
+        ("budget", {"max_tool_calls": 10}),
+        ("warnings", "one warning"),
+        ("problems", [3]),
+    ],
+)
+def test_the_lifecycle_refuses_a_bad_knob_naming_it(knob: str, value: object):
+    knobs: dict[str, object] = {"endpoint": ENDPOINT, "budget": BudgetLimits(), "recursion_limit": 40}
+    with pytest.raises(KnobError, match=knob) as refused:
+        RunLifecycleMiddleware(**{**knobs, knob: value})  # type: ignore[arg-type]
+    assert refused.value.parameter == knob
+
+
+@pytest.mark.parametrize(
+    ("knob", "value"),
+    [("base_url", ""), ("model_tier", "  "), ("request_timeout", -1.0), ("request_timeout", float("inf"))],
+)
+def test_an_endpoint_without_a_url_or_tier_or_with_a_negative_timeout_is_refused(knob: str, value: object):
+    knobs: dict[str, object] = {"base_url": "http://127.0.0.1:9/v1", "model_tier": "low", "request_timeout": 30.0}
+    with pytest.raises(KnobError, match=knob):
+        ModelEndpoint(**{**knobs, knob: value})  # type: ignore[arg-type]

@@ -6,6 +6,7 @@ import httpx
 import openai
 import pytest
 
+from deep_research_agent.domain.knobs import KnobError
 from deep_research_agent.domain.retry_after import MAX_DELAY_S, backoff_s
 from deep_research_agent.modelcalls import retry as model_retry
 from deep_research_agent.modelcalls.retry import ModelCallRetryMiddleware, is_retryable, provider_retry_after_s
@@ -143,3 +144,26 @@ async def test_a_rejected_key_fails_fast_without_waiting(events):
         await retrying(sleeps).awrap_model_call(None, model)
 
     assert sleeps == [] and model.calls == 1 and events == []
+
+
+@pytest.mark.parametrize(
+    ("knob", "value"),
+    [
+        ("max_retries", -1),
+        ("max_retries", 1.5),
+        ("max_wait_s", -0.1),
+        ("max_wait_s", float("nan")),
+        ("sleep", None),
+        ("jitter", 0.5),
+    ],
+)
+def test_a_negative_count_or_wait_or_an_uncallable_hook_is_refused_naming_it(knob: str, value: object):
+    knobs: dict[str, object] = {"role": "orchestrator", "model": "m", "max_retries": 3, "max_wait_s": 60.0}
+    with pytest.raises(KnobError, match=knob) as refused:
+        ModelCallRetryMiddleware(**{**knobs, knob: value})  # type: ignore[arg-type]
+    assert refused.value.parameter == knob
+
+
+def test_zero_retries_and_zero_waiting_are_accepted():
+    middleware = ModelCallRetryMiddleware(role="orchestrator", model="m", max_retries=0, max_wait_s=0)
+    assert (middleware.max_retries, middleware.max_wait_s) == (0, 0.0)

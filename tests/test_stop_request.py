@@ -15,6 +15,7 @@ from deep_research_agent.delivery import stop as stop_request
 from deep_research_agent.delivery.stop import watch_for_stop_request
 from deep_research_agent.domain.names import EndReason
 from deep_research_agent.domain.stops import StopCause
+from deep_research_agent.graph import budget_limits
 from deep_research_agent.guards.budget import BudgetMiddleware
 from deep_research_agent.handover.contract import parse_findings
 from deep_research_agent.protocol.events import STOP_REQUESTS_NAMESPACE
@@ -34,7 +35,7 @@ def events(monkeypatch):
 
 def budget(role: str = "research-subagent") -> BudgetMiddleware:
     settings = ResearchConfig.resolve({}, environ={"OPENAI_API_KEY": "sk-test"})
-    return BudgetMiddleware(settings, role=role)
+    return BudgetMiddleware(budget_limits(settings), role=role)
 
 
 async def test_the_watcher_halts_the_run_once_and_deletes_the_request(run, events):

@@ -15,6 +15,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMes
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
+from deep_research_agent.domain.knobs import KnobError
 from deep_research_agent.lifecycle.triage import (
     ANSWER_MAX_TOKENS,
     MAX_TRIAGE_CHARS,
@@ -23,7 +24,6 @@ from deep_research_agent.lifecycle.triage import (
     parse_verdict,
 )
 from deep_research_agent.run import bound_run
-from deep_research_agent.settings import ResearchConfig
 from testkit.recording_model import RecordingChatModel, factory
 
 ORCHESTRATOR_PROMPT = "You are the orchestrator of a deep research run. " * 300  # ~15k chars, like the real one
@@ -56,11 +56,9 @@ class EndProbe(AgentMiddleware):
 def build(
     router: RecordingChatModel, orchestrator: RecordingChatModel, probe: EndProbe | None = None, **kwargs: Any
 ) -> Any:
-    settings = ResearchConfig.resolve({"configurable": {}}, environ={})
     metered: list[AIMessage] = kwargs.pop("metered", [])
     middleware: list[AgentMiddleware] = [
         TriageRouterMiddleware(
-            settings=settings,
             model_factory=factory(router),
             on_model_response=lambda usage, message: metered.append(message),
         )
@@ -246,3 +244,11 @@ async def test_each_turn_of_a_thread_is_triaged_once_and_the_verdict_is_per_run(
     assert second["triage_verdict"] == "research"
     assert len(router.calls) == 3
     assert len(orchestrator.calls) == 1
+
+
+def test_the_router_refuses_a_model_factory_or_hook_it_cannot_call():
+    with pytest.raises(KnobError, match="model_factory") as refused:
+        TriageRouterMiddleware(model_factory="openai/gpt-4o-mini")  # type: ignore[arg-type]
+    assert refused.value.parameter == "model_factory"
+    with pytest.raises(KnobError, match="on_model_response"):
+        TriageRouterMiddleware(model_factory=factory(RecordingChatModel()), on_model_response=[])  # type: ignore[arg-type]

@@ -24,6 +24,14 @@ so it measures the final system prompt and tools of each request. The orchestrat
 work inside the model and tool calls rather than as graph nodes, so they add no graph steps (each step
 costs a checkpoint), and run as one layer since langchain adds a span per layer and call; ten concurrent
 runs share one event loop.
+
+``build_graph`` is the roster: the parts read once per configuration (``read_parts``), then each agent
+from its builder (``orchestrator_agent``, ``research_subagent``, ``extract_subagent``,
+``coding_subagent``), each on the shared stack (``_agent``: the guard chain, the agent's own middleware,
+caching, compaction). Each agent's prompt is its role's prompt joined with the sections of the features
+the run can use, each owned by its feature (``role_prompt``). This module is the one place that reads
+``ResearchConfig`` for a middleware: each is handed only its own knobs (the Knobs section at the end),
+which its constructor checks.
 """
 
 from __future__ import annotations
@@ -32,6 +40,8 @@ import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from threading import Lock
 from typing import Any
@@ -42,11 +52,13 @@ from deepagents.middleware.patch_tool_calls import PatchToolCallsMiddleware
 from deepagents.middleware.subagents import CompiledSubAgent, SubAgentMiddleware
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
 
 from . import prompts
 from .corpora.catalog import Catalog, catalog_for
+from .corpora.prompt import corpora_section
 from .delivery import (
     ClarificationMiddleware,
     CompletionMiddleware,
@@ -54,11 +66,13 @@ from .delivery import (
     ReportMiddleware,
     TurnEndMiddleware,
 )
+from .delivery.follow_up import follow_up_section
 from .domain.names import Role, ToolName
 from .domain.secrets import register_secrets
 from .extensions import load_extensions, skills_filesystem
 from .extensions.skills import SkillCatalog, load_skills, skill_helpers
 from .guards import (
+    BudgetLimits,
     BudgetMiddleware,
     GuardChainMiddleware,
     LoopGuardMiddleware,
@@ -69,11 +83,14 @@ from .guards import (
 from .handover import FindingsGateMiddleware, HandOverMiddleware
 from .handover.script import ScriptGateMiddleware
 from .knowledge import build_knowledge_tools
+from .knowledge.prompt import knowledge_section
 from .lifecycle import RunLifecycleMiddleware, TriageRouterMiddleware
-from .mcp.calls import CallLimits, instrument, source_label
+from .lifecycle.model_errors import ModelEndpoint
+from .mcp.calls import CallLimits, instrument
 from .mcp.listing import Listing, OpeningStatuses, list_tools, listings_digest, unique_names
+from .mcp.prompt import mcp_section
 from .modelcalls.caching import PromptCachingMiddleware
-from .modelcalls.compaction import ContextCompactionMiddleware
+from .modelcalls.compaction import CompactionLimits, ContextCompactionMiddleware, ModelFactory
 from .modelcalls.metering import ModelCallHeartbeatMiddleware, UsageMeteringMiddleware, side_call_meter
 from .modelcalls.models import chat_model
 from .modelcalls.prompt_date import PromptDateMiddleware
@@ -82,11 +99,14 @@ from .planning import PlanningMiddleware
 from .run import current_run
 from .sandbox.backend import SandboxBackend
 from .sandbox.connector import SandboxConnector, sandbox_connector
+from .sandbox.prompt import code_execution_section, skill_helpers_section
 from .sandbox.tools import sandbox_tools
 from .settings import ModelSpec, ResearchConfig, Slot, load_env_file, publish_run_settings
 from .tasks.middleware import TaskMiddleware
+from .tasks.prompt import tasks_section
 from .tools import ClassifiedToolErrorsMiddleware, build_corpus_tools, build_web_fetch_tool, build_web_search_tool
 from .tools.results import ResultLimits
+from .tools.web_prompt import no_web_section, web_section
 
 logger = logging.getLogger(__name__)
 
@@ -111,6 +131,22 @@ _TODOS_DESCRIPTION = (
     "Write the research plan as a todo list (replaces the previous list). "
     "Each todo has content and a status: pending, in_progress or completed."
 )
+
+_EXTRACT_DESCRIPTION = (
+    "Reads one offloaded result file in the sandbox with shell commands and returns JSON findings with verbatim "
+    "quotes. Brief: the file's path, the question, and the source to cite."
+)
+_CODING_DESCRIPTION = (
+    "Writes and runs one Python script in the sandbox (or fixes one, given its code and the exact error) and answers "
+    "STATUS / SCRIPT / OUTPUT / NOTES with the script's real output. Brief: the goal, the input files, the figures to produce."
+)
+# The model slot of each agent's role (the tier names the model of each slot).
+_SLOTS: dict[Role, Slot] = {
+    Role.ORCHESTRATOR: "research",
+    Role.RESEARCH_SUBAGENT: "subagent",
+    Role.EXTRACT_SUBAGENT: "utility",
+    Role.CODING_SUBAGENT: "coding",
+}
 
 _graphs: OrderedDict[str, CompiledStateGraph] = OrderedDict()
 _graphs_lock = Lock()
@@ -164,21 +200,62 @@ async def _build_and_cache(
 def build_graph(
     settings: ResearchConfig, *, mcp: Sequence[Listing] = (), corpora: Catalog | None = None
 ) -> CompiledStateGraph:
-    """Assemble the orchestrator and its sub-agents for one configuration; every agent gets the
-    deployment's custom tools, research sub-agents also get the tools of the ``mcp`` listings and of the
-    searchable ``corpora``, and both roles' prompts name the servers and corpora they can use. With
-    ``web_search`` off the web tools are left out altogether (``web_fetch`` too), and the prompts say the
-    run has no web access."""
-    tier = settings.tier
-    # Skills, skill helpers and custom tools are read here, once per distinct configuration, never per run.
+    """The orchestrator and its sub-agents for one configuration: who is in the graph, and with what.
+
+    Every agent gets the deployment's custom tools; research sub-agents also get the tools of the ``mcp``
+    listings and of the searchable ``corpora``, and both roles' prompts name the servers and corpora they
+    can use. With ``web_search`` off the web tools are left out altogether (``web_fetch`` too), and the
+    prompts say the run has no web access. The extract and coding sub-agents exist only with a sandbox."""
+    parts = read_parts(settings, mcp=mcp, corpora=corpora or Catalog())
+    helpers = [extract_subagent(settings, parts), coding_subagent(settings, parts)] if parts.sandbox else []
+    research = research_subagent(settings, parts, helpers=helpers)
+    orchestrator = orchestrator_agent(settings, parts, subagents=[research, *helpers])
+    # Published as the assistant's config_schema, so clients (Studio too) can discover the per-run settings.
+    return publish_run_settings(orchestrator).with_config(_step_limit(settings))
+
+
+# --- What the agents are built from -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunFeatures:
+    """What the graph's agents can use, as the features' prompt sections read it: the web, the searchable
+    ``corpora`` (empty when the research sub-agents have no corpus tools), the knowledge base, the skills,
+    the MCP ``listings`` and the deployment's guidance on them, the sandbox, the deployment's domain prompt."""
+
+    web_search: bool
+    corpora: Catalog
+    knowledge: bool
+    skills: SkillCatalog
+    mcp: tuple[Listing, ...]
+    mcp_prompt: str
+    sandbox: SandboxConnector | None
+    domain_prompt: str
+
+
+@dataclass(frozen=True)
+class GraphParts:
+    """What one configuration's agents are built from, read once per build: the deployment's custom tools
+    (every agent's), the research sub-agents' own tools, the sandbox and its backend (when attached), what
+    the prompts say the run can use, and what reading it all found wrong (reported by every run)."""
+
+    custom_tools: tuple[BaseTool, ...]
+    research_tools: tuple[BaseTool, ...]
+    sandbox: SandboxConnector | None
+    sandbox_backend: SandboxBackend | None
+    features: RunFeatures
+    build_warnings: tuple[str, ...]
+
+
+def read_parts(settings: ResearchConfig, *, mcp: Sequence[Listing], corpora: Catalog) -> GraphParts:
+    """Skills, skill helpers and custom tools are read here, once per distinct configuration, never per run."""
     skills = SkillCatalog(Path(settings.skills_dir)) if settings.problems else load_skills(Path(settings.skills_dir))
     sandbox = sandbox_connector(settings, skill_helpers(skills))
     results = ResultLimits.of(settings, sandbox)
     extensions = load_extensions(settings, results, skills=skills)
-    custom_tools = list(extensions.custom_tools.tools)
+    custom_tools = tuple(extensions.custom_tools.tools)
     # Listing already kept MCP names clear of the built-in tools; custom tools are known only now.
     mcp = unique_names(mcp, {*ToolName, *(tool.name for tool in custom_tools)})
-    corpora = corpora or Catalog()
     web_tools = (
         build_web_search_tool(settings),
         build_web_fetch_tool(settings, results=results) if settings.web_search else None,
@@ -192,136 +269,179 @@ def build_graph(
     )
     mcp_tools = [instrument(tool, listing.server, limits) for listing in mcp for tool in listing.tools]
     knowledge_tools = build_knowledge_tools(settings)
-    research_tools = [*(t for t in web_tools if t is not None), *corpus_tools, *knowledge_tools, *mcp_tools]
-    knowledge_prompt = prompts.template(prompts.Prompt.KNOWLEDGE) if knowledge_tools else ""
-    orchestrator_mcp, subagent_mcp = _mcp_prompts(settings, mcp)
-    code_prompt = prompts.template(prompts.Prompt.CODE_EXECUTION if sandbox else prompts.Prompt.NO_CODE_EXECUTION)
-    sandbox_roles = _sandbox_roles(settings, sandbox, custom_tools) if sandbox else []
-    sandbox_models = (
-        {Role.EXTRACT_SUBAGENT: tier.utility.slug, Role.CODING_SUBAGENT: tier.coding.slug} if sandbox else {}
+    return GraphParts(
+        custom_tools=custom_tools,
+        research_tools=(*(t for t in web_tools if t is not None), *corpus_tools, *knowledge_tools, *mcp_tools),
+        sandbox=sandbox,
+        sandbox_backend=SandboxBackend(sandbox) if sandbox else None,
+        features=RunFeatures(
+            web_search=settings.web_search,
+            corpora=corpora if corpus_tools else Catalog(),
+            knowledge=bool(knowledge_tools),
+            skills=extensions.skills,
+            mcp=tuple(mcp),
+            mcp_prompt=settings.mcp_prompt,
+            sandbox=sandbox,
+            domain_prompt=settings.domain_prompt,
+        ),
+        build_warnings=(*extensions.warnings, *corpora.warnings),
     )
-    models_by_role = {Role.RESEARCH_SUBAGENT: tier.subagent.slug, **sandbox_models}
+
+
+# --- The agents ----------------------------------------------------------------------------------------
+
+
+def orchestrator_agent(
+    settings: ResearchConfig, parts: GraphParts, *, subagents: Sequence[CompiledSubAgent]
+) -> CompiledStateGraph:
+    """The orchestrator: it plans, hands units to ``subagents`` through ``task``, and delivers the report."""
+    return _agent(
+        settings,
+        Role.ORCHESTRATOR,
+        tools=parts.custom_tools,
+        system_prompt=role_prompt(Role.ORCHESTRATOR, parts.features),
+        outside=[
+            run_lifecycle(settings, build_warnings=parts.build_warnings),
+            # Outside the guards: the call after a delivery is answered with the deliverable, never made.
+            TurnEndMiddleware(),
+            # A SIMPLE turn is answered in the orchestrator's first model call, before any guard or prompt.
+            triage_router(settings),
+        ],
+        gate=CompletionMiddleware(),
+        own=[
+            ClassifiedToolErrorsMiddleware(role=Role.ORCHESTRATOR),
+            HandOverMiddleware(models_by_role=_models_by_role(settings, subagents)),
+            ClarificationMiddleware(),
+            PlanningMiddleware(system_prompt=_TODOS_PROMPT, tool_description=_TODOS_DESCRIPTION),
+            SubAgentMiddleware(backend=StateBackend(), subagents=list(subagents), task_description=_TASK_DESCRIPTION),
+            ReportMiddleware(),
+            ReportGateMiddleware(),
+            # Inside the report gate: the "what changed" section is appended to the report it let through.
+            TaskMiddleware(),
+            PatchToolCallsMiddleware(),
+        ],
+        state_schema=DeepAgentState,
+    )
+
+
+def research_subagent(
+    settings: ResearchConfig, parts: GraphParts, *, helpers: Sequence[CompiledSubAgent]
+) -> CompiledSubAgent:
+    """A research sub-agent: it gathers one unit with the research tools, and may hand jobs on its data to
+    the ``helpers`` (the extract and coding sub-agents) through a ``task`` of its own."""
     delegation: list[AgentMiddleware] = []
-    if sandbox_roles:
+    if helpers:
         delegation = [
-            HandOverMiddleware(models_by_role=sandbox_models, nested=True),
+            HandOverMiddleware(models_by_role=_models_by_role(settings, helpers), nested=True),
             SubAgentMiddleware(
-                backend=StateBackend(), subagents=sandbox_roles, task_description=_NESTED_TASK_DESCRIPTION
+                backend=StateBackend(), subagents=list(helpers), task_description=_NESTED_TASK_DESCRIPTION
             ),
         ]
-    orchestrator_sources, subagent_sources = _source_prompts(settings, corpora if corpus_tools else Catalog())
-    subagent_middleware = [
-        # No PatchToolCallsMiddleware: the task tool starts every sub-agent on one fresh brief, which
-        # never holds a dangling tool call, and the patch would cost a graph step per sub-agent run.
-        ClassifiedToolErrorsMiddleware(role=Role.RESEARCH_SUBAGENT),
-        # read_file on /skills/ only, and the skill events; nothing when there are no skills.
-        *skills_filesystem(extensions.skills),
-        # task for the extract and coding sub-agents, when a sandbox is attached.
-        *delegation,
-        *_caching(settings, Role.RESEARCH_SUBAGENT),
-        _compaction(settings, Role.RESEARCH_SUBAGENT, "subagent"),
-    ]
-    research_subagent = create_agent(
-        chat_model(settings, "subagent", Role.RESEARCH_SUBAGENT),
-        tools=[*research_tools, *custom_tools],
-        system_prompt=prompts.render(
-            prompts.Prompt.RESEARCH_SUBAGENT,
-            domain_prompt=settings.domain_prompt,
-            extra="\n\n".join(
-                p
-                for p in (
-                    subagent_sources,
-                    knowledge_prompt,
-                    extensions.skills.subagent_section(),
-                    subagent_mcp,
-                    code_prompt,
-                )
-                if p
-            ),
-        ),
-        middleware=[
-            _guards(
-                settings,
-                Role.RESEARCH_SUBAGENT,
-                tier.subagent,
-                subagent_middleware,
-                gate=FindingsGateMiddleware(role=Role.RESEARCH_SUBAGENT),
-            ),
-            *subagent_middleware,
+    agent = _agent(
+        settings,
+        Role.RESEARCH_SUBAGENT,
+        tools=[*parts.research_tools, *parts.custom_tools],
+        system_prompt=role_prompt(Role.RESEARCH_SUBAGENT, parts.features),
+        gate=FindingsGateMiddleware(role=Role.RESEARCH_SUBAGENT),
+        own=[
+            # No PatchToolCallsMiddleware: the task tool starts every sub-agent on one fresh brief, which
+            # never holds a dangling tool call, and the patch would cost a graph step per sub-agent run.
+            ClassifiedToolErrorsMiddleware(role=Role.RESEARCH_SUBAGENT),
+            # read_file on /skills/ only, and the skill events; nothing when there are no skills.
+            *skills_filesystem(parts.features.skills),
+            # task for the extract and coding sub-agents, when a sandbox is attached.
+            *delegation,
         ],
-        # Plain strings: the agent's name lands on its messages, and a checkpoint must hold no enum of ours
-        # (LangGraph warns on deserializing one, and LANGGRAPH_STRICT_MSGPACK refuses it).
-        name=Role.RESEARCH_SUBAGENT.value,
         # A sub-agent is never resumed midway, so its steps are not checkpointed: inherited from the
         # orchestrator, every step would store the whole growing conversation for the thread's lifetime.
         checkpointer=False,
     )
-    subagents: list[CompiledSubAgent] = [
-        {
-            "name": Role.RESEARCH_SUBAGENT.value,
-            "description": _subagent_description(settings, bool(corpus_tools)),
-            # Its own step budget: without one it would inherit the orchestrator's whole limit per task.
-            "runnable": research_subagent.with_config({"recursion_limit": effective_recursion_limit(settings)}),
-        },
-        *sandbox_roles,
-    ]
-    outside_guards = [
-        RunLifecycleMiddleware(settings, build_warnings=(*extensions.warnings, *corpora.warnings)),
-        # Outside the guards: the call after a delivery is answered with the deliverable, never made.
-        TurnEndMiddleware(),
-        # A SIMPLE turn is answered in the orchestrator's first model call, before any guard or prompt.
-        TriageRouterMiddleware(settings=settings, on_model_response=side_call_meter(Role.TRIAGE, tier.research)),
-    ]
-    inside_guards = [
-        ClassifiedToolErrorsMiddleware(role=Role.ORCHESTRATOR),
-        HandOverMiddleware(models_by_role=models_by_role),
-        ClarificationMiddleware(),
-        PlanningMiddleware(system_prompt=_TODOS_PROMPT, tool_description=_TODOS_DESCRIPTION),
-        SubAgentMiddleware(backend=StateBackend(), subagents=subagents, task_description=_TASK_DESCRIPTION),
-        ReportMiddleware(),
-        ReportGateMiddleware(),
-        # Inside the report gate: the "what changed" section is appended to the report it let through.
-        TaskMiddleware(),
-        PatchToolCallsMiddleware(),
-        *_caching(settings, Role.ORCHESTRATOR),
-        # Innermost, so it measures the final system prompt and tools of each request.
-        _compaction(settings, Role.ORCHESTRATOR, "research"),
-    ]
-    orchestrator = create_agent(
-        chat_model(settings, "research", Role.ORCHESTRATOR),
-        tools=custom_tools,
-        system_prompt=prompts.render(
-            prompts.Prompt.ORCHESTRATOR,
-            domain_prompt=settings.domain_prompt,
-            extra="\n\n".join(
-                part
-                for part in (
-                    prompts.template(prompts.Prompt.FOLLOW_UP),
-                    orchestrator_sources,
-                    prompts.template(prompts.Prompt.TASKS),
-                    extensions.skills.orchestrator_section(),
-                    orchestrator_mcp,
-                    code_prompt,
-                )
-                if part
-            ),
-        ),
-        middleware=[
-            *outside_guards,
-            _guards(
-                settings,
-                Role.ORCHESTRATOR,
-                tier.research,
-                [*outside_guards, *inside_guards],
-                gate=CompletionMiddleware(),
-            ),
-            *inside_guards,
-        ],
-        state_schema=DeepAgentState,
-        name=Role.ORCHESTRATOR.value,
+    return CompiledSubAgent(
+        name=Role.RESEARCH_SUBAGENT.value,
+        description=_research_description(parts.features),
+        # Its own step budget: without one it would inherit the orchestrator's whole limit per task.
+        runnable=agent.with_config(_step_limit(settings)),
     )
-    # Published as the assistant's config_schema, so clients (Studio too) can discover the per-run settings.
-    return publish_run_settings(orchestrator).with_config({"recursion_limit": effective_recursion_limit(settings)})
+
+
+def extract_subagent(settings: ResearchConfig, parts: GraphParts) -> CompiledSubAgent:
+    """The extract sub-agent, on the sandbox: the utility model, only execute of the sandbox's tools, and
+    the findings gate."""
+    return _sandbox_subagent(
+        settings,
+        parts,
+        Role.EXTRACT_SUBAGENT,
+        _EXTRACT_DESCRIPTION,
+        gate=FindingsGateMiddleware(role=Role.EXTRACT_SUBAGENT),
+    )
+
+
+def coding_subagent(settings: ResearchConfig, parts: GraphParts) -> CompiledSubAgent:
+    """The coding sub-agent, on the sandbox: the tier's coding model, the file and execute tools, and the
+    script gate."""
+    assert parts.sandbox is not None, "the coding sub-agent exists only with a sandbox"
+    gate = ScriptGateMiddleware(role=Role.CODING_SUBAGENT, sandbox=parts.sandbox)
+    return _sandbox_subagent(settings, parts, Role.CODING_SUBAGENT, _CODING_DESCRIPTION, gate=gate)
+
+
+def _sandbox_subagent(
+    settings: ResearchConfig, parts: GraphParts, role: Role, description: str, *, gate: AgentMiddleware
+) -> CompiledSubAgent:
+    """A sub-agent on the run's sandbox. It also gets the deployment's custom tools, like every other agent
+    (the per-role trimming in ``sandbox/tools.py`` applies to the sandbox's own tools only)."""
+    assert parts.sandbox_backend is not None, f"the {role} exists only with a sandbox"
+    agent = _agent(
+        settings,
+        role,
+        tools=parts.custom_tools,
+        system_prompt=role_prompt(role, parts.features),
+        gate=gate,
+        own=[ClassifiedToolErrorsMiddleware(role=role), *sandbox_tools(parts.sandbox_backend, role)],
+        # Like a research sub-agent: never resumed midway, so its steps are not checkpointed.
+        checkpointer=False,
+    )
+    return CompiledSubAgent(name=role.value, description=description, runnable=agent.with_config(_step_limit(settings)))
+
+
+def _agent(
+    settings: ResearchConfig,
+    role: Role,
+    *,
+    tools: Sequence[BaseTool],
+    system_prompt: str,
+    gate: AgentMiddleware,
+    own: Sequence[AgentMiddleware],
+    outside: Sequence[AgentMiddleware] = (),
+    **options: Any,
+) -> CompiledStateGraph:
+    """One agent on the model of its role's slot with the shared stack, outermost first: ``outside`` (the
+    orchestrator's lifecycle), the guard chain around ``gate``, the agent's ``own`` middleware, then prompt
+    caching and context compaction innermost, so it measures the final system prompt and tools of each
+    request. ``options`` go to ``create_agent`` as they are."""
+    slot = _SLOTS[role]
+    inside = [*own, *_caching(settings, role), context_compaction(settings, role, slot)]
+    return create_agent(
+        chat_model(settings, slot, role),
+        tools=list(tools),
+        system_prompt=system_prompt,
+        middleware=[
+            *outside,
+            _guards(settings, role, settings.tier.slot(slot), [*outside, *inside], gate=gate),
+            *inside,
+        ],
+        # Plain strings: the agent's name lands on its messages, and a checkpoint must hold no enum of ours
+        # (LangGraph warns on deserializing one, and LANGGRAPH_STRICT_MSGPACK refuses it).
+        name=role.value,
+        **options,
+    )
+
+
+def _models_by_role(settings: ResearchConfig, subagents: Sequence[CompiledSubAgent]) -> dict[str, str]:
+    """The model of each of ``subagents``, for the hand-over's events."""
+    return {Role(agent["name"]): settings.tier.slot(_SLOTS[Role(agent["name"])]).slug for agent in subagents}
+
+
+# --- The shared middleware stack -----------------------------------------------------------------------
 
 
 def _guards(
@@ -334,7 +454,7 @@ def _guards(
     return GuardChainMiddleware(
         [
             StepLimitMiddleware(role=role, agent_middleware=others),
-            BudgetMiddleware(settings, role=role),
+            BudgetMiddleware(budget_limits(settings), role=role),
             LoopGuardMiddleware(role=role),
             gate,
             RunawayOutputMiddleware(role=role),
@@ -352,126 +472,12 @@ def _guards(
     )
 
 
-_EXTRACT_DESCRIPTION = (
-    "Reads one offloaded result file in the sandbox with shell commands and returns JSON findings with verbatim "
-    "quotes. Brief: the file's path, the question, and the source to cite."
-)
-_CODING_DESCRIPTION = (
-    "Writes and runs one Python script in the sandbox (or fixes one, given its code and the exact error) and answers "
-    "STATUS / SCRIPT / OUTPUT / NOTES with the script's real output. Brief: the goal, the input files, the figures to produce."
-)
-
-
-def _sandbox_roles(
-    settings: ResearchConfig, sandbox: SandboxConnector, custom_tools: Sequence[BaseTool]
-) -> list[CompiledSubAgent]:
-    """The extract and coding sub-agents, both on the run's sandbox: the extractor on the utility model with
-    only execute of the sandbox's tools and the findings gate, the coder on the tier's coding model with the file and execute tools
-    and the script gate. Both also get the deployment's ``custom_tools``, like every other agent (the
-    per-role trimming in ``sandbox/tools.py`` applies to the sandbox's own tools only)."""
-    backend = SandboxBackend(sandbox)
-    helpers = "\n".join(f"- `{path}`" for path in sandbox.helper_paths)
-    helper_section = (
-        f"## Skill helpers\nThese modules are in the sandbox; a script may import them:\n{helpers}" if helpers else ""
-    )
-    extract = _sandbox_role(
-        settings, backend, Role.EXTRACT_SUBAGENT, "utility", prompts.render(prompts.Prompt.EXTRACT_SUBAGENT),
-        gate=FindingsGateMiddleware(role=Role.EXTRACT_SUBAGENT), tools=custom_tools,
-    )  # fmt: skip
-    coding = _sandbox_role(
-        settings, backend, Role.CODING_SUBAGENT, "coding", prompts.render(prompts.Prompt.CODING_SUBAGENT, extra=helper_section),
-        gate=ScriptGateMiddleware(role=Role.CODING_SUBAGENT, sandbox=sandbox), tools=custom_tools,
-    )  # fmt: skip
-    return [
-        CompiledSubAgent(name=Role.EXTRACT_SUBAGENT.value, description=_EXTRACT_DESCRIPTION, runnable=extract),
-        CompiledSubAgent(name=Role.CODING_SUBAGENT.value, description=_CODING_DESCRIPTION, runnable=coding),
-    ]
-
-
-def _sandbox_role(
-    settings: ResearchConfig,
-    backend: SandboxBackend,
-    role: Role,
-    slot: Slot,
-    system_prompt: str,
-    *,
-    gate: AgentMiddleware,
-    tools: Sequence[BaseTool],
-) -> Any:
-    middleware = [
-        ClassifiedToolErrorsMiddleware(role=role),
-        *sandbox_tools(backend, role),
-        *_caching(settings, role),
-        _compaction(settings, role, slot),
-    ]
-    agent = create_agent(
-        chat_model(settings, slot, role),
-        tools=list(tools),
-        system_prompt=system_prompt,
-        middleware=[_guards(settings, role, settings.tier.slot(slot), middleware, gate=gate), *middleware],
-        name=role.value,  # a plain string, as for the research sub-agent: checkpoints hold no enum
-        # Like a research sub-agent: never resumed midway, so its steps are not checkpointed.
-        checkpointer=False,
-    )
-    return agent.with_config({"recursion_limit": effective_recursion_limit(settings)})
-
-
-def _mcp_prompts(settings: ResearchConfig, mcp: Sequence[Listing]) -> tuple[str, str]:
-    """The orchestrator's and the research sub-agent's guidance on the MCP servers that offer tools, each
-    followed by the deployment's ``mcp_prompt``; empty when no server does."""
-    ready = [listing.server for listing in mcp if listing.tools]
-    if not ready:
-        return "", ""
-    deployment = settings.mcp_prompt.strip()
-    servers = ", ".join(f"`{server.label}` (cite as `{source_label(server)}`)" for server in ready)
-    orchestrator = (
-        f"Research sub-agents can also query these MCP servers: {servers}. A finding from one cites that "
-        "source; list it in the report's Sources like a page."
-    )
-    subagent = prompts.template(prompts.Prompt.MCP_TOOLS).replace("{servers}", servers)
-    if deployment:
-        return f"{orchestrator}\n{deployment}", f"{subagent}\n{deployment}"
-    return orchestrator, subagent
-
-
-def _source_prompts(settings: ResearchConfig, corpora: Catalog) -> tuple[str, str]:
-    """The orchestrator's and the research sub-agent's guidance on where to look: the web (or that there
-    is none) and the run's corpora, each listed with what it holds and its size."""
-    ready = corpora.ready()
-    orchestrator: list[str] = []
-    subagent: list[str] = [prompts.template(prompts.Prompt.WEB_RESEARCH)] if settings.web_search else []
-    if ready:
-        listing = "\n".join(f"- {entry.describe()}" for entry in ready)
-        and_web = ", and whether the web is needed too" if settings.web_search else ""
-        orchestrator.append(
-            prompts.template(prompts.Prompt.CORPORA_ORCHESTRATOR)
-            .replace("{corpora}", listing)
-            .replace("{and_web}", and_web)
-        )
-        names = ", ".join(f"`{entry.spec.name}` ({entry.spec.display_title})" for entry in ready)
-        subagent.append(prompts.template(prompts.Prompt.CORPORA_SUBAGENT).replace("{corpora}", names))
-    if not settings.web_search:
-        orchestrator.append(prompts.template(prompts.Prompt.NO_WEB))
-        subagent.append(prompts.template(prompts.Prompt.NO_WEB))
-    return "\n\n".join(orchestrator), "\n\n".join(subagent)
-
-
-def _subagent_description(settings: ResearchConfig, corpora: bool) -> str:
-    where = [
-        *(["the web (search, read pages)"] if settings.web_search else []),
-        *(["the local corpora"] if corpora else []),
-    ]
-    return (
-        f"Researches one unit{' in ' + ' and '.join(where) if where else ''} and returns JSON findings with quotes "
-        "and source URLs."
-    )
-
-
-def _compaction(settings: ResearchConfig, role: str, slot: Slot) -> ContextCompactionMiddleware:
+def context_compaction(settings: ResearchConfig, role: str, slot: Slot) -> ContextCompactionMiddleware:
+    """The compaction of the agent of ``role``, on the model of ``slot``; its summarizer is metered as a side call."""
     return ContextCompactionMiddleware(
         role=role,
-        slot=slot,
-        settings=settings,
+        limits=compaction_limits(settings, slot),
+        model_factory=models_for(settings),
         on_compacted=lambda usage, summarized, kept: usage.count_compaction(summarized),
         on_model_response=side_call_meter(Role.COMPACTION, settings.tier.compaction),
     )
@@ -479,3 +485,106 @@ def _compaction(settings: ResearchConfig, role: str, slot: Slot) -> ContextCompa
 
 def _caching(settings: ResearchConfig, role: str) -> list[AgentMiddleware]:
     return [PromptCachingMiddleware(role=role)] if settings.prompt_caching else []
+
+
+def run_lifecycle(settings: ResearchConfig, build_warnings: Sequence[str] = ()) -> RunLifecycleMiddleware:
+    """The orchestrator's lifecycle: it reports the settings' warnings, then the build's ``build_warnings``."""
+    return RunLifecycleMiddleware(
+        endpoint=model_endpoint(settings),
+        budget=budget_limits(settings),
+        recursion_limit=effective_recursion_limit(settings.recursion_limit),
+        max_runs_per_user=settings.max_runs_per_user,
+        remember_findings=settings.remember_findings,
+        knowledge_dataset=settings.knowledge_dataset,
+        warnings=(*settings.warnings, *build_warnings),
+        problems=settings.problems,
+    )
+
+
+def triage_router(settings: ResearchConfig) -> TriageRouterMiddleware:
+    """The pre-triage router, its calls metered as ``triage`` side calls on the tier's research model."""
+    return TriageRouterMiddleware(
+        model_factory=models_for(settings), on_model_response=side_call_meter(Role.TRIAGE, settings.tier.research)
+    )
+
+
+def _step_limit(settings: ResearchConfig) -> RunnableConfig:
+    """The ``recursion_limit`` of every agent's runnable: each sub-agent has its own, never the orchestrator's whole one."""
+    return {"recursion_limit": effective_recursion_limit(settings.recursion_limit)}
+
+
+# --- Prompts -------------------------------------------------------------------------------------------
+
+
+_ROLE_PROMPTS = {
+    Role.ORCHESTRATOR: prompts.Prompt.ORCHESTRATOR,
+    Role.RESEARCH_SUBAGENT: prompts.Prompt.RESEARCH_SUBAGENT,
+    Role.EXTRACT_SUBAGENT: prompts.Prompt.EXTRACT_SUBAGENT,
+    Role.CODING_SUBAGENT: prompts.Prompt.CODING_SUBAGENT,
+}
+# The roles whose prompt ends with the deployment's domain prompt: those that plan or gather the research.
+_DOMAIN_ROLES = (Role.ORCHESTRATOR, Role.RESEARCH_SUBAGENT)
+
+
+def role_prompt(role: Role, features: RunFeatures) -> str:
+    """The system prompt of ``role``: its own prompt, then every feature's section for it, in this order;
+    each feature's section says nothing to a role it does not concern, or when the run lacks it."""
+    sandbox = features.sandbox
+    sections = (
+        follow_up_section(role),
+        web_section(role, web_search=features.web_search),
+        corpora_section(role, features.corpora, web_search=features.web_search),
+        no_web_section(role, web_search=features.web_search),
+        tasks_section(role),
+        knowledge_section(role, enabled=features.knowledge),
+        features.skills.prompt_section(role),
+        mcp_section(role, features.mcp, deployment_prompt=features.mcp_prompt),
+        code_execution_section(role, sandbox=sandbox is not None),
+        skill_helpers_section(role, sandbox.helper_paths if sandbox is not None else ()),
+    )
+    domain_prompt = features.domain_prompt if role in _DOMAIN_ROLES else ""
+    return prompts.assemble(_ROLE_PROMPTS[role], sections, domain_prompt=domain_prompt)
+
+
+def _research_description(features: RunFeatures) -> str:
+    """What the orchestrator's ``task`` says a research sub-agent does: where it looks."""
+    where = [
+        *(["the web (search, read pages)"] if features.web_search else []),
+        *(["the local corpora"] if features.corpora.ready() else []),
+    ]
+    return (
+        f"Researches one unit{' in ' + ' and '.join(where) if where else ''} and returns JSON findings with quotes "
+        "and source URLs."
+    )
+
+
+# --- Knobs: the one place that reads the run's settings for a middleware ------------------------------
+
+
+def budget_limits(settings: ResearchConfig) -> BudgetLimits:
+    return BudgetLimits(
+        max_tool_calls=settings.max_tool_calls,
+        max_total_tokens=settings.max_total_tokens,
+        max_run_seconds=settings.max_run_seconds,
+        max_cost_usd=settings.max_cost_usd,
+    )
+
+
+def model_endpoint(settings: ResearchConfig) -> ModelEndpoint:
+    return ModelEndpoint(
+        base_url=settings.base_url, model_tier=settings.model_tier, request_timeout=settings.request_timeout
+    )
+
+
+def compaction_limits(settings: ResearchConfig, slot: Slot) -> CompactionLimits:
+    """When the agent on the model of ``slot`` compacts, and how much its summarizer may read."""
+    return CompactionLimits(
+        compaction_tokens=settings.compaction_tokens,
+        context_window=settings.tier.slot(slot).context_window,
+        summarizer_context_window=settings.tier.compaction.context_window,
+    )
+
+
+def models_for(settings: ResearchConfig) -> ModelFactory:
+    """Builds the model of a slot for a role on the run's endpoint, tier and model options."""
+    return partial(chat_model, settings)

@@ -18,6 +18,10 @@ from pathlib import Path
 
 import httpx
 
+from ..settings.environment import read_dotenv
+
+__all__ = ["PROBE_TIMEOUT_S", "default_url", "probe", "project_root", "read_dotenv", "server_answers"]
+
 PROBE_TIMEOUT_S = 2.0
 
 

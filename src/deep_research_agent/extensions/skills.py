@@ -6,7 +6,8 @@ Contract:
   prompts list and what ``read_file`` can open are one view. A missing folder is no error: it gives an
   empty catalog and one warning; a ``SKILL.md`` whose front matter cannot be read is skipped with a
   warning that names it.
-- The orchestrator holds no file tools: ``SkillCatalog.orchestrator_section`` lists each skill's name and
+- ``SkillCatalog.prompt_section(role)`` is the skills' part of a role's prompt. The orchestrator holds no
+  file tools: ``SkillCatalog.orchestrator_section`` lists each skill's name and
   description (never its body) so it can name a skill in a brief. A research sub-agent gets
   ``SkillCatalog.subagent_section`` (names and paths) and ``read_file`` on ``/skills/`` only
   (``skills_filesystem``): deepagents' ``FilesystemMiddleware`` restricted to that one tool, writes
@@ -37,7 +38,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from ..domain.names import SkillState, ToolName
+from ..domain.names import Role, SkillState, ToolName
 from ..protocol.events import Skill as SkillEvent
 from ..protocol.events import emit
 from ..run import Run, kept_in_ledger, run_hook
@@ -78,6 +79,15 @@ class SkillCatalog:
     directory: Path
     skills: tuple[Skill, ...] = ()
     warnings: tuple[str, ...] = ()
+
+    def prompt_section(self, role: Role) -> str:
+        """The skills' prompt section for ``role``: the orchestrator's or the research sub-agent's; nothing
+        for another role, nor when there are no skills."""
+        if role == Role.ORCHESTRATOR:
+            return self.orchestrator_section()
+        if role == Role.RESEARCH_SUBAGENT:
+            return self.subagent_section()
+        return ""
 
     def orchestrator_section(self) -> str:
         if not self.skills:

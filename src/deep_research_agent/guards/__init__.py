@@ -2,7 +2,7 @@
 that runs them (with the model-call plumbing of ``modelcalls/``) inside each model and tool call.
 """
 
-from .budget import BudgetMiddleware, effective_recursion_limit
+from .budget import BudgetLimits, BudgetMiddleware, effective_recursion_limit
 from .chain import GuardChainMiddleware
 from .halting import stop_agent
 from .loop import LoopGuardMiddleware
@@ -10,6 +10,7 @@ from .runaway import RunawayOutputMiddleware
 from .step_limit import StepLimitMiddleware
 
 __all__ = [
+    "BudgetLimits",
     "BudgetMiddleware",
     "GuardChainMiddleware",
     "LoopGuardMiddleware",

@@ -36,12 +36,12 @@ from langgraph.types import Command
 
 from ..domain.conversation import harness_message, respond
 from ..domain.errors import tool_error_text
+from ..domain.knobs import KnobError, not_negative
 from ..domain.names import Ceiling, Role, ToolErrorClass, ToolName
 from ..domain.per_role import PerRoleMiddleware
 from ..domain.stops import StopCause
 from ..protocol.events import BudgetHaltStatus, BudgetSoftStatus, emit
 from ..run import Halt, Run, run_hook
-from ..settings import ResearchConfig
 from .halting import stop_agent
 
 SOFT_FRACTION = 0.75
@@ -56,8 +56,26 @@ _STOPPED = object()
 _WRAPPING_UP = "the user asked the run to wrap up and deliver what it has"
 
 
-def effective_recursion_limit(settings: ResearchConfig) -> int:
-    return max(settings.recursion_limit, MIN_RECURSION_LIMIT)
+def effective_recursion_limit(recursion_limit: int) -> int:
+    """The graph's step limit for a configured ``recursion_limit``: never below ``MIN_RECURSION_LIMIT``."""
+    return max(recursion_limit, MIN_RECURSION_LIMIT)
+
+
+@dataclass(frozen=True)
+class BudgetLimits:
+    """The run's four ceilings, shared by every role; 0 means no cap. A negative or non-finite one is refused."""
+
+    max_tool_calls: int = 0
+    max_total_tokens: int = 0
+    max_run_seconds: float = 0.0
+    max_cost_usd: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("max_tool_calls", "max_total_tokens", "max_run_seconds", "max_cost_usd"):
+            not_negative("BudgetLimits", name, getattr(self, name))
+        for name in ("max_tool_calls", "max_total_tokens"):
+            if not isinstance(getattr(self, name), int):
+                raise KnobError("BudgetLimits", name, getattr(self, name), "a whole number of 0 or more")
 
 
 @dataclass(frozen=True)
@@ -82,14 +100,14 @@ class CeilingUse:
         return f"${self.used:.4f} of ${self.limit:.4f}"
 
 
-def ceiling_uses(run: Run, settings: ResearchConfig) -> list[CeilingUse]:
+def ceiling_uses(run: Run, limits: BudgetLimits) -> list[CeilingUse]:
     """Every capped ceiling with the run's spend against it."""
     totals = run.usage.totals()
     candidates = (
-        (Ceiling.TOOL_CALLS, totals.tool_calls, settings.max_tool_calls),
-        (Ceiling.TOKENS, totals.budget_tokens, settings.max_total_tokens),
-        (Ceiling.TIME, run.elapsed_s, settings.max_run_seconds),
-        (Ceiling.COST, totals.cost_usd, settings.max_cost_usd),
+        (Ceiling.TOOL_CALLS, totals.tool_calls, limits.max_tool_calls),
+        (Ceiling.TOKENS, totals.budget_tokens, limits.max_total_tokens),
+        (Ceiling.TIME, run.elapsed_s, limits.max_run_seconds),
+        (Ceiling.COST, totals.cost_usd, limits.max_cost_usd),
     )
     return [CeilingUse(name, float(used), float(limit)) for name, used, limit in candidates if limit > 0]
 
@@ -108,9 +126,12 @@ class BudgetMiddleware(PerRoleMiddleware):
     label = "Budget"
     state_schema = BudgetState
 
-    def __init__(self, settings: ResearchConfig, *, role: str) -> None:
+    def __init__(self, limits: BudgetLimits, *, role: str) -> None:
+        """``limits``: the run's ceilings (``BudgetLimits``, which refuses negative ones)."""
+        if not isinstance(limits, BudgetLimits):
+            raise KnobError("BudgetMiddleware", "limits", limits, "a BudgetLimits")
         super().__init__(role=role)
-        self.settings = settings
+        self.limits = limits
 
     @run_hook
     async def awrap_model_call(
@@ -188,7 +209,7 @@ class BudgetMiddleware(PerRoleMiddleware):
         """The run's halt, declaring it (and the soft stage) when a ceiling is crossed."""
         if run.control.halt is not None:
             return run.control.halt
-        binding = binding_ceiling(ceiling_uses(run, self.settings))
+        binding = binding_ceiling(ceiling_uses(run, self.limits))
         if binding is None:
             return None
         if binding.fraction >= 1:
@@ -210,13 +231,13 @@ class BudgetMiddleware(PerRoleMiddleware):
         return run.control.halt or halt
 
     def _halt_on_time(self, run: Run) -> Halt:
-        limit = self.settings.max_run_seconds
+        limit = self.limits.max_run_seconds
         return self._halt(run, CeilingUse(Ceiling.TIME, max(run.elapsed_s, limit), limit))
 
     def _remaining_s(self, run: Run) -> float | None:
-        if self.settings.max_run_seconds <= 0:
+        if self.limits.max_run_seconds <= 0:
             return None
-        return max(self.settings.max_run_seconds - run.elapsed_s, 0.0)
+        return max(self.limits.max_run_seconds - run.elapsed_s, 0.0)
 
     def _stop(self, run: Run, messages: list[AnyMessage], halt: Halt) -> AIMessage:
         return stop_agent(run, self.role, messages, halt=halt)

@@ -42,7 +42,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, NotRequired
 
@@ -71,10 +71,11 @@ from ..delivery.turn_end import deliverable
 from ..domain.clock import format_elapsed
 from ..domain.conversation import deliverable_message, is_harness_message
 from ..domain.errors import tool_error_text
+from ..domain.knobs import KnobError
 from ..domain.names import EndReason, Outcome, StatusState, ToolErrorClass, WarningReason
 from ..domain.stops import RunError
-from ..guards.budget import effective_recursion_limit
-from ..knowledge import KnowledgeBase, knowledge_namespace, remember_findings
+from ..guards.budget import BudgetLimits
+from ..knowledge import DEFAULT_DATASET, KnowledgeBase, knowledge_namespace, remember_findings
 from ..mcp.listing import OpeningStatuses
 from ..protocol.events import DoneStatus, ErrorStatus, Limits, Report, RunStart, Usage, WarningStatus, emit
 from ..run import (
@@ -97,11 +98,10 @@ from ..run import (
 )
 from ..run.containment import INTERNAL_ERROR, contain_hook_failures
 from ..sandbox.session import SandboxSession
-from ..settings import ResearchConfig
 from ..tasks.middleware import finish_task, open_task
 from .end_state import EndRecord, decide_end, owes_report
 from .fallback_report import fallback_report, why_undelivered
-from .model_errors import describe_model_error
+from .model_errors import ModelEndpoint, describe_model_error
 from .outcome import OutcomeFacts, decide_outcome
 
 logger = logging.getLogger(__name__)
@@ -131,11 +131,45 @@ class RunLifecycleMiddleware(AgentMiddleware):
 
     state_schema = LifecycleState
 
-    def __init__(self, settings: ResearchConfig, *, build_warnings: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        *,
+        endpoint: ModelEndpoint,
+        budget: BudgetLimits,
+        recursion_limit: int,
+        max_runs_per_user: int = 0,
+        remember_findings: bool = False,
+        knowledge_dataset: str = DEFAULT_DATASET,
+        warnings: Sequence[str] = (),
+        problems: Sequence[str] = (),
+    ) -> None:
+        """``endpoint``: what a failed model call's explanation names; ``budget`` and ``recursion_limit``
+        (the graph's step limit): the limits the ``usage`` event reports; ``max_runs_per_user``: runs one user
+        may have in progress (0: no limit); ``remember_findings``: store a delivered report's findings in the
+        ``knowledge_dataset``; ``warnings``: reported by every run after ``run_start`` (the settings', then
+        what loading the graph's skills, custom tools and corpora found wrong); ``problems``: settings that
+        end every run before its first model call."""
+        owner = type(self).__name__
+        if not isinstance(endpoint, ModelEndpoint):
+            raise KnobError(owner, "endpoint", endpoint, "a ModelEndpoint")
+        if not isinstance(budget, BudgetLimits):
+            raise KnobError(owner, "budget", budget, "a BudgetLimits")
+        if isinstance(recursion_limit, bool) or not isinstance(recursion_limit, int) or recursion_limit < 1:
+            raise KnobError(owner, "recursion_limit", recursion_limit, "a whole number above 0")
+        if isinstance(max_runs_per_user, bool) or not isinstance(max_runs_per_user, int) or max_runs_per_user < 0:
+            raise KnobError(owner, "max_runs_per_user", max_runs_per_user, "a whole number of 0 or more (0: no limit)")
+        for name, texts in (("warnings", warnings), ("problems", problems)):
+            if isinstance(texts, str) or not all(isinstance(text, str) for text in texts):
+                raise KnobError(owner, name, texts, "a sequence of strings")
         super().__init__()
-        self.settings = settings
-        # What loading the graph's skills and custom tools found wrong, reported by every run.
-        self.build_warnings = build_warnings
+        self.endpoint = endpoint
+        self.budget = budget
+        self.recursion_limit = recursion_limit
+        self.max_runs_per_user = max_runs_per_user
+        self.remember_findings = remember_findings
+        self.knowledge_dataset = knowledge_dataset
+        self.warnings = tuple(warnings)
+        self.problems = tuple(problems)
 
     @hook_config(can_jump_to=["end"])
     @contain_hook_failures
@@ -151,12 +185,12 @@ class RunLifecycleMiddleware(AgentMiddleware):
                 started_at=run.started_at, thread_id=configurable.get("thread_id"), run_id=configurable.get("run_id")
             )
         )
-        for warning in (*self.settings.warnings, *self.build_warnings):
+        for warning in self.warnings:
             emit(WarningStatus(reason=WarningReason.CONFIG, detail=warning))
         for status in (run.attachments.get(OpeningStatuses) or OpeningStatuses()).statuses:
             emit(status)
-        if self.settings.problems:
-            problems = " ".join(self.settings.problems)
+        if self.problems:
+            problems = " ".join(self.problems)
             return {"run_error": RunError(reason=EndReason.CONFIG_ERROR.value, detail=problems), "jump_to": "end"}
         if refusal := await self._admit(runtime.store, run, owner):
             return {
@@ -169,7 +203,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
 
     async def _admit(self, store: Any, run: Run, owner: str | None) -> str | None:
         """Take the run's slot under the per-user limit; the refusal's text past it, else None."""
-        limit = self.settings.max_runs_per_user
+        limit = self.max_runs_per_user
         if not limit or store is None:
             return None
         try:
@@ -201,7 +235,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
             if await restore_ledger(store, run, thread_id=(config.get("configurable") or {}).get("thread_id")):
                 logger.info("run %s resumed in this process from its last checkpoint and ledger", run.key)
             start_watching(store, run, owner=owner)
-            if self.settings.max_runs_per_user and run.attachments.get(RunSlot) is None and store is not None:
+            if self.max_runs_per_user and run.attachments.get(RunSlot) is None and store is not None:
                 start_keeping(store, run, RunSlot(owner_key=owner_key(owner), run_id=run.key, queued_at=time.time()))
             attached.done = True
 
@@ -219,7 +253,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
             _forget_cancelled_run(call)
             raise
         except (openai.APIError, httpx.HTTPError) as exc:
-            detail = describe_model_error(exc, self.settings)
+            detail = describe_model_error(exc, self.endpoint)
             logger.warning("model call failed: %s", detail)
             notice = AIMessage(content=f"(The model call failed: {detail})")
             return ExtendedModelResponse(
@@ -293,9 +327,9 @@ class RunLifecycleMiddleware(AgentMiddleware):
         """Store a delivered report's findings when ``remember_findings`` is on, then wait for every queued
         knowledge write, so entries queued by the run's last tool calls are stored before it ends."""
         try:
-            if self.settings.remember_findings and store is not None and run.control.report_delivered:
+            if self.remember_findings and store is not None and run.control.report_delivered:
                 configurable = config.get("configurable") or {}
-                base = KnowledgeBase(store, knowledge_namespace(run_user(config), self.settings.knowledge_dataset))
+                base = KnowledgeBase(store, knowledge_namespace(run_user(config), self.knowledge_dataset))
                 await remember_findings(
                     base,
                     run,
@@ -377,7 +411,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
 
     def _emit_usage(self, run: Run, outcome: Outcome | None) -> None:
         totals = run.usage.totals()
-        settings = self.settings
+        budget = self.budget
         emit(
             Usage(
                 tool_calls=totals.tool_calls,
@@ -406,11 +440,11 @@ class RunLifecycleMiddleware(AgentMiddleware):
                 elapsed_s=round(run.elapsed_s, 2),
                 elapsed=format_elapsed(run.elapsed_s),
                 limits=Limits(
-                    max_tool_calls=settings.max_tool_calls,
-                    max_total_tokens=settings.max_total_tokens,
-                    max_run_seconds=settings.max_run_seconds,
-                    max_cost_usd=settings.max_cost_usd,
-                    recursion_limit=effective_recursion_limit(settings),
+                    max_tool_calls=budget.max_tool_calls,
+                    max_total_tokens=budget.max_total_tokens,
+                    max_run_seconds=budget.max_run_seconds,
+                    max_cost_usd=budget.max_cost_usd,
+                    recursion_limit=self.recursion_limit,
                 ),
             )
         )

@@ -1,6 +1,6 @@
 """A failed model call, explained: one secret-free line that says what to fix.
 
-Contract: ``describe_model_error(exc, settings)`` names the endpoint (never the key), the HTTP meaning
+Contract: ``describe_model_error(exc, endpoint)`` names the endpoint (never the key), the HTTP meaning
 (401 key, 403 access, 404 unknown model with its tier, 429 after retries, 400 with the provider's message
 and, on a context overflow, the setting that compacts sooner; timeouts and unreachable servers), and is
 passed through ``redact`` because providers echo keys back.
@@ -9,17 +9,35 @@ passed through ``redact`` because providers echo keys back.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import httpx
 import openai
 
+from ..domain.knobs import KnobError, not_negative
 from ..domain.secrets import redact
-from ..settings import ResearchConfig
 
 
-def describe_model_error(exc: BaseException, settings: ResearchConfig) -> str:
+@dataclass(frozen=True)
+class ModelEndpoint:
+    """What an explanation names: the endpoint's URL, the run's model tier, its request timeout in seconds
+    (0: none). An empty URL or tier, or a negative or non-finite timeout, is refused."""
+
+    base_url: str
+    model_tier: str
+    request_timeout: float
+
+    def __post_init__(self) -> None:
+        for name in ("base_url", "model_tier"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip():
+                raise KnobError("ModelEndpoint", name, value, "a non-empty string")
+        not_negative("ModelEndpoint", "request_timeout", self.request_timeout)
+
+
+def describe_model_error(exc: BaseException, endpoint: ModelEndpoint) -> str:
     """A one-line, secret-free explanation of a failed model call that says what to fix."""
-    where = settings.base_url
+    where = endpoint.base_url
     if isinstance(exc, openai.AuthenticationError):
         text = (
             f"The model endpoint {where} rejected the API key (401 Unauthorized). "
@@ -31,7 +49,7 @@ def describe_model_error(exc: BaseException, settings: ResearchConfig) -> str:
         model = _requested_model(exc)
         named = f"the model {model!r}" if model else "a model"
         text = (
-            f"The model endpoint {where} does not know {named} of tier {settings.model_tier!r} (404). "
+            f"The model endpoint {where} does not know {named} of tier {endpoint.model_tier!r} (404). "
             "Check OPENAI_BASE_URL and DRA_MODEL_TIER"
         )
     elif isinstance(exc, openai.RateLimitError):
@@ -44,7 +62,7 @@ def describe_model_error(exc: BaseException, settings: ResearchConfig) -> str:
                 ". The conversation outgrew the model's context: lower DRA_COMPACTION_TOKENS so it is compacted sooner"
             )
     elif isinstance(exc, openai.APITimeoutError | httpx.TimeoutException):
-        text = f"The model endpoint {where} timed out after {settings.request_timeout:g} s. Retry, or raise DRA_REQUEST_TIMEOUT"
+        text = f"The model endpoint {where} timed out after {endpoint.request_timeout:g} s. Retry, or raise DRA_REQUEST_TIMEOUT"
     elif isinstance(exc, openai.APIConnectionError | httpx.TransportError):
         text = f"Cannot reach the model endpoint {where}. Check OPENAI_BASE_URL and that the server is up"
     elif isinstance(exc, openai.APIStatusError):

@@ -39,15 +39,16 @@ from langgraph.types import Command
 from .. import prompts
 from ..delivery.clarification import prose_questions
 from ..domain.conversation import is_fresh_turn, previous_turns, turn_messages
+from ..domain.knobs import callable_knob
 from ..domain.names import Role, ToolName, TriageReason
-from ..modelcalls.models import chat_model
 from ..protocol.events import TriageStatus, emit
 from ..run import Run, UsageMeter, run_hook
-from ..settings import ResearchConfig, Slot
+from ..settings import Slot
 
 logger = logging.getLogger(__name__)
 
-ModelFactory = Callable[[ResearchConfig, Slot, Role], BaseChatModel]
+# Builds the model of one slot for one role (the graph binds it to the run's settings).
+ModelFactory = Callable[[Slot, Role], BaseChatModel]
 Verdict = Literal["simple", "research"]
 
 MAX_TRIAGE_CHARS = 1500
@@ -99,24 +100,26 @@ class TriageRouterMiddleware(AgentMiddleware):
     def __init__(
         self,
         *,
-        settings: ResearchConfig,
-        model_factory: ModelFactory = chat_model,
+        model_factory: ModelFactory,
         on_model_response: Callable[[UsageMeter, AIMessage], None] | None = None,
     ) -> None:
+        """``model_factory(slot, role)``: builds the router's two models (the ``research`` slot, for the
+        ``triage`` and ``direct-answer`` roles) on first use; ``on_model_response``: sees each of their replies."""
+        callable_knob(type(self).__name__, "model_factory", model_factory)
+        callable_knob(type(self).__name__, "on_model_response", on_model_response, optional=True)
         super().__init__()
-        self.settings = settings
         self.model_factory = model_factory
         self.on_model_response = on_model_response
 
     @cached_property
     def verdict_model(self) -> BaseChatModel:
         # Built on first use and bound to no tools: the router must not carry the orchestrator's harness.
-        return self.model_factory(self.settings, "research", Role.TRIAGE)
+        return self.model_factory("research", Role.TRIAGE)
 
     @cached_property
     def answer_model(self) -> BaseChatModel:
         # The same slot as the verdict's, built for a role of its own so its requests name it.
-        return self.model_factory(self.settings, "research", Role.DIRECT_ANSWER)
+        return self.model_factory("research", Role.DIRECT_ANSWER)
 
     # Inside the orchestrator's first model call of a turn, not a hook: a hook is a graph step of its own.
     @run_hook

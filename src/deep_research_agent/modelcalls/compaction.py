@@ -1,8 +1,9 @@
 """Context compaction: an agent's older messages are summarized once its context grows too large.
 
 Contract (one instance per agent role; ``name`` carries the role so stacks never collide):
-- trigger: ``settings.compaction_tokens``, or 80% of the role model's context window when that is
-  smaller; ``0`` disables compaction;
+- knobs (``CompactionLimits``): ``compaction_tokens``, the role model's ``context_window`` and the
+  summarizer's; trigger: ``compaction_tokens``, or 80% of the context window when that is smaller; ``0``
+  disables compaction;
 - estimate: messages + system prompt + tool schemas at ~4 characters per token (langchain's approximate
   counter). The system prompt and tools are only visible on the model request, so every model call
   measures them and keeps the figure in private state for the next ``before_model`` check;
@@ -57,18 +58,19 @@ from langgraph.types import Command
 
 from .. import prompts
 from ..domain.conversation import harness_message, last_user_index
+from ..domain.knobs import KnobError, callable_knob, not_negative, positive
 from ..domain.names import Role, WarningReason
 from ..domain.per_role import PerRoleMiddleware
 from ..domain.secrets import redact
 from ..protocol.events import CompactedStatus, CompactingStatus, WarningStatus, emit
 from ..run import Run, UsageMeter, run_hook
 from ..run.containment import contain_hook_failures
-from ..settings import ResearchConfig, Slot
-from .models import chat_model
+from ..settings import Slot
 
 logger = logging.getLogger(__name__)
 
-ModelFactory = Callable[[ResearchConfig, Slot, Role], BaseChatModel]
+# Builds the model of one slot for one role (the graph binds it to the run's settings).
+ModelFactory = Callable[[Slot, Role], BaseChatModel]
 
 WINDOW_SHARE = 0.8
 TAIL_SHARE = 0.25
@@ -83,6 +85,22 @@ class CompactionState(AgentState):
     # Checkpointed, unlike the guards' per-run state: a thread's next run compacts on what this one measured.
     compaction_overhead_tokens: NotRequired[Annotated[int, PrivateStateAttr]]
     compaction_retry_above: NotRequired[Annotated[int, PrivateStateAttr]]
+
+
+@dataclass(frozen=True)
+class CompactionLimits:
+    """When one agent compacts: at ``compaction_tokens`` (0: never), capped by its model's ``context_window``;
+    the summarizer's ``summarizer_context_window`` bounds the transcript it is shown. A negative setting, or
+    a window that is not above 0, is refused."""
+
+    compaction_tokens: int
+    context_window: int
+    summarizer_context_window: int
+
+    def __post_init__(self) -> None:
+        not_negative("CompactionLimits", "compaction_tokens", self.compaction_tokens)
+        positive("CompactionLimits", "context_window", self.context_window)
+        positive("CompactionLimits", "summarizer_context_window", self.summarizer_context_window)
 
 
 @dataclass(frozen=True)
@@ -172,27 +190,31 @@ class ContextCompactionMiddleware(PerRoleMiddleware):
         self,
         *,
         role: str,
-        slot: Slot,
-        settings: ResearchConfig,
-        model_factory: ModelFactory = chat_model,
+        limits: CompactionLimits,
+        model_factory: ModelFactory,
         on_compacted: Callable[[UsageMeter, int, int], None] | None = None,
         on_model_response: Callable[[UsageMeter, AIMessage], None] | None = None,
     ) -> None:
+        """``limits``: when to compact; ``model_factory(slot, role)``: builds the summarizer (on the
+        ``compaction`` slot, for the ``compaction`` role) on first use."""
+        if not isinstance(limits, CompactionLimits):
+            raise KnobError(type(self).__name__, "limits", limits, "a CompactionLimits")
+        callable_knob(type(self).__name__, "model_factory", model_factory)
+        callable_knob(type(self).__name__, "on_compacted", on_compacted, optional=True)
+        callable_knob(type(self).__name__, "on_model_response", on_model_response, optional=True)
         super().__init__(role=role)
-        self.settings = settings
+        self.limits = limits
         self.model_factory = model_factory
         self.on_compacted = on_compacted
         self.on_model_response = on_model_response
-        self.trigger_tokens = compaction_trigger(settings.compaction_tokens, settings.tier.slot(slot).context_window)
+        self.trigger_tokens = compaction_trigger(limits.compaction_tokens, limits.context_window)
         self.tail_tokens = int(self.trigger_tokens * TAIL_SHARE)
-        self.summarizer_input_chars = int(
-            settings.tier.compaction.context_window * _SUMMARIZER_INPUT_SHARE * _CHARS_PER_TOKEN
-        )
+        self.summarizer_input_chars = int(limits.summarizer_context_window * _SUMMARIZER_INPUT_SHARE * _CHARS_PER_TOKEN)
 
     @cached_property
     def summarizer(self) -> BaseChatModel:
         # Built on first use: most runs never compact, and the graph factory must stay cheap.
-        return self.model_factory(self.settings, "compaction", Role.COMPACTION)
+        return self.model_factory("compaction", Role.COMPACTION)
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]

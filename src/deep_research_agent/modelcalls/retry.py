@@ -24,6 +24,7 @@ import httpx
 import openai
 from langchain.agents.middleware import ModelRequest, ModelResponse
 
+from ..domain.knobs import KnobError, callable_knob, not_negative
 from ..domain.names import ModelFailure
 from ..domain.per_role import PerRoleMiddleware
 from ..domain.retry_after import backoff_s, retry_after_s
@@ -69,10 +70,19 @@ class ModelCallRetryMiddleware(PerRoleMiddleware):
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         jitter: Callable[[], float] = random.random,
     ) -> None:
+        """``max_retries``: retries per model call (0: none); ``max_wait_s``: the seconds of waiting they may
+        add up to. A negative or non-finite one is refused."""
+        owner = type(self).__name__
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int):
+            raise KnobError(owner, "max_retries", max_retries, "a whole number of 0 or more")
+        not_negative(owner, "max_retries", max_retries)
+        not_negative(owner, "max_wait_s", max_wait_s)
+        callable_knob(owner, "sleep", sleep)
+        callable_knob(owner, "jitter", jitter)
         super().__init__(role=role)
         self.model = model
-        self.max_retries = max(max_retries, 0)
-        self.max_wait_s = max(max_wait_s, 0.0)
+        self.max_retries = max_retries
+        self.max_wait_s = float(max_wait_s)
         self.sleep = sleep
         self.jitter = jitter
 

@@ -1,4 +1,11 @@
-"""Role prompts, kept as Markdown next to this module and read once per process.
+"""Role prompts and the features' prompt sections, kept as Markdown next to this module and read once per process.
+
+A role's system prompt is its own prompt followed by the sections of the features the run can use, joined
+(``assemble``): each feature owns its section, in its own package (``corpora/prompt.py``,
+``mcp/prompt.py``, ``sandbox/prompt.py``, ...), as a function of the role and of what the run gives that
+feature; it returns nothing for a role the feature does not concern. A section that names the run's
+corpora or servers fills its template's ``{name}`` slots with ``fill``, which refuses a slot left empty
+or a value with no slot.
 
 A prompt's ``{today}`` (``TODAY``) stays in the compiled graph, which outlives the day it was built, and is
 filled with the current UTC date on every model call (``modelcalls/prompt_date.py``).
@@ -6,12 +13,14 @@ filled with the current UTC date on every model call (``modelcalls/prompt_date.p
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from enum import StrEnum
 from functools import cache
 from importlib.resources import files
 
-__all__ = ["TODAY", "Prompt", "render", "template", "today"]
+__all__ = ["TODAY", "Prompt", "assemble", "fill", "render", "template", "today"]
 
 
 class Prompt(StrEnum):
@@ -24,10 +33,12 @@ class Prompt(StrEnum):
     TRIAGE = "triage"
     DIRECT_ANSWER = "direct_answer"
     MCP_TOOLS = "mcp_tools"
+    MCP_ORCHESTRATOR = "mcp_orchestrator"
     KNOWLEDGE = "knowledge"
     CODING_SUBAGENT = "coding_subagent"
     EXTRACT_SUBAGENT = "extract_subagent"
     CODE_EXECUTION = "code_execution"
+    SKILL_HELPERS = "skill_helpers"
     NO_CODE_EXECUTION = "no_code_execution"
     WEB_RESEARCH = "web_research"
     CORPORA_SUBAGENT = "corpora_subagent"
@@ -57,3 +68,21 @@ def render(name: Prompt, *, domain_prompt: str = "", extra: str = "") -> str:
     if domain_prompt.strip():
         text += "\n\n## DOMAIN CONTEXT\n" + domain_prompt.strip()
     return text
+
+
+_SLOT = re.compile(r"\{([a-z_]+)\}")
+
+
+def fill(name: Prompt, **values: str) -> str:
+    """A section's template with each ``{slot}`` replaced by its value; a slot without a value, or a value
+    without a slot, is a ``KeyError``. Values are inserted as they are, never scanned for slots again."""
+    text = template(name)
+    slots = set(_SLOT.findall(text))
+    if slots != values.keys():
+        raise KeyError(f"prompt {name!r} has the slots {sorted(slots)}, was given {sorted(values)}")
+    return _SLOT.sub(lambda slot: values[slot.group(1)], text)
+
+
+def assemble(name: Prompt, sections: Iterable[str], *, domain_prompt: str = "") -> str:
+    """A role's system prompt: its own prompt, then every non-empty section in order, then the domain block."""
+    return render(name, domain_prompt=domain_prompt, extra="\n\n".join(section for section in sections if section))

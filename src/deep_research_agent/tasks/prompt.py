@@ -1,0 +1,14 @@
+"""The named tasks' prompt section: how the orchestrator continues a task from its view and records the
+decisions later runs must keep. Every run may continue a task, so the orchestrator always has it."""
+
+from __future__ import annotations
+
+from .. import prompts
+from ..domain.names import Role
+
+__all__ = ["tasks_section"]
+
+
+def tasks_section(role: Role) -> str:
+    """The orchestrator's section on the task view and ``record_decision``; nothing for another role."""
+    return prompts.template(prompts.Prompt.TASKS) if role == Role.ORCHESTRATOR else ""
