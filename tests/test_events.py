@@ -15,6 +15,7 @@ from jsonschema_specifications import REGISTRY
 from langgraph.graph import END, START, StateGraph
 
 from deep_research_agent.domain import secrets
+from deep_research_agent.domain.clock import format_elapsed
 from deep_research_agent.domain.names import EndReason, HaltedBy
 from deep_research_agent.domain.secrets import register_secrets
 from deep_research_agent.protocol import events
@@ -25,7 +26,6 @@ from deep_research_agent.protocol.events import (
     PROTOCOL_VERSION,
     Event,
     emit,
-    format_elapsed,
 )
 from deep_research_agent.protocol.sender import Sender, current_sender
 

@@ -70,6 +70,7 @@ from .handover import FindingsGateMiddleware, HandOverMiddleware
 from .handover.script import ScriptGateMiddleware
 from .knowledge import build_knowledge_tools
 from .lifecycle import RunLifecycleMiddleware, TriageRouterMiddleware
+from .lifecycle.claim_judge import claim_judge, judge_timeout
 from .mcp.calls import CallLimits, instrument, source_label
 from .mcp.listing import Listing, list_tools, listings_digest, unique_names
 from .modelcalls.caching import PromptCachingMiddleware
@@ -279,7 +280,7 @@ def build_graph(
         PlanningMiddleware(system_prompt=_TODOS_PROMPT, tool_description=_TODOS_DESCRIPTION),
         SubAgentMiddleware(backend=StateBackend(), subagents=subagents, task_description=_TASK_DESCRIPTION),
         ReportMiddleware(),
-        ReportGateMiddleware(),
+        ReportGateMiddleware(judge=claim_judge(settings), judge_timeout=judge_timeout(settings)),
         # Inside the report gate: the "what changed" section is appended to the report it let through.
         TaskMiddleware(),
         PatchToolCallsMiddleware(),

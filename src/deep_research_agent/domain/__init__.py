@@ -15,6 +15,7 @@ from .errors import ToolFailure, tool_error_text
 from .findings import Finding, Findings
 from .names import (
     Ceiling,
+    ClaimMethod,
     ClaimVerdict,
     EndReason,
     EvidenceKind,
@@ -35,6 +36,7 @@ __all__ = [
     "Ceiling",
     "CitationRecord",
     "CitationSummary",
+    "ClaimMethod",
     "ClaimRecord",
     "ClaimSource",
     "ClaimSummary",

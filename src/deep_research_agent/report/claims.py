@@ -13,26 +13,37 @@ Contract:
   judged on its own text only: a source verified for another sentence proves nothing about this one.
   Verdicts (``ClaimVerdict``), first match: ``uncited_number``, ``source_not_read`` (no cited source was
   read in full), ``unsupported_number``, ``unsupported_quote``, ``conflicting`` (two cited sources give
-  different values in the same unit, near the same words), ``supported``. Each record names the
-  offending ``tokens`` and, per cited source, the sentence of its text nearest to the claim.
+  different values in the same unit, near the same words), ``contradicted`` (a directional word bound to a
+  figure, or a superlative, comparative or change word of the sentence, is reversed by the source's words
+  around the same figure or in its nearest sentence: ``direction.py``), ``unsupported_name`` (a name of
+  the claim is in none of its cited texts, nor in a cited source's title: ``entities.py``), ``supported``.
+  Each record names the offending ``tokens`` and, per cited source, the sentence of its text nearest to the
+  claim, and says how it was decided (``decided_by``: ``figures_and_quotes`` when the claim has a figure or
+  a quote, ``names_and_direction`` when it has only names or directional words, ``not_checked`` when it
+  has none of these, so nothing checked its meaning). Figures are labels, versions and identifiers as
+  ``figures.py`` reads them: "Finding 1" states no figure.
+- ``ClaimCheck.judgeable()`` are the claims the judge (``judge.py``) decides: supported, with no figure and
+  no quote; ``ClaimCheck.with_judgements`` puts its verdicts in.
 - ``ClaimCheck.problems()`` states each failing claim as an instruction for the report gate's one bounce.
 - ``mark_unverified(markdown, check)`` appends `` [unverified]`` to every claim not ``supported`` (after
   its last citation, or before its closing punctuation), never twice.
 
-No model is called: it is local text work, and each text is prepared once per run (``evidence_text.py``).
+No model is called here: it is local text work, and each text is prepared once per run (``evidence/text.py``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..domain.claims import CitationRecord, ClaimRecord, ClaimSource, ClaimSummary
-from ..domain.names import ClaimVerdict
+from ..domain.names import ClaimMethod, ClaimVerdict
 from ..evidence.figures import DATE, IDENTIFIER, YEAR, Figure, figures_in, masked_for_figures, same_measure, supports
 from ..evidence.text import EvidenceLibrary, EvidenceText, Span, content_words, normalise_for_match, quote_fragments
 from .citations import CitationReport
+from .direction import Direction, bound_directions, disagreement, sentence_directions
+from .entities import Name, NameIndex, known_names, missing_names, name_index, names_in
 from .markdown import CITATION_RE, CitationGroup, citation_groups, mask_code, split_sources
 
 UNVERIFIED_MARK = "[unverified]"
@@ -58,6 +69,13 @@ class Claim:
     # Per figure, the sources of the citation marker that follows it (or the sentence's last one): what the
     # sentence says that figure rests on. Adjacent markers ("[1][2]") count as one.
     cited_for: tuple[tuple[int, ...], ...] = ()
+    # The named entities it states (``entities.names_in``), set by ``check_claims``.
+    names: tuple[Name, ...] = ()
+
+    @property
+    def key(self) -> str:
+        """The claim's words without its citations or marks, to know it again in a revised draft."""
+        return " ".join(CITATION_RE.sub(" ", self.text.replace(UNVERIFIED_MARK, " ")).casefold().split())
 
 
 @dataclass(frozen=True)
@@ -78,16 +96,46 @@ class ClaimCheck:
 
     @property
     def summary(self) -> ClaimSummary:
-        counts = {verdict.value: 0 for verdict in ClaimVerdict}
-        for record in self.records:
-            counts[record.verdict] += 1
-        flagged = len(self.records) - counts[ClaimVerdict.SUPPORTED]
-        return ClaimSummary(claims=len(self.records), flagged=flagged, **counts)
+        return summarise(self.records)
+
+    def judgeable(self) -> list[CheckedClaim]:
+        """The claims no deterministic check can settle: supported, with no figure and no quote (their names,
+        if any, were found). The judge decides these."""
+        return [
+            c
+            for c in self.checked
+            if c.record.verdict == ClaimVerdict.SUPPORTED and not (c.claim.figures or c.claim.quotes)
+        ]
+
+    def with_records(self, updated: dict[int, tuple[ClaimRecord, tuple[str, ...]]]) -> ClaimCheck:
+        """This check with the records (and hints) of some claims, by their position, replaced."""
+        return ClaimCheck(
+            [CheckedClaim(c.claim, *updated[i]) if i in updated else c for i, c in enumerate(self.checked)]
+        )
 
     def problems(self) -> list[str]:
         """Each failing claim as an instruction to the report's writer (a claim resting on a source that was
         never read is left to the citation check, which names that source once)."""
         return [text for checked in self.checked if (text := _problem(checked))]
+
+
+def summarise(records: Sequence[ClaimRecord]) -> ClaimSummary:
+    """The counts of a report's claims: per verdict, how many the judge decided, how many nothing checked for
+    meaning, and the citation accuracy (supported ÷ claims, as DeepResearch Bench's FACT defines it)."""
+    counts = {verdict.value: 0 for verdict in ClaimVerdict}
+    for record in records:
+        counts[record.verdict] += 1
+    supported = counts[ClaimVerdict.SUPPORTED]
+    return ClaimSummary(
+        claims=len(records),
+        flagged=len(records) - supported,
+        **counts,
+        judged=sum(r.decided_by == ClaimMethod.JUDGED for r in records),
+        not_checked=sum(
+            r.decided_by == ClaimMethod.NOT_CHECKED and r.verdict == ClaimVerdict.SUPPORTED for r in records
+        ),
+        citation_accuracy=round(supported / len(records), 4) if records else None,
+    )
 
 
 # --- splitting -------------------------------------------------------------------------------------
@@ -299,7 +347,10 @@ class _Conflict:
 def check_claims(markdown: str, citations: CitationReport, library: EvidenceLibrary) -> ClaimCheck:
     """Every claim of ``markdown`` judged against the texts its citations point to."""
     by_index = {c.index: c for c in citations.citations}
-    return ClaimCheck([_check(claim, by_index, library) for claim in split_claims(markdown)])
+    claims = split_claims(markdown)
+    known = known_names(claim.text for claim in claims)
+    named = [replace(claim, names=tuple(names_in(claim.text, known=known))) for claim in claims]
+    return ClaimCheck([_check(claim, by_index, library) for claim in named])
 
 
 def _cited(index: int, citation: CitationRecord | None, library: EvidenceLibrary) -> _Cited:
@@ -314,7 +365,11 @@ def _check(claim: Claim, by_index: dict[int, CitationRecord], library: EvidenceL
     if not claim.indexes:
         tokens = [f.text for f in claim.figures]
         record = ClaimRecord(
-            claim=text, verdict=ClaimVerdict.UNCITED_NUMBER, tokens=tokens, detail=f"{_listed(tokens)} with no citation"
+            claim=text,
+            verdict=ClaimVerdict.UNCITED_NUMBER,
+            tokens=tokens,
+            detail=f"{_listed(tokens)} with no citation",
+            decided_by=ClaimMethod.FIGURES_AND_QUOTES,
         )
         return CheckedClaim(claim, record)
     cited = [_cited(n, by_index.get(n), library) for n in claim.indexes]
@@ -357,7 +412,43 @@ def _check(claim: Claim, by_index: dict[int, CitationRecord], library: EvidenceL
         detail = f"[{conflict.holder.index}] gives {conflict.claimed.text}, [{conflict.other.index}] gives {conflict.other_figure.text}"
         record = _record(claim, text, cited, words, ClaimVerdict.CONFLICTING, tokens, detail, conflict=conflict)
         return CheckedClaim(claim, record, _hints(record))
-    return CheckedClaim(claim, _record(claim, text, cited, words, ClaimVerdict.SUPPORTED, [], ""))
+    reversal = _reversal(claim, cited, words)
+    if reversal is not None:
+        record = _record(
+            claim,
+            text,
+            cited,
+            words,
+            ClaimVerdict.CONTRADICTED,
+            [reversal.claimed],
+            f"[{reversal.source.index}] says {reversal.says}",
+            method=ClaimMethod.NAMES_AND_DIRECTION,
+            sentence=(reversal.source, reversal.text, reversal.span, reversal.around),
+        )
+        return CheckedClaim(claim, record, _hints(record))
+    holders = [name_index(t) for t in texts]
+    titles = " ".join(f"{c.citation.title} {c.citation.url or ''}" for c in cited if c.citation and c.read)
+    unnamed = missing_names(claim.names, [*holders, NameIndex(titles)])
+    if unnamed:
+        tokens = list(dict.fromkeys(name.text for name in unnamed))
+        record = _record(
+            claim,
+            text,
+            cited,
+            words,
+            ClaimVerdict.UNSUPPORTED_NAME,
+            tokens,
+            f"{_listed(tokens)} not in the text of {where}",
+            method=ClaimMethod.NAMES_AND_DIRECTION,
+        )
+        return CheckedClaim(claim, record, _hints(record))
+    if claim.figures or claim.quotes:
+        method = ClaimMethod.FIGURES_AND_QUOTES
+    elif claim.names or sentence_directions(masked_for_figures(claim.text)):
+        method = ClaimMethod.NAMES_AND_DIRECTION
+    else:
+        method = ClaimMethod.NOT_CHECKED
+    return CheckedClaim(claim, _record(claim, text, cited, words, ClaimVerdict.SUPPORTED, [], "", method=method))
 
 
 def _record(
@@ -370,16 +461,21 @@ def _record(
     detail: str,
     *,
     conflict: _Conflict | None = None,
+    method: ClaimMethod | None = None,
+    sentence: tuple[_Cited, EvidenceText, Span, int | None] | None = None,
 ) -> ClaimRecord:
     sources = []
     for c in cited:
         texts = c.read or c.snippets
-        evidence_id, sentence = None, ""
+        evidence_id, sentence_text = None, ""
         if conflict is not None and c is conflict.other:
             evidence_id = conflict.other_text.id
-            sentence = conflict.other_text.sentence(conflict.other_span, around=conflict.other_figure.start)
+            sentence_text = conflict.other_text.sentence(conflict.other_span, around=conflict.other_figure.start)
+        elif sentence is not None and c is sentence[0]:
+            evidence_id = sentence[1].id
+            sentence_text = sentence[1].sentence(sentence[2], around=sentence[3])
         elif texts:
-            evidence_id, sentence = _nearest(claim, texts, words)
+            evidence_id, sentence_text = _nearest(claim, texts, words)
         citation = c.citation
         sources.append(
             ClaimSource(
@@ -387,11 +483,19 @@ def _record(
                 url=citation.url if citation else None,
                 title=citation.title if citation else "",
                 evidence_id=evidence_id or (citation.evidence_id if citation else None),
-                sentence=sentence,
+                sentence=sentence_text,
             )
         )
+    if method is None:
+        method = ClaimMethod.NOT_CHECKED if verdict == ClaimVerdict.SOURCE_NOT_READ else ClaimMethod.FIGURES_AND_QUOTES
     return ClaimRecord(
-        claim=text, indexes=list(claim.indexes), verdict=verdict, tokens=tokens, detail=detail, sources=sources
+        claim=text,
+        indexes=list(claim.indexes),
+        verdict=verdict,
+        tokens=tokens,
+        detail=detail,
+        decided_by=method,
+        sources=sources,
     )
 
 
@@ -460,6 +564,56 @@ def _conflict(claim: Claim, cited: list[_Cited]) -> _Conflict | None:
     return best[1] if best else None
 
 
+@dataclass(frozen=True)
+class _Reversal:
+    claimed: str  # the claim's words, with the figure they bind to
+    says: str  # the source's words that reverse them
+    source: _Cited
+    text: EvidenceText
+    span: Span
+    around: int | None
+
+
+def _reversal(claim: Claim, cited: list[_Cited], words: set[str]) -> _Reversal | None:
+    """A directional word of the claim that its source reverses: bound to a figure the source holds, or on
+    its own in the sentence, against the source's sentence nearest to the claim (``direction.py``)."""
+    readable = [c for c in cited if c.read]
+    for figure in claim.figures:
+        directions = bound_directions(claim.text, figure.start, figure.end)
+        if not directions:
+            continue
+        found: list[Direction] = []
+        against: tuple[Direction, _Cited, EvidenceText, Span, int] | None = None
+        for c in readable:
+            for text in c.read:
+                for span, hit in text.find(figure, limit=_NEAREST_HITS):
+                    around = bound_directions(text.text, hit.start, hit.end)
+                    found.extend(around)
+                    if against is None and around:
+                        against = (around[0], c, text, span, hit.start)
+        reversed_ = disagreement(directions, found)
+        if reversed_ is not None and against is not None:
+            opposite = next(d for d in found if d.axis == reversed_.axis)
+            _, c, text, span, at = against
+            return _Reversal(f"{reversed_.words} {figure.text}", f"{opposite.words} {figure.text}", c, text, span, at)
+    stated = sentence_directions(masked_for_figures(claim.text))
+    if not stated:
+        return None
+    topic = words - {w for d in stated for w in content_words(d.words)}
+    for c in readable:
+        for text in c.read:
+            for span in text.best_spans(topic, count=2):
+                if len(topic & text.words(span)) < min(2, len(topic)):
+                    continue
+                sentence = text.text[span[0] : span[1]]
+                said = sentence_directions(sentence)
+                reversed_ = disagreement(stated, said)
+                if reversed_ is not None:
+                    opposite = next(d for d in said if d.axis == reversed_.axis)
+                    return _Reversal(reversed_.words, opposite.words, c, text, span, None)
+    return None
+
+
 _TOKEN_RE = re.compile(r"[^\W\d_]+")
 
 
@@ -524,6 +678,23 @@ def _problem(checked: CheckedClaim) -> str | None:
         )
     if record.verdict == ClaimVerdict.CONFLICTING:
         return f"{claim}: its sources disagree: {record.detail}.{hints} State the range, or both values, each with its source."
+    if record.verdict == ClaimVerdict.UNSUPPORTED_NAME:
+        return (
+            f"{claim}: the name {record.detail}.{hints} Name only who and what the source names, or cite the "
+            "source that names them."
+        )
+    if record.verdict == ClaimVerdict.CONTRADICTED and record.decided_by != ClaimMethod.JUDGED:
+        return (
+            f"{claim}: it says “{_listed(record.tokens)}” where {record.detail}: the source says the opposite.{hints} "
+            "State what the source says, or drop the claim."
+        )
+    if record.verdict in (ClaimVerdict.CONTRADICTED, ClaimVerdict.NOT_SUPPORTED):
+        judged = "contradicts it" if record.verdict == ClaimVerdict.CONTRADICTED else "does not state it"
+        why = f" ({record.detail})" if record.detail else ""
+        return (
+            f"{claim}: judged against its cited text, which {judged}{why}.{hints} State only what the source says, "
+            "or drop the claim."
+        )
     return None
 
 
