@@ -107,7 +107,7 @@ def test_directions_bound_to_a_figure(text: str, expected: list[tuple[str, int, 
 
 def test_sentence_directions_leave_out_words_bound_to_figures_and_weak_words() -> None:
     assert [tuple(d) for d in sentence_directions("It was the tallest tower, and exports fell.")] == [
-        ("extent", 1, "tallest"),
+        ("height", 1, "tallest"),
         ("change", -1, "fell"),
     ]
     assert sentence_directions("It rose 5% and most people went up.") == []

@@ -406,7 +406,9 @@ def _version(text: str, start: int, end: int, fraction: str | None) -> Figure | 
         end = tail.end()  # "3.12.1": two dots or more make a version, whatever precedes it
         written = text[start:end]
         return Figure(written.casefold(), "", IDENTIFIER, "", written, start, end)
-    standard = _STANDARD_BEFORE_RE.search(text, max(0, start - 12), start)
+    standard = (
+        _STANDARD_BEFORE_RE.search(text, max(0, start - 12), start) if text[start - 2 : start - 1].isupper() else None
+    )
     if standard is not None and standard.group("body") in STANDARD_BODIES:
         written = " ".join(text[standard.start() : end].split())
         return Figure(written.casefold(), "", IDENTIFIER, "", written, standard.start(), end)

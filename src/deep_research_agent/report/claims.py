@@ -23,7 +23,8 @@ Contract:
   has none of these, so nothing checked its meaning). Figures are labels, versions and identifiers as
   ``figures.py`` reads them: "Finding 1" states no figure.
 - ``ClaimCheck.judgeable()`` are the claims the judge (``judge.py``) decides: supported, with no figure and
-  no quote; ``ClaimCheck.with_judgements`` puts its verdicts in.
+  no quote, or with a word that none of the sentences holding its figures and quotes has (a cause, a
+  detail beside a correct figure); ``judge.apply_judgements`` puts its verdicts in.
 - ``ClaimCheck.problems()`` states each failing claim as an instruction for the report gate's one bounce.
 - ``mark_unverified(markdown, check)`` appends `` [unverified]`` to every claim not ``supported`` (after
   its last citation, or before its closing punctuation), never twice.
@@ -34,15 +35,16 @@ No model is called here: it is local text work, and each text is prepared once p
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from ..domain.claims import CitationRecord, ClaimRecord, ClaimSource, ClaimSummary
 from ..domain.names import ClaimMethod, ClaimVerdict
 from ..evidence.figures import DATE, IDENTIFIER, YEAR, Figure, figures_in, masked_for_figures, same_measure, supports
 from ..evidence.text import EvidenceLibrary, EvidenceText, Span, content_words, normalise_for_match, quote_fragments
 from .citations import CitationReport
-from .direction import Direction, bound_directions, disagreement, sentence_directions
+from .direction import Direction, bound_directions, disagreement, sentence_directions, spelled_numbers
 from .entities import Name, NameIndex, known_names, missing_names, name_index, names_in
 from .markdown import CITATION_RE, CitationGroup, citation_groups, mask_code, split_sources
 
@@ -84,6 +86,9 @@ class CheckedClaim:
     record: ClaimRecord
     # For the bounce: the nearest sentence of each cited source, or the conflicting one.
     hints: tuple[str, ...] = field(default=())
+    # Whether the deterministic checks settle a supported claim: it has no word beyond the sentences its
+    # figures and quotes were found in. An unsettled one goes to the judge with the claims without figures.
+    settled: bool = True
 
 
 @dataclass(frozen=True)
@@ -100,17 +105,21 @@ class ClaimCheck:
 
     def judgeable(self) -> list[CheckedClaim]:
         """The claims no deterministic check can settle: supported, with no figure and no quote (their names,
-        if any, were found). The judge decides these."""
+        if any, were found), or with words beyond the sentences their figures and quotes were found in. The
+        judge decides these."""
         return [
             c
             for c in self.checked
-            if c.record.verdict == ClaimVerdict.SUPPORTED and not (c.claim.figures or c.claim.quotes)
+            if c.record.verdict == ClaimVerdict.SUPPORTED and (not (c.claim.figures or c.claim.quotes) or not c.settled)
         ]
 
     def with_records(self, updated: dict[int, tuple[ClaimRecord, tuple[str, ...]]]) -> ClaimCheck:
         """This check with the records (and hints) of some claims, by their position, replaced."""
         return ClaimCheck(
-            [CheckedClaim(c.claim, *updated[i]) if i in updated else c for i, c in enumerate(self.checked)]
+            [
+                CheckedClaim(c.claim, *updated[i], settled=c.settled) if i in updated else c
+                for i, c in enumerate(self.checked)
+            ]
         )
 
     def problems(self) -> list[str]:
@@ -412,7 +421,8 @@ def _check(claim: Claim, by_index: dict[int, CitationRecord], library: EvidenceL
         detail = f"[{conflict.holder.index}] gives {conflict.claimed.text}, [{conflict.other.index}] gives {conflict.other_figure.text}"
         record = _record(claim, text, cited, words, ClaimVerdict.CONFLICTING, tokens, detail, conflict=conflict)
         return CheckedClaim(claim, record, _hints(record))
-    reversal = _reversal(claim, cited, words)
+    stated = sentence_directions(masked_for_figures(claim.text), figures=[(f.start, f.end) for f in claim.figures])
+    reversal = _reversal(claim, cited, words, stated)
     if reversal is not None:
         record = _record(
             claim,
@@ -442,13 +452,45 @@ def _check(claim: Claim, by_index: dict[int, CitationRecord], library: EvidenceL
             method=ClaimMethod.NAMES_AND_DIRECTION,
         )
         return CheckedClaim(claim, record, _hints(record))
+    settled = True
     if claim.figures or claim.quotes:
         method = ClaimMethod.FIGURES_AND_QUOTES
-    elif claim.names or sentence_directions(masked_for_figures(claim.text)):
+        settled = _covered(claim, texts)
+    elif claim.names or stated:
         method = ClaimMethod.NAMES_AND_DIRECTION
     else:
         method = ClaimMethod.NOT_CHECKED
-    return CheckedClaim(claim, _record(claim, text, cited, words, ClaimVerdict.SUPPORTED, [], "", method=method))
+    record = _record(claim, text, cited, words, ClaimVerdict.SUPPORTED, [], "", method=method)
+    return CheckedClaim(claim, record, settled=settled)
+
+
+_STEM = 5
+
+
+def _covered(claim: Claim, texts: Sequence[EvidenceText]) -> bool:
+    """Whether every content word of a claim (its figures' and quotes' own words aside) is in the sentences
+    that hold its figures and quotes, a word's first letters standing for its forms ("reported",
+    "reportedly")."""
+    visible = masked_for_figures(claim.text)
+    for figure in claim.figures:
+        visible = visible[: figure.start] + " " * (figure.end - figure.start) + visible[figure.end :]
+    for quote in claim.quotes:
+        visible = visible.replace(quote, " ")
+    wanted = {word[:_STEM] for word in content_words(visible) if len(word) >= 4}
+    if not wanted:
+        return True
+    held: set[str] = set()
+    for text in texts:
+        # The sentences the nearest-sentence search reads: every hit of the rarest figure (already looked
+        # up), the first of each other.
+        for rank, figure in enumerate(sorted(claim.figures, key=text.rarity)):
+            for span, _ in text.find(figure, limit=_NEAREST_HITS if rank == 0 else 1):
+                held |= {word[:_STEM] for word in text.words(span)}
+        for quote in claim.quotes:
+            span = text.quote_span(quote_fragments(quote))
+            if span is not None:
+                held |= {word[:_STEM] for word in text.words(span)}
+    return wanted <= held
 
 
 def _record(
@@ -574,29 +616,36 @@ class _Reversal:
     around: int | None
 
 
-def _reversal(claim: Claim, cited: list[_Cited], words: set[str]) -> _Reversal | None:
-    """A directional word of the claim that its source reverses: bound to a figure the source holds, or on
-    its own in the sentence, against the source's sentence nearest to the claim (``direction.py``)."""
+def _reversal(claim: Claim, cited: list[_Cited], words: set[str], stated: list[Direction]) -> _Reversal | None:
+    """A directional word of the claim that its source reverses: bound to a figure the source holds (or a
+    number spelled out in both), or on its own in the sentence, against the source's sentence nearest to the
+    claim (``direction.py``)."""
     readable = [c for c in cited if c.read]
+    anchors: list[tuple[str, list[Direction], Callable[[EvidenceText], list[tuple[Span, int, int]]]]] = []
     for figure in claim.figures:
         directions = bound_directions(claim.text, figure.start, figure.end)
-        if not directions:
-            continue
+        if directions:
+            negative = claim.text[figure.start - 1 : figure.start] in ("-", "−")
+            anchors.append((figure.text, directions, partial(_figure_hits, figure, negative)))
+    for word, start, end in spelled_numbers(claim.text):
+        directions = bound_directions(claim.text, start, end)
+        if directions:
+            anchors.append((word, directions, partial(_word_hits, word)))
+    for written, directions, hits_in in anchors:
         found: list[Direction] = []
-        against: tuple[Direction, _Cited, EvidenceText, Span, int] | None = None
+        against: tuple[_Cited, EvidenceText, Span, int] | None = None
         for c in readable:
             for text in c.read:
-                for span, hit in text.find(figure, limit=_NEAREST_HITS):
-                    around = bound_directions(text.text, hit.start, hit.end)
+                for span, start, end in hits_in(text):
+                    around = bound_directions(text.text, start, end, source=True)
                     found.extend(around)
                     if against is None and around:
-                        against = (around[0], c, text, span, hit.start)
+                        against = (c, text, span, start)
         reversed_ = disagreement(directions, found)
         if reversed_ is not None and against is not None:
             opposite = next(d for d in found if d.axis == reversed_.axis)
-            _, c, text, span, at = against
-            return _Reversal(f"{reversed_.words} {figure.text}", f"{opposite.words} {figure.text}", c, text, span, at)
-    stated = sentence_directions(masked_for_figures(claim.text))
+            c, text, span, at = against
+            return _Reversal(f"{reversed_.words} {written}", f"{opposite.words} {written}", c, text, span, at)
     if not stated:
         return None
     topic = words - {w for d in stated for w in content_words(d.words)}
@@ -606,12 +655,30 @@ def _reversal(claim: Claim, cited: list[_Cited], words: set[str]) -> _Reversal |
                 if len(topic & text.words(span)) < min(2, len(topic)):
                     continue
                 sentence = text.text[span[0] : span[1]]
-                said = sentence_directions(sentence)
+                said = sentence_directions(sentence, free_only=False)
                 reversed_ = disagreement(stated, said)
                 if reversed_ is not None:
                     opposite = next(d for d in said if d.axis == reversed_.axis)
                     return _Reversal(reversed_.words, opposite.words, c, text, span, None)
     return None
+
+
+def _figure_hits(figure: Figure, negative: bool, text: EvidenceText) -> list[tuple[Span, int, int]]:
+    # A figure's sign is no part of its value ("fell 5%" is "-5%"), but "-1000" bounds a range from below.
+    return [
+        (span, hit.start, hit.end)
+        for span, hit in text.find(figure, limit=_NEAREST_HITS)
+        if (text.text[hit.start - 1 : hit.start] in ("-", "−")) == negative or not hit.start
+    ]
+
+
+def _word_hits(word: str, text: EvidenceText) -> list[tuple[Span, int, int]]:
+    found: list[tuple[Span, int, int]] = []
+    for match in re.finditer(rf"\b{re.escape(word)}\b", text.text, re.IGNORECASE):
+        found.append((text.sentence_span(match.start()), match.start(), match.end()))
+        if len(found) == _NEAREST_HITS:
+            break
+    return found
 
 
 _TOKEN_RE = re.compile(r"[^\W\d_]+")

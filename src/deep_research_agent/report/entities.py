@@ -72,7 +72,10 @@ COMMON_STARTS = (
     findings answer question built made known seen given taken found held set thought brought sold paid led
     won lost begun grown shown drawn written kept left put run cut spent sent told become became began
     stood stands stand remains remained lies lay today's yesterday tomorrow together further little less
-    least best better worse worst good bad true false real whole half part parts most""".split()
+    least best better worse worst good bad true false real whole half part parts most work construction
+    development support security fixes fix design production installation maintenance testing release
+    releases version versions users people packages package software system systems code project projects
+    work's each""".split()
     )
     | STOPWORDS
 )
