@@ -3,7 +3,8 @@
 Contract:
 - ``judge_batches(check, library)`` picks the claims to judge (``ClaimCheck.judgeable``: supported so far,
   with no figure and no quote), and for each the nearest passages of every cited source it read (the
-  sentences sharing most of its words, ``PASSAGES_PER_SOURCE`` per source), and packs them into batches of
+  sentences sharing most of its words, a page's header lines and headings aside, ``PASSAGES_PER_SOURCE``
+  per source), and packs them into batches of
   at most ``BATCH_CLAIMS`` claims: one prompt each (``JudgeBatch.system``, ``.user``), every passage and
   claim numbered (``P1``, ``C1``), passages shared between claims listed once.
 - ``parse_reply(reply, batch)`` reads the model's JSON answer: one verdict per claim (``supported``,
@@ -178,7 +179,9 @@ def _passages_of(checked: CheckedClaim, library: EvidenceLibrary) -> list[tuple[
     for source in checked.record.sources:
         texts = [t for t in library.for_source(source.url or source.title) if t.read]
         for text in texts[:2]:
-            spans = text.best_spans(words, count=PASSAGES_PER_SOURCE) if words else []
+            # A page's header lines (title, date) and headings repeat its words but state nothing.
+            ranked = text.best_spans(words, count=PASSAGES_PER_SOURCE + 3) if words else []
+            spans = [span for span in ranked if not text.is_header(span)][:PASSAGES_PER_SOURCE]
             if not spans and text.text.strip():
                 spans = [text.sentence_span(len(text.text) - len(text.text.lstrip()))]
             found.extend((source.index, text, span) for span in sorted(spans))
