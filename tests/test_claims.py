@@ -277,6 +277,7 @@ def test_the_summary_counts_every_verdict() -> None:
         "uncited_number": 1,
         "judged": 0,
         "not_checked": 0,
+        "decided_by": {"figures_and_quotes": 3, "names_and_direction": 0, "judged": 0, "not_checked": 1},
         "citation_accuracy": 0.25,
     }
 

@@ -109,6 +109,17 @@ class ClaimRecord(BaseModel):
     sources: list[ClaimSource] = Field(default_factory=list)
 
 
+class ClaimMethods(BaseModel):
+    """How many of a report's claims each way of deciding a verdict decided (``ClaimMethod``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    figures_and_quotes: int = 0
+    names_and_direction: int = 0
+    judged: int = 0
+    not_checked: int = 0
+
+
 class ClaimSummary(BaseModel):
     """Counts of the delivered report's claims (on the ``report`` and ``usage`` events)."""
 
@@ -132,6 +143,9 @@ class ClaimSummary(BaseModel):
     judged: int = Field(default=0, description="Claims whose verdict the model judge decided.")
     not_checked: int = Field(
         default=0, description="Supported claims nothing checked for meaning: no figure, quote or name, and no judge."
+    )
+    decided_by: ClaimMethods = Field(
+        default_factory=ClaimMethods, description="How many claims each way of deciding a verdict decided."
     )
     citation_accuracy: float | None = Field(
         default=None,

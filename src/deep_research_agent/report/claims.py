@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
-from ..domain.claims import CitationRecord, ClaimRecord, ClaimSource, ClaimSummary
+from ..domain.claims import CitationRecord, ClaimMethods, ClaimRecord, ClaimSource, ClaimSummary
 from ..domain.names import ClaimMethod, ClaimVerdict
 from ..evidence.figures import DATE, IDENTIFIER, YEAR, Figure, figures_in, masked_for_figures, same_measure, supports
 from ..evidence.text import EvidenceLibrary, EvidenceText, Span, content_words, normalise_for_match, quote_fragments
@@ -140,6 +140,7 @@ def summarise(records: Sequence[ClaimRecord]) -> ClaimSummary:
         flagged=len(records) - supported,
         **counts,
         judged=sum(r.decided_by == ClaimMethod.JUDGED for r in records),
+        decided_by=ClaimMethods(**{m.value: sum(r.decided_by == m for r in records) for m in ClaimMethod}),
         not_checked=sum(
             r.decided_by == ClaimMethod.NOT_CHECKED and r.verdict == ClaimVerdict.SUPPORTED for r in records
         ),
