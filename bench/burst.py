@@ -291,6 +291,8 @@ def serving(model: ScriptedModelServer, web: WebStandIn, runs: int, src: Path | 
         "OPENAI_API_KEY": "sk-bench-000000000000",
         "TAVILY_API_BASE_URL": web.base_url,
         "DRA_FETCH_ALLOW_HOSTS": web.allow_host,
+        # The bare graph it is compared with makes no judge call.
+        "DRA_CLAIM_JUDGE": "off",
         "PYTHONPATH": os.pathsep.join(str(p) for p in (src, PROJECT_ROOT) if p),
     }
     server = AgentServer(

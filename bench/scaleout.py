@@ -99,6 +99,7 @@ def agent_settings(model: ScriptedModelServer, web: WebStandIn) -> dict[str, str
         "TAVILY_API_BASE_URL": web.base_url,
         "DRA_FETCH_ALLOW_HOSTS": web.allow_host,
         "DRA_MAX_RETRIES": "0",
+        "DRA_CLAIM_JUDGE": "off",
     }
 
 

@@ -28,6 +28,8 @@ def running_stack(**env: str) -> Iterator[Stack]:
                 "OPENAI_API_KEY": "sk-bench-000000000000",
                 "TAVILY_API_BASE_URL": web.base_url,
                 "DRA_FETCH_ALLOW_HOSTS": web.allow_host,
+                # The benchmarks' scenarios script no claim judge; bench.claim_labels measures it.
+                "DRA_CLAIM_JUDGE": "off",
                 **env,
             }
         ).start()

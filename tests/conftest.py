@@ -90,8 +90,9 @@ def test_corpus(tmp_path_factory: pytest.TempPathFactory) -> CorpusFixture:
 def agent_env(
     model_server: ScriptedModelServer, web_server: WebStandIn, corpus: CorpusFixture | None = None
 ) -> dict[str, str]:
-    """The environment every test ``langgraph dev`` runs with: the stand-ins, no retries, no real keys, and
-    the test corpus when given (the session server has it)."""
+    """The environment every test ``langgraph dev`` runs with: the stand-ins, no retries, no real keys, the
+    claim judge off (a test that scripts the ``claim-judge`` role turns it on with ``claim_judge``), and the
+    test corpus when given (the session server has it)."""
     return {
         **(corpus.env() if corpus else {}),
         "OPENAI_BASE_URL": model_server.base_url,
@@ -102,6 +103,7 @@ def agent_env(
         "TAVILY_API_KEY": "",
         "DRA_FETCH_ALLOW_HOSTS": web_server.allow_host,
         "DRA_ALLOWED_EXTENSION_ROOTS": str(EXTENSION_FIXTURES),
+        "DRA_CLAIM_JUDGE": "off",
     }
 
 

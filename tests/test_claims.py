@@ -269,9 +269,16 @@ def test_the_summary_counts_every_verdict() -> None:
         "flagged": 3,
         "unsupported_number": 1,
         "unsupported_quote": 0,
+        "unsupported_name": 0,
+        "contradicted": 0,
+        "not_supported": 0,
         "source_not_read": 1,
         "conflicting": 0,
         "uncited_number": 1,
+        "judged": 0,
+        "not_checked": 0,
+        "decided_by": {"figures_and_quotes": 3, "names_and_direction": 0, "judged": 0, "not_checked": 1},
+        "citation_accuracy": 0.25,
     }
 
 
@@ -293,3 +300,109 @@ def test_the_revising_status_shows_the_first_problems_of_a_long_list_and_how_man
     shown = detail.count("with no citation")
     assert detail.endswith(f" … and {40 - shown} more.") and 0 < shown < 40
     assert _detail(problems[:2]) == " ".join(problems[:2])
+
+
+# --- labels, names and direction -----------------------------------------------------------------
+
+
+def test_a_label_s_number_is_not_a_figure_missing_from_the_source() -> None:
+    assert verdicts("**Finding 1:** It stood over 100 metres tall [1]. Step 2: it was built on Pharos [1].") == [
+        ("supported", []),
+        ("supported", []),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        pytest.param("It was built on the island of Rhodes [1].", [("unsupported_name", ["Rhodes"])], id="place"),
+        pytest.param(
+            "It was designed by Sostratus of Cnidus [1].", [("unsupported_name", ["Sostratus of Cnidus"])], id="person"
+        ),
+        pytest.param(
+            "Ptolemy III paid 800 talents for it [1].", [("unsupported_name", ["Ptolemy III"])], id="numbered-name"
+        ),
+        pytest.param("The Lighthouse of Alexandria stood on Pharos [1].", [("supported", [])], id="names-in-the-page"),
+        pytest.param("Pliny's account says Ptolemy II paid 800 talents [1].", [("supported", [])], id="possessive"),
+        pytest.param("THE LIGHTHOUSE OF ALEXANDRIA was a wonder [1].", [("supported", [])], id="case"),
+        pytest.param("The lighthouse of Alexandrïa was a wonder [1].", [("supported", [])], id="diacritics"),
+        pytest.param("It was among the Seven Wonders [1].", [("supported", [])], id="plural-and-title"),
+        pytest.param(
+            "Historians agree it was one of the wonders [1].", [("supported", [])], id="sentence-start-is-grammar"
+        ),
+        pytest.param("It was a wonder [4].", [("supported", [])], id="the-source-s-label-names-it"),
+    ],
+)
+def test_names_must_be_in_the_cited_text(body: str, expected: list[tuple[str, list[str]]]) -> None:
+    assert verdicts(body) == expected
+
+
+def test_a_name_s_record_says_which_names_are_missing_and_how_it_was_decided() -> None:
+    [result] = check("It was built by Dinocrates on Rhodes [1].").records
+    assert (result.verdict, result.tokens, result.decided_by) == (
+        "unsupported_name",
+        ["Dinocrates", "Rhodes"],
+        "names_and_direction",
+    )
+    assert result.detail == "Dinocrates, Rhodes not in the text of [1]"
+    [problem] = check("It was built by Dinocrates on Rhodes [1].").problems()
+    assert "the name Dinocrates, Rhodes not in the text of [1]" in problem and "[1] says:" in problem
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        pytest.param(
+            "It stood under 100 metres tall [1].", [("contradicted", ["under 100 metres"])], id="under-vs-over"
+        ),
+        pytest.param(
+            "It stood less than 100 metres tall [1].", [("contradicted", ["less than 100 metres"])], id="less-than"
+        ),
+        pytest.param("It stood more than 100 metres tall [1].", [("supported", [])], id="same-direction"),
+        pytest.param("It stood 100 metres tall [1].", [("supported", [])], id="no-direction-in-the-claim"),
+        pytest.param("It stood at least 137 metres tall [2].", [("supported", [])], id="source-silent"),
+        pytest.param("It stood at most 137 metres tall [2].", [("supported", [])], id="source-silent-either-way"),
+        pytest.param(
+            "It stood not more than 100 metres tall [1].",
+            [("contradicted", ["not more than 100 metres"])],
+            id="negated",
+        ),
+    ],
+)
+def test_direction_around_a_figure_must_agree_with_the_source(body: str, expected: list[tuple[str, list[str]]]) -> None:
+    assert verdicts(body) == expected
+
+
+def test_a_reversed_direction_names_the_source_s_words_and_sentence() -> None:
+    [result] = check("It stood under 100 metres tall [1].").records
+    assert result.detail == "[1] says over 100 metres" and result.decided_by == "names_and_direction"
+    assert result.sources[0].sentence == "It stood over 100 metres tall and was one of the Seven Wonders of the World."
+    [problem] = check("It stood under 100 metres tall [1].").problems()
+    assert "it says “under 100 metres” where [1] says over 100 metres: the source says the opposite." in problem
+
+
+def test_a_superlative_without_a_figure_is_held_against_the_nearest_sentence() -> None:
+    body = (
+        "The new survey found the lighthouse of Alexandria was the shortest tower when it was finished [2]. "
+        "The new survey of the ruins was published [2]."
+    )
+    survey = [record("ev2", SURVEY, SURVEY_TEXT.replace("stood 137 metres tall", "was the tallest tower"))]
+    markdown = report(body)
+    library = EvidenceLibrary(survey)
+    records = check_claims(markdown, check_citations(markdown, library, []), library).records
+    assert [(r.verdict, r.tokens) for r in records] == [("contradicted", ["shortest"]), ("supported", [])]
+
+
+def test_each_verdict_says_how_it_was_decided() -> None:
+    body = (
+        "It stood over 100 metres tall [1]. It was built on Pharos [1]. It was a wonder [1]. "
+        "It stood 120 metres tall [3]."
+    )
+    assert [(r.verdict, r.decided_by) for r in check(body).records] == [
+        ("supported", "figures_and_quotes"),
+        ("supported", "names_and_direction"),
+        ("supported", "not_checked"),
+        ("source_not_read", "not_checked"),
+    ]
+    assert check(body).summary.not_checked == 1
+    assert [c.claim.text for c in check(body).judgeable()] == ["It was built on Pharos [1].", "It was a wonder [1]."]

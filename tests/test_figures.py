@@ -151,3 +151,62 @@ def test_a_long_text_s_lazy_lookup_finds_every_figure_the_full_parse_finds() -> 
         prepared = EvidenceText({"id": "e", "url": "u", "title": "", "kind": "page", "text": text})
         missed = [f.text for f in figures_in(text) if not prepared.holds(f)]
         assert missed == [], missed
+
+
+# --- labels, versions and identifiers ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("Finding 1: the tower", id="finding"),
+        pytest.param("as Step 2 shows", id="step"),
+        pytest.param("see Table 3 and Figure 4", id="table-and-figure"),
+        pytest.param("in Section 5 and section 6.2", id="section"),
+        pytest.param("Phase II and Phase 3 trials", id="phase"),
+        pytest.param("No. 6 and no. 7", id="number-abbreviation"),
+        pytest.param("item #7", id="hash"),
+        pytest.param("(1) the base, (2) the tower, 3) the lantern", id="inline-list-numbers"),
+        pytest.param("Type 2 diabetes, Category 5 storms", id="types"),
+        pytest.param("see p. 12 and pp. 14", id="pages"),
+    ],
+)
+def test_labels_are_not_figures(text: str) -> None:
+    assert figures_in(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("level 3 metres", [("3", "m", COUNT)], id="a-unit-makes-a-measure"),
+        pytest.param("Table 3 lists 12% growth", [("12", "%", COUNT)], id="the-measure-after-a-label"),
+        pytest.param("the figure 4 million", [("4000000", "", COUNT)], id="a-scale-makes-a-measure"),
+        pytest.param("Python 3.12 was released", [("3.12", "", IDENTIFIER)], id="version-after-a-name"),
+        pytest.param("version 2.4 adds", [("2.4", "", IDENTIFIER)], id="version-word"),
+        pytest.param("it fixes 3.12.1", [("3.12.1", "", IDENTIFIER)], id="two-dots"),
+        pytest.param("ISO 8601 dates", [("iso 8601", "", IDENTIFIER)], id="standard"),
+        pytest.param("RFC 9110 says", [("rfc 9110", "", IDENTIFIER)], id="rfc"),
+        pytest.param("COVID-19 cases", [("covid-19", "", IDENTIFIER)], id="hyphenated-identifier"),
+        pytest.param("It rose 2.5 metres", [("2.5", "m", COUNT)], id="a-decimal-measure-is-no-version"),
+        pytest.param("Alexandria's 2.5% growth", [("2.5", "%", COUNT)], id="a-percentage-after-a-name"),
+    ],
+)
+def test_measures_versions_and_identifiers(text: str, expected: list[tuple[str, str, str]]) -> None:
+    assert [(f.value, f.unit, f.kind) for f in figures_in(text)] == expected
+
+
+@pytest.mark.parametrize(
+    ("claim", "source", "held"),
+    [
+        pytest.param("Python 3.12", "Python 3.12 is out", True, id="version-as-written"),
+        pytest.param("Python 3.1", "Python 3.10 is out", False, id="version-is-no-decimal"),
+        pytest.param("Python 3.12", "Python 3.120", False, id="version-is-a-token"),
+        pytest.param("ISO 8601", "dates follow ISO 8601", True, id="standard"),
+        pytest.param("ISO 8601", "dates follow ISO 8602", False, id="other-standard"),
+    ],
+)
+def test_versions_and_identifiers_are_found_as_tokens(claim: str, source: str, held: bool) -> None:
+    from deep_research_agent.evidence.text import EvidenceText
+
+    prepared = EvidenceText({"id": "e", "url": "u", "title": "", "kind": "page", "text": source})
+    assert all(prepared.holds(f) for f in figures_in(claim)) is held

@@ -85,6 +85,7 @@ from .handover.script import ScriptGateMiddleware
 from .knowledge import build_knowledge_tools
 from .knowledge.prompt import knowledge_section
 from .lifecycle import RunLifecycleMiddleware, TriageRouterMiddleware
+from .lifecycle.claim_judge import claim_judge, judge_timeout
 from .lifecycle.model_errors import ModelEndpoint
 from .mcp.calls import CallLimits, instrument
 from .mcp.listing import Listing, OpeningStatuses, list_tools, listings_digest, unique_names
@@ -315,7 +316,9 @@ def orchestrator_agent(
             PlanningMiddleware(system_prompt=_TODOS_PROMPT, tool_description=_TODOS_DESCRIPTION),
             SubAgentMiddleware(backend=StateBackend(), subagents=list(subagents), task_description=_TASK_DESCRIPTION),
             ReportMiddleware(),
-            ReportGateMiddleware(),
+            ReportGateMiddleware(
+                judge=claim_judge(settings, models_for(settings)), judge_timeout=judge_timeout(settings)
+            ),
             # Inside the report gate: the "what changed" section is appended to the report it let through.
             TaskMiddleware(),
             PatchToolCallsMiddleware(),

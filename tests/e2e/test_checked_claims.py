@@ -2,11 +2,13 @@
 
 Through ``langgraph dev`` with the scripted model: a research unit reads the loopback pages about the
 Lighthouse of Alexandria (one says "over 100 metres", another "137 metres"), the orchestrator submits a
-report, and the report gate judges every claim against the pages' full text.
+report, and the report gate judges every claim against the pages' full text: figures, quotes, names,
+direction, and with ``claim_judge`` on, the scripted ``claim-judge`` role for what those cannot settle.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -24,7 +26,7 @@ from testkit.scenarios import (
     scenario,
     submit,
 )
-from testkit.scripted_model import call, turn
+from testkit.scripted_model import agent, call, turn
 from testkit.web import ARTICLES
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -84,13 +86,43 @@ def claim_counts(event: dict[str, Any]) -> tuple[int, int, int]:
 
 @pytest.fixture
 def research(agent_server: Any, scripted: Any) -> Callable[..., Awaitable[RunResult]]:
-    async def run(researcher_agent: dict[str, Any], *then: dict[str, Any], repeat_last: bool = False) -> RunResult:
-        scripted.set_scenario(
-            scenario(orchestrator(plan_and_delegate(UNIT), *then, repeat_last=repeat_last), researcher_agent)
-        )
-        return await stream_run(agent_server.url, QUESTION, timeout=90)
+    async def run(
+        researcher_agent: dict[str, Any],
+        *then: dict[str, Any],
+        repeat_last: bool = False,
+        judge: str | None = None,
+    ) -> RunResult:
+        """``judge`` is the scripted claim judge's answer; given, the run has ``claim_judge`` on."""
+        agents = [orchestrator(plan_and_delegate(UNIT), *then, repeat_last=repeat_last), researcher_agent]
+        if judge is not None:
+            agents.append(agent("claim-judge", turn(content=judge), repeat_last=True))
+        scripted.set_scenario(scenario(*agents))
+        configurable = {"claim_judge": "on"} if judge is not None else None
+        return await stream_run(agent_server.url, QUESTION, configurable=configurable, timeout=90)
 
     return run
+
+
+def verdicts_of(scripted: dict[str, str]) -> str:
+    """A judge's JSON answer: claim id to verdict, each decided by passage P1."""
+    return json.dumps(
+        {
+            "verdicts": [
+                {"claim": c, "verdict": v, "passage": "P1", "reason": f"scripted {v}"} for c, v in scripted.items()
+            ]
+        }
+    )
+
+
+def judge_requests(scripted: Any) -> list[dict[str, Any]]:
+    return requests_of(scripted, "claim-judge")
+
+
+def first_passage(request: dict[str, Any]) -> str:
+    """The text of passage P1 as the judge was shown it."""
+    user = message_text([m for m in request["body"]["messages"] if m["role"] == "user"][-1])
+    line = next(line for line in user.splitlines() if line.startswith("P1 (source [1]): "))
+    return line.removeprefix("P1 (source [1]): ")
 
 
 async def test_an_invented_figure_for_a_page_the_run_read_is_sent_back_once_then_delivered_marked(
@@ -222,3 +254,126 @@ async def test_two_cited_sources_with_different_heights_are_conflicting(research
     sentences = {source["url"]: source["sentence"] for source in claim["sources"]}
     assert sentences[first] == HEIGHT and "stood 137 metres tall when it was finished" in sentences[second]
     assert run.of_type("usage")[0]["claims"]["conflicting"] == 1
+
+
+# --- meaning: names, direction and the judge ---------------------------------------------------
+
+JUDGED_CAUSE = "Fires damaged the tower until it fell into ruin [1]."
+JUDGED_FINE = "It was one of the tallest structures built by hand [1]."
+
+
+async def test_a_report_with_each_kind_of_error_is_bounced_once_and_delivered_with_the_right_marks(
+    research, scripted, web
+):
+    url = pharos(web)
+    sentences = [
+        "The lighthouse stood over 100 metres tall [1].",
+        "It was finished in 1999 [1].",
+        "It was built for Cleopatra on the island of Rhodes [1].",
+        "The tower stood under 100 metres tall [1].",
+        JUDGED_CAUSE,
+        JUDGED_FINE,
+        'Ancient accounts call it "the tallest tower ever built" [1].',
+    ]
+    draft = report(" ".join(sentences), ("The Lighthouse of Alexandria", url))
+    # The first sentence's "lighthouse" is not in the sentence holding its figure: the judge reads it too.
+    judge = verdicts_of({"C1": "supported", "C2": "contradicted", "C3": "supported"})
+
+    run = await research(reads(url, findings=[height_finding(url)]), submit(draft), repeat_last=True, judge=judge)
+
+    assert end_of(run) == ("done", "report_delivered")
+    [bounce] = bounces(run)
+    fixes = sent_back(scripted)
+    assert "1999 not in the text of [1]" in fixes
+    assert "the name Cleopatra, Rhodes not in the text of [1]" in fixes
+    assert "it says “under 100 metres” where [1] says over 100 metres: the source says the opposite." in fixes
+    assert (
+        "“Fires damaged the tower until it fell into ruin [1].”: judged against its cited text, which contradicts it"
+        in fixes
+    )
+    assert "the quoted “the tallest tower ever built” not in the text of [1]" in fixes
+    assert "Cleopatra" in bounce["detail"]
+    # The resubmitted draft's claims were judged on the bounced one: one judge call for the turn.
+    [asked] = judge_requests(scripted)
+    delivered = run.values["final_report"]
+    assert delivered.count("[unverified]") == 5
+    for sentence in sentences[1:5] + sentences[6:]:
+        assert sentence.replace("[1]", "[1] [unverified]") in delivered, sentence
+    assert sentences[0] in delivered and JUDGED_FINE in delivered
+    records = run.values["citations"]
+    assert [(r["verdict"], r["decided_by"]) for r in records] == [
+        ("supported", "judged"),
+        ("unsupported_number", "figures_and_quotes"),
+        ("unsupported_name", "names_and_direction"),
+        ("contradicted", "names_and_direction"),
+        ("contradicted", "judged"),
+        ("supported", "judged"),
+        ("unsupported_quote", "figures_and_quotes"),
+    ]
+    assert records[2]["tokens"] == ["Cleopatra", "Rhodes"] and records[3]["tokens"] == ["under 100 metres"]
+    [cause_source] = records[4]["sources"]
+    assert cause_source["deciding"] and cause_source["sentence"] == first_passage(asked)
+    assert not first_passage(asked).startswith("Title:"), "a page's header line is no passage"
+    assert [s for s in run.statuses("warning") if s.get("reason") == "claim_judge_failed"] == []
+    assert records[4]["detail"] == "scripted contradicted"
+    summary = run.of_type("report")[0]["claims"]
+    assert (summary["claims"], summary["supported"], summary["flagged"], summary["judged"]) == (7, 2, 5, 3)
+    assert (summary["unsupported_name"], summary["contradicted"], summary["citation_accuracy"]) == (1, 2, 0.2857)
+    assert run.values["claim_summary"] == summary == run.of_type("usage")[0]["claims"]
+    assert run.values["outcome"] == "partial"
+
+
+async def test_the_happy_path_with_the_judge_is_delivered_in_one_submission_and_its_calls_are_metered(
+    research, scripted, web
+):
+    url = pharos(web)
+    clean = report(
+        "The lighthouse stood over 100 metres tall [1]. It was built on Pharos between 280 and 247 BC [1]. "
+        + JUDGED_FINE,
+        ("The Lighthouse of Alexandria", url),
+    )
+
+    run = await research(
+        reads(url, findings=[height_finding(url)]),
+        submit(clean),
+        judge=verdicts_of({"C1": "supported", "C2": "supported"}),
+    )
+
+    assert end_of(run) == ("done", "report_delivered")
+    assert bounces(run) == [] and run.values["final_report"] == clean.strip()
+    assert [(r["verdict"], r["decided_by"]) for r in run.values["citations"]] == [
+        ("supported", "judged"),
+        ("supported", "figures_and_quotes"),
+        ("supported", "judged"),
+    ]
+    [asked] = judge_requests(scripted)
+    assert asked["body"]["max_completion_tokens"] == 2000 and "JSON only" in message_text(asked["body"]["messages"][0])
+    usage = run.of_type("usage")[0]
+    assert usage["per_role"]["claim-judge"]["model_calls"] == 1 and usage["per_role"]["claim-judge"]["input_tokens"] > 0
+    assert usage["claims"]["judged"] == 2 and usage["claims"]["citation_accuracy"] == 1.0
+    assert run.values["outcome"] == "answered"
+    assert [s for s in run.statuses("warning") if s.get("reason") == "claim_judge_failed"] == []
+
+
+async def test_a_judge_that_answers_garbage_leaves_the_deterministic_verdicts_and_warns(research, scripted, web):
+    url = pharos(web)
+    clean = report(
+        "The lighthouse stood over 100 metres tall [1]. The tower had three stages [1]. " + JUDGED_FINE,
+        ("The Lighthouse of Alexandria", url),
+    )
+
+    run = await research(
+        reads(url, findings=[height_finding(url)]), submit(clean), judge="<html>502 Bad Gateway</html>"
+    )
+
+    assert end_of(run) == ("done", "report_delivered")
+    assert bounces(run) == [], "a failed judge never holds a report back"
+    [warning] = [s for s in run.statuses("warning") if s.get("reason") == "claim_judge_failed"]
+    assert "3 claims: unparseable answer" in warning["detail"]
+    assert len(judge_requests(scripted)) == 1
+    assert [(r["verdict"], r["decided_by"]) for r in run.values["citations"]] == [
+        ("supported", "figures_and_quotes"),
+        ("supported", "not_checked"),
+        ("supported", "names_and_direction"),
+    ]
+    assert run.values["claim_summary"]["not_checked"] == 1 and run.values["claim_summary"]["judged"] == 0

@@ -193,7 +193,8 @@ def test_a_flagged_claim_is_marked_in_place_with_why_and_the_matching_sentence_o
         ],
     )
     report = (
-        "# Kelp and carbon\n\nThe Norre Bay farm stored 2,000 tonnes of CO2 in 2023 [1]. Kelp grows fast.\n\n"
+        "# Kelp and carbon\n\nThe Norre Bay farm stored 2,000 tonnes of CO2 in 2023 [1]. Kelp grows fast. "
+        "The farm lies in the bay [1].\n\n"
         f"## Sources\n[1] {ARTICLES['norre-bay-kelp'].title} — {farm}\n"
     )
     scripted.set_scenario(
@@ -219,6 +220,12 @@ def test_a_flagged_claim_is_marked_in_place_with_why_and_the_matching_sentence_o
     expect(flagged.locator(".unverified-tag")).to_have_text("unverified")
     expect(report_section.locator(".report-body")).to_contain_text("Kelp grows fast.")
     expect(report_section.locator("li.source .badge")).to_have_text("Unverified: a number is not in the quote")
+    claims = report_section.locator("details.claims")
+    expect(claims.locator("summary")).to_have_text("Claims checked: 2 · 1 flagged · 1 not checked for meaning")
+    expect(claims.locator("li.flagged .how")).to_have_text(" · figures and quotes looked up in the text")
+    unchecked = claims.locator("li.supported")
+    expect(unchecked.locator(".badge.unknown")).to_have_text("Cites a source that was read; not checked for meaning")
+    expect(report_section).not_to_contain_text("Supported by the cited text")
     flagged.focus()
     page.keyboard.press("Enter")
     why = report_section.locator(".why")

@@ -215,16 +215,46 @@ export function citationWords(reason: string | undefined, verified: boolean | un
 }
 
 const VERDICTS: Record<string, string> = {
-  supported: "Supported by the cited text",
   unsupported_number: "A number in this sentence is not in the cited text",
   unsupported_quote: "The cited text does not say this",
+  unsupported_name: "A name in this sentence is not in the cited text",
+  contradicted: "The cited text says otherwise",
+  not_supported: "Judged not supported by the cited text",
   source_not_read: "The cited source was never read in full",
   conflicting: "The cited sources disagree on this",
   uncited_number: "A figure with no source",
 };
 
-export function verdictWords(verdict: string): string {
+// How a supported claim was checked: only a judged one is "supported by the cited text" in so many words.
+const SUPPORTED_BY: Record<string, string> = {
+  judged: "Judged supported by the cited text",
+  figures_and_quotes: "Its figures and quotes are in the cited text",
+  names_and_direction: "Its names are in the cited text; its meaning was not judged",
+  not_checked: "Cites a source that was read; not checked for meaning",
+};
+
+const DECIDED_BY: Record<string, string> = {
+  figures_and_quotes: "figures and quotes looked up in the text",
+  names_and_direction: "names and direction checked",
+  judged: "judged by the model",
+  not_checked: "not checked for meaning",
+};
+
+/** The verdict on a claim in words, saying how far it was checked (`decided_by`, report/claims.py). */
+export function verdictWords(verdict: string, decidedBy?: string): string {
+  if (verdict === "supported") return SUPPORTED_BY[decidedBy ?? ""] ?? "Checked against the cited text";
+  if (verdict === "contradicted" && decidedBy === "judged") return "Judged contradicted by the cited text";
   return VERDICTS[verdict] ?? verdict.replaceAll("_", " ");
+}
+
+/** How a claim's verdict was decided, in words; empty when the record does not say. */
+export function decidedByWords(decidedBy?: string): string {
+  return DECIDED_BY[decidedBy ?? ""] ?? "";
+}
+
+/** Whether anything checked a supported claim for what it means (false: shown as not checked). */
+export function checkedForMeaning(verdict: string, decidedBy?: string): boolean {
+  return verdict !== "supported" || decidedBy !== "not_checked";
 }
 
 export function domainInitials(domain: string): string {

@@ -97,7 +97,9 @@ export interface Claim {
   verdict: string;
   tokens: string[];
   why?: string;
-  /** The nearest sentence of each cited source, as the claim check found it. */
+  /** How the verdict was decided: figures_and_quotes, names_and_direction, judged or not_checked. */
+  decidedBy?: string;
+  /** The nearest sentence of each cited source, as the claim check found it (or the judge's deciding one). */
   sentences?: { index: number; sentence: string }[];
 }
 
@@ -119,7 +121,15 @@ export interface ClaimEntry {
   verdict: string;
   tokens?: string[];
   detail?: string;
-  sources?: { index: number; url?: string | null; title?: string; evidence_id?: string | null; sentence?: string | null }[];
+  decided_by?: string;
+  sources?: {
+    index: number;
+    url?: string | null;
+    title?: string;
+    evidence_id?: string | null;
+    sentence?: string | null;
+    deciding?: boolean;
+  }[];
 }
 
 /** The checked claims in the thread state's `citations`, in report order. */
@@ -133,6 +143,7 @@ export function claimsFrom(values: { citations?: unknown }): Claim[] {
       verdict: entry.verdict,
       tokens: strings(entry.tokens),
       why: entry.detail || undefined,
+      decidedBy: typeof entry.decided_by === "string" ? entry.decided_by : undefined,
       sentences: (entry.sources ?? [])
         .filter((source) => typeof source.sentence === "string" && source.sentence)
         .map((source) => ({ index: source.index, sentence: source.sentence as string })),

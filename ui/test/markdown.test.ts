@@ -13,6 +13,7 @@ import {
   splitSources,
   withSentinels,
 } from "../src/markdown";
+import { checkedForMeaning, decidedByWords, verdictWords } from "../src/format";
 
 const REPORT = [
   "# Sodium-glass batteries",
@@ -54,9 +55,9 @@ test("claims are read from the state's claim entries, in report order", () => {
     ],
   });
   assert.deepEqual(claims, [
-    { text: "It reaches 412 Wh/kg.", indexes: [1], verdict: "supported", tokens: [], why: undefined, sentences: [] },
-    { text: "It costs 40 $/kWh.", indexes: [1], verdict: "unsupported_number", tokens: ["40 $/kWh"], why: "40 $/kWh is not in [1]", sentences: [{ index: 1, sentence: "It costs 61 dollars per kWh." }] },
-    { text: "Both labs agree.", indexes: [1, 2], verdict: "conflicting", tokens: ["100 m", "137 m"], why: undefined, sentences: [] },
+    { text: "It reaches 412 Wh/kg.", indexes: [1], verdict: "supported", tokens: [], why: undefined, decidedBy: undefined, sentences: [] },
+    { text: "It costs 40 $/kWh.", indexes: [1], verdict: "unsupported_number", tokens: ["40 $/kWh"], why: "40 $/kWh is not in [1]", decidedBy: undefined, sentences: [{ index: 1, sentence: "It costs 61 dollars per kWh." }] },
+    { text: "Both labs agree.", indexes: [1, 2], verdict: "conflicting", tokens: ["100 m", "137 m"], why: undefined, decidedBy: undefined, sentences: [] },
   ]);
 });
 
@@ -82,4 +83,27 @@ test("the matching sentence of a source is the one holding the claim's tokens", 
   const page = "Intro text here. The Halvorsen cell stores 412 Wh/kg in lab tests. Prices were not disclosed.";
   assert.equal(matchingSentence(page, "The cell reaches 412 Wh/kg.", ["412"]), "The Halvorsen cell stores 412 Wh/kg in lab tests.");
   assert.equal(matchingSentence(page, "zebras everywhere", ["zebra"]), null);
+});
+
+test("a claim's decided_by is read, and only a judged claim is called supported by the cited text", () => {
+  const [judged, unchecked] = claimsFrom({
+    citations: [
+      { claim: "It was a wonder.", indexes: [1], verdict: "supported", decided_by: "judged" },
+      { claim: "It was admired.", indexes: [1], verdict: "supported", decided_by: "not_checked" },
+    ],
+  });
+  assert.equal(judged!.decidedBy, "judged");
+  assert.equal(verdictWords("supported", judged!.decidedBy), "Judged supported by the cited text");
+  assert.equal(verdictWords("supported", unchecked!.decidedBy), "Cites a source that was read; not checked for meaning");
+  assert.equal(checkedForMeaning("supported", "not_checked"), false);
+  assert.equal(checkedForMeaning("unsupported_name", "names_and_direction"), true);
+  for (const decidedBy of ["figures_and_quotes", "names_and_direction", "not_checked", undefined]) {
+    assert.notEqual(verdictWords("supported", decidedBy), "Supported by the cited text");
+  }
+  assert.equal(verdictWords("unsupported_name", "names_and_direction"), "A name in this sentence is not in the cited text");
+  assert.equal(verdictWords("contradicted", "judged"), "Judged contradicted by the cited text");
+  assert.equal(verdictWords("contradicted", "names_and_direction"), "The cited text says otherwise");
+  assert.equal(verdictWords("not_supported", "judged"), "Judged not supported by the cited text");
+  assert.equal(decidedByWords("judged"), "judged by the model");
+  assert.equal(decidedByWords(undefined), "");
 });

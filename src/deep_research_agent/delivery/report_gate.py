@@ -3,11 +3,18 @@
 Contract (orchestrator only; wraps the ``submit_report`` tool call, so a draft is judged before the tool
 records anything):
 - every draft is scrubbed, its citation numbering linted, every citation's source checked against the
-  run's evidence and findings, and every claim against the full text it cites (``vet_report``), in a
-  worker thread (it reads every text the run retrieved), with no model call;
+  run's evidence and findings, and every claim against the full text it cites (``vet_report``: figures,
+  quotes, names, direction), in a worker thread (it reads every text the run retrieved);
+- with a ``judge`` (``claim_judge`` on, ``lifecycle/claim_judge.py``), the claims those checks cannot settle
+  are then judged by the model against their sources' nearest passages (``report/judge.py``), every batch
+  at once and each bounded by ``judge_timeout``; a claim judged on the bounced draft is not judged again
+  when the revision leaves it as it was. A judge that fails, times out or answers unparseably leaves
+  those claims' deterministic verdicts and sends one ``status: warning`` (reason ``claim_judge_failed``):
+  it never blocks delivery;
 - the first draft of a user turn with problems is not delivered: the model gets an error tool result
-  listing what to fix (for a claim: the claim, the figure or quote that is not in its source, and the
-  source's nearest sentence; for sources that disagree, both values), a ``status: revising`` (reason
+  listing what to fix (for a claim: the claim, the figure, quote or name that is not in its source, the
+  words whose direction the source reverses or the judge's verdict, and the source's nearest or deciding
+  sentence; for sources that disagree, both values), a ``status: revising`` (reason
   ``report_quality``, the problems in ``detail``, cut after ``DETAIL_CHARS`` with how many more there
   are) is sent, and the verdict on the draft is kept in private state;
 - any later draft is delivered: citations the run never retrieved are removed and every claim still not
@@ -19,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any, NotRequired, Protocol
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain.agents.middleware.types import PrivateStateAttr
@@ -30,25 +37,42 @@ from langgraph.types import Command
 
 from ..domain.conversation import turn_key
 from ..domain.errors import tool_error_text
+from ..domain.knobs import callable_knob, not_negative
 from ..domain.names import RevisionReason, ToolErrorClass, ToolName
-from ..protocol.events import RevisingStatus, emit
+from ..protocol.events import RevisingStatus, WarningStatus, emit
 from ..report.citations import CitationReport
-from ..report.vetting import finalise, vet_report
-from ..run import Run, run_hook
+from ..report.judge import FAILED_REASON, JudgeCall, Judgement, failure_detail, run_judge
+from ..report.vetting import VettedReport, finalise, vet_report, with_judgements
+from ..run import Run, UsageMeter, run_hook
 
 # A long report can have dozens of problems; a banner shows the first few.
 DETAIL_CHARS = 4000
 
 
+class RunJudge(Protocol):
+    """A claim judge that makes its calls on a run's usage meter (``lifecycle/claim_judge.ModelClaimJudge``)."""
+
+    def for_run(self, usage: UsageMeter) -> JudgeCall: ...
+
+
 class ReportGateState(AgentState):
     report_gate_turn: NotRequired[Annotated[str | None, PrivateStateAttr, UntrackedValue]]
     report_gate_draft: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr, UntrackedValue]]
+    # The judge's verdicts on the bounced draft, by claim key, so its revision's unchanged claims keep them.
+    report_gate_judged: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr, UntrackedValue]]
 
 
 class ReportGateMiddleware(AgentMiddleware):
     """Sends a report with fixable citation problems back once, then delivers it repaired."""
 
     state_schema = ReportGateState
+
+    def __init__(self, *, judge: RunJudge | None = None, judge_timeout: float = 60.0) -> None:
+        super().__init__()
+        callable_knob("ReportGateMiddleware", "judge", getattr(judge, "for_run", None), optional=judge is None)
+        not_negative("ReportGateMiddleware", "judge_timeout", judge_timeout)
+        self.judge = judge
+        self.judge_timeout = judge_timeout
 
     @run_hook
     async def awrap_tool_call(
@@ -69,6 +93,8 @@ class ReportGateMiddleware(AgentMiddleware):
         bounced = request.state.get("report_gate_draft") if request.state.get("report_gate_turn") == turn else None
         previous = CitationReport.model_validate(bounced) if bounced is not None else None
         vetted = await asyncio.to_thread(vet_report, draft, evidence, previous=previous)
+        judged = request.state.get("report_gate_judged") if bounced is not None else None
+        vetted = await self._judged(run, vetted, evidence, judged or {})
         if vetted.problems and previous is None:
             emit(RevisingStatus(reason=RevisionReason.REPORT_QUALITY, detail=_detail(vetted.problems)))
             listed = "\n".join(f"- {problem}" for problem in vetted.problems)
@@ -77,8 +103,8 @@ class ReportGateMiddleware(AgentMiddleware):
                     ToolName.SUBMIT_REPORT,
                     ToolErrorClass.PERMANENT,
                     f"the report was NOT delivered. Fix these, then call {ToolName.SUBMIT_REPORT} again with the whole "
-                    f"corrected report:\n{listed}\nCite only sources the research units read, and state only figures "
-                    "and quotes their text holds; this is the one revision before delivery, which removes citations "
+                    f"corrected report:\n{listed}\nCite only sources the research units read, and state only figures, "
+                    "quotes, names and facts their text holds; this is the one revision before delivery, which removes citations "
                     "of sources never retrieved and marks every sentence that still does not check out [unverified].",
                 ),
                 tool_call_id=request.tool_call["id"],
@@ -86,12 +112,33 @@ class ReportGateMiddleware(AgentMiddleware):
                 status="error",
             )
             return Command(
-                update={"messages": [message], "report_gate_turn": turn, "report_gate_draft": vetted.check.model_dump()}
+                update={
+                    "messages": [message],
+                    "report_gate_turn": turn,
+                    "report_gate_draft": vetted.check.model_dump(),
+                    "report_gate_judged": {key: j.to_json() for key, j in vetted.judgements.items()},
+                }
             )
         delivered = await asyncio.to_thread(finalise, vetted, evidence)
         return await handler(
             request.override(tool_call={**request.tool_call, "args": {**args, "report_markdown": delivered}})
         )
+
+    async def _judged(self, run: Run, vetted: VettedReport, evidence: Any, known: dict[str, Any]) -> VettedReport:
+        """The draft with the judge's verdicts on the claims no deterministic check settles; unchanged when
+        there is no judge, nothing to judge, or the judge fails (then with a warning)."""
+        if self.judge is None or not vetted.claims.judgeable():
+            return vetted
+        try:
+            before = {key: Judgement.from_json(value) for key, value in known.items()}
+        except (KeyError, ValueError):
+            before = {}
+        outcome = await run_judge(
+            vetted.claims, evidence.library(), self.judge.for_run(run.usage), timeout=self.judge_timeout, known=before
+        )
+        if outcome.failures:
+            emit(WarningStatus(reason=FAILED_REASON, detail=failure_detail(outcome.failures)))
+        return with_judgements(vetted, outcome.judgements)
 
 
 def _detail(problems: list[str]) -> str:

@@ -31,14 +31,16 @@ from ..run import Run, run_tool
 class ReportState(AgentState):
     """What a run delivers, for clients to read: output only, never run input (a client cannot hand a run
     "evidence" it never fetched). ``citations`` holds one entry per claim of the delivered report,
-    ``cited_sources`` one per entry of its Sources list; ``outcome`` how good the last run's answer is
-    (``names.Outcome``, absent while a run only asked clarifying questions)."""
+    ``cited_sources`` one per entry of its Sources list, ``claim_summary`` the report's scores (its claims
+    per verdict, judged, citation accuracy: ``domain.claims.ClaimSummary``); ``outcome`` how good the last
+    run's answer is (``names.Outcome``, absent while a run only asked clarifying questions)."""
 
     final_report: NotRequired[Annotated[str, OmitFromInput]]
     sources: NotRequired[Annotated[list[dict[str, Any]], OmitFromInput]]
     evidence: NotRequired[Annotated[list[dict[str, Any]], OmitFromInput]]
     citations: NotRequired[Annotated[list[dict[str, Any]], OmitFromInput]]
     cited_sources: NotRequired[Annotated[list[dict[str, Any]], OmitFromInput]]
+    claim_summary: NotRequired[Annotated[dict[str, Any] | None, OmitFromInput]]
     outcome: NotRequired[Annotated[str | None, OmitFromInput]]
 
 

@@ -15,6 +15,7 @@ from .errors import ToolFailure, tool_error_text
 from .findings import Finding, Findings
 from .names import (
     Ceiling,
+    ClaimMethod,
     ClaimVerdict,
     EndReason,
     EvidenceKind,
@@ -36,6 +37,7 @@ __all__ = [
     "Ceiling",
     "CitationRecord",
     "CitationSummary",
+    "ClaimMethod",
     "ClaimRecord",
     "ClaimSource",
     "ClaimSummary",

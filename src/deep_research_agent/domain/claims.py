@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from .names import ClaimVerdict
+from .names import ClaimMethod, ClaimVerdict
 
 Reason = Literal[
     "quote_verified",
@@ -84,6 +84,9 @@ class ClaimSource(BaseModel):
     sentence: str = Field(
         default="", description="The sentence of the source's text nearest to the claim; empty when none."
     )
+    deciding: bool = Field(
+        default=False, description="The judge named this source's sentence as the one that decides the claim."
+    )
 
 
 class ClaimRecord(BaseModel):
@@ -93,10 +96,28 @@ class ClaimRecord(BaseModel):
     indexes: list[int] = Field(default_factory=list, description="The sources it cites, by their [n].")
     verdict: ClaimVerdict
     tokens: list[str] = Field(
-        default_factory=list, description="The figures or quotes that do not check out, as written."
+        default_factory=list,
+        description="The figures, quotes or names that do not check out, or the words whose direction the source "
+        "reverses, as written.",
     )
     detail: str = ""
+    decided_by: ClaimMethod = Field(
+        default=ClaimMethod.NOT_CHECKED,
+        description="How the verdict was decided: figures_and_quotes (found, or not, in the cited text), "
+        "names_and_direction (checked), judged (by the model), not_checked (for meaning).",
+    )
     sources: list[ClaimSource] = Field(default_factory=list)
+
+
+class ClaimMethods(BaseModel):
+    """How many of a report's claims each way of deciding a verdict decided (``ClaimMethod``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    figures_and_quotes: int = 0
+    names_and_direction: int = 0
+    judged: int = 0
+    not_checked: int = 0
 
 
 class ClaimSummary(BaseModel):
@@ -107,10 +128,26 @@ class ClaimSummary(BaseModel):
     claims: int = Field(
         default=0, description="Claims checked: cited sentences, items and cells, and uncited ones stating a figure."
     )
-    supported: int = Field(default=0, description="Claims whose figures and quotes are all in the text they cite.")
+    supported: int = Field(
+        default=0, description="Claims supported: their figures, quotes and names in the text they cite, or judged so."
+    )
     flagged: int = Field(default=0, description="Claims delivered marked [unverified].")
     unsupported_number: int = 0
     unsupported_quote: int = 0
+    unsupported_name: int = 0
+    contradicted: int = 0
+    not_supported: int = 0
     source_not_read: int = 0
     conflicting: int = 0
     uncited_number: int = 0
+    judged: int = Field(default=0, description="Claims whose verdict the model judge decided.")
+    not_checked: int = Field(
+        default=0, description="Supported claims nothing checked for meaning: no figure, quote or name, and no judge."
+    )
+    decided_by: ClaimMethods = Field(
+        default_factory=ClaimMethods, description="How many claims each way of deciding a verdict decided."
+    )
+    citation_accuracy: float | None = Field(
+        default=None,
+        description="Supported claims ÷ claims (DeepResearch Bench's FACT citation accuracy); absent without claims.",
+    )

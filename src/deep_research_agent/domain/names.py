@@ -20,6 +20,8 @@ class Role(StrEnum):
     # Side calls outside an agent's loop, so per-role usage and heartbeat steps describe each agent's own steps.
     TRIAGE = "triage"
     COMPACTION = "compaction"
+    # The report gate's judge of the claims no deterministic check can settle (``report/judge.py``).
+    CLAIM_JUDGE = "claim-judge"
     # The reply to a SIMPLE turn, the router's second call: metered under TRIAGE with the verdict, and named
     # apart only on its model request (``models.AGENT_HEADER``).
     DIRECT_ANSWER = "direct-answer"
@@ -174,6 +176,8 @@ class WarningReason(StrEnum):
     CONFIG = "config"
     COMPACTION_FAILED = "compaction_failed"
     KNOWLEDGE_WRITE_FAILED = "knowledge_write_failed"
+    # The claim judge failed, timed out or answered unparseably; those claims keep their deterministic verdicts.
+    CLAIM_JUDGE_FAILED = "claim_judge_failed"
 
 
 class TriageReason(StrEnum):
@@ -232,14 +236,34 @@ class SandboxProvider(StrEnum):
 
 
 class ClaimVerdict(StrEnum):
-    """What the claim check found for one sentence of a delivered report (``report/claims.py``)."""
+    """What the claim check found for one sentence of a delivered report (``report/claims.py``, and the
+    judge's ``report/judge.py``)."""
 
     SUPPORTED = "supported"
     UNSUPPORTED_NUMBER = "unsupported_number"
     UNSUPPORTED_QUOTE = "unsupported_quote"
+    # A name of the claim (a person, place, organisation, work or title) is in none of its cited texts.
+    UNSUPPORTED_NAME = "unsupported_name"
+    # The cited text says the opposite: another direction around the same figure, or the judge's verdict.
+    CONTRADICTED = "contradicted"
+    # The judge found nothing in the cited passages that states the claim.
+    NOT_SUPPORTED = "not_supported"
     SOURCE_NOT_READ = "source_not_read"
     CONFLICTING = "conflicting"
     UNCITED_NUMBER = "uncited_number"
+
+
+class ClaimMethod(StrEnum):
+    """How a claim's verdict was decided: the ``decided_by`` of a claim record."""
+
+    # Its figures and quoted phrases were looked up in the cited text (names and direction checked too).
+    FIGURES_AND_QUOTES = "figures_and_quotes"
+    # It has no figure or quote: its names, and the direction of its comparisons, were checked.
+    NAMES_AND_DIRECTION = "names_and_direction"
+    # The utility model judged it against the nearest passages of its cited sources.
+    JUDGED = "judged"
+    # Nothing in it could be checked (no figure, quote or name, and no judge): a cited source was read.
+    NOT_CHECKED = "not_checked"
 
 
 class Outcome(StrEnum):

@@ -19,6 +19,14 @@ figure found in a source holds the one a claim states.
   (``NTB-7``, ``COVID-19``) are one ``identifier`` figure, found as written.
 - Not figures: digits inside words (``H2O``, ``v2``, ``CO2``, ``Q1``), ordinals (``21st``), URLs and
   ``[n]`` citation markers. Numbers spelled out ("three") are not read either.
+- Labels are not figures: a number that names rather than measures is skipped, in a report as in a source:
+  after a label word (``Finding 1``, ``Step 2``, ``Table 3``, ``Figure 4``, ``Section 5``, ``No. 6``,
+  ``#7``, ``Type 2``: ``LABEL_WORDS``) unless a unit or a scale word follows it ("Table 3" is a label,
+  "level 3 metres" a length), and an inline list number (``(1) the base``, ``2) the tower``).
+- Versions and standards are ``identifier`` figures, found as tokens, never as numbers (``Python 3.1`` is
+  not held by "Python 3.10"): a dotted number after a capitalised name or a version word (``Python 3.12``,
+  ``version 2.4``), any number with two dots or more (``3.12.1``), and a standard's number after its body
+  (``ISO 8601``, ``RFC 9110``: ``STANDARD_BODIES``).
 
 Why not a library: number parsers (``price-parser``, ``quantulum3``) parse one quantity per string or need
 a model of units; this needs every figure of a page, in one pass, fast enough for thirty pages per report.
@@ -190,6 +198,31 @@ _STOP_NOUNS = frozenset(
      "under", "which", "while", "when", "who", "its", "their", "has", "had", "have", "but", "not", "out", "off"}
 )  # fmt: skip
 _ORDINAL_SUFFIXES = frozenset({"st", "nd", "rd", "th"})
+# Words after which a number names something (a finding, a table, a step) instead of measuring it. A
+# capitalised form always counts; the lower-case forms only for the words a sentence does not otherwise put
+# before a measure.
+LABEL_WORDS = frozenset(
+    """finding findings step steps table tables figure figures fig figs section sections sec chapter chapters
+    ch part parts phase phases stage stages item items no nos number appendix annex volume vol article art
+    clause rule option level round question exhibit tier episode season book act scene example lesson page
+    p pp footnote note source ref reference claim point paragraph para line row column box map plate slide
+    task goal objective recommendation scenario group wave trial experiment study model type category grade
+    class route unit""".split()
+)  # fmt: skip
+_LOWERCASE_LABELS = frozenset(
+    """step steps table tables fig figs section sections chapter chapters phase phases stage stages item items
+    no nos appendix annex page p pp paragraph para footnote clause article exhibit slide""".split()
+)  # fmt: skip
+_LABEL_BEFORE_RE = re.compile(r"(?:^|(?<=[\s(\[*_]))(?P<word>[^\W\d_]+)\.?[ \u00a0]*$")
+_LIST_NUMBER_RE = re.compile(r"[ \u00a0]+[^\W\d_]")
+_VERSION_WORDS = frozenset({"version", "versions", "ver", "release", "releases", "v"})
+STANDARD_BODIES = frozenset(
+    {"ISO", "IEC", "IEEE", "RFC", "PEP", "EN", "DIN", "ANSI", "ASTM", "ECMA", "BS", "FIPS", "NIST", "ITU",
+     "JIS", "SAE", "ETSI", "ISO/IEC"}
+)  # fmt: skip
+_STANDARD_BEFORE_RE = re.compile(r"(?<![\w/])(?P<body>[A-Z]{2,5}(?:/[A-Z]{2,5})?)[ \u00a0]$")
+_DOTTED_TAIL_RE = re.compile(r"(?:\.\d+)+")
+_NOT_PRODUCT_NAMES = frozenset({*(name.capitalize() for name in _MONTHS), "The", "In", "On", "At", "By", "Of"})
 _MULTI_WORD_UNITS = max(len(form.split()) for form in UNITS)
 
 
@@ -288,6 +321,10 @@ def _number(match: re.Match[str], text: str) -> Figure | None:
     start, end = match.span()
     if text[end : end + 2].lower() in _ORDINAL_SUFFIXES and not text[end + 2 : end + 3].isalpha():
         return None  # "21st", "3rd": a rank, and a source may spell it out
+    if not grouped and not decade and (version := _version(text, start, end, fraction)) is not None:
+        return version
+    if not grouped and not fraction and _list_number(text, start, end):
+        return None
     sign_start = _sign_start(text, start)
     unit = _CURRENCY_SIGNS.get(text[sign_start:start].strip(_SPACES).casefold(), "") if sign_start < start else ""
     scale, noun = 1, ""
@@ -311,6 +348,8 @@ def _number(match: re.Match[str], text: str) -> Figure | None:
             end = after.end(used)
         elif len(first) >= 3 and words[0].isalpha() and first not in _STOP_NOUNS:
             noun = first
+    if scale == 1 and not unit and not grouped and _label_before(text, sign_start):
+        return None  # "Finding 1", "Table 3", "No. 6": a name, not a measure
     if scale != 1:
         try:
             value = _plain(Decimal(digits + (fraction or "")) * scale)
@@ -332,6 +371,69 @@ def _number(match: re.Match[str], text: str) -> Figure | None:
         start=start,
     )
     return Figure(value, unit, kind, noun, text[sign_start:end], start, end, scale)
+
+
+def _label_before(text: str, start: int) -> bool:
+    """Whether the number at ``start`` follows a label word ("Finding 1", "Table 3", "No. 6") or a ``#``."""
+    before = text[max(0, start - 24) : start]
+    if before.endswith("#"):
+        return True
+    match = _LABEL_BEFORE_RE.search(before)
+    if match is None:
+        return False
+    word = match.group("word")
+    folded = word.casefold()
+    if folded not in LABEL_WORDS:
+        return False
+    return word[0].isupper() or folded in _LOWERCASE_LABELS
+
+
+def _list_number(text: str, start: int, end: int) -> bool:
+    """An inline list number: "(1) the base", "2) the tower" (one or two digits, a word after)."""
+    if end - start > 2 or int(text[start:end]) > 20 or text[end : end + 1] != ")":
+        return False
+    opened = start > 0 and text[start - 1] == "("
+    if not opened and start > 0 and not text[start - 1].isspace():
+        return False
+    return _LIST_NUMBER_RE.match(text, end + 1) is not None
+
+
+def _version(text: str, start: int, end: int, fraction: str | None) -> Figure | None:
+    """A version or a standard's number, as an identifier found as written: "Python 3.12", "3.12.1",
+    "version 2.4", "ISO 8601". None for any other number."""
+    tail = _DOTTED_TAIL_RE.match(text, end) if fraction else None
+    if tail is not None and not text[tail.end() : tail.end() + 1].isalnum():
+        end = tail.end()  # "3.12.1": two dots or more make a version, whatever precedes it
+        written = text[start:end]
+        return Figure(written.casefold(), "", IDENTIFIER, "", written, start, end)
+    standard = (
+        _STANDARD_BEFORE_RE.search(text, max(0, start - 12), start) if text[start - 2 : start - 1].isupper() else None
+    )
+    if standard is not None and standard.group("body") in STANDARD_BODIES:
+        written = " ".join(text[standard.start() : end].split())
+        return Figure(written.casefold(), "", IDENTIFIER, "", written, standard.start(), end)
+    if not fraction or text[end : end + 1].isalnum():
+        return None
+    before = text[max(0, start - 24) : start]
+    word = re.search(r"([^\W\d_][\w+#-]*)\.?[ \u00a0]$", before)
+    if word is None:
+        return None
+    name = word.group(1)
+    after = _AFTER_RE.match(text, end)
+    measured = after is not None and (
+        (after.group(1) or "").casefold() in _SCALES or _unit([w for w in after.groups() if w]) is not None
+    )
+    if measured or text[end : end + 1] == "%":
+        return None
+    if name.casefold() in _VERSION_WORDS or (
+        name[0].isupper()
+        and name not in _NOT_PRODUCT_NAMES
+        and name.casefold() not in LABEL_WORDS
+        and name.casefold() not in UNITS
+    ):
+        written = text[start:end]
+        return Figure(written.casefold(), "", IDENTIFIER, "", written, start, end)
+    return None
 
 
 def _sign_start(text: str, start: int) -> int:

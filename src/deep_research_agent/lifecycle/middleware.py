@@ -28,7 +28,8 @@ Contract (orchestrator only; it must be the outermost middleware):
   the run's ``outcome`` (``outcome.decide_outcome``), which state keeps as ``outcome`` too. The status
   carries the run's tool calls, tokens, report size and run time, and a ``detail`` ending in
   ``Run time Xm Ys.``; the run's sources, evidence summaries and the delivered report's claims
-  (``citations``, one entry per claim) and per-source verdicts (``cited_sources``) are copied into state,
+  (``citations``, one entry per claim), their scores (``claim_summary``) and per-source verdicts
+  (``cited_sources``) are copied into state,
   the evidence texts go to the LangGraph store (``run/archive.py``), the run's sandbox session is deleted
   and the run's stores are closed;
 - before the end status, the run's queued knowledge-base writes are awaited (``run/recording.py``), and
@@ -403,6 +404,8 @@ class RunLifecycleMiddleware(AgentMiddleware):
         if run.evidence.citation_summary is not None:
             # Only a run that delivered a report replaces the citations of the thread's report.
             update["citations"] = [claim.model_dump(mode="json") for claim in run.evidence.claims]
+            summary = run.evidence.claim_summary
+            update["claim_summary"] = summary.model_dump(mode="json") if summary else None
             update["cited_sources"] = [
                 c.model_dump(include={"index", "url", "title", "evidence_id", "verified", "reason", "detail"})
                 for c in run.evidence.citations

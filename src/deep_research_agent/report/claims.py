@@ -13,26 +13,39 @@ Contract:
   judged on its own text only: a source verified for another sentence proves nothing about this one.
   Verdicts (``ClaimVerdict``), first match: ``uncited_number``, ``source_not_read`` (no cited source was
   read in full), ``unsupported_number``, ``unsupported_quote``, ``conflicting`` (two cited sources give
-  different values in the same unit, near the same words), ``supported``. Each record names the
-  offending ``tokens`` and, per cited source, the sentence of its text nearest to the claim.
+  different values in the same unit, near the same words), ``contradicted`` (a directional word bound to a
+  figure, or a superlative, comparative or change word of the sentence, is reversed by the source's words
+  around the same figure or in its nearest sentence: ``direction.py``), ``unsupported_name`` (a name of
+  the claim is in none of its cited texts, nor in a cited source's title: ``entities.py``), ``supported``.
+  Each record names the offending ``tokens`` and, per cited source, the sentence of its text nearest to the
+  claim, and says how it was decided (``decided_by``: ``figures_and_quotes`` when the claim has a figure or
+  a quote, ``names_and_direction`` when it has only names or directional words, ``not_checked`` when it
+  has none of these, so nothing checked its meaning). Figures are labels, versions and identifiers as
+  ``figures.py`` reads them: "Finding 1" states no figure.
+- ``ClaimCheck.judgeable()`` are the claims the judge (``judge.py``) decides: supported, with no figure and
+  no quote, or with a word that none of the sentences holding its figures and quotes has (a cause, a
+  detail beside a correct figure); ``judge.apply_judgements`` puts its verdicts in.
 - ``ClaimCheck.problems()`` states each failing claim as an instruction for the report gate's one bounce.
 - ``mark_unverified(markdown, check)`` appends `` [unverified]`` to every claim not ``supported`` (after
   its last citation, or before its closing punctuation), never twice.
 
-No model is called: it is local text work, and each text is prepared once per run (``evidence_text.py``).
+No model is called here: it is local text work, and each text is prepared once per run (``evidence/text.py``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from functools import partial
 
-from ..domain.claims import CitationRecord, ClaimRecord, ClaimSource, ClaimSummary
-from ..domain.names import ClaimVerdict
+from ..domain.claims import CitationRecord, ClaimMethods, ClaimRecord, ClaimSource, ClaimSummary
+from ..domain.names import ClaimMethod, ClaimVerdict
 from ..evidence.figures import DATE, IDENTIFIER, YEAR, Figure, figures_in, masked_for_figures, same_measure, supports
 from ..evidence.text import EvidenceLibrary, EvidenceText, Span, content_words, normalise_for_match, quote_fragments
 from .citations import CitationReport
+from .direction import Direction, bound_directions, disagreement, sentence_directions, spelled_numbers
+from .entities import Name, NameIndex, known_names, missing_names, name_index, names_in
 from .markdown import CITATION_RE, CitationGroup, citation_groups, mask_code, split_sources
 
 UNVERIFIED_MARK = "[unverified]"
@@ -58,6 +71,13 @@ class Claim:
     # Per figure, the sources of the citation marker that follows it (or the sentence's last one): what the
     # sentence says that figure rests on. Adjacent markers ("[1][2]") count as one.
     cited_for: tuple[tuple[int, ...], ...] = ()
+    # The named entities it states (``entities.names_in``), set by ``check_claims``.
+    names: tuple[Name, ...] = ()
+
+    @property
+    def key(self) -> str:
+        """The claim's words without its citations or marks, to know it again in a revised draft."""
+        return " ".join(CITATION_RE.sub(" ", self.text.replace(UNVERIFIED_MARK, " ")).casefold().split())
 
 
 @dataclass(frozen=True)
@@ -66,6 +86,9 @@ class CheckedClaim:
     record: ClaimRecord
     # For the bounce: the nearest sentence of each cited source, or the conflicting one.
     hints: tuple[str, ...] = field(default=())
+    # Whether the deterministic checks settle a supported claim: it has no word beyond the sentences its
+    # figures and quotes were found in. An unsettled one goes to the judge with the claims without figures.
+    settled: bool = True
 
 
 @dataclass(frozen=True)
@@ -78,16 +101,51 @@ class ClaimCheck:
 
     @property
     def summary(self) -> ClaimSummary:
-        counts = {verdict.value: 0 for verdict in ClaimVerdict}
-        for record in self.records:
-            counts[record.verdict] += 1
-        flagged = len(self.records) - counts[ClaimVerdict.SUPPORTED]
-        return ClaimSummary(claims=len(self.records), flagged=flagged, **counts)
+        return summarise(self.records)
+
+    def judgeable(self) -> list[CheckedClaim]:
+        """The claims no deterministic check can settle: supported, with no figure and no quote (their names,
+        if any, were found), or with words beyond the sentences their figures and quotes were found in. The
+        judge decides these."""
+        return [
+            c
+            for c in self.checked
+            if c.record.verdict == ClaimVerdict.SUPPORTED and (not (c.claim.figures or c.claim.quotes) or not c.settled)
+        ]
+
+    def with_records(self, updated: dict[int, tuple[ClaimRecord, tuple[str, ...]]]) -> ClaimCheck:
+        """This check with the records (and hints) of some claims, by their position, replaced."""
+        return ClaimCheck(
+            [
+                CheckedClaim(c.claim, *updated[i], settled=c.settled) if i in updated else c
+                for i, c in enumerate(self.checked)
+            ]
+        )
 
     def problems(self) -> list[str]:
         """Each failing claim as an instruction to the report's writer (a claim resting on a source that was
         never read is left to the citation check, which names that source once)."""
         return [text for checked in self.checked if (text := _problem(checked))]
+
+
+def summarise(records: Sequence[ClaimRecord]) -> ClaimSummary:
+    """The counts of a report's claims: per verdict, how many the judge decided, how many nothing checked for
+    meaning, and the citation accuracy (supported ÷ claims, as DeepResearch Bench's FACT defines it)."""
+    counts = {verdict.value: 0 for verdict in ClaimVerdict}
+    for record in records:
+        counts[record.verdict] += 1
+    supported = counts[ClaimVerdict.SUPPORTED]
+    return ClaimSummary(
+        claims=len(records),
+        flagged=len(records) - supported,
+        **counts,
+        judged=sum(r.decided_by == ClaimMethod.JUDGED for r in records),
+        decided_by=ClaimMethods(**{m.value: sum(r.decided_by == m for r in records) for m in ClaimMethod}),
+        not_checked=sum(
+            r.decided_by == ClaimMethod.NOT_CHECKED and r.verdict == ClaimVerdict.SUPPORTED for r in records
+        ),
+        citation_accuracy=round(supported / len(records), 4) if records else None,
+    )
 
 
 # --- splitting -------------------------------------------------------------------------------------
@@ -299,7 +357,10 @@ class _Conflict:
 def check_claims(markdown: str, citations: CitationReport, library: EvidenceLibrary) -> ClaimCheck:
     """Every claim of ``markdown`` judged against the texts its citations point to."""
     by_index = {c.index: c for c in citations.citations}
-    return ClaimCheck([_check(claim, by_index, library) for claim in split_claims(markdown)])
+    claims = split_claims(markdown)
+    known = known_names(claim.text for claim in claims)
+    named = [replace(claim, names=tuple(names_in(claim.text, known=known))) for claim in claims]
+    return ClaimCheck([_check(claim, by_index, library) for claim in named])
 
 
 def _cited(index: int, citation: CitationRecord | None, library: EvidenceLibrary) -> _Cited:
@@ -314,7 +375,11 @@ def _check(claim: Claim, by_index: dict[int, CitationRecord], library: EvidenceL
     if not claim.indexes:
         tokens = [f.text for f in claim.figures]
         record = ClaimRecord(
-            claim=text, verdict=ClaimVerdict.UNCITED_NUMBER, tokens=tokens, detail=f"{_listed(tokens)} with no citation"
+            claim=text,
+            verdict=ClaimVerdict.UNCITED_NUMBER,
+            tokens=tokens,
+            detail=f"{_listed(tokens)} with no citation",
+            decided_by=ClaimMethod.FIGURES_AND_QUOTES,
         )
         return CheckedClaim(claim, record)
     cited = [_cited(n, by_index.get(n), library) for n in claim.indexes]
@@ -357,7 +422,76 @@ def _check(claim: Claim, by_index: dict[int, CitationRecord], library: EvidenceL
         detail = f"[{conflict.holder.index}] gives {conflict.claimed.text}, [{conflict.other.index}] gives {conflict.other_figure.text}"
         record = _record(claim, text, cited, words, ClaimVerdict.CONFLICTING, tokens, detail, conflict=conflict)
         return CheckedClaim(claim, record, _hints(record))
-    return CheckedClaim(claim, _record(claim, text, cited, words, ClaimVerdict.SUPPORTED, [], ""))
+    stated = sentence_directions(masked_for_figures(claim.text), figures=[(f.start, f.end) for f in claim.figures])
+    reversal = _reversal(claim, cited, words, stated)
+    if reversal is not None:
+        record = _record(
+            claim,
+            text,
+            cited,
+            words,
+            ClaimVerdict.CONTRADICTED,
+            [reversal.claimed],
+            f"[{reversal.source.index}] says {reversal.says}",
+            method=ClaimMethod.NAMES_AND_DIRECTION,
+            sentence=(reversal.source, reversal.text, reversal.span, reversal.around),
+        )
+        return CheckedClaim(claim, record, _hints(record))
+    holders = [name_index(t) for t in texts]
+    titles = " ".join(f"{c.citation.title} {c.citation.url or ''}" for c in cited if c.citation and c.read)
+    unnamed = missing_names(claim.names, [*holders, NameIndex(titles)])
+    if unnamed:
+        tokens = list(dict.fromkeys(name.text for name in unnamed))
+        record = _record(
+            claim,
+            text,
+            cited,
+            words,
+            ClaimVerdict.UNSUPPORTED_NAME,
+            tokens,
+            f"{_listed(tokens)} not in the text of {where}",
+            method=ClaimMethod.NAMES_AND_DIRECTION,
+        )
+        return CheckedClaim(claim, record, _hints(record))
+    settled = True
+    if claim.figures or claim.quotes:
+        method = ClaimMethod.FIGURES_AND_QUOTES
+        settled = _covered(claim, texts)
+    elif claim.names or stated:
+        method = ClaimMethod.NAMES_AND_DIRECTION
+    else:
+        method = ClaimMethod.NOT_CHECKED
+    record = _record(claim, text, cited, words, ClaimVerdict.SUPPORTED, [], "", method=method)
+    return CheckedClaim(claim, record, settled=settled)
+
+
+_STEM = 5
+
+
+def _covered(claim: Claim, texts: Sequence[EvidenceText]) -> bool:
+    """Whether every content word of a claim (its figures' and quotes' own words aside) is in the sentences
+    that hold its figures and quotes, a word's first letters standing for its forms ("reported",
+    "reportedly")."""
+    visible = masked_for_figures(claim.text)
+    for figure in claim.figures:
+        visible = visible[: figure.start] + " " * (figure.end - figure.start) + visible[figure.end :]
+    for quote in claim.quotes:
+        visible = visible.replace(quote, " ")
+    wanted = {word[:_STEM] for word in content_words(visible) if len(word) >= 4}
+    if not wanted:
+        return True
+    held: set[str] = set()
+    for text in texts:
+        # The sentences the nearest-sentence search reads: every hit of the rarest figure (already looked
+        # up), the first of each other.
+        for rank, figure in enumerate(sorted(claim.figures, key=text.rarity)):
+            for span, _ in text.find(figure, limit=_NEAREST_HITS if rank == 0 else 1):
+                held |= {word[:_STEM] for word in text.words(span)}
+        for quote in claim.quotes:
+            span = text.quote_span(quote_fragments(quote))
+            if span is not None:
+                held |= {word[:_STEM] for word in text.words(span)}
+    return wanted <= held
 
 
 def _record(
@@ -370,16 +504,21 @@ def _record(
     detail: str,
     *,
     conflict: _Conflict | None = None,
+    method: ClaimMethod | None = None,
+    sentence: tuple[_Cited, EvidenceText, Span, int | None] | None = None,
 ) -> ClaimRecord:
     sources = []
     for c in cited:
         texts = c.read or c.snippets
-        evidence_id, sentence = None, ""
+        evidence_id, sentence_text = None, ""
         if conflict is not None and c is conflict.other:
             evidence_id = conflict.other_text.id
-            sentence = conflict.other_text.sentence(conflict.other_span, around=conflict.other_figure.start)
+            sentence_text = conflict.other_text.sentence(conflict.other_span, around=conflict.other_figure.start)
+        elif sentence is not None and c is sentence[0]:
+            evidence_id = sentence[1].id
+            sentence_text = sentence[1].sentence(sentence[2], around=sentence[3])
         elif texts:
-            evidence_id, sentence = _nearest(claim, texts, words)
+            evidence_id, sentence_text = _nearest(claim, texts, words)
         citation = c.citation
         sources.append(
             ClaimSource(
@@ -387,11 +526,19 @@ def _record(
                 url=citation.url if citation else None,
                 title=citation.title if citation else "",
                 evidence_id=evidence_id or (citation.evidence_id if citation else None),
-                sentence=sentence,
+                sentence=sentence_text,
             )
         )
+    if method is None:
+        method = ClaimMethod.NOT_CHECKED if verdict == ClaimVerdict.SOURCE_NOT_READ else ClaimMethod.FIGURES_AND_QUOTES
     return ClaimRecord(
-        claim=text, indexes=list(claim.indexes), verdict=verdict, tokens=tokens, detail=detail, sources=sources
+        claim=text,
+        indexes=list(claim.indexes),
+        verdict=verdict,
+        tokens=tokens,
+        detail=detail,
+        decided_by=method,
+        sources=sources,
     )
 
 
@@ -460,6 +607,81 @@ def _conflict(claim: Claim, cited: list[_Cited]) -> _Conflict | None:
     return best[1] if best else None
 
 
+@dataclass(frozen=True)
+class _Reversal:
+    claimed: str  # the claim's words, with the figure they bind to
+    says: str  # the source's words that reverse them
+    source: _Cited
+    text: EvidenceText
+    span: Span
+    around: int | None
+
+
+def _reversal(claim: Claim, cited: list[_Cited], words: set[str], stated: list[Direction]) -> _Reversal | None:
+    """A directional word of the claim that its source reverses: bound to a figure the source holds (or a
+    number spelled out in both), or on its own in the sentence, against the source's sentence nearest to the
+    claim (``direction.py``)."""
+    readable = [c for c in cited if c.read]
+    anchors: list[tuple[str, list[Direction], Callable[[EvidenceText], list[tuple[Span, int, int]]]]] = []
+    for figure in claim.figures:
+        directions = bound_directions(claim.text, figure.start, figure.end)
+        if directions:
+            negative = claim.text[figure.start - 1 : figure.start] in ("-", "−")
+            anchors.append((figure.text, directions, partial(_figure_hits, figure, negative)))
+    for word, start, end in spelled_numbers(claim.text):
+        directions = bound_directions(claim.text, start, end)
+        if directions:
+            anchors.append((word, directions, partial(_word_hits, word)))
+    for written, directions, hits_in in anchors:
+        found: list[Direction] = []
+        against: tuple[_Cited, EvidenceText, Span, int] | None = None
+        for c in readable:
+            for text in c.read:
+                for span, start, end in hits_in(text):
+                    around = bound_directions(text.text, start, end, source=True)
+                    found.extend(around)
+                    if against is None and around:
+                        against = (c, text, span, start)
+        reversed_ = disagreement(directions, found)
+        if reversed_ is not None and against is not None:
+            opposite = next(d for d in found if d.axis == reversed_.axis)
+            c, text, span, at = against
+            return _Reversal(f"{reversed_.words} {written}", f"{opposite.words} {written}", c, text, span, at)
+    if not stated:
+        return None
+    topic = words - {w for d in stated for w in content_words(d.words)}
+    for c in readable:
+        for text in c.read:
+            for span in text.best_spans(topic, count=2):
+                if len(topic & text.words(span)) < min(2, len(topic)):
+                    continue
+                sentence = text.text[span[0] : span[1]]
+                said = sentence_directions(sentence, free_only=False)
+                reversed_ = disagreement(stated, said)
+                if reversed_ is not None:
+                    opposite = next(d for d in said if d.axis == reversed_.axis)
+                    return _Reversal(reversed_.words, opposite.words, c, text, span, None)
+    return None
+
+
+def _figure_hits(figure: Figure, negative: bool, text: EvidenceText) -> list[tuple[Span, int, int]]:
+    # A figure's sign is no part of its value ("fell 5%" is "-5%"), but "-1000" bounds a range from below.
+    return [
+        (span, hit.start, hit.end)
+        for span, hit in text.find(figure, limit=_NEAREST_HITS)
+        if (text.text[hit.start - 1 : hit.start] in ("-", "−")) == negative or not hit.start
+    ]
+
+
+def _word_hits(word: str, text: EvidenceText) -> list[tuple[Span, int, int]]:
+    found: list[tuple[Span, int, int]] = []
+    for match in re.finditer(rf"\b{re.escape(word)}\b", text.text, re.IGNORECASE):
+        found.append((text.sentence_span(match.start()), match.start(), match.end()))
+        if len(found) == _NEAREST_HITS:
+            break
+    return found
+
+
 _TOKEN_RE = re.compile(r"[^\W\d_]+")
 
 
@@ -524,6 +746,23 @@ def _problem(checked: CheckedClaim) -> str | None:
         )
     if record.verdict == ClaimVerdict.CONFLICTING:
         return f"{claim}: its sources disagree: {record.detail}.{hints} State the range, or both values, each with its source."
+    if record.verdict == ClaimVerdict.UNSUPPORTED_NAME:
+        return (
+            f"{claim}: the name {record.detail}.{hints} Name only who and what the source names, or cite the "
+            "source that names them."
+        )
+    if record.verdict == ClaimVerdict.CONTRADICTED and record.decided_by != ClaimMethod.JUDGED:
+        return (
+            f"{claim}: it says “{_listed(record.tokens)}” where {record.detail}: the source says the opposite.{hints} "
+            "State what the source says, or drop the claim."
+        )
+    if record.verdict in (ClaimVerdict.CONTRADICTED, ClaimVerdict.NOT_SUPPORTED):
+        judged = "contradicts it" if record.verdict == ClaimVerdict.CONTRADICTED else "does not state it"
+        why = f" ({record.detail})" if record.detail else ""
+        return (
+            f"{claim}: judged against its cited text, which {judged}{why}.{hints} State only what the source says, "
+            "or drop the claim."
+        )
     return None
 
 

@@ -6,21 +6,25 @@ Contract:
   checks every citation's source against the run's evidence and findings (``check_citations``) and every
   claim against the texts it cites (``check_claims``). ``problems`` lists what the writer should fix; ``previous`` is the verdict on the draft the report gate sent back, so fixed
   citations count as ``repaired``;
+- ``with_judgements(vetted, judgements)`` puts the claim judge's verdicts (``judge.py``) into a vetted
+  draft, its problems listed again; the judge itself is a model call the report gate makes between the two;
 - ``finalise(vetted, evidence)`` is the delivery: never-retrieved citations are removed
-  (``repair_report``), the claims of the repaired text are checked again, every claim not supported is
+  (``repair_report``), the claims of the repaired text are checked again (the judge's verdicts kept, found
+  by each claim's words and sources), every claim not supported is
   marked ``[unverified]`` (``mark_unverified``), and the evidence store keeps the delivered report's
   per-source citations, its claims (numbered and marked as delivered) and the summaries, for the run's
   state and its ``report`` and ``usage`` events;
 - ``draft_report(evidence, reason=...)`` is the report the findings make so far, repaired and marked the
   same way, recording nothing: the running draft a cut-short run leaves behind.
 
-Each is local text work over every text the run read (tens of milliseconds for a long report over thirty
+Each of these is local text work over every text the run read (tens of milliseconds for a long report over thirty
 long pages, ``bench/claims.py``): async callers run them in a worker thread.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..domain.claims import ClaimRecord, ClaimSummary
@@ -28,6 +32,7 @@ from .citations import CitationReport, check_citations, repair_report
 from .claims import ClaimCheck, check_claims, mark_unverified
 from .corpus_sources import readable_corpus_sources
 from .hygiene import lint_citations, scrub_report
+from .judge import Judgement, apply_judgements
 from .salvage import salvage_report
 
 if TYPE_CHECKING:  # the run's stores import the report's citation models
@@ -40,6 +45,8 @@ class VettedReport:
     check: CitationReport
     claims: ClaimCheck
     problems: list[str]
+    # The claim judge's verdicts, by ``judge.judgement_key``: kept through the delivery's re-check.
+    judgements: Mapping[str, Judgement] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,15 @@ def vet_report(markdown: str, evidence: EvidenceStore, *, previous: CitationRepo
     return VettedReport(markdown=scrubbed, check=check, claims=claims, problems=problems)
 
 
+def with_judgements(vetted: VettedReport, judgements: Mapping[str, Judgement]) -> VettedReport:
+    """The vetted draft with the judge's verdicts on its claims, and its problems listed again."""
+    if not judgements:
+        return vetted
+    claims = apply_judgements(vetted.claims, judgements)
+    problems = [*lint_citations(vetted.markdown).problems(), *vetted.check.problems(), *claims.problems()]
+    return replace(vetted, claims=claims, problems=problems, judgements=dict(judgements))
+
+
 def _deliverable(vetted: VettedReport, evidence: EvidenceStore) -> Delivery:
     repaired = repair_report(vetted.markdown, vetted.check)
     if repaired == vetted.markdown:
@@ -68,7 +84,7 @@ def _deliverable(vetted: VettedReport, evidence: EvidenceStore) -> Delivery:
         # Checked again so the recorded citations and claims carry the numbers the reader sees.
         library = evidence.library()
         citations = check_citations(repaired, library, evidence.all_findings())
-        claims = check_claims(repaired, citations, library)
+        claims = apply_judgements(check_claims(repaired, citations, library), vetted.judgements)
     marked, records = mark_unverified(repaired, claims)
     return Delivery(markdown=marked, citations=citations, claims=records, claim_summary=claims.summary)
 

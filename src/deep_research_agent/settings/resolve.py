@@ -56,6 +56,7 @@ LEGACY_MODEL_KEYS = frozenset(
     }
 )
 
+CLAIM_JUDGE_MODES = ("auto", "on", "off")
 _TRUE = frozenset({"true", "1", "yes", "on"})
 _FALSE = frozenset({"false", "0", "no", "off"})
 
@@ -428,6 +429,14 @@ class ResearchConfig(BaseModel):
         env="DRA_CUSTOM_TOOL_TIMEOUT",
         operator_only=True,
     )
+    claim_judge: str = _setting(
+        "auto",
+        "Judge the report's claims that no figure, quote or name settles against their cited passages with the tier's "
+        "utility model, in one or a few calls per report, counted in usage, budgets and cost: auto (on when the tier "
+        "has a utility model) | on | off. A judge that fails leaves the deterministic verdicts and warns.",
+        env="DRA_CLAIM_JUDGE",
+        configurable="claim_judge",
+    )
     max_runs_per_user: int = _setting(
         0,
         "Runs one user may have in progress at once, counted across every server instance sharing the store; "
@@ -474,6 +483,13 @@ class ResearchConfig(BaseModel):
                     )
                 else:
                     warnings.append(f"{origin}: {exc}; using the default {field.default!r}.")
+
+        judge = str(values.get("claim_judge", "auto")).strip().lower()
+        judge = {"true": "on", "1": "on", "yes": "on", "false": "off", "0": "off", "no": "off"}.get(judge, judge)
+        if judge not in CLAIM_JUDGE_MODES:
+            warnings.append(f"claim_judge {judge!r} is not one of {', '.join(CLAIM_JUDGE_MODES)}; using 'auto'.")
+            judge = "auto"
+        values["claim_judge"] = judge
 
         tier = values.get("model_tier", DEFAULT_TIER)
         if tier not in MODEL_TIERS:
@@ -536,6 +552,13 @@ class ResearchConfig(BaseModel):
     @property
     def tier(self) -> Tier:
         return MODEL_TIERS[self.model_tier]
+
+    @property
+    def judges_claims(self) -> bool:
+        """Whether the report gate's judge runs: ``on``, or ``auto`` with a utility model in the tier."""
+        if self.claim_judge == "auto":
+            return bool(self.tier.utility.slug)
+        return self.claim_judge == "on"
 
     def streams(self, spec: ModelSpec) -> bool:
         return self.streaming and not any(s and s in spec.slug for s in self.streaming_denylist)

@@ -8,7 +8,7 @@ import { marked } from "marked";
 import { h, replaceChildren } from "../dom";
 import { extraFields } from "../protocol";
 import type { EventOf } from "../protocol";
-import { citationWords, verdictWords } from "../format";
+import { checkedForMeaning, citationWords, decidedByWords, verdictWords } from "../format";
 import type { Citation, EvidenceEntry, Finding, ThreadValues } from "../model";
 import {
   CITATION_RE,
@@ -184,24 +184,32 @@ function sourcesList(sources: SourceView[], headingId: string): HTMLElement {
 
 function claimsList(claims: Claim[]): HTMLElement {
   const flagged = claims.filter((c) => isFlagged(c.verdict)).length;
+  const judged = claims.filter((c) => c.decidedBy === "judged").length;
+  const unchecked = claims.filter((c) => !checkedForMeaning(c.verdict, c.decidedBy)).length;
+  const parts = [`Claims checked: ${claims.length}`, flagged ? `${flagged} flagged` : unchecked ? "none flagged" : "all supported"];
+  if (judged) parts.push(`${judged} judged by the model`);
+  if (unchecked) parts.push(`${unchecked} not checked for meaning`);
   return h(
     "details",
     { class: "claims", open: flagged > 0 },
-    h("summary", { text: `Claims checked: ${claims.length}${flagged ? ` · ${flagged} flagged` : " · all supported"}` }),
+    h("summary", { text: parts.join(" · ") }),
     h(
       "ul",
       null,
-      claims.map((claim) =>
-        h(
+      claims.map((claim) => {
+        const badge = isFlagged(claim.verdict) ? "unverified" : checkedForMeaning(claim.verdict, claim.decidedBy) ? "verified" : "unknown";
+        const how = decidedByWords(claim.decidedBy);
+        return h(
           "li",
-          { class: isFlagged(claim.verdict) ? "flagged" : "supported" },
-          h("span", { class: `badge ${isFlagged(claim.verdict) ? "unverified" : "verified"}`, text: verdictWords(claim.verdict) }),
+          { class: isFlagged(claim.verdict) ? "flagged" : "supported", "data-decided-by": claim.decidedBy ?? "" },
+          h("span", { class: `badge ${badge}`, text: verdictWords(claim.verdict, claim.decidedBy) }),
           " ",
           claim.text,
           claim.indexes.length ? h("span", { class: "muted", text: ` cites ${claim.indexes.map((n) => `[${n}]`).join(" ")}` }) : null,
+          how ? h("span", { class: "muted how", text: ` · ${how}` }) : null,
           claim.why ? h("span", { class: "muted", text: ` · ${claim.why}` }) : null,
-        ),
-      ),
+        );
+      }),
     ),
   );
 }
@@ -256,7 +264,12 @@ function wrapMarks(root: HTMLElement, marks: Flag[], ctx: ReportContext, sources
 }
 
 function flagWords(flag: Flag, sources: SourceView[]): { verdict: string; why?: string; flagged: boolean } {
-  if (flag.claim) return { verdict: verdictWords(flag.claim.verdict), why: flag.claim.why, flagged: isFlagged(flag.claim.verdict) };
+  if (flag.claim) {
+    const claim = flag.claim;
+    const how = decidedByWords(claim.decidedBy);
+    const why = [claim.why, how ? `(${how})` : ""].filter(Boolean).join(" ");
+    return { verdict: verdictWords(claim.verdict, claim.decidedBy), why: why || undefined, flagged: isFlagged(claim.verdict) };
+  }
   const cited = sources.filter((s) => flag.indexes.includes(s.index) && s.citation && !s.citation.verified);
   const first = cited[0]?.citation;
   return { verdict: first ? citationWords(first.reason, first.verified) : "Unverified: the cited text does not back this", why: first?.detail, flagged: true };

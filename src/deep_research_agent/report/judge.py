@@ -1,0 +1,411 @@
+"""The claim judge: the claims no deterministic check can settle, judged by a model against their sources.
+
+Contract:
+- ``judge_batches(check, library)`` picks the claims to judge (``ClaimCheck.judgeable``: supported so far,
+  with no figure and no quote), and for each the nearest passages of every cited source it read (the
+  sentences sharing most of its words, a page's header lines and headings aside, ``PASSAGES_PER_SOURCE``
+  per source), and packs them into batches of
+  at most ``BATCH_CLAIMS`` claims: one prompt each (``JudgeBatch.system``, ``.user``), every passage and
+  claim numbered (``P1``, ``C1``), passages shared between claims listed once.
+- ``parse_reply(reply, batch)`` reads the model's JSON answer: one verdict per claim (``supported``,
+  ``not_supported``, ``contradicted``; common synonyms accepted), the passage that decides it, a short
+  reason. It tolerates a code fence, a ``<think>`` block and prose around the JSON, a bare list, and a
+  mapping of claim ids to verdicts; claims it does not answer keep their deterministic verdict. A reply
+  with no usable verdict at all raises ``JudgeReplyError``.
+- ``run_judge(check, library, call, timeout=..., known=...)`` asks ``call(system, user)`` (the model call,
+  made by the layer that may call models: ``lifecycle/claim_judge.py``) for every batch at once, each
+  bounded by ``timeout`` seconds, and returns the judgements by claim key (``judgement_key``) and a line
+  per batch that failed (an exception, a time-out, an unparseable answer) for the caller's warning. It
+  never raises: a failed batch leaves its claims as the deterministic checks left them. ``known`` holds
+  judgements already made (a resubmitted draft's unchanged claims are not judged again).
+- ``apply_judgements(check, judgements)``: the check with each judged claim's verdict the judge's, its
+  ``decided_by`` ``judged``, its ``detail`` the judge's reason and the deciding sentence set (and marked
+  ``deciding``) on the source it comes from. A judgement is found again by its key after the report is
+  renumbered, so the delivery's re-check keeps it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..domain.names import ClaimMethod, ClaimVerdict, WarningReason
+from ..evidence.text import EvidenceLibrary, EvidenceText, Span, content_words
+from .claims import CheckedClaim, ClaimCheck
+
+JudgeCall = Callable[[str, str], Awaitable[str]]
+
+BATCH_CLAIMS = 20
+PASSAGES_PER_SOURCE = 3
+REASON_CHARS = 200
+FAILED_REASON = WarningReason.CLAIM_JUDGE_FAILED
+
+SYSTEM = """You check the sentences of a research report against passages of the sources they cite.
+
+For each claim, decide from its passages alone, never from what you know:
+- "supported": the passages state what the claim says; a faithful paraphrase or summary counts.
+- "contradicted": a passage says something the claim cannot be true alongside: another person, place,
+  cause, date, direction or amount.
+- "not_supported": the passages neither state nor contradict it, or the claim adds a detail (a cause, a
+  material, a name, a purpose, a consequence) that no passage gives.
+Judge every part of the claim: one detail the passages do not give makes it "not_supported".
+
+Answer with JSON only, no other text:
+{"verdicts": [{"claim": "C1", "verdict": "supported", "passage": "P2", "reason": "..."}]}
+one entry per claim, where "passage" is the id of the passage that decides the verdict (the closest one
+when none does) and "reason" says why in at most 20 words."""
+
+_VERDICTS: dict[str, ClaimVerdict] = {
+    "supported": ClaimVerdict.SUPPORTED,
+    "support": ClaimVerdict.SUPPORTED,
+    "supports": ClaimVerdict.SUPPORTED,
+    "entailed": ClaimVerdict.SUPPORTED,
+    "entailment": ClaimVerdict.SUPPORTED,
+    "true": ClaimVerdict.SUPPORTED,
+    "yes": ClaimVerdict.SUPPORTED,
+    "not_supported": ClaimVerdict.NOT_SUPPORTED,
+    "unsupported": ClaimVerdict.NOT_SUPPORTED,
+    "not_enough_info": ClaimVerdict.NOT_SUPPORTED,
+    "not_enough_information": ClaimVerdict.NOT_SUPPORTED,
+    "insufficient": ClaimVerdict.NOT_SUPPORTED,
+    "neutral": ClaimVerdict.NOT_SUPPORTED,
+    "unverifiable": ClaimVerdict.NOT_SUPPORTED,
+    "no": ClaimVerdict.NOT_SUPPORTED,
+    "contradicted": ClaimVerdict.CONTRADICTED,
+    "contradicts": ClaimVerdict.CONTRADICTED,
+    "contradiction": ClaimVerdict.CONTRADICTED,
+    "refuted": ClaimVerdict.CONTRADICTED,
+    "false": ClaimVerdict.CONTRADICTED,
+}
+_THINKING_RE = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_FENCE_RE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+_ID_RE = re.compile(r"^\s*[A-Za-z]?\s*#?\s*(\d+)\s*$")
+_CITATION_RE = re.compile(r"\s*\[\d+(?:\s*[-–,]\s*\d+)*\]")
+
+
+class JudgeReplyError(ValueError):
+    """The judge's answer holds no usable verdict."""
+
+
+@dataclass(frozen=True)
+class Passage:
+    id: str  # "P1"
+    index: int  # the cited source's [n]
+    evidence_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class JudgeItem:
+    id: str  # "C1"
+    position: int  # in ``ClaimCheck.checked``
+    key: str
+    claim: str
+    indexes: tuple[int, ...]
+    passages: tuple[Passage, ...]
+
+
+@dataclass(frozen=True)
+class JudgeBatch:
+    items: tuple[JudgeItem, ...]
+    passages: tuple[Passage, ...]
+    system: str = SYSTEM
+
+    @property
+    def user(self) -> str:
+        lines = ["Passages:"]
+        lines += [f"{p.id} (source [{p.index}]): {p.text}" for p in self.passages]
+        lines += ["", "Claims:"]
+        for item in self.items:
+            cites = " ".join(f"[{n}]" for n in item.indexes)
+            read = ", ".join(p.id for p in item.passages)
+            lines.append(f"{item.id} (cites {cites}; its passages: {read}): {item.claim}")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The judge's verdict on one claim, and the passage that decides it."""
+
+    verdict: ClaimVerdict
+    reason: str = ""
+    index: int | None = None
+    evidence_id: str | None = None
+    sentence: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict.value,
+            "reason": self.reason,
+            "index": self.index,
+            "evidence_id": self.evidence_id,
+            "sentence": self.sentence,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Judgement:
+        return cls(
+            verdict=ClaimVerdict(data["verdict"]),
+            reason=str(data.get("reason") or ""),
+            index=data.get("index"),
+            evidence_id=data.get("evidence_id"),
+            sentence=str(data.get("sentence") or ""),
+        )
+
+
+@dataclass(frozen=True)
+class JudgeOutcome:
+    judgements: dict[str, Judgement] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+    calls: int = 0
+
+
+def judgement_key(checked: CheckedClaim) -> str:
+    """A claim's words and the sources it cites by URL: the same in a renumbered or resubmitted report."""
+    sources = sorted({s.url or s.title for s in checked.record.sources})
+    return checked.claim.key + " |" + "|".join(sources)
+
+
+# --- the prompt ------------------------------------------------------------------------------------
+
+
+def _passages_of(checked: CheckedClaim, library: EvidenceLibrary) -> list[tuple[int, EvidenceText, Span]]:
+    words = content_words(checked.claim.text)
+    found: list[tuple[int, EvidenceText, Span]] = []
+    for source in checked.record.sources:
+        texts = [t for t in library.for_source(source.url or source.title) if t.read]
+        for text in texts[:2]:
+            # A page's header lines (title, date) and headings repeat its words but state nothing.
+            ranked = text.best_spans(words, count=PASSAGES_PER_SOURCE + 3) if words else []
+            spans = [span for span in ranked if not text.is_header(span)][:PASSAGES_PER_SOURCE]
+            if not spans and text.text.strip():
+                spans = [text.sentence_span(len(text.text) - len(text.text.lstrip()))]
+            found.extend((source.index, text, span) for span in sorted(spans))
+    return found
+
+
+def judge_batches(
+    check: ClaimCheck, library: EvidenceLibrary, *, skip: frozenset[str] = frozenset(), batch_claims: int = BATCH_CLAIMS
+) -> list[JudgeBatch]:
+    """The prompts that judge every judgeable claim of ``check`` whose key is not in ``skip``."""
+    judgeable = {id(c) for c in check.judgeable()}
+    wanted = [
+        (position, checked)
+        for position, checked in enumerate(check.checked)
+        if id(checked) in judgeable and judgement_key(checked) not in skip
+    ]
+    batches: list[JudgeBatch] = []
+    for start in range(0, len(wanted), batch_claims):
+        passages: dict[tuple[str, int], Passage] = {}
+        items: list[JudgeItem] = []
+        for number, (position, checked) in enumerate(wanted[start : start + batch_claims], start=1):
+            own: list[Passage] = []
+            for index, text, span in _passages_of(checked, library):
+                key = (text.id, span[0])
+                if key not in passages:
+                    passages[key] = Passage(f"P{len(passages) + 1}", index, text.id, text.sentence(span))
+                own.append(passages[key])
+            if not own:
+                continue
+            claim = " ".join(_CITATION_RE.sub("", checked.claim.text).replace("[unverified]", "").split())
+            items.append(
+                JudgeItem(f"C{number}", position, judgement_key(checked), claim, checked.claim.indexes, tuple(own))
+            )
+        if items:
+            batches.append(JudgeBatch(tuple(items), tuple(passages.values())))
+    return batches
+
+
+# --- the answer ------------------------------------------------------------------------------------
+
+
+def _json_of(reply: str) -> Any:
+    text = _THINKING_RE.sub(" ", reply).strip()
+    candidates = [m.group(1) for m in _FENCE_RE.finditer(text)] + [text]
+    for candidate in candidates:
+        candidate = candidate.strip()
+        try:
+            return json.loads(candidate)
+        except ValueError:
+            pass
+        for opening, closing in (("{", "}"), ("[", "]")):
+            start, end = candidate.find(opening), candidate.rfind(closing)
+            if start != -1 and end > start:
+                try:
+                    return json.loads(candidate[start : end + 1])
+                except ValueError:
+                    continue
+    raise JudgeReplyError("the answer holds no JSON")
+
+
+def _entries(data: Any) -> list[tuple[Any, Any]]:
+    """(claim id, answer) pairs from the shapes a model answers in."""
+    if isinstance(data, dict):
+        for key in ("verdicts", "claims", "results", "judgements", "judgments", "answers"):
+            if isinstance(data.get(key), list):
+                data = data[key]
+                break
+        else:
+            if any(isinstance(k, str) and _ID_RE.match(k) for k in data):
+                return [(k, v) for k, v in data.items()]
+            data = [data]
+    if not isinstance(data, list):
+        return []
+    pairs = []
+    for entry in data:
+        if isinstance(entry, dict):
+            claim = next((entry[k] for k in ("claim", "id", "claim_id", "c") if k in entry), None)
+            pairs.append((claim, entry))
+    return pairs
+
+
+def _number(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    match = _ID_RE.match(str(value)) if value is not None else None
+    return int(match.group(1)) if match else None
+
+
+def _verdict(value: Any) -> ClaimVerdict | None:
+    if not isinstance(value, str):
+        return None
+    return _VERDICTS.get(re.sub(r"[\s-]+", "_", value.strip().strip(".").casefold()))
+
+
+def parse_reply(reply: str, batch: JudgeBatch) -> dict[int, Judgement]:
+    """The judge's verdicts by claim position (see the module's contract)."""
+    data = _json_of(reply)
+    by_number = {int(item.id[1:]): item for item in batch.items}
+    passages = {int(p.id[1:]): p for p in batch.passages}
+    found: dict[int, Judgement] = {}
+    for claim, answer in _entries(data):
+        item = by_number.get(_number(claim)) if _number(claim) is not None else None
+        if item is None:
+            continue
+        if isinstance(answer, str):
+            answer = {"verdict": answer}
+        if not isinstance(answer, dict):
+            continue
+        verdict = _verdict(next((answer[k] for k in ("verdict", "label", "answer", "result") if k in answer), None))
+        if verdict is None:
+            continue
+        raw_passage = next((answer[k] for k in ("passage", "sentence", "evidence", "source") if k in answer), None)
+        passage = passages.get(_number(raw_passage)) if _number(raw_passage) is not None else None
+        if passage is not None and passage not in item.passages:
+            passage = passage if passage.index in item.indexes else None
+        reason = " ".join(str(answer.get("reason") or answer.get("explanation") or "").split())[:REASON_CHARS]
+        found[item.position] = Judgement(
+            verdict=verdict,
+            reason=reason,
+            index=passage.index if passage else None,
+            evidence_id=passage.evidence_id if passage else None,
+            sentence=passage.text if passage else "",
+        )
+    if not found:
+        raise JudgeReplyError("the answer names no verdict for any claim it was asked about")
+    return found
+
+
+# --- running it ------------------------------------------------------------------------------------
+
+
+async def run_judge(
+    check: ClaimCheck,
+    library: EvidenceLibrary,
+    call: JudgeCall,
+    *,
+    timeout: float,
+    known: Mapping[str, Judgement] | None = None,
+    batch_claims: int = BATCH_CLAIMS,
+) -> JudgeOutcome:
+    """Judge every judgeable claim not judged before, every batch at once (see the module's contract)."""
+    known = dict(known or {})
+    present = {judgement_key(c) for c in check.judgeable()}
+    judgements = {key: judgement for key, judgement in known.items() if key in present}
+    batches = judge_batches(check, library, skip=frozenset(judgements), batch_claims=batch_claims)
+    if not batches:
+        return JudgeOutcome(judgements)
+
+    async def one(batch: JudgeBatch) -> dict[int, Judgement]:
+        reply = await asyncio.wait_for(call(batch.system, batch.user), timeout=timeout or None)
+        return parse_reply(reply, batch)
+
+    results = await asyncio.gather(*(one(batch) for batch in batches), return_exceptions=True)
+    failures: list[str] = []
+    for batch, result in zip(batches, results, strict=True):
+        claims = f"{len(batch.items)} claim{'s' if len(batch.items) != 1 else ''}"
+        if isinstance(result, BaseException):
+            if isinstance(result, asyncio.CancelledError):
+                raise result
+            failures.append(f"{claims}: {_failure(result, timeout)}")
+            continue
+        for item in batch.items:
+            if item.position in result:
+                judgements[item.key] = result[item.position]
+        unanswered = sum(item.position not in result for item in batch.items)
+        if unanswered:
+            failures.append(f"{unanswered} of {claims}: not answered")
+    return JudgeOutcome(judgements, failures, calls=len(batches))
+
+
+def _failure(exc: BaseException, timeout: float) -> str:
+    if isinstance(exc, TimeoutError):
+        return f"no answer within {timeout:g} s"
+    if isinstance(exc, JudgeReplyError):
+        return f"unparseable answer ({exc})"
+    return f"{type(exc).__name__}: {str(exc)[:160]}".rstrip(": ")
+
+
+def failure_detail(failures: Sequence[str]) -> str:
+    """The warning's words for the batches that failed."""
+    return (
+        "The claim judge did not decide every claim it was given ("
+        + "; ".join(failures)
+        + "): those claims keep the verdicts of the checks on their figures, quotes and names."
+    )
+
+
+# --- applying it -----------------------------------------------------------------------------------
+
+
+def apply_judgements(check: ClaimCheck, judgements: Mapping[str, Judgement]) -> ClaimCheck:
+    """``check`` with the judge's verdicts on the claims it judged (see the module's contract)."""
+    if not judgements:
+        return check
+    judgeable = {id(c) for c in check.judgeable()}
+    updated = {}
+    for position, checked in enumerate(check.checked):
+        if id(checked) not in judgeable:
+            continue
+        judgement = judgements.get(judgement_key(checked))
+        if judgement is None:
+            continue
+        sources = [
+            source.model_copy(
+                update={"sentence": judgement.sentence, "deciding": True, "evidence_id": judgement.evidence_id}
+            )
+            if judgement.index is not None and source.index == judgement.index and judgement.sentence
+            else source
+            for source in checked.record.sources
+        ]
+        record = checked.record.model_copy(
+            update={
+                "verdict": judgement.verdict,
+                "decided_by": ClaimMethod.JUDGED,
+                "detail": judgement.reason,
+                "tokens": [],
+                "sources": sources,
+            }
+        )
+        hints: tuple[str, ...] = ()
+        if judgement.verdict != ClaimVerdict.SUPPORTED:
+            deciding = [s for s in sources if s.deciding] or [s for s in sources if s.sentence]
+            hints = tuple(f"[{s.index}] says: “{s.sentence}”" for s in deciding[:2])
+        updated[position] = (record, hints)
+    return check.with_records(updated)
