@@ -92,7 +92,8 @@ from .mcp.listing import Listing, OpeningStatuses, list_tools, listings_digest, 
 from .mcp.prompt import mcp_section
 from .modelcalls.caching import PromptCachingMiddleware
 from .modelcalls.compaction import CompactionLimits, ContextCompactionMiddleware, ModelFactory
-from .modelcalls.metering import ModelCallHeartbeatMiddleware, UsageMeteringMiddleware, side_call_meter
+from .modelcalls.heartbeat import ModelCallHeartbeatMiddleware
+from .modelcalls.metering import UsageMeteringMiddleware, side_call_meter
 from .modelcalls.models import chat_model
 from .modelcalls.prompt_date import PromptDateMiddleware
 from .modelcalls.retry import ModelCallRetryMiddleware

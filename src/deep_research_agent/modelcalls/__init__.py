@@ -4,7 +4,8 @@ usage metering and the heartbeat, the prompt's date, context compaction and prom
 
 from .caching import PromptCachingMiddleware
 from .compaction import ContextCompactionMiddleware
-from .metering import ModelCallHeartbeatMiddleware, UsageMeteringMiddleware, side_call_meter
+from .heartbeat import ModelCallHeartbeatMiddleware
+from .metering import UsageMeteringMiddleware, side_call_meter
 from .models import chat_model
 from .prompt_date import PromptDateMiddleware
 from .retry import ModelCallRetryMiddleware

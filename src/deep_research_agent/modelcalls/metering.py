@@ -1,4 +1,4 @@
-"""Usage metering and the model-call heartbeat of one agent.
+"""Usage metering of one agent, and of side calls outside any agent's loop.
 
 ``UsageMeteringMiddleware`` contract: one instance per agent graph (its ``name`` carries the role, so
 stacks never collide). Each model call adds its tokens and its cost to the role's counters and to the
@@ -6,10 +6,6 @@ counters of the ``task`` call that started the agent; the cost is the provider's
 response reports one (OpenRouter's ``usage.cost``, non-streamed calls only), else the tier's prices. Each
 tool call adds one tool call as it starts, so budgets see calls in flight. The orchestrator turns the
 usage into the ``usage`` event at the end of the run.
-
-``ModelCallHeartbeatMiddleware`` contract: one ``status: model_call`` right before every model step of
-the agent (not per retry), with the role, model, step number, the unit it works on (a sub-agent's brief,
-the orchestrator's user request) and, after tool results, which tools returned and how many characters.
 """
 
 from __future__ import annotations
@@ -18,19 +14,15 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
-from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from ..domain.conversation import latest_user_text
 from ..domain.per_role import PerRoleMiddleware
 from ..domain.usage import RoleUsage
-from ..protocol.events import ModelCallStatus, emit
 from ..protocol.sender import current_sender
 from ..run import Run, UsageMeter, run_hook
 from ..settings import ModelSpec
-
-_UNIT_CHARS = 200
 
 
 class UsageMeteringMiddleware(PerRoleMiddleware):
@@ -87,50 +79,6 @@ def side_call_meter(role: str, spec: ModelSpec) -> Callable[[UsageMeter, AIMessa
     """A callback for model calls made outside the agent loop (triage, compaction), so budgets see them: the
     middleware that makes one passes its run's usage meter and the response."""
     return lambda usage, message: record_model_call(usage, role, spec, [message])
-
-
-class ModelCallHeartbeatMiddleware(PerRoleMiddleware):
-    """Announces each model step of one agent: who is thinking, on which model, about what."""
-
-    label = "ModelCallHeartbeat"
-
-    def __init__(self, *, role: str, model: str) -> None:
-        super().__init__(role=role)
-        self.model = model
-
-    @run_hook
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]], *, run: Run
-    ) -> Any:
-        sender = current_sender.get()
-        unit = sender.unit or latest_user_text(request.messages)
-        after = _tool_results_since_last_reply(request.messages)
-        emit(
-            ModelCallStatus(
-                model=self.model,
-                step=_own_usage(run, self.role).model_calls + 1,
-                unit=unit[:_UNIT_CHARS] if unit else None,
-                after=[m.name or "tool" for m in after] or None,
-                after_chars=sum(len(m.text) for m in after) if after else None,
-            )
-        )
-        return await handler(request)
-
-
-def _own_usage(run: Run, role: str) -> RoleUsage:
-    """A sub-agent's counters are its task's; the orchestrator's are its role's."""
-    task_id = current_sender.get().task_id
-    return run.usage.of_task(task_id) if task_id else run.usage.of_role(role)
-
-
-def _tool_results_since_last_reply(messages: list[AnyMessage]) -> list[ToolMessage]:
-    results: list[ToolMessage] = []
-    for message in reversed(messages):
-        if isinstance(message, AIMessage):
-            break
-        if isinstance(message, ToolMessage):
-            results.append(message)
-    return results[::-1]
 
 
 def _reported_cost(message: AIMessage) -> float | None:

@@ -20,7 +20,6 @@ import hashlib
 import logging
 import re
 import threading
-import uuid
 import weakref
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -39,10 +38,11 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from ..domain.errors import ToolFailure
 from ..domain.names import EvidenceKind
 from ..domain.retry_after import retry_after_s
-from ..protocol.events import KeylessSearchStatus, SearchHit, SearchQuery, SearchResults, Source, emit
+from ..protocol.events import KeylessSearchStatus, Source, emit
 from ..protocol.sender import current_sender
 from ..run import Run, run_tool
 from .errors import retrieval_answered, retrieval_failure_text
+from .search_events import SearchEvents
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +62,6 @@ KEYLESS_NOTICE = (
 _KEY_FIX = "Fix TAVILY_API_KEY (or configurable apiKeys.TAVILY_API_KEY)"
 _RETRY_ATTEMPTS = 3
 _RETRY_BUDGET_S = 10.0
-_EVENT_SNIPPET_CHARS = 300
 _MAX_CLIENTS_PER_LOOP = 32
 
 
@@ -233,13 +232,8 @@ def render_results(query: str, hits: list[dict[str, str]]) -> str:
     return f"{RESULTS_PREAMBLE}\n{opening}\n{body}\n</search_results>"
 
 
-def _snippet(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= _EVENT_SNIPPET_CHARS else flat[: _EVENT_SNIPPET_CHARS - 1].rstrip() + "…"
-
-
-def _failed(run: Run, search_id: str, query: str, failure: ToolFailure) -> str:
-    emit(SearchResults(id=search_id, query=query, ok=False, count=0, error=failure.message))
+def _failed(run: Run, events: SearchEvents, query: str, failure: ToolFailure) -> str:
+    events.failed(failure.message)
     return retrieval_failure_text(run.failures, TOOL_NAME, query, failure)
 
 
@@ -258,17 +252,16 @@ async def search_web(
     if not query:
         return ToolFailure.permanent("the query is empty; pass the words to search for.").as_model_text(TOOL_NAME)
     count = min(max(max_results or default_max_results, 1), MAX_RESULTS_CAP)
-    search_id = f"search-{uuid.uuid4().hex[:12]}"
     if not api_key and run.control.first_notice("keyless_search"):
         emit(KeylessSearchStatus(detail=KEYLESS_NOTICE))
-    emit(SearchQuery(id=search_id, query=query, source=SOURCE))
+    events = SearchEvents(query, SOURCE)
     try:
         hits = _hits(await _search(_client_for(api_key, base_url), query, count, timeout_s))
     except ToolFailure as failure:
-        return _failed(run, search_id, query, failure)
+        return _failed(run, events, query, failure)
     except Exception as exc:  # e.g. a malformed answer: the run must go on
         logger.exception("web_search failed unexpectedly")
-        return _failed(run, search_id, query, classify_search_error(exc))
+        return _failed(run, events, query, classify_search_error(exc))
 
     retrieval_answered(run.failures, TOOL_NAME, query)
     agent = current_sender.get().role
@@ -276,18 +269,7 @@ async def search_web(
         run.evidence.add_evidence(
             url=hit["url"], title=hit["title"], kind=EvidenceKind.SEARCH_RESULT, text=hit["content"], agent=agent
         )
-    emit(
-        SearchResults(
-            id=search_id,
-            query=query,
-            ok=True,
-            count=len(hits),
-            results=[
-                SearchHit(title=h["title"], url=h["url"], domain=h["domain"], snippet=_snippet(h["content"]))
-                for h in hits
-            ],
-        )
-    )
+    events.found((h["title"], h["url"], h["domain"], h["content"]) for h in hits)
     for hit in hits:
         if record := run.evidence.add_source(hit["url"], hit["title"]):
             emit(Source(title=record.title, url=record.url, domain=record.domain))
