@@ -90,6 +90,7 @@ async def test_the_delivered_report_is_the_last_ai_message_and_the_state_a_clien
         "sources",
         "citations",
         "cited_sources",
+        "claim_summary",
         "outcome",
         "todos",
         "evidence",
