@@ -5,7 +5,7 @@ script>``, ``OUTPUT:`` the script's real output as execute printed it, ``NOTES:`
 script assumes, what failed and why).
 
 Contract of ``ScriptGateMiddleware`` (coding sub-agent only; inside the guard chain, like the findings
-gate whose twin it is):
+gate whose twin it is; both are ``answer_gate.AnswerGate``s, which owns the one bounce):
 - a reply with no tool call is the final answer; ``check_answer`` names its problems: a missing
   section, a STATUS other than ok or failed, a SCRIPT that is no absolute path or no file in the
   sandbox, no execute call in the whole task, or an OUTPUT (its first line with text) that no execute
@@ -19,23 +19,22 @@ gate whose twin it is):
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Annotated, NotRequired
 
-from langchain.agents.middleware import AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentState, ModelRequest
 from langchain.agents.middleware.types import PrivateStateAttr
-from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.messages import AnyMessage, ToolMessage
 from langgraph.channels import UntrackedValue
 
-from ..domain.conversation import harness_message, is_harness_message, respond
 from ..domain.errors import ToolFailure
 from ..domain.names import EvidenceKind, RevisionReason, ScriptStatus, ToolName
-from ..domain.per_role import PerRoleMiddleware
-from ..protocol.events import RevisingStatus, Script, Source, emit
+from ..protocol.events import Script, Source, emit
 from ..protocol.sender import current_sender
-from ..run import Run, run_hook
+from ..run import Run
+from .answer_gate import AnswerGate
 
 if TYPE_CHECKING:
     from ..sandbox.connector import SandboxConnector
@@ -116,41 +115,41 @@ def bounce_message(problems: Sequence[str]) -> str:
     )
 
 
+@dataclass(frozen=True)
+class JudgedScript:
+    """The script gate's verdict: the answer as judged, and the script's code when it could be read."""
+
+    answer: ScriptAnswer
+    code: bytes | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.answer.ok
+
+    @property
+    def problems(self) -> list[str]:
+        return self.answer.problems
+
+
 class ScriptGateState(AgentState):
     script_bounced: NotRequired[Annotated[bool, PrivateStateAttr, UntrackedValue]]
 
 
-class ScriptGateMiddleware(PerRoleMiddleware):
+class ScriptGateMiddleware(AnswerGate[JudgedScript]):
     """Bounces a coding answer that breaks the contract once, and shows the final script."""
 
     label = "ScriptGate"
     state_schema = ScriptGateState
+    bounced_key = "script_bounced"
+    reason = RevisionReason.SCRIPT_ANSWER
 
     def __init__(self, *, role: str, sandbox: SandboxConnector) -> None:
         super().__init__(role=role)
         self.sandbox = sandbox
 
-    @run_hook
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]], *, run: Run
-    ) -> ModelResponse | ExtendedModelResponse:
-        response = await handler(request)
-        reply = _final_answer(response)
-        if reply is None:
-            return response
-        verdict, code = await self._judge(run, reply.text, request.messages)
-        if verdict.ok or request.state.get("script_bounced"):
-            self._show(run, verdict, code)
-            return response
-        emit(RevisingStatus(reason=RevisionReason.SCRIPT_ANSWER, detail=" ".join(verdict.problems)))
-        added: list[AnyMessage] = [*response.result, harness_message(bounce_message(verdict.problems))]
-        retry = await handler(request.override(messages=[*request.messages, *added]))
-        second = _final_answer(retry)
-        if second is not None:
-            self._show(run, *await self._judge(run, second.text, [*request.messages, *added]))
-        return respond(added, model_response=retry, update={"script_bounced": True})
-
-    async def _judge(self, run: Run, text: str, messages: Sequence[AnyMessage]) -> tuple[ScriptAnswer, bytes | None]:
+    async def judge(self, run: Run, text: str, request: ModelRequest, added: Sequence[AnyMessage]) -> JudgedScript:
+        """Judged on the whole conversation, the bounce included; the SCRIPT file is read from the sandbox."""
+        messages = [*request.messages, *added]
         sections = parse_answer(text)
         script = sections.get("SCRIPT", "").split()[0] if sections.get("SCRIPT") else ""
         code: bytes | None = None
@@ -163,31 +162,34 @@ class ScriptGateMiddleware(PerRoleMiddleware):
             else:
                 exists = got.error is None and got.content is not None
                 code = got.content if exists else None
-        return check_answer(text, execute_outputs=_execute_outputs(messages), script_exists=exists), code
+        return JudgedScript(check_answer(text, execute_outputs=_execute_outputs(messages), script_exists=exists), code)
 
-    @staticmethod
-    def _show(run: Run, verdict: ScriptAnswer, code: bytes | None) -> None:
+    def bounce_text(self, problems: Sequence[str]) -> str:
+        return bounce_message(problems)
+
+    def settle(self, run: Run, verdict: JudgedScript) -> None:
         """The ``script`` event, and the script's output as evidence under ``script_label``: a computed
         figure is in no page, so the report cites the script too and the claim check finds it there."""
+        answer, code = verdict.answer, verdict.code
         if code is None:
             return
         text = code.decode("utf-8", errors="replace")
-        label = script_label(verdict.script)
+        label = script_label(answer.script)
         run.evidence.add_evidence(
             url=label,
-            title=f"Script {verdict.script}",
+            title=f"Script {answer.script}",
             kind=EvidenceKind.SCRIPT,
-            text=f"{verdict.output}\n\n{text}",
+            text=f"{answer.output}\n\n{text}",
             agent=current_sender.get().role,
         )
-        if record := run.evidence.add_source(label, f"Script {verdict.script}"):
+        if record := run.evidence.add_source(label, f"Script {answer.script}"):
             emit(Source(title=record.title, url=record.url, domain=record.domain))
         emit(
             Script(
-                path=verdict.script,
+                path=answer.script,
                 code=text[:MAX_CODE_CHARS],
-                status=verdict.status or ScriptStatus.FAILED,
-                output=verdict.output[:MAX_OUTPUT_CHARS],
+                status=answer.status or ScriptStatus.FAILED,
+                output=answer.output[:MAX_OUTPUT_CHARS],
                 bytes=len(code),
                 truncated=len(text) > MAX_CODE_CHARS,
             )
@@ -197,13 +199,6 @@ class ScriptGateMiddleware(PerRoleMiddleware):
 def script_label(path: str) -> str:
     """How the report cites what a script computed: its file name, never the sandbox path."""
     return f"Script: {PurePosixPath(path).name}"
-
-
-def _final_answer(response: ModelResponse) -> AIMessage | None:
-    reply = response.result[-1] if response.result else None
-    if not isinstance(reply, AIMessage) or reply.tool_calls or is_harness_message(reply):
-        return None
-    return reply
 
 
 def _execute_outputs(messages: Sequence[AnyMessage]) -> list[str]:
