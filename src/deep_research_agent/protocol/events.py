@@ -292,24 +292,25 @@ class ModelUnavailableStatus(StatusEvent):
     detail: str
 
 
-class BudgetSoftStatus(StatusEvent):
+class CeilingStatus(StatusEvent):
+    """What the budget guard says at either stage: the binding ceiling, how much of it is spent, and why."""
+
+    reason: Ceiling
+    used: float = Field(description=_USED)
+    limit: float = Field(description=_LIMIT)
+    detail: str
+
+
+class BudgetSoftStatus(CeilingStatus):
     """The 75% wrap-up stage of the binding ceiling (``steps``: the orchestrator's graph steps)."""
 
     state: Literal[StatusState.BUDGET_SOFT] = StatusState.BUDGET_SOFT
-    reason: Ceiling
-    used: float = Field(description=_USED)
-    limit: float = Field(description=_LIMIT)
-    detail: str
 
 
-class BudgetHaltStatus(StatusEvent):
+class BudgetHaltStatus(CeilingStatus):
     """The hard stop at 100% of the binding ceiling: no further model or tool call starts."""
 
     state: Literal[StatusState.BUDGET_HALT] = StatusState.BUDGET_HALT
-    reason: Ceiling
-    used: float = Field(description=_USED)
-    limit: float = Field(description=_LIMIT)
-    detail: str
 
 
 class RecursionLimitStatus(StatusEvent):
@@ -321,40 +322,44 @@ class RecursionLimitStatus(StatusEvent):
     detail: str
 
 
-class LoopDetectedStatus(StatusEvent):
+class LoopStatus(StatusEvent):
+    """What the loop guard says at either stage: how often the agent repeated one call."""
+
+    repeats: int = Field(description=_REPEATS)
+    detail: str
+
+
+class LoopDetectedStatus(LoopStatus):
     """The identical-call nudge."""
 
     state: Literal[StatusState.LOOP_DETECTED] = StatusState.LOOP_DETECTED
-    repeats: int = Field(description=_REPEATS)
-    detail: str
 
 
-class LoopHaltStatus(StatusEvent):
+class LoopHaltStatus(LoopStatus):
     """The identical-call stop."""
 
     state: Literal[StatusState.LOOP_HALT] = StatusState.LOOP_HALT
-    repeats: int = Field(description=_REPEATS)
+
+
+class RunawayStatus(StatusEvent):
+    """What the runaway guard says at either stage: the kind of runaway and how much of the reply it kept."""
+
+    reason: RunawayKind
+    chars: int
+    kept_chars: int
     detail: str
 
 
-class RunawayOutputStatus(StatusEvent):
+class RunawayOutputStatus(RunawayStatus):
     """A runaway reply was trimmed (``chars`` before, ``kept_chars`` after)."""
 
     state: Literal[StatusState.RUNAWAY_OUTPUT] = StatusState.RUNAWAY_OUTPUT
-    reason: RunawayKind
-    chars: int
-    kept_chars: int
-    detail: str
 
 
-class RunawayHaltStatus(StatusEvent):
+class RunawayHaltStatus(RunawayStatus):
     """The second runaway reply of a turn stopped the agent."""
 
     state: Literal[StatusState.RUNAWAY_HALT] = StatusState.RUNAWAY_HALT
-    reason: RunawayKind
-    chars: int
-    kept_chars: int
-    detail: str
 
 
 class TriageStatus(StatusEvent):
