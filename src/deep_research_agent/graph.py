@@ -301,7 +301,7 @@ def orchestrator_agent(
         settings,
         Role.ORCHESTRATOR,
         tools=parts.custom_tools,
-        system_prompt=role_prompt(Role.ORCHESTRATOR, parts.features),
+        system_prompt=orchestrator_prompt(settings, parts.features),
         outside=[
             run_lifecycle(settings, build_warnings=parts.build_warnings),
             # Outside the guards: the call after a delivery is answered with the deliverable, never made.
@@ -313,7 +313,8 @@ def orchestrator_agent(
         own=[
             ClassifiedToolErrorsMiddleware(role=Role.ORCHESTRATOR),
             HandOverMiddleware(models_by_role=_models_by_role(settings, subagents)),
-            ClarificationMiddleware(),
+            # Off (``clarify: false``), a caller that cannot answer: request_clarification is not even offered.
+            *([ClarificationMiddleware()] if settings.clarify else []),
             PlanningMiddleware(system_prompt=_TODOS_PROMPT, tool_description=_TODOS_DESCRIPTION),
             SubAgentMiddleware(backend=StateBackend(), subagents=list(subagents), task_description=_TASK_DESCRIPTION),
             ReportMiddleware(),
@@ -548,6 +549,12 @@ def role_prompt(role: Role, features: RunFeatures) -> str:
     )
     domain_prompt = features.domain_prompt if role in _DOMAIN_ROLES else ""
     return prompts.assemble(_ROLE_PROMPTS[role], sections, domain_prompt=domain_prompt)
+
+
+def orchestrator_prompt(settings: ResearchConfig, features: RunFeatures) -> str:
+    """The orchestrator's system prompt; with ``clarify`` off its step on asking says to proceed on assumptions."""
+    prompt = role_prompt(Role.ORCHESTRATOR, features)
+    return prompt if settings.clarify else prompts.without_clarifying(prompt)
 
 
 def _research_description(features: RunFeatures) -> str:

@@ -444,6 +444,14 @@ class ResearchConfig(BaseModel):
         env="DRA_MAX_RUNS_PER_USER",
         operator_only=True,
     )
+    clarify: bool = _setting(
+        True,
+        "Let the orchestrator ask clarifying questions (request_clarification) before it researches. Off is the "
+        "non-interactive mode for callers that cannot answer (scripts, other agents, the MCP research tool): the "
+        "tool is not offered and the orchestrator proceeds on assumptions it states in the report.",
+        env="DRA_CLARIFY",
+        configurable="clarify",
+    )
 
     warnings: tuple[str, ...] = Field(default=(), exclude=True)
     problems: tuple[str, ...] = Field(default=(), exclude=True)
