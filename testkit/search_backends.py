@@ -279,7 +279,7 @@ def arxiv_error_feed(message: str) -> str:
         _ATOM_HEAD
         + "<title>arXiv Query: error</title>\n<id>http://arxiv.org/api/errors</id>\n"
         + "<opensearch:totalResults>1</opensearch:totalResults>\n"
-        + f"<entry><id>http://arxiv.org/api/errors#incorrect_query</id><title>Error</title>"
+        + "<entry><id>http://arxiv.org/api/errors#incorrect_query</id><title>Error</title>"
         + f"<summary>{xml_escape(message)}</summary></entry>\n</feed>\n"
     )
 
