@@ -292,3 +292,23 @@ def test_a_bad_base_url_warns_and_keeps_the_public_service() -> None:
     config = ResearchConfig.resolve(None, environ={"OPENALEX_API_URL": "ftp://mirror", "DRA_SEARCH_BACKENDS": "pubmed"})
     assert config.openalex_api_url == "https://api.openalex.org" and config.search_backends == ("pubmed",)
     assert any(w.startswith("OPENALEX_API_URL 'ftp://mirror': only http and https") for w in config.warnings)
+
+
+# --- doctor ---------------------------------------------------------------------------------------------------
+
+
+def test_doctor_names_the_backends_and_probes_each_but_tavily(web: WebStandIn) -> None:
+    from deep_research_agent.cli.doctor import OK, WARN, _check_search
+
+    environ = {
+        "DRA_SEARCH_BACKENDS": "tavily,arxiv,openalex,bing",
+        "ARXIV_API_URL": web.backend_url("arxiv"),
+        "OPENALEX_API_URL": f"http://127.0.0.1:{closed_port()}",
+    }
+    rows = {(c.mark, c.name): c.detail for c in _check_search(environ, {})}
+    assert rows[(OK, "search backends")] == "tavily, arxiv, openalex"
+    assert "'bing' is not a search backend" in rows[(WARN, "search backends")]
+    assert rows[(OK, "search: arxiv")] == "answers"
+    assert rows[(WARN, "search: openalex")].startswith("could not reach OpenAlex (ConnectError)")
+    assert not any(name == "search: tavily" for _, name in rows)
+    assert web.tavily_requests() == [] and len(web.backend_requests("arxiv")) == 1
