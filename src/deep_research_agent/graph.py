@@ -68,6 +68,7 @@ from .delivery import (
 )
 from .delivery.follow_up import follow_up_section
 from .domain.names import Role, ToolName
+from .domain.search import PAPER_BACKENDS
 from .domain.secrets import register_secrets
 from .extensions import load_extensions, skills_filesystem
 from .extensions.skills import SkillCatalog, load_skills, skill_helpers
@@ -233,6 +234,8 @@ class RunFeatures:
     mcp_prompt: str
     sandbox: SandboxConnector | None
     domain_prompt: str
+    # The run's search backends that find papers (arXiv, PubMed, OpenAlex), for the web section.
+    paper_sources: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -285,6 +288,9 @@ def read_parts(settings: ResearchConfig, *, mcp: Sequence[Listing], corpora: Cat
             mcp_prompt=settings.mcp_prompt,
             sandbox=sandbox,
             domain_prompt=settings.domain_prompt,
+            paper_sources=tuple(b for b in settings.search_backends if b in PAPER_BACKENDS)
+            if settings.web_search
+            else (),
         ),
         build_warnings=(*extensions.warnings, *corpora.warnings),
     )
@@ -537,7 +543,7 @@ def role_prompt(role: Role, features: RunFeatures) -> str:
     sandbox = features.sandbox
     sections = (
         follow_up_section(role),
-        web_section(role, web_search=features.web_search),
+        web_section(role, web_search=features.web_search, paper_sources=features.paper_sources),
         corpora_section(role, features.corpora, web_search=features.web_search),
         no_web_section(role, web_search=features.web_search),
         tasks_section(role),

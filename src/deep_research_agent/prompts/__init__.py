@@ -41,6 +41,7 @@ class Prompt(StrEnum):
     SKILL_HELPERS = "skill_helpers"
     NO_CODE_EXECUTION = "no_code_execution"
     WEB_RESEARCH = "web_research"
+    WEB_PAPERS = "web_papers"
     CORPORA_SUBAGENT = "corpora_subagent"
     CORPORA_ORCHESTRATOR = "corpora_orchestrator"
     NO_WEB = "no_web"
