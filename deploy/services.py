@@ -131,7 +131,12 @@ class PostgresServer:
     def _run(self, *command: str) -> None:
         result = subprocess.run([*self._prefix, *command], capture_output=True, text=True, timeout=120)
         if result.returncode != 0:
-            raise RuntimeError(f"{Path(command[0]).name} failed: {result.stderr.strip() or result.stdout.strip()}")
+            hint = ""
+            if self._prefix and "Permission denied" in result.stderr:
+                hint = f" (PostgreSQL runs as the postgres user, which must be able to reach {self.workdir})"
+            raise RuntimeError(
+                f"{Path(command[0]).name} failed: {result.stderr.strip() or result.stdout.strip()}{hint}"
+            )
 
     def _pg_ctl(self, *args: str) -> subprocess.CompletedProcess[str]:
         command = [*self._prefix, str(self.bin / "pg_ctl"), "-D", str(self.data), *args]  # type: ignore[operator]
