@@ -45,6 +45,15 @@ def test_tokens_map_to_users_and_a_request_names_its_token_either_way():
     assert auth.user_for(auth.presented_token({}), tokens) is None
 
 
+def test_the_web_ui_session_cookie_names_a_token_too_and_a_header_wins_over_it():
+    tokens = auth.parse_tokens("alice=alice-token-0123456789, bob=bob-token-0123456789abc")
+    cookie = {"Cookie": "theme=dark; dra_token=alice-token-0123456789"}
+
+    assert auth.user_for(auth.presented_token(cookie), tokens) == "alice"
+    assert auth.presented_token({**cookie, "x-api-key": "bob-token-0123456789abc"}) == "bob-token-0123456789abc"
+    assert auth.presented_token({"Cookie": "dra_token"}) == "" and auth.presented_token({"Cookie": '"'}) == ""
+
+
 @pytest.mark.parametrize(
     "entry, why",
     [("alice=short", "shorter than 16"), ("alice", "not user=token"), ("=tok-0123456789abcdef", "not user=token")],
@@ -145,7 +154,7 @@ def test_a_killed_instance_is_restarted_after_its_backoff_with_its_exit_status_l
     clock.now = 1.5
     supervisor.tick()
 
-    assert "the instance on port 2024 (pid %d) was killed by SIGKILL; restarting it in 1 s" % a.pid in lines[0]
+    assert f"the instance on port 2024 (pid {a.pid}) was killed by SIGKILL; restarting it in 1 s" in lines[0]
     assert [i.port for i in started] == [2024, 2025, 2024] and started[2].alive()
     assert b.alive() and not b.terminated
     assert lines[1:] == [

@@ -13,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +26,7 @@ import pytest
 from langgraph_sdk import get_client
 
 from deploy import services
-from testkit.agent_server import GRAPH_ID, STREAM_MODES, RunResult, stream_run
+from testkit.agent_server import GRAPH_ID, PROJECT_ROOT, STREAM_MODES, RunResult, stream_run
 from testkit.scenarios import (
     end_of,
     findings_json,
@@ -35,7 +37,7 @@ from testkit.scenarios import (
     scenario,
     submit,
 )
-from testkit.scripted_model import turn
+from testkit.scripted_model import call, turn
 from testkit.serve_process import ServeProcess, free_port_range
 from tests.conftest import agent_env
 
@@ -43,6 +45,8 @@ pytestmark = [pytest.mark.anyio, pytest.mark.e2e, pytest.mark.aegra]
 
 REPORT = "# Sodium\n\nSodium cells are cheaper than lithium cells.\n"
 USERS = [f"user-{n}" for n in range(10)]
+SNIPPET = "Sodium-ion cells cost about 30 % less per kWh than lithium iron phosphate cells (2025 survey)."
+SOURCE = "https://batteries.example/sodium-survey"
 
 
 def token(user: str) -> str:
@@ -78,7 +82,7 @@ def team(model_server, web_server, tmp_path_factory) -> Iterator[Team]:
         "DRA_DATA_DIR": str(data_dir),
         "DRA_PORT": str(free_port_range(2)),
         "DRA_INSTANCES": "2",
-        "DRA_AUTH_TOKENS": ",".join(f"{user}={token(user)}" for user in USERS),
+        "DRA_AUTH_TOKENS": ",".join(f"{user}={token(user)}" for user in [*USERS, "alice", "bob"]),
         "DRA_MAX_RUNS_PER_USER": "0",
         "DRA_SERVE_GRACE_S": "20",
         "WORKER_COUNT": "2",
@@ -118,6 +122,88 @@ async def test_serve_says_which_data_it_keeps_and_a_run_delivers(team, scripted)
     out = team.serve.output()
     assert "Data: the Postgres cluster in " in out and "(created now)" in out
     assert "Data: Redis with its append-only file in " in out and "serve delete-data deletes it" in out
+
+
+def cli(url: str, user: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m deep_research_agent.cli`` (what ``./run.sh ask|kb|tasks`` run) as ``user``, by their token."""
+    env = {**os.environ, "COLUMNS": "200", "LANGGRAPH_API_KEY": token(user)}
+    return subprocess.run(
+        [sys.executable, "-m", "deep_research_agent.cli", *args, "--url", url],
+        capture_output=True, text=True, timeout=240, env=env, cwd=PROJECT_ROOT,
+    )  # fmt: skip
+
+
+async def test_ask_kb_and_tasks_on_serve_show_each_user_what_their_runs_wrote_and_nothing_of_anyone_else(
+    team, scripted
+):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Find sodium prices"), submit(REPORT)),
+            researcher(
+                turn(tool_calls=[call("remember", text=SNIPPET, source=SOURCE, sync=True)]),
+                turn(content=findings_json("Sodium cells are cheaper.")),
+            ),
+        )
+    )
+    url = team.serve.urls[0]
+
+    asked = await asyncio.to_thread(
+        cli, url, "alice", "ask", "How cheap are sodium cells?", "--no-clarify", "--task", "sodium-watch"
+    )
+    alice_kb = await asyncio.to_thread(cli, url, "alice", "kb", "list")
+    alice_tasks = await asyncio.to_thread(cli, url, "alice", "tasks")
+    bob_kb = await asyncio.to_thread(cli, url, "bob", "kb", "list")
+    bob_tasks = await asyncio.to_thread(cli, url, "bob", "tasks")
+    bob_as_alice = await asyncio.to_thread(cli, url, "bob", "kb", "list", "--user", "alice")
+
+    assert asked.returncode == 0, asked.stdout + asked.stderr
+    assert alice_kb.returncode == 0, alice_kb.stdout + alice_kb.stderr
+    assert "Dataset 'main' of user 'alice': 1 entry." in alice_kb.stdout and SOURCE in alice_kb.stdout
+    assert "alice / main" in alice_kb.stdout
+    assert alice_tasks.returncode == 0 and "Tasks of alice" in alice_tasks.stdout
+    assert "sodium-watch" in alice_tasks.stdout
+    assert "Dataset 'main' of user 'bob': 0 entries." in bob_kb.stdout and "alice" not in bob_kb.stdout
+    assert "No tasks for user bob." in bob_tasks.stdout
+    assert (
+        bob_as_alice.returncode != 0
+        and "only its own knowledge base and tasks" in bob_as_alice.stdout + bob_as_alice.stderr
+    )
+    team.threads["alice"] = (await team.client(0, "alice").threads.search(metadata={"task": "sodium-watch"}))[0][
+        "thread_id"
+    ]
+
+
+async def test_the_web_ui_on_serve_asks_for_a_token_then_loads_and_its_session_runs_and_reads_only_its_own(
+    team, scripted
+):
+    url = team.serve.urls[1]
+    async with httpx.AsyncClient(base_url=url, timeout=30) as http:
+        signed_out = await http.get("/ui")
+        wrong = await http.post("/ui/session", data={"token": "not-a-token-0123456789", "next": "/ui"})
+        signed_in = await http.post("/ui/session", data={"token": token("alice"), "next": "/ui"})
+        cookie = signed_in.headers["set-cookie"]
+        page = await http.get("/ui", headers={"Cookie": cookie.split(";")[0]})
+        theirs = await http.get(f"/evidence/{team.threads['alice']}", headers={"Cookie": cookie.split(";")[0]})
+        not_theirs = await http.get(f"/evidence/{team.threads['user-0']}", headers={"Cookie": cookie.split(";")[0]})
+        api = await http.post("/threads/search", json={}, headers={"Cookie": cookie.split(";")[0]})
+
+    async with httpx.AsyncClient(base_url=url, timeout=30) as without_cookie:
+        anonymous = await without_cookie.post("/threads/search", json={})
+
+    assert signed_out.status_code == 200 and "Sign in" in signed_out.text and 'action="/ui/session"' in signed_out.text
+    assert wrong.status_code == 401 and "not known here" in wrong.text
+    assert signed_in.status_code == 303 and signed_in.headers["location"] == "/ui"
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie
+    built = (PROJECT_ROOT / "ui" / "dist" / "index.html").is_file()
+    assert page.status_code == (200 if built else 503) and "Sign in" not in page.text
+    assert theirs.status_code in (200, 404) and "of yours" not in theirs.text
+    assert not_theirs.status_code == 404 and "of yours" in not_theirs.json()["detail"]
+    assert api.status_code == 200 and [t["thread_id"] for t in api.json()] == [team.threads["alice"]]
+    assert anonymous.status_code == 401
+
+    scripted.set_scenario(research())
+    through_the_page = get_client(url=url, headers={"Cookie": cookie.split(";")[0]})
+    assert delivered(await stream_run(through_the_page, "How cheap are sodium cells?", timeout=180))
 
 
 async def test_a_run_naming_an_mcp_server_on_a_private_address_is_refused_with_an_mcp_error_and_still_delivers(
