@@ -350,6 +350,22 @@ class ResearchConfig(BaseModel):
         env="DRA_MCP_BEARER",
         operator_only=True,
     )
+    mcp_allowed_hosts: tuple[str, ...] = _setting(
+        (),
+        "Comma-separated host[:port] on which a run's own MCP servers (configurable mcp_servers or mcp_config) may "
+        "be; when set, or under ./run.sh serve, a run's server on any other host is refused with mcp_error. The "
+        "operator's servers are not limited.",
+        env="DRA_MCP_ALLOWED_HOSTS",
+        operator_only=True,
+    )
+    mcp_allowlist_required: bool = _setting(
+        False,
+        "Refuse a run's own MCP servers unless their host is on DRA_MCP_ALLOWED_HOSTS, loopback and private "
+        "addresses included (./run.sh serve sets it: on a shared deployment any user could otherwise make the "
+        "server reach internal services).",
+        env="DRA_MCP_ALLOWLIST_REQUIRED",
+        operator_only=True,
+    )
     mcp_prompt: str = _setting(
         "",
         "The deployment's guidance on its MCP tools, added to the orchestrator's and the research sub-agents' prompts.",
@@ -563,7 +579,12 @@ class ResearchConfig(BaseModel):
         _resolve_search_backends(values, warnings)
 
         values["mcp_servers"], mcp_warnings = resolve_servers(
-            configurable, environ, label=values.get("mcp_label", "mcp"), bearer=values.get("mcp_bearer")
+            configurable,
+            environ,
+            label=values.get("mcp_label", "mcp"),
+            bearer=values.get("mcp_bearer"),
+            allowed_hosts=tuple(values.get("mcp_allowed_hosts", ())),
+            allowlist_required=bool(values.get("mcp_allowlist_required", False)),
         )
         warnings.extend(mcp_warnings)
 
