@@ -125,15 +125,21 @@ def cmd_run(argv: Sequence[str]) -> int:
     )  # fmt: skip
     write(card, out)
     print(f"Scorecard written to {out}/scorecard.json and {out}/scorecard.md")
-    failures = [problem for problem in card.problems if problem not in suite.problems]
+    for problem in card.problems:
+        if problem not in suite.problems:
+            print(f"PROBLEM: {problem}")
+    failures = []
     for name, floor in args.fail_under:
         mean = card.summary[name].mean
         if mean is None or mean < floor:
             failures.append(f"{name} mean {mean} is under {floor}")
-    fabricated = sum(len(q.fabricated_citations) for q in card.questions)
+    if fabricated := sum(len(q.fabricated_citations) for q in card.questions):
+        failures.append(f"{fabricated} fabricated citation(s): a report cites a URL its run never retrieved")
+    if not card.complete:
+        failures.append("not every question ran to an end status")
     for line in failures:
         print(f"FAIL: {line}")
-    return 0 if card.complete and not fabricated and not any("is under" in f for f in failures) else 1
+    return 1 if failures else 0
 
 
 def _scorecard(path: str) -> Scorecard:

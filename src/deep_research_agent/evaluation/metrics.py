@@ -37,7 +37,8 @@ _URL = re.compile(r"https?://[^\s<>()\[\]\"'`]+")
 def _normal(text: str) -> str:
     folded = unicodedata.normalize("NFKD", text.casefold())
     stripped = "".join(c for c in folded if not unicodedata.combining(c))
-    return " ".join(re.sub(r"[^\w.,%/-]+", " ", stripped).split())
+    # Inner punctuation stays (``8,848.86``, ``HTTP/3``); a word's trailing full stop or comma does not.
+    return " ".join(word.strip(".,") for word in re.sub(r"[^\w.,%/-]+", " ", stripped).split())
 
 
 def _norm_url(url: str) -> str:
