@@ -54,6 +54,9 @@ Commands:
                           redis-server when missing, the JS client's packages (npm ci in tests/js), build the
                           web UI from a clean install (npm ci and npm run build in ui), the Aegra environment
                           (deploy/.venv from deploy/uv.lock), run the offline test suite
+  eval --suite NAME|FILE [--url URL] [--tier T] [--config JSON] [--out DIR] [--concurrency N]
+                          run a question suite against the running server and write scorecard.json and
+                          scorecard.md (docs/evaluation.md); eval compare A B compares two scorecards
   help                    show this text
 
 Environment (also read from ./.env):
@@ -220,6 +223,15 @@ cmd_serve() {
   exec deploy/.venv/bin/python -m deploy.serve "$@"
 }
 
+# The evaluation harness: compare and cassette take no server URL, a suite run gets the client's default.
+cmd_eval() {
+  ensure_env
+  case "${1:-}" in
+    compare | cassette) exec uv run python -m deep_research_agent.evaluation "$@" ;;
+    *) exec uv run python -m deep_research_agent.evaluation --url "$(server_url)" "$@" ;;
+  esac
+}
+
 cmd_cli() {
   ensure_env
   exec uv run python -m deep_research_agent.cli "$@"
@@ -384,6 +396,7 @@ main() {
     smoke) cmd_cli ask --url "$(server_url)" --no-clarify "$SMOKE_QUESTION" "$@" ;;
     doctor) cmd_cli doctor --url "$(server_url)" "$@" ;;
     corpus) cmd_cli corpus "$@" ;;
+    eval) cmd_eval "$@" ;;
     kb)
       [[ $# -gt 0 ]] || die "usage: ./run.sh kb list|export|delete [--user U] [--dataset D]"
       action="$1"
