@@ -277,7 +277,8 @@ class ResearchConfig(BaseModel):
     knowledge_base: bool = _setting(
         True,
         "Give research sub-agents the knowledge base tools remember and query, over the server's LangGraph store, "
-        "per user (the authenticated user, else configurable user_id, else anonymous) and dataset.",
+        "per user (the authenticated user, else configurable user_id, else anonymous) and dataset; a run is "
+        "offered them when the dataset has entries or remember_findings is on.",
         env="DRA_KNOWLEDGE_BASE",
         configurable="knowledge_base",
     )
