@@ -48,15 +48,18 @@ class AgentServer:
         graphs: dict[str, str] | None = None,
         http_app: str | None = None,
         store: dict[str, Any] | None = None,
+        auth: dict[str, Any] | None = None,
     ) -> None:
         """``jobs`` is ``--n-jobs-per-worker``; ``graphs`` adds graph ids to this project's and ``http_app``
         replaces its ``http.app`` (benchmarks serve a baseline graph and a probe next to the product);
-        ``store`` is langgraph.json's ``store`` (e.g. ``{"path": ...}`` for a custom store)."""
+        ``store`` is langgraph.json's ``store`` (e.g. ``{"path": ...}`` for a custom store), ``auth`` its
+        ``auth`` (``{"path": ...}``: who a request is, and what it may read)."""
         self.env = env
         self.jobs = jobs
         self.graphs = graphs or {}
         self.http_app = http_app
         self.store = store
+        self.auth = auth
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
         self.workdir = Path(tempfile.mkdtemp(prefix="dra-dev-"))
@@ -75,6 +78,8 @@ class AgentServer:
             config["http"]["app"] = self.http_app
         if self.store:
             config["store"] = self.store
+        if self.auth:
+            config["auth"] = self.auth
         (self.workdir / "langgraph.json").write_text(json.dumps(config, indent=2))
         env = {
             **os.environ,

@@ -37,6 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("lifecycle",),
     ("planning",),
     ("graph",),
+    ("service",),
     ("cli", "routes"),
     ("evaluation",),
 )

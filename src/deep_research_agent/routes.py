@@ -2,6 +2,7 @@
 
 - ``GET /evidence/{thread_id}``: every evidence record the thread's runs stored, full text included;
 - ``GET /evidence/{thread_id}/{run_id}``: one run's records;
+- ``/mcp``: the agent's own MCP server (``service/mcp_server.py``), whose lifespan is this app's;
 - ``GET /ui`` and ``GET /ui/threads/{thread_id}``: the live-research web UI (``ui/``, built into ``ui/dist``),
   the same page for both, which reads the thread id from its URL; ``GET /ui/assets/...`` its bundle.
 
@@ -35,6 +36,7 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainT
 from starlette.routing import Route
 
 from .run.archive import stored_evidence
+from .service import MCP_PATH, McpService
 
 EVIDENCE_PATH = "/evidence"
 UI_PATH = "/ui"
@@ -71,8 +73,10 @@ async def evidence_response(store: BaseStore, thread_id: str, run_id: str | None
     return JSONResponse(records)
 
 
-def make_app(store: Callable[[], BaseStore], ui_dist: Path = UI_DIST) -> Starlette:
-    """The routes, reading the store ``store()`` returns at each request and the UI bundle from ``ui_dist``."""
+def make_app(store: Callable[[], BaseStore], ui_dist: Path = UI_DIST, mcp: McpService | None = None) -> Starlette:
+    """The routes, reading the store ``store()`` returns at each request and the UI bundle from ``ui_dist``,
+    with the MCP server ``mcp`` (a new one when not given) at ``/mcp``."""
+    mcp = mcp or McpService()
 
     async def evidence(request: Request) -> JSONResponse:
         return await evidence_response(store(), request.path_params["thread_id"], request.path_params.get("run_id"))
@@ -103,7 +107,9 @@ def make_app(store: Callable[[], BaseStore], ui_dist: Path = UI_DIST) -> Starlet
             Route(UI_PATH + "/", ui_page, methods=["GET"]),
             Route(UI_PATH + "/threads/{thread_id}", ui_page, methods=["GET"]),
             Route(UI_PATH + "/assets/{path:path}", ui_asset, methods=["GET", "HEAD"]),
-        ]
+            Route(MCP_PATH, mcp.app, methods=["GET", "POST", "DELETE"]),
+        ],
+        lifespan=mcp.lifespan,
     )
 
 

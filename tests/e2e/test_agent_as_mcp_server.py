@@ -1,48 +1,292 @@
-"""The agent as an MCP server: LangGraph's ``/mcp`` endpoint (streamable HTTP, on the server's own port)
-offers ``deep_research_agent`` as a tool, and a real MCP client (langchain-mcp-adapters) lists it, hands
-it a question and gets the cited report back, against the scripted model."""
+"""The agent as an MCP server: the product's own ``/mcp`` (streamable HTTP, on the agent server's port),
+driven by the real ``mcp`` Python client the way another agent uses it: the tools and their schemas, a
+research call that answers the checked report with its counts and progress, follow-ups, reading a
+thread's report and evidence back, cancellation, and each user seeing only their own threads."""
 
 from __future__ import annotations
 
-import pytest
-from langchain_mcp_adapters.client import MultiServerMCPClient
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
 
-from testkit.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit
-from testkit.scripted_model import turn
+import anyio
+import httpx
+import pytest
+from mcp import ClientSession, types
+from mcp.client.streamable_http import streamable_http_client
+
+from testkit.agent_server import PROJECT_ROOT, AgentServer
+from testkit.scenarios import (
+    findings_json,
+    message_text,
+    orchestrator,
+    plan_and_delegate,
+    requests_of,
+    researcher,
+    researcher_finds_then_hangs,
+    researcher_reads,
+    scenario,
+    submit,
+)
+from testkit.scripted_model import call, turn
+from testkit.web import ARTICLES
+from tests.conftest import agent_env
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
-REPORT = "# Kelp carbon\n\nKelp forests store carbon in sediments.\n\n## Sources\n"
+QUESTION = "How dense are sodium-glass batteries?"
+TOOLS = {"research", "follow_up", "get_report", "get_evidence"}
 
 
-def mcp_client(agent_server) -> MultiServerMCPClient:
-    return MultiServerMCPClient({"agent": {"transport": "streamable_http", "url": f"{agent_server.url}/mcp"}})
+def cited_report(url: str, title: str = "Sodium-glass batteries") -> str:
+    return f"# {title}\n\nThey reach 412 Wh/kg [1].\n\n## Sources\n[1] Halvorsen — {url}\n"
 
 
-async def test_an_mcp_client_lists_the_research_tool_with_its_description_and_a_question_argument(agent_server):
-    tools = {tool.name: tool for tool in await mcp_client(agent_server).get_tools(server_name="agent")}
-
-    research = tools["deep_research_agent"]
-    assert "cited report" in research.description
-    assert research.args_schema["properties"]["messages"]["type"] == "string"
+def research_turns(url: str, title: str = "Sodium-glass batteries") -> tuple[dict[str, Any], ...]:
+    return plan_and_delegate("Find the energy density of sodium-glass batteries"), submit(cited_report(url, title))
 
 
-async def test_an_mcp_client_hands_it_a_question_and_gets_the_report_back(agent_server, scripted):
+def reads_halvorsen(url: str) -> dict[str, Any]:
+    return researcher_reads(url, query="sodium glass battery", finding="412 Wh/kg", quote="412 Wh/kg")
+
+
+@asynccontextmanager
+async def mcp_session(server_url: str, token: str | None = None) -> AsyncIterator[ClientSession]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with (
+        httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(30, read=300)) as http,
+        streamable_http_client(f"{server_url}/mcp", http_client=http) as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+class Progress:
+    """The progress notifications of one call."""
+
+    def __init__(self) -> None:
+        self.messages: list[str] = []
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        self.messages.append(message or "")
+
+
+def text_of(result: types.CallToolResult) -> str:
+    return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
+
+
+async def test_the_server_lists_the_research_tools_with_schemas_and_descriptions_for_a_calling_model(agent_server):
+    async with mcp_session(agent_server.url) as session:
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+
+    assert set(tools) == TOOLS, "the built-in /mcp (one deep_research_agent tool) should be superseded"
+    research = tools["research"]
+    assert "cited" in research.description and "never asks" in research.description
+    schema = research.inputSchema
+    assert schema["required"] == ["question"]
+    assert schema["properties"]["question"]["type"] == "string"
+    assert set(schema["properties"]) == {"question", "tier", "corpora", "max_cost_usd", "max_minutes"}
+    assert all(prop.get("description") for prop in schema["properties"].values())
+    tier_options = [option for option in schema["properties"]["tier"]["anyOf"] if "enum" in option]
+    assert tier_options[0]["enum"] == ["extra-low", "low", "mid", "high"]
+    output = research.outputSchema
+    assert output is not None
+    assert {"report", "sources", "claims", "citation_accuracy", "outcome", "thread_id", "cost_usd"} <= set(
+        output["properties"]
+    )
+    assert tools["follow_up"].inputSchema["required"] == ["thread_id", "question"]
+    assert tools["get_report"].inputSchema["required"] == ["thread_id"]
+    assert tools["get_evidence"].annotations.readOnlyHint is True
+
+
+async def test_research_answers_the_checked_report_as_markdown_with_its_counts_and_reports_progress(
+    agent_server, scripted, web
+):
+    url = web.url(ARTICLES["halvorsen-cell"].path)
+    scripted.set_scenario(scenario(orchestrator(*research_turns(url)), reads_halvorsen(url)))
+    progress = Progress()
+
+    async with mcp_session(agent_server.url) as session:
+        result = await session.call_tool("research", {"question": QUESTION}, progress_callback=progress)
+
+    assert not result.isError, text_of(result)
+    report = result.content[0].text
+    assert report.startswith("# Sodium-glass batteries") and "## Sources" in report and url in report
+    assert "additional_kwargs" not in text_of(result) and "HumanMessage" not in text_of(result)
+    facts = result.structuredContent
+    assert facts["report"] == report
+    assert facts["claims"]["claims"] == 1 and facts["claims"]["supported"] == 1
+    assert facts["citation_accuracy"] == 1.0
+    assert (facts["outcome"], facts["end"], facts["partial"]) == ("answered", "done/report_delivered", False)
+    assert [source["url"] for source in facts["sources"]] == [url]
+    assert facts["cost_usd"] is not None and facts["run_seconds"] > 0 and facts["run_id"]
+    assert "1 of 1 supported" in result.content[1].text
+    assert any(m.startswith("Research started") and facts["thread_id"] in m for m in progress.messages)
+    assert any(m.startswith("Research unit started") for m in progress.messages)
+    assert any(m.startswith("Research unit done") for m in progress.messages)
+    assert any(m.startswith("Source read") for m in progress.messages)
+    first = requests_of(scripted, "orchestrator")[0]["body"]
+    assert "request_clarification" not in {tool["function"]["name"] for tool in first["tools"]}
+    [user_message] = [m for m in first["messages"] if m["role"] == "user"]
+    assert message_text(user_message) == QUESTION
+
+
+async def test_a_question_that_would_be_clarified_gets_a_report_on_stated_assumptions(agent_server, scripted):
     scripted.set_scenario(
         scenario(
-            orchestrator(plan_and_delegate("Kelp forest carbon storage"), submit(REPORT)),
-            researcher(turn(content=findings_json("Kelp stores carbon."))),
+            orchestrator(
+                # What a model that wants to ask does first; the tool is not offered, so the run goes on.
+                turn(tool_calls=[call("request_clarification", questions=["Which region?"])]),
+                plan_and_delegate("Find kelp farm figures worldwide"),
+                submit("# Kelp farms\n\nAssumed: worldwide, recent years.\n\n## Sources\n"),
+            ),
+            researcher(turn(content=findings_json("Nothing new."))),
         )
     )
-    [research] = [
-        t for t in await mcp_client(agent_server).get_tools(server_name="agent") if t.name == "deep_research_agent"
-    ]
 
-    answer = await research.ainvoke(
-        {"messages": "How much carbon do kelp forests store? Proceed on stated assumptions."}
+    async with mcp_session(agent_server.url) as session:
+        result = await session.call_tool("research", {"question": "Tell me about kelp farms."})
+
+    assert not result.isError, text_of(result)
+    assert result.content[0].text.startswith("# Kelp farms\n\nAssumed: worldwide")
+    assert "Which region?" not in text_of(result)
+    assert result.structuredContent["end"] == "done/report_delivered"
+
+
+async def test_follow_up_continues_the_thread_and_its_report_and_evidence_can_be_read_back(agent_server, scripted, web):
+    url = web.url(ARTICLES["halvorsen-cell"].path)
+    scripted.set_scenario(
+        scenario(
+            orchestrator(*research_turns(url), *research_turns(url, "Sodium-glass batteries, revisited")),
+            reads_halvorsen(url),
+        )
     )
 
-    text = answer if isinstance(answer, str) else " ".join(block.get("text", "") for block in answer)
-    assert "Kelp forests store carbon in sediments." in text
-    [first] = [r for r in scripted.requests() if r["agent"] == "orchestrator"][:1]
-    assert "How much carbon do kelp forests store?" in str(first["body"]["messages"])
+    async with mcp_session(agent_server.url) as session:
+        first = await session.call_tool("research", {"question": QUESTION})
+        thread_id = first.structuredContent["thread_id"]
+        again = await session.call_tool("follow_up", {"thread_id": thread_id, "question": "And their cost?"})
+        report = await session.call_tool("get_report", {"thread_id": thread_id})
+        evidence = await session.call_tool("get_evidence", {"thread_id": thread_id})
+
+    assert not again.isError, text_of(again)
+    assert again.structuredContent["thread_id"] == thread_id
+    assert again.content[0].text.startswith("# Sodium-glass batteries, revisited")
+    follow_up_request = requests_of(scripted, "orchestrator")[2]["body"]["messages"]
+    users = [message_text(m) for m in follow_up_request if m["role"] == "user"]
+    assert users == [QUESTION, "And their cost?"], "the follow-up did not see the thread's earlier turn"
+    assert report.content[0].text.startswith("# Sodium-glass batteries, revisited")
+    assert report.structuredContent["claims"]["supported"] == 1
+    records = evidence.structuredContent["records"]
+    assert any(r["url"] == url and "412 Wh/kg" in r["text"] for r in records)
+    assert url in text_of(evidence)
+
+
+async def test_reading_a_thread_that_does_not_exist_is_a_tool_error(agent_server):
+    async with mcp_session(agent_server.url) as session:
+        result = await session.call_tool("get_report", {"thread_id": "00000000-0000-0000-0000-000000000000"})
+
+    assert result.isError and "No thread" in text_of(result)
+
+
+async def test_cancelling_a_research_call_stops_the_run_and_leaves_the_report_of_what_was_found(
+    agent_server, scripted, web
+):
+    url = web.url(ARTICLES["halvorsen-cell"].path)
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Find the energy density of sodium-glass batteries"), submit("# Never\n")),
+            researcher_finds_then_hangs(url),
+        )
+    )
+    progress = Progress()
+    outcome: dict[str, Any] = {}
+
+    async with mcp_session(agent_server.url) as session:
+
+        async def research() -> None:
+            try:
+                outcome["result"] = await session.call_tool(
+                    "research", {"question": QUESTION}, progress_callback=progress
+                )
+            except Exception as exc:  # noqa: BLE001 - the cancelled call's answer, inspected below
+                outcome["error"] = exc
+
+        async with anyio.create_task_group() as calls:
+            calls.start_soon(research)
+            deadline = time.monotonic() + 60
+            while len(requests_of(scripted, "research-subagent")) < 3:
+                assert time.monotonic() < deadline, "the run never reached its slow model call"
+                await anyio.sleep(0.05)
+            # The SDK's client sends no cancellation of its own; this is the notification MCP specifies. The
+            # call's request id is the session's last one (initialize, then this call).
+            request_id = session._request_id - 1  # noqa: SLF001 - the id is not exposed otherwise
+            await session.send_notification(
+                types.ClientNotification(
+                    types.CancelledNotification(
+                        params=types.CancelledNotificationParams(requestId=request_id, reason="the caller gave up")
+                    )
+                )
+            )
+        [thread_id] = {m.rsplit("(thread ", 1)[1].rstrip(")") for m in progress.messages if "(thread " in m}
+        # The cancelled call is answered at once; the stopped run leaves its report a moment later.
+        deadline = time.monotonic() + 60
+        while (report := await session.call_tool("get_report", {"thread_id": thread_id})).isError:
+            assert "no report yet" in text_of(report) and time.monotonic() < deadline, text_of(report)
+            await anyio.sleep(0.2)
+
+    assert "result" not in outcome and "cancelled" in str(outcome["error"]).lower()
+    assert not report.isError, text_of(report)
+    assert "412 Wh/kg" in report.content[0].text
+    assert report.structuredContent["outcome"] is not None
+    orchestrator_calls = requests_of(scripted, "orchestrator")
+    assert len(orchestrator_calls) == 1, "the stopped run went on to write its own report"
+
+
+# --- each user sees only their own threads ------------------------------------------------------------------
+
+USERS = ("alice", "bob")
+
+
+def token(user: str) -> str:
+    return f"tok-{user}-0123456789abcdef"
+
+
+@pytest.fixture(scope="module")
+def guarded_server(model_server, web_server):
+    """A ``langgraph dev`` with bearer-token users whose threads are their own (``testkit/owner_auth.py``)."""
+    env = {**agent_env(model_server, web_server), "DRA_AUTH_TOKENS": ",".join(f"{u}={token(u)}" for u in USERS)}
+    auth_path = Path(PROJECT_ROOT) / "testkit" / "owner_auth.py"
+    server = AgentServer(env, auth={"path": f"{auth_path}:auth"}).start(timeout=180)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+async def test_a_second_user_cannot_read_the_first_users_report_or_evidence(guarded_server, scripted, web):
+    url = web.url(ARTICLES["halvorsen-cell"].path)
+    scripted.set_scenario(scenario(orchestrator(*research_turns(url)), reads_halvorsen(url)))
+
+    async with mcp_session(guarded_server.url, token("alice")) as alice:
+        mine = await alice.call_tool("research", {"question": QUESTION})
+        assert not mine.isError, text_of(mine)
+        thread_id = mine.structuredContent["thread_id"]
+        again = await alice.call_tool("get_report", {"thread_id": thread_id})
+    async with mcp_session(guarded_server.url, token("bob")) as bob:
+        report = await bob.call_tool("get_report", {"thread_id": thread_id})
+        evidence = await bob.call_tool("get_evidence", {"thread_id": thread_id})
+        follow_up = await bob.call_tool("follow_up", {"thread_id": thread_id, "question": "And the cost?"})
+    async with mcp_session(guarded_server.url) as stranger:
+        refused = await stranger.call_tool("research", {"question": QUESTION})
+
+    assert not again.isError, text_of(again)
+    assert again.content[0].text.startswith("# Sodium-glass batteries")
+    for answer in (report, evidence, follow_up):
+        assert answer.isError and f"No thread {thread_id}" in text_of(answer)
+        assert "412 Wh/kg" not in text_of(answer)
+    assert refused.isError and "HTTP 401" in text_of(refused)
+    assert token("alice") not in guarded_server.log()
