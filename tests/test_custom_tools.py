@@ -24,6 +24,9 @@ pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("run")]
 
 TOOLS = Path(__file__).parent / "fixtures" / "extensions" / "tools"
 
+# The example custom tool a deployment copies into custom_tools/ (docs/custom-tools.md).
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "custom_tools"
+
 
 def settings(**env: str) -> ResearchConfig:
     return ResearchConfig.resolve(None, environ={"OPENAI_API_KEY": "sk-test", **env})
@@ -135,15 +138,22 @@ async def test_a_tool_that_hangs_is_cut_off_by_the_per_call_timeout_with_a_trans
     assert emit.call_args_list[-1].args[0].error_class == "transient"
 
 
-def test_the_shipped_example_converts_units_and_the_template_is_never_loaded():
+def test_the_shipped_folder_offers_no_tool_by_default_and_the_template_is_never_loaded():
     project = Path(__file__).resolve().parents[1] / "custom_tools"
     tools = load_custom_tools(project, settings())
+
+    assert tools.names == () and tools.errors == ()
+    assert (project / "_template.py").is_file()
+
+
+def test_the_example_to_copy_loads_as_convert_units():
+    tools = load_custom_tools(EXAMPLES, settings())
 
     assert tools.names == ("convert_units",) and tools.errors == ()
 
 
-async def test_the_shipped_unit_converter_converts_energy_and_temperature_and_refuses_mixed_kinds():
-    [convert] = load_custom_tools(Path(__file__).resolve().parents[1] / "custom_tools", settings()).tools
+async def test_the_example_unit_converter_converts_energy_and_temperature_and_refuses_mixed_kinds():
+    [convert] = load_custom_tools(EXAMPLES, settings()).tools
 
     assert '"result": 3.6}' in await convert.ainvoke({"value": 1, "from_unit": "kWh", "to_unit": "MJ"})
     assert '"result": 212.0}' in await convert.ainvoke({"value": 100, "from_unit": "C", "to_unit": "F"})

@@ -6,7 +6,8 @@ its prompt section; the graph is built for each combination below (web or not, c
 base, MCP servers with and without the deployment's guidance, a sandbox with and without skill helpers,
 skills, a domain prompt) and each agent's ``system_prompt`` and each sub-agent's description must match
 them byte for byte (and each agent's tools and middleware, recorded before ``build_graph`` was split into
-its builders, must match them in order). Record them again only on purpose, after a reviewed prompt change:
+its builders, must match them in order), and so must what the default run is shown of them (its offer,
+``lifecycle/offer.py``: no task, no follow-up, no knowledge-base entries). Record them again only on purpose, after a reviewed prompt change:
 ``DRA_RECORD_PROMPTS=1 uv run pytest tests/test_prompt_sections.py``.
 """
 
@@ -29,6 +30,8 @@ from deep_research_agent.delivery.follow_up import follow_up_section
 from deep_research_agent.domain.names import Role
 from deep_research_agent.extensions.skills import load_skills
 from deep_research_agent.knowledge.prompt import knowledge_section
+from deep_research_agent.lifecycle import RunLifecycleMiddleware
+from deep_research_agent.lifecycle.offer import OfferMiddleware, RunOffer
 from deep_research_agent.mcp.listing import Listing
 from deep_research_agent.mcp.prompt import mcp_section
 from deep_research_agent.sandbox.prompt import code_execution_section, skill_helpers_section
@@ -121,7 +124,23 @@ def rendered(environ: dict[str, str], mcp: tuple[Listing, ...], corpora: Catalog
     # Not prompt text, but what a prompt describes must stay what the agent has: its tools and middleware.
     tools = {call.kwargs["name"]: [tool.name for tool in call.kwargs["tools"]] for call in create_agent.call_args_list}
     middleware = {call.kwargs["name"]: _stack(call.kwargs["middleware"]) for call in create_agent.call_args_list}
-    return {"system_prompts": prompts, "descriptions": descriptions, "tools": tools, "middleware": middleware}
+    # What the default run is shown: a thread's first turn, untasked, its user's knowledge base empty.
+    lean = RunOffer(decided=True)
+    layers = {call.kwargs["name"]: call.kwargs["middleware"] for call in create_agent.call_args_list}
+    lean_prompts = {name: _one(stack, OfferMiddleware).prompt_for(lean) for name, stack in layers.items()}
+    roster = _one(layers[Role.ORCHESTRATOR], RunLifecycleMiddleware).roster
+    return {
+        "system_prompts": prompts,
+        "default_run_prompts": {name: prompt for name, prompt in lean_prompts.items() if prompt != prompts[name]},
+        "descriptions": descriptions,
+        "tools": tools,
+        "default_run_tools": roster.offered(lean),
+        "middleware": middleware,
+    }
+
+
+def _one(middleware: list[Any], kind: type[Any]) -> Any:
+    return next(layer for layer in middleware if isinstance(layer, kind))
 
 
 def _stack(middleware: list[Any]) -> list[str]:
@@ -146,7 +165,9 @@ def test_each_roles_prompt_renders_exactly_as_recorded(name: str):
     for role, prompt in expected["system_prompts"].items():
         assert got["system_prompts"][role] == prompt, f"the {role} prompt of {name!r} changed"
     assert got["descriptions"] == expected["descriptions"]
+    assert got["default_run_prompts"] == expected["default_run_prompts"]
     assert got["tools"] == expected["tools"]
+    assert got["default_run_tools"] == expected["default_run_tools"]
     assert got["middleware"] == expected["middleware"]
 
 
@@ -182,14 +203,14 @@ PLANNERS = (Role.ORCHESTRATOR, Role.RESEARCH_SUBAGENT)
 def test_a_feature_says_nothing_to_a_role_it_does_not_concern():
     skills = load_skills(EXTENSIONS / "skills")
     for role in OTHERS:
-        assert follow_up_section(role) == tasks_section(role) == ""
+        assert follow_up_section(role) == tasks_section(role, enabled=True) == ""
         assert web_section(role, web_search=True) == no_web_section(role, web_search=False) == ""
         assert corpora_section(role, CORPORA, web_search=True) == ""
         assert knowledge_section(role, enabled=True) == ""
         assert skills.prompt_section(role) == ""
         assert mcp_section(role, MCP, deployment_prompt="guidance") == ""
         assert code_execution_section(role, sandbox=True) == code_execution_section(role, sandbox=False) == ""
-    assert follow_up_section(Role.RESEARCH_SUBAGENT) == tasks_section(Role.RESEARCH_SUBAGENT) == ""
+    assert follow_up_section(Role.RESEARCH_SUBAGENT) == tasks_section(Role.RESEARCH_SUBAGENT, enabled=True) == ""
     assert web_section(Role.ORCHESTRATOR, web_search=True) == knowledge_section(Role.ORCHESTRATOR, enabled=True) == ""
     for role in (*PLANNERS, Role.EXTRACT_SUBAGENT):
         assert skill_helpers_section(role, ("/workspace/skills/t/h.py",)) == ""
@@ -199,7 +220,7 @@ def test_a_feature_says_nothing_when_the_run_lacks_it():
     for role in PLANNERS:
         assert web_section(role, web_search=False) == no_web_section(role, web_search=True) == ""
         assert corpora_section(role, Catalog((_entry("empty", passages=0),)), web_search=True) == ""
-        assert knowledge_section(role, enabled=False) == ""
+        assert knowledge_section(role, enabled=False) == tasks_section(role, enabled=False) == ""
         assert load_skills(EXTENSIONS / "no-such-folder").prompt_section(role) == ""
         assert mcp_section(role, MCP_DOWN, deployment_prompt="guidance") == ""
     assert skill_helpers_section(Role.CODING_SUBAGENT, ()) == ""
@@ -232,3 +253,18 @@ def test_a_role_prompt_joins_its_sections_in_order_and_skips_the_empty_ones():
     assert (
         assembled == prompts.template(prompts.Prompt.DIRECT_ANSWER) + "\n\n## A\na\n\n## B\nb\n\n## DOMAIN CONTEXT\nd"
     )
+
+
+def test_without_clarifying_turns_the_orchestrators_step_on_asking_into_one_instruction_to_proceed() -> None:
+    prompt = prompts.template(prompts.Prompt.ORCHESTRATOR)
+
+    changed = prompts.without_clarifying(prompt)
+
+    assert "request_clarification" in prompt and "request_clarification" not in changed
+    assert prompts.template(prompts.Prompt.NO_CLARIFY) in changed
+    assert changed.count("\n") == prompt.count("\n"), "more than the one step changed"
+
+
+def test_without_clarifying_refuses_a_prompt_without_the_step_it_replaces() -> None:
+    with pytest.raises(ValueError, match="TRIAGE"):
+        prompts.without_clarifying("You are an orchestrator.")

@@ -40,7 +40,7 @@ import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from threading import Lock
@@ -88,6 +88,7 @@ from .knowledge.prompt import knowledge_section
 from .lifecycle import RunLifecycleMiddleware, TriageRouterMiddleware
 from .lifecycle.claim_judge import claim_judge, judge_timeout
 from .lifecycle.model_errors import ModelEndpoint
+from .lifecycle.offer import OfferMiddleware, Roster, RunOffer
 from .mcp.calls import CallLimits, instrument
 from .mcp.listing import Listing, OpeningStatuses, list_tools, listings_digest, unique_names
 from .mcp.prompt import mcp_section
@@ -250,6 +251,8 @@ class GraphParts:
     sandbox_backend: SandboxBackend | None
     features: RunFeatures
     build_warnings: tuple[str, ...]
+    # Filled as each agent is built: its registered tools, whose part a run is offered ``run_start`` lists.
+    roster: Roster = field(default_factory=Roster)
 
 
 def read_parts(settings: ResearchConfig, *, mcp: Sequence[Listing], corpora: Catalog) -> GraphParts:
@@ -305,11 +308,11 @@ def orchestrator_agent(
     """The orchestrator: it plans, hands units to ``subagents`` through ``task``, and delivers the report."""
     return _agent(
         settings,
+        parts,
         Role.ORCHESTRATOR,
         tools=parts.custom_tools,
-        system_prompt=role_prompt(Role.ORCHESTRATOR, parts.features),
         outside=[
-            run_lifecycle(settings, build_warnings=parts.build_warnings),
+            run_lifecycle(settings, build_warnings=parts.build_warnings, roster=parts.roster),
             # Outside the guards: the call after a delivery is answered with the deliverable, never made.
             TurnEndMiddleware(),
             # A SIMPLE turn is answered in the orchestrator's first model call, before any guard or prompt.
@@ -319,7 +322,8 @@ def orchestrator_agent(
         own=[
             ClassifiedToolErrorsMiddleware(role=Role.ORCHESTRATOR),
             HandOverMiddleware(models_by_role=_models_by_role(settings, subagents)),
-            ClarificationMiddleware(),
+            # Off (``clarify: false``), a caller that cannot answer: request_clarification is not even offered.
+            *([ClarificationMiddleware()] if settings.clarify else []),
             PlanningMiddleware(system_prompt=_TODOS_PROMPT, tool_description=_TODOS_DESCRIPTION),
             SubAgentMiddleware(backend=StateBackend(), subagents=list(subagents), task_description=_TASK_DESCRIPTION),
             ReportMiddleware(),
@@ -349,9 +353,9 @@ def research_subagent(
         ]
     agent = _agent(
         settings,
+        parts,
         Role.RESEARCH_SUBAGENT,
         tools=[*parts.research_tools, *parts.custom_tools],
-        system_prompt=role_prompt(Role.RESEARCH_SUBAGENT, parts.features),
         gate=FindingsGateMiddleware(role=Role.RESEARCH_SUBAGENT),
         own=[
             # No PatchToolCallsMiddleware: the task tool starts every sub-agent on one fresh brief, which
@@ -402,9 +406,9 @@ def _sandbox_subagent(
     assert parts.sandbox_backend is not None, f"the {role} exists only with a sandbox"
     agent = _agent(
         settings,
+        parts,
         role,
         tools=parts.custom_tools,
-        system_prompt=role_prompt(role, parts.features),
         gate=gate,
         own=[ClassifiedToolErrorsMiddleware(role=role), *sandbox_tools(parts.sandbox_backend, role)],
         # Like a research sub-agent: never resumed midway, so its steps are not checkpointed.
@@ -415,30 +419,35 @@ def _sandbox_subagent(
 
 def _agent(
     settings: ResearchConfig,
+    parts: GraphParts,
     role: Role,
     *,
     tools: Sequence[BaseTool],
-    system_prompt: str,
     gate: AgentMiddleware,
     own: Sequence[AgentMiddleware],
     outside: Sequence[AgentMiddleware] = (),
     **options: Any,
 ) -> CompiledStateGraph:
     """One agent on the model of its role's slot with the shared stack, outermost first: ``outside`` (the
-    orchestrator's lifecycle), the guard chain around ``gate``, the agent's ``own`` middleware, then prompt
-    caching and context compaction innermost, so it measures the final system prompt and tools of each
-    request. ``options`` go to ``create_agent`` as they are."""
+    orchestrator's lifecycle), the run's offer (the tools and prompt of what the run can use), the guard
+    chain around ``gate``, the agent's ``own`` middleware, then prompt caching and context compaction
+    innermost, so it measures the final system prompt and tools of each request. The agent's registered
+    tools go on the ``parts``' roster. ``options`` go to ``create_agent`` as they are."""
     slot = _SLOTS[role]
+    offer = OfferMiddleware(role=role, prompt_for=partial(agent_prompt, settings, role, parts.features))
     inside = [*own, *_caching(settings, role), context_compaction(settings, role, slot)]
+    middleware = [
+        *outside,
+        offer,
+        _guards(settings, role, settings.tier.slot(slot), [*outside, offer, *inside], gate=gate),
+        *inside,
+    ]
+    parts.roster.add(role, tuple(t.name for t in [*tools, *(t for m in middleware for t in getattr(m, "tools", ()))]))
     return create_agent(
         chat_model(settings, slot, role),
         tools=list(tools),
-        system_prompt=system_prompt,
-        middleware=[
-            *outside,
-            _guards(settings, role, settings.tier.slot(slot), [*outside, *inside], gate=gate),
-            *inside,
-        ],
+        system_prompt=agent_prompt(settings, role, parts.features),
+        middleware=middleware,
         # Plain strings: the agent's name lands on its messages, and a checkpoint must hold no enum of ours
         # (LangGraph warns on deserializing one, and LANGGRAPH_STRICT_MSGPACK refuses it).
         name=role.value,
@@ -497,8 +506,11 @@ def _caching(settings: ResearchConfig, role: str) -> list[AgentMiddleware]:
     return [PromptCachingMiddleware(role=role)] if settings.prompt_caching else []
 
 
-def run_lifecycle(settings: ResearchConfig, build_warnings: Sequence[str] = ()) -> RunLifecycleMiddleware:
-    """The orchestrator's lifecycle: it reports the settings' warnings, then the build's ``build_warnings``."""
+def run_lifecycle(
+    settings: ResearchConfig, build_warnings: Sequence[str] = (), roster: Roster | None = None
+) -> RunLifecycleMiddleware:
+    """The orchestrator's lifecycle: it reports the settings' warnings, then the build's ``build_warnings``,
+    and announces the part of the ``roster`` each run is offered."""
     return RunLifecycleMiddleware(
         endpoint=model_endpoint(settings),
         budget=budget_limits(settings),
@@ -508,6 +520,8 @@ def run_lifecycle(settings: ResearchConfig, build_warnings: Sequence[str] = ()) 
         knowledge_dataset=settings.knowledge_dataset,
         warnings=(*settings.warnings, *build_warnings),
         problems=settings.problems,
+        knowledge_base=settings.knowledge_base,
+        roster=roster,
     )
 
 
@@ -536,17 +550,21 @@ _ROLE_PROMPTS = {
 _DOMAIN_ROLES = (Role.ORCHESTRATOR, Role.RESEARCH_SUBAGENT)
 
 
-def role_prompt(role: Role, features: RunFeatures) -> str:
-    """The system prompt of ``role``: its own prompt, then every feature's section for it, in this order;
-    each feature's section says nothing to a role it does not concern, or when the run lacks it."""
+def role_prompt(role: Role, features: RunFeatures, offer: RunOffer | None = None) -> str:
+    """The system prompt of ``role`` for a run's ``offer`` (by default: every run-time capability the graph
+    has): its own prompt, then every feature's section for it, in this order; each feature's section says
+    nothing to a role it does not concern, or when the run lacks it."""
     sandbox = features.sandbox
+    tasked = offer.task if offer is not None else True
+    knowledge = features.knowledge and (offer.knowledge if offer is not None else True)
+    follow_up = offer.follow_up if offer is not None else True
     sections = (
-        follow_up_section(role),
+        follow_up_section(role) if follow_up else "",
         web_section(role, web_search=features.web_search, paper_sources=features.paper_sources),
         corpora_section(role, features.corpora, web_search=features.web_search),
         no_web_section(role, web_search=features.web_search),
-        tasks_section(role),
-        knowledge_section(role, enabled=features.knowledge),
+        tasks_section(role, enabled=tasked),
+        knowledge_section(role, enabled=knowledge),
         features.skills.prompt_section(role),
         mcp_section(role, features.mcp, deployment_prompt=features.mcp_prompt),
         code_execution_section(role, sandbox=sandbox is not None),
@@ -554,6 +572,13 @@ def role_prompt(role: Role, features: RunFeatures) -> str:
     )
     domain_prompt = features.domain_prompt if role in _DOMAIN_ROLES else ""
     return prompts.assemble(_ROLE_PROMPTS[role], sections, domain_prompt=domain_prompt)
+
+
+def agent_prompt(settings: ResearchConfig, role: Role, features: RunFeatures, offer: RunOffer | None = None) -> str:
+    """``role_prompt`` for these settings: with ``clarify`` off the orchestrator's step on asking says to
+    proceed on stated assumptions."""
+    prompt = role_prompt(role, features, offer)
+    return prompts.without_clarifying(prompt) if role is Role.ORCHESTRATOR and not settings.clarify else prompt
 
 
 def _research_description(features: RunFeatures) -> str:

@@ -47,8 +47,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 CODING_MODEL = "z-ai/glm-5.3-flash"
 UTILITY_MODEL = "deepseek/deepseek-v4-flash-0731"
 SANDBOX_TOOLS = {"read_file", "write_file", "edit_file", "execute"}
-# The project's shipped custom tool (custom_tools/unit_convert.py), which every agent is offered.
-SHIPPED_CUSTOM_TOOL = "convert_units"
 
 
 def delegate(brief: str, subagent: str) -> dict[str, Any]:
@@ -132,7 +130,7 @@ async def test_the_coding_sub_agent_writes_fixes_and_runs_one_script_and_its_out
     assert start["model"] == CODING_MODEL and start["task_id"] == script["task_id"]
 
     requests = requests_of(scripted, "coding-subagent")
-    assert all(offered(r) == SANDBOX_TOOLS | {SHIPPED_CUSTOM_TOOL} for r in requests)
+    assert all(offered(r) == SANDBOX_TOOLS for r in requests)
     refusal, v1, _, final = (tool_results(requests[n])[-1] for n in (1, 3, 4, 5))
     assert refusal.startswith("TOOL ERROR (execute, permanent): `python -c` one-liners are not run here")
     assert v1.startswith("mean=6.0\n") and "[Command succeeded with exit code 0]" in v1
@@ -195,7 +193,7 @@ async def test_an_offloaded_mcp_result_is_read_by_an_extract_sub_agent_whose_fin
     assert result["ok"] and result["bytes"] == len(text.encode())
 
     [read] = requests_of(scripted, "extract-subagent")[1:]
-    assert offered(read) == {"execute", SHIPPED_CUSTOM_TOOL} and tool_results(read)[-1].startswith(quote)
+    assert offered(read) == {"execute"} and tool_results(read)[-1].startswith(quote)
     starts = {s["subagent"]: s for s in run.statuses("subagent_start")}
     assert (
         starts["extract-subagent"]["model"] == UTILITY_MODEL

@@ -61,23 +61,15 @@ async def test_a_run_streams_handshake_subagent_report_usage_and_one_done_status
     assert run.stream_errors() == []
 
 
-async def test_the_orchestrator_sees_only_its_own_tools_and_the_deployments_custom_tools(agent_server, scripted):
+async def test_an_untasked_orchestrator_sees_only_its_own_tools_with_no_example_tool(agent_server, scripted):
     scripted.set_scenario(scenario(orchestrator(submit(REPORT))))
 
     await stream_run(agent_server.url, "Summarise sodium batteries.")
 
     first = next(r for r in scripted.requests() if r["agent"] == "orchestrator")["body"]
     tool_names = {t["function"]["name"] for t in first["tools"]}
-    # convert_units is the project's shipped custom tool (custom_tools/unit_convert.py).
-    assert tool_names == {
-        "write_todos",
-        "task",
-        "submit_report",
-        "request_clarification",
-        "record_decision",
-        "search_decisions",
-        "convert_units",
-    }
+    # No decision tools without a named task, and the example custom tool is not on by default.
+    assert tool_names == {"write_todos", "task", "submit_report", "request_clarification"}
     task_tool = next(t for t in first["tools"] if t["function"]["name"] == "task")
     assert "research-subagent" in task_tool["function"]["description"]
     assert "general-purpose" not in task_tool["function"]["description"]

@@ -44,7 +44,7 @@ class ReportState(AgentState):
     outcome: NotRequired[Annotated[str | None, OmitFromInput]]
 
 
-@tool(ToolName.SUBMIT_REPORT)
+@tool(ToolName.SUBMIT_REPORT, parse_docstring=True)
 @run_tool
 def submit_report(
     run: Run,

@@ -48,6 +48,7 @@ logger = logging.getLogger(__name__)
 
 MOUNT = "/skills/"
 SKILL_FILE = "SKILL.md"
+READ_SKILL_DESCRIPTION = f"Read a skill's file (a path under {MOUNT})."
 
 
 @kept_in_ledger
@@ -151,6 +152,8 @@ def skills_filesystem(catalog: SkillCatalog) -> list[AgentMiddleware]:
         FilesystemMiddleware(
             backend=skills_backend(catalog.directory),
             tools=[ToolName.READ_FILE],
+            # deepagents' own description is about a whole filesystem the sub-agent does not have.
+            custom_tool_descriptions={ToolName.READ_FILE: READ_SKILL_DESCRIPTION},
             tool_token_limit_before_evict=None,
             human_message_token_limit_before_evict=None,
             permissions=[FilesystemPermission(operations=["write"], paths=["/**"], mode="deny")],

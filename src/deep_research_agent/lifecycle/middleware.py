@@ -1,7 +1,8 @@
 """Run lifecycle: the first event, the last events, and the single authoritative end state.
 
 Contract (orchestrator only; it must be the outermost middleware):
-- ``run_start`` is the first event of every run; config warnings and what loading the graph's skills and
+- ``run_start`` is the first event of every run, with the tools each role is offered (``offer.py`` decides
+  the run's offer first, over the graph's ``roster``); config warnings and what loading the graph's skills and
   custom tools found wrong follow it as ``status: warning``, then the statuses the graph factory found for
   the run (``mcp_ready``/``mcp_error``); the run's stop-request watcher starts (``delivery/stop.py``);
 - a config problem (refused ``base_url``, missing key) ends the run before any model call;
@@ -103,6 +104,7 @@ from ..tasks.middleware import finish_task, open_task
 from .end_state import EndRecord, decide_end, owes_report
 from .fallback_report import fallback_report, why_undelivered
 from .model_errors import ModelEndpoint, describe_model_error
+from .offer import Roster, RunOffer, decide_offer
 from .outcome import OutcomeFacts, decide_outcome
 
 logger = logging.getLogger(__name__)
@@ -143,13 +145,16 @@ class RunLifecycleMiddleware(AgentMiddleware):
         knowledge_dataset: str = DEFAULT_DATASET,
         warnings: Sequence[str] = (),
         problems: Sequence[str] = (),
+        knowledge_base: bool = False,
+        roster: Roster | None = None,
     ) -> None:
         """``endpoint``: what a failed model call's explanation names; ``budget`` and ``recursion_limit``
         (the graph's step limit): the limits the ``usage`` event reports; ``max_runs_per_user``: runs one user
         may have in progress (0: no limit); ``remember_findings``: store a delivered report's findings in the
         ``knowledge_dataset``; ``warnings``: reported by every run after ``run_start`` (the settings', then
         what loading the graph's skills, custom tools and corpora found wrong); ``problems``: settings that
-        end every run before its first model call."""
+        end every run before its first model call; ``knowledge_base``: the knowledge-base tools may be offered
+        (``offer.py``); ``roster``: every agent's registered tools, whose offered part ``run_start`` lists."""
         owner = type(self).__name__
         if not isinstance(endpoint, ModelEndpoint):
             raise KnobError(owner, "endpoint", endpoint, "a ModelEndpoint")
@@ -159,6 +164,8 @@ class RunLifecycleMiddleware(AgentMiddleware):
             raise KnobError(owner, "recursion_limit", recursion_limit, "a whole number above 0")
         if isinstance(max_runs_per_user, bool) or not isinstance(max_runs_per_user, int) or max_runs_per_user < 0:
             raise KnobError(owner, "max_runs_per_user", max_runs_per_user, "a whole number of 0 or more (0: no limit)")
+        if roster is not None and not isinstance(roster, Roster):
+            raise KnobError(owner, "roster", roster, "a Roster")
         for name, texts in (("warnings", warnings), ("problems", problems)):
             if isinstance(texts, str) or not all(isinstance(text, str) for text in texts):
                 raise KnobError(owner, name, texts, "a sequence of strings")
@@ -171,6 +178,8 @@ class RunLifecycleMiddleware(AgentMiddleware):
         self.knowledge_dataset = knowledge_dataset
         self.warnings = tuple(warnings)
         self.problems = tuple(problems)
+        self.knowledge_base = bool(knowledge_base)
+        self.roster = roster or Roster()
 
     @hook_config(can_jump_to=["end"])
     @contain_hook_failures
@@ -181,9 +190,15 @@ class RunLifecycleMiddleware(AgentMiddleware):
         start_watching(runtime.store, run, owner=owner)
         run.attachments.setdefault(Attached, Attached).done = True
         configurable = config.get("configurable") or {}
+        # A turn on a thread that already holds an answer is a follow-up.
+        follow_up = any(isinstance(message, AIMessage) for message in state.get("messages") or ())
+        offer = await self._offer(runtime.store, run, config, follow_up=follow_up)
         emit(
             RunStart(
-                started_at=run.started_at, thread_id=configurable.get("thread_id"), run_id=configurable.get("run_id")
+                started_at=run.started_at,
+                thread_id=configurable.get("thread_id"),
+                run_id=configurable.get("run_id"),
+                tools=self.roster.offered(offer),
             )
         )
         for warning in self.warnings:
@@ -201,6 +216,17 @@ class RunLifecycleMiddleware(AgentMiddleware):
             }
         await open_task(runtime.store, run, config)
         return {"run_error": None}
+
+    async def _offer(self, store: Any, run: Run, config: dict[str, Any], *, follow_up: bool) -> RunOffer:
+        return await decide_offer(
+            store,
+            run,
+            config,
+            knowledge_base=self.knowledge_base,
+            remember_findings=self.remember_findings,
+            dataset=self.knowledge_dataset,
+            follow_up=follow_up,
+        )
 
     async def _admit(self, store: Any, run: Run, owner: str | None) -> str | None:
         """Take the run's slot under the per-user limit; the refusal's text past it, else None."""
@@ -235,6 +261,8 @@ class RunLifecycleMiddleware(AgentMiddleware):
             owner = run_owner(config)
             if await restore_ledger(store, run, thread_id=(config.get("configurable") or {}).get("thread_id")):
                 logger.info("run %s resumed in this process from its last checkpoint and ledger", run.key)
+            # A run resumed without its ledger cannot tell a follow-up apart: it keeps the follow-up guidance.
+            await self._offer(store, run, config, follow_up=True)
             start_watching(store, run, owner=owner)
             if self.max_runs_per_user and run.attachments.get(RunSlot) is None and store is not None:
                 start_keeping(store, run, RunSlot(owner_key=owner_key(owner), run_id=run.key, queued_at=time.time()))

@@ -88,7 +88,7 @@ class BaseEvent(BaseModel):
 
 
 class RunStart(BaseEvent):
-    """First event of every run: the version handshake and the clock anchor."""
+    """First event of every run: the version handshake, the clock anchor, and the tools each agent is offered."""
 
     type: Literal["run_start"] = "run_start"
     protocol_version: int = PROTOCOL_VERSION
@@ -96,6 +96,10 @@ class RunStart(BaseEvent):
     started_at: str = Field(description="UTC ISO-8601 time the run started.")
     thread_id: str | None = None
     run_id: str | None = None
+    tools: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="The tools each agent role of the run is offered, by role, decided once per run.",
+    )
 
 
 class Report(BaseEvent):

@@ -277,7 +277,8 @@ class ResearchConfig(BaseModel):
     knowledge_base: bool = _setting(
         True,
         "Give research sub-agents the knowledge base tools remember and query, over the server's LangGraph store, "
-        "per user (the authenticated user, else configurable user_id, else anonymous) and dataset.",
+        "per user (the authenticated user, else configurable user_id, else anonymous) and dataset; a run is "
+        "offered them when the dataset has entries or remember_findings is on.",
         env="DRA_KNOWLEDGE_BASE",
         configurable="knowledge_base",
     )
@@ -348,6 +349,22 @@ class ResearchConfig(BaseModel):
         "Token sent as Authorization: Bearer to env-configured MCP servers without auth headers of their own; "
         "never to a run's servers.",
         env="DRA_MCP_BEARER",
+        operator_only=True,
+    )
+    mcp_allowed_hosts: tuple[str, ...] = _setting(
+        (),
+        "Comma-separated host[:port] on which a run's own MCP servers (configurable mcp_servers or mcp_config) may "
+        "be; when set, or under ./run.sh serve, a run's server on any other host is refused with mcp_error. The "
+        "operator's servers are not limited.",
+        env="DRA_MCP_ALLOWED_HOSTS",
+        operator_only=True,
+    )
+    mcp_allowlist_required: bool = _setting(
+        False,
+        "Refuse a run's own MCP servers unless their host is on DRA_MCP_ALLOWED_HOSTS, loopback and private "
+        "addresses included (./run.sh serve sets it: on a shared deployment any user could otherwise make the "
+        "server reach internal services).",
+        env="DRA_MCP_ALLOWLIST_REQUIRED",
         operator_only=True,
     )
     mcp_prompt: str = _setting(
@@ -482,6 +499,14 @@ class ResearchConfig(BaseModel):
         env="DRA_MAX_RUNS_PER_USER",
         operator_only=True,
     )
+    clarify: bool = _setting(
+        True,
+        "Let the orchestrator ask clarifying questions (request_clarification) before it researches. Off is the "
+        "non-interactive mode for callers that cannot answer (scripts, other agents, the MCP research tool): the "
+        "tool is not offered and the orchestrator proceeds on assumptions it states in the report.",
+        env="DRA_CLARIFY",
+        configurable="clarify",
+    )
 
     warnings: tuple[str, ...] = Field(default=(), exclude=True)
     problems: tuple[str, ...] = Field(default=(), exclude=True)
@@ -555,7 +580,12 @@ class ResearchConfig(BaseModel):
         _resolve_search_backends(values, warnings)
 
         values["mcp_servers"], mcp_warnings = resolve_servers(
-            configurable, environ, label=values.get("mcp_label", "mcp"), bearer=values.get("mcp_bearer")
+            configurable,
+            environ,
+            label=values.get("mcp_label", "mcp"),
+            bearer=values.get("mcp_bearer"),
+            allowed_hosts=tuple(values.get("mcp_allowed_hosts", ())),
+            allowlist_required=bool(values.get("mcp_allowlist_required", False)),
         )
         warnings.extend(mcp_warnings)
 
