@@ -1,7 +1,7 @@
 """Run settings: the model price tiers (``tiers``), their per-run resolution (``resolve``), the
 documentation generated from them (``docgen``; ``python -m deep_research_agent.settings``) and the JSON
-Schema of the per-run keys that the assistant publishes as its ``config_schema`` (``schema``); the
-agent's own env file, loaded under the process environment whatever the server (``environment``)."""
+Schema of the per-run keys that the assistant publishes as its ``config_schema`` (``schema``); the search
+backends a run offers and their base URLs (``search``); the agent's own env file, loaded under the process environment whatever the server (``environment``)."""
 
 from .docgen import env_example, markdown_table, settings_table
 from .environment import ENV_FILE_VARIABLE, load_env_file, read_dotenv

@@ -60,10 +60,7 @@ def describe(backends: list[SearchBackend]) -> str:
     if len(backends) == 1:
         return DESCRIPTION
     sources = "; ".join(f"{b.name}: {b.good_for}" for b in backends)
-    return (
-        "Search the web or papers; returns title, URL and snippet (papers: authors, year, DOI, abstract). Use "
-        f"focused queries; read promising hits in full with web_fetch. source: {sources}."
-    )
+    return f"Search the web or papers: the best hits, each with title, URL and snippet (papers: authors, year, DOI, abstract). source: {sources}."
 
 
 def render_results(query: str, hits: list[SearchResult]) -> str:
