@@ -304,7 +304,13 @@ async def test_serve_stopped_and_started_again_keeps_every_thread_and_checkpoint
     team.serve.start()
     scripted.set_scenario(
         scenario(
-            orchestrator(plan_and_delegate("And lithium?"), submit(REPORT + "\nLithium costs more.\n")),
+            # The scripted orchestrator answers by its turn in the conversation: the thread's first two, then these.
+            orchestrator(
+                plan_and_delegate("Find sodium prices"),
+                submit(REPORT),
+                plan_and_delegate("And lithium?"),
+                submit(REPORT + "\nLithium costs more.\n"),
+            ),
             researcher(turn(content=findings_json("Sodium cells are cheaper.")), repeat_last=True),
         )
     )
