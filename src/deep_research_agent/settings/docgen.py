@@ -77,6 +77,13 @@ SERVE_SETTINGS: tuple[tuple[str, str, str], ...] = (
     ("DRA_SERVE_MAX_RESTARTS", "5", "Restarts of one instance per minute; past it the instance stays down."),
 )
 
+# The evaluation harness's judge (docs/evaluation.md): read by ./run.sh eval, never by the agent server.
+EVAL_SETTINGS: tuple[tuple[str, str, str], ...] = (
+    ("DRA_EVAL_JUDGE_MODEL", "", "Model that judges ./run.sh eval reports (RACE and FACT scores); unset, no judge."),
+    ("DRA_EVAL_JUDGE_BASE_URL", "", "The judge's OpenAI-compatible endpoint, apart from the researched model's."),
+    ("DRA_EVAL_JUDGE_API_KEY", "", "Key for the judge's endpoint (never sent to the agent server)."),
+)
+
 
 def env_example() -> str:
     """The text of ``.env.example``: every environment variable, its default, one line on what it does."""
@@ -89,6 +96,9 @@ def env_example() -> str:
         lines += ["", f"# {description}", f"{env}={default}"]
     lines += ["", "# --- ./run.sh serve: Aegra with Postgres and Redis (README: Running for a team) ---"]
     for env, default, description in SERVE_SETTINGS:
+        lines += ["", f"# {description}", f"{env}={default}"]
+    lines += ["", "# --- ./run.sh eval: the evaluation judge (docs/evaluation.md) ---"]
+    for env, default, description in EVAL_SETTINGS:
         lines += ["", f"# {description}", f"{env}={default}"]
     return "\n".join(lines) + "\n"
 
