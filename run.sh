@@ -27,9 +27,12 @@ Commands:
   up                      start the agent server (langgraph dev) and its web UI at /ui (built first when its
                           bundle is missing or stale); the default command. Corpora declared in DRA_CORPORA
                           are reindexed first (only changed files are read)
-  serve                   start the agent on Aegra with Postgres and Redis (DATABASE_URL, REDIS_URL; each one
-                          unset gets a throwaway server), DRA_INSTANCES instances from DRA_PORT up; creates the
+  serve [--ephemeral]     start the agent on Aegra with Postgres and Redis (DATABASE_URL, REDIS_URL; each one
+                          unset gets a server whose data is kept in DRA_DATA_DIR/serve, or a throwaway one with
+                          --ephemeral), DRA_INSTANCES supervised instances from DRA_PORT up; creates the
                           Aegra environment deploy/.venv (Python >= 3.12) from deploy/uv.lock
+  serve delete-data [--yes]
+                          delete the data serve keeps (asks first)
   --sync                  force `uv sync --extra dev`, then `up` (or the command that follows)
   ask "QUESTION" [--no-clarify] [--evidence FILE] [--config JSON] [--task NAME] [--user USER]
                           research a question against the running server and watch the run; --task
@@ -51,6 +54,9 @@ Commands:
                           redis-server when missing, the JS client's packages (npm ci in tests/js), build the
                           web UI from a clean install (npm ci and npm run build in ui), the Aegra environment
                           (deploy/.venv from deploy/uv.lock), run the offline test suite
+  eval --suite NAME|FILE [--url URL] [--tier T] [--config JSON] [--out DIR] [--concurrency N]
+                          run a question suite against the running server and write scorecard.json and
+                          scorecard.md (docs/evaluation.md); eval compare A B compares two scorecards
   help                    show this text
 
 Environment (also read from ./.env):
@@ -58,6 +64,7 @@ Environment (also read from ./.env):
   DRA_RELOAD=1 (reload on code changes)  DRA_URL (client target; default http://DRA_HOST:DRA_PORT)
   serve: DATABASE_URL  REDIS_URL  DRA_INSTANCES (1)  WORKER_COUNT (3)  N_JOBS_PER_WORKER (10)
          DRA_MAX_RUNS_PER_USER (3)  DRA_AUTH_TOKENS  DRA_AEGRA_PYTHON (a Python >= 3.12 for deploy/.venv)
+         DRA_SERVE_GRACE_S (30)  DRA_SERVE_MAX_RESTARTS (5 a minute)  DRA_SERVE_EPHEMERAL (0)
 EOF
 }
 
@@ -212,8 +219,17 @@ ensure_aegra_env() {
 
 cmd_serve() {
   ensure_aegra_env
-  warn_missing_keys
-  exec deploy/.venv/bin/python -m deploy.serve
+  [[ "${1:-}" == delete-data ]] || warn_missing_keys
+  exec deploy/.venv/bin/python -m deploy.serve "$@"
+}
+
+# The evaluation harness: compare and cassette take no server URL, a suite run gets the client's default.
+cmd_eval() {
+  ensure_env
+  case "${1:-}" in
+    compare | cassette) exec uv run python -m deep_research_agent.evaluation "$@" ;;
+    *) exec uv run python -m deep_research_agent.evaluation --url "$(server_url)" "$@" ;;
+  esac
 }
 
 cmd_cli() {
@@ -374,12 +390,13 @@ main() {
 
   case "$command" in
     up) cmd_up ;;
-    serve) cmd_serve ;;
+    serve) cmd_serve "$@" ;;
     ask) cmd_cli ask --url "$(server_url)" "$@" ;;
     tasks) cmd_cli tasks --url "$(server_url)" "$@" ;;
     smoke) cmd_cli ask --url "$(server_url)" --no-clarify "$SMOKE_QUESTION" "$@" ;;
     doctor) cmd_cli doctor --url "$(server_url)" "$@" ;;
     corpus) cmd_cli corpus "$@" ;;
+    eval) cmd_eval "$@" ;;
     kb)
       [[ $# -gt 0 ]] || die "usage: ./run.sh kb list|export|delete [--user U] [--dataset D]"
       action="$1"

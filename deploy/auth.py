@@ -5,7 +5,9 @@ Contract:
   (one ``user=token`` a line; ``#`` comments), read once at start; a token shorter than 16 characters
   refuses the start, so a guessable one never guards a deployment;
 - a request names its token as ``Authorization: Bearer <token>`` or ``x-api-key: <token>`` (what
-  ``langgraph_sdk.get_client(api_key=...)`` and ``LANGGRAPH_API_KEY`` send); the user it maps to is the
+  ``langgraph_sdk.get_client(api_key=...)`` and ``LANGGRAPH_API_KEY`` send), or, from the web UI, as the
+  ``dra_token`` cookie its sign-in sets (``deploy/routes.py``; HttpOnly and SameSite=Strict, so another
+  site's page can neither read it nor make a browser send it); the user it maps to is the
   request's identity, which Aegra uses to keep threads, runs and store items apart, and the agent to
   count each user's runs in progress (``DRA_MAX_RUNS_PER_USER``);
 - a request without a known token gets 401, and the answer never echoes what was sent;
@@ -21,9 +23,12 @@ from __future__ import annotations
 import hmac
 import logging
 import os
+from http.cookies import CookieError, SimpleCookie
 from pathlib import Path
 
 from langgraph_sdk import Auth
+
+from deep_research_agent.routes import SESSION_COOKIE
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +66,13 @@ def presented_token(headers: dict[str, str]) -> str:
     scheme, _, credential = lowered.get("authorization", "").partition(" ")
     if scheme.lower() == "bearer" and credential.strip():
         return credential.strip()
-    return lowered.get("x-api-key", "").strip()
+    if key := lowered.get("x-api-key", "").strip():
+        return key
+    try:
+        morsel = SimpleCookie(lowered.get("cookie", "")).get(SESSION_COOKIE)
+    except CookieError:
+        return ""
+    return morsel.value.strip() if morsel is not None else ""
 
 
 def user_for(token: str, tokens: dict[str, str]) -> str | None:

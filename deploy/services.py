@@ -5,11 +5,15 @@ start the stack the same way. Standard library only: it runs under the project's
 benches) and under the Aegra environment's 3.12 (``serve``).
 
 Contract:
-- ``PostgresServer`` runs Debian's ``postgresql`` from its own ``initdb`` in a temporary directory, on a
-  free loopback port, with a socket in that directory; it never touches a system-wide cluster. Run as
-  root, it runs as the ``postgres`` user (``initdb`` refuses root). Its data is thrown away on ``stop``,
-  so it runs without fsync;
-- ``RedisServer`` runs Debian's ``redis-server`` on a free loopback port with persistence off;
+- ``PostgresServer`` runs Debian's ``postgresql`` from its own ``initdb`` on a free loopback port; it never
+  touches a system-wide cluster. Run as root, it runs as the ``postgres`` user (``initdb`` refuses root).
+  Without ``data_dir`` its cluster is in a temporary directory thrown away on ``stop`` (so it runs without
+  fsync); with ``data_dir`` the cluster lives there, durable: created on the first start (``created`` says
+  so), reused by every later one, a server left running by a killed serve stopped first, and ``stop``
+  shuts it down cleanly and keeps it;
+- ``RedisServer`` runs Debian's ``redis-server`` on a free loopback port: without ``data_dir`` with
+  persistence off, with ``data_dir`` with its append-only file there, so the queued runs survive a restart;
+- ``DataLock`` holds a data directory for one serve at a time (an advisory lock on ``serve.lock``);
 - ``AegraInstance`` is one ``uvicorn aegra_api.main:app`` process of the Aegra environment
   (``deploy/.venv``) serving ``deploy/aegra.json``, started in a new session so ``kill`` can SIGKILL it
   as a crash would; it is up once ``/health`` answers 200;
@@ -21,6 +25,7 @@ Contract:
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pwd
 import shutil
@@ -32,6 +37,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import IO
 
 DEPLOY_DIR = Path(__file__).resolve().parent
 PROJECT_ROOT = DEPLOY_DIR.parent
@@ -80,17 +86,42 @@ def _as_postgres_user() -> list[str]:
     return ["runuser", "-u", "postgres", "--"]
 
 
-class PostgresServer:
-    """A throwaway PostgreSQL cluster on a free loopback port; ``url`` is its ``aegra`` database."""
+class DataLock:
+    """One serve per data directory: a second one would start a second server on the same files."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._file: IO[str] | None = None
+
+    def __enter__(self) -> DataLock:
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._file = (self.root / "serve.lock").open("w")
+        try:
+            fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._file.close()
+            raise RuntimeError(f"another ./run.sh serve is using the data in {self.root}") from None
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._file is not None:
+            self._file.close()
+
+
+class PostgresServer:
+    """A PostgreSQL cluster on a free loopback port, throwaway or kept in ``data_dir``; ``url`` is its
+    ``aegra`` database."""
+
+    def __init__(self, data_dir: Path | None = None) -> None:
         self.bin = postgres_bin()
         if self.bin is None:
             raise RuntimeError("PostgreSQL is not installed (apt-get install postgresql)")
-        self.workdir = Path(tempfile.mkdtemp(prefix="dra-pg-"))
+        self.persistent = data_dir is not None
+        self.workdir = data_dir if data_dir is not None else Path(tempfile.mkdtemp(prefix="dra-pg-"))
         self.data = self.workdir / "data"
         self.log = self.workdir / "postgres.log"
         self.port = 0
+        self.created = False
         self._prefix = _as_postgres_user()
 
     @property
@@ -100,26 +131,42 @@ class PostgresServer:
     def _run(self, *command: str) -> None:
         result = subprocess.run([*self._prefix, *command], capture_output=True, text=True, timeout=120)
         if result.returncode != 0:
-            raise RuntimeError(f"{Path(command[0]).name} failed: {result.stderr.strip() or result.stdout.strip()}")
+            hint = ""
+            if self._prefix and "Permission denied" in result.stderr:
+                hint = f" (PostgreSQL runs as the postgres user, which must be able to reach {self.workdir})"
+            raise RuntimeError(
+                f"{Path(command[0]).name} failed: {result.stderr.strip() or result.stdout.strip()}{hint}"
+            )
+
+    def _pg_ctl(self, *args: str) -> subprocess.CompletedProcess[str]:
+        command = [*self._prefix, str(self.bin / "pg_ctl"), "-D", str(self.data), *args]  # type: ignore[operator]
+        return subprocess.run(command, capture_output=True, text=True, timeout=120)
 
     def start(self) -> PostgresServer:
+        self.workdir.mkdir(parents=True, exist_ok=True)
         if self._prefix:
             shutil.chown(self.workdir, "postgres", "postgres")
         self.workdir.chmod(0o700)
-        self._run(
-            str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"
-        )
+        self.created = not (self.data / "PG_VERSION").is_file()
+        if self.created:
+            shutil.rmtree(self.data, ignore_errors=True)  # an initdb cut off half-way
+            no_sync = [] if self.persistent else ["--no-sync"]
+            self._run(
+                str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8", *no_sync
+            )
+        elif self._pg_ctl("status").returncode == 0:
+            # Left running by a serve that was killed; the caller holds the data lock, so it is nobody's now.
+            self._pg_ctl("-m", "fast", "-w", "-t", "60", "stop")
         self.port = free_port()
-        options = " ".join(
-            [
-                f"-p {self.port}",
-                f"-k {self.workdir}",
-                "-c listen_addresses=127.0.0.1",
-                "-c max_connections=300",
-                # Thrown away on stop: durability buys nothing here.
-                "-c fsync=off -c synchronous_commit=off -c full_page_writes=off",
-            ]
-        )
+        flags = [
+            f"-p {self.port}",
+            f"-k {self.workdir}" if not self.persistent else "-c unix_socket_directories=''",
+            "-c listen_addresses=127.0.0.1",
+            "-c max_connections=300",
+        ]
+        if not self.persistent:
+            # Thrown away on stop: durability buys nothing here.
+            flags.append("-c fsync=off -c synchronous_commit=off -c full_page_writes=off")
         self._run(
             str(self.bin / "pg_ctl"),
             "-D",
@@ -127,23 +174,21 @@ class PostgresServer:
             "-l",
             str(self.log),
             "-o",
-            options,
+            " ".join(flags),
             "-w",
             "-t",
             "60",
             "start",
         )
-        self._run(str(self.bin / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", DATABASE)
+        if self.created:
+            self._run(str(self.bin / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", DATABASE)
         return self
 
     def stop(self) -> None:
         if self.data.exists() and self.port:
-            subprocess.run(
-                [*self._prefix, str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop"],
-                capture_output=True,
-                timeout=60,
-            )
-        shutil.rmtree(self.workdir, ignore_errors=True)
+            self._pg_ctl("-m", "fast" if self.persistent else "immediate", "-w", "-t", "60", "stop")
+        if not self.persistent:
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
     def __enter__(self) -> PostgresServer:
         return self.start()
@@ -153,26 +198,45 @@ class PostgresServer:
 
 
 class RedisServer:
-    """A throwaway Redis on a free loopback port, persistence off; ``url`` is its database 0."""
+    """A Redis on a free loopback port, throwaway (persistence off) or with its append-only file in
+    ``data_dir``; ``url`` is its database 0."""
 
-    def __init__(self) -> None:
+    def __init__(self, data_dir: Path | None = None) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
             raise RuntimeError("redis-server is not installed (apt-get install redis-server)")
         self.binary = binary
-        self.workdir = Path(tempfile.mkdtemp(prefix="dra-redis-"))
+        self.persistent = data_dir is not None
+        self.workdir = data_dir if data_dir is not None else Path(tempfile.mkdtemp(prefix="dra-redis-"))
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
+
+    def _stop_stale(self) -> None:
+        """Stop a Redis a killed serve left running on these files (the caller holds the data lock)."""
+        pidfile = self.workdir / "redis.pid"
+        try:
+            pid = int(pidfile.read_text().strip())
+            if "redis" in Path(f"/proc/{pid}/cmdline").read_text(errors="replace"):
+                os.kill(pid, signal.SIGTERM)
+                deadline = time.monotonic() + 20
+                while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+                    time.sleep(0.1)
+        except (OSError, ValueError):
+            pass
 
     @property
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self, timeout: float = 20.0) -> RedisServer:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        if self.persistent:
+            self._stop_stale()
         self.port = free_port()
         command = [
             self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.workdir),
-            "--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", str(self.workdir / "redis.log"),
+            "--save", "", "--appendonly", "yes" if self.persistent else "no", "--daemonize", "no",
+            "--pidfile", str(self.workdir / "redis.pid"), "--logfile", str(self.workdir / "redis.log"),
         ]  # fmt: skip
         self.process = subprocess.Popen(
             command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True
@@ -201,7 +265,8 @@ class RedisServer:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.process.kill()
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        if not self.persistent:
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
     def __enter__(self) -> RedisServer:
         return self.start()
@@ -255,11 +320,19 @@ class AegraInstance:
     """One Aegra API + worker process on ``host:port``, logging to ``log_path``."""
 
     def __init__(
-        self, env: dict[str, str], *, port: int = 0, host: str = "127.0.0.1", log_path: Path | None = None
+        self,
+        env: dict[str, str],
+        *,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        log_path: Path | None = None,
+        connections_grace_s: float | None = None,
     ) -> None:
         self.env = env
         self.host = host
         self.port = port
+        # On SIGTERM uvicorn waits for open streams before Aegra's workers drain; None waits for every one.
+        self.connections_grace_s = connections_grace_s
         self.process: subprocess.Popen[bytes] | None = None
         self.log_path = log_path or Path(tempfile.mkstemp(prefix="dra-aegra-", suffix=".log")[1])
 
@@ -281,6 +354,8 @@ class AegraInstance:
             "--port",
             str(self.port),
         ]
+        if self.connections_grace_s is not None:
+            command += ["--timeout-graceful-shutdown", str(int(self.connections_grace_s))]
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(
             command, cwd=DEPLOY_DIR, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
@@ -314,6 +389,23 @@ class AegraInstance:
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
+
+    @property
+    def returncode(self) -> int | None:
+        return None if self.process is None else self.process.poll()
+
+    def ready(self) -> bool:
+        """True when ``/health`` answers 200 now."""
+        try:
+            with urllib.request.urlopen(f"{self.url}/health", timeout=2) as answer:
+                return answer.status == 200
+        except (urllib.error.URLError, OSError):
+            return False
+
+    def terminate(self) -> None:
+        """SIGTERM without waiting: Aegra stops taking runs and drains (``WORKER_DRAIN_TIMEOUT``)."""
+        if self.alive():
+            os.killpg(self.pid, signal.SIGTERM)
 
     def kill(self) -> None:
         """SIGKILL, as a crashed machine would: no shutdown, no lease released."""

@@ -69,6 +69,12 @@ Tavily-compatible API
     client_source}``. The token itself is never stored, only its sha256 (an error reply may echo it).
 ``POST /_tavily/reset``
     Clears the configuration and the request log, the page request log and the ``/edited/`` pages.
+Search backends
+===============
+SearXNG, arXiv, Wikipedia, PubMed and OpenAlex stand-ins on the same server (``testkit/search_backends.py``):
+``backend_url(name)``/``backend_env()`` point the settings at them, ``backends_configure`` sets their
+failures, ``backend_requests`` lists what they were asked; ``tavily_reset`` clears them too.
+
 ``GET /_web/requests``, ``POST /_web/pages/{slug}``
     Every web page request (GET, not ``/search`` nor ``/_...``) as path and query, in order
     (``page_requests()``); set an ``/edited/`` page (``set_page``).
@@ -115,6 +121,7 @@ from starlette.routing import Route
 from deep_research_agent.evidence.store import EvidenceStore
 from deep_research_agent.run import close_run, current_run
 from testkit.loopback import LoopbackServer
+from testkit.search_backends import BACKEND_PATHS, SearchState, search_backend_routes
 
 METADATA_URL = "http://169.254.169.254/latest/meta-data/"
 
@@ -467,7 +474,7 @@ def _retry_after_text(seconds: float) -> str:
     return str(int(seconds)) if float(seconds).is_integer() else str(seconds)
 
 
-def _tavily_routes(state: _TavilyState) -> list[Route]:
+def _tavily_routes(state: _TavilyState, search_state: SearchState) -> list[Route]:
     async def search(request: Request) -> Response:
         body = await request.json()
         auth = request.headers.get("authorization", "")
@@ -540,6 +547,7 @@ def _tavily_routes(state: _TavilyState) -> list[Route]:
             state.requests.clear()
             state.page_requests.clear()
             state.edited.clear()
+        search_state.reset()
         return JSONResponse({"ok": True})
 
     async def page_log(_: Request) -> Response:
@@ -665,12 +673,19 @@ def _web_routes(state: _TavilyState) -> list[Route]:
     ]
 
 
-def build_app(state: _TavilyState | None = None) -> Any:
+# The search backends' API routes (testkit/search_backends.py) are not pages; their abstract pages and PDFs are.
+_API_PREFIXES = ("/_", "/searxng/", "/arxiv/api/", "/wikipedia/", "/pubmed/", "/openalex/")
+
+
+def build_app(state: _TavilyState | None = None, search_state: SearchState | None = None) -> Any:
     state = state or _TavilyState()
-    app = Starlette(routes=[*_web_routes(state), *_tavily_routes(state)])
+    search_state = search_state or SearchState()
+    app = Starlette(
+        routes=[*_web_routes(state), *_tavily_routes(state, search_state), *search_backend_routes(search_state)]
+    )
 
     async def logged(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["method"] == "GET" and not scope["path"].startswith("/_"):
+        if scope["type"] == "http" and scope["method"] == "GET" and not scope["path"].startswith(_API_PREFIXES):
             query = scope.get("query_string", b"").decode()
             with state.lock:
                 state.page_requests.append(scope["path"] + (f"?{query}" if query else ""))
@@ -740,10 +755,11 @@ class WebStandIn(LoopbackServer):
         super().__init__()
         self._tls = tls
         self._state = _TavilyState()
+        self._search_state = SearchState()
         self.scheme = "https" if tls else "http"
 
     def build(self) -> Starlette:
-        return build_app(self._state)
+        return build_app(self._state, self._search_state)
 
     def uvicorn_options(self) -> dict[str, Any]:
         options: dict[str, Any] = {"timeout_graceful_shutdown": 1}
@@ -785,6 +801,25 @@ class WebStandIn(LoopbackServer):
     def tavily_reset(self) -> None:
         """Clears Tavily's switches and log, the page request log and the /edited/ pages."""
         self._admin().post("/_tavily/reset").raise_for_status()
+
+    def backend_url(self, backend: str) -> str:
+        """The base URL setting (``SEARXNG_URL``, ``ARXIV_API_URL``, …) that points ``backend`` at its stand-in."""
+        return self.url(BACKEND_PATHS[backend])
+
+    def backend_env(self) -> dict[str, str]:
+        """Every search backend's base URL setting, pointed at its stand-in."""
+        names = {"searxng": "SEARXNG_URL"} | {n: f"{n.upper()}_API_URL" for n in BACKEND_PATHS if n != "searxng"}
+        return {names[backend]: self.backend_url(backend) for backend in BACKEND_PATHS}
+
+    def backends_configure(self, switches: Mapping[str, Mapping[str, Any]]) -> None:
+        """Per backend ``{"replies": [REPLY, ...], "always": REPLY}``, as ``tavily_configure`` (reset clears them)."""
+        self._admin().post("/_search/config", json={k: dict(v) for k, v in switches.items()}).raise_for_status()
+
+    def backend_requests(self, backend: str | None = None) -> list[dict[str, Any]]:
+        """The search backends' API requests since the last reset (``{backend, path, query}``)."""
+        response = self._admin().get("/_search/requests")
+        response.raise_for_status()
+        return [r for r in response.json() if backend in (None, r["backend"])]
 
     def page_requests(self) -> list[str]:
         """Every page (GET, not an API or admin route) requested since the last reset, as path and query."""

@@ -104,6 +104,9 @@ def agent_env(
         "DRA_FETCH_ALLOW_HOSTS": web_server.allow_host,
         "DRA_ALLOWED_EXTENSION_ROOTS": str(EXTENSION_FIXTURES),
         "DRA_CLAIM_JUDGE": "off",
+        # The other search backends' stand-ins; runs pick them with configurable search_backends.
+        **web_server.backend_env(),
+        "DRA_SEARCH_BACKENDS": "tavily",
     }
 
 

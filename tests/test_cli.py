@@ -27,7 +27,6 @@ import deep_research_agent.cli
 from deep_research_agent.cli.ask import (
     CLARIFICATION_HEADER,
     NO_ANSWERS_REPLY,
-    NO_CLARIFY_PREFIX,
     StopOnInterrupt,
     ask,
     format_clarification_reply,
@@ -452,11 +451,20 @@ def test_interactive_clarification_sends_one_formatted_follow_up() -> None:
     assert "Which region?" in text
 
 
-def test_non_interactive_prefixes_question_and_answers_a_clarification_once() -> None:
+def test_non_interactive_sends_the_question_as_typed_with_clarify_off() -> None:
+    client = FakeClient([[custom("report", markdown="# R"), end_status("done")]])
+    code, _ = run_ask(client, configurable={"model_tier": "low"})
+    assert message_of(client.sent[0]) == "What is X?"
+    assert client.sent[0]["config"]["configurable"] == {"clarify": False, "model_tier": "low"}
+    assert code == 0
+
+
+def test_non_interactive_answers_a_clarification_once_when_the_config_turned_clarifying_on() -> None:
     clarify = [custom("clarification", questions=["Which region?"]), end_status("done")]
     client = FakeClient([clarify, clarify])
-    code, _ = run_ask(client)
-    assert message_of(client.sent[0]) == NO_CLARIFY_PREFIX + "What is X?"
+    code, _ = run_ask(client, configurable={"clarify": True})
+    assert client.sent[0]["config"]["configurable"] == {"clarify": True}
+    assert message_of(client.sent[0]) == "What is X?"
     assert message_of(client.sent[1]) == NO_ANSWERS_REPLY
     assert len(client.sent) == 2  # once: a second clarification gets no further reply
     assert code == 0

@@ -290,11 +290,12 @@ async def test_compaction_replaces_history_with_summary_request_and_tail_and_per
     assert isinstance(convo[2], AIMessage) and convo[2].tool_calls
     assert len(convo) == 1 + done["messages_kept"]
 
-    # The compacted transcript is what the thread keeps.
-    saved = (await agent.aget_state(config)).values["messages"]
+    # The compacted transcript is what the thread keeps; the summary is kept aside, never as a human message.
+    state = (await agent.aget_state(config)).values
+    saved = state["messages"]
     assert saved == values["messages"]
-    assert is_harness_message(saved[0])
-    assert saved[1].id == "request-1"
+    assert saved[0].id == "request-1" and not any(is_harness_message(m) for m in saved)
+    assert state["compaction_summary"] == SUMMARY
     assert saved[-1].text == "GDP grew every quarter."
     assert not any(isinstance(m, ToolMessage) and m.tool_call_id == "call-1" for m in saved)
 
@@ -397,7 +398,21 @@ async def test_compaction_keeps_the_turn_so_per_turn_guard_state_carries_on() ->
     assert update is not None
     new_messages = update["messages"][1:]
     assert turn_key(new_messages) == turn_key(state["messages"]) != ""
-    assert new_messages[0].name == HARNESS_MESSAGE_NAME
+    assert new_messages[0].id == "u1" and update["compaction_summary"] == SUMMARY
+
+
+@pytest.mark.anyio
+async def test_a_second_compaction_summarizes_the_first_summary_with_the_messages_it_cuts() -> None:
+    summarizer = RecordingChatModel(replies=["Second summary."])
+    middleware = orchestrator_compaction(1000, summarizer)
+    state = {**long_state(), "compaction_summary": "First summary: GDP grew 1.5% in Q1."}
+
+    update = await middleware.abefore_model(state, None)  # type: ignore[arg-type]
+
+    assert update is not None and update["compaction_summary"] == "Second summary."
+    [call] = summarizer.calls
+    assert "First summary: GDP grew 1.5% in Q1." in call.messages[-1].text
+    assert all(m.name != HARNESS_MESSAGE_NAME for m in update["messages"][1:])
 
 
 @pytest.mark.anyio

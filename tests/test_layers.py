@@ -38,6 +38,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("planning",),
     ("graph",),
     ("cli", "routes"),
+    ("evaluation",),
 )
 RANK = {unit: rank for rank, layer in enumerate(LAYERS) for unit in layer}
 

@@ -4,6 +4,7 @@ events a listing announces, and one readable line for a failure."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 import httpx
 import pytest
@@ -155,3 +156,14 @@ async def test_a_run_cancelled_while_waiting_does_not_cancel_the_listing_others_
     [listing] = await second
 
     assert listing.error is None and counted_fetch == ["docs"]
+
+
+@pytest.mark.anyio
+async def test_a_server_the_allowlist_refused_is_never_dialled_and_its_listing_is_the_mcp_error(counted_fetch):
+    refused = dataclasses.replace(server("gw"), refused="refused http://10.0.0.5/mcp: not on the allowlist")
+
+    [listing] = await list_tools([refused], ttl=600)
+
+    assert counted_fetch == [] and listing.tools == ()
+    status = listing.status()
+    assert status.state == "mcp_error" and status.detail == "refused http://10.0.0.5/mcp: not on the allowlist"

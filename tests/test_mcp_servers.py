@@ -303,3 +303,54 @@ def test_a_stdio_server_needs_a_command():
     settings = resolve({}, {"DRA_MCP_SERVERS": json.dumps([{"label": "x", "transport": "stdio"}])})
 
     assert settings.mcp_servers == () and any("needs a command" in w for w in settings.warnings)
+
+
+# --- a shared deployment's allowlist ------------------------------------------------------------------
+
+SHARED = {"DRA_MCP_ALLOWLIST_REQUIRED": "true"}
+
+
+@pytest.mark.parametrize(
+    "url", ["http://10.0.0.5:9000/mcp", "http://127.0.0.1:8000/mcp", "http://[::1]/mcp", "https://tools.example/mcp"]
+)
+def test_under_serve_a_runs_own_server_off_the_allowlist_is_kept_refused_with_why(url):
+    settings = resolve({"mcp_servers": [{"label": "mine", "url": url}]}, SHARED)
+
+    [server] = settings.mcp_servers
+    assert server.refused is not None and "DRA_MCP_ALLOWED_HOSTS (none are listed)" in server.refused
+    assert server.refused.startswith(f"refused {url}: this deployment connects a run's own MCP servers only")
+
+
+def test_under_serve_a_runs_server_on_an_allowed_host_or_host_port_connects_and_the_operators_are_not_limited():
+    allowed = {**SHARED, "DRA_MCP_ALLOWED_HOSTS": "tools.example, 10.0.0.5:9000"}
+
+    on_list = resolve(
+        {
+            "mcp_servers": [
+                {"label": "a", "url": "https://tools.example/mcp"},
+                {"label": "b", "url": "http://10.0.0.5:9000"},
+            ]
+        },
+        allowed,
+    )
+    wrong_port = resolve({"mcp_servers": [{"label": "c", "url": "http://10.0.0.5:9001/mcp"}]}, allowed)
+    operator = resolve({}, {**SHARED, **ENV_LIST})
+
+    assert [server.refused for server in on_list.mcp_servers] == [None, None]
+    assert "(tools.example, 10.0.0.5:9000), and 10.0.0.5 is not one of them" in str(wrong_port.mcp_servers[0].refused)
+    assert operator.mcp_servers[0].refused is None
+
+
+def test_on_langgraph_dev_a_runs_private_server_is_allowed_unless_the_operator_sets_an_allowlist():
+    private = {"mcp_servers": [{"label": "gw", "url": "http://10.0.0.5:9000/mcp"}]}
+
+    assert resolve(private).mcp_servers[0].refused is None
+    assert resolve(private, {"DRA_MCP_ALLOWED_HOSTS": "gw.internal"}).mcp_servers[0].refused is not None
+
+
+def test_a_run_cannot_lift_the_allowlist_from_its_configurable():
+    settings = resolve(
+        {"mcp_servers": [{"label": "gw", "url": "http://10.0.0.5/mcp"}], "mcp_allowed_hosts": "10.0.0.5"}, SHARED
+    )
+
+    assert settings.mcp_servers[0].refused is not None

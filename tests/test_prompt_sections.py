@@ -253,3 +253,18 @@ def test_a_role_prompt_joins_its_sections_in_order_and_skips_the_empty_ones():
     assert (
         assembled == prompts.template(prompts.Prompt.DIRECT_ANSWER) + "\n\n## A\na\n\n## B\nb\n\n## DOMAIN CONTEXT\nd"
     )
+
+
+def test_without_clarifying_turns_the_orchestrators_step_on_asking_into_one_instruction_to_proceed() -> None:
+    prompt = prompts.template(prompts.Prompt.ORCHESTRATOR)
+
+    changed = prompts.without_clarifying(prompt)
+
+    assert "request_clarification" in prompt and "request_clarification" not in changed
+    assert prompts.template(prompts.Prompt.NO_CLARIFY) in changed
+    assert changed.count("\n") == prompt.count("\n"), "more than the one step changed"
+
+
+def test_without_clarifying_refuses_a_prompt_without_the_step_it_replaces() -> None:
+    with pytest.raises(ValueError, match="TRIAGE"):
+        prompts.without_clarifying("You are an orchestrator.")

@@ -39,6 +39,8 @@ def search_settings(web: WebStandIn, key: str | None = KEY, **overrides: Any) ->
         "tavily_api_base_url": web.base_url,
         "web_search": True,
         "search_max_results": 6,
+        "search_backends": ("tavily",),
+        "search_contact_email": "",
     }
     return types.SimpleNamespace(**(values | overrides))
 

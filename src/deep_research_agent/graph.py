@@ -68,6 +68,7 @@ from .delivery import (
 )
 from .delivery.follow_up import follow_up_section
 from .domain.names import Role, ToolName
+from .domain.search import PAPER_BACKENDS
 from .domain.secrets import register_secrets
 from .extensions import load_extensions, skills_filesystem
 from .extensions.skills import SkillCatalog, load_skills, skill_helpers
@@ -246,6 +247,8 @@ class RunFeatures:
     mcp_prompt: str
     sandbox: SandboxConnector | None
     domain_prompt: str
+    # The run's search backends that find papers (arXiv, PubMed, OpenAlex), for the web section.
+    paper_sources: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -300,6 +303,9 @@ def read_parts(settings: ResearchConfig, *, mcp: Sequence[Listing], corpora: Cat
             mcp_prompt=settings.mcp_prompt,
             sandbox=sandbox,
             domain_prompt=settings.domain_prompt,
+            paper_sources=tuple(b for b in settings.search_backends if b in PAPER_BACKENDS)
+            if settings.web_search
+            else (),
         ),
         build_warnings=(*extensions.warnings, *corpora.warnings),
     )
@@ -328,7 +334,8 @@ def orchestrator_agent(
         own=[
             ClassifiedToolErrorsMiddleware(role=Role.ORCHESTRATOR),
             HandOverMiddleware(models_by_role=_models_by_role(settings, subagents)),
-            ClarificationMiddleware(),
+            # Off (``clarify: false``), a caller that cannot answer: request_clarification is not even offered.
+            *([ClarificationMiddleware()] if settings.clarify else []),
             PlanningMiddleware(system_prompt=_TODOS_PROMPT, tool_description=_TODOS_DESCRIPTION),
             SubAgentMiddleware(backend=StateBackend(), subagents=list(subagents), task_description=_TASK_DESCRIPTION),
             ReportMiddleware(),
@@ -439,7 +446,7 @@ def _agent(
     innermost, so it measures the final system prompt and tools of each request. The agent's registered
     tools go on the ``parts``' roster. ``options`` go to ``create_agent`` as they are."""
     slot = _SLOTS[role]
-    offer = OfferMiddleware(role=role, prompt_for=partial(role_prompt, role, parts.features))
+    offer = OfferMiddleware(role=role, prompt_for=partial(agent_prompt, settings, role, parts.features))
     inside = [*own, *_caching(settings, role), context_compaction(settings, role, slot)]
     middleware = [
         *outside,
@@ -451,7 +458,7 @@ def _agent(
     return create_agent(
         chat_model(settings, slot, role),
         tools=list(tools),
-        system_prompt=role_prompt(role, parts.features),
+        system_prompt=agent_prompt(settings, role, parts.features),
         middleware=middleware,
         # Plain strings: the agent's name lands on its messages, and a checkpoint must hold no enum of ours
         # (LangGraph warns on deserializing one, and LANGGRAPH_STRICT_MSGPACK refuses it).
@@ -565,7 +572,7 @@ def role_prompt(role: Role, features: RunFeatures, offer: RunOffer | None = None
     follow_up = offer.follow_up if offer is not None else True
     sections = (
         follow_up_section(role) if follow_up else "",
-        web_section(role, web_search=features.web_search),
+        web_section(role, web_search=features.web_search, paper_sources=features.paper_sources),
         corpora_section(role, features.corpora, web_search=features.web_search),
         no_web_section(role, web_search=features.web_search),
         tasks_section(role, enabled=tasked),
@@ -577,6 +584,13 @@ def role_prompt(role: Role, features: RunFeatures, offer: RunOffer | None = None
     )
     domain_prompt = features.domain_prompt if role in _DOMAIN_ROLES else ""
     return prompts.assemble(_ROLE_PROMPTS[role], sections, domain_prompt=domain_prompt)
+
+
+def agent_prompt(settings: ResearchConfig, role: Role, features: RunFeatures, offer: RunOffer | None = None) -> str:
+    """``role_prompt`` for these settings: with ``clarify`` off the orchestrator's step on asking says to
+    proceed on stated assumptions."""
+    prompt = role_prompt(role, features, offer)
+    return prompts.without_clarifying(prompt) if role is Role.ORCHESTRATOR and not settings.clarify else prompt
 
 
 def _research_description(features: RunFeatures) -> str:

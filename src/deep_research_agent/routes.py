@@ -38,6 +38,8 @@ from .run.archive import stored_evidence
 
 EVIDENCE_PATH = "/evidence"
 UI_PATH = "/ui"
+# The cookie a shared deployment's UI sign-in keeps the caller's token in (deploy/routes.py, deploy/auth.py).
+SESSION_COOKIE = "dra_token"
 # The bundle `ui/scripts/build.mjs` writes; a source checkout (the package installed in place) has it here.
 UI_DIST = Path(__file__).resolve().parents[2] / "ui" / "dist"
 _ROOT_PLACEHOLDER = "__ROOT__"

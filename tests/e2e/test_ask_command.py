@@ -59,7 +59,7 @@ def test_ask_streams_a_run_through_to_the_rendered_report_and_the_run_time(agent
     assert REPORT_TITLE in out and "Run time" in out
     assert out.index(REPORT_TITLE) < out.rindex("Run time")
     first_user_message = [r for r in scripted.requests() if r["agent"] == "orchestrator"][0]["body"]["messages"][1]
-    assert "Do not ask clarifying questions" in message_text(first_user_message)
+    assert message_text(first_user_message) == "How dense are sodium-glass batteries?"
     assert "1 claim checked against their sources: 1 supported" in out
     audit = json.loads(evidence_file.read_text())
     assert audit["report"].startswith(f"# {REPORT_TITLE}")
@@ -77,7 +77,7 @@ def test_ask_streams_a_run_through_to_the_rendered_report_and_the_run_time(agent
     )
 
 
-def test_ask_without_a_terminal_answers_a_clarification_by_proceeding_on_assumptions(agent_server, scripted):
+def test_ask_no_clarify_runs_without_request_clarification_and_sends_the_question_as_typed(agent_server, scripted):
     scripted.set_scenario(
         scenario(
             orchestrator(
@@ -87,12 +87,15 @@ def test_ask_without_a_terminal_answers_a_clarification_by_proceeding_on_assumpt
         )
     )
 
-    done = ask(agent_server.url, "Tell me about batteries")
+    done = ask(agent_server.url, "--no-clarify", "Tell me about batteries")
 
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "Which region?" in done.stdout and REPORT_TITLE in done.stdout
-    follow_up = [r for r in scripted.requests() if r["agent"] == "orchestrator"][1]["body"]["messages"][-1]
-    assert follow_up["role"] == "user" and "proceed on your stated assumptions" in message_text(follow_up)
+    assert REPORT_TITLE in done.stdout
+    bodies = [r["body"] for r in scripted.requests() if r["agent"] == "orchestrator"]
+    assert len(bodies) == 2, "the run asked and waited instead of going on"
+    assert all("request_clarification" not in {t["function"]["name"] for t in body["tools"]} for body in bodies)
+    [user_message] = [m for m in bodies[-1]["messages"] if m["role"] == "user"]
+    assert message_text(user_message) == "Tell me about batteries"
 
 
 def test_ask_with_no_server_fails_fast_with_a_message():

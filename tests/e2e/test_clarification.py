@@ -5,7 +5,16 @@ from __future__ import annotations
 import pytest
 
 from testkit.agent_server import stream_run
-from testkit.scenarios import findings_json, message_text, orchestrator, plan_and_delegate, researcher, scenario, submit
+from testkit.scenarios import (
+    findings_json,
+    message_text,
+    orchestrator,
+    plan_and_delegate,
+    researcher,
+    scenario,
+    submit,
+    system_text,
+)
 from testkit.scripted_model import call, turn
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -81,3 +90,47 @@ async def test_once_research_has_started_a_clarification_is_refused_and_the_mode
     assert [(e["state"], e["reason"]) for e in run.end_statuses] == [("done", "report_delivered")]
     final_request = [r for r in scripted.requests() if r["agent"] == "orchestrator"][-1]["body"]["messages"]
     assert "research has already started" in final_request[-1]["content"]
+
+
+async def test_with_clarify_off_a_question_that_would_be_clarified_proceeds_to_a_report_on_stated_assumptions(
+    agent_server, scripted
+):
+    # The script asks first, as a model shown an ambiguous question would: with clarify off that tool is not
+    # there, the call is refused and the run goes on to research and deliver.
+    scripted.set_scenario(
+        scenario(
+            orchestrator(
+                turn(tool_calls=[call("request_clarification", questions=QUESTIONS)]),
+                plan_and_delegate("Find kelp farm figures, assuming global scope and the last 12 months"),
+                submit("# Kelp farms\n\nAssumed: global scope, recent years.\n\n## Sources\n"),
+            ),
+            researcher(turn(content=findings_json("Nothing new."))),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "Tell me about kelp farms.", configurable={"clarify": False})
+
+    assert run.of_type("clarification") == []
+    assert [(e["state"], e["reason"]) for e in run.end_statuses] == [("done", "report_delivered")], [
+        e.get("detail") for e in run.end_statuses
+    ]
+    assert run.values["final_report"].startswith("# Kelp farms")
+    orchestrator_requests = [r["body"] for r in scripted.requests() if r["agent"] == "orchestrator"]
+    offered = {tool["function"]["name"] for body in orchestrator_requests for tool in body.get("tools", [])}
+    assert "submit_report" in offered and "request_clarification" not in offered
+    prompt = system_text(orchestrator_requests[0])
+    assert "Never ask the user anything" in prompt and "call `request_clarification`" not in prompt
+    [user_message] = [m for m in run.values["messages"] if m["type"] == "human"]
+    assert user_message["content"] == "Tell me about kelp farms."
+
+
+async def test_by_default_the_orchestrator_is_offered_request_clarification_and_told_when_to_ask(
+    agent_server, scripted
+):
+    scripted.set_scenario(scenario(orchestrator(submit("# Kelp farms\n\nDone.\n\n## Sources\n"))))
+
+    await stream_run(agent_server.url, "Tell me about kelp farms.")
+
+    [body] = [r["body"] for r in scripted.requests() if r["agent"] == "orchestrator"][:1]
+    assert "request_clarification" in {tool["function"]["name"] for tool in body["tools"]}
+    assert "call `request_clarification`" in system_text(body)

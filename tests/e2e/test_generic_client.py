@@ -1,7 +1,7 @@
 """What a generic LangGraph client shows: it streams ``values`` and ``messages-tuple`` only (as langchain's
 deep-agents-ui does, with its ``recursion_limit: 100``), never sees custom events, and renders the thread's
-messages and state. Each turn's result must be its last AI message, harness messages must be marked for
-hiding, and a run cut short must leave its work in state."""
+messages and state. Each turn's result must be its last AI message, every human message must be one the
+user wrote (deep-agents-ui draws each as a user bubble), and a run cut short must leave its work in state."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ import anyio
 import pytest
 from langgraph_sdk import get_client
 
+from deep_research_agent.domain.names import Role
 from testkit.agent_server import GRAPH_ID
 from testkit.scenarios import (
     findings_json,
+    message_text,
     orchestrator,
     plan_and_delegate,
     requests_of,
@@ -23,7 +25,7 @@ from testkit.scenarios import (
     scenario,
     submit,
 )
-from testkit.scripted_model import call, turn
+from testkit.scripted_model import agent, call, turn
 from testkit.web import ARTICLES
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -32,7 +34,9 @@ QUESTION = "How dense are sodium-glass cells, and how do they compare with lithi
 HIDDEN_ID_PREFIX = "do-not-render-"
 
 
-async def stream_like_a_generic_ui(server: str, message: str, *, recursion_limit: int = 100) -> dict[str, Any]:
+async def stream_like_a_generic_ui(
+    server: str, message: str, *, recursion_limit: int = 100, configurable: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """One run streamed with values and messages-tuple and the UI's recursion limit; the thread's state after."""
     client = get_client(url=server)
     thread = await client.threads.create()
@@ -41,7 +45,7 @@ async def stream_like_a_generic_ui(server: str, message: str, *, recursion_limit
         thread["thread_id"],
         GRAPH_ID,
         input={"messages": [{"role": "user", "content": message}]},
-        config={"recursion_limit": recursion_limit},
+        config={"recursion_limit": recursion_limit, "configurable": configurable or {}},
         stream_mode=["values", "messages-tuple"],
     ):
         seen_custom += [part] if part.event.startswith("custom") else []
@@ -54,13 +58,10 @@ def last_ai_message(values: dict[str, Any]) -> dict[str, Any]:
 
 
 def assert_only_the_users_own_messages_show(values: dict[str, Any], *users_own: str) -> None:
-    """Every human message is the user's own, or is marked so a frontend hides it."""
-    for message in (m for m in values["messages"] if m["type"] == "human"):
-        if message["content"] in users_own:
-            assert not message["id"].startswith(HIDDEN_ID_PREFIX)
-            continue
-        assert message["id"].startswith(HIDDEN_ID_PREFIX), message
-        assert message["name"] == "dra_harness" and message["additional_kwargs"] == {"dra_harness": True}
+    """Every human message in the thread is one the user wrote, shown as it was written."""
+    humans = [m for m in values["messages"] if m["type"] == "human"]
+    assert [m["content"] for m in humans] == list(users_own), "a human message the user did not write"
+    assert not any(m["id"].startswith(HIDDEN_ID_PREFIX) or m.get("name") for m in humans)
 
 
 def cited(url: str) -> str:
@@ -136,8 +137,8 @@ async def test_a_salvaged_report_is_the_last_ai_message_and_the_nudges_are_hidde
     answer = last_ai_message(values)
     assert answer["content"] == values["final_report"]
     assert answer["content"].startswith("> **Incomplete report.**") and "412 Wh/kg" in answer["content"]
-    nudges = [m for m in values["messages"] if m["type"] == "human" and m["content"] != QUESTION]
-    assert nudges, "the completion nudge should be in the thread"
+    nudged = requests_of(scripted, "orchestrator")[-1]["body"]["messages"]
+    assert any(m.get("name") == "dra_harness" and "submit_report" in message_text(m) for m in nudged)
     assert_only_the_users_own_messages_show(values, QUESTION)
 
 
@@ -270,3 +271,58 @@ async def test_evidence_and_citations_sent_as_input_never_count_as_retrieved(age
     assert (miracle["verdict"], miracle["indexes"]) == ("uncited_number", []) and "2,000 Wh/kg [unverified]." in values[
         "final_report"
     ]
+
+
+COMPACTION_SUMMARY = "Summary: one unit found 412 Wh/kg."
+
+
+def _gate_bounce(url: str) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """A report citing a source never read is sent back by the report gate (an error tool result), then fixed."""
+    bad = (
+        cited(url).replace("412 Wh/kg [1].", "412 Wh/kg [1]. Prices fell [2].")
+        + "[2] Nowhere — https://nowhere.test/x\n"
+    )
+    turns = orchestrator(plan_and_delegate("Find the energy density"), submit(bad), submit(cited(url)))
+    return turns, {}, "NOT delivered"
+
+
+def _completion_nudge(url: str) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """A report written as prose is nudged to submit_report, then submitted."""
+    turns = orchestrator(plan_and_delegate("Find the energy density"), turn(content=cited(url)), submit(cited(url)))
+    return turns, {}, "submit_report"
+
+
+def _compaction(url: str) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """Two units push the orchestrator past a small compaction trigger: its summary is given to each later call."""
+    turns = orchestrator(
+        plan_and_delegate("Find the energy density"),
+        turn(tool_calls=[call("task", description="Compare with lithium", subagent_type="research-subagent")]),
+        submit(cited(url)),
+    )
+    return turns, {"compaction_tokens": 1200}, COMPACTION_SUMMARY
+
+
+@pytest.mark.parametrize("harness_speaks", [_gate_bounce, _completion_nudge, _compaction])
+async def test_no_nudge_bounce_or_compaction_summary_is_a_human_message_in_the_thread(
+    agent_server, scripted, web, harness_speaks
+):
+    url = web.url(ARTICLES["halvorsen-cell"].path)
+    orchestrator_turns, configurable, harness_text = harness_speaks(url)
+    scripted.set_scenario(
+        scenario(
+            orchestrator_turns,
+            researcher_reads(
+                url, query="sodium glass battery", finding="The Halvorsen cell reached 412 Wh/kg.", quote="412 Wh/kg"
+            ),
+            agent(Role.COMPACTION, turn(content=COMPACTION_SUMMARY), repeat_last=True),
+        )
+    )
+
+    values = await stream_like_a_generic_ui(agent_server.url, QUESTION, configurable=configurable)
+
+    assert "412 Wh/kg [1]" in values["final_report"]
+    sent = [m for r in requests_of(scripted, "orchestrator") for m in r["body"]["messages"][1:]]
+    assert any(harness_text in message_text(m) and m["role"] != "assistant" for m in sent), (
+        "the harness should have told the orchestrator something in this scenario"
+    )
+    assert_only_the_users_own_messages_show(values, QUESTION)

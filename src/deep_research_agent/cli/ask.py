@@ -7,8 +7,9 @@ Contract:
 - Each run is streamed on one thread with the ``messages``, ``updates`` and ``custom`` parts of every
   sub-graph, and ``on_disconnect="cancel"``: when this client goes away, the server cancels the run.
 - Clarifying questions are asked interactively when stdin is a TTY (and not ``--no-clarify``) and answered
-  in ONE follow-up message on the same thread. Otherwise the question tells the agent to proceed on stated
-  assumptions, and a clarification that arrives anyway gets one "no answers" reply.
+  in ONE follow-up message on the same thread. Otherwise the run is sent with ``clarify: false`` (unless
+  ``--config`` sets ``clarify``), so the agent proceeds on stated assumptions and the question goes as typed;
+  a clarification that arrives anyway (``--config`` turned it on) gets one "no answers" reply.
 - Ctrl-C during a run (``StopOnInterrupt``): the first asks the run to wrap up (the agents deliver what
   they found and the report is written), the second to stop now (the report is assembled from the
   findings so far), the third abandons it (the stream is dropped, the server cancels the run and no
@@ -54,10 +55,6 @@ GRAPH_ID = "deep_research_agent"
 EVIDENCE_PATH = "/evidence"
 STREAM_MODES = ["messages", "updates", "custom"]
 
-NO_CLARIFY_PREFIX = (
-    "Do not ask clarifying questions. Proceed on reasonable assumptions, state them in the report, "
-    "and research this:\n\n"
-)
 NO_ANSWERS_REPLY = "No answers are available; proceed on your stated assumptions."
 CLARIFICATION_HEADER = "Answers to your clarifying questions:"
 EMPTY_ANSWER = "(no answer; use your assumption)"
@@ -191,8 +188,10 @@ async def ask(
             thread_id = await task_thread(client, str(task), str(configurable.get("user_id") or ANONYMOUS_USER))
         else:
             thread_id = (await client.threads.create())["thread_id"]
-        first = question if interactive else NO_CLARIFY_PREFIX + question
-        await stream_run(client, thread_id, first, configurable, view)
+        if not interactive:
+            # The engine's non-interactive mode; the question stays as typed (it is the thread's title).
+            configurable = {"clarify": False, **configurable}
+        await stream_run(client, thread_id, question, configurable, view)
         if view.clarification and view.failure is None:
             if interactive and read_answer is not None:
                 reply = format_clarification_reply(view.clarification, collect_answers(view.clarification, read_answer))

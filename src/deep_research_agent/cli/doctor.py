@@ -8,7 +8,9 @@ Contract:
   (``dra_sandbox.isolation.probe()``). It loads the skills and custom tools the server would load (``DRA_SKILLS_DIR``, ``DRA_CUSTOM_TOOLS_DIR``) and names each skill or
   plugin file that would be skipped, with its error (a warning: the server runs without it). It lists the
   local corpora (``DRA_CORPORA`` and the indexes in ``DRA_DATA_DIR``) with their size, and warns about each
-  one that cannot be searched yet, saying what to run.
+  one that cannot be searched yet, saying what to run. It names the search backends web_search offers
+  (``DRA_SEARCH_BACKENDS``, warning about each setting that was left out) and asks each one but Tavily
+  (where a search costs a credit) one small search, warning when it does not answer.
 - It never prints a secret: a key is reported by where it is set (the environment or .env), never by its
   value, and the details taken from settings or errors (base URL, sandbox URL, import error) are redacted.
 - Exit 1 only when something required is missing (a ``✖`` row); warnings (``!``) keep exit 0.
@@ -17,6 +19,7 @@ Contract:
 from __future__ import annotations
 
 import argparse
+import asyncio
 import importlib
 import os
 import shutil
@@ -32,11 +35,14 @@ from rich.table import Table
 from rich.text import Text
 
 from ..corpora.catalog import load_catalog
+from ..domain.errors import ToolFailure
+from ..domain.search import SearchBackendName
 from ..domain.secrets import redact
 from ..extensions import load_skills
 from ..settings import DEFAULT_BASE_URL, ResearchConfig
 from ..settings.environment import read_dotenv
 from ..tools.custom import load_custom_tools
+from ..tools.search_backends import build_backends
 from .env import probe, project_root, server_answers
 
 MODEL_KEY_ENVS = ("OPENAI_API_KEY", "OPENROUTER_API_KEY")
@@ -139,6 +145,40 @@ def _check_services(url: str, environ: Mapping[str, str], dotenv: Mapping[str, s
     return [server, sandbox]
 
 
+PROBE_TIMEOUT_S = 10.0
+
+
+def _check_search(environ: Mapping[str, str], dotenv: Mapping[str, str]) -> list[Check]:
+    """The configured search backends, and whether each (but Tavily) answers one small search."""
+    settings = ResearchConfig.resolve(None, environ={**dotenv, **environ})
+    if not settings.web_search:
+        return [Check(OK, "search", "web search is off (DRA_WEB_SEARCH)")]
+    checks = [Check(OK, "search backends", ", ".join(settings.search_backends))]
+    checks += [Check(WARN, "search backends", w) for w in settings.warnings if w.startswith(_SEARCH_WARNINGS)]
+    for backend in build_backends(settings, timeout_s=PROBE_TIMEOUT_S):
+        if backend.name == SearchBackendName.TAVILY:
+            continue
+        try:
+            asyncio.run(backend.search("research", 1))
+        except ToolFailure as failure:
+            checks.append(Check(WARN, f"search: {backend.name}", redact(failure.message)[:300]))
+        except Exception as exc:  # noqa: BLE001 - any failure of the probe is the finding
+            checks.append(Check(WARN, f"search: {backend.name}", f"the probe failed ({type(exc).__name__})"))
+        else:
+            checks.append(Check(OK, f"search: {backend.name}", "answers"))
+    return checks
+
+
+_SEARCH_WARNINGS = (
+    "search_backends",
+    "SEARXNG_URL",
+    "ARXIV_API_URL",
+    "WIKIPEDIA_API_URL",
+    "PUBMED_API_URL",
+    "OPENALEX",
+)
+
+
 def _check_isolation() -> list[Check]:
     """The verdict of dra-sandbox's probe (a dev dependency), then one row per missing piece."""
     try:
@@ -159,6 +199,7 @@ def run_doctor(url: str, root: Path, environ: Mapping[str, str]) -> list[Check]:
         *_check_project(root),
         *_check_settings(environ, dotenv),
         *_check_extensions(environ, dotenv),
+        *_check_search(environ, dotenv),
         *_check_services(url, environ, dotenv),
         *_check_isolation(),
     ]

@@ -7,7 +7,11 @@ Contract:
   ``server_answers`` is True when the agent server answers its health path: ``/ok`` (``langgraph dev``)
   or ``/health`` (Aegra, ``./run.sh serve``);
 - ``settings.environment.read_dotenv`` reads ``KEY=VALUE`` lines (a missing file reads as empty);
-- ``project_root`` is the nearest directory holding langgraph.json, else the working directory.
+- ``project_root`` is the nearest directory holding langgraph.json, else the working directory;
+- ``store_client(url)`` is the SDK client ``kb`` and ``tasks`` read a user's store items with, and the
+  caller's identity: on a shared deployment (``./run.sh serve``: Aegra scopes its own store API by caller,
+  where the graph never writes) its per-user view at ``USER_STORE_PREFIX`` and the user it names; elsewhere
+  the server's store API and None.
 """
 
 from __future__ import annotations
@@ -15,14 +19,26 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 from ..settings.environment import read_dotenv
 
-__all__ = ["PROBE_TIMEOUT_S", "default_url", "probe", "project_root", "read_dotenv", "server_answers"]
+__all__ = [
+    "PROBE_TIMEOUT_S",
+    "USER_STORE_PREFIX",
+    "default_url",
+    "probe",
+    "project_root",
+    "read_dotenv",
+    "server_answers",
+    "store_client",
+    "refusal",
+]
 
 PROBE_TIMEOUT_S = 2.0
+USER_STORE_PREFIX = "/dra"
 
 
 def default_url(environ: Mapping[str, str] | None = None) -> str:
@@ -62,3 +78,27 @@ HEALTH_PATHS = ("/ok", "/health")
 def server_answers(url: str, timeout: float = PROBE_TIMEOUT_S) -> bool:
     """True when an agent server at ``url`` answers its health path (``/ok`` on langgraph dev, ``/health`` on Aegra)."""
     return any(probe(f"{url}{path}", timeout) for path in HEALTH_PATHS)
+
+
+async def store_client(url: str) -> tuple[Any, str | None]:
+    """The store client for a user's items on the server at ``url``, and the caller's identity when known."""
+    from langgraph_sdk import get_client
+
+    view = get_client(url=url.rstrip("/") + USER_STORE_PREFIX)
+    try:
+        found = await view.http.get("/store")
+    except httpx.HTTPStatusError as exc:
+        if exc.response.status_code != 404:
+            raise
+        return get_client(url=url), None
+    return view, str(found["user"])
+
+
+def refusal(exc: httpx.HTTPStatusError) -> str:
+    """What the server said when it refused a request: ``detail`` (langgraph-api) or ``message`` (Aegra)."""
+    try:
+        body = exc.response.json()
+    except ValueError:
+        return f"HTTP {exc.response.status_code}"
+    said = body.get("detail") or body.get("message") if isinstance(body, dict) else None
+    return f"HTTP {exc.response.status_code}: {said}" if said else f"HTTP {exc.response.status_code}"

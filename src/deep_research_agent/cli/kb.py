@@ -7,8 +7,9 @@ Contract (through the SDK's ``client.store`` API, so it works against any LangGr
   (``id`` plus the stored value), to FILE or stdout;
 - ``kb delete --user U [--dataset D] --yes`` deletes every entry of the dataset and prints how many; without
   ``--yes`` it deletes nothing and exits 2;
-- ``--user`` defaults to ``anonymous`` (the user of a run without auth or ``user_id``) and ``--dataset`` to
-  ``main``; exit 2 when no server answers ``{url}/ok``, else 0.
+- ``--user`` defaults to the caller on a shared deployment (``./run.sh serve``, which shows each caller only
+  its own entries: ``env.store_client``), else to ``anonymous`` (the user of a run without auth or
+  ``user_id``), and ``--dataset`` to ``main``; exit 2 when no server answers, else 0.
 """
 
 from __future__ import annotations
@@ -20,13 +21,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from langgraph_sdk import get_client
+import httpx
 from rich.console import Console
 from rich.markup import escape
 
 from ..knowledge.namespace import DEFAULT_DATASET, KNOWLEDGE_NAMESPACE, knowledge_namespace
 from ..run.owner import ANONYMOUS_USER, label_value
-from .env import probe
+from .env import probe, refusal, store_client
 
 _PAGE = 100
 
@@ -60,12 +61,16 @@ def cmd_kb(args: argparse.Namespace, console: Console) -> int:
     if args.kb_action == "delete" and not args.yes:
         console.print("[red]Nothing deleted:[/red] pass --yes to delete every entry of the dataset.")
         return 2
-    return asyncio.run(_run(args, console))
+    try:
+        return asyncio.run(_run(args, console))
+    except httpx.HTTPStatusError as exc:
+        console.print(f"[red]The server refused:[/red] {escape(refusal(exc))}")
+        return 1
 
 
 async def _run(args: argparse.Namespace, console: Console) -> int:
-    client = get_client(url=args.url)
-    user, dataset = args.user or ANONYMOUS_USER, args.dataset or DEFAULT_DATASET
+    client, caller = await store_client(args.url)
+    user, dataset = args.user or caller or ANONYMOUS_USER, args.dataset or DEFAULT_DATASET
     namespace = dataset_namespace(user, dataset)
     if args.kb_action == "list":
         if args.user is None and args.dataset is None:

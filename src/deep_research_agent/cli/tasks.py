@@ -3,7 +3,8 @@
 Contract:
 - a task is a thread whose metadata carries ``task`` and ``user_id``; ``task_thread`` finds it with the
   server's thread search, or creates it with that metadata, so the same name continues the same thread;
-- ``tasks [--user USER]`` prints one row per task of the user (default ``anonymous``), newest first: name,
+- ``tasks [--user USER]`` prints one row per task of the user (default: the caller on a shared deployment,
+  ``env.store_client``, else ``anonymous``), newest first: name,
   last run (UTC), runs, last status and outcome, cost so far, read from the task records the graph keeps in
   the server's store (``tasks/store.py``); no task prints "No tasks"; exit 2 when no server answers.
 """
@@ -14,13 +15,14 @@ import argparse
 import asyncio
 from typing import Any
 
+import httpx
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from ..run.owner import ANONYMOUS_USER
 from ..tasks.store import TaskRecord, task_namespace
-from .env import probe
+from .env import refusal, server_answers, store_client
 
 
 async def task_thread(client: Any, name: str, user: str) -> str:
@@ -64,12 +66,19 @@ def render(console: Console, user: str, records: list[TaskRecord]) -> None:
 
 
 def cmd_tasks(args: argparse.Namespace, console: Console) -> int:
-    from langgraph_sdk import get_client
-
     url = args.url.rstrip("/")
-    if not probe(f"{url}/ok"):
+    if not server_answers(url):
         console.print(Text(f"No agent server at {url} — start it with ./run.sh (or pass --url / set DRA_URL).", "red"))
         return 2
-    user = args.user or ANONYMOUS_USER
-    render(console, user, asyncio.run(user_tasks(get_client(url=url), user)))
+
+    async def listed() -> tuple[str, list[TaskRecord]]:
+        client, caller = await store_client(url)
+        user = args.user or caller or ANONYMOUS_USER
+        return user, await user_tasks(client, user)
+
+    try:
+        render(console, *asyncio.run(listed()))
+    except httpx.HTTPStatusError as exc:
+        console.print(Text(f"The server refused: {refusal(exc)}", "red"))
+        return 1
     return 0

@@ -4,8 +4,9 @@ Contract (orchestrator only; it runs inside the guard chain, so every re-ask is 
 - it acts on a reply with no tool call, once research has started, while no report was delivered, no
   clarification is pending and the run is not halted;
 - the reply is classified (``classify_final_text``) and answered within the same model step with the
-  matching nudge (``nudge_for``) as a harness message: the reply and the nudge stay in the conversation
-  and the model is asked again. Per user turn: a report written as prose and a raw JSON dump get one
+  matching nudge (``nudge_for``) as a harness message, and the model is asked again: the reply stays in the
+  conversation, the nudge is given to the re-asks of this step only (only the user's words are human
+  messages). Per user turn: a report written as prose and a raw JSON dump get one
   nudge each, any other text one, a short intent stub ("Now I will…") up to ``MAX_INTENT_NUDGES``;
 - an intent stub once its nudges are spent halts the run as ``stalled_after_nudges``, so the lifecycle
   ends it with a salvaged partial report; any other reply whose nudge is spent ends the turn, and the
@@ -55,6 +56,7 @@ class CompletionMiddleware(AgentMiddleware):
             dict(request.state.get("completion_nudges") or {}) if request.state.get("completion_turn") == turn else {}
         )
         added: list[AnyMessage] = []
+        replies: list[AnyMessage] = []
         while True:
             response = await handler(request.override(messages=[*request.messages, *added]) if added else request)
             reply = _stopped_without_report(response, run.control)
@@ -68,8 +70,9 @@ class CompletionMiddleware(AgentMiddleware):
                 break
             nudges[kind] = nudges.get(kind, 0) + 1
             added += [*response.result, harness_message(nudge_for(kind))]
+            replies += response.result
         update = {"completion_turn": turn, "completion_nudges": nudges} if added else None
-        return respond(added, model_response=response, update=update)
+        return respond(replies, model_response=response, update=update)
 
 
 def _stopped_without_report(response: ModelResponse, control: RunControl) -> AIMessage | None:

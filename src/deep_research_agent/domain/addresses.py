@@ -10,6 +10,8 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
+from collections.abc import Sequence
+from urllib.parse import urlsplit
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -77,3 +79,18 @@ def link_local_or_metadata(ip: IPAddress) -> str | None:
         if candidate.is_link_local:
             return "a link-local address"
     return None
+
+
+def on_allowlist(host: str, port: int | None, entries: Sequence[str]) -> bool:
+    """True when ``host`` (and ``port``) is on an operator's list of ``host`` or ``host:port`` entries (IPv6 in
+    brackets); an entry without a port matches every port, and ``port`` None matches only such entries."""
+    host = host.rstrip(".").lower()
+    for entry in entries:
+        try:
+            parts = urlsplit("//" + entry.strip().lower())
+            entry_port = parts.port
+        except ValueError:
+            continue
+        if parts.hostname and parts.hostname.rstrip(".") == host and entry_port in (None, port):
+            return True
+    return False

@@ -1,10 +1,14 @@
 """The conversation as the harness sees it: its own messages, the user's turns, and a guard's answer.
 
 Contract:
-- every message the harness injects (nudges, bounces, a halted agent's last words) carries the reserved
-  name ``HARNESS_MESSAGE_NAME``, the marker ``additional_kwargs.dra_harness`` and an id starting with
-  ``HIDDEN_ID_PREFIX``, so a frontend can hide it (agent-chat-ui does by the id); providers get only the
-  name. ``is_harness_message`` tells them from the user's and the model's own;
+- only the user's words are human messages in a thread's state: a harness message to the model (a nudge,
+  a bounce, the compaction summary, the task view) is a ``harness_message`` given only to the model call
+  that needs it (a guard re-asks within the same model step; the summary is added to each request), never
+  persisted, since a generic client (deep-agents-ui) draws every persisted human message as the user's;
+- what the harness persists in the agent's seat (a halted agent's last words) is a ``harness_note``. Both
+  carry the reserved name ``HARNESS_MESSAGE_NAME``, the marker ``additional_kwargs.dra_harness`` and an id
+  starting with ``HIDDEN_ID_PREFIX``, so a frontend can hide it (agent-chat-ui does by the id); providers
+  get only the name. ``is_harness_message`` tells them from the user's and the model's own;
 - a turn's deliverable, when the harness (not the model) writes it as the turn's last AI message, is a
   ``deliverable_message``: shown to the user like any answer, named so it is never taken for a model reply;
 - a *real* user message is a ``HumanMessage`` the harness did not inject; the current turn starts at
@@ -37,7 +41,7 @@ HARNESS_MARKER = {"dra_harness": True}
 
 
 def harness_message(text: str) -> HumanMessage:
-    """A message from the harness to the model, in the user's seat but never a user turn."""
+    """A message from the harness to the model, in the user's seat for one model call: never persisted."""
     return HumanMessage(content=text, **_harness_fields())
 
 

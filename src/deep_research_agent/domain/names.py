@@ -64,6 +64,8 @@ class EvidenceKind(StrEnum):
     CORPUS = "corpus"
     # A snippet the knowledge base returned; its URL is the snippet's original source.
     KNOWLEDGE = "knowledge"
+    # A paper's abstract and metadata from a scholarly search (arXiv, PubMed, OpenAlex); its URL is the paper's.
+    PAPER = "paper"
 
 
 class RecordKind(StrEnum):

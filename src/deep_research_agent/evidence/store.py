@@ -31,6 +31,7 @@ from typing import Any
 from ..domain.claims import CitationRecord, CitationSummary, ClaimRecord, ClaimSummary
 from ..domain.clock import utc_now_iso
 from ..domain.findings import Findings
+from ..domain.search import Paper
 from ..domain.urls import domain_of, normalise_url
 from .text import EvidenceLibrary, EvidenceText
 
@@ -41,6 +42,8 @@ class SourceRecord:
     url: str
     title: str
     domain: str
+    # A scholarly search's metadata of the paper at ``url``, for its Sources line.
+    paper: Paper | None = None
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,8 @@ class EvidenceRecord:
     sha256: str
     text: str
     location: CorpusLocation | None = None
+    # The search backend that found a search result or paper (``domain.search.SearchBackendName``).
+    backend: str = ""
 
 
 @dataclass(frozen=True)
@@ -93,17 +98,20 @@ class EvidenceStore:
         self._prepared: dict[str, EvidenceText] = {}
         self._adopted: set[str] = set()
 
-    def add_source(self, url: str, title: str = "") -> SourceRecord | None:
-        """Record a URL; returns the new record, or None when the run has seen it already."""
+    def add_source(self, url: str, title: str = "", *, paper: Paper | None = None) -> SourceRecord | None:
+        """Record a URL; returns the new record, or None when the run has seen it already (a paper's metadata
+        is still added to a source seen without it)."""
         key = normalise_url(url)
         with self._lock:
             existing = self._sources.get(key)
             if existing is not None:
                 if title and not existing.title:
-                    self._sources[key] = replace(existing, title=title)
+                    existing = self._sources[key] = replace(existing, title=title)
+                if paper is not None and existing.paper is None:
+                    self._sources[key] = replace(existing, paper=paper)
                 return None
             record = SourceRecord(
-                index=len(self._sources) + 1, url=url, title=title or domain_of(url), domain=domain_of(url)
+                index=len(self._sources) + 1, url=url, title=title or domain_of(url), domain=domain_of(url), paper=paper
             )
             self._sources[key] = record
             return record
@@ -117,7 +125,15 @@ class EvidenceStore:
             return list(self._sources.values())
 
     def add_evidence(
-        self, *, url: str, title: str, kind: str, text: str, agent: str, location: CorpusLocation | None = None
+        self,
+        *,
+        url: str,
+        title: str,
+        kind: str,
+        text: str,
+        agent: str,
+        location: CorpusLocation | None = None,
+        backend: str = "",
     ) -> EvidenceRecord:
         return self._add(
             url=url,
@@ -128,13 +144,14 @@ class EvidenceStore:
             location=location,
             retrieved_at=utc_now_iso(),
             adopted=False,
+            backend=backend,
         )
 
     def adopt(self, record: EvidenceRecord) -> EvidenceRecord:
         """A text an earlier run of the task retrieved, kept with the time it was retrieved."""
         return self._add(
             url=record.url, title=record.title, kind=record.kind, text=record.text, agent=record.agent,
-            location=record.location, retrieved_at=record.retrieved_at, adopted=True,
+            location=record.location, retrieved_at=record.retrieved_at, adopted=True, backend=record.backend,
         )  # fmt: skip
 
     def _add(
@@ -148,6 +165,7 @@ class EvidenceStore:
         location: CorpusLocation | None,
         retrieved_at: str,
         adopted: bool,
+        backend: str = "",
     ) -> EvidenceRecord:
         digest = hashlib.sha256(text.encode()).hexdigest()
         with self._lock:
@@ -166,6 +184,7 @@ class EvidenceStore:
                 sha256=digest,
                 text=text,
                 location=location,
+                backend=backend,
             )
             self._evidence.append(record)
             if adopted:
@@ -240,7 +259,7 @@ class EvidenceStore:
         """Sources, hand-overs and citations as JSON; the texts travel one item each (``ledger.py``)."""
         with self._lock:
             return {
-                "sources": [asdict(record) for record in self._sources.values()],
+                "sources": [_source_json(record) for record in self._sources.values()],
                 "handovers": [
                     {"task_id": h.task_id, "unit": h.unit, "findings": h.findings.model_dump(mode="json")}
                     for h in self._handovers
@@ -255,7 +274,8 @@ class EvidenceStore:
         """Bring back what another process recorded for this run, before this one records anything."""
         with self._lock:
             for source in snapshot.get("sources", []):
-                record = SourceRecord(**source)
+                paper = source.get("paper")
+                record = SourceRecord(**{**source, "paper": Paper.model_validate(paper) if paper else None})
                 self._sources.setdefault(normalise_url(record.url), record)
             known = {record.id for record in self._evidence}
             self._evidence = sorted(
@@ -273,3 +293,7 @@ class EvidenceStore:
                 self._claims = [ClaimRecord.model_validate(c) for c in snapshot["claims"]]
             if snapshot.get("claim_summary") and self._claim_summary is None:
                 self._claim_summary = ClaimSummary.model_validate(snapshot["claim_summary"])
+
+
+def _source_json(record: SourceRecord) -> dict[str, Any]:
+    return {**asdict(record), "paper": record.paper.model_dump(mode="json") if record.paper else None}

@@ -4,8 +4,9 @@
 - usage is read from the run run, which counts every role's calls as they happen, so sub-agents and
   work that compaction later summarizes away count too; a ceiling of 0 means no cap;
 - at 75% of any ceiling, one ``status: budget_soft`` per run (``reason`` = the binding ceiling) and one
-  wrap-up nudge to every agent at its next model call (added to that call and kept in its conversation):
-  sub-agents return their findings, the orchestrator submits its report;
+  wrap-up nudge to every agent at each of its model calls from then on (added to the call only, never
+  persisted: only the user's words are human messages): sub-agents return their findings, the
+  orchestrator submits its report;
 - when the user asks the run to wrap up (``stop_request.py``), the same nudge goes to every agent, and no
   tool call starts any more except ``submit_report``;
 - at 100%, one ``status: budget_halt`` per run and the run is halted: no model call and no tool call
@@ -25,12 +26,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Annotated, NotRequired, TypeVar
+from typing import TypeVar
 
-from langchain.agents.middleware import AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
-from langchain.agents.middleware.types import PrivateStateAttr
+from langchain.agents.middleware import ExtendedModelResponse, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
-from langgraph.channels import UntrackedValue
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
@@ -116,15 +115,10 @@ def binding_ceiling(uses: list[CeilingUse]) -> CeilingUse | None:
     return max(uses, key=lambda use: use.fraction, default=None)
 
 
-class BudgetState(AgentState):
-    budget_nudged_run: NotRequired[Annotated[str | None, PrivateStateAttr, UntrackedValue]]
-
-
 class BudgetMiddleware(PerRoleMiddleware):
     """Soft wrap-up nudge at 75% and hard halt at 100% of the run's ceilings, in every role."""
 
     label = "Budget"
-    state_schema = BudgetState
 
     def __init__(self, limits: BudgetLimits, *, role: str) -> None:
         """``limits``: the run's ceilings (``BudgetLimits``, which refuses negative ones)."""
@@ -140,15 +134,9 @@ class BudgetMiddleware(PerRoleMiddleware):
         halt = self._enforce(run)
         if halt is not None:
             return respond([self._stop(run, request.messages, halt)])
-        nudge = None
-        winding_down = run.control.budget_soft is not None or run.control.wrap_up_requested
-        if winding_down and request.state.get("budget_nudged_run") != run.key:
-            nudge = harness_message(self._wrap_up_nudge(run))
-            request = request.override(messages=[*request.messages, nudge])
-        response = await self._model_call_within_limits(request, handler, run)
-        if nudge is None:
-            return response
-        return respond([nudge], model_response=response, update={"budget_nudged_run": run.key})
+        if run.control.budget_soft is not None or run.control.wrap_up_requested:
+            request = request.override(messages=[*request.messages, harness_message(self._wrap_up_nudge(run))])
+        return await self._model_call_within_limits(request, handler, run)
 
     @run_hook
     async def awrap_tool_call(

@@ -29,7 +29,6 @@ from ..delivery.completion import CompletionState
 from ..domain.per_role import PerRoleMiddleware
 from ..handover.gate import FindingsGateState
 from ..handover.script import ScriptGateState
-from .budget import BudgetState
 from .loop import LoopGuardState
 from .runaway import RunawayState
 from .step_limit import StepLimitState
@@ -53,7 +52,7 @@ _DROPPED_HOOKS = (
 
 
 class GuardChainState(
-    BudgetState, StepLimitState, LoopGuardState, RunawayState, FindingsGateState, ScriptGateState, CompletionState
+    StepLimitState, LoopGuardState, RunawayState, FindingsGateState, ScriptGateState, CompletionState
 ):
     """Every guard's private counters (the answer gates' too: an agent without a gate never sets them)."""
 

@@ -102,7 +102,6 @@ class LoopGuardMiddleware(PerRoleMiddleware):
             "loop_turn": turn,
             "loop_nudges": nudges,
         }
-        added: list[AnyMessage] = []
         if repeats >= HALT_AT:
             tool = _most_repeated_tool(calls, window)
             detail = (
@@ -114,10 +113,10 @@ class LoopGuardMiddleware(PerRoleMiddleware):
         if repeats >= NUDGE_AT and nudges < MAX_NUDGES_PER_TURN:
             tool = _most_repeated_tool(calls, window)
             emit(LoopDetectedStatus(repeats=repeats, detail=f"{tool} repeated with the same arguments and result"))
-            added.append(harness_message(_nudge(tool, repeats)))
             update["loop_nudges"] = nudges + 1
-            request = request.override(messages=[*messages, *added])
-        return respond(added, model_response=await handler(request), update=update)
+            # Given to this call only: only the user's words are human messages in the thread.
+            request = request.override(messages=[*messages, harness_message(_nudge(tool, repeats))])
+        return respond([], model_response=await handler(request), update=update)
 
 
 def _most_repeated_tool(calls: list[tuple[str, Any, str]], window: list[str]) -> str:

@@ -6,8 +6,9 @@ Contract (one instance per agent graph, orchestrator and every sub-agent):
 - a runaway reply is replaced by its useful head; its tool calls are dropped unless they are complete
   (the reply was not cut by the cap), in which case the agent simply carries on with them;
 - the first runaway of a user turn sends ``status: runaway_output`` and, within the same model step, one
-  nudge to continue: the model is asked again with the trimmed reply and the nudge, and all three are
-  kept in the conversation. The second runaway of the turn sends ``status: runaway_halt`` and stops the
+  nudge to continue: the model is asked again with the trimmed reply and the nudge; the trimmed reply and
+  the next one are kept in the conversation, the nudge is given to the re-ask only (only the user's words
+  are human messages). The second runaway of the turn sends ``status: runaway_halt`` and stops the
   agent (a sub-agent hands back what it has; the orchestrator's run ends with a salvaged report).
 
 Repetition is judged on fragments: the text split at newlines and punctuation (runs without any are
@@ -150,6 +151,7 @@ class RunawayOutputMiddleware(PerRoleMiddleware):
         turn = turn_key(request.messages)
         count = request.state.get("runaway_count", 0) if request.state.get("runaway_turn") == turn else 0
         added: list[AnyMessage] = []
+        kept: list[AnyMessage] = []
         attempt = request
         while True:
             response = await handler(attempt)
@@ -161,7 +163,7 @@ class RunawayOutputMiddleware(PerRoleMiddleware):
             )
             if verdict is None:
                 counted = {"runaway_turn": turn, "runaway_count": count} if added else None
-                return respond(added, model_response=response, update=counted)
+                return respond(kept, model_response=response, update=counted)
             finish_reason = reply.response_metadata.get("finish_reason")
             text = reply.text
             count += 1
@@ -181,14 +183,15 @@ class RunawayOutputMiddleware(PerRoleMiddleware):
                 halt = Halt(cause=StopCause.RUNAWAY, detail=detail)
                 conversation = [*request.messages, *added, trimmed]
                 stop = stop_agent(run, self.role, conversation, halt=halt)
-                return respond([*added, *response.result[:-1], trimmed, stop], update=update)
+                return respond([*kept, *response.result[:-1], trimmed, stop], update=update)
             emit(
                 RunawayOutputStatus(
                     reason=verdict.kind, detail=f"reply trimmed ({verdict.kind})", chars=chars, kept_chars=kept_chars
                 )
             )
             if keeps_tool_calls:
-                return respond([*added, *response.result[:-1], trimmed], update=update)
+                return respond([*kept, *response.result[:-1], trimmed], update=update)
+            kept += [*response.result[:-1], trimmed]
             added += [*response.result[:-1], trimmed, harness_message(_nudge(verdict))]
             attempt = request.override(messages=[*request.messages, *added])
 

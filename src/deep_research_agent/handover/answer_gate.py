@@ -8,7 +8,8 @@ Contract of ``AnswerGate`` (a ``PerRoleMiddleware`` wrapping the model call; a s
   whose verdict is ``ok`` is settled (``settle``) and passes as the model gave it;
 - the first failing answer of the agent run is bounced once, within the same model step: a
   ``status: revising`` (``reason``, the verdict's problems in ``detail``) is sent, the model is asked again
-  with the answer and a harness message (``bounce_text``), and all three stay in the conversation. The
+  with the answer and a harness message (``bounce_text``); the answer and the revision stay in the
+  conversation, the bounce is given to the re-ask only (only the user's words are human messages). The
   bounce is remembered in the agent run's private state under ``bounced_key``, so parallel sub-agents
   never share it and a sub-agent run bounces at most once;
 - the revision, and any failing answer once the bounce is spent, is let through: judged, settled, and
@@ -103,4 +104,4 @@ class AnswerGate(PerRoleMiddleware, Generic[V]):
                 retry = ModelResponse(
                     result=[*retry.result[:-1], handed_over], structured_response=retry.structured_response
                 )
-        return respond(added, model_response=retry, update={self.bounced_key: True})
+        return respond(response.result, model_response=retry, update={self.bounced_key: True})

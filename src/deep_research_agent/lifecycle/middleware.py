@@ -426,7 +426,9 @@ class RunLifecycleMiddleware(AgentMiddleware):
             )
         )
         update["sources"] = [
-            {"index": s.index, "url": s.url, "domain": s.domain, "title": s.title} for s in run.evidence.sources()
+            {"index": s.index, "url": s.url, "domain": s.domain, "title": s.title}
+            | ({"paper": s.paper.model_dump(mode="json")} if s.paper else {})
+            for s in run.evidence.sources()
         ]
         update["evidence"] = evidence_summaries(run.evidence.records())
         if run.evidence.citation_summary is not None:

@@ -8,6 +8,9 @@ start together while a server is being listed wait for that one listing instead 
 failure is never cached, so the next run tries again. Servers are listed concurrently, each within
 ``LIST_TIMEOUT_S``, so one server that hangs costs a run that long at most and never stalls the others.
 
+A run's server the deployment's allowlist refused (``McpServer.refused``) is never dialled: its listing is
+that refusal, announced as the run's ``mcp_error``.
+
 A stdio server (operator configuration only) is started per session by the MCP client, like it opens
 an HTTP session per call. Before connecting, an HTTP server's host name is resolved and refused when it points at a link-local or
 metadata address (``servers`` checked only IP literals). The tools the adapters build open a session of
@@ -99,6 +102,8 @@ async def list_tools(
 
 
 async def _listing(server: McpServer, ttl: float) -> Listing:
+    if server.refused is not None:
+        return Listing(server, error=server.refused)
     key = json.dumps(server.fingerprint(), sort_keys=True)
     entry = _listings.get(key)
     if entry is not None and ttl > 0 and time.monotonic() - entry[0] < ttl:

@@ -9,9 +9,12 @@ Contract (one instance per agent role; ``name`` carries the role so stacks never
   measures them and keeps the figure in private state for the next ``before_model`` check;
 - compaction, right before a model step: everything before the recent tail is summarized on the tier's
   ``compaction`` model, its requests named ``compaction`` (sections Request, Findings, Offloaded files,
-  Gaps, Next steps), and the transcript becomes [summary, the user's request, recent tail]. The summary
-  is a harness message; the request is kept verbatim with its id, so the turn (and every per-turn
-  counter) carries on. The tail never holds a tool result whose tool call was summarized away;
+  Gaps, Next steps), and the transcript becomes [the user's request, recent tail]; the request is kept
+  verbatim with its id, so the turn (and every per-turn counter) carries on. The tail never holds a tool
+  result whose tool call was summarized away;
+- the summary is kept in private state (``compaction_summary``), not in the messages (only the user's
+  words are human messages), and every later model call of the agent gets it as a harness message in
+  front of its messages; a later compaction summarizes it along with the messages it cuts;
 - persistence: the state's messages are replaced (``RemoveMessage(REMOVE_ALL_MESSAGES)`` + new list);
 - events: ``status: compacting`` (``tokens_estimate`` before), then ``status: compacted``
   (``messages_summarized``, ``messages_kept``, ``tokens_estimate`` after);
@@ -85,6 +88,7 @@ class CompactionState(AgentState):
     # Checkpointed, unlike the guards' per-run state: a thread's next run compacts on what this one measured.
     compaction_overhead_tokens: NotRequired[Annotated[int, PrivateStateAttr]]
     compaction_retry_above: NotRequired[Annotated[int, PrivateStateAttr]]
+    compaction_summary: NotRequired[Annotated[str, PrivateStateAttr]]
 
 
 @dataclass(frozen=True)
@@ -140,6 +144,11 @@ def plan_compaction(messages: Sequence[AnyMessage], tail_tokens: int) -> Compact
         return None
     request = [messages[request_index]] if keeps_request and request_index is not None else []
     return CompactionPlan(summarized=summarized, kept=[*request, *messages[cut:]])
+
+
+def summary_message(summary: str) -> HumanMessage:
+    """The compaction summary as the model is given it, in front of the agent's messages."""
+    return harness_message(f"{_SUMMARY_HEADER}\n\n{summary}")
 
 
 def safe_tail_start(messages: Sequence[AnyMessage], start: int) -> int:
@@ -219,6 +228,9 @@ class ContextCompactionMiddleware(PerRoleMiddleware):
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse | ExtendedModelResponse:
+        summary = request.state.get("compaction_summary")
+        if summary:
+            request = request.override(messages=[summary_message(summary), *request.messages])
         response = await handler(request)
         if not self.trigger_tokens:
             return response
@@ -235,7 +247,8 @@ class ContextCompactionMiddleware(PerRoleMiddleware):
     async def abefore_model(self, state: CompactionState, runtime: Runtime, *, run: Run) -> dict[str, Any] | None:
         if not self.trigger_tokens:
             return None
-        messages = state["messages"]
+        previous = state.get("compaction_summary")
+        messages = [summary_message(previous), *state["messages"]] if previous else state["messages"]
         overhead = state.get("compaction_overhead_tokens", 0)
         estimate = count_tokens_approximately(messages) + overhead
         if estimate < max(self.trigger_tokens, state.get("compaction_retry_above", 0)):
@@ -248,8 +261,7 @@ class ContextCompactionMiddleware(PerRoleMiddleware):
         summary = await self._summarize(run.usage, plan.summarized)
         if summary is None:
             return {"compaction_retry_above": estimate + growth}
-        new_messages = [harness_message(f"{_SUMMARY_HEADER}\n\n{summary}"), *plan.kept]
-        after = count_tokens_approximately(new_messages) + overhead
+        after = count_tokens_approximately([summary_message(summary), *plan.kept]) + overhead
         emit(
             CompactedStatus(
                 messages_summarized=len(plan.summarized), messages_kept=len(plan.kept), tokens_estimate=after
@@ -258,7 +270,8 @@ class ContextCompactionMiddleware(PerRoleMiddleware):
         if self.on_compacted is not None:
             self.on_compacted(run.usage, len(plan.summarized), len(plan.kept))
         return {
-            "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *new_messages],
+            "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *plan.kept],
+            "compaction_summary": summary,
             # A compaction that could not get under the trigger (huge request or tail) waits for growth too.
             "compaction_retry_above": after + growth,
         }

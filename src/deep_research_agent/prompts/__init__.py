@@ -20,7 +20,7 @@ from enum import StrEnum
 from functools import cache
 from importlib.resources import files
 
-__all__ = ["TODAY", "Prompt", "assemble", "fill", "render", "template", "today"]
+__all__ = ["TODAY", "Prompt", "assemble", "fill", "render", "template", "today", "without_clarifying"]
 
 
 class Prompt(StrEnum):
@@ -41,10 +41,12 @@ class Prompt(StrEnum):
     SKILL_HELPERS = "skill_helpers"
     NO_CODE_EXECUTION = "no_code_execution"
     WEB_RESEARCH = "web_research"
+    WEB_PAPERS = "web_papers"
     CORPORA_SUBAGENT = "corpora_subagent"
     CORPORA_ORCHESTRATOR = "corpora_orchestrator"
     NO_WEB = "no_web"
     TASKS = "tasks"
+    NO_CLARIFY = "no_clarify"
 
 
 @cache
@@ -86,3 +88,16 @@ def fill(name: Prompt, **values: str) -> str:
 def assemble(name: Prompt, sections: Iterable[str], *, domain_prompt: str = "") -> str:
     """A role's system prompt: its own prompt, then every non-empty section in order, then the domain block."""
     return render(name, domain_prompt=domain_prompt, extra="\n\n".join(section for section in sections if section))
+
+
+_TRIAGE_STEP = re.compile(r"^1\. TRIAGE\..*$", re.MULTILINE)
+
+
+def without_clarifying(prompt: str) -> str:
+    """The orchestrator's prompt for a run that may not ask (``clarify`` off): its TRIAGE step, which tells it
+    when to ask, becomes ``no_clarify.md``'s one instruction to proceed on stated assumptions. A prompt
+    without that step is a ``ValueError``, so a rewrite of the step cannot silently leave the asking in."""
+    replaced, count = _TRIAGE_STEP.subn(lambda _: template(Prompt.NO_CLARIFY), prompt, count=1)
+    if not count:
+        raise ValueError("the orchestrator's prompt has no TRIAGE step to replace")
+    return replaced

@@ -275,12 +275,12 @@ class ModelCallStatus(StatusEvent):
 
 
 class RateLimitedStatus(StatusEvent):
-    """One retry wait: a model call's (``model``, ``reason``) or an MCP call's (``label``)."""
+    """One retry wait: a model call's (``model``, ``reason``), an MCP call's or a search backend's (``label``)."""
 
     state: Literal[StatusState.RATE_LIMITED] = StatusState.RATE_LIMITED
     reason: ModelFailure | ServerError | None = Field(default=None, description="What the model endpoint answered.")
     model: str | None = None
-    label: str | None = Field(default=None, description=_LABEL)
+    label: str | None = Field(default=None, description=_LABEL + " Or a search backend's name (arXiv, OpenAlex, …).")
     wait_s: float
     attempt: int
     detail: str
@@ -467,7 +467,10 @@ class SearchQuery(BaseEvent):
     type: Literal["search_query"] = "search_query"
     id: str
     query: str
-    source: str = Field(description="The search backend: tavily for the web, corpus:<name> for a local corpus.")
+    source: str = Field(
+        description="The search backend: tavily, searxng, arxiv, wikipedia, pubmed, openalex, or corpus:<name> for a "
+        "local corpus."
+    )
 
 
 class SearchHit(BaseModel):

@@ -4,7 +4,9 @@ Contract: ``readable_corpus_sources(markdown, evidence)`` rewrites each ``## Sou
 ``corpus://`` URL the run retrieved to ``[n] <corpus title> — <title path> (<path>) — corpus://…``, the
 title the passage was read under (``locator.title_of``), whatever the writer put there (a bare file name,
 the id, nothing). The number, the URL and every other line are left as written; a corpus URL the run never
-retrieved is left for the citation check to remove. Idempotent.
+retrieved is left for the citation check to remove. An entry whose source is a paper a scholarly search
+found (its record carries ``paper``) gets the same treatment with the paper's citation:
+``[n] <title> — <authors> (<year>). <venue>. doi:<DOI> — <url>``. Idempotent.
 """
 
 from __future__ import annotations
@@ -25,11 +27,12 @@ def readable_corpus_sources(markdown: str, evidence: EvidenceStore) -> str:
     pieces: list[str] = []
     position = 0
     for entry in source_entries(parts.sources):
-        if not entry.url or not is_corpus_url(entry.url):
+        if not entry.url:
             continue
         record = evidence.source(entry.url)
-        if record is None or not record.title:
+        if record is None or not record.title or (record.paper is None and not is_corpus_url(entry.url)):
             continue
+        about = record.paper.citation() if record.paper else ""
         line = parts.sources[entry.start : entry.end]
         at = line.find(entry.text)
         if at < 0:
@@ -37,7 +40,7 @@ def readable_corpus_sources(markdown: str, evidence: EvidenceStore) -> str:
         pieces.append(
             parts.sources[position : entry.start]
             + line[:at]
-            + f"{record.title} — {entry.url}"
+            + f"{record.title} — {about + ' — ' if about else ''}{entry.url}"
             + line[at + len(entry.text) :]
         )
         position = entry.end

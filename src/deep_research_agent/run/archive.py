@@ -51,6 +51,8 @@ def evidence_summary(record: EvidenceRecord) -> dict[str, Any]:
         "sha256": record.sha256,
         "chars": len(record.text),
     }
+    if record.backend:
+        summary["backend"] = record.backend
     if record.location is not None:
         where = record.location
         summary["corpus"] = {
@@ -78,7 +80,9 @@ def evidence_record(value: dict[str, Any]) -> EvidenceRecord:
         else None
     )
     fields = ("id", "url", "title", "kind", "retrieved_at", "agent", "sha256", "text")
-    return EvidenceRecord(**{name: value[name] for name in fields}, location=location)
+    return EvidenceRecord(
+        **{name: value[name] for name in fields}, location=location, backend=str(value.get("backend") or "")
+    )
 
 
 def evidence_summaries(records: Sequence[EvidenceRecord]) -> list[dict[str, Any]]:

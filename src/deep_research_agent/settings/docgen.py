@@ -54,9 +54,15 @@ SERVE_SETTINGS: tuple[tuple[str, str, str], ...] = (
     (
         "DATABASE_URL",
         "",
-        "Postgres for threads, checkpoints, the store and the run queue; unset, serve starts a throwaway one.",
+        "Postgres for threads, checkpoints, the store and the run queue; unset, serve starts one whose data it "
+        "keeps in DRA_DATA_DIR/serve.",
     ),
-    ("REDIS_URL", "", "Redis for the job queue and streams shared by instances; unset, serve starts a throwaway one."),
+    (
+        "REDIS_URL",
+        "",
+        "Redis for the job queue and streams shared by instances; unset, serve starts one whose append-only file "
+        "it keeps in DRA_DATA_DIR/serve.",
+    ),
     ("DRA_INSTANCES", "1", "Aegra instances ./run.sh serve starts on DRA_PORT, DRA_PORT+1, ..."),
     ("WORKER_COUNT", "3", "Worker loops per instance that take runs off the shared queue."),
     ("N_JOBS_PER_WORKER", "10", "Runs each worker loop executes at once."),
@@ -66,6 +72,9 @@ SERVE_SETTINGS: tuple[tuple[str, str, str], ...] = (
         "user=token pairs (comma-separated) the server accepts as bearer tokens or x-api-key; unset, every caller is anonymous.",
     ),
     ("DRA_AUTH_TOKENS_FILE", "", "File of user=token lines, the same as DRA_AUTH_TOKENS."),
+    ("DRA_SERVE_EPHEMERAL", "0", "1 starts a throwaway Postgres and Redis, deleted on exit (as --ephemeral does)."),
+    ("DRA_SERVE_GRACE_S", "30", "Seconds runs in flight get to finish on SIGTERM before they are queued back."),
+    ("DRA_SERVE_MAX_RESTARTS", "5", "Restarts of one instance per minute; past it the instance stays down."),
 )
 
 

@@ -18,6 +18,10 @@ Contract of ``resolve_servers`` (pure: it never connects, never resolves a name,
 - **URL guard**: http and https only; link-local and cloud-metadata targets are refused, loopback and
   private hosts are allowed (internal gateways live there). Names are checked here only when they are IP
   literals or known metadata names; the connection re-checks what a name resolves to.
+- **A shared deployment's allowlist**: with ``allowed_hosts`` set, or ``allowlist_required`` (``./run.sh
+  serve`` sets it, since every user of a team server could otherwise make it reach internal services), a
+  run's own server whose host (or ``host:port``) is not on the list is kept with ``refused`` saying why, so
+  the run announces it as an ``mcp_error`` and never connects. The operator's own servers are not limited.
 - **Credentials**: ``DRA_MCP_BEARER`` becomes ``Authorization: Bearer …`` on operator-configured servers
   that carry no auth header of their own (``Authorization``, or a header whose name says key, token or
   auth); a run's servers carry only their own ``headers``. So a token only ever goes to a server it was
@@ -40,7 +44,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import SecretStr
 from typing_extensions import TypedDict
 
-from ..domain.addresses import METADATA_HOSTNAMES, link_local_or_metadata, parse_ip_literal
+from ..domain.addresses import METADATA_HOSTNAMES, link_local_or_metadata, on_allowlist, parse_ip_literal
 
 Transport = Literal["streamable_http", "sse", "stdio"]
 Origin = Literal["run", "operator"]
@@ -81,6 +85,8 @@ class McpServer:
     command: str = ""
     args: tuple[str, ...] = ()
     env: tuple[tuple[str, SecretStr], ...] = ()
+    refused: str | None = None
+    """Why the run may not connect to it (the shared deployment's allowlist); None when it may."""
 
     @property
     def location(self) -> str:
@@ -112,6 +118,7 @@ class McpServer:
             "headers": {n: hashlib.sha256(v.get_secret_value().encode()).hexdigest() for n, v in self.headers},
             "command": [self.command, *self.args],
             "env": {n: hashlib.sha256(v.get_secret_value().encode()).hexdigest() for n, v in self.env},
+            "refused": self.refused,
         }
 
 
@@ -121,6 +128,8 @@ def resolve_servers(
     *,
     label: str = "mcp",
     bearer: SecretStr | None = None,
+    allowed_hosts: tuple[str, ...] = (),
+    allowlist_required: bool = False,
 ) -> tuple[tuple[McpServer, ...], tuple[str, ...]]:
     """The run's MCP servers and a warning per entry that was dropped; see the module contract."""
     warnings: list[str] = []
@@ -159,6 +168,8 @@ def resolve_servers(
             continue
         if origin == "operator" and bearer is not None and bearer.get_secret_value() and not _has_auth(server.headers):
             server = _with_header(server, "Authorization", SecretStr(f"Bearer {bearer.get_secret_value()}"))
+        if origin == "run" and (allowed_hosts or allowlist_required):
+            server = replace(server, refused=_off_allowlist(server.url, allowed_hosts))
         unique = _unique(server.label, taken)
         taken.add(unique)
         servers.append(replace(server, label=unique))
@@ -279,6 +290,19 @@ def _checked_url(raw: str, *, is_base: bool) -> tuple[str, str | None]:
     elif not path:
         path = "/mcp"
     return urlunsplit((parts.scheme.lower(), netloc, path, parts.query, "")), None
+
+
+def _off_allowlist(url: str, allowed_hosts: tuple[str, ...]) -> str | None:
+    """Why a run's server at ``url`` is refused on a deployment with an allowlist, or None when it is on it."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if on_allowlist(host, parts.port or (443 if parts.scheme == "https" else 80), allowed_hosts):
+        return None
+    listed = ", ".join(allowed_hosts) if allowed_hosts else "none are listed"
+    return (
+        f"refused {_shown(url)}: this deployment connects a run's own MCP servers only on the hosts the operator "
+        f"allows in DRA_MCP_ALLOWED_HOSTS ({listed}), and {host} is not one of them"
+    )
 
 
 def _shown(url: str) -> str:

@@ -28,6 +28,7 @@ from ..domain.names import SandboxProvider
 from ..domain.sandbox_providers import missing_package
 from .corpora import CorpusSpec, parse_declarations
 from .mcp_servers import McpServer, resolve_servers
+from .search import resolve_search_backends as _resolve_search_backends
 from .tiers import DEFAULT_BASE_URL, DEFAULT_TIER, MODEL_TIERS, TIER_ORDER, ModelSpec, Tier
 
 logger = logging.getLogger(__name__)
@@ -224,6 +225,43 @@ class ResearchConfig(BaseModel):
     search_max_results: int = _setting(
         6, "Results per web search.", env="DRA_SEARCH_MAX_RESULTS", configurable="search_max_results"
     )
+    search_backends: tuple[str, ...] = _setting(
+        (),
+        "Comma-separated search backends web_search offers, the first the default: tavily, searxng, arxiv, wikipedia, "
+        "pubmed, openalex (docs/search.md). Empty: tavily with a TAVILY_API_KEY, else searxng when SEARXNG_URL is "
+        "set, else keyless tavily.",
+        env="DRA_SEARCH_BACKENDS",
+        configurable="search_backends",
+    )
+    searxng_url: str = _setting(
+        "", "Base URL of your SearXNG instance (JSON format enabled); empty: no SearXNG.", env="SEARXNG_URL",
+        operator_only=True,
+    )  # fmt: skip
+    arxiv_api_url: str = _setting(
+        "https://export.arxiv.org/api/query", "arXiv Atom API endpoint.", env="ARXIV_API_URL", operator_only=True
+    )
+    wikipedia_api_url: str = _setting(
+        "https://en.wikipedia.org/w/api.php",
+        "MediaWiki action API endpoint (another language's or wiki's api.php works too).",
+        env="WIKIPEDIA_API_URL",
+        operator_only=True,
+    )
+    pubmed_api_url: str = _setting(
+        "https://eutils.ncbi.nlm.nih.gov/entrez/eutils",
+        "NCBI E-utilities base (esearch.fcgi, efetch.fcgi beneath it).",
+        env="PUBMED_API_URL",
+        operator_only=True,
+    )
+    openalex_api_url: str = _setting(
+        "https://api.openalex.org", "OpenAlex API base (/works beneath it).", env="OPENALEX_API_URL", operator_only=True
+    )
+    search_contact_email: str = _setting(
+        "",
+        "Contact e-mail the scholarly APIs ask for: OpenAlex's mailto (its polite pool), NCBI's email, and the "
+        "User-Agent sent to arXiv and Wikipedia.",
+        env="DRA_SEARCH_CONTACT_EMAIL",
+        operator_only=True,
+    )
     web_fetch: bool = _setting(
         True,
         "Give research sub-agents the web_fetch full-page reader (only while web_search is on).",
@@ -311,6 +349,22 @@ class ResearchConfig(BaseModel):
         "Token sent as Authorization: Bearer to env-configured MCP servers without auth headers of their own; "
         "never to a run's servers.",
         env="DRA_MCP_BEARER",
+        operator_only=True,
+    )
+    mcp_allowed_hosts: tuple[str, ...] = _setting(
+        (),
+        "Comma-separated host[:port] on which a run's own MCP servers (configurable mcp_servers or mcp_config) may "
+        "be; when set, or under ./run.sh serve, a run's server on any other host is refused with mcp_error. The "
+        "operator's servers are not limited.",
+        env="DRA_MCP_ALLOWED_HOSTS",
+        operator_only=True,
+    )
+    mcp_allowlist_required: bool = _setting(
+        False,
+        "Refuse a run's own MCP servers unless their host is on DRA_MCP_ALLOWED_HOSTS, loopback and private "
+        "addresses included (./run.sh serve sets it: on a shared deployment any user could otherwise make the "
+        "server reach internal services).",
+        env="DRA_MCP_ALLOWLIST_REQUIRED",
         operator_only=True,
     )
     mcp_prompt: str = _setting(
@@ -445,6 +499,14 @@ class ResearchConfig(BaseModel):
         env="DRA_MAX_RUNS_PER_USER",
         operator_only=True,
     )
+    clarify: bool = _setting(
+        True,
+        "Let the orchestrator ask clarifying questions (request_clarification) before it researches. Off is the "
+        "non-interactive mode for callers that cannot answer (scripts, other agents, the MCP research tool): the "
+        "tool is not offered and the orchestrator proceeds on assumptions it states in the report.",
+        env="DRA_CLARIFY",
+        configurable="clarify",
+    )
 
     warnings: tuple[str, ...] = Field(default=(), exclude=True)
     problems: tuple[str, ...] = Field(default=(), exclude=True)
@@ -515,8 +577,15 @@ class ResearchConfig(BaseModel):
             warnings.append(names_warning)
         values["data_dir"] = str(_project_path(values.get("data_dir", "data")))
 
+        _resolve_search_backends(values, warnings)
+
         values["mcp_servers"], mcp_warnings = resolve_servers(
-            configurable, environ, label=values.get("mcp_label", "mcp"), bearer=values.get("mcp_bearer")
+            configurable,
+            environ,
+            label=values.get("mcp_label", "mcp"),
+            bearer=values.get("mcp_bearer"),
+            allowed_hosts=tuple(values.get("mcp_allowed_hosts", ())),
+            allowlist_required=bool(values.get("mcp_allowlist_required", False)),
         )
         warnings.extend(mcp_warnings)
 

@@ -1,4 +1,5 @@
-"""The research tools the agents call: ``web_search`` (Tavily), ``web_fetch`` (full-page reader),
+"""The research tools the agents call: ``web_search`` (Tavily, SearXNG, arXiv, Wikipedia, PubMed, OpenAlex:
+``search_backends/``), ``web_fetch`` (full-page reader),
 ``corpus_search`` and ``corpus_read`` (the local corpora), the deployment's drop-in tools (``CustomTool``,
 ``custom``), and the classified errors every tool hands the model instead of raising.
 """

@@ -39,7 +39,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
 from ..documents import Document, extract_html, extract_pdf
-from ..domain.addresses import METADATA_HOSTNAMES, IPAddress, parse_ip_literal, refusal_reason
+from ..domain.addresses import METADATA_HOSTNAMES, IPAddress, on_allowlist, parse_ip_literal, refusal_reason
 from ..domain.errors import ToolFailure
 from ..domain.names import EvidenceKind
 from ..domain.retry_after import retry_after_s
@@ -130,19 +130,6 @@ async def system_resolver(host: str, port: int) -> list[str]:
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
-def _is_allowed(host: str, port: int, allow_hosts: Sequence[str]) -> bool:
-    """Operator allow-list: ``host`` or ``host:port`` entries (IPv6 in brackets)."""
-    for entry in allow_hosts:
-        try:
-            parts = urlsplit("//" + entry.strip().lower())
-            entry_port = parts.port
-        except ValueError:
-            continue
-        if parts.hostname and parts.hostname.rstrip(".") == host and entry_port in (None, port):
-            return True
-    return False
-
-
 async def resolve_public_target(
     url: str, allow_hosts: Sequence[str] = (), *, resolver: Resolver = system_resolver
 ) -> Target:
@@ -162,7 +149,7 @@ async def resolve_public_target(
     except ValueError:
         raise ToolFailure.permanent(f"refused {url}: the port is not valid.") from None
     port = explicit or _DEFAULT_PORTS[scheme]
-    allowed = _is_allowed(host, port, allow_hosts)
+    allowed = on_allowlist(host, port, allow_hosts)
     if host in METADATA_HOSTNAMES and not allowed:
         raise ToolFailure.permanent(f"refused {url}: {host} is a cloud metadata endpoint.")
 

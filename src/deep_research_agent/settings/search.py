@@ -1,0 +1,72 @@
+"""The search backends a run offers, resolved from ``search_backends`` and the backends' base URLs.
+
+Contract of ``resolve_search_backends(values, warnings)`` (called by ``ResearchConfig.resolve`` on the
+values read so far, which it updates in place):
+- each base URL (``SEARXNG_URL``, ``ARXIV_API_URL``, ``WIKIPEDIA_API_URL``, ``PUBMED_API_URL``,
+  ``OPENALEX_API_URL``) must be an http(s) URL with a host; a bad one warns and falls back to its default
+  (for SearXNG, to none), its trailing slash dropped;
+- ``search_backends`` keeps its order and drops, each with a warning that says why, a name that is not a
+  backend, a repeat, and ``searxng`` while no ``SEARXNG_URL`` is set;
+- empty (or emptied) it becomes one backend: tavily with a Tavily key, else searxng when ``SEARXNG_URL``
+  is set, else keyless tavily.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..domain.search import SearchBackendName
+
+URL_SETTINGS = {
+    "searxng_url": ("SEARXNG_URL", ""),
+    "arxiv_api_url": ("ARXIV_API_URL", "https://export.arxiv.org/api/query"),
+    "wikipedia_api_url": ("WIKIPEDIA_API_URL", "https://en.wikipedia.org/w/api.php"),
+    "pubmed_api_url": ("PUBMED_API_URL", "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"),
+    "openalex_api_url": ("OPENALEX_API_URL", "https://api.openalex.org"),
+}
+KNOWN = ", ".join(SearchBackendName)
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a search API's base, or None."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        return "it is not a valid URL"
+    if parts.scheme.lower() not in ("http", "https"):
+        return "only http and https URLs can be searched"
+    if not parts.hostname:
+        return "the URL has no host"
+    return None
+
+
+def resolve_search_backends(values: dict[str, Any], warnings: list[str]) -> None:
+    for name, (env, default) in URL_SETTINGS.items():
+        url = str(values.get(name) or default).strip()
+        if url and (problem := url_problem(url)):
+            fallback = f"using {default}" if default else "SearXNG is off"
+            warnings.append(f"{env} {url!r}: {problem}; {fallback}.")
+            url = default
+        values[name] = url.rstrip("/")
+
+    chosen: list[SearchBackendName] = []
+    for raw in values.get("search_backends", ()):
+        name = str(raw).strip().lower()
+        if name not in set(SearchBackendName):
+            warnings.append(f"search_backends: {raw!r} is not a search backend (known: {KNOWN}); left out.")
+            continue
+        backend = SearchBackendName(name)
+        if backend in chosen:
+            continue
+        if backend == SearchBackendName.SEARXNG and not values["searxng_url"]:
+            warnings.append("search_backends: searxng needs SEARXNG_URL (your instance's address); left out.")
+            continue
+        chosen.append(backend)
+    if not chosen:
+        if values.get("tavily_api_key") is None and values["searxng_url"]:
+            chosen = [SearchBackendName.SEARXNG]
+        else:
+            chosen = [SearchBackendName.TAVILY]
+    values["search_backends"] = tuple(str(b) for b in chosen)

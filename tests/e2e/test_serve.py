@@ -1,0 +1,323 @@
+"""A team server that survives, through ``./run.sh serve`` itself (``testkit/serve_process.py``), not a helper
+class: two supervised instances on the Postgres and Redis serve starts and keeps under its data directory.
+
+An instance SIGKILLed while ten runs research is restarted by serve, the other answers throughout, and every
+run delivers one report with one end status; serve stopped (SIGTERM) and started again keeps every thread
+and checkpoint, and a thread continues. Leases are short (10 s, heartbeat 3 s) so a killed instance's runs
+are handed on within seconds. Needs Postgres, Redis and the Aegra environment (``./run.sh test`` installs
+them); each start of serve takes a minute or more on a loaded 2-core machine, so the module starts it twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from langgraph_sdk import get_client
+
+from deploy import services
+from testkit.agent_server import GRAPH_ID, PROJECT_ROOT, STREAM_MODES, RunResult, stream_run
+from testkit.scenarios import (
+    end_of,
+    findings_json,
+    orchestrator,
+    plan_and_delegate,
+    requests_of,
+    researcher,
+    scenario,
+    submit,
+)
+from testkit.scripted_model import call, turn
+from testkit.serve_process import ServeProcess, free_port_range
+from tests.conftest import agent_env
+
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e, pytest.mark.aegra]
+
+REPORT = "# Sodium\n\nSodium cells are cheaper than lithium cells.\n"
+USERS = [f"user-{n}" for n in range(10)]
+SNIPPET = "Sodium-ion cells cost about 30 % less per kWh than lithium iron phosphate cells (2025 survey)."
+SOURCE = "https://batteries.example/sodium-survey"
+
+
+def token(user: str) -> str:
+    return f"tok-{user}-0123456789abcdef"
+
+
+class Team:
+    """The serve under test and what the tests leave for the next one (threads made before a restart)."""
+
+    def __init__(self, serve: ServeProcess) -> None:
+        self.serve = serve
+        self.threads: dict[str, str] = {}
+
+    def client(self, n: int, user: str) -> Any:
+        return get_client(url=self.serve.urls[n], api_key=token(user))
+
+
+@pytest.fixture(scope="module")
+def team(model_server, web_server, tmp_path_factory) -> Iterator[Team]:
+    if gaps := services.missing():
+        pytest.skip(f"./run.sh serve needs {', '.join(gaps)}")
+    workdir = Path(tmp_path_factory.mktemp("serve"))
+    # PostgreSQL runs as the postgres user, which cannot enter pytest's private temporary folders.
+    data_dir = Path(tempfile.mkdtemp(prefix="dra-serve-"))
+    data_dir.chmod(0o755)
+    settings = agent_env(model_server, web_server)
+    env_file = workdir / "agent.env"
+    env_file.write_text(f"OPENAI_API_KEY={settings.pop('OPENAI_API_KEY')}\n")
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "DATABASE_URL", "REDIS_URL")},
+        **settings,
+        "DRA_ENV_FILE": str(env_file),
+        "DRA_DATA_DIR": str(data_dir),
+        "DRA_PORT": str(free_port_range(2)),
+        "DRA_INSTANCES": "2",
+        "DRA_AUTH_TOKENS": ",".join(f"{user}={token(user)}" for user in [*USERS, "alice", "bob"]),
+        "DRA_MAX_RUNS_PER_USER": "0",
+        "DRA_SERVE_GRACE_S": "20",
+        "WORKER_COUNT": "2",
+        "N_JOBS_PER_WORKER": "10",
+        "LEASE_DURATION_SECONDS": "10",
+        "HEARTBEAT_INTERVAL_SECONDS": "3",
+        "REAPER_INTERVAL_SECONDS": "2",
+        "CRON_ENABLED": "false",
+    }
+    serve = ServeProcess(env, workdir / "serve.log").start()
+    team = Team(serve)
+    try:
+        yield team
+    finally:
+        team.serve.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def research(delay_s: float | None = None) -> dict[str, Any]:
+    return scenario(
+        orchestrator(plan_and_delegate("Find sodium prices"), submit(REPORT)),
+        researcher(turn(content=findings_json("Sodium cells are cheaper."), delay_s=delay_s), repeat_last=True),
+    )
+
+
+def delivered(run: RunResult) -> bool:
+    return end_of(run) == ("done", "report_delivered") and run.values["final_report"].startswith("# Sodium")
+
+
+async def test_serve_says_which_data_it_keeps_and_a_run_delivers(team, scripted):
+    scripted.set_scenario(research())
+
+    run = await stream_run(team.client(0, "user-0"), "How cheap are sodium cells?", timeout=180)
+
+    assert delivered(run)
+    team.threads["user-0"] = run.thread_id
+    out = team.serve.output()
+    assert "Data: the Postgres cluster in " in out and "(created now)" in out
+    assert "Data: Redis with its append-only file in " in out and "serve delete-data deletes it" in out
+
+
+def cli(url: str, user: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m deep_research_agent.cli`` (what ``./run.sh ask|kb|tasks`` run) as ``user``, by their token."""
+    env = {**os.environ, "COLUMNS": "200", "LANGGRAPH_API_KEY": token(user)}
+    return subprocess.run(
+        [sys.executable, "-m", "deep_research_agent.cli", *args, "--url", url],
+        capture_output=True, text=True, timeout=240, env=env, cwd=PROJECT_ROOT,
+    )  # fmt: skip
+
+
+async def test_ask_kb_and_tasks_on_serve_show_each_user_what_their_runs_wrote_and_nothing_of_anyone_else(
+    team, scripted
+):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Find sodium prices"), submit(REPORT)),
+            researcher(
+                turn(tool_calls=[call("remember", text=SNIPPET, source=SOURCE, sync=True)]),
+                turn(content=findings_json("Sodium cells are cheaper.")),
+            ),
+        )
+    )
+    url = team.serve.urls[0]
+
+    asked = await asyncio.to_thread(
+        cli, url, "alice", "ask", "How cheap are sodium cells?", "--no-clarify", "--task", "sodium-watch"
+    )
+    alice_kb = await asyncio.to_thread(cli, url, "alice", "kb", "list")
+    alice_tasks = await asyncio.to_thread(cli, url, "alice", "tasks")
+    bob_kb = await asyncio.to_thread(cli, url, "bob", "kb", "list")
+    bob_tasks = await asyncio.to_thread(cli, url, "bob", "tasks")
+    bob_as_alice = await asyncio.to_thread(cli, url, "bob", "kb", "list", "--user", "alice")
+
+    assert asked.returncode == 0, asked.stdout + asked.stderr
+    assert alice_kb.returncode == 0, alice_kb.stdout + alice_kb.stderr
+    assert "Dataset 'main' of user 'alice': 1 entry." in alice_kb.stdout and SOURCE in alice_kb.stdout
+    assert "alice / main" in alice_kb.stdout
+    assert alice_tasks.returncode == 0 and "Tasks of alice" in alice_tasks.stdout
+    assert "sodium-watch" in alice_tasks.stdout
+    assert "Dataset 'main' of user 'bob': 0 entries." in bob_kb.stdout and "alice" not in bob_kb.stdout
+    assert "No tasks for user bob." in bob_tasks.stdout
+    assert (
+        bob_as_alice.returncode != 0
+        and "only its own knowledge base and tasks" in bob_as_alice.stdout + bob_as_alice.stderr
+    )
+    team.threads["alice"] = (await team.client(0, "alice").threads.search(metadata={"task": "sodium-watch"}))[0][
+        "thread_id"
+    ]
+
+
+async def test_the_web_ui_on_serve_asks_for_a_token_then_loads_and_its_session_runs_and_reads_only_its_own(
+    team, scripted
+):
+    url = team.serve.urls[1]
+    async with httpx.AsyncClient(base_url=url, timeout=30) as http:
+        signed_out = await http.get("/ui")
+        wrong = await http.post("/ui/session", data={"token": "not-a-token-0123456789", "next": "/ui"})
+        signed_in = await http.post("/ui/session", data={"token": token("alice"), "next": "/ui"})
+        cookie = signed_in.headers["set-cookie"]
+        page = await http.get("/ui", headers={"Cookie": cookie.split(";")[0]})
+        theirs = await http.get(f"/evidence/{team.threads['alice']}", headers={"Cookie": cookie.split(";")[0]})
+        not_theirs = await http.get(f"/evidence/{team.threads['user-0']}", headers={"Cookie": cookie.split(";")[0]})
+        api = await http.post("/threads/search", json={}, headers={"Cookie": cookie.split(";")[0]})
+
+    async with httpx.AsyncClient(base_url=url, timeout=30) as without_cookie:
+        anonymous = await without_cookie.post("/threads/search", json={})
+
+    assert signed_out.status_code == 200 and "Sign in" in signed_out.text and 'action="/ui/session"' in signed_out.text
+    assert wrong.status_code == 401 and "not known here" in wrong.text
+    assert signed_in.status_code == 303 and signed_in.headers["location"] == "/ui"
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie
+    built = (PROJECT_ROOT / "ui" / "dist" / "index.html").is_file()
+    assert page.status_code == (200 if built else 503) and "Sign in" not in page.text
+    assert theirs.status_code in (200, 404) and "of yours" not in theirs.text
+    assert not_theirs.status_code == 404 and "of yours" in not_theirs.json()["detail"]
+    assert api.status_code == 200 and [t["thread_id"] for t in api.json()] == [team.threads["alice"]]
+    assert anonymous.status_code == 401
+
+    scripted.set_scenario(research())
+    through_the_page = get_client(url=url, headers={"Cookie": cookie.split(";")[0]})
+    assert delivered(await stream_run(through_the_page, "How cheap are sodium cells?", timeout=180))
+
+
+async def test_a_run_naming_an_mcp_server_on_a_private_address_is_refused_with_an_mcp_error_and_still_delivers(
+    team, scripted
+):
+    scripted.set_scenario(research())
+    private = "http://10.20.30.40:9000/mcp"
+
+    run = await stream_run(
+        team.client(1, "user-2"),
+        "How cheap are sodium cells?",
+        configurable={"mcp_servers": [{"label": "internal", "url": private}]},
+        timeout=180,
+    )
+
+    [error] = [e for e in run.statuses() if e["state"] == "mcp_error"]
+    assert error["label"] == "internal" and error["detail"].startswith(f"refused {private}: this deployment")
+    assert "DRA_MCP_ALLOWED_HOSTS" in error["detail"]
+    assert not [e for e in run.statuses() if e["state"] == "mcp_ready"]
+    assert delivered(run)
+
+
+async def test_an_instance_killed_while_ten_runs_research_is_restarted_and_every_run_delivers_one_report(
+    team, scripted
+):
+    scripted.set_scenario(research(delay_s=4.0))
+    port_a = team.serve.first_port
+
+    async def join(user: str, thread_id: str, run_id: str) -> RunResult:
+        """Follow the run on the instance that stays up, from its start, as a client would."""
+        joined = RunResult(thread_id=thread_id)
+        async for part in team.client(1, user).runs.join_stream(thread_id, run_id, stream_mode=STREAM_MODES):
+            joined.parts.append((part.event, part.data))
+        joined.state = await team.client(1, user).threads.get_state(thread_id)
+        return joined
+
+    created, joins = [], []
+    for n, user in enumerate(USERS):
+        client = team.client(n % 2, user)
+        thread = await client.threads.create()
+        run = await client.runs.create(
+            thread["thread_id"],
+            GRAPH_ID,
+            input={"messages": [{"role": "user", "content": f"How cheap are sodium cells? ({n})"}]},
+            stream_mode=STREAM_MODES,
+            stream_subgraphs=True,
+        )
+        created.append((user, thread["thread_id"], run["run_id"]))
+        joins.append(asyncio.ensure_future(join(*created[-1])))
+    with anyio.fail_after(180):
+        while len(requests_of(scripted, "research-subagent")) < 4:
+            await anyio.sleep(0.1)
+
+    killed = team.serve.kill_instance(port_a)
+    answers: list[int] = []
+
+    async def keep_asking_the_other() -> None:
+        async with httpx.AsyncClient(timeout=5) as http:
+            while True:
+                answers.append((await http.get(f"{team.serve.urls[1]}/health")).status_code)
+                await anyio.sleep(0.5)
+
+    watcher = asyncio.ensure_future(keep_asking_the_other())
+    try:
+        with anyio.fail_after(300):
+            runs = await asyncio.gather(*joins)
+    finally:
+        watcher.cancel()
+
+    assert all(delivered(run) for run in runs), [
+        (run.thread_id, run.end_statuses) for run in runs if not delivered(run)
+    ]
+    assert all(len(run.end_statuses) == 1 and len(run.of_type("report")) == 1 for run in runs)
+    for (user, thread_id, run_id), run in zip(created, runs, strict=True):
+        assert (await team.client(1, user).runs.get(thread_id, run_id))["status"] == "success"
+        reports = [m for m in run.values["messages"] if m["type"] == "ai" and m["content"].startswith("# Sodium")]
+        assert len(reports) == 1, "a report was delivered twice"
+    assert answers and set(answers) == {200}, f"the other instance stopped answering: {answers}"
+    out = team.serve.output()
+    assert f"the instance on port {port_a} (pid {killed}) was killed by SIGKILL; restarting it in 1 s" in out
+    with anyio.fail_after(240):
+        while f"the instance on port {port_a} is serving again" not in team.serve.output():
+            await anyio.sleep(0.5)
+    assert (await httpx.AsyncClient().get(f"{team.serve.urls[0]}/health")).status_code == 200
+    team.threads["user-1"] = runs[1].thread_id
+
+
+async def test_serve_stopped_and_started_again_keeps_every_thread_and_checkpoint_and_a_thread_continues(team, scripted):
+    # Last in the module: it restarts serve on the same data directory.
+    before = {user: await team.client(0, user).threads.get_state(thread) for user, thread in team.threads.items()}
+    histories = {
+        user: len(await team.client(0, user).threads.get_history(thread, limit=100))
+        for user, thread in team.threads.items()
+    }
+
+    assert team.serve.stop() == 0
+    assert "Draining: the instances take no new runs" in team.serve.output() and "==> Stopped" in team.serve.output()
+    team.serve.start()
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("And lithium?"), submit(REPORT + "\nLithium costs more.\n")),
+            researcher(turn(content=findings_json("Sodium cells are cheaper.")), repeat_last=True),
+        )
+    )
+
+    assert "(reused)" in team.serve.output()
+    for user, thread in team.threads.items():
+        after = await team.client(1, user).threads.get_state(thread)
+        assert after["values"]["final_report"] == before[user]["values"]["final_report"]
+        assert len(await team.client(1, user).threads.get_history(thread, limit=100)) == histories[user]
+    follow_up = await stream_run(
+        team.client(1, "user-0"), "And how do lithium cells compare?", thread_id=team.threads["user-0"], timeout=180
+    )
+    assert delivered(follow_up), follow_up.end_statuses
+    assert "Lithium costs more." in follow_up.values["final_report"]
+    humans = [m["content"] for m in follow_up.values["messages"] if m["type"] == "human"]
+    assert humans == ["How cheap are sodium cells?", "And how do lithium cells compare?"]
