@@ -88,15 +88,21 @@ async def test_an_offer_is_decided_once_and_a_resumed_run_gets_the_same_from_its
 
 def test_the_roster_lists_each_roles_tools_without_those_the_offer_lacks():
     roster = Roster()
-    roster.add("orchestrator", ("task", "record_decision", "search_decisions", "submit_report"))
-    roster.add("research-subagent", ("web_search", "remember", "query"))
+    names = {
+        "orchestrator": ("task", "record_decision", "search_decisions", "submit_report"),
+        "research-subagent": ("web_search", "remember", "query"),
+    }
+    for role, tools in names.items():
+        roster.add(role, [tool(name) for name in tools], lambda offer: "knowledge" * offer.knowledge)
 
     assert roster.offered(RunOffer()) == {
         "orchestrator": ["task", "submit_report"],
         "research-subagent": ["web_search"],
     }
-    everything = roster.offered(RunOffer(task=True, knowledge=True))
-    assert everything == {role: list(names) for role, names in roster.tools.items()}
+    assert roster.offered(RunOffer(task=True, knowledge=True)) == {role: list(tools) for role, tools in names.items()}
+    lean, full = roster.shown_chars(RunOffer()), roster.shown_chars(RunOffer(task=True, knowledge=True))
+    assert lean["orchestrator"][0] == 0 and full["research-subagent"][0] == len("knowledge")
+    assert all(lean[role][1] < full[role][1] for role in names), "withheld tools' schemas are not counted"
 
 
 def tool(name: str) -> StructuredTool:

@@ -210,12 +210,24 @@ def build_graph(
     listings and of the searchable ``corpora``, and both roles' prompts name the servers and corpora they
     can use. With ``web_search`` off the web tools are left out altogether (``web_fetch`` too), and the
     prompts say the run has no web access. The extract and coding sub-agents exist only with a sandbox."""
+    orchestrator, _ = _build(settings, mcp=mcp, corpora=corpora)
+    # Published as the assistant's config_schema, so clients (Studio too) can discover the per-run settings.
+    return publish_run_settings(orchestrator).with_config(_step_limit(settings))
+
+
+def roster_of(settings: ResearchConfig, *, mcp: Sequence[Listing] = (), corpora: Catalog | None = None) -> Roster:
+    """Each agent's tools and prompts for one configuration, as ``build_graph`` builds them (the prompt budget
+    reads what each role is shown from it)."""
+    return _build(settings, mcp=mcp, corpora=corpora)[1].roster
+
+
+def _build(
+    settings: ResearchConfig, *, mcp: Sequence[Listing], corpora: Catalog | None
+) -> tuple[CompiledStateGraph, GraphParts]:
     parts = read_parts(settings, mcp=mcp, corpora=corpora or Catalog())
     helpers = [extract_subagent(settings, parts), coding_subagent(settings, parts)] if parts.sandbox else []
     research = research_subagent(settings, parts, helpers=helpers)
-    orchestrator = orchestrator_agent(settings, parts, subagents=[research, *helpers])
-    # Published as the assistant's config_schema, so clients (Studio too) can discover the per-run settings.
-    return publish_run_settings(orchestrator).with_config(_step_limit(settings))
+    return orchestrator_agent(settings, parts, subagents=[research, *helpers]), parts
 
 
 # --- What the agents are built from -------------------------------------------------------------------
@@ -442,7 +454,7 @@ def _agent(
         _guards(settings, role, settings.tier.slot(slot), [*outside, offer, *inside], gate=gate),
         *inside,
     ]
-    parts.roster.add(role, tuple(t.name for t in [*tools, *(t for m in middleware for t in getattr(m, "tools", ()))]))
+    parts.roster.add(role, [*tools, *(t for m in middleware for t in getattr(m, "tools", ()))], offer.prompt_for)
     return create_agent(
         chat_model(settings, slot, role),
         tools=list(tools),

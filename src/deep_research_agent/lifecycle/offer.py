@@ -23,13 +23,16 @@ Contract:
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import SystemMessage
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.store.base import BaseStore
 
 from ..domain.names import ToolName
@@ -74,16 +77,30 @@ def withheld_tools(offer: RunOffer) -> frozenset[str]:
 
 @dataclass
 class Roster:
-    """Each agent's registered tools, by role, as the graph build recorded them."""
+    """Each agent's registered tools and its system prompt for an offer, by role, as the graph build recorded them."""
 
-    tools: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    tools: dict[str, tuple[BaseTool, ...]] = field(default_factory=dict)
+    prompts: dict[str, Callable[[RunOffer], str]] = field(default_factory=dict)
 
-    def add(self, role: str, names: tuple[str, ...]) -> None:
-        self.tools[role] = names
+    def add(self, role: str, tools: Sequence[BaseTool], prompt_for: Callable[[RunOffer], str]) -> None:
+        self.tools[role], self.prompts[role] = tuple(tools), prompt_for
 
     def offered(self, offer: RunOffer) -> dict[str, list[str]]:
+        """Each role's tool names for a run offered ``offer``."""
         withheld = withheld_tools(offer)
-        return {role: [name for name in names if name not in withheld] for role, names in self.tools.items()}
+        return {role: [t.name for t in tools if t.name not in withheld] for role, tools in self.tools.items()}
+
+    def shown_chars(self, offer: RunOffer) -> dict[str, tuple[int, int]]:
+        """What each role's model is shown on every call of a run offered ``offer``, in characters: its system
+        prompt, and its tools' schemas as the OpenAI wire format serializes them."""
+        withheld = withheld_tools(offer)
+        return {
+            role: (
+                len(self.prompts[role](offer)),
+                len(json.dumps([convert_to_openai_tool(t) for t in tools if t.name not in withheld])),
+            )
+            for role, tools in self.tools.items()
+        }
 
 
 async def decide_offer(
