@@ -13,6 +13,7 @@ import time
 import pytest
 
 from testkit.scenarios import (
+    direct_answerer,
     message_text,
     orchestrator,
     plan_and_delegate,
@@ -21,6 +22,7 @@ from testkit.scenarios import (
     researcher_reads,
     scenario,
     submit,
+    triage,
 )
 from testkit.scripted_model import call, turn
 from testkit.web import ARTICLES
@@ -93,6 +95,18 @@ def test_ask_without_a_terminal_answers_a_clarification_by_proceeding_on_assumpt
     assert "Which region?" in done.stdout and REPORT_TITLE in done.stdout
     follow_up = [r for r in scripted.requests() if r["agent"] == "orchestrator"][1]["body"]["messages"][-1]
     assert follow_up["role"] == "user" and "proceed on your stated assumptions" in message_text(follow_up)
+
+
+def test_ask_prints_a_direct_answer_like_a_report(agent_server, scripted):
+    answer = "Hello! Ask me a research question and I will look it up."
+    scripted.set_scenario(scenario(triage("SIMPLE"), direct_answerer(answer)))
+
+    done = ask(agent_server.url, "hello")
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert "Answered directly" in out and "Answer" in out
+    assert answer in out and out.index(answer) < out.rindex("Run time")
 
 
 def test_ask_with_no_server_fails_fast_with_a_message():
