@@ -100,13 +100,15 @@ load_dotenv() {
 
 ensure_uv() {
   command -v uv >/dev/null 2>&1 && return 0
+  # Where an earlier run installed it (pip --user, or uv's own installer): found there, never reinstalled.
+  local user_bin
+  user_bin="$(python3 -c 'import site, os; print(os.path.join(site.getuserbase(), "bin"))' 2>/dev/null || true)"
+  export PATH="${user_bin:+$user_bin:}$HOME/.local/bin:$PATH"
+  command -v uv >/dev/null 2>&1 && return 0
   say "uv not found; installing it with pip"
   if ! python3 -m pip install --user uv; then
     python3 -m pip install uv || pip install uv || die "could not install uv; see https://docs.astral.sh/uv/"
   fi
-  local user_bin
-  user_bin="$(python3 -c 'import site, os; print(os.path.join(site.getuserbase(), "bin"))' 2>/dev/null || true)"
-  export PATH="${user_bin:+$user_bin:}$HOME/.local/bin:$PATH"
   command -v uv >/dev/null 2>&1 || die "uv was installed but is not on PATH; add $user_bin to PATH"
   say "Using $(uv --version)"
 }

@@ -270,6 +270,46 @@ def test_end_status_decides_exit_code_and_detail_is_printed(state: str, code: in
     assert text.rstrip().endswith("⏱ Run time 1m 5s")
 
 
+def ai_message(content: str, **fields: Any) -> tuple[str, list[dict[str, Any]]]:
+    return "messages/complete", [{"type": "ai", "id": "m1", "content": content, **fields}]
+
+
+def test_a_run_without_a_report_prints_its_answer_like_a_report_before_the_run_time() -> None:
+    view, out = make_view()
+    feed(
+        view,
+        [
+            ai_message("", tool_calls=[{"name": "write_todos", "args": {}, "id": "c1"}]),
+            ("messages/complete|tools:6f1c", [{"type": "ai", "id": "m0", "content": "a sub-agent's own words"}]),
+            ai_message("Hello! **Ask me** a research question."),
+            end_status("done"),
+        ],
+    )
+    view.finish()
+    text = out.getvalue()
+    assert "Answer" in text and "Hello! Ask me a research question." in text, "rendered as Markdown"
+    assert "a sub-agent's own words" not in text
+    assert text.index("Hello!") < text.index("⏱ Run time")
+
+
+def test_a_delivered_report_or_clarification_is_not_printed_again_as_an_answer() -> None:
+    view, out = make_view()
+    feed(view, [custom("report", markdown="# Findings\n"), ai_message("# Findings\n"), end_status("done")])
+    feed(view, [custom("clarification", questions=["Which region?"]), ai_message("**1.** Which region?")])
+    view.finish()
+    text = out.getvalue()
+    assert text.count("Findings") == 1 and text.count("Which region?") == 1 and "Answer" not in text
+
+
+def test_a_run_that_ends_in_error_without_an_answer_prints_the_error_detail_as_its_answer() -> None:
+    view, out = make_view()
+    feed(view, [end_status("error")])
+    view.finish()
+    text = out.getvalue()
+    assert text.count("Model failed. Run time 0m 9s.") == 2, "on the end line, then framed like a report"
+    assert "Error" in text
+
+
 def test_missing_end_status_is_a_failure_and_run_time_falls_back_to_wall_clock() -> None:
     clock = FakeClock()
     view, out = make_view(clock)

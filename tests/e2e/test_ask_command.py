@@ -13,6 +13,7 @@ import time
 import pytest
 
 from testkit.scenarios import (
+    direct_answerer,
     message_text,
     orchestrator,
     plan_and_delegate,
@@ -21,6 +22,7 @@ from testkit.scenarios import (
     researcher_reads,
     scenario,
     submit,
+    triage,
 )
 from testkit.scripted_model import call, turn
 from testkit.web import ARTICLES
@@ -96,6 +98,18 @@ def test_ask_no_clarify_runs_without_request_clarification_and_sends_the_questio
     assert all("request_clarification" not in {t["function"]["name"] for t in body["tools"]} for body in bodies)
     [user_message] = [m for m in bodies[-1]["messages"] if m["role"] == "user"]
     assert message_text(user_message) == "Tell me about batteries"
+
+
+def test_ask_prints_a_direct_answer_like_a_report(agent_server, scripted):
+    answer = "Hello! Ask me a research question and I will look it up."
+    scripted.set_scenario(scenario(triage("SIMPLE"), direct_answerer(answer)))
+
+    done = ask(agent_server.url, "hello")
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert "Answered directly" in out and "Answer" in out
+    assert answer in out and out.index(answer) < out.rindex("Run time")
 
 
 def test_ask_with_no_server_fails_fast_with_a_message():

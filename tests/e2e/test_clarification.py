@@ -46,9 +46,12 @@ async def test_a_clarification_ends_the_turn_and_the_answers_on_the_same_thread_
     assert [e["questions"] for e in asked.of_type("clarification")] == [QUESTIONS]
     assert [(e["state"], e["reason"]) for e in asked.end_statuses] == [("done", "awaiting_clarification")]
     assert len([r for r in scripted.requests() if r["agent"] == "orchestrator"]) == 1, "the turn went on after asking"
-    *_, echoed, shown = asked.values["messages"]
-    assert echoed["type"] == "tool" and all(q in echoed["content"] for q in QUESTIONS)
-    assert shown["type"] == "ai" and shown["content"] == "\n".join(f"{n}. {q}" for n, q in enumerate(QUESTIONS, 1))
+    *_, asking, echoed, shown = asked.values["messages"]
+    # The questions show once, in the last message; the tool's own row only says it asked.
+    assert [c["args"]["questions"] for c in asking["tool_calls"]] == [QUESTIONS]
+    assert echoed["type"] == "tool" and not any(q in echoed["content"] for q in QUESTIONS)
+    assert shown["type"] == "ai" and shown["content"].startswith("Before I start the research")
+    assert all(f"**{n}.** {q}" in shown["content"] for n, q in enumerate(QUESTIONS, 1))
 
     answered = await stream_run(agent_server.url, ANSWERS, thread_id=asked.thread_id)
 

@@ -5,12 +5,14 @@ user wrote (deep-agents-ui draws each as a user bubble), and a run cut short mus
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
 import anyio
 import pytest
 from langgraph_sdk import get_client
+from markdown_it import MarkdownIt
 
 from deep_research_agent.domain.names import Role
 from testkit.agent_server import GRAPH_ID
@@ -57,6 +59,24 @@ def last_ai_message(values: dict[str, Any]) -> dict[str, Any]:
     return [m for m in values["messages"] if m["type"] == "ai"][-1]
 
 
+def shows_the_report(message: dict[str, Any], values: dict[str, Any]) -> bool:
+    """The message is the delivered report as a renderer shows it: the same text, with its markers linked to
+    their sources and its Sources entries a list of linked titles."""
+    shown, report = message["content"], values["final_report"]
+    unlinked = re.sub(r"\[\[(\d+)\]\]\([^)\s]+\)", r"[\1]", shown)
+    body, _, sources = unlinked.partition("## Sources")
+    urls = re.findall(r"https?://\S+", report.partition("## Sources")[2])
+    listed = [line for line in sources.strip().splitlines() if line.strip()]
+    return (
+        body == report.partition("## Sources")[0]
+        and all(
+            line.startswith(f"- [{n}] [") and line.endswith(f"]({url})")
+            for n, (line, url) in enumerate(zip(listed, urls, strict=False), 1)
+        )
+        and len(listed) == len(urls)
+    )
+
+
 def assert_only_the_users_own_messages_show(values: dict[str, Any], *users_own: str) -> None:
     """Every human message in the thread is one the user wrote, shown as it was written."""
     humans = [m for m in values["messages"] if m["type"] == "human"]
@@ -82,7 +102,7 @@ async def test_the_delivered_report_is_the_last_ai_message_and_the_state_a_clien
     values = await stream_like_a_generic_ui(agent_server.url, QUESTION)
 
     answer = last_ai_message(values)
-    assert answer["content"] == values["final_report"] and "412 Wh/kg [1]" in answer["content"]
+    assert shows_the_report(answer, values) and "412 Wh/kg [1]" in values["final_report"]
     assert answer["tool_calls"] == []
     assert {"final_report", "sources", "citations", "cited_sources", "todos", "evidence", "messages"} <= set(values)
     # The guards' per-run bookkeeping is never checkpointed, so a client never reads it as the thread's state.
@@ -111,7 +131,11 @@ async def test_clarifying_questions_are_the_last_ai_message_as_a_numbered_list(a
 
     values = await stream_like_a_generic_ui(agent_server.url, "Tell me about kelp farms.")
 
-    assert last_ai_message(values)["content"] == "1. Which region should I cover?\n2. Which time span?"
+    assert last_ai_message(values)["content"] == (
+        "Before I start the research, a few quick questions:\n\n**1.** Which region should I cover?\n\n**2.** Which time span?"
+    )
+    [asked] = [m for m in values["messages"] if m["type"] == "tool" and m["name"] == "request_clarification"]
+    assert asked["content"] == "Asked the user 2 questions; waiting for the answers.", "the questions shown once"
     assert "final_report" not in values
 
 
@@ -135,7 +159,7 @@ async def test_a_salvaged_report_is_the_last_ai_message_and_the_nudges_are_hidde
     values = await stream_like_a_generic_ui(agent_server.url, QUESTION)
 
     answer = last_ai_message(values)
-    assert answer["content"] == values["final_report"]
+    assert shows_the_report(answer, values)
     assert answer["content"].startswith("> **Incomplete report.**") and "412 Wh/kg" in answer["content"]
     nudged = requests_of(scripted, "orchestrator")[-1]["body"]["messages"]
     assert any(m.get("name") == "dra_harness" and "submit_report" in message_text(m) for m in nudged)
@@ -160,7 +184,7 @@ async def test_a_research_run_finishes_within_the_ui_recursion_limit_of_100(agen
 
     values = await stream_like_a_generic_ui(agent_server.url, QUESTION, recursion_limit=100)
 
-    assert last_ai_message(values)["content"] == values["final_report"] == cited(url).strip()
+    assert shows_the_report(last_ai_message(values), values) and values["final_report"] == cited(url).strip()
     wrap_ups = [r for r in requests_of(scripted, "orchestrator") if "WRAP UP NOW" in str(r["body"]["messages"])]
     assert wrap_ups == [], "a four-step research run should not come near a limit of 100"
 
@@ -184,7 +208,7 @@ async def test_at_a_low_client_recursion_limit_the_run_winds_down_and_reports_wh
     wrap_ups = [r for r in requests_of(scripted, "orchestrator") if "WRAP UP NOW" in str(r["body"]["messages"])]
     assert wrap_ups, "the orchestrator was never told to wrap up before the limit"
     answer = last_ai_message(values)
-    assert answer["content"] == values["final_report"]
+    assert shows_the_report(answer, values)
     assert "recursion limit" in answer["content"] and "412 Wh/kg" in answer["content"]
 
 
@@ -326,3 +350,48 @@ async def test_no_nudge_bounce_or_compaction_summary_is_a_human_message_in_the_t
         "the harness should have told the orchestrator something in this scenario"
     )
     assert_only_the_users_own_messages_show(values, QUESTION)
+
+
+async def test_a_two_source_report_renders_its_sources_as_a_list_of_linked_titles_and_links_its_markers(
+    agent_server, scripted, web
+):
+    cell, farm = web.url(ARTICLES["halvorsen-cell"].path), web.url(ARTICLES["norre-bay-kelp"].path)
+    report = (
+        "# Sodium-glass cells\n\nThe Halvorsen cell reached 412 Wh/kg [1]. The Norre Bay farm stores 1,240 tonnes of carbon dioxide [2].\n\n"
+        f"## Sources\n[1] Halvorsen — {cell}\n[2] Kelp — {farm}\n"
+    )
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Find the energy density"), submit(report)),
+            researcher(
+                turn(tool_calls=[call("web_fetch", url=cell), call("web_fetch", url=farm)]),
+                turn(
+                    content=findings_json(
+                        "412 Wh/kg",
+                        [
+                            {
+                                "finding": "The Halvorsen cell reached 412 Wh/kg.",
+                                "evidence": "412 Wh/kg",
+                                "source": cell,
+                            },
+                            {"finding": "The farm stores 1,240 tonnes.", "evidence": "1,240 tonnes", "source": farm},
+                        ],
+                    )
+                ),
+            ),
+        )
+    )
+
+    values = await stream_like_a_generic_ui(agent_server.url, QUESTION)
+
+    shown = last_ai_message(values)["content"]
+    parsed = MarkdownIt("commonmark").parse(shown.partition("## Sources")[2])
+    assert [t.type for t in parsed].count("bullet_list_open") == 1
+    assert [t.type for t in parsed].count("list_item_open") == 2, "two entries, not one run-on paragraph"
+    links = [c for t in parsed if t.type == "inline" for c in t.children if c.type == "link_open"]
+    assert [link.attrs["href"] for link in links] == [cell, farm]
+    titles = [c.content for t in parsed if t.type == "inline" for c in t.children if c.type == "text"]
+    assert ARTICLES["halvorsen-cell"].title in " ".join(titles)
+    body = MarkdownIt("commonmark").parse(shown.partition("## Sources")[0])
+    markers = [c.attrs["href"] for t in body if t.type == "inline" for c in t.children if c.type == "link_open"]
+    assert markers[:2] == [cell, farm], "each [n] links to its source"

@@ -11,8 +11,10 @@ import pytest
 from testkit.agent_server import stored_records, stream_run
 from testkit.scenarios import (
     findings_json,
+    message_text,
     orchestrator,
     plan_and_delegate,
+    requests_of,
     researcher,
     researcher_reads,
     scenario,
@@ -98,8 +100,16 @@ async def test_a_research_run_searches_reads_and_delivers_a_report_citing_only_f
     assert page_evidence and "text" not in page_evidence[0]
     assert QUOTE in (await stored_records(agent_server.url, run))[page_evidence[0]["id"]]["text"]
 
-    orchestrator_task_result = next(m for m in run.values["messages"] if m["type"] == "tool" and m["name"] == "task")
-    assert json.loads(orchestrator_task_result["content"])["findings"][0]["source"] == url
+    # A client shows the hand-over as short Markdown with its source linked; the orchestrator reads the JSON.
+    shown = next(m for m in run.values["messages"] if m["type"] == "tool" and m["name"] == "task")["content"]
+    assert shown.startswith("**Summary:** ") and f"]({url}))" in shown and not shown.lstrip().startswith("{")
+    read = next(
+        m
+        for r in requests_of(scripted, "orchestrator")
+        for m in r["body"]["messages"]
+        if m["role"] == "tool" and message_text(m).startswith('{"summary"')
+    )
+    assert json.loads(message_text(read))["findings"][0]["source"] == url
 
     sent = sum(r["body_chars"] for r in scripted.requests())
     assert sent <= HAPPY_PATH_CHAR_BUDGET, f"the happy path sent {sent:,} characters to models"

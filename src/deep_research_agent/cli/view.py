@@ -5,7 +5,10 @@ Contract:
   ``|tools:<uuid>`` suffix of sub-agent parts). It prints a line per search, new source, sub-agent start,
   end and failure, findings, plan item, usage summary, guard warning (``!``) and stop (``■``), compaction
   and revision; the clarifying questions; the report as Markdown, then how many of its claims checked out;
-  and the end status with its detail.
+  and the end status with its detail. A run that delivered no report has its answer printed the same way
+  once its stream ends (``start_run`` of the next run, or ``finish``): the orchestrator's last complete
+  message (a direct answer, the text a salvaged run ended on), or else, for a run that ended in error,
+  the error's detail.
   Everything else moves the live status line (elapsed time, current activity, sub-agents running,
   searches, sources).
 - It holds the outcome: ``exit_code`` is 0 only when the last run ended ``done`` and the stream did not
@@ -98,6 +101,8 @@ class RunView:
         self.searches = 0
         self.clarification: list[str] = []
         self.report: str | None = None
+        self.answer: str | None = None
+        self._reported = False
         self.end_state: str | None = None
         self.end_detail: str | None = None
         self.failure: str | None = None
@@ -134,7 +139,10 @@ class RunView:
         return format_elapsed(self._clock() - self._started)
 
     def start_run(self) -> None:
+        self._show_answer()
         self.runs += 1
+        self.answer = None
+        self._reported = False
         self.end_state = self.end_detail = self.failure = None
         self.clarification = []
         self._stops_announced = set()
@@ -158,9 +166,24 @@ class RunView:
 
     def finish(self) -> None:
         """The session's last lines; called from a ``finally``, so the run time is printed whatever happened."""
+        self._show_answer()
         if self.runs and self.end_state is None and self.failure is None:
             self._print("!", "The run ended without an end status.", "yellow")
         self.console.print(Text.assemble(("⏱ Run time ", "bold"), (self.run_time(), "bold")))
+
+    def _show_answer(self) -> None:
+        """The last run's answer when it delivered no report (and asked no questions), printed like a report."""
+        if not self.runs or self._reported or self.clarification:
+            return
+        self._reported = True
+        if self.answer:
+            self.console.print(Rule("Answer"))
+            self.console.print(Markdown(self.answer))
+            self.console.print(Rule())
+        elif self.end_state == "error" and self.end_detail:
+            self.console.print(Rule("Error", style="red"))
+            self.console.print(Text(self.end_detail))
+            self.console.print(Rule(style="red"))
 
     # live status line
 
@@ -194,6 +217,8 @@ class RunView:
             self._on_message_metadata(data)
         elif kind in ("messages/partial", "messages/complete") and isinstance(data, list) and data:
             self._on_message(data[-1], complete=kind == "messages/complete")
+            if kind == "messages/complete" and not namespace:
+                self._note_answer(data[-1])
         elif kind == "updates" and not namespace and isinstance(data, dict):
             self._on_updates(data)
         elif kind == "error":
@@ -341,7 +366,20 @@ class RunView:
     def _on_page_fetched(self, event: dict[str, Any]) -> None:
         self.activity = f"{self._who(event)} reading {_domain(str(event.get('url') or ''))} …"
 
+    def _note_answer(self, message: Any) -> None:
+        """Keep the orchestrator's last complete reply that calls no tool: the answer, when no report comes."""
+        if not isinstance(message, dict) or message.get("type") not in ("ai", "AIMessageChunk"):
+            return
+        if message.get("tool_calls") or message.get("name") == "dra_harness":
+            return
+        content = message.get("content")
+        if isinstance(content, list):
+            content = "".join(str(p.get("text") or "") for p in content if isinstance(p, dict))
+        if isinstance(content, str) and content.strip():
+            self.answer = content
+
     def _on_report(self, event: dict[str, Any]) -> None:
+        self._reported = True
         self.report = str(event.get("markdown") or "")
         self.activity = "report delivered"
         self.console.print(Rule("Report"))

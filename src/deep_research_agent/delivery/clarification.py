@@ -2,12 +2,13 @@
 
 Contract (orchestrator only):
 - gives the orchestrator ``request_clarification(questions)`` (1 to 3): it emits a ``clarification``
-  event, echoes the questions into its own result (so they stay in context even if history is
-  compacted) and marks the run as waiting; once research has started in the run, it is refused and the
-  model is told to finish instead;
+  event, marks the run as waiting and answers with one short line (the questions are in its arguments
+  and in the turn's last message, so a client never shows them three times); once research has started
+  in the run, it is refused and the model is told to finish instead;
 - once the tool has asked, ``TurnEndMiddleware`` (not this one) ends the turn at the next model call, with
-  the questions as a numbered list in the turn's last AI message, and the run ends
-  ``done/awaiting_clarification``;
+  ``questions_text`` as the turn's last AI message: one lead sentence, then each question as its own
+  paragraph opening with its number in bold (text, not an ordered-list marker, which some renderers
+  hide), and the run ends ``done/awaiting_clarification``;
 - a model that asks its questions in prose instead (a final message with no tool call, before any
   research) still produces the same ``clarification`` card, and the run waits for the answers.
 """
@@ -54,8 +55,17 @@ def request_clarification(run: Run, questions: list[str]) -> str:
     cleaned = [q.strip() for q in questions if q.strip()]
     control.mark_clarification_requested(cleaned)
     emit(Clarification(questions=cleaned))
-    listed = "\n".join(f"{i}. {q}" for i, q in enumerate(cleaned, 1))
-    return f"Asked the user and waiting for the answers:\n{listed}"
+    return f"Asked the user {len(cleaned)} question{'s' if len(cleaned) != 1 else ''}; waiting for the answers."
+
+
+def questions_text(questions: list[str]) -> str:
+    """The clarifying questions as the user reads them, numbered in any Markdown renderer."""
+    lead = (
+        "Before I start the research, a quick question:"
+        if len(questions) == 1
+        else ("Before I start the research, a few quick questions:")
+    )
+    return "\n\n".join([lead, *(f"**{number}.** {question}" for number, question in enumerate(questions, 1))])
 
 
 class ClarificationMiddleware(AgentMiddleware):

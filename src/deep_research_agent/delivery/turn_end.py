@@ -17,7 +17,10 @@ from typing import Any
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 
 from ..domain.conversation import deliverable_message
+from ..evidence.store import EvidenceStore
+from ..report.rendering import readable_report
 from ..run import Run, RunControl, run_hook
+from .clarification import questions_text
 
 
 class TurnEndMiddleware(AgentMiddleware):
@@ -27,16 +30,16 @@ class TurnEndMiddleware(AgentMiddleware):
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]], *, run: Run
     ) -> ModelResponse:
-        answer = deliverable(request.state, run.control)
+        answer = deliverable(request.state, run.control, run.evidence)
         if answer is None:
             return await handler(request)
         return ModelResponse(result=[deliverable_message(answer)])
 
 
-def deliverable(state: Mapping[str, Any], control: RunControl) -> str | None:
+def deliverable(state: Mapping[str, Any], control: RunControl, evidence: EvidenceStore) -> str | None:
     """What the turn delivered, as the user should read it; None while nothing is delivered."""
     if control.report_delivered:
-        return state.get("final_report") or ""
+        return readable_report(state.get("final_report") or "", evidence)
     if control.clarification_requested and control.questions:
-        return "\n".join(f"{number}. {question}" for number, question in enumerate(control.questions, 1))
+        return questions_text(control.questions)
     return None

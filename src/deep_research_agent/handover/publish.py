@@ -10,9 +10,12 @@ Contract (orchestrator only; ``models_by_role`` is the roster, with each sub-age
 - a sub-agent that raises becomes an error result for that ``task`` ("not researched, retry once") and a
   ``subagent_failed`` status: one dead worker never kills the run;
 - when the sub-agent ended with findings (staged, already parsed, by its findings gate or its guard's
-  hand-back), the orchestrator receives that object alone (normalised JSON), a ``subagent_findings``
-  event shows it (``halted`` names what stopped the sub-agent, if anything did), the run's evidence
-  store records the hand-over, and its source URLs join the run's sources;
+  hand-back), the ``task`` result kept in the thread is that object as short Markdown
+  (``report/rendering.findings_markdown``: what a generic client shows in its sub-agent card), and every
+  model call of the orchestrator gets the object itself (normalised JSON) in its place, from the
+  checkpointed ``findings``; a ``subagent_findings`` event shows it (``halted`` names what stopped the
+  sub-agent, if anything did), the run's evidence store records the hand-over, and its source URLs join
+  the run's sources;
 - each hand-over also updates the checkpointed ``findings`` and ``draft_report`` (``HandOverState``; the
   draft is vetted in a worker thread);
 - what reaches the orchestrator is capped at ``MAX_HANDOVER_CHARS``: findings beyond the cap are dropped
@@ -32,14 +35,15 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any, NotRequired
 
-from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import OmitFromInput
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import AnyMessage, ToolMessage
 from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from ..domain.errors import tool_error_text
+from ..domain.findings import Findings
 from ..domain.names import ToolErrorClass, ToolName
 from ..domain.secrets import redact
 from ..evidence.store import HandOver
@@ -52,6 +56,7 @@ from ..protocol.events import (
     emit,
 )
 from ..protocol.sender import Sender, current_sender
+from ..report.rendering import findings_markdown
 from ..report.vetting import draft_report
 from ..run import Run, run_hook
 from .contract import capped_findings, capped_text
@@ -93,6 +98,16 @@ class HandOverMiddleware(AgentMiddleware):
     @property
     def name(self) -> str:
         return "HandOverNested" if self.nested else "HandOverMiddleware"
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        """The orchestrator reads each hand-over as its findings JSON, not the Markdown a client is shown."""
+        handed_over = request.state.get("findings") or {}
+        if self.nested or not handed_over:
+            return await handler(request)
+        messages = [_as_handed_over(m, handed_over) for m in request.messages]
+        return await handler(request.override(messages=messages))
 
     @run_hook
     async def awrap_tool_call(
@@ -190,14 +205,24 @@ async def _hand_over(
                         domain=record.domain,
                     )
                 )
-    result = _replace_message(result, message, findings.to_json())
     if nested:
-        return result
+        return _replace_message(result, message, findings.to_json())
+    result = _replace_message(result, message, findings_markdown(findings, run.evidence))
     work = {
         "findings": {sender.task_id or unit: {"unit": unit, **findings.model_dump(), "halted": halted}},
         "draft_report": await asyncio.to_thread(draft_report, run.evidence, reason=DRAFT_REASON),
     }
     return _with_update(result, work)
+
+
+def _as_handed_over(message: AnyMessage, handed_over: Mapping[str, Any]) -> AnyMessage:
+    if not isinstance(message, ToolMessage) or message.name != ToolName.TASK:
+        return message
+    work = handed_over.get(message.tool_call_id)
+    if not isinstance(work, Mapping):
+        return message
+    findings = Findings.model_validate({key: work.get(key) for key in ("summary", "findings", "gaps")})
+    return message.model_copy(update={"content": findings.to_json()})
 
 
 def _with_update(result: ToolMessage | Command, extra: dict[str, Any]) -> Command:

@@ -80,6 +80,7 @@ from ..guards.budget import BudgetLimits
 from ..knowledge import DEFAULT_DATASET, KnowledgeBase, knowledge_namespace, remember_findings
 from ..mcp.listing import OpeningStatuses
 from ..protocol.events import DoneStatus, ErrorStatus, Limits, Report, RunStart, Usage, WarningStatus, emit
+from ..report.rendering import readable_report
 from ..run import (
     NoRunError,
     Run,
@@ -384,10 +385,10 @@ class RunLifecycleMiddleware(AgentMiddleware):
             else:
                 emit(Report(markdown=salvaged, partial=True, claims=run.evidence.claim_summary))
                 update["final_report"] = salvaged
-                update["messages"] = [deliverable_message(salvaged)]
+                update["messages"] = [deliverable_message(readable_report(salvaged, run.evidence))]
                 report_chars = len(salvaged)
                 record = replace(record, salvaged=True)
-        elif (answer := deliverable(state, run.control)) is not None and not _ends_with(state, answer):
+        elif (answer := deliverable(state, run.control, run.evidence)) is not None and not _ends_with(state, answer):
             # Delivered, but the turn ended before its answer message (a halt right after submit_report).
             update["messages"] = [deliverable_message(answer)]
         end = decide_end(record)
