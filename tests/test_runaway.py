@@ -229,8 +229,11 @@ async def test_what_a_sub_agent_hands_the_orchestrator_is_capped(events, run):
 
     text = prose_result.update["messages"][0].text
     assert len(text) < MAX_HANDOVER_CHARS + 200 and text.startswith(blob[:1000]) and "[Cut:" in text
-    capped = parse_findings(findings_result.update["messages"][0].text)
+    # The orchestrator reads the capped findings (checkpointed); the thread shows them as short Markdown.
+    handed_over = findings_result.update["findings"]["task-1"]
+    capped = Findings.model_validate({key: handed_over[key] for key in ("summary", "findings", "gaps")})
     assert len(capped.to_json()) <= MAX_HANDOVER_CHARS
+    assert findings_result.update["messages"][0].text.startswith("**Summary:**")
     assert 0 < len(capped.findings) < 60 and "findings were dropped" in capped.gaps[-1]
 
 
