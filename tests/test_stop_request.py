@@ -231,7 +231,7 @@ async def test_a_wrap_up_request_winds_the_run_down_and_a_later_stop_now_halts_i
     assert [e["reason"] for e in events] == ["wrap_up", "now"]
 
 
-async def test_while_wrapping_up_every_agent_is_told_once_and_only_the_report_may_still_run(run):
+async def test_while_wrapping_up_every_model_call_is_told_and_only_the_report_may_still_run(run):
     run.control.request_wrap_up()
     guard = budget("orchestrator")
     state = {"messages": [HumanMessage("q")]}
@@ -245,14 +245,15 @@ async def test_while_wrapping_up_every_agent_is_told_once_and_only_the_report_ma
         return ToolMessage("ran", tool_call_id=request.tool_call["id"])
 
     first = await guard.awrap_model_call(ModelRequest(model=None, messages=state["messages"], state=state), model)
-    state.update(first.command.update)
     await guard.awrap_model_call(ModelRequest(model=None, messages=state["messages"], state=state), model)
     refused = await guard.awrap_tool_call(tool_call("task"), tool)
     delivered = await guard.awrap_tool_call(tool_call("submit_report"), tool)
 
-    assert "WRAP UP NOW: the user asked this research run to finish now" in sent[0][-1].text
-    assert "submit_report" in sent[0][-1].text
-    assert [m.text for m in sent[1]] == ["q"], "the orchestrator was told twice"
+    for messages in sent:
+        assert "WRAP UP NOW: the user asked this research run to finish now" in messages[-1].text
+        assert "submit_report" in messages[-1].text
+    assert [m.text for m in first.result] == ["writing"], "the nudge is the call's, never the thread's"
+    assert [m.text for m in state["messages"]] == ["q"]
     assert refused.status == "error" and "wrap up" in refused.text
     assert delivered.text == "ran"
 
