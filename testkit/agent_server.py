@@ -48,15 +48,18 @@ class AgentServer:
         graphs: dict[str, str] | None = None,
         http_app: str | None = None,
         store: dict[str, Any] | None = None,
+        auth: str | None = None,
     ) -> None:
         """``jobs`` is ``--n-jobs-per-worker``; ``graphs`` adds graph ids to this project's and ``http_app``
         replaces its ``http.app`` (benchmarks serve a baseline graph and a probe next to the product);
-        ``store`` is langgraph.json's ``store`` (e.g. ``{"path": ...}`` for a custom store)."""
+        ``store`` is langgraph.json's ``store`` (e.g. ``{"path": ...}`` for a custom store); ``auth`` is an
+        ``auth.path`` (``file.py:auth``), which puts the custom routes behind it too."""
         self.env = env
         self.jobs = jobs
         self.graphs = graphs or {}
         self.http_app = http_app
         self.store = store
+        self.auth = auth
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
         self.workdir = Path(tempfile.mkdtemp(prefix="dra-dev-"))
@@ -75,6 +78,9 @@ class AgentServer:
             config["http"]["app"] = self.http_app
         if self.store:
             config["store"] = self.store
+        if self.auth:
+            config["auth"] = {"path": self.auth}
+            config["http"]["enable_custom_route_auth"] = True
         (self.workdir / "langgraph.json").write_text(json.dumps(config, indent=2))
         env = {
             **os.environ,
@@ -111,9 +117,18 @@ class AgentServer:
         raise RuntimeError(f"langgraph dev did not come up within {timeout}s:\n{self.log()}")
 
     def _check_it_is_ours(self) -> None:
-        found = httpx.post(f"{self.url}/assistants/search", json={"graph_id": GRAPH_ID}, timeout=5).json()
+        found = httpx.post(
+            f"{self.url}/assistants/search", json={"graph_id": GRAPH_ID}, headers=self.probe_headers, timeout=5
+        ).json()
         if not found:
             raise RuntimeError(f"the server on port {self.port} does not serve {GRAPH_ID}")
+
+    @property
+    def probe_headers(self) -> dict[str, str]:
+        """What the start-up check sends: the first token of ``testkit/owner_auth.py`` when auth is on."""
+        from testkit.owner_auth import TOKENS
+
+        return {"x-api-key": next(iter(TOKENS))} if self.auth else {}
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""

@@ -37,6 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("lifecycle",),
     ("planning",),
     ("graph",),
+    ("export",),
     ("cli", "routes"),
 )
 RANK = {unit: rank for rank, layer in enumerate(LAYERS) for unit in layer}
