@@ -34,7 +34,7 @@ Commands:
   serve delete-data [--yes]
                           delete the data serve keeps (asks first)
   --sync                  force `uv sync --extra dev`, then `up` (or the command that follows)
-  ask "QUESTION" [--no-clarify] [--evidence FILE] [--config JSON] [--task NAME] [--user USER]
+  ask "QUESTION" [--no-clarify] [--evidence FILE] [--out FILE] [--config JSON] [--task NAME] [--user USER]
                           research a question against the running server and watch the run; --task
                           continues (or starts) a named task
   tasks [--user USER]     list a user's tasks: name, last run, status, outcome, cost so far
@@ -179,6 +179,7 @@ cmd_up() {
   warn_missing_keys
   ensure_env
   ensure_ui
+  ensure_pdf_tools
   # Declared corpora are brought up to date first: only changed files are read, so this is quick once built.
   if [[ -n "${DRA_CORPORA:-}" ]]; then
     say "Updating the corpora DRA_CORPORA declares (only changed files are read)"
@@ -315,6 +316,23 @@ sandbox_tools_present() {
     python3 -c 'import ctypes.util, sys; sys.exit(ctypes.util.find_library("seccomp") is None)'
 }
 
+# Report export to PDF (export/pdf.py): WeasyPrint needs Pango; DejaVu and WenQuanYi Micro Hei cover Latin,
+# Greek, Cyrillic, Hebrew, Arabic and CJK (any other script falls back to whatever fontconfig finds).
+PDF_PACKAGES=(libpango-1.0-0 libpangoft2-1.0-0 fonts-dejavu-core fonts-wqy-microhei)
+pdf_tools_present() {
+  local libraries fonts
+  libraries="$({ ldconfig -p || /sbin/ldconfig -p; } 2>/dev/null)" || return 1
+  fonts="$(fc-list 2>/dev/null)" || return 1
+  [[ "$libraries" == *libpangoft2-1.0.so* && "$fonts" == *"WenQuanYi Micro Hei"* && "$fonts" == *"DejaVu Sans"* ]]
+}
+
+# `up` installs them when missing; without them the server still runs and only PDF export fails, saying why.
+ensure_pdf_tools() {
+  pdf_tools_present && return 0
+  say "installing Debian's ${PDF_PACKAGES[*]} for PDF export"
+  apt_install "${PDF_PACKAGES[@]}" || warn "could not install ${PDF_PACKAGES[*]}; PDF export of reports will fail until they are installed"
+}
+
 # One apt step for every Debian package the tests need and the machine lacks.
 ensure_test_tools() {
   local missing=()
@@ -322,6 +340,7 @@ ensure_test_tools() {
   chromium_found || missing+=(chromium)
   sandbox_tools_present || missing+=(bubblewrap libseccomp2)
   services_present || missing+=(postgresql redis-server)
+  pdf_tools_present || missing+=("${PDF_PACKAGES[@]}")
   if ((${#missing[@]})); then
     say "installing Debian's ${missing[*]} for the tests"
     # postgresql-common reads createcluster.d; without this its install creates and starts a "main" cluster,

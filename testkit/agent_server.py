@@ -80,6 +80,8 @@ class AgentServer:
             config["store"] = self.store
         if self.auth:
             config["auth"] = self.auth
+            # The product's own routes (/evidence, /reports, /mcp) sit behind the same auth as the API.
+            config["http"]["enable_custom_route_auth"] = True
         (self.workdir / "langgraph.json").write_text(json.dumps(config, indent=2))
         env = {
             **os.environ,
@@ -116,9 +118,18 @@ class AgentServer:
         raise RuntimeError(f"langgraph dev did not come up within {timeout}s:\n{self.log()}")
 
     def _check_it_is_ours(self) -> None:
-        found = httpx.post(f"{self.url}/assistants/search", json={"graph_id": GRAPH_ID}, timeout=5).json()
+        found = httpx.post(
+            f"{self.url}/assistants/search", json={"graph_id": GRAPH_ID}, headers=self.probe_headers, timeout=5
+        ).json()
         if not found:
             raise RuntimeError(f"the server on port {self.port} does not serve {GRAPH_ID}")
+
+    @property
+    def probe_headers(self) -> dict[str, str]:
+        """What the start-up check sends: the first token of ``testkit/owner_auth.py`` when auth is on."""
+        from testkit.owner_auth import TOKENS
+
+        return {"x-api-key": next(iter(TOKENS))} if self.auth else {}
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""

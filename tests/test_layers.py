@@ -37,7 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("lifecycle",),
     ("planning",),
     ("graph",),
-    ("service",),
+    ("service", "export"),
     ("cli", "routes"),
     ("evaluation",),
 )

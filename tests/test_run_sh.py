@@ -129,6 +129,9 @@ def project_without_node(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tup
         (stubs / tool).symlink_to(shutil.which(tool))
     scripts = {
         "id": "echo 0\n",
+        # The PDF export's Pango and fonts are there unless PDF_TOOLS_MISSING is set.
+        "ldconfig": '[ -n "$PDF_TOOLS_MISSING" ] || echo "libpangoft2-1.0.so.0 (libc6,x86-64)"\n',
+        "fc-list": '[ -n "$PDF_TOOLS_MISSING" ] || printf "DejaVu Sans\\nWenQuanYi Micro Hei\\n"\n',
         "uv": f'echo "uv $*" >> {log}\n',
         "apt-get": (
             f'echo "apt-get $*" >> {log}\n'
@@ -196,6 +199,25 @@ def test_test_installs_bubblewrap_for_the_sandbox_in_the_one_apt_step(project_wi
         "apt-get install -y -qq bubblewrap libseccomp2",
     ]
     assert "the sandbox tests" not in result.stderr
+
+
+def test_test_and_up_install_pango_and_the_fonts_for_pdf_export_when_missing(project_without_node):
+    project, stubs, log = project_without_node
+    for tool in ("node", "npm", "chromium", "redis-server", "bwrap"):
+        (stubs / tool).write_text("#!/bin/sh\n")
+        (stubs / tool).chmod(0o755)
+    initdb = Path(os.environ["POSTGRES_LIB"]) / "16" / "bin" / "initdb"
+    initdb.parent.mkdir(parents=True)
+    initdb.write_text("#!/bin/sh\n")
+    missing = clean_env(PATH=str(stubs), HOME=str(project), PDF_TOOLS_MISSING="1", DRA_PORT=str(free_port()))
+
+    tested = run(project / "run.sh", "test", env=missing)
+    served = run(project / "run.sh", "up", env=missing)
+
+    assert tested.returncode == 0 and served.returncode == 0, tested.stderr + served.stderr
+    packages = "libpango-1.0-0 libpangoft2-1.0-0 fonts-dejavu-core fonts-wqy-microhei"
+    installs = [c for c in log.read_text().splitlines() if c.startswith("apt-get install")]
+    assert installs == [f"apt-get install -y -qq {packages}"] * 2, installs
 
 
 def test_test_still_runs_the_suite_when_node_cannot_be_installed_and_says_which_tests_are_skipped(project_without_node):

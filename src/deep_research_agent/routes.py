@@ -2,6 +2,8 @@
 
 - ``GET /evidence/{thread_id}``: every evidence record the thread's runs stored, full text included;
 - ``GET /evidence/{thread_id}/{run_id}``: one run's records;
+- ``GET /reports/{thread_id}?format=md|html|pdf|docx``: the thread's delivered report as a document to hand on
+  (``export/``); ``GET /reports/{thread_id}/{run_id}``: the report that run delivered;
 - ``/mcp``: the agent's own MCP server (``service/mcp_server.py``), whose lifespan is this app's;
 - ``GET /ui`` and ``GET /ui/threads/{thread_id}``: the live-research web UI (``ui/``, built into ``ui/dist``),
   the same page for both, which reads the thread id from its URL; ``GET /ui/assets/...`` its bundle.
@@ -9,6 +11,13 @@
 The evidence routes answer a JSON list of records (``run_id`` plus the fields of ``run/archive.py``: ``id,
 url, title, kind, retrieved_at, agent, sha256, chars, text``), or 404 with a ``detail`` when nothing is
 stored there. The thread state carries the same records without their texts.
+
+The report routes read the thread through the server's own API with the caller's credentials (the
+``Authorization`` or ``x-api-key`` header), so the deployment's auth decides what a caller may read: a thread
+the caller may not read answers the same 404 as a thread without a report, and the answer never tells
+which. They answer the file with its content type and a file name from the question (``Content-Disposition``,
+with an RFC 6266 ``filename*`` for any script), 404 with a ``detail`` when there is no delivered report, and
+422 with a ``detail`` naming the formats for any other ``format``.
 
 The UI page is served with the server's mount prefix written into it (so its API calls and assets resolve
 under ``http.mount_prefix`` too), a content security policy that lets it reach only this server (images
@@ -24,9 +33,13 @@ Imported by the server only: Starlette comes with langgraph-api, it is no depend
 
 from __future__ import annotations
 
+import asyncio
 import html
-from collections.abc import Callable
+import unicodedata
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
+from typing import Any
+from urllib.parse import quote
 
 from langgraph.config import get_store
 from langgraph.store.base import BaseStore, InvalidNamespaceError
@@ -35,10 +48,14 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from .export import ExportFormat, NoReport, file_name, render, report_document
 from .run.archive import stored_evidence
 from .service import MCP_PATH, McpService
 
 EVIDENCE_PATH = "/evidence"
+REPORTS_PATH = "/reports"
+# The caller's credentials, passed on when the report routes read a thread through the server's API.
+_CREDENTIAL_HEADERS = ("authorization", "x-api-key")
 UI_PATH = "/ui"
 # The cookie a shared deployment's UI sign-in keeps the caller's token in (deploy/routes.py, deploy/auth.py).
 SESSION_COOKIE = "dra_token"
@@ -73,13 +90,89 @@ async def evidence_response(store: BaseStore, thread_id: str, run_id: str | None
     return JSONResponse(records)
 
 
-def make_app(store: Callable[[], BaseStore], ui_dist: Path = UI_DIST, mcp: McpService | None = None) -> Starlette:
-    """The routes, reading the store ``store()`` returns at each request and the UI bundle from ``ui_dist``,
-    with the MCP server ``mcp`` (a new one when not given) at ``/mcp``."""
+ThreadState = tuple[Mapping[str, Any], str | None]
+"""A thread state's ``values`` and its ``created_at``."""
+StateReader = Callable[[Request, str, str | None], Awaitable[ThreadState | None]]
+
+
+def unknown_format(requested: str) -> JSONResponse | None:
+    """The 422 for a ``format`` that is none of ``ExportFormat``, else None."""
+    if requested in {value.value for value in ExportFormat}:
+        return None
+    formats = ", ".join(value.value for value in ExportFormat)
+    return JSONResponse({"detail": f"Unknown format {requested!r}: use one of {formats}."}, status_code=422)
+
+
+async def report_response(
+    state: ThreadState | None, format: ExportFormat, thread_id: str, run_id: str | None = None
+) -> Response:
+    """The answer of ``GET /reports/{thread_id}[/{run_id}]`` for the state read (None: none the caller may read)."""
+    try:
+        if state is None:
+            raise NoReport
+        document = report_document(state[0], created_at=state[1])
+    except NoReport:
+        where = f"run {run_id} of thread {thread_id}" if run_id else f"thread {thread_id}"
+        return JSONResponse({"detail": f"No delivered report on {where}."}, status_code=404)
+    # Laying out a PDF takes a second of CPU: off the event loop, so the server's other requests go on.
+    content = await asyncio.to_thread(render, document, format)
+    disposition = content_disposition(file_name(document, format))
+    return Response(content, media_type=format.media_type, headers={"Content-Disposition": disposition})
+
+
+def content_disposition(name: str) -> str:
+    """An attachment header that keeps any script (``filename*``) with an ASCII ``filename`` for old clients."""
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().replace('"', "")
+    stem, _, suffix = ascii_name.rpartition(".")
+    ascii_name = ascii_name if stem.strip("-_") else f"report.{suffix}"
+    return f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(name, safe='')}"
+
+
+async def read_thread_state(request: Request, thread_id: str, run_id: str | None) -> ThreadState | None:
+    """The thread's state (or the last state of one of its runs) as the caller may read it through this server."""
+    import httpx
+    from langgraph_api.server import app as server  # deferred: the server imports this module to mount it
+    from langgraph_sdk.client import LangGraphClient
+    from langgraph_sdk.errors import NotFoundError, PermissionDeniedError, UnprocessableEntityError
+
+    headers = {name: value for name, value in request.headers.items() if name.lower() in _CREDENTIAL_HEADERS}
+    http = httpx.AsyncClient(transport=httpx.ASGITransport(app=server), base_url="http://api", headers=headers)
+    async with http:
+        client = LangGraphClient(http)
+        try:
+            if run_id is None:
+                state: Any = await client.threads.get_state(thread_id)
+            else:
+                history = await client.threads.get_history(thread_id, limit=1, metadata={"run_id": run_id})
+                state = history[0] if history else None
+        except (NotFoundError, PermissionDeniedError, UnprocessableEntityError):
+            # No such thread, one the caller may not read, or an id that is none: the same 404 for all.
+            return None
+    if not isinstance(state, Mapping) or not isinstance(state.get("values"), Mapping):
+        return None
+    return state["values"], state.get("created_at")
+
+
+def make_app(
+    store: Callable[[], BaseStore],
+    ui_dist: Path = UI_DIST,
+    thread_state: StateReader = read_thread_state,
+    mcp: McpService | None = None,
+) -> Starlette:
+    """The routes, reading the store ``store()`` returns at each request, the UI bundle from ``ui_dist`` and
+    a thread's state through ``thread_state``, with the MCP server ``mcp`` (a new one when not given) at ``/mcp``."""
     mcp = mcp or McpService()
 
     async def evidence(request: Request) -> JSONResponse:
         return await evidence_response(store(), request.path_params["thread_id"], request.path_params.get("run_id"))
+
+    async def report(request: Request) -> Response:
+        thread_id, run_id = request.path_params["thread_id"], request.path_params.get("run_id")
+        requested = request.query_params.get("format", ExportFormat.MD.value)
+        if refused := unknown_format(requested):
+            return refused
+        state = await thread_state(request, thread_id, run_id)
+        return await report_response(state, ExportFormat(requested), thread_id, run_id)
 
     async def ui_page(request: Request) -> Response:
         index = ui_dist / "index.html"
@@ -103,6 +196,8 @@ def make_app(store: Callable[[], BaseStore], ui_dist: Path = UI_DIST, mcp: McpSe
         routes=[
             Route(EVIDENCE_PATH + "/{thread_id}", evidence, methods=["GET"]),
             Route(EVIDENCE_PATH + "/{thread_id}/{run_id}", evidence, methods=["GET"]),
+            Route(REPORTS_PATH + "/{thread_id}", report, methods=["GET"]),
+            Route(REPORTS_PATH + "/{thread_id}/{run_id}", report, methods=["GET"]),
             Route(UI_PATH, ui_page, methods=["GET"]),
             Route(UI_PATH + "/", ui_page, methods=["GET"]),
             Route(UI_PATH + "/threads/{thread_id}", ui_page, methods=["GET"]),

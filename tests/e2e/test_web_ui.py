@@ -247,6 +247,14 @@ def test_a_flagged_claim_is_marked_in_place_with_why_and_the_matching_sentence_o
     assert saved["claims"] == state["citations"] and saved["cited_sources"] == state["cited_sources"]
     assert [record["url"] for record in saved["evidence"]] == [farm]
     assert "1,240 tonnes of carbon dioxide" in saved["evidence"][0]["text"]
+    downloads = report_section.get_by_role("group", name="Download the report").get_by_role("link")
+    expect(downloads).to_have_text(["PDF", "Word", "HTML", "Markdown"])
+    hrefs = [downloads.nth(n).get_attribute("href") for n in range(4)]
+    assert hrefs == [f"/reports/{ui.thread_id}?format={f}" for f in ("pdf", "docx", "html", "md")]
+    with page.expect_download() as document:
+        downloads.first.click()
+    assert document.value.suggested_filename == "how-much-carbon-does-a-kelp-farm-store.pdf"
+    assert Path(document.value.path()).read_bytes().startswith(b"%PDF")
 
 
 QUESTIONS = ["Which region should I cover?", "Which timeframe matters: the last 12 months or longer?"]

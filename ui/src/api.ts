@@ -50,6 +50,19 @@ export function errorText(error: unknown): string {
   return error.message || error.name;
 }
 
+/** The formats `GET /reports/{thread_id}?format=` renders the delivered report in, with their button labels. */
+export const REPORT_FORMATS = [
+  ["pdf", "PDF"],
+  ["docx", "Word"],
+  ["html", "HTML"],
+  ["md", "Markdown"],
+] as const;
+
+/** Where the thread's delivered report downloads as a document (`GET /reports/{thread_id}?format=`). */
+export function reportUrl(threadId: string, format: string): string {
+  return `${rootPath()}/reports/${encodeURIComponent(threadId)}?format=${encodeURIComponent(format)}`;
+}
+
 /** Every evidence record the thread's runs stored, texts included (`GET /evidence/{thread_id}`). */
 export async function fetchEvidence(apiUrl: string, threadId: string): Promise<EvidenceEntry[]> {
   const response = await fetch(`${apiUrl}/evidence/${encodeURIComponent(threadId)}`, { headers: { Accept: "application/json" } });

@@ -21,6 +21,9 @@ Contract:
   nearest to the claim), the per-source verdicts (``cited_sources``), and the full evidence records (texts
   included) of every run on the thread from the server's ``GET /evidence/{thread_id}`` route; a thread with
   no stored evidence gets an empty list.
+- ``--out FILE`` writes the delivered report as a document (``export/``) in the format its extension names
+  (``.md``, ``.html``, ``.pdf``, ``.docx``), from the thread state as ``GET /reports`` renders it; an unknown
+  extension exits 2 before anything runs, and a run that delivered no report writes nothing and exits 1.
 - ``--task NAME`` (with ``--user USER``, default ``anonymous``) runs on that task's thread, found by its
   metadata or created with it, and passes ``task`` and ``user_id`` in the configurable.
 - The run time is printed whatever happened.
@@ -42,7 +45,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from ..domain.names import StopMode
+from ..domain.names import CLARIFICATION_HEADER, StopMode
 from ..protocol.events import STOP_REQUESTS_NAMESPACE
 from ..run.owner import ANONYMOUS_USER
 from .env import server_answers
@@ -56,7 +59,6 @@ EVIDENCE_PATH = "/evidence"
 STREAM_MODES = ["messages", "updates", "custom"]
 
 NO_ANSWERS_REPLY = "No answers are available; proceed on your stated assumptions."
-CLARIFICATION_HEADER = "Answers to your clarifying questions:"
 EMPTY_ANSWER = "(no answer; use your assumption)"
 
 # What each Ctrl-C asks of the run, in order; one more abandons it.
@@ -171,6 +173,23 @@ async def write_evidence(client: Any, thread_id: str, question: str, path: Path)
     path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+async def write_report(client: Any, thread_id: str, question: str, path: Path) -> bool:
+    """The thread's delivered report written to ``path`` in the format of its extension; False when there is none."""
+    # Imported here: the renderers load markdown-it, python-docx and WeasyPrint, which only --out needs.
+    from ..export import ExportFormat, NoReport, render, report_document
+
+    state = await client.threads.get_state(thread_id)
+    values = state.get("values") if isinstance(state, dict) else None
+    try:
+        document = report_document(values or {}, created_at=state.get("created_at"), question=question)
+    except NoReport:
+        return False
+    content = await asyncio.to_thread(render, document, ExportFormat.of_path(path))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content)
+    return True
+
+
 async def ask(
     client: Any,
     view: RunView,
@@ -179,10 +198,12 @@ async def ask(
     interactive: bool,
     configurable: Mapping[str, Any],
     evidence: Path | None = None,
+    out: Path | None = None,
     read_answer: Callable[[Text], str] | None = None,
 ) -> int:
-    """One ask session: the run, at most one clarification follow-up, the evidence file, the run time. A
-    ``task`` in ``configurable`` continues that task's thread (``cli/tasks.py``)."""
+    """One ask session: the run, at most one clarification follow-up, the evidence file, the report file, the
+    run time. A ``task`` in ``configurable`` continues that task's thread (``cli/tasks.py``)."""
+    missing_report = False
     try:
         if task := configurable.get("task"):
             thread_id = await task_thread(client, str(task), str(configurable.get("user_id") or ANONYMOUS_USER))
@@ -201,6 +222,12 @@ async def ask(
         if evidence is not None:
             await write_evidence(client, thread_id, question, evidence)
             view.console.print(Text(f"Evidence written to {evidence}"))
+        if out is not None:
+            if await write_report(client, thread_id, question, out):
+                view.console.print(Text(f"Report written to {out}"))
+            else:
+                view.console.print(Text(f"No report to write to {out}: the run delivered none.", "red"))
+                missing_report = True
     except (asyncio.CancelledError, KeyboardInterrupt):
         view.stream_failed("interrupted")
         raise
@@ -208,7 +235,7 @@ async def ask(
         view.stream_failed(f"{type(exc).__name__}: {exc}")
     finally:
         view.finish()
-    return view.exit_code
+    return max(view.exit_code, int(missing_report))
 
 
 def _parse_configurable(raw: str | None) -> dict[str, Any]:
@@ -228,6 +255,15 @@ def cmd_ask(args: argparse.Namespace, console: Console) -> int:
     except ValueError as exc:
         console.print(Text(f"Invalid --config: {exc}", "red"))
         return 2
+    out = Path(args.out) if getattr(args, "out", None) else None
+    if out is not None:
+        from ..export import ExportFormat
+
+        try:
+            ExportFormat.of_path(out)
+        except ValueError as exc:
+            console.print(Text(f"Invalid --out: {exc}", "red"))
+            return 2
     url = args.url.rstrip("/")
     if not server_answers(url):
         message = f"No agent server at {url} — start it with ./run.sh (or pass --url / set DRA_URL)."
@@ -249,6 +285,7 @@ def cmd_ask(args: argparse.Namespace, console: Console) -> int:
             interactive=interactive,
             configurable=configurable,
             evidence=Path(args.evidence) if args.evidence else None,
+            out=out,
             read_answer=console.input,
         )
     )

@@ -301,3 +301,8 @@ OUTCOME_NOTICES: dict[Outcome, str] = {
         "re-run to save it."
     ),
 }
+
+
+# The first line of the one user message that answers a turn's clarifying questions (the CLI and the web UI
+# send it): a user turn, but no new question.
+CLARIFICATION_HEADER = "Answers to your clarifying questions:"

@@ -5,6 +5,7 @@
 import DOMPurify from "dompurify";
 import { marked } from "marked";
 
+import { REPORT_FORMATS, reportUrl } from "../api";
 import { h, replaceChildren } from "../dom";
 import { extraFields } from "../protocol";
 import type { EventOf } from "../protocol";
@@ -66,7 +67,7 @@ export function renderReport(ctx: ReportContext): HTMLElement {
       "div",
       { class: "report-bar" },
       h("h2", { id: headingId, class: "section-label", text: report.partial ? "Partial report" : "Report" }),
-      h("div", { class: "report-actions" }, copyButton(report.markdown), downloadButton(ctx)),
+      h("div", { class: "report-actions" }, copyButton(report.markdown), downloadButton(ctx), reportLinks(ctx)),
     ),
     report.partial
       ? h("p", { class: "partial-banner", role: "note" }, h("strong", { text: "Incomplete. " }), "The run stopped before it finished; this report was assembled from what it found so far.")
@@ -418,6 +419,20 @@ function copyButton(markdown: string): HTMLButtonElement {
     setTimeout(() => (button.textContent = "Copy as Markdown"), 2500);
   });
   return button;
+}
+
+/** The report as a document to hand on, rendered by the server (`GET /reports/{thread_id}`): one link per format. */
+function reportLinks(ctx: ReportContext): HTMLElement | null {
+  if (!ctx.threadId) return null;
+  const threadId = ctx.threadId;
+  return h(
+    "span",
+    { class: "report-downloads", role: "group", "aria-label": "Download the report" },
+    "Download: ",
+    ...REPORT_FORMATS.map(([format, label]) =>
+      h("a", { class: "button secondary", href: reportUrl(threadId, format), download: "", text: label }),
+    ),
+  );
 }
 
 function downloadButton(ctx: ReportContext): HTMLElement {
