@@ -1,5 +1,5 @@
 """The agent as an MCP server: the product's own ``/mcp`` (streamable HTTP, on the agent server's port),
-driven by the real ``mcp`` Python client the way another agent uses it: the tools and their schemas, a
+driven by the real ``mcp`` Python client (and langchain-mcp-adapters) the way another agent uses it: the tools and their schemas, a
 research call that answers the checked report with its counts and progress, follow-ups, reading a
 thread's report and evidence back, cancellation, and each user seeing only their own threads."""
 
@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from langchain_mcp_adapters.client import MultiServerMCPClient
 from mcp import ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
 
@@ -183,6 +184,20 @@ async def test_follow_up_continues_the_thread_and_its_report_and_evidence_can_be
     records = evidence.structuredContent["records"]
     assert any(r["url"] == url and "412 Wh/kg" in r["text"] for r in records)
     assert url in text_of(evidence)
+
+
+async def test_langchain_mcp_adapters_give_another_agent_the_research_tool_and_its_report(agent_server, scripted, web):
+    url = web.url(ARTICLES["halvorsen-cell"].path)
+    scripted.set_scenario(scenario(orchestrator(*research_turns(url)), reads_halvorsen(url)))
+    client = MultiServerMCPClient({"agent": {"transport": "streamable_http", "url": f"{agent_server.url}/mcp"}})
+    tools = {tool.name: tool for tool in await client.get_tools(server_name="agent")}
+
+    answer = await tools["research"].ainvoke({"question": QUESTION})
+
+    assert set(tools) == TOOLS
+    text = answer if isinstance(answer, str) else "\n".join(block.get("text", "") for block in answer)
+    assert text.startswith("# Sodium-glass batteries") and "## Sources" in text
+    assert "1 of 1 supported" in text
 
 
 async def test_reading_a_thread_that_does_not_exist_is_a_tool_error(agent_server):
