@@ -104,6 +104,9 @@ def agent_env(
         "DRA_FETCH_ALLOW_HOSTS": web_server.allow_host,
         "DRA_ALLOWED_EXTENSION_ROOTS": str(EXTENSION_FIXTURES),
         "DRA_CLAIM_JUDGE": "off",
+        # The stand-in plays a paid provider that honours cache breakpoints (auto would treat loopback as local).
+        "DRA_PRICED": "on",
+        "DRA_PROMPT_CACHING": "on",
     }
 
 

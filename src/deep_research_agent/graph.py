@@ -97,6 +97,7 @@ from .modelcalls.metering import UsageMeteringMiddleware, side_call_meter
 from .modelcalls.models import chat_model
 from .modelcalls.prompt_date import PromptDateMiddleware
 from .modelcalls.retry import ModelCallRetryMiddleware
+from .modelcalls.text_tool_calls import TextToolCallsMiddleware
 from .planning import PlanningMiddleware
 from .run import current_run
 from .sandbox.backend import SandboxBackend
@@ -307,7 +308,7 @@ def orchestrator_agent(
             # Outside the guards: the call after a delivery is answered with the deliverable, never made.
             TurnEndMiddleware(),
             # A SIMPLE turn is answered in the orchestrator's first model call, before any guard or prompt.
-            triage_router(settings),
+            *([triage_router(settings)] if settings.triage else []),
         ],
         gate=CompletionMiddleware(),
         own=[
@@ -462,6 +463,7 @@ def _guards(
             LoopGuardMiddleware(role=role),
             gate,
             RunawayOutputMiddleware(role=role),
+            TextToolCallsMiddleware(role=role, enabled=settings.text_tool_calls),
             ModelCallHeartbeatMiddleware(role=role, model=spec.slug),
             ModelCallRetryMiddleware(
                 role=role,
@@ -488,7 +490,7 @@ def context_compaction(settings: ResearchConfig, role: str, slot: Slot) -> Conte
 
 
 def _caching(settings: ResearchConfig, role: str) -> list[AgentMiddleware]:
-    return [PromptCachingMiddleware(role=role)] if settings.prompt_caching else []
+    return [PromptCachingMiddleware(role=role)] if settings.caches_prompts else []
 
 
 def run_lifecycle(settings: ResearchConfig, build_warnings: Sequence[str] = ()) -> RunLifecycleMiddleware:
