@@ -87,6 +87,7 @@ from .knowledge.prompt import knowledge_section
 from .lifecycle import RunLifecycleMiddleware, TriageRouterMiddleware
 from .lifecycle.claim_judge import claim_judge, judge_timeout
 from .lifecycle.model_errors import ModelEndpoint
+from .lifecycle.no_tool_calls import NoToolCallsMiddleware
 from .mcp.calls import CallLimits, instrument
 from .mcp.listing import Listing, OpeningStatuses, list_tools, listings_digest, unique_names
 from .mcp.prompt import mcp_section
@@ -309,6 +310,8 @@ def orchestrator_agent(
             TurnEndMiddleware(),
             # A SIMPLE turn is answered in the orchestrator's first model call, before any guard or prompt.
             *([triage_router(settings)] if settings.triage else []),
+            # Inside the router: a turn it sent to research must call a tool, or end with an honest error.
+            NoToolCallsMiddleware(),
         ],
         gate=CompletionMiddleware(),
         own=[

@@ -8,6 +8,7 @@ import pytest
 
 from testkit.agent_server import stream_run
 from testkit.scenarios import orchestrator, plan_and_delegate, researcher_reads, scenario, submit
+from testkit.scripted_model import turn
 from testkit.web import ARTICLES
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -77,3 +78,51 @@ async def test_a_quirky_model_server_still_ends_with_a_cited_report(agent_server
     assert all(r["status"] == 200 for r in scripted.requests())
     usage = run.of_type("usage")[-1]
     assert usage["input_tokens"] > 0 and usage["output_tokens"] > 0
+
+
+async def test_a_research_question_answered_without_any_tool_ends_with_an_honest_error(agent_server, scripted):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(
+                turn("The Lighthouse of Alexandria was built by Sostratus and was 100 m tall."),
+                turn("It was 100 m tall, built by Sostratus."),
+            )
+        )
+    )
+
+    run = await stream_run(agent_server.url, "Who built the Lighthouse of Alexandria, with cited sources?")
+
+    assert [(e["state"], e["reason"]) for e in run.end_statuses] == [("error", "no_tool_calls")]
+    assert "may not support tool calling" in run.end_statuses[0]["detail"]
+    assert run.end_statuses[0].get("outcome") is None and not run.values.get("final_report")
+    assert [e["reason"] for e in run.statuses("triage")] == ["research_request"]
+    orchestrator_requests = [r for r in scripted.requests() if r["agent"] == "orchestrator"]
+    assert len(orchestrator_requests) == 2
+    assert "needs research, and your reply called no tool" in str(orchestrator_requests[1]["body"]["messages"][-1])
+    last = run.values["messages"][-1]
+    assert last["type"] == "ai" and "Sostratus" not in last["content"]
+
+
+async def test_a_tool_call_the_tools_cannot_take_is_explained_once_with_an_example(agent_server, scripted, web):
+    article = ARTICLES["pharos-lighthouse"]
+    url = web.url(article.path)
+    report = f"# The Pharos\n\nIt was built between 280 and 247 BC [1].\n\n## Sources\n[1] {article.title} — {url}\n"
+    scripted.set_scenario(
+        scenario(
+            orchestrator(
+                turn('```json\n{"name": "search_the_web", "arguments": {"q": "pharos"}}\n```'),
+                plan_and_delegate("When was the Pharos built?"),
+                submit(report),
+            ),
+            researcher_reads(
+                url, query="pharos lighthouse", finding="Built 280-247 BC.", quote="between 280 and 247 BC"
+            ),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "When was the Pharos of Alexandria built?", timeout=240)
+
+    assert [(e["state"], e["reason"]) for e in run.end_statuses] == [("done", "report_delivered")]
+    second = [r for r in scripted.requests() if r["agent"] == "orchestrator"][1]["body"]["messages"][-1]["content"]
+    text = second if isinstance(second, str) else " ".join(p.get("text", "") for p in second)
+    assert "'search_the_web' is not one of your tools" in text and '{"name": ' in text

@@ -124,6 +124,8 @@ class EndReason(StrEnum):
     TOO_MANY_RUNS = "too_many_runs"
     MODEL_ERROR = "model_error"
     INTERNAL_ERROR = "internal_error"
+    # A research turn in which the model called no tool, even after a nudge (it may not support tool calling).
+    NO_TOOL_CALLS = "no_tool_calls"
 
 
 class HaltedBy(StrEnum):
