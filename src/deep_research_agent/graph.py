@@ -93,6 +93,7 @@ from .mcp.listing import Listing, OpeningStatuses, list_tools, listings_digest, 
 from .mcp.prompt import mcp_section
 from .modelcalls.caching import PromptCachingMiddleware
 from .modelcalls.compaction import CompactionLimits, ContextCompactionMiddleware, ModelFactory
+from .modelcalls.concurrency import ModelConcurrencyMiddleware
 from .modelcalls.heartbeat import ModelCallHeartbeatMiddleware
 from .modelcalls.metering import UsageMeteringMiddleware, side_call_meter
 from .modelcalls.models import chat_model
@@ -468,6 +469,7 @@ def _guards(
             RunawayOutputMiddleware(role=role),
             TextToolCallsMiddleware(role=role, enabled=settings.text_tool_calls),
             ModelCallHeartbeatMiddleware(role=role, model=spec.slug),
+            ModelConcurrencyMiddleware(role=role, server=settings.base_url, limit=settings.model_max_concurrency),
             ModelCallRetryMiddleware(
                 role=role,
                 model=spec.slug,

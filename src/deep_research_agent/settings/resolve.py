@@ -72,6 +72,19 @@ PAID_HOSTS = (
     "api.together.xyz",
     "api.fireworks.ai",
 )
+# Defaults a profile sets for the settings a run does not give (``DRA_PROFILE``).
+PROFILES: dict[str, dict[str, Any]] = {
+    "local": {
+        "streaming": True,
+        "streaming_denylist": (),
+        "max_output_tokens": 1024,
+        "request_timeout": 600.0,
+        "compaction_tokens": 8000,
+        "model_max_concurrency": 2,
+        "prompt_caching": "off",
+        "priced": "off",
+    }
+}
 # Hosts that honour cache_control breakpoints.
 CACHING_HOSTS = ("openrouter.ai", "api.anthropic.com")
 _TRUE = frozenset({"true", "1", "yes", "on"})
@@ -530,6 +543,21 @@ class ResearchConfig(BaseModel):
         env="DRA_TRIAGE",
         configurable="triage",
     )
+    model_max_concurrency: int = _setting(
+        0,
+        "Model calls in flight at once to the model server, all runs and agents of this server together; 0 means "
+        "no cap. Set it to a local server's slots (llama-server --parallel).",
+        env="DRA_MODEL_MAX_CONCURRENCY",
+        operator_only=True,
+    )
+    profile: str = _setting(
+        "",
+        "A set of defaults for a kind of model server: local (small models on llama.cpp, vLLM or Ollama: streaming "
+        "on, a 1,024-token output cap, 600 s requests, compaction at 8,000 tokens, 2 model calls at once, no "
+        "prompt caching, no pricing). Settings given explicitly win.",
+        env="DRA_PROFILE",
+        operator_only=True,
+    )
 
     warnings: tuple[str, ...] = Field(default=(), exclude=True)
     problems: tuple[str, ...] = Field(default=(), exclude=True)
@@ -569,6 +597,14 @@ class ResearchConfig(BaseModel):
                     )
                 else:
                     warnings.append(f"{origin}: {exc}; using the default {field.default!r}.")
+
+        profile = str(values.get("profile", "")).strip().lower()
+        if profile and profile not in PROFILES:
+            warnings.append(f"DRA_PROFILE {profile!r} is unknown; no profile. Known profiles: {', '.join(PROFILES)}.")
+            profile = ""
+        values["profile"] = profile
+        for name, default in PROFILES.get(profile, {}).items():
+            values.setdefault(name, default)
 
         judge = str(values.get("claim_judge", "auto")).strip().lower()
         judge = {"true": "on", "1": "on", "yes": "on", "false": "off", "0": "off", "no": "off"}.get(judge, judge)
