@@ -16,7 +16,8 @@ Every agent, the orchestrator and each sub-agent alike, carries the same guards 
 (``GuardChainMiddleware``), in this order, outermost first: the step limit, the run budget (its clock
 covers everything inside), the loop guard, the agent's answer gate (the sub-agent's findings gate, the
 orchestrator's completion nudges; either may ask the model again in the same step), the runaway-output
-guard (which may too), the model-call heartbeat, retries and usage metering (once per real call), and
+guard (which may too), the reading of tool calls written as text (``modelcalls/text_tool_calls.py``), the
+model-call heartbeat, the server's call slots, retries and usage metering (once per real call), and
 the system prompt's date (filled per call, so a graph compiled yesterday tells today's run today's date).
 After the chain come the agent's own middleware, then prompt caching, and context compaction innermost,
 so it measures the final system prompt and tools of each request. The orchestrator's report gate wraps
