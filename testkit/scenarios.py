@@ -25,11 +25,14 @@ def direct_answerer(text: str) -> dict[str, Any]:
     return agent(Role.DIRECT_ANSWER, turn(content=text), repeat_last=True)
 
 
-def scenario(*agents: dict[str, Any], default: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A scripted scenario whose turns are triaged as RESEARCH unless the test scripts its own router."""
+def scenario(
+    *agents: dict[str, Any], default: dict[str, Any] | None = None, quirks: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A scripted scenario whose turns are triaged as RESEARCH unless the test scripts its own router; ``quirks``
+    make the model server behave like a measured real one (``scripted_model`` QUIRKS)."""
     if not any(a["name"] == Role.TRIAGE for a in agents):
         agents = (triage(), *agents)
-    return scripted_model.scenario(*agents, default=default)
+    return scripted_model.scenario(*agents, default=default, quirks=quirks)
 
 
 def findings_json(summary: str, findings: list[dict[str, str]] | None = None, gaps: list[str] | None = None) -> str:

@@ -46,8 +46,27 @@ Scenario format
         {"name": "orchestrator", "turns": [TURN, ...], "repeat_last": false},
         ...
       ],
-      "default": TURN          # optional
+      "default": TURN,         # optional
+      "quirks": QUIRKS         # optional: behave like a real server measured in docs/local-models.md
     }
+
+QUIRKS (every key optional; they apply to every reply of the scenario)::
+
+    tool_calls_as: str            write each turn's tool calls into the text instead of
+                                  ``tool_calls``, finish_reason "stop", as llama-server
+                                  does: "fenced_json" (a ```json block per call),
+                                  "tool_call_tags" (Hermes/Qwen <tool_call> tags),
+                                  "json_lines" (bare objects, one per line) or
+                                  "echoed_schema" (the tool's schema echoed with the
+                                  arguments filled in, stray closing brace included)
+    think: str                    every reply opens with "<think>THINK</think>" (streamed
+                                  in 3-character pieces, so tags split across chunks)
+                                  and carries the same text as ``reasoning_content``
+    reject_null_content: bool     answer HTTP 500 to a request holding an assistant
+                                  message with ``content: null`` (llama_cpp.server)
+    no_stream_usage: bool         never send the final usage chunk of a stream
+    repeat_stream_names: bool     every streamed tool-call delta repeats the call's id and
+                                  name (llama_cpp.server)
 
 *Agent selection*: the agent whose ``name`` is the request's ``X-DRA-Agent``
 header, the caller's role that the product puts on every model request
@@ -161,6 +180,8 @@ _ERROR_TYPES: dict[int, str] = {
 }
 
 _AGENT_KEYS = frozenset({"name", "turns", "repeat_last"})
+_QUIRK_KEYS = frozenset({"tool_calls_as", "think", "reject_null_content", "no_stream_usage", "repeat_stream_names"})
+TEXT_TOOL_CALL_FORMATS = ("fenced_json", "tool_call_tags", "json_lines", "echoed_schema")
 _TURN_KEYS = frozenset(
     {
         "content",
@@ -233,11 +254,14 @@ def agent(name: str, *turns: Json, repeat_last: bool = False) -> Json:
     return out
 
 
-def scenario(*agents: Json, default: Json | None = None) -> Json:
-    """A full scenario; ``default`` answers unmatched or exhausted requests."""
+def scenario(*agents: Json, default: Json | None = None, quirks: Mapping[str, Any] | None = None) -> Json:
+    """A full scenario; ``default`` answers unmatched or exhausted requests; ``quirks`` make the server behave
+    like a real one (see QUIRKS above)."""
     out: Json = {"agents": list(agents)}
     if default is not None:
         out["default"] = default
+    if quirks:
+        out["quirks"] = dict(quirks)
     return out
 
 
@@ -274,9 +298,14 @@ def validate_scenario(sc: Any) -> Json:
     """Check ``sc`` against the scenario format and return it."""
     if not isinstance(sc, dict):
         raise ScenarioError("scenario must be a JSON object")
-    unknown = set(sc) - {"agents", "default"}
+    unknown = set(sc) - {"agents", "default", "quirks"}
     if unknown:
         raise ScenarioError(f"unknown scenario keys {sorted(unknown)}")
+    quirks = sc.get("quirks") or {}
+    if not isinstance(quirks, dict) or set(quirks) - _QUIRK_KEYS:
+        raise ScenarioError(f"quirks must be an object with keys among {sorted(_QUIRK_KEYS)}")
+    if "tool_calls_as" in quirks and quirks["tool_calls_as"] not in TEXT_TOOL_CALL_FORMATS:
+        raise ScenarioError(f"quirks.tool_calls_as must be one of {TEXT_TOOL_CALL_FORMATS}")
     agents = sc.get("agents", [])
     if not isinstance(agents, list):
         raise ScenarioError("'agents' must be a list")
@@ -474,6 +503,42 @@ def _render_turn(t: Json, messages: list[Json]) -> tuple[str | None, list[Json]]
     return content, tool_calls
 
 
+def _as_text_calls(tool_calls: list[Json], fmt: str) -> str:
+    """The tool calls written as text, the way llama-server's models wrote them."""
+    parts = []
+    for tc in tool_calls:
+        name, args = tc["function"]["name"], json.loads(tc["function"]["arguments"])
+        if fmt == "echoed_schema":
+            parts.append(
+                json.dumps({"name": name, "description": f"The {name} tool.", "parameters": args})[:-1]
+                + f', "required": {json.dumps(sorted(args))}, "type": "object"}}}}'
+            )
+            continue
+        call_json = json.dumps({"name": name, "arguments": args})
+        if fmt == "fenced_json":
+            parts.append(f"```json\n{call_json}\n```")
+        elif fmt == "tool_call_tags":
+            parts.append(f"<tool_call>\n{call_json}\n</tool_call>")
+        else:
+            parts.append(call_json)
+    return "\n".join(parts)
+
+
+def _apply_quirks(quirks: Json, content: str | None, tool_calls: list[Json]) -> tuple[str | None, list[Json]]:
+    """The reply as a quirky server sends it: tool calls as text, a think block first."""
+    fmt = quirks.get("tool_calls_as")
+    if fmt and tool_calls:
+        content = "\n".join(part for part in (content, _as_text_calls(tool_calls, fmt)) if part)
+        tool_calls = []
+    if quirks.get("think"):
+        content = f"<think>{quirks['think']}</think>{content or ''}"
+    return content, tool_calls
+
+
+def _has_null_assistant_content(messages: list[Json]) -> bool:
+    return any(m.get("role") == "assistant" and "content" in m and m["content"] is None for m in messages)
+
+
 def _word_chunks(text: str) -> list[str]:
     # Split at whitespace→word boundaries so the pieces concatenate back to
     # exactly the original text, whitespace included.
@@ -499,6 +564,8 @@ async def _sse(
     finish_reason: str,
     usage: Json,
     include_usage: bool,
+    reasoning: str | None = None,
+    repeat_names: bool = False,
 ) -> AsyncIterator[bytes]:
     def chunk(delta: Json, finish: str | None = None) -> bytes:
         payload: Json = {
@@ -514,7 +581,16 @@ async def _sse(
         return f"data: {json.dumps(payload)}\n\n".encode()
 
     yield chunk({"role": "assistant", "content": ""})
-    for piece in _word_chunks(content or ""):
+    if reasoning:
+        yield chunk({"reasoning_content": reasoning})
+    text = content or ""
+    if reasoning and text.startswith("<think>"):
+        # The think block goes out in 3-character pieces, so its tags arrive split across chunks.
+        end = text.index("</think>") + len("</think>")
+        for i in range(0, end, 3):
+            yield chunk({"content": text[i : min(i + 3, end)]})
+        text = text[end:]
+    for piece in _word_chunks(text):
         yield chunk({"content": piece})
         # Yield control so the chunks really leave as separate writes.
         await asyncio.sleep(0)
@@ -532,7 +608,15 @@ async def _sse(
             }
         )
         for piece in _argument_pieces(tc["function"]["arguments"]):
-            yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+            delta: Json = {"index": index, "function": {"arguments": piece}}
+            if repeat_names:
+                delta = {
+                    "index": index,
+                    "id": tc["id"],
+                    "type": "function",
+                    "function": {"name": tc["function"]["name"], "arguments": piece},
+                }
+            yield chunk({"tool_calls": [delta]})
             await asyncio.sleep(0)
     yield chunk({}, finish_reason)
     if include_usage:
@@ -611,7 +695,15 @@ def build_app() -> Starlette:
             )
             return JSONResponse(body_out, status_code=status, headers=headers)
 
+        quirks: Json = state.scenario.get("quirks") or {}
+        if quirks.get("reject_null_content") and _has_null_assistant_content(messages):
+            entry["status"] = 500
+            return JSONResponse(
+                _error_body(500, "scripted model: an assistant message has content null", code="null_content"),
+                status_code=500,
+            )
         content, tool_calls = _render_turn(t, messages)
+        content, tool_calls = _apply_quirks(quirks, content, tool_calls)
         output = (content or "") + "".join(tc["function"]["name"] + tc["function"]["arguments"] for tc in tool_calls)
         usage = _usage(body, output, t.get("usage"))
         finish_reason = t.get("finish_reason") or ("tool_calls" if tool_calls else "stop")
@@ -630,13 +722,17 @@ def build_app() -> Starlette:
                     tool_calls=tool_calls,
                     finish_reason=finish_reason,
                     usage=usage,
-                    include_usage=bool(stream_options.get("include_usage")),
+                    include_usage=bool(stream_options.get("include_usage")) and not quirks.get("no_stream_usage"),
+                    reasoning=quirks.get("think"),
+                    repeat_names=bool(quirks.get("repeat_stream_names")),
                 ),
                 media_type="text/event-stream",
                 headers={"cache-control": "no-cache"},
             )
 
         message: Json = {"role": "assistant", "content": content, "refusal": None}
+        if quirks.get("think"):
+            message["reasoning_content"] = quirks["think"]
         if tool_calls:
             message["tool_calls"] = tool_calls
         return JSONResponse(

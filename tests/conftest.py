@@ -107,6 +107,9 @@ def agent_env(
         # The other search backends' stand-ins; runs pick them with configurable search_backends.
         **web_server.backend_env(),
         "DRA_SEARCH_BACKENDS": "tavily",
+        # The stand-in plays a paid provider that honours cache breakpoints (auto would treat loopback as local).
+        "DRA_PRICED": "on",
+        "DRA_PROMPT_CACHING": "on",
     }
 
 

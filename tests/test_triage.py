@@ -163,7 +163,9 @@ async def research_run(
 
 @pytest.mark.anyio
 async def test_research_runs_the_full_agent_after_one_router_call() -> None:
-    router, orchestrator, events, values = await research_run(["RESEARCH"], "Compare EV battery prices 2020-2025.")
+    router, orchestrator, events, values = await research_run(
+        ["RESEARCH"], "How did EV battery prices move from 2020 to 2025?"
+    )
     assert len(router.calls) == 1
     assert len(orchestrator.calls) == 1 and "orchestrator" in orchestrator.calls[0].system
     assert values["triage_verdict"] == "research"

@@ -16,7 +16,8 @@ Every agent, the orchestrator and each sub-agent alike, carries the same guards 
 (``GuardChainMiddleware``), in this order, outermost first: the step limit, the run budget (its clock
 covers everything inside), the loop guard, the agent's answer gate (the sub-agent's findings gate, the
 orchestrator's completion nudges; either may ask the model again in the same step), the runaway-output
-guard (which may too), the model-call heartbeat, retries and usage metering (once per real call), and
+guard (which may too), the reading of tool calls written as text (``modelcalls/text_tool_calls.py``), the
+model-call heartbeat, the server's call slots, retries and usage metering (once per real call), and
 the system prompt's date (filled per call, so a graph compiled yesterday tells today's run today's date).
 After the chain come the agent's own middleware, then prompt caching, and context compaction innermost,
 so it measures the final system prompt and tools of each request. The orchestrator's report gate wraps
@@ -89,16 +90,19 @@ from .lifecycle import RunLifecycleMiddleware, TriageRouterMiddleware
 from .lifecycle.claim_judge import claim_judge, judge_timeout
 from .lifecycle.model_errors import ModelEndpoint
 from .lifecycle.offer import OfferMiddleware, Roster, RunOffer
+from .lifecycle.no_tool_calls import NoToolCallsMiddleware
 from .mcp.calls import CallLimits, instrument
 from .mcp.listing import Listing, OpeningStatuses, list_tools, listings_digest, unique_names
 from .mcp.prompt import mcp_section
 from .modelcalls.caching import PromptCachingMiddleware
 from .modelcalls.compaction import CompactionLimits, ContextCompactionMiddleware, ModelFactory
+from .modelcalls.concurrency import ModelConcurrencyMiddleware
 from .modelcalls.heartbeat import ModelCallHeartbeatMiddleware
 from .modelcalls.metering import UsageMeteringMiddleware, side_call_meter
 from .modelcalls.models import chat_model
 from .modelcalls.prompt_date import PromptDateMiddleware
 from .modelcalls.retry import ModelCallRetryMiddleware
+from .modelcalls.text_tool_calls import TextToolCallsMiddleware
 from .planning import PlanningMiddleware
 from .run import current_run
 from .sandbox.backend import SandboxBackend
@@ -328,7 +332,9 @@ def orchestrator_agent(
             # Outside the guards: the call after a delivery is answered with the deliverable, never made.
             TurnEndMiddleware(),
             # A SIMPLE turn is answered in the orchestrator's first model call, before any guard or prompt.
-            triage_router(settings),
+            *([triage_router(settings)] if settings.triage else []),
+            # Inside the router: a turn it sent to research must call a tool, or end with an honest error.
+            NoToolCallsMiddleware(),
         ],
         gate=CompletionMiddleware(),
         own=[
@@ -489,7 +495,9 @@ def _guards(
             LoopGuardMiddleware(role=role),
             gate,
             RunawayOutputMiddleware(role=role),
+            TextToolCallsMiddleware(role=role, enabled=settings.text_tool_calls),
             ModelCallHeartbeatMiddleware(role=role, model=spec.slug),
+            ModelConcurrencyMiddleware(role=role, server=settings.base_url, limit=settings.model_max_concurrency),
             ModelCallRetryMiddleware(
                 role=role,
                 model=spec.slug,
@@ -515,7 +523,7 @@ def context_compaction(settings: ResearchConfig, role: str, slot: Slot) -> Conte
 
 
 def _caching(settings: ResearchConfig, role: str) -> list[AgentMiddleware]:
-    return [PromptCachingMiddleware(role=role)] if settings.prompt_caching else []
+    return [PromptCachingMiddleware(role=role)] if settings.caches_prompts else []
 
 
 def run_lifecycle(

@@ -7,7 +7,16 @@ import re
 import pytest
 
 from testkit.agent_server import stream_run
-from testkit.scenarios import findings_json, orchestrator, plan_and_delegate, researcher, scenario, submit
+from testkit.scenarios import (
+    direct_answerer,
+    findings_json,
+    orchestrator,
+    plan_and_delegate,
+    researcher,
+    scenario,
+    submit,
+    triage,
+)
 from testkit.scripted_model import error, turn
 from tests.conftest import E2E_MODEL_KEY
 
@@ -115,7 +124,8 @@ async def test_an_unknown_tier_warns_and_the_run_proceeds_on_the_default(agent_s
 
 
 async def test_a_plain_answer_without_research_ends_as_a_direct_answer(agent_server, scripted):
-    scripted.set_scenario(scenario(orchestrator(turn(content="Hello! Ask me a research question."))))
+    # A turn routed to research must call a tool (tests/e2e/test_local_model_servers.py): a greeting is SIMPLE.
+    scripted.set_scenario(scenario(triage("SIMPLE"), direct_answerer("Hello! Ask me a research question.")))
 
     run = await stream_run(agent_server.url, "hi")
 

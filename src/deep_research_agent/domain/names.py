@@ -126,6 +126,8 @@ class EndReason(StrEnum):
     TOO_MANY_RUNS = "too_many_runs"
     MODEL_ERROR = "model_error"
     INTERNAL_ERROR = "internal_error"
+    # A research turn in which the model called no tool, even after a nudge (it may not support tool calling).
+    NO_TOOL_CALLS = "no_tool_calls"
 
 
 class HaltedBy(StrEnum):
@@ -180,6 +182,8 @@ class WarningReason(StrEnum):
     KNOWLEDGE_WRITE_FAILED = "knowledge_write_failed"
     # The claim judge failed, timed out or answered unparseably; those claims keep their deterministic verdicts.
     CLAIM_JUDGE_FAILED = "claim_judge_failed"
+    # The model wrote tool calls as text (a local server without native tool calls); they ran as tool calls.
+    TEXT_TOOL_CALLS = "text_tool_calls"
 
 
 class TriageReason(StrEnum):
@@ -192,6 +196,8 @@ class TriageReason(StrEnum):
     CLARIFICATION_ANSWER = "clarification_answer"
     ROUTER_FAILED = "router_failed"
     ANSWER_FAILED = "answer_failed"
+    # The message asks for sources, a table or a comparison: research whatever the router would say.
+    RESEARCH_REQUEST = "research_request"
 
 
 class ModelFailure(StrEnum):

@@ -35,6 +35,7 @@ _NOTHING_DELIVERED = frozenset(
         EndReason.CONFIG_ERROR,
         EndReason.MODEL_ERROR,
         EndReason.INTERNAL_ERROR,
+        EndReason.NO_TOOL_CALLS,
     }
 )
 

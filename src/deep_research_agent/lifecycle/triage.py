@@ -9,6 +9,8 @@ Contract (orchestrator only):
   (``prompts/direct_answer.md``, requests named ``direct-answer``), which stands in for the orchestrator's
   reply: it calls no tool, so the turn ends, and the orchestrator's model, prompt and tools are never
   loaded: at most 2 model calls in all;
+- a message that asks for sources, citations, a table or a comparison (``asks_for_research``) is RESEARCH
+  without asking the router: small models call every question SIMPLE;
 - RESEARCH, longer messages, answers to clarifying questions, and any router failure (an exception, an
   unparseable verdict, an empty answer) fall through to the full agent. A follow-up on a thread that
   already holds a ``final_report`` is RESEARCH unless plainly SIMPLE: the full agent has the report in
@@ -56,6 +58,10 @@ VERDICT_MAX_TOKENS = 64
 ANSWER_MAX_TOKENS = 400
 _REPORT_TITLE_CHARS = 120
 _THINKING = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_RESEARCH_REQUEST = re.compile(
+    r"\b(sources|cit(?:e|ed|es|ing|ations?)|references|tables?|tabular|compar(?:e|es|ed|ing|isons?)|versus|vs\.?)\b",
+    re.IGNORECASE,
+)
 
 
 class TriageState(AgentState):
@@ -75,6 +81,11 @@ def parse_verdict(text: str) -> Verdict | None:
     if words == ["RESEARCH"]:
         return "research"
     return None
+
+
+def asks_for_research(question: str) -> bool:
+    """True when the message asks for sources, citations, a table or a comparison: work only research does."""
+    return bool(_RESEARCH_REQUEST.search(question))
 
 
 def awaits_answers(previous: Sequence[AnyMessage]) -> bool:
@@ -142,6 +153,8 @@ class TriageRouterMiddleware(AgentMiddleware):
             return _research(TriageReason.LONG_MESSAGE)
         if awaits_answers(previous_turns(messages)):
             return _research(TriageReason.CLARIFICATION_ANSWER)
+        if asks_for_research(question):
+            return _research(TriageReason.RESEARCH_REQUEST)
         verdict = await self._classify(usage, question, report)
         if verdict is None:
             return _research(TriageReason.ROUTER_FAILED)

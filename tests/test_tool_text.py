@@ -1,0 +1,112 @@
+"""Tool calls written as text are read in every shape real models were measured to write them."""
+
+from __future__ import annotations
+
+import pytest
+
+from deep_research_agent.modelcalls.tool_text import TextToolCall, parse_text_tool_calls, strip_reasoning
+
+SEARCH = TextToolCall("web_search", {"query": "lighthouse of alexandria"})
+
+SHAPES = [
+    ("bare object", '{"name": "web_search", "arguments": {"query": "lighthouse of alexandria"}}', [SEARCH]),
+    (
+        "fenced json",
+        'I will search.\n```json\n{"name": "web_search", "arguments": {"query": "lighthouse of alexandria"}}\n```',
+        [SEARCH],
+    ),
+    (
+        "arguments as a JSON string",
+        '{"name": "web_search", "arguments": "{\\"query\\": \\"lighthouse of alexandria\\"}"}',
+        [SEARCH],
+    ),
+    (
+        "arguments as a one-element list",
+        '```json\n{"name": "web_search", "arguments": [{"query": "lighthouse of alexandria"}]}\n```',
+        [SEARCH],
+    ),
+    ("parameters", '{"name": "web_search", "parameters": {"query": "lighthouse of alexandria"}}', [SEARCH]),
+    (
+        "the tool's schema echoed with a stray brace",
+        '{"name": "web_search", "description": "Search the web.", "parameters": {"query": "lighthouse of alexandria"}, '
+        '"required": ["query"], "type": "object"}}',
+        [SEARCH],
+    ),
+    (
+        "several objects one per line, then runaway prose",
+        '{"name": "web_search", "arguments": {"query": "lighthouse of alexandria"}}\n'
+        '{"name": "web_fetch", "arguments": {"url": "http://example.org/pharos"}}\n'
+        "The lighthouse was tall. The lighthouse was tall. The lighthouse was tall.",
+        [SEARCH, TextToolCall("web_fetch", {"url": "http://example.org/pharos"})],
+    ),
+    (
+        "hermes tool_call tags",
+        '<tool_call>\n{"name": "web_search", "arguments": {"query": "lighthouse of alexandria"}}\n</tool_call>',
+        [SEARCH],
+    ),
+    (
+        "mistral TOOL_CALLS list",
+        '[TOOL_CALLS] [{"name": "web_search", "arguments": {"query": "lighthouse of alexandria"}}]',
+        [SEARCH],
+    ),
+    (
+        "mistral named TOOL_CALLS",
+        '[TOOL_CALLS]web_search[ARGS]{"query": "lighthouse of alexandria"}',
+        [SEARCH],
+    ),
+    (
+        "llama python_tag, two calls",
+        '<|python_tag|>{"name": "web_search", "parameters": {"query": "lighthouse of alexandria"}}; '
+        '{"name": "web_search", "parameters": {"query": "pharos height"}}<|eom_id|>',
+        [SEARCH, TextToolCall("web_search", {"query": "pharos height"})],
+    ),
+    (
+        "openai function shape",
+        '{"type": "function", "function": {"name": "web_search", "arguments": "{\\"query\\": \\"lighthouse of alexandria\\"}"}}',
+        [SEARCH],
+    ),
+    (
+        "a think block before the call",
+        '<think>{"name": "web_fetch", "arguments": {"url": "x"}} maybe</think>\n'
+        '{"name": "web_search", "arguments": {"query": "lighthouse of alexandria"}}',
+        [SEARCH],
+    ),
+    ("no arguments at all", '{"name": "write_todos"}', [TextToolCall("write_todos", {})]),
+]
+
+
+@pytest.mark.parametrize(("shape", "text", "expected"), SHAPES, ids=[shape for shape, _, _ in SHAPES])
+def test_a_tool_call_written_as_text_is_read(shape: str, text: str, expected: list[TextToolCall]) -> None:
+    assert parse_text_tool_calls(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The Lighthouse of Alexandria was about 100 m tall.",
+        '{"query": "no name, so no call"}',
+        '{"name": "web_search", "arguments": "not json"}',
+        '{"name": "web_search", "arguments": ["two", "items"]}',
+        "{ broken json",
+        "",
+    ],
+)
+def test_text_that_is_no_tool_call_gives_none(text: str) -> None:
+    assert parse_text_tool_calls(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("<think>plan it</think>The answer.", "The answer."),
+        ("Reasoning first.</think>The answer.", "The answer."),
+        ("<THINK>\nunfinished", ""),
+        ("No reasoning here.", "No reasoning here."),
+    ],
+)
+def test_reasoning_blocks_are_stripped(text: str, expected: str) -> None:
+    assert strip_reasoning(text) == expected
+
+
+def test_an_object_that_merely_has_a_name_is_no_tool_call() -> None:
+    assert parse_text_tool_calls('[{"name": "Sostratus of Cnidus", "role": "architect"}]') == []
