@@ -89,8 +89,8 @@ from .knowledge.prompt import knowledge_section
 from .lifecycle import RunLifecycleMiddleware, TriageRouterMiddleware
 from .lifecycle.claim_judge import claim_judge, judge_timeout
 from .lifecycle.model_errors import ModelEndpoint
-from .lifecycle.offer import OfferMiddleware, Roster, RunOffer
 from .lifecycle.no_tool_calls import NoToolCallsMiddleware
+from .lifecycle.offer import OfferMiddleware, Roster, RunOffer
 from .mcp.calls import CallLimits, instrument
 from .mcp.listing import Listing, OpeningStatuses, list_tools, listings_digest, unique_names
 from .mcp.prompt import mcp_section
