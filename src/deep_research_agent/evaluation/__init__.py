@@ -7,3 +7,5 @@ versioned scorecard (``scorecard.py``) with a readable Markdown report; ``compar
 side by side with a paired test (``compare.py``), and ``cassette`` records and replays a run's model and
 search traffic (``cassette.py``). It is a client of the server, like ``cli``, and sits on top of it.
 """
+
+__all__ = ["cassette", "compare", "judge", "metrics", "runner", "scorecard", "suite"]
