@@ -126,10 +126,10 @@ class AgentServer:
 
     @property
     def probe_headers(self) -> dict[str, str]:
-        """What the start-up check sends: the first token of ``testkit/owner_auth.py`` when auth is on."""
-        from testkit.owner_auth import TOKENS
-
-        return {"x-api-key": next(iter(TOKENS))} if self.auth else {}
+        """What the start-up check sends: with auth on, the first of the ``DRA_AUTH_TOKENS`` (``user=token``
+        pairs) that ``testkit/owner_auth.py`` checks."""
+        pairs = [pair for pair in self.env.get("DRA_AUTH_TOKENS", "").split(",") if "=" in pair]
+        return {"x-api-key": pairs[0].split("=", 1)[1].strip()} if self.auth and pairs else {}
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""

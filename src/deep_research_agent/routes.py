@@ -43,6 +43,7 @@ from urllib.parse import quote
 
 from langgraph.config import get_store
 from langgraph.store.base import BaseStore, InvalidNamespaceError
+from langgraph_sdk.errors import NotFoundError, PermissionDeniedError, UnprocessableEntityError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response
@@ -50,12 +51,10 @@ from starlette.routing import Route
 
 from .export import ExportFormat, NoReport, file_name, render, report_document
 from .run.archive import stored_evidence
-from .service import MCP_PATH, McpService
+from .service import MCP_PATH, McpService, caller_client
 
 EVIDENCE_PATH = "/evidence"
 REPORTS_PATH = "/reports"
-# The caller's credentials, passed on when the report routes read a thread through the server's API.
-_CREDENTIAL_HEADERS = ("authorization", "x-api-key")
 UI_PATH = "/ui"
 # The cookie a shared deployment's UI sign-in keeps the caller's token in (deploy/routes.py, deploy/auth.py).
 SESSION_COOKIE = "dra_token"
@@ -130,24 +129,18 @@ def content_disposition(name: str) -> str:
 
 async def read_thread_state(request: Request, thread_id: str, run_id: str | None) -> ThreadState | None:
     """The thread's state (or the last state of one of its runs) as the caller may read it through this server."""
-    import httpx
-    from langgraph_api.server import app as server  # deferred: the server imports this module to mount it
-    from langgraph_sdk.client import LangGraphClient
-    from langgraph_sdk.errors import NotFoundError, PermissionDeniedError, UnprocessableEntityError
-
-    headers = {name: value for name, value in request.headers.items() if name.lower() in _CREDENTIAL_HEADERS}
-    http = httpx.AsyncClient(transport=httpx.ASGITransport(app=server), base_url="http://api", headers=headers)
-    async with http:
-        client = LangGraphClient(http)
-        try:
-            if run_id is None:
-                state: Any = await client.threads.get_state(thread_id)
-            else:
-                history = await client.threads.get_history(thread_id, limit=1, metadata={"run_id": run_id})
-                state = history[0] if history else None
-        except (NotFoundError, PermissionDeniedError, UnprocessableEntityError):
-            # No such thread, one the caller may not read, or an id that is none: the same 404 for all.
-            return None
+    client = caller_client(request, read_timeout_s=30.0)
+    try:
+        if run_id is None:
+            state: Any = await client.threads.get_state(thread_id)
+        else:
+            history = await client.threads.get_history(thread_id, limit=1, metadata={"run_id": run_id})
+            state = history[0] if history else None
+    except (NotFoundError, PermissionDeniedError, UnprocessableEntityError):
+        # No such thread, one the caller may not read, or an id that is none: the same 404 for all.
+        return None
+    finally:
+        await client.aclose()
     if not isinstance(state, Mapping) or not isinstance(state.get("values"), Mapping):
         return None
     return state["values"], state.get("created_at")

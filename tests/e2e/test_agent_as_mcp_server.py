@@ -295,13 +295,18 @@ async def test_a_second_user_cannot_read_the_first_users_report_or_evidence(guar
         report = await bob.call_tool("get_report", {"thread_id": thread_id})
         evidence = await bob.call_tool("get_evidence", {"thread_id": thread_id})
         follow_up = await bob.call_tool("follow_up", {"thread_id": thread_id, "question": "And the cost?"})
-    async with mcp_session(guarded_server.url) as stranger:
-        refused = await stranger.call_tool("research", {"question": QUESTION})
+    async with httpx.AsyncClient(timeout=30) as stranger:
+        # Behind the deployment's auth, a caller without a token is refused before any MCP session opens.
+        refused = await stranger.post(
+            f"{guarded_server.url}/mcp",
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers={"Accept": "application/json, text/event-stream"},
+        )
 
     assert not again.isError, text_of(again)
     assert again.content[0].text.startswith("# Sodium-glass batteries")
     for answer in (report, evidence, follow_up):
         assert answer.isError and f"No thread {thread_id}" in text_of(answer)
         assert "412 Wh/kg" not in text_of(answer)
-    assert refused.isError and "HTTP 401" in text_of(refused)
+    assert refused.status_code == 401
     assert token("alice") not in guarded_server.log()

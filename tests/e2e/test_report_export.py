@@ -255,7 +255,7 @@ async def test_behind_the_deployment_s_auth_another_user_s_report_is_a_404(authe
     other = await get_report(authed_server.url, path, headers={"x-api-key": BOB}, format="md")
     nobody = await get_report(authed_server.url, path, format="md")
 
-    assert own.status_code == 200 and MARKED in own.text
+    assert own.status_code == 200 and MARKED in own.text, own.text[:500]
     assert other.status_code == 404, authed_server.log()[-3000:]
     assert (other.status_code, other.json()) == (404, {"detail": f"No delivered report on thread {run.thread_id}."})
     assert nobody.status_code == 401

@@ -24,6 +24,8 @@ import anyio
 import httpx
 import pytest
 from langgraph_sdk import get_client
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 from deploy import services
 from testkit.agent_server import GRAPH_ID, PROJECT_ROOT, STREAM_MODES, RunResult, stream_run
@@ -204,6 +206,32 @@ async def test_the_web_ui_on_serve_asks_for_a_token_then_loads_and_its_session_r
     scripted.set_scenario(research())
     through_the_page = get_client(url=url, headers={"Cookie": cookie.split(";")[0]})
     assert delivered(await stream_run(through_the_page, "How cheap are sodium cells?", timeout=180))
+
+
+async def test_on_serve_a_report_downloads_for_its_owner_only_and_the_agents_mcp_endpoint_serves_its_tools(team):
+    url, thread = team.serve.urls[1], team.threads["user-0"]
+    async with httpx.AsyncClient(base_url=url, timeout=60) as http:
+        own = await http.get(f"/reports/{thread}", params={"format": "md"}, headers=bearer("user-0"))
+        other = await http.get(f"/reports/{thread}", params={"format": "md"}, headers=bearer("alice"))
+    async with (
+        httpx.AsyncClient(headers=bearer("user-0"), timeout=httpx.Timeout(30, read=120)) as http,
+        streamable_http_client(f"{url}/mcp", http_client=http) as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        tools = await session.list_tools()
+        report = await session.call_tool("get_report", {"thread_id": thread})
+
+    assert own.status_code == 200, own.text
+    assert "# Sodium" in own.text and "Sodium cells are cheaper" in own.text
+    assert "attachment" in own.headers["content-disposition"]
+    assert other.status_code == 404 and "of yours" in other.json()["detail"]
+    assert {tool.name for tool in tools.tools} == {"research", "follow_up", "get_report", "get_evidence"}
+    assert not report.isError and "Sodium cells are cheaper" in report.content[0].text
+
+
+def bearer(user: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token(user)}"}
 
 
 async def test_a_run_naming_an_mcp_server_on_a_private_address_is_refused_with_an_mcp_error_and_still_delivers(

@@ -41,7 +41,6 @@ from typing import Annotated, Any, Literal
 
 import anyio
 import httpx
-from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
@@ -55,6 +54,7 @@ from ..domain.claims import ClaimSummary
 from ..domain.names import StatusState, StopMode
 from ..protocol.events import STOP_REQUESTS_NAMESPACE
 from ..settings import TIER_ORDER
+from .caller import caller_client
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +63,6 @@ MCP_PATH = "/mcp"
 GRAPH_ID = "deep_research_agent"
 EVIDENCE_PATH = "/evidence"
 # Headers that say who the caller is; nothing else of the MCP request reaches the API.
-_AUTH_HEADERS = ("authorization", "x-api-key")
 # How long a cancelled call waits for its stopped run to assemble the report before it lets go.
 STOP_WAIT_S = 120.0
 _END_STATES = (StatusState.DONE, StatusState.ERROR)
@@ -352,14 +351,7 @@ def _client(ctx: Context[Any, Any, Any]) -> LangGraphClient:
     request = ctx.request_context.request
     if not isinstance(request, Request):
         raise ToolError("This tool is served over HTTP only.")
-    headers = {name: value for name in _AUTH_HEADERS if (value := request.headers.get(name))}
-    host, port = request.scope.get("server") or (request.url.hostname, request.url.port)
-    if host in ("0.0.0.0", "::", None):
-        host = "127.0.0.1"
-    host = f"[{host}]" if ":" in str(host) else host
-    base = f"{request.url.scheme}://{host}:{port}{request.scope.get('root_path', '').rstrip('/')}"
-    # No read timeout: a run streams for minutes, and its end is the server's to decide (its time ceiling).
-    return get_client(url=base, api_key=None, headers=headers, timeout=httpx.Timeout(10.0, read=None))
+    return caller_client(request)
 
 
 async def _api(call: Any) -> Any:
