@@ -291,13 +291,16 @@ def aegra_environment(database_url: str, redis_url: str, **overrides: str) -> di
     }
 
 
-# Aegra's own start-up path for the LangGraph checkpointer and store tables, run once here: every instance
-# runs it again at start, and two first runs at once race on the same migration row and one instance dies.
+# Aegra's own start-up path for the LangGraph checkpointer and store tables and the graphs' default
+# assistants, run once here: every instance runs it again at start, and two first runs at once race on the
+# same migration row or assistant row (``assistant_pkey``) and one instance dies.
 _SETUP_PERSISTENCE = (
     "import asyncio\n"
     "from aegra_api.core.database import db_manager\n"
+    "from aegra_api.services.langgraph_service import get_langgraph_service\n"
     "async def main():\n"
     "    await db_manager.initialize()\n"
+    "    await get_langgraph_service().initialize()\n"
     "    await db_manager.close()\n"
     "asyncio.run(main())\n"
 )
@@ -308,7 +311,7 @@ def migrate(env: dict[str, str], timeout: float = 180.0) -> None:
     the whole deployment, before any instance starts."""
     steps = (
         ("aegra db upgrade", [str(AEGRA_BIN / "aegra"), "db", "upgrade"]),
-        ("the checkpointer and store setup", [str(AEGRA_BIN / "python"), "-c", _SETUP_PERSISTENCE]),
+        ("the checkpointer, store and assistants setup", [str(AEGRA_BIN / "python"), "-c", _SETUP_PERSISTENCE]),
     )
     for what, command in steps:
         result = subprocess.run(command, cwd=DEPLOY_DIR, env=env, capture_output=True, text=True, timeout=timeout)

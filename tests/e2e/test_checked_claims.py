@@ -142,7 +142,11 @@ async def test_an_invented_figure_for_a_page_the_run_read_is_sent_back_once_then
     marked = "The lighthouse stood 300 metres tall and was finished in 1999 [1] [unverified]."
     assert marked in delivered and "It was built between 280 and 247 BC [1]." in delivered
     assert delivered.count("[unverified]") == 1
-    assert last_ai_text(run) == delivered, "a client that shows only messages shows the mark too"
+    shown = last_ai_text(run)
+    assert f"finished in 1999 [[1]]({url}) [unverified]." in shown, (
+        "a client that shows only messages shows the mark too"
+    )
+    assert shown.count("[unverified]") == 1
     invented, dates = run.values["citations"]
     assert (invented["claim"], invented["indexes"], invented["verdict"], invented["tokens"]) == (
         marked,
@@ -191,7 +195,8 @@ async def test_the_happy_path_stays_clean_and_a_figure_in_the_page_but_in_no_quo
 
     assert end_of(run) == ("done", "report_delivered")
     assert bounces(run) == [], "a report whose every figure is in its source is delivered at once"
-    assert run.values["final_report"] == clean.strip() == last_ai_text(run)
+    assert run.values["final_report"] == clean.strip()
+    assert f"over 100 metres tall [[1]]({url})." in last_ai_text(run) and "[unverified]" not in last_ai_text(run)
     height, dates = run.values["citations"]
     assert [height["verdict"], dates["verdict"]] == ["supported", "supported"]
     # No finding quoted the dates or the 50 kilometres; the page the run read says both.

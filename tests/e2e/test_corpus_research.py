@@ -86,7 +86,9 @@ async def test_a_sub_agent_reads_a_corpus_passage_and_the_report_cites_it_with_a
     stored = (await stored_records(agent_server.url, run))[entry["id"]]
     assert fixture.FLUX_QUOTE.replace("4MB", "`4MB`") in stored["text"] and stored["corpus"] == entry["corpus"]
     messages = [m for m in run.values["messages"] if m["type"] == "ai"]
-    assert messages[-1]["content"] == report, "a generic client shows the report with its readable Sources line"
+    shown = messages[-1]["content"]
+    assert f"defaults to 4MB [[1]]({FLUX_URL})" in shown, "a generic client shows the report with its marker linked"
+    assert shown.rstrip().endswith(f"## Sources\n- [1] [{FLUX_TITLE}]({FLUX_URL})"), shown
 
 
 async def test_the_prompts_list_the_corpora_and_the_research_sub_agent_gets_the_corpus_tools(agent_server, scripted):

@@ -304,7 +304,9 @@ export class App implements TurnActions {
       turn.model.applyValues(values);
       turn.model.lanesFromState(values.findings);
       const report = values.final_report;
-      if (typeof report === "string" && report && (!answer || answer.trim() === report.trim())) {
+      // The message a generic client renders is the report with its markers and Sources linked
+      // (report/rendering.py): the same report when it opens with the same heading line.
+      if (typeof report === "string" && report && (!answer || firstLine(answer) === firstLine(report))) {
         turn.model.report = { type: "report", markdown: report, partial: /^\s*(?:>\s*)?\*\*Incomplete\b/m.test(report.slice(0, 400)) };
       }
     }
@@ -527,4 +529,9 @@ function runConfigurable(run: RunSummary): Record<string, unknown> {
   // The server adds its own keys (run ids, graph ids) to a stored run's configurable; a retry sends only the user's.
   const keep = ["model_tier", "max_cost_usd", "max_run_seconds", "max_tool_calls", "max_total_tokens"];
   return Object.fromEntries(Object.entries(configurable).filter(([key]) => keep.includes(key)));
+}
+
+/** The first non-empty line of a text, trimmed. */
+function firstLine(text: string): string {
+  return (text.trim().split("\n", 1)[0] ?? "").trim();
 }

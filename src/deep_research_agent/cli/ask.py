@@ -36,7 +36,7 @@ import asyncio
 import json
 import signal
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,18 +83,31 @@ def collect_answers(questions: Sequence[str], ask: Callable[[Text], str]) -> lis
 # --- the session ------------------------------------------------------------------------------------
 
 
-async def stream_run(client: Any, thread_id: str, content: str, configurable: Mapping[str, Any], view: RunView) -> None:
-    """Start one run on the thread and feed every stream part to the view, under a live status line."""
-    view.start_run()
-    parts = client.runs.stream(
+def run_parts(
+    client: Any,
+    thread_id: str,
+    content: str,
+    configurable: Mapping[str, Any],
+    stream_mode: Sequence[str] = STREAM_MODES,
+) -> AsyncIterator[Any]:
+    """A new run's stream parts, as every client of this package starts one: the user's words as the one
+    message, the ``stream_mode`` it reads (by default every mode the view reads), sub-agents included, and
+    the run cancelled if the client goes away."""
+    return client.runs.stream(
         thread_id,
         GRAPH_ID,
         input={"messages": [{"role": "user", "content": content}]},
         config={"configurable": dict(configurable)},
-        stream_mode=STREAM_MODES,
+        stream_mode=list(stream_mode),
         stream_subgraphs=True,
         on_disconnect="cancel",
     )
+
+
+async def stream_run(client: Any, thread_id: str, content: str, configurable: Mapping[str, Any], view: RunView) -> None:
+    """Start one run on the thread and feed every stream part to the view, under a live status line."""
+    view.start_run()
+    parts = run_parts(client, thread_id, content, configurable)
     with Live(view, console=view.console, refresh_per_second=8, transient=True), StopOnInterrupt(client, view) as stop:
         async for part in parts:
             if part.event == "metadata" and isinstance(part.data, dict):

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from ..cli.ask import GRAPH_ID, NO_ANSWERS_REPLY
+from ..cli.ask import NO_ANSWERS_REPLY, run_parts
 from .judge import Judge
 from .metrics import END_STATES, measure
 from .scorecard import QuestionResult, Scorecard
@@ -43,15 +43,7 @@ def _now() -> str:
 
 async def _stream(client: Any, thread_id: str, content: str, configurable: Mapping[str, Any]) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
-    async for part in client.runs.stream(
-        thread_id,
-        GRAPH_ID,
-        input={"messages": [{"role": "user", "content": content}]},
-        config={"configurable": dict(configurable)},
-        stream_mode=STREAM_MODES,
-        stream_subgraphs=True,
-        on_disconnect="cancel",
-    ):
+    async for part in run_parts(client, thread_id, content, configurable, stream_mode=STREAM_MODES):
         if part.event.split("|")[0] == "custom" and isinstance(part.data, dict):
             events.append(part.data)
         elif part.event == "error":

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from ..domain.addresses import METADATA_HOSTNAMES, link_local_or_metadata, parse_ip_literal
 from ..domain.names import SandboxProvider
 from ..domain.sandbox_providers import missing_package
+from ..domain.urls import http_url_problem
 from .corpora import CorpusSpec, parse_declarations
 from .mcp_servers import McpServer, resolve_servers
 from .search import resolve_search_backends as _resolve_search_backends
@@ -957,13 +958,9 @@ def _confine_sandbox(
 def sandbox_url_problem(url: str) -> str | None:
     """Why the agent must not call ``url`` as its sandbox, or None: http(s) only, with a host that is neither
     link-local nor a metadata endpoint (the sandbox service usually lives on loopback or a private address)."""
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
-    except ValueError:
-        return "it is not a valid URL"
-    if parts.scheme.lower() not in ("http", "https"):
-        return "only http and https sandbox URLs are allowed"
+    if problem := http_url_problem(url, "sandbox URLs"):
+        return problem
+    parts = urlsplit(url)
     if parts.username or parts.password:
         return "the URL must not carry user info; put the token in sandbox_token"
     host = (parts.hostname or "").rstrip(".").lower()

@@ -14,9 +14,9 @@ values read so far, which it updates in place):
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
 from ..domain.search import SearchBackendName
+from ..domain.urls import http_url_problem
 
 URL_SETTINGS = {
     "searxng_url": ("SEARXNG_URL", ""),
@@ -30,16 +30,7 @@ KNOWN = ", ".join(SearchBackendName)
 
 def url_problem(url: str) -> str | None:
     """Why ``url`` cannot be a search API's base, or None."""
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
-    except ValueError:
-        return "it is not a valid URL"
-    if parts.scheme.lower() not in ("http", "https"):
-        return "only http and https URLs can be searched"
-    if not parts.hostname:
-        return "the URL has no host"
-    return None
+    return http_url_problem(url, "search APIs")
 
 
 def resolve_search_backends(values: dict[str, Any], warnings: list[str]) -> None:
