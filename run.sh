@@ -360,11 +360,11 @@ ensure_test_tools() {
   fi
   chromium_found || warn "chromium is missing; the web UI tests (tests/e2e/test_web_ui.py) will be skipped"
   sandbox_tools_present || warn "bubblewrap or libseccomp is missing; the sandbox tests (tests/test_sandbox_service.py) will be skipped"
-  services_present || warn "postgresql or redis-server is missing; the tests on Aegra (tests/e2e/test_scaleout.py) will be skipped"
+  services_present || warn "postgresql or redis-server is missing; the tests on Aegra (tests/e2e/test_serve.py) will be skipped"
 }
 
-# Debian's postgresql and redis-server, for the tests on Aegra (tests/e2e/test_scaleout.py starts its own
-# throwaway servers from them). POSTGRES_LIB is where Debian puts its versions; tests point it elsewhere.
+# Debian's postgresql and redis-server, for the tests on Aegra (the serve that tests/e2e/test_serve.py
+# starts runs its servers from them). POSTGRES_LIB is where Debian puts its versions; tests point it elsewhere.
 services_present() {
   compgen -G "${POSTGRES_LIB:-/usr/lib/postgresql}/*/bin/initdb" >/dev/null && command -v redis-server >/dev/null 2>&1
 }
@@ -378,7 +378,7 @@ cmd_test() {
   say "uv lock --check --project deploy"
   uv lock --check --project deploy --python "$(aegra_python)"
   if ! ensure_aegra_env; then
-    warn "could not create the Aegra environment deploy/.venv; the tests on Aegra (tests/e2e/test_scaleout.py) will be skipped"
+    warn "could not create the Aegra environment deploy/.venv; the tests on Aegra (tests/e2e/test_serve.py) will be skipped"
   fi
   say "pytest $*"
   exec uv run --extra dev pytest "$@"

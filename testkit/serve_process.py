@@ -2,7 +2,8 @@
 
 ``start`` waits until serve says every instance serves; the instances' pids are read from serve's own
 output (``Serving ... (pid N)``, ``restarted the instance on port P (pid N)``), so a test can SIGKILL one
-the way a crash would. ``stop`` sends serve SIGTERM (it drains) and waits for it to exit.
+the way a crash would. ``stop`` sends serve SIGTERM (it drains) and waits for it to exit. Each instance
+logs to ``.aegra/<port>.log`` (serve's own layout), which ``executor_of`` reads to tell which worker ran a run.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+
+import anyio
 
 from testkit.agent_server import PROJECT_ROOT
 from testkit.ports import free_port
@@ -53,8 +56,30 @@ class ServeProcess:
     def urls(self) -> list[str]:
         return [f"http://127.0.0.1:{self.first_port + n}" for n in range(self.count)]
 
+    @property
+    def ports(self) -> list[int]:
+        return [self.first_port + n for n in range(self.count)]
+
     def output(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def instance_log(self, port: int) -> str:
+        log = PROJECT_ROOT / ".aegra" / f"{port}.log"
+        return log.read_text(errors="replace") if log.exists() else ""
+
+    def pickups(self, run_id: str, port: int | None = None) -> int:
+        """How many times a worker (of ``port``, or of any instance) picked the run up: more than once is a resume."""
+        logs = [self.instance_log(p) for p in ([port] if port is not None else self.ports)]
+        return sum("Worker picked up run" in line and run_id in line for log in logs for line in log.splitlines())
+
+    async def executor_of(self, run_id: str, timeout: float = 60.0) -> int:
+        """The port of the instance whose worker picked the run up."""
+        with anyio.fail_after(timeout):
+            while True:
+                for port in self.ports:
+                    if self.pickups(run_id, port):
+                        return port
+                await anyio.sleep(0.1)
 
     def start(self, timeout: float = 600.0) -> ServeProcess:
         log = self.log_path.open("ab")

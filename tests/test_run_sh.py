@@ -232,7 +232,7 @@ def test_test_still_runs_the_suite_when_node_cannot_be_installed_and_says_which_
     )
     assert "chromium is missing; the web UI tests (tests/e2e/test_web_ui.py) will be skipped" in result.stderr
     assert "the sandbox tests (tests/test_sandbox_service.py) will be skipped" in result.stderr
-    assert "the tests on Aegra (tests/e2e/test_scaleout.py) will be skipped" in result.stderr
+    assert "the tests on Aegra (tests/e2e/test_serve.py) will be skipped" in result.stderr
     calls = log.read_text().splitlines()
     assert not any(call.startswith("npm") for call in calls)
     assert calls[-1] == "uv run --extra dev pytest"

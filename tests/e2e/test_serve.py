@@ -1,9 +1,11 @@
 """A team server that survives, through ``./run.sh serve`` itself (``testkit/serve_process.py``), not a helper
 class: two supervised instances on the Postgres and Redis serve starts and keeps under its data directory.
 
-An instance SIGKILLed while ten runs research is restarted by serve, the other answers throughout, and every
-run delivers one report with one end status; serve stopped (SIGTERM) and started again keeps every thread
-and checkpoint, and a thread continues. Leases are short (10 s, heartbeat 3 s) so a killed instance's runs
+The two instances are one deployment: either streams the same events and joins the other's run, a stop
+request sent to either stops a run, and the per-user run limit holds across both. An instance SIGKILLed
+while ten runs research is restarted by serve, the other answers throughout, and every run delivers one
+report with one end status and its whole ledger; serve stopped (SIGTERM) and started again keeps every
+thread and checkpoint, and a thread continues on the other instance. Leases are short (10 s, heartbeat 3 s) so a killed instance's runs
 are handed on within seconds. Needs Postgres, Redis and the Aegra environment (``./run.sh test`` installs
 them); each start of serve takes a minute or more on a loaded 2-core machine, so the module starts it twice.
 """
@@ -16,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,8 +30,9 @@ from langgraph_sdk import get_client
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+from deep_research_agent.protocol.events import STOP_REQUESTS_NAMESPACE
 from deploy import services
-from testkit.agent_server import GRAPH_ID, PROJECT_ROOT, STREAM_MODES, RunResult, stream_run
+from testkit.agent_server import EVENT_SCHEMA, GRAPH_ID, PROJECT_ROOT, STREAM_MODES, RunResult, stream_run
 from testkit.scenarios import (
     end_of,
     findings_json,
@@ -36,6 +40,7 @@ from testkit.scenarios import (
     plan_and_delegate,
     requests_of,
     researcher,
+    researcher_finds_then_hangs,
     scenario,
     submit,
 )
@@ -47,6 +52,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.e2e, pytest.mark.aegra]
 
 REPORT = "# Sodium\n\nSodium cells are cheaper than lithium cells.\n"
 USERS = [f"user-{n}" for n in range(10)]
+RUNS_PER_USER = 3
 SNIPPET = "Sodium-ion cells cost about 30 % less per kWh than lithium iron phosphate cells (2025 survey)."
 SOURCE = "https://batteries.example/sodium-survey"
 
@@ -84,8 +90,10 @@ def team(model_server, web_server, tmp_path_factory) -> Iterator[Team]:
         "DRA_DATA_DIR": str(data_dir),
         "DRA_PORT": str(free_port_range(2)),
         "DRA_INSTANCES": "2",
-        "DRA_AUTH_TOKENS": ",".join(f"{user}={token(user)}" for user in [*USERS, "alice", "bob"]),
-        "DRA_MAX_RUNS_PER_USER": "0",
+        "DRA_AUTH_TOKENS": ",".join(
+            f"{user}={token(user)}" for user in [*USERS, "alice", "bob", "carol", "dave", "erin"]
+        ),
+        "DRA_MAX_RUNS_PER_USER": str(RUNS_PER_USER),
         "DRA_SERVE_GRACE_S": "20",
         "WORKER_COUNT": "2",
         "N_JOBS_PER_WORKER": "10",
@@ -254,6 +262,97 @@ async def test_a_run_naming_an_mcp_server_on_a_private_address_is_refused_with_a
     assert delivered(run)
 
 
+async def test_either_instance_streams_the_same_events_and_joins_a_run_streaming_on_the_other(team, scripted):
+    scripted.set_scenario(research(delay_s=1.0))
+    on_a, on_b = team.client(0, "bob"), team.client(1, "bob")
+
+    through_a = await stream_run(on_a, "How cheap are sodium cells?", timeout=180)
+    through_b = await stream_run(on_b, "How cheap are sodium cells?", timeout=180)
+    thread = await on_a.threads.create()
+    created = await on_a.runs.create(
+        thread["thread_id"],
+        GRAPH_ID,
+        input={"messages": [{"role": "user", "content": "How cheap are sodium cells?"}]},
+        stream_mode=STREAM_MODES,
+        stream_subgraphs=True,
+    )
+    joined = RunResult(thread_id=thread["thread_id"])
+    with anyio.fail_after(180):
+        async for part in on_b.runs.join_stream(thread["thread_id"], created["run_id"], stream_mode=STREAM_MODES):
+            joined.parts.append((part.event, part.data))
+
+    def shape(run: RunResult) -> list[tuple[str, str | None]]:
+        return [(event["type"], event.get("state")) for event in run.events]
+
+    assert delivered(through_a) and delivered(through_b)
+    assert shape(through_a) == shape(through_b), "the two instances streamed different events for one scenario"
+    assert shape(joined) == shape(through_a), "join_stream on the other instance missed or added events"
+    assert not [error.message for event in joined.events for error in EVENT_SCHEMA.iter_errors(event)]
+
+
+async def test_a_stop_request_sent_to_the_instance_not_running_the_run_stops_it(team, scripted):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Find the energy density of sodium-glass cells"), submit(REPORT)),
+            researcher_finds_then_hangs("http://example.invalid/sodium"),
+        )
+    )
+    creator = team.client(0, "dave")
+    thread = await creator.threads.create()
+    run = await creator.runs.create(
+        thread["thread_id"], GRAPH_ID, input={"messages": [{"role": "user", "content": "How dense?"}]}
+    )
+    executor = await team.serve.executor_of(run["run_id"])
+    with anyio.fail_after(90):
+        while len(requests_of(scripted, "research-subagent")) < 3:
+            await anyio.sleep(0.05)
+    elsewhere = team.client(team.serve.ports.index(executor) ^ 1, "dave")
+
+    asked = time.monotonic()
+    await elsewhere.store.put_item(list(STOP_REQUESTS_NAMESPACE), run["run_id"], {"mode": "now"})
+    with anyio.fail_after(90):
+        final = await elsewhere.runs.join(thread["thread_id"], run["run_id"])
+    took = time.monotonic() - asked
+
+    assert took < 25, f"the run took {took:.0f} s to stop while its sub-agent waited on a 30 s model call"
+    assert "412 Wh/kg" in final["final_report"] and "asked the run to stop" in final["final_report"]
+    assert (await creator.runs.get(thread["thread_id"], run["run_id"]))["status"] == "success"
+    assert (await elsewhere.store.search_items(list(STOP_REQUESTS_NAMESPACE)))["items"] == [], (
+        "the request was not deleted once served"
+    )
+
+
+async def test_the_per_user_run_limit_holds_across_instances_and_frees_as_runs_end(team, scripted):
+    scripted.set_scenario(research(delay_s=6.0))
+    clients = [team.client(n, "carol") for n in (0, 1, 0)]
+    threads = [(await client.threads.create())["thread_id"] for client in clients]
+    held = [
+        await client.runs.create(
+            thread, GRAPH_ID, input={"messages": [{"role": "user", "content": f"Sodium prices? ({n})"}]}
+        )
+        for n, (client, thread) in enumerate(zip(clients, threads, strict=True))
+    ]
+    with anyio.fail_after(120):
+        while len(requests_of(scripted, "research-subagent")) < RUNS_PER_USER:
+            await anyio.sleep(0.05)
+
+    fourth = await stream_run(team.client(1, "carol"), "One more?", timeout=90)
+    other_user = await stream_run(team.client(1, "erin"), "Sodium prices?", timeout=180)
+
+    assert end_of(fourth)[:2] == ("error", "too_many_runs")
+    refusal = fourth.end_statuses[0]["detail"]
+    assert f"at most {RUNS_PER_USER} per user" in refusal and "3 research runs in progress" in refusal
+    assert (
+        fourth.values["messages"][-1]["type"] == "ai" and "was not started" in fourth.values["messages"][-1]["content"]
+    )
+    assert not fourth.of_type("report")
+    assert delivered(other_user), "another user's run was refused"
+    with anyio.fail_after(180):
+        for client, thread, run in zip(clients, threads, held, strict=True):
+            assert (await client.runs.join(thread, run["run_id"]))["final_report"].startswith("# Sodium")
+    assert delivered(await stream_run(team.client(1, "carol"), "Sodium prices again?", timeout=180))
+
+
 async def test_an_instance_killed_while_ten_runs_research_is_restarted_and_every_run_delivers_one_report(
     team, scripted
 ):
@@ -305,6 +404,11 @@ async def test_an_instance_killed_while_ten_runs_research_is_restarted_and_every
         (run.thread_id, run.end_statuses) for run in runs if not delivered(run)
     ]
     assert all(len(run.end_statuses) == 1 and len(run.of_type("report")) == 1 for run in runs)
+    assert any(team.serve.pickups(run_id) > 1 for _, _, run_id in created), "no run resumed after the kill"
+    executors = {port for port in team.serve.ports for _, _, run_id in created if team.serve.pickups(run_id, port)}
+    assert executors == set(team.serve.ports), "one instance executed every run"
+    # Every run's ledger is whole: the planning call made before the kill is counted after it.
+    assert all(run.of_type("usage")[-1]["per_role"]["orchestrator"]["model_calls"] == 2 for run in runs)
     for (user, thread_id, run_id), run in zip(created, runs, strict=True):
         assert (await team.client(1, user).runs.get(thread_id, run_id))["status"] == "success"
         reports = [m for m in run.values["messages"] if m["type"] == "ai" and m["content"].startswith("# Sodium")]
