@@ -158,6 +158,12 @@ async def research(env: dict[str, str], question: str, timeout: float) -> dict[s
         "model_calls": usage.get("model_calls"),
         "per_role": {role: c.get("model_calls") for role, c in (usage.get("per_role") or {}).items()},
         "text_tool_calls": [e["detail"] for e in run.statuses("warning") if e.get("reason") == "text_tool_calls"],
+        "empty_replies": [e["detail"] for e in run.statuses("warning") if e.get("reason") == "empty_reply"],
+        "argument_errors": sum(
+            1
+            for m in run.values.get("messages") or []
+            if m.get("type") == "tool" and "the arguments do not fit the tool" in str(m.get("content"))
+        ),
         "tool_events": Counter(
             e["type"] for e in run.events if e["type"] in ("search_query", "page_fetched", "report")
         ),
@@ -192,6 +198,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"tool calls parsed from text: {len(result['text_tool_calls'])}")
     for detail in result["text_tool_calls"]:
         print(f"  - {detail}")
+    print(f"empty or cut-off replies asked for again: {len(result['empty_replies'])}")  # type: ignore[arg-type]
+    print(f"orchestrator tool calls whose arguments did not fit (told with an example): {result['argument_errors']}")
     print(f"research events: {dict(result['tool_events'])}")  # type: ignore[call-overload]
     for state, reason, outcome, detail in result["end"]:  # type: ignore[attr-defined]
         print(f"end: {state}/{reason} outcome={outcome}: {detail}")
