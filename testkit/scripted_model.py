@@ -486,7 +486,6 @@ class _ScriptState:
         self.error_counts[key] = seen + 1
         return seen < limit
 
-
     def should_blank(self, resolved: _Resolved) -> bool:
         limit = (resolved.turn or {}).get("blank_times")
         if not limit:

@@ -259,7 +259,9 @@ async def test_no_call_asks_for_more_output_than_the_models_context_window_leave
     assert agents and all(r["body"]["model"] == "small-local" for r in agents)
     for request in agents:
         prompt_tokens = request["body_chars"] // 4
-        assert 256 <= request["body"]["max_completion_tokens"] < window - prompt_tokens, request["body"]["max_completion_tokens"]
+        assert 256 <= request["body"]["max_completion_tokens"] < window - prompt_tokens, request["body"][
+            "max_completion_tokens"
+        ]
     caps = [r["body"]["max_completion_tokens"] for r in requests_of(scripted, "research-subagent")]
     assert caps == sorted(caps, reverse=True) and caps[0] > caps[-1], "a longer conversation leaves less room"
 
