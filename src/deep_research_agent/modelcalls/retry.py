@@ -43,7 +43,8 @@ _RETRYABLE_STATUS = frozenset({408, 409, 429})
 def is_retryable(exc: BaseException) -> bool:
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in _RETRYABLE_STATUS or exc.status_code >= 500
-    return isinstance(exc, openai.APIConnectionError | httpx.TimeoutException | httpx.TransportError)
+    # TimeoutError: langchain-openai's wait for the next streamed chunk ran out (StreamChunkTimeoutError).
+    return isinstance(exc, openai.APIConnectionError | httpx.TimeoutException | httpx.TransportError | TimeoutError)
 
 
 def provider_retry_after_s(exc: BaseException) -> float | None:
@@ -65,7 +66,7 @@ def describe_failure(exc: BaseException) -> ModelFailure | str:
     """What the model endpoint answered to a retryable call: a ``ModelFailure``, or ``HTTP 5xx`` for a server error."""
     if isinstance(exc, openai.APIStatusError):
         return f"HTTP {exc.status_code}" if exc.status_code >= 500 else ModelFailure(f"HTTP {exc.status_code}")
-    if isinstance(exc, openai.APITimeoutError | httpx.TimeoutException):
+    if isinstance(exc, openai.APITimeoutError | httpx.TimeoutException | TimeoutError):
         return ModelFailure.TIMEOUT
     return ModelFailure.CONNECTION_ERROR
 
