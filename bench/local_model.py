@@ -7,7 +7,7 @@ starts the server, and runs one question through ``langgraph dev`` against the l
 stand-in (``testkit/web.py``). It prints the model calls, the tool calls parsed from text and the end status.
 Both downloads are cached under ``~/.cache/deep-research-agent/``.
 
-Run: ``uv run python -m bench.local_model`` (``--question``, ``--timeout``). Exits 1 when the run ends
+Run: ``uv run python -m bench.local_model`` (``--question``, ``--timeout``, ``--max-run-seconds``). Exits 1 when the run ends
 ``answered`` without a search, i.e. what the product did before text tool calls were read.
 """
 
@@ -150,6 +150,9 @@ async def research(env: dict[str, str], question: str, timeout: float) -> dict[s
     server = AgentServer(env).start(timeout=180)
     try:
         run = await stream_run(server.url, question, configurable={"clarify": False}, timeout=timeout)
+        if any(e["reason"] == "internal_error" for e in run.end_statuses):
+            # The end status points at the server log, which goes with the server: show its errors.
+            print("\n".join(line for line in server.log().splitlines() if "Error" in line or "error" in line)[-4000:])
     finally:
         server.stop()
     usage = (run.of_type("usage") or [{}])[-1]
@@ -158,6 +161,12 @@ async def research(env: dict[str, str], question: str, timeout: float) -> dict[s
         "model_calls": usage.get("model_calls"),
         "per_role": {role: c.get("model_calls") for role, c in (usage.get("per_role") or {}).items()},
         "text_tool_calls": [e["detail"] for e in run.statuses("warning") if e.get("reason") == "text_tool_calls"],
+        "empty_replies": [e["detail"] for e in run.statuses("warning") if e.get("reason") == "empty_reply"],
+        "argument_errors": sum(
+            1
+            for m in run.values.get("messages") or []
+            if m.get("type") == "tool" and "the arguments do not fit the tool" in str(m.get("content"))
+        ),
         "tool_events": Counter(
             e["type"] for e in run.events if e["type"] in ("search_query", "page_fetched", "report")
         ),
@@ -169,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--question", default=QUESTION)
     parser.add_argument("--timeout", type=float, default=1200.0)
+    parser.add_argument("--max-run-seconds", type=int, default=900, help="the run's time budget")
     args = parser.parse_args(argv)
 
     from testkit.ports import free_port
@@ -183,15 +193,23 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with WebStandIn() as web:
             env = local_env(f"http://127.0.0.1:{port}/v1", web.base_url, web.allow_host)
+            env["DRA_MAX_RUN_SECONDS"] = str(args.max_run_seconds)
             result = asyncio.run(research(env, args.question, args.timeout))
     finally:
+        # A server busy on a reply may outlast SIGTERM; waiting must not hide why the run ended.
         llama.terminate()
-        llama.wait(timeout=30)
+        try:
+            llama.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            llama.kill()
+            llama.wait()
     print(f"question: {args.question}")
     print(f"model calls: {result['model_calls']} (per role: {result['per_role']})")
     print(f"tool calls parsed from text: {len(result['text_tool_calls'])}")
     for detail in result["text_tool_calls"]:
         print(f"  - {detail}")
+    print(f"empty or cut-off replies asked for again: {len(result['empty_replies'])}")  # type: ignore[arg-type]
+    print(f"orchestrator tool calls whose arguments did not fit (told with an example): {result['argument_errors']}")
     print(f"research events: {dict(result['tool_events'])}")  # type: ignore[call-overload]
     for state, reason, outcome, detail in result["end"]:  # type: ignore[attr-defined]
         print(f"end: {state}/{reason} outcome={outcome}: {detail}")

@@ -25,13 +25,18 @@ HTTP surface
     The request log: one entry per chat-completions request, in arrival order::
 
         {"agent": str | None, "turn": int, "status": int, "stream": bool,
-         "auth_present": bool, "body_chars": int, "body": dict | None}
+         "auth_present": bool, "body_chars": int, "body": dict | None,
+         "disconnected": bool, "in_flight": int}
 
     ``agent`` is the scripted agent that answered (None when ``default`` did).
     ``body_chars`` is the size of the raw request body in bytes as received;
     ``body`` is the parsed JSON. The ``Authorization`` header is recorded only
     as ``auth_present``; the key itself is never stored (an error reply may
-    echo it, see ``{api_key}`` below).
+    echo it, see ``{api_key}`` below). ``disconnected`` is true when the client
+    closed the connection while the reply was held back by ``delay_s`` (the
+    request was aborted; nothing is sent). ``in_flight`` is how many other
+    chat-completions requests were being answered when this one arrived (a
+    streamed reply counts until its last chunk is sent).
 ``POST /_reset``
     Drops the scenario, the log and the counters.
 ``GET /_health``
@@ -111,7 +116,14 @@ TURN (every key optional)::
     error_times: int              return `error` only for the first N requests
                                   landing on this (agent, turn index); later
                                   ones get the normal reply of the turn
-    delay_s: float                sleep (asynchronously) before replying
+    delay_s: float                sleep (asynchronously) before replying; a client that
+                                  closes the connection meanwhile is logged as
+                                  ``disconnected`` and gets no reply
+    blank_times: int              the first N requests landing on this (agent, turn
+                                  index) get a reply with no content and no tool
+                                  calls (an empty reply); later ones get the turn
+    blank_finish_reason: str      the blank reply's finish_reason ("stop" unless set;
+                                  "length" for a reply cut off at the output cap)
     echo_last_tool_result: bool   make the reply quote the last tool result:
                                   content defaults to "{last_tool_result}", and
                                   the result is appended if content lacks it
@@ -191,6 +203,8 @@ _TURN_KEYS = frozenset(
         "error",
         "error_times",
         "delay_s",
+        "blank_times",
+        "blank_finish_reason",
         "echo_last_tool_result",
     }
 )
@@ -223,6 +237,8 @@ def turn(
     error: Json | None = None,
     error_times: int | None = None,
     delay_s: float | None = None,
+    blank_times: int | None = None,
+    blank_finish_reason: str | None = None,
     echo_last_tool_result: bool = False,
 ) -> Json:
     """One scripted assistant reply; unset options are left out."""
@@ -241,6 +257,10 @@ def turn(
         out["error_times"] = error_times
     if delay_s is not None:
         out["delay_s"] = delay_s
+    if blank_times is not None:
+        out["blank_times"] = blank_times
+    if blank_finish_reason is not None:
+        out["blank_finish_reason"] = blank_finish_reason
     if echo_last_tool_result:
         out["echo_last_tool_result"] = True
     return out
@@ -409,11 +429,14 @@ class _ScriptState:
         self.scenario: Json = {"agents": []}
         self.log: list[Json] = []
         self.error_counts: dict[tuple[str | None, int], int] = {}
+        self.blank_counts: dict[tuple[str | None, int], int] = {}
+        self.in_flight = 0
 
     def install(self, sc: Json) -> None:
         self.scenario = sc
         self.log = []
         self.error_counts = {}
+        self.blank_counts = {}
 
     def resolve(self, role: str | None, messages: list[Json]) -> _Resolved:
         """The turn that answers a request from ``role`` (its ``X-DRA-Agent`` header) with ``messages``."""
@@ -461,6 +484,15 @@ class _ScriptState:
         key = (resolved.agent, resolved.turn_index)
         seen = self.error_counts.get(key, 0)
         self.error_counts[key] = seen + 1
+        return seen < limit
+
+    def should_blank(self, resolved: _Resolved) -> bool:
+        limit = (resolved.turn or {}).get("blank_times")
+        if not limit:
+            return False
+        key = (resolved.agent, resolved.turn_index)
+        seen = self.blank_counts.get(key, 0)
+        self.blank_counts[key] = seen + 1
         return seen < limit
 
 
@@ -638,6 +670,26 @@ def build_app() -> Starlette:
     state = _ScriptState()
 
     async def chat_completions(request: Request) -> Response:
+        state.in_flight += 1
+        try:
+            response = await answer(request)
+        except BaseException:
+            state.in_flight -= 1
+            raise
+        if isinstance(response, StreamingResponse):
+            response.body_iterator = counted(response.body_iterator)
+        else:
+            state.in_flight -= 1
+        return response
+
+    async def counted(chunks: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        try:
+            async for chunk in chunks:
+                yield chunk
+        finally:
+            state.in_flight -= 1
+
+    async def answer(request: Request) -> Response:
         raw = await request.body()
         entry: Json = {
             "agent": None,
@@ -647,6 +699,8 @@ def build_app() -> Starlette:
             "auth_present": bool(request.headers.get("authorization")),
             "body_chars": len(raw),
             "body": None,
+            "disconnected": False,
+            "in_flight": state.in_flight - 1,
         }
         state.log.append(entry)
         try:
@@ -673,8 +727,14 @@ def build_app() -> Starlette:
         if failing:
             entry["status"] = int(t["error"]["status"])
 
+        blank = state.should_blank(resolved)
         if t.get("delay_s"):
-            await asyncio.sleep(float(t["delay_s"]))
+            deadline = time.monotonic() + float(t["delay_s"])
+            while time.monotonic() < deadline:
+                if await request.is_disconnected():
+                    entry["disconnected"] = True
+                    return Response(status_code=499)
+                await asyncio.sleep(min(0.05, max(deadline - time.monotonic(), 0)))
 
         if failing:
             err: Json = t["error"]
@@ -704,9 +764,13 @@ def build_app() -> Starlette:
             )
         content, tool_calls = _render_turn(t, messages)
         content, tool_calls = _apply_quirks(quirks, content, tool_calls)
+        if blank:
+            content, tool_calls = "", []
         output = (content or "") + "".join(tc["function"]["name"] + tc["function"]["arguments"] for tc in tool_calls)
         usage = _usage(body, output, t.get("usage"))
         finish_reason = t.get("finish_reason") or ("tool_calls" if tool_calls else "stop")
+        if blank:
+            finish_reason = t.get("blank_finish_reason") or "stop"
         completion_id = f"chatcmpl-{secrets.token_hex(12)}"
         created = int(time.time())
         model = str(body.get("model") or "scripted-model")

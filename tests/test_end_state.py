@@ -36,13 +36,20 @@ def test_one_record_names_one_end_state_by_first_match(record, state, reason):
     assert end.detail.endswith(".")
 
 
-def test_a_halt_says_why_and_how_many_units_the_report_was_assembled_from():
-    end = decide_end(EndRecord(research_started=True, halt=OUT_OF_BUDGET, units=1, salvaged=True))
+def test_a_halt_says_why_and_how_many_findings_and_units_the_report_was_assembled_from():
+    end = decide_end(EndRecord(research_started=True, halt=OUT_OF_BUDGET, units=1, findings=3, salvaged=True))
 
     assert end.detail == (
-        "The run's tool-calls budget is used up (10 of 10). An incomplete report was assembled from the findings "
+        "The run's tool-calls budget is used up (10 of 10). An incomplete report was assembled from 3 findings "
         "of 1 research unit."
     )
+
+
+def test_a_halt_before_any_finding_was_handed_over_counts_none():
+    end = decide_end(EndRecord(research_started=True, halt=OUT_OF_BUDGET, units=0, findings=0, salvaged=True))
+
+    assert end.detail.endswith("An incomplete report was assembled; no research unit had handed over findings.")
+    assert "research units" not in end.detail
 
 
 @pytest.mark.parametrize(

@@ -33,6 +33,7 @@ def status_error(status: int, headers: dict[str, str] | None = None) -> openai.A
         (openai.APITimeoutError(request=REQUEST), True),
         (openai.APIConnectionError(request=REQUEST), True),
         (httpx.ConnectError("refused"), True),
+        (TimeoutError("no streamed chunk in time"), True),
         (status_error(400), False),
         (status_error(401), False),
         (status_error(404), False),

@@ -100,6 +100,7 @@ from .modelcalls.concurrency import ModelConcurrencyMiddleware
 from .modelcalls.heartbeat import ModelCallHeartbeatMiddleware
 from .modelcalls.metering import UsageMeteringMiddleware, side_call_meter
 from .modelcalls.models import chat_model
+from .modelcalls.output_cap import OutputCapMiddleware
 from .modelcalls.prompt_date import PromptDateMiddleware
 from .modelcalls.retry import ModelCallRetryMiddleware
 from .modelcalls.text_tool_calls import TextToolCallsMiddleware
@@ -484,8 +485,8 @@ def _models_by_role(settings: ResearchConfig, subagents: Sequence[CompiledSubAge
 def _guards(
     settings: ResearchConfig, role: str, spec: ModelSpec, others: Sequence[AgentMiddleware], *, gate: AgentMiddleware
 ) -> GuardChainMiddleware:
-    """Step limit, budget and loop guards, the agent's answer gate, runaway guard, heartbeat, retries, metering
-    and the prompt's date of one agent, outermost first; ``others`` is the agent's other middleware, whose
+    """Step limit, budget and loop guards, the agent's answer gate, runaway guard, text tool calls, heartbeat,
+    model-call slots, retries, metering, the output cap and the prompt's date of one agent, outermost first; ``others`` is the agent's other middleware, whose
     graph steps the step limit keeps in reserve. The gate judges the answer the runaway guard let through,
     and may ask the model again, so it sits outside the per-call guards."""
     return GuardChainMiddleware(
@@ -497,7 +498,12 @@ def _guards(
             RunawayOutputMiddleware(role=role),
             TextToolCallsMiddleware(role=role, enabled=settings.text_tool_calls),
             ModelCallHeartbeatMiddleware(role=role, model=spec.slug),
-            ModelConcurrencyMiddleware(role=role, server=settings.base_url, limit=settings.model_max_concurrency),
+            ModelConcurrencyMiddleware(
+                role=role,
+                server=settings.base_url,
+                limit=settings.model_max_concurrency,
+                run_limit=settings.run_model_max_concurrency,
+            ),
             ModelCallRetryMiddleware(
                 role=role,
                 model=spec.slug,
@@ -505,6 +511,9 @@ def _guards(
                 max_wait_s=settings.model_rate_limit_max_wait,
             ),
             UsageMeteringMiddleware(role=role, spec=spec),
+            OutputCapMiddleware(
+                role=role, context_window=spec.context_window, max_output_tokens=settings.max_output_tokens
+            ),
             PromptDateMiddleware(role=role),
         ],
         role=role,

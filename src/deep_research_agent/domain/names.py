@@ -184,6 +184,9 @@ class WarningReason(StrEnum):
     CLAIM_JUDGE_FAILED = "claim_judge_failed"
     # The model wrote tool calls as text (a local server without native tool calls); they ran as tool calls.
     TEXT_TOOL_CALLS = "text_tool_calls"
+    # The model's reply had no tool call and no text (it stopped, or was cut off at the output cap); it is
+    # asked once more.
+    EMPTY_REPLY = "empty_reply"
 
 
 class TriageReason(StrEnum):

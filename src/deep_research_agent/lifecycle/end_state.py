@@ -31,7 +31,10 @@ class EndRecord:
     answered_directly: bool = False
     research_started: bool = False
     halt: Halt | None = None
+    # Research units that handed over at least one finding, and those findings: a hand-over without any
+    # (a unit cut short, or whose findings did not validate) gives the salvaged report nothing.
     units: int = 0
+    findings: int = 0
     sources_seen: int = 0
     salvaged: bool = False
 
@@ -46,7 +49,8 @@ class EndRecord:
             answered_directly=answered_directly,
             research_started=control.research_started,
             halt=control.halt,
-            units=len(run.evidence.handovers()),
+            units=sum(1 for handover in run.evidence.handovers() if handover.findings.findings),
+            findings=sum(len(handover.findings.findings) for handover in run.evidence.handovers()),
             sources_seen=len(run.evidence.sources()),
         )
 
@@ -88,12 +92,7 @@ def decide_end(record: EndRecord) -> EndStatus:
     if record.halt is not None:
         halt = record.halt
         detail = halt.detail[:1].upper() + halt.detail[1:].rstrip(".")
-        units = f"{record.units} research unit{'s' if record.units != 1 else ''}"
-        return EndStatus(
-            halt.cause.end_state,
-            halt.reason,
-            f"{detail}. An incomplete report was assembled from the findings of {units}.",
-        )
+        return EndStatus(halt.cause.end_state, halt.reason, f"{detail}. {_assembled_from(record)}")
     if record.salvaged:
         return EndStatus(
             StatusState.DONE,
@@ -101,3 +100,12 @@ def decide_end(record: EndRecord) -> EndStatus:
             "The orchestrator stopped without delivering; an incomplete report was assembled.",
         )
     return EndStatus(StatusState.ERROR, EndReason.ENDED_WITHOUT_REPORT, "The run ended without delivering a report.")
+
+
+def _assembled_from(record: EndRecord) -> str:
+    """What the incomplete report of a halted run holds, counted from the findings actually handed over."""
+    if not record.findings:
+        return "An incomplete report was assembled; no research unit had handed over findings."
+    findings = f"{record.findings} finding{'s' if record.findings != 1 else ''}"
+    units = f"{record.units} research unit{'s' if record.units != 1 else ''}"
+    return f"An incomplete report was assembled from {findings} of {units}."

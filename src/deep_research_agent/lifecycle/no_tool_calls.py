@@ -26,8 +26,8 @@ from ..delivery.clarification import prose_questions
 from ..domain.conversation import harness_message, is_harness_message, respond, turn_messages
 from ..domain.names import EndReason
 from ..domain.stops import RunError
-from ..modelcalls.text_tool_calls import example_call, tool_schema
 from ..run import Run, run_hook
+from ..tools.arguments import example_call, tool_schema
 
 NUDGE_OPENING = "This question needs research, and your reply called no tool"
 NO_TOOL_CALLS_DETAIL = (

@@ -205,6 +205,9 @@ def chat_model(settings: ResearchConfig, slot: Slot, role: Role) -> ChatOpenAI:
         temperature=settings.temperature,
         max_tokens=settings.max_output_tokens or None,
         timeout=settings.request_timeout,
+        # langchain-openai's own 120 s wait for a stream's first chunk would cut off a local server still
+        # reading a cold prompt (minutes on a small CPU): the request's timeout is the one bound.
+        stream_chunk_timeout=settings.request_timeout or None,
         max_retries=0,
         streaming=streaming,
         stream_usage=True,

@@ -8,7 +8,11 @@ with ``max_retries=0`` so no hidden retry hides a wait or doubles it):
   and otherwise backs off exponentially with jitter; every wait sends ``status: rate_limited`` with the
   role, model, ``wait_s`` and attempt number before it starts;
 - it gives up after ``max_retries`` retries, or when the next wait would take the call's total waiting
-  past ``max_wait_s``; it then sends ``status: model_unavailable`` and raises the provider's error.
+  past ``max_wait_s``; it then sends ``status: model_unavailable`` and raises the provider's error;
+- a reply with nothing in it (no tool call, no text once reasoning is stripped), whether the model stopped
+  or was cut off at the output cap (``finish_reason`` ``length``), is asked for once more, after a
+  ``status: warning`` (reason ``empty_reply``); the second reply stands whatever it holds. A cut-off reply
+  that has text is the runaway guard's (``guards/runaway.py``).
 
 langchain's ``ModelRetryMiddleware`` cannot read ``Retry-After`` nor report its waits, hence this class.
 """
@@ -23,13 +27,15 @@ from typing import Any
 import httpx
 import openai
 from langchain.agents.middleware import ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage
 
 from ..domain.knobs import KnobError, callable_knob, not_negative
-from ..domain.names import ModelFailure
+from ..domain.names import ModelFailure, WarningReason
 from ..domain.per_role import PerRoleMiddleware
 from ..domain.retry_after import backoff_s, retry_after_s
 from ..domain.secrets import redact
-from ..protocol.events import ModelUnavailableStatus, RateLimitedStatus, emit
+from ..protocol.events import ModelUnavailableStatus, RateLimitedStatus, WarningStatus, emit
+from .tool_text import strip_reasoning
 
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 
@@ -37,7 +43,8 @@ _RETRYABLE_STATUS = frozenset({408, 409, 429})
 def is_retryable(exc: BaseException) -> bool:
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in _RETRYABLE_STATUS or exc.status_code >= 500
-    return isinstance(exc, openai.APIConnectionError | httpx.TimeoutException | httpx.TransportError)
+    # TimeoutError: langchain-openai's wait for the next streamed chunk ran out (StreamChunkTimeoutError).
+    return isinstance(exc, openai.APIConnectionError | httpx.TimeoutException | httpx.TransportError | TimeoutError)
 
 
 def provider_retry_after_s(exc: BaseException) -> float | None:
@@ -46,11 +53,20 @@ def provider_retry_after_s(exc: BaseException) -> float | None:
     return retry_after_s(getattr(response, "headers", None))
 
 
+def empty_reply(response: ModelResponse) -> str:
+    """How the model's reply came back with nothing usable ("empty", or "cut off at the output cap"); "" when
+    it holds a tool call or text."""
+    reply = response.result[-1] if response.result else None
+    if not isinstance(reply, AIMessage) or reply.tool_calls or strip_reasoning(reply.text).strip():
+        return ""
+    return "cut off at the output cap" if reply.response_metadata.get("finish_reason") == "length" else "empty"
+
+
 def describe_failure(exc: BaseException) -> ModelFailure | str:
     """What the model endpoint answered to a retryable call: a ``ModelFailure``, or ``HTTP 5xx`` for a server error."""
     if isinstance(exc, openai.APIStatusError):
         return f"HTTP {exc.status_code}" if exc.status_code >= 500 else ModelFailure(f"HTTP {exc.status_code}")
-    if isinstance(exc, openai.APITimeoutError | httpx.TimeoutException):
+    if isinstance(exc, openai.APITimeoutError | httpx.TimeoutException | TimeoutError):
         return ModelFailure.TIMEOUT
     return ModelFailure.CONNECTION_ERROR
 
@@ -89,6 +105,19 @@ class ModelCallRetryMiddleware(PerRoleMiddleware):
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> Any:
+        response = await self._call(request, handler)
+        if isinstance(response, ModelResponse) and (how := empty_reply(response)):
+            emit(
+                WarningStatus(
+                    reason=WarningReason.EMPTY_REPLY,
+                    detail=f"The model {self.model} sent a reply with nothing in it ({how}); asking it once more.",
+                )
+            )
+            response = await self._call(request, handler)
+        return response
+
+    async def _call(self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]) -> Any:
+        """One model call, its transient errors retried."""
         waited = 0.0
         retry = 0
         while True:

@@ -16,7 +16,6 @@ Streaming or not makes no difference: the middleware sees the reply once the mod
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -24,59 +23,29 @@ from typing import Any
 from langchain.agents.middleware import ExtendedModelResponse, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, AnyMessage, ToolCall
 from langchain_core.tools import BaseTool
-from pydantic import BaseModel, ValidationError
 
 from ..domain.conversation import harness_message, is_harness_message, respond
 from ..domain.knobs import KnobError
 from ..domain.names import WarningReason
 from ..domain.per_role import PerRoleMiddleware
 from ..protocol.events import WarningStatus, emit
+from ..tools.arguments import argument_problem, example_call, tool_schema
 from .tool_text import TextToolCall, parse_text_tool_calls
 
 GUIDE_OPENING = "Your reply wrote a tool call as text, and it did not run"
-_PLACEHOLDERS: dict[str, Any] = {"integer": 1, "number": 1, "boolean": True, "array": [], "object": {}}
-
-
-def tool_schema(tool: BaseTool | dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """A tool's name and the JSON schema of the arguments a model gives it."""
-    if isinstance(tool, BaseTool):
-        schema = tool.tool_call_schema
-        if isinstance(schema, type) and issubclass(schema, BaseModel):
-            return tool.name, schema.model_json_schema()
-        return tool.name, dict(schema) if isinstance(schema, dict) else {}
-    function = tool.get("function") if isinstance(tool.get("function"), dict) else tool
-    return str(function.get("name", "")), dict(function.get("parameters") or function.get("input_schema") or {})
-
-
-def example_call(name: str, schema: dict[str, Any]) -> str:
-    """One line a model can copy: ``{"name": …, "arguments": {…}}`` with a placeholder per required argument."""
-    properties = schema.get("properties") or {}
-    required = schema.get("required") or list(properties)[:1]
-    args = {key: _PLACEHOLDERS.get((properties.get(key) or {}).get("type"), f"<{key}>") for key in required}
-    return json.dumps({"name": name, "arguments": args})
 
 
 def validate_call(call: TextToolCall, tool: BaseTool | dict[str, Any] | None) -> tuple[dict[str, Any] | None, str]:
     """The call's arguments as the tool takes them, or None and why they do not fit."""
     if tool is None:
         return None, f"{call.name!r} is not one of your tools"
-    name, schema = tool_schema(tool)
+    _, schema = tool_schema(tool)
     properties = schema.get("properties")
     args = dict(call.args)
     if isinstance(properties, dict) and properties and schema.get("additionalProperties") is not True:
         args = {key: value for key, value in args.items() if key in properties}
-    missing = [key for key in schema.get("required") or () if key not in args]
-    if missing:
-        return None, f"{name} needs {', '.join(missing)}"
-    model = tool.tool_call_schema if isinstance(tool, BaseTool) else None
-    if isinstance(model, type) and issubclass(model, BaseModel):
-        try:
-            model.model_validate(args)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(part) for part in first["loc"]) or "arguments"
-            return None, f"{name}: {where}: {first['msg']}"
-    return args, ""
+    problem = argument_problem(tool, args)
+    return (None, problem) if problem else (args, "")
 
 
 class TextToolCallsMiddleware(PerRoleMiddleware):

@@ -27,11 +27,13 @@ def salvage_report(evidence: EvidenceStore, *, reason: str) -> str:
     citations: dict[str, int] = {}
     sections: list[str] = []
     gap_count = 0
+    units_with_findings = 0
     for handover in evidence.handovers():
         sections.append(_section(handover.unit, handover.findings, citations))
         gap_count += len(handover.findings.gaps)
+        units_with_findings += bool(handover.findings.findings)
 
-    lines = ["# Research findings (incomplete)", "", _notice(reason, units=len(sections), gaps=gap_count), ""]
+    lines = ["# Research findings (incomplete)", "", _notice(reason, units=units_with_findings, gaps=gap_count), ""]
     if sections:
         lines += sections
     else:
@@ -44,7 +46,7 @@ def salvage_report(evidence: EvidenceStore, *, reason: str) -> str:
 def _notice(reason: str, *, units: int, gaps: int) -> str:
     missing = ["a synthesis across the units"]
     if units == 0:
-        missing = ["every finding: no research unit finished"]
+        missing = ["every finding: no research unit handed any over"]
     elif gaps:
         missing.append(f"{gaps} gap{'s' if gaps != 1 else ''} named under the units below")
     return (

@@ -168,7 +168,8 @@ class ResearchConfig(BaseModel):
     )
     max_output_tokens: int = _setting(
         16000,
-        "Output cap per model call; 0 sends no cap.",
+        "Output cap per model call, never more than the model's context window leaves after the prompt; 0 means "
+        "only that bound.",
         env="DRA_MAX_OUTPUT_TOKENS",
         configurable="max_output_tokens",
     )
@@ -613,6 +614,13 @@ class ResearchConfig(BaseModel):
         "no cap. Set it to a local server's slots (llama-server --parallel).",
         env="DRA_MODEL_MAX_CONCURRENCY",
         operator_only=True,
+    )
+    run_model_max_concurrency: int = _setting(
+        0,
+        "Model calls in flight at once for one run, its orchestrator and all its sub-agents together; 0 means no "
+        "cap. Keeps one run's parallel research units from taking every slot of a shared model server.",
+        env="DRA_RUN_MODEL_MAX_CONCURRENCY",
+        configurable="run_model_max_concurrency",
     )
     profile: str = _setting(
         "",

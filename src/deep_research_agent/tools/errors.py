@@ -9,19 +9,27 @@ any stays unanswered.
 
 ``ClassifiedToolErrorsMiddleware`` is langchain's ``ToolErrorMiddleware`` with this classifier: a
 ``ToolFailure`` keeps its own classification, and any other exception becomes an ``[unknown]`` error that
-names only its type, so internals and secrets stay out of the model's context. One instance per agent
-graph (the name carries the role).
+names only its type, so internals and secrets stay out of the model's context. A call whose arguments do
+not fit the tool's schema (``ToolNode`` answers those itself, before the tool runs, in LangChain's own
+wording) reaches the model as ``TOOL ERROR (tool, permanent)`` with what does not fit and a one-line example
+call (``tools/arguments.py``). One instance per agent graph (the name carries the role).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from langchain.agents.middleware import ToolErrorMiddleware
+from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command
 
-from ..domain.errors import ToolFailure, describe_tool_error
+from ..domain.errors import ToolFailure, describe_tool_error, tool_error_text
+from ..domain.names import ToolErrorClass
 from ..run.failures import RunFailures
+from .arguments import argument_problem, example_call, tool_schema
 
 logger = logging.getLogger(__name__)
 
@@ -51,3 +59,33 @@ class ClassifiedToolErrorsMiddleware(ToolErrorMiddleware):
     @property
     def name(self) -> str:
         return f"ClassifiedToolErrors[{self.role}]"
+
+    def wrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]
+    ) -> ToolMessage | Command[Any]:
+        return _explain_invalid_arguments(request, super().wrap_tool_call(request, handler))
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]
+    ) -> ToolMessage | Command[Any]:
+        return _explain_invalid_arguments(request, await super().awrap_tool_call(request, handler))
+
+
+def _explain_invalid_arguments(
+    request: ToolCallRequest, result: ToolMessage | Command[Any]
+) -> ToolMessage | Command[Any]:
+    """``result`` in the ``TOOL ERROR`` form with an example call when the call failed because its arguments
+    do not fit the tool; any other result unchanged. Only a failed call is checked, so a tool whose own
+    parsing accepts more than its schema says never loses a call that ran."""
+    if not isinstance(result, ToolMessage) or result.status != "error" or request.tool is None:
+        return result
+    problem = argument_problem(request.tool, dict(request.tool_call.get("args") or {}))
+    if not problem:
+        return result
+    text = tool_error_text(
+        request.tool.name,
+        ToolErrorClass.PERMANENT,
+        f"the arguments do not fit the tool ({problem}). Call it again with arguments like this: "
+        f"{example_call(*tool_schema(request.tool))}",
+    )
+    return result.model_copy(update={"content": text})
