@@ -11,7 +11,10 @@ Aegra instance 3 workers x 10 jobs, so none queues a run for lack of slots.
 
 Printed: per setup, the median over rounds of the batch's wall time and of the per-run median, each also
 as a ratio against ``langgraph dev`` measured in the same run. The machine has two cores: the second
-instance can only help as far as the first one is CPU-bound.
+instance can only help as far as the first one is CPU-bound. Per Aegra setup, also where its per-run work
+goes, read from the shared Postgres and Redis over the setup's runs (warm-up included): store writes,
+checkpoint rows and bytes written (``pg_stat_user_tables``, ``pg_total_relation_size``) and events
+published to Redis (``INFO commandstats``), each per run.
 
 Run: ``uv run python -m bench.scaleout`` (needs what ``./run.sh test`` installs: postgresql, redis-server
 and deploy/.venv). Exits 1 when any run fails to deliver its report.
@@ -21,10 +24,12 @@ from __future__ import annotations
 
 import asyncio
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,6 +44,9 @@ from testkit.web import WebStandIn
 
 CONCURRENT_RUNS = 30
 ROUNDS = 2
+CHECKPOINT_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+# Postgres backends flush their table counters when idle, within 10 s (PGSTAT_IDLE_INTERVAL).
+STATS_FLUSH_S = 11.0
 
 
 @dataclass
@@ -48,6 +56,7 @@ class Measured:
     run_medians: list[float] = field(default_factory=list)
     delivered: int = 0
     total: int = 0
+    events: Counter[str] = field(default_factory=Counter)
 
     @property
     def wall(self) -> float:
@@ -58,29 +67,88 @@ class Measured:
         return statistics.median(self.run_medians)
 
 
-async def one_run(client: LangGraphClient, n: int) -> tuple[float, bool]:
+@dataclass(frozen=True)
+class Counters:
+    """Cumulative write counters of one deployment's Postgres and Redis at one moment."""
+
+    store_writes: int
+    checkpoint_rows: int
+    checkpoint_bytes: int
+    published: int
+
+    def per_run(self, before: Counters, runs: int) -> str:
+        return (
+            f"store writes {(self.store_writes - before.store_writes) / runs:6.1f}, "
+            f"checkpoint rows {(self.checkpoint_rows - before.checkpoint_rows) / runs:6.1f} "
+            f"({(self.checkpoint_bytes - before.checkpoint_bytes) / runs / 1024:6.1f} KiB), "
+            f"events published {(self.published - before.published) / runs:6.1f}"
+        )
+
+
+def read_counters(postgres: services.PostgresServer, redis: services.RedisServer) -> Counters:
+    tables = ", ".join(f"'{table}'" for table in ("store", *CHECKPOINT_TABLES))
+    sql = (
+        "select relname, n_tup_ins + n_tup_upd + n_tup_del, pg_total_relation_size(relid) "
+        f"from pg_stat_user_tables where relname in ({tables})"
+    )
+    rows = subprocess.run(
+        ["psql", "-h", "127.0.0.1", "-p", str(postgres.port), "-U", "postgres", "-d", services.DATABASE, "-Atc", sql],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    stats = {name: (int(writes), int(size)) for name, writes, size in (row.split("|") for row in rows)}
+    info = subprocess.run(
+        ["redis-cli", "-p", str(redis.port), "info", "commandstats"], capture_output=True, text=True, check=True
+    ).stdout
+    published = sum(
+        int(line.split("calls=", 1)[1].split(",", 1)[0])
+        for line in info.splitlines()
+        if line.startswith(("cmdstat_publish:", "cmdstat_spublish:"))
+    )
+    return Counters(
+        store_writes=stats.get("store", (0, 0))[0],
+        checkpoint_rows=sum(stats.get(table, (0, 0))[0] for table in CHECKPOINT_TABLES),
+        checkpoint_bytes=sum(stats.get(table, (0, 0))[1] for table in CHECKPOINT_TABLES),
+        published=published,
+    )
+
+
+async def counted(
+    setup: Awaitable[Measured], postgres: services.PostgresServer, redis: services.RedisServer, notes: list[str]
+) -> Measured:
+    """``setup`` measured, with the deployment's writes per run over it in ``notes``."""
+    before = read_counters(postgres, redis)
+    measured = await setup
+    await asyncio.sleep(STATS_FLUSH_S)
+    runs = measured.total + CONCURRENT_RUNS  # the warm-up's runs wrote too
+    notes.append(f"{measured.name:<14} per run: {read_counters(postgres, redis).per_run(before, runs)}")
+    return measured
+
+
+async def one_run(client: LangGraphClient, n: int, kinds: Counter[str]) -> tuple[float, bool]:
+    """One run streamed; the kinds of the events the client received are added to ``kinds``."""
     started = time.monotonic()
     try:
         run = await stream_run(client, f"How cheap are sodium batteries? ({n})", timeout=300)
     except Exception as exc:  # noqa: BLE001 - a failed run is counted and named, and the batch goes on
         print(f"    run {n} failed: {type(exc).__name__}: {str(exc)[:200]}", flush=True)
         return time.monotonic() - started, False
+    kinds.update(event.split("|", 1)[0] for event, _ in run.parts)
     ok = [e.get("reason") for e in run.end_statuses] == ["report_delivered"]
     return time.monotonic() - started, ok
 
 
-async def batch(clients: Sequence[LangGraphClient]) -> tuple[float, list[float], int]:
+async def batch(clients: Sequence[LangGraphClient], kinds: Counter[str]) -> tuple[float, list[float], int]:
     started = time.monotonic()
-    results = await asyncio.gather(*(one_run(clients[n % len(clients)], n) for n in range(CONCURRENT_RUNS)))
+    results = await asyncio.gather(*(one_run(clients[n % len(clients)], n, kinds) for n in range(CONCURRENT_RUNS)))
     return time.monotonic() - started, [t for t, _ in results], sum(ok for _, ok in results)
 
 
 async def measure_setup(name: str, urls: Sequence[str]) -> Measured:
     clients = [get_client(url=url) for url in urls]
     measured = Measured(name)
-    await batch(clients)  # warm-up
+    await batch(clients, Counter())  # warm-up
     for round_no in range(1, ROUNDS + 1):
-        wall, times, delivered = await batch(clients)
+        wall, times, delivered = await batch(clients, measured.events)
         measured.walls.append(wall)
         measured.run_medians.append(statistics.median(times))
         measured.delivered += delivered
@@ -108,6 +176,7 @@ async def run_bench() -> int:
         print(f"cannot run: this benchmark needs {', '.join(gaps)}", file=sys.stderr)
         return 2
     results: list[Measured] = []
+    notes: list[str] = []
     with ScriptedModelServer() as model, WebStandIn() as web:
         model.set_scenario(slow_happy_path())
         settings = agent_settings(model, web)
@@ -131,9 +200,11 @@ async def run_bench() -> int:
             first = services.AegraInstance(env, log_path=logs / "a.log").start(timeout=300)
             second = None
             try:
-                results.append(await measure_setup("Aegra x1", [first.url]))
+                results.append(await counted(measure_setup("Aegra x1", [first.url]), postgres, redis, notes))
                 second = services.AegraInstance(env, log_path=logs / "b.log").start(timeout=300)
-                results.append(await measure_setup("Aegra x2", [first.url, second.url]))
+                results.append(
+                    await counted(measure_setup("Aegra x2", [first.url, second.url]), postgres, redis, notes)
+                )
             finally:
                 first.stop()
                 if second is not None:
@@ -147,6 +218,11 @@ async def run_bench() -> int:
             f"{measured.name:<14} {measured.wall:10.2f}s {measured.wall / baseline.wall:6.2f}x "
             f"{measured.per_run:14.2f}s {measured.per_run / baseline.per_run:6.2f}x {measured.delivered:>5}/{measured.total}"
         )
+    print()
+    for measured in results:
+        received = ", ".join(f"{kind} {count / measured.total:.1f}" for kind, count in measured.events.most_common())
+        print(f"{measured.name:<14} events a client received per run: {received}")
+    print("\n".join(notes))
     return 0 if all(m.delivered == m.total for m in results) else 1
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
+from langgraph.store.base import Op, PutOp
 from langgraph.store.memory import InMemoryStore
 
 from deep_research_agent.domain.findings import Finding, Findings
@@ -17,11 +20,13 @@ from deep_research_agent.run import (
     LEDGER_NAMESPACE,
     Halt,
     Run,
+    archive_evidence,
     evidence_namespace,
     forget_ledger,
     restore_ledger,
     save_ledger,
     stored_evidence,
+    unsaved_records,
 )
 from deep_research_agent.run.ledger import SavedTexts
 
@@ -122,3 +127,70 @@ async def test_a_run_without_a_ledger_starts_fresh_and_an_ended_run_leaves_none(
 
     assert await store.aget(LEDGER_NAMESPACE, run.key) is None
     assert len(await stored_evidence(store, THREAD, run.key)) == 2, "the texts are the archive and stay"
+
+
+class CountingStore(InMemoryStore):
+    """An in-memory store that keeps every batch of puts it was sent, and refuses them while ``refusing``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.puts: list[list[PutOp]] = []
+        self.refusing = False
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Any]:
+        ops = list(ops)
+        if puts := [op for op in ops if isinstance(op, PutOp)]:
+            if self.refusing:
+                raise ConnectionError("the store is away")
+            self.puts.append(puts)
+        return await super().abatch(ops)
+
+
+def ledger_puts(store: CountingStore) -> int:
+    return sum(op.namespace == LEDGER_NAMESPACE for batch in store.puts for op in batch)
+
+
+async def test_a_save_that_would_change_nothing_writes_nothing_and_the_next_change_is_saved():
+    store, run = CountingStore(), worked_run()
+    await save_ledger(store, run, thread_id=THREAD)
+    await save_ledger(store, run, thread_id=THREAD)  # a tool call that changed nothing the ledger keeps
+    assert len(store.puts) == 1
+
+    run.usage.count_model_call("orchestrator", None, RoleUsage(input_tokens=10, output_tokens=1))
+    await save_ledger(store, run, thread_id=THREAD)
+
+    assert len(store.puts) == 2 and ledger_puts(store) == 2
+    assert not any(op.namespace != LEDGER_NAMESPACE for op in store.puts[1]), "a text was written twice"
+    resumed = Run(key="run-1")
+    assert await restore_ledger(store, resumed, thread_id=THREAD)
+    assert resumed.usage.totals() == run.usage.totals(), "the resumed run lost the last model call"
+
+
+async def test_a_save_the_store_refused_is_made_again_at_the_next_call_even_if_nothing_changed_since():
+    store, run = CountingStore(), worked_run()
+    store.refusing = True
+    await save_ledger(store, run, thread_id=THREAD)
+    store.refusing = False
+    await save_ledger(store, run, thread_id=THREAD)
+
+    assert ledger_puts(store) == 1 and len(await stored_evidence(store, THREAD, run.key)) == 2
+    assert await restore_ledger(store, Run(key="run-1"), thread_id=THREAD)
+
+
+async def test_a_stopped_runs_end_archives_only_the_texts_no_save_wrote_and_keeps_every_text():
+    store, run = CountingStore(), worked_run()
+    await save_ledger(store, run, thread_id=THREAD)
+    run.evidence.add_evidence(
+        url="https://example.org/late", title="Late", kind="page", text="Read after the last save.", agent="r"
+    )
+    run.control.halt_run(Halt(cause=StopCause.USER, detail="the user asked the run to stop"))
+
+    late = unsaved_records(run, run.evidence.own_records())
+    await archive_evidence(store, thread_id=THREAD, run_id=run.key, records=late, failures=run.failures)
+    await forget_ledger(store, run)
+
+    assert [record.id for record in late] == ["ev3"]
+    written = [op.key for batch in store.puts for op in batch if op.namespace == evidence_namespace(THREAD, run.key)]
+    assert written == ["ev1", "ev2", "ev3"], "each text is written once"
+    stored = await stored_evidence(store, THREAD, run.key)
+    assert [r["id"] for r in stored] == ["ev1", "ev2", "ev3"] and stored[2]["text"] == "Read after the last save."

@@ -6,8 +6,6 @@ thread's report and evidence back, cancellation, and each user seeing only their
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +13,9 @@ import anyio
 import httpx
 import pytest
 from langchain_mcp_adapters.client import MultiServerMCPClient
-from mcp import ClientSession, types
-from mcp.client.streamable_http import streamable_http_client
 
 from testkit.agent_server import PROJECT_ROOT, AgentServer
+from testkit.mcp_caller import Progress, cancel_last_call, mcp_session, text_of
 from testkit.scenarios import (
     findings_json,
     message_text,
@@ -51,32 +48,6 @@ def research_turns(url: str, title: str = "Sodium-glass batteries") -> tuple[dic
 
 def reads_halvorsen(url: str) -> dict[str, Any]:
     return researcher_reads(url, query="sodium glass battery", finding="412 Wh/kg", quote="412 Wh/kg")
-
-
-@asynccontextmanager
-async def mcp_session(server_url: str, token: str | None = None) -> AsyncIterator[ClientSession]:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with (
-        httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(30, read=300)) as http,
-        streamable_http_client(f"{server_url}/mcp", http_client=http) as (read, write, _),
-        ClientSession(read, write) as session,
-    ):
-        await session.initialize()
-        yield session
-
-
-class Progress:
-    """The progress notifications of one call."""
-
-    def __init__(self) -> None:
-        self.messages: list[str] = []
-
-    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
-        self.messages.append(message or "")
-
-
-def text_of(result: types.CallToolResult) -> str:
-    return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
 
 
 async def test_the_server_lists_the_research_tools_with_schemas_and_descriptions_for_a_calling_model(agent_server):
@@ -236,17 +207,8 @@ async def test_cancelling_a_research_call_stops_the_run_and_leaves_the_report_of
             while len(requests_of(scripted, "research-subagent")) < 3:
                 assert time.monotonic() < deadline, "the run never reached its slow model call"
                 await anyio.sleep(0.05)
-            # The SDK's client sends no cancellation of its own; this is the notification MCP specifies. The
-            # call's request id is the session's last one (initialize, then this call).
-            request_id = session._request_id - 1  # noqa: SLF001 - the id is not exposed otherwise
-            await session.send_notification(
-                types.ClientNotification(
-                    types.CancelledNotification(
-                        params=types.CancelledNotificationParams(requestId=request_id, reason="the caller gave up")
-                    )
-                )
-            )
-        [thread_id] = {m.rsplit("(thread ", 1)[1].rstrip(")") for m in progress.messages if "(thread " in m}
+            await cancel_last_call(session)
+        thread_id = progress.thread_id()
         # The cancelled call is answered at once; the stopped run leaves its report a moment later.
         deadline = time.monotonic() + 60
         while (report := await session.call_tool("get_report", {"thread_id": thread_id})).isError:

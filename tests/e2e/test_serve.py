@@ -33,19 +33,23 @@ from mcp.client.streamable_http import streamable_http_client
 from deep_research_agent.protocol.events import STOP_REQUESTS_NAMESPACE
 from deploy import services
 from testkit.agent_server import EVENT_SCHEMA, GRAPH_ID, PROJECT_ROOT, STREAM_MODES, RunResult, stream_run
+from testkit.mcp_caller import Progress, cancel_last_call, mcp_session, text_of
 from testkit.scenarios import (
     end_of,
     findings_json,
+    message_text,
     orchestrator,
     plan_and_delegate,
     requests_of,
     researcher,
     researcher_finds_then_hangs,
+    researcher_reads,
     scenario,
     submit,
 )
 from testkit.scripted_model import call, turn
 from testkit.serve_process import ServeProcess, free_port_range
+from testkit.web import ARTICLES
 from tests.conftest import agent_env
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e, pytest.mark.aegra]
@@ -55,6 +59,7 @@ USERS = [f"user-{n}" for n in range(10)]
 RUNS_PER_USER = 3
 SNIPPET = "Sodium-ion cells cost about 30 % less per kWh than lithium iron phosphate cells (2025 survey)."
 SOURCE = "https://batteries.example/sodium-survey"
+MCP_QUESTION = "How dense are sodium-glass batteries?"
 
 
 def token(user: str) -> str:
@@ -240,6 +245,129 @@ async def test_on_serve_a_report_downloads_for_its_owner_only_and_the_agents_mcp
 
 def bearer(user: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token(user)}"}
+
+
+def cited(url: str) -> str:
+    return f"# Sodium-glass batteries\n\nThey reach 412 Wh/kg [1].\n\n## Sources\n[1] Halvorsen — {url}\n"
+
+
+async def test_mcp_research_on_serve_answers_the_checked_report_with_progress_and_a_second_user_reads_none_of_it(
+    team, scripted, web
+):
+    url = web.url(ARTICLES["halvorsen-cell"].path)
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Find the energy density of sodium-glass batteries"), submit(cited(url))),
+            researcher_reads(url, query="sodium glass battery", finding="412 Wh/kg", quote="412 Wh/kg"),
+        )
+    )
+    progress = Progress()
+
+    async with mcp_session(team.serve.urls[0], token("user-3")) as session:
+        result = await session.call_tool("research", {"question": MCP_QUESTION}, progress_callback=progress)
+    thread_id = (result.structuredContent or {}).get("thread_id", "")
+    async with mcp_session(team.serve.urls[1], token("user-4")) as other:
+        report = await other.call_tool("get_report", {"thread_id": thread_id})
+        evidence = await other.call_tool("get_evidence", {"thread_id": thread_id})
+        follow_up = await other.call_tool("follow_up", {"thread_id": thread_id, "question": "And the cost?"})
+    async with httpx.AsyncClient(timeout=30) as stranger:
+        refused = await stranger.post(
+            f"{team.serve.urls[0]}/mcp",
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers={"Accept": "application/json, text/event-stream"},
+        )
+
+    assert not result.isError, text_of(result)
+    text = result.content[0].text
+    assert text.startswith("# Sodium-glass batteries") and "## Sources" in text and url in text
+    assert "additional_kwargs" not in text_of(result) and "HumanMessage" not in text_of(result)
+    facts = result.structuredContent
+    assert facts["report"] == text and [source["url"] for source in facts["sources"]] == [url]
+    assert (facts["claims"]["claims"], facts["claims"]["supported"], facts["citation_accuracy"]) == (1, 1, 1.0)
+    assert (facts["outcome"], facts["end"], facts["partial"]) == ("answered", "done/report_delivered", False)
+    assert facts["run_id"] and facts["run_seconds"] > 0
+    assert any(m.startswith("Research started") and thread_id in m for m in progress.messages)
+    assert any(m.startswith("Research unit started") for m in progress.messages)
+    assert any(m.startswith("Research unit done") for m in progress.messages)
+    assert any(m.startswith("Source read") for m in progress.messages)
+    [user_message] = [m for m in requests_of(scripted, "orchestrator")[0]["body"]["messages"] if m["role"] == "user"]
+    assert message_text(user_message) == MCP_QUESTION, "the question is the run's one human message, unchanged"
+    for answer in (report, evidence, follow_up):
+        assert answer.isError and f"No thread {thread_id}" in text_of(answer)
+        assert "412 Wh/kg" not in text_of(answer)
+    assert refused.status_code == 401
+    team.threads["user-3"] = thread_id
+
+
+async def test_mcp_research_on_serve_of_a_question_that_would_be_clarified_reports_on_stated_assumptions(
+    team, scripted
+):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(
+                # What a model that wants to ask does first; the tool is not offered, so the run goes on.
+                turn(tool_calls=[call("request_clarification", questions=["Which region?"])]),
+                plan_and_delegate("Find kelp farm figures worldwide"),
+                submit("# Kelp farms\n\nAssumed: worldwide, recent years.\n\n## Sources\n"),
+            ),
+            researcher(turn(content=findings_json("Nothing new."))),
+        )
+    )
+
+    async with mcp_session(team.serve.urls[1], token("user-5")) as session:
+        result = await session.call_tool("research", {"question": "Tell me about kelp farms."})
+
+    assert not result.isError, text_of(result)
+    assert result.content[0].text.startswith("# Kelp farms\n\nAssumed: worldwide")
+    assert "Which region?" not in text_of(result)
+    assert result.structuredContent["end"] == "done/report_delivered"
+    first = requests_of(scripted, "orchestrator")[0]["body"]
+    assert "request_clarification" not in {tool["function"]["name"] for tool in first["tools"]}
+
+
+async def test_cancelling_an_mcp_research_call_on_serve_stops_the_run_and_leaves_the_report_of_what_was_found(
+    team, scripted, web
+):
+    url = web.url(ARTICLES["halvorsen-cell"].path)
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Find the energy density of sodium-glass batteries"), submit("# Never\n")),
+            researcher_finds_then_hangs(url),
+        )
+    )
+    progress = Progress()
+    outcome: dict[str, Any] = {}
+
+    async with mcp_session(team.serve.urls[0], token("user-6")) as session:
+
+        async def research() -> None:
+            try:
+                outcome["result"] = await session.call_tool(
+                    "research", {"question": MCP_QUESTION}, progress_callback=progress
+                )
+            except Exception as exc:  # noqa: BLE001 - the cancelled call's answer, inspected below
+                outcome["error"] = exc
+
+        async with anyio.create_task_group() as calls:
+            calls.start_soon(research)
+            with anyio.fail_after(120):
+                while len(requests_of(scripted, "research-subagent")) < 3:
+                    await anyio.sleep(0.05)
+            await cancel_last_call(session)
+        thread_id = progress.thread_id()
+        # The cancelled call is answered at once; the stopped run leaves its report a moment later.
+        with anyio.fail_after(90):
+            while (report := await session.call_tool("get_report", {"thread_id": thread_id})).isError:
+                assert "no report yet" in text_of(report), text_of(report)
+                await anyio.sleep(0.3)
+    runs = await team.client(1, "user-6").runs.list(thread_id)
+
+    assert "result" not in outcome and "cancelled" in str(outcome["error"]).lower()
+    assert not report.isError, text_of(report)
+    assert "412 Wh/kg" in report.content[0].text and "# Never" not in report.content[0].text
+    assert report.structuredContent["outcome"] is not None
+    assert len(requests_of(scripted, "orchestrator")) == 1, "the stopped run went on to write its own report"
+    assert [run["status"] for run in runs] == ["success"], "the stopped run should end, not hang on its slow call"
 
 
 async def test_a_run_naming_an_mcp_server_on_a_private_address_is_refused_with_an_mcp_error_and_still_delivers(

@@ -10,7 +10,8 @@ Contract (orchestrator only; it must be the outermost middleware):
   (``run/admission.py``); past the limit it ends at once with ``error/too_many_runs``, its detail (how
   many runs are in progress, the limit, what to do) also the turn's AI message for clients that show
   only ``messages``; an admitted run holds its slot until it ends;
-- every orchestrator tool call ends by saving the run's ledger to the store (``run/ledger.py``); a run
+- every orchestrator tool call ends by saving the run's ledger to the store (``run/ledger.py``; a save
+  that would change nothing writes nothing, and the end archives only the texts no save wrote); a run
   resumed by another process (its worker died; Aegra's lease reaper hands it on from the last checkpoint)
   restores it there, and gets the same watcher and slot, at its next model or tool call, since its
   opening hook does not run again: so its run time, usage, sources, hand-overs and texts include the part
@@ -98,6 +99,7 @@ from ..run import (
     run_user,
     save_ledger,
     start_keeping,
+    unsaved_records,
 )
 from ..run.containment import INTERNAL_ERROR, contain_hook_failures
 from ..sandbox.session import SandboxSession
@@ -340,7 +342,8 @@ class RunLifecycleMiddleware(AgentMiddleware):
                 runtime.store,
                 thread_id=thread_id,
                 run_id=run.key,
-                records=run.evidence.own_records(),
+                # The texts the ledger saved are in that namespace already.
+                records=unsaved_records(run, run.evidence.own_records()),
                 failures=run.failures,
             )
             await forget_ledger(runtime.store, run)

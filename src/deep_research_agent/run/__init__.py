@@ -21,7 +21,7 @@ from .admission import (
 from .archive import EVIDENCE_NAMESPACE, archive_evidence, evidence_namespace, evidence_summaries, stored_evidence
 from .boundary import run_hook, run_tool
 from .control import Halt, RunControl
-from .ledger import LEDGER_NAMESPACE, forget_ledger, kept_in_ledger, restore_ledger, save_ledger
+from .ledger import LEDGER_NAMESPACE, forget_ledger, kept_in_ledger, restore_ledger, save_ledger, unsaved_records
 from .owner import ANONYMOUS_USER, client_namespaces, run_owner, run_user
 from .recording import RecordingLedger, note_recording_failure, record_ops
 from .registry import NoRunError, Run, bound_run, close_run, current_run, is_open, run_key
@@ -65,4 +65,5 @@ __all__ = [
     "save_ledger",
     "start_keeping",
     "stored_evidence",
+    "unsaved_records",
 ]

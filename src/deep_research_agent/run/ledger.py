@@ -12,7 +12,11 @@ Contract:
   the usage, sources, hand-overs, citations, control signals, and each attachment whose type a feature
   registered with ``@kept_in_ledger`` (the skills applied). The lifecycle calls it at
   the end of each of the orchestrator's tool calls, before the result reaches the checkpoint, so the
-  ledger is never behind the checkpoint it resumes from;
+  ledger is never behind the checkpoint it resumes from (a call of a step with parallel calls is
+  checkpointed on its own, as a pending write, so saves cannot wait for the step's end). A save that would
+  write what the store already holds (no new text, the same ledger item) writes nothing;
+- ``unsaved_records`` are the records whose texts no save wrote yet: what the run's archive still has to
+  write at its end (``archive.py``), so a text is written once per run;
 - ``restore_ledger`` reads both back into a fresh run in the resuming process, before that process
   records anything: the run time counts from the original start, the usage from what was spent before,
   and hand-overs, sources and texts are there for the report's citation checks. Work in flight at the
@@ -23,8 +27,11 @@ Contract:
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
@@ -45,9 +52,11 @@ _PAGE = 100
 
 @dataclass
 class SavedTexts:
-    """The ledger's attachment to a run: the evidence ids whose texts the store already holds."""
+    """The ledger's attachment to a run: the evidence ids whose texts the store already holds, and the
+    digest of the ledger item it holds (None before the first save)."""
 
     ids: set[str] = field(default_factory=set)
+    digest: str | None = None
 
 
 class LedgerPart(Protocol):
@@ -80,7 +89,7 @@ async def save_ledger(store: BaseStore | None, run: Run, *, thread_id: str | Non
     if store is None or not thread_id:
         return
     saved = run.attachments.setdefault(SavedTexts, SavedTexts)
-    records = [record for record in run.evidence.records() if record.id not in saved.ids]
+    records = unsaved_records(run, run.evidence.records())
     texts = [
         PutOp(evidence_namespace(thread_id, run.key), r.id, {**evidence_summary(r), "text": r.text}, index=False)
         for r in records
@@ -92,12 +101,22 @@ async def save_ledger(store: BaseStore | None, run: Run, *, thread_id: str | Non
         "control": run.control.snapshot(),
         **{kind.LEDGER_KEY: (run.attachments.get(kind) or kind()).snapshot() for kind in _parts},
     }
+    digest = hashlib.blake2b(json.dumps(value, sort_keys=True, default=str).encode(), digest_size=16).hexdigest()
+    if not texts and digest == saved.digest:
+        return
     try:
         await store.abatch([*texts, PutOp(LEDGER_NAMESPACE, run.key, value, index=False)])
     except Exception:  # noqa: BLE001 - a missed save costs a resumed run its earlier work, never this run
         logger.warning("could not save the ledger of run %s", run.key, exc_info=True)
         return
     saved.ids.update(record.id for record in records)
+    saved.digest = digest
+
+
+def unsaved_records(run: Run, records: Sequence[EvidenceRecord]) -> list[EvidenceRecord]:
+    """Those of ``records`` whose texts no ledger save of the run (in this process or before a resume) wrote."""
+    saved = run.attachments.get(SavedTexts)
+    return list(records) if saved is None else [record for record in records if record.id not in saved.ids]
 
 
 async def restore_ledger(store: BaseStore | None, run: Run, *, thread_id: str | None) -> bool:
