@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from deep_research_agent.domain.errors import ToolFailure
+from deep_research_agent.evaluation.__main__ import gate_failures
 from deep_research_agent.evaluation.cassette import Cassette, CassetteServer, request_key, request_shape
 from deep_research_agent.evaluation.compare import compare, paired_permutation_p
 from deep_research_agent.evaluation.judge import JudgeError, JudgeSettings, fact_batches, race_scores
@@ -147,6 +148,17 @@ def card(accuracies: list[float | None], fabricated_urls: tuple[str, ...] = ()) 
     ]  # fmt: skip
     return Scorecard(suite="s", suite_path="s", suite_sha256="0", server="x", started_at="t", finished_at="t",
                      wall_s=0, complete=True, questions=questions).summarise()  # fmt: skip
+
+
+def test_a_suite_run_fails_on_a_citation_drop_a_fabricated_citation_or_a_question_that_did_not_end() -> None:
+    floor = [("citation_accuracy", 1.0)]
+    assert gate_failures(card([1.0] * 3), floor) == []
+    assert gate_failures(card([1.0, 0.5, 0.5, 1.0]), floor) == ["citation_accuracy mean 0.75 is under 1.0"]
+    assert gate_failures(card([1.0] * 3, (URL,)), floor) == [
+        "3 fabricated citation(s): a report cites a URL its run never retrieved"
+    ]
+    cut_short = card([1.0, None]).model_copy(update={"complete": False})
+    assert gate_failures(cut_short, []) == ["not every question ran to an end status"]
 
 
 def test_compare_gives_one_verdict_line() -> None:

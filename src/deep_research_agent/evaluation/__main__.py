@@ -129,8 +129,17 @@ def cmd_run(argv: Sequence[str]) -> int:
     for problem in card.problems:
         if problem not in suite.problems:
             print(f"PROBLEM: {problem}")
+    failures = gate_failures(card, args.fail_under)
+    for line in failures:
+        print(f"FAIL: {line}")
+    return 1 if failures else 0
+
+
+def gate_failures(card: Scorecard, fail_under: Sequence[tuple[str, float]]) -> list[str]:
+    """Why a suite run exits 1 (what fails CI): a mean under its ``--fail-under`` floor, any fabricated
+    citation, a question that did not run to an end status."""
     failures = []
-    for name, floor in args.fail_under:
+    for name, floor in fail_under:
         mean = card.summary[name].mean
         if mean is None or mean < floor:
             failures.append(f"{name} mean {mean} is under {floor}")
@@ -138,9 +147,7 @@ def cmd_run(argv: Sequence[str]) -> int:
         failures.append(f"{fabricated} fabricated citation(s): a report cites a URL its run never retrieved")
     if not card.complete:
         failures.append("not every question ran to an end status")
-    for line in failures:
-        print(f"FAIL: {line}")
-    return 1 if failures else 0
+    return failures
 
 
 def _scorecard(path: str) -> Scorecard:
