@@ -160,6 +160,14 @@ OPERATOR_ONLY = [
         id="fetch_allow_hosts",
     ),
     pytest.param(
+        "fetch_cassette_url",
+        "http://evil.test/page",
+        "DRA_FETCH_CASSETTE_URL",
+        "http://127.0.0.1:9100/page",
+        "http://127.0.0.1:9100/page",
+        id="fetch_cassette_url",
+    ),
+    pytest.param(
         "tavily_api_base_url",
         "https://evil.test",
         "TAVILY_API_BASE_URL",

@@ -4,15 +4,20 @@ paired test and the cassette's keys. End to end: ``tests/e2e/test_evaluation.py`
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
-from deep_research_agent.evaluation.cassette import request_key, request_shape
+from deep_research_agent.domain.errors import ToolFailure
+from deep_research_agent.evaluation.__main__ import gate_failures
+from deep_research_agent.evaluation.cassette import Cassette, CassetteServer, request_key, request_shape
 from deep_research_agent.evaluation.compare import compare, paired_permutation_p
 from deep_research_agent.evaluation.judge import JudgeError, JudgeSettings, fact_batches, race_scores
 from deep_research_agent.evaluation.metrics import fabricated, measure
 from deep_research_agent.evaluation.scorecard import QuestionResult, Scorecard, bar_chart, render_markdown
 from deep_research_agent.evaluation.suite import SuiteError, load_suite, parse_suite, shipped_suites
+from deep_research_agent.tools.fetch import download_via
+from testkit.web import ARTICLES, WebStandIn, closed_port
 
 URL = "https://example.org/pharos"
 
@@ -145,6 +150,17 @@ def card(accuracies: list[float | None], fabricated_urls: tuple[str, ...] = ()) 
                      wall_s=0, complete=True, questions=questions).summarise()  # fmt: skip
 
 
+def test_a_suite_run_fails_on_a_citation_drop_a_fabricated_citation_or_a_question_that_did_not_end() -> None:
+    floor = [("citation_accuracy", 1.0)]
+    assert gate_failures(card([1.0] * 3), floor) == []
+    assert gate_failures(card([1.0, 0.5, 0.5, 1.0]), floor) == ["citation_accuracy mean 0.75 is under 1.0"]
+    assert gate_failures(card([1.0] * 3, (URL,)), floor) == [
+        "3 fabricated citation(s): a report cites a URL its run never retrieved"
+    ]
+    cut_short = card([1.0, None]).model_copy(update={"complete": False})
+    assert gate_failures(cut_short, []) == ["not every question ran to an end status"]
+
+
 def test_compare_gives_one_verdict_line() -> None:
     good, worse = card([1.0] * 6), card([0.5] * 6)
     assert compare(good, worse).verdict == "regression: citation_accuracy -0.5 (p=0.0312)"
@@ -178,3 +194,36 @@ def test_a_cassette_key_ignores_dates_uuids_and_credentials() -> None:
     assert request_key(one) != request_key({"messages": [{"role": "system", "content": "Another prompt."}]})
     body = {"messages": [{"role": "user", "content": "Q?"}, {"role": "assistant", "content": "A"}]}
     assert request_shape("model", "orchestrator", body).startswith("model:orchestrator:1:")
+
+
+@pytest.mark.anyio
+async def test_a_cassette_records_pages_through_the_fetch_guard_and_replays_them_with_the_web_gone(tmp_path) -> None:
+    tape = tmp_path / "pages.cassette.json"
+    unrecorded = "http://127.0.0.1:9/never-read"
+    with WebStandIn() as pages:
+        article, to_metadata = pages.url(ARTICLES["pharos-lighthouse"].path), pages.url("/redirect-to-metadata")
+        private = f"http://127.0.0.1:{closed_port()}/private"
+        with CassetteServer(
+            tape, mode="record", model_upstream="http://unused", fetch_allow_hosts=(pages.allow_host,)
+        ) as rec:
+            live = [await download_via(rec.page_url, article) for _ in range(2)]
+            refused = [await failure_of(download_via(rec.page_url, url)) for url in (to_metadata, private)]
+    assert "stood over 100 metres tall" in live[0].body.decode() and live[0].content_type == "text/html"
+    assert "redirected to a refused target" in refused[0] and "a loopback address" in refused[1]
+    assert [e.kind for e in Cassette.load(tape).entries] == ["page"] * 4
+
+    with CassetteServer(tape, mode="replay") as replay:
+        again = [await download_via(replay.page_url, article) for _ in range(2)]
+        assert [await failure_of(download_via(replay.page_url, url)) for url in (to_metadata, private)] == refused
+        missing = [await failure_of(download_via(replay.page_url, url)) for url in (article, unrecorded)]
+    assert again == live, "each recording of a page answers one request"
+    assert missing == [
+        f"the page source has no answer for {url}: cassette: nothing recorded for page:{url}"
+        for url in (article, unrecorded)
+    ]
+
+
+async def failure_of(call: Any) -> str:
+    with pytest.raises(ToolFailure) as raised:
+        await call
+    return raised.value.message

@@ -34,6 +34,7 @@ def settings(web: WebStandIn, *backends: str, **overrides: Any) -> types.SimpleN
         "web_search": True,
         "web_fetch": True,
         "fetch_allow_hosts": (web.allow_host,),
+        "fetch_cassette_url": "",
         "search_max_results": 5,
         "search_backends": backends,
         "searxng_url": web.backend_url("searxng"),

@@ -34,7 +34,7 @@ PUBLIC_IP = "93.184.216.34"
 
 
 def settings(allow_hosts: Sequence[str]) -> types.SimpleNamespace:
-    return types.SimpleNamespace(web_fetch=True, fetch_allow_hosts=tuple(allow_hosts))
+    return types.SimpleNamespace(web_fetch=True, fetch_allow_hosts=tuple(allow_hosts), fetch_cassette_url="")
 
 
 class ScriptedResolver:

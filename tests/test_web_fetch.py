@@ -37,7 +37,7 @@ from testkit.web import (
 
 
 def fetch_tool(web: WebStandIn, *, max_chars: int = 60_000, limits: FetchLimits = FetchLimits()):
-    settings = types.SimpleNamespace(web_fetch=True, fetch_allow_hosts=(web.allow_host,))
+    settings = types.SimpleNamespace(web_fetch=True, fetch_allow_hosts=(web.allow_host,), fetch_cassette_url="")
     tool = build_web_fetch_tool(settings, results=ResultLimits(max_chars=max_chars), limits=limits)
     assert tool is not None
     return tool
@@ -281,7 +281,7 @@ async def test_refused_url_is_error_text_and_a_failed_page_event(web: WebStandIn
 
 @pytest.mark.anyio
 async def test_connection_refused_is_a_transient_failure() -> None:
-    settings = types.SimpleNamespace(web_fetch=True, fetch_allow_hosts=("127.0.0.1",))
+    settings = types.SimpleNamespace(web_fetch=True, fetch_allow_hosts=("127.0.0.1",), fetch_cassette_url="")
     tool = build_web_fetch_tool(settings)
     run = await run_tools_in_graph([(tool, {"url": f"http://127.0.0.1:{closed_port()}/"})])
     assert re.match(r"TOOL ERROR \(web_fetch, transient\): could not connect", run.results[0])

@@ -5,8 +5,8 @@ writes is what these tests read: ``scorecard.json``, ``scorecard.md``, its progr
 The scripted suite scenario (``testkit/eval_scenarios.py``) answers every question alike: one unit reads
 the web stand-in's Lighthouse of Alexandria page and the report makes two claims citing it. Run with
 ``web_fetch`` off, the same script reads nothing, which is the worse configuration ``compare`` must catch.
-A second ``langgraph dev`` talks to the model and search stand-ins through a cassette proxy, which records
-a suite and then replays it with the stand-ins out of the loop.
+A second ``langgraph dev`` talks to the model and search stand-ins and reads its pages through a cassette
+proxy, which records a suite and then replays it with the stand-ins out of the loop and the web stopped.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from testkit.agent_server import AgentServer
 from testkit.eval_scenarios import judge_agents, judge_reply, suite_scenario, verdicts
 from testkit.ports import free_port
 from testkit.scenarios import requests_of, scenario
-from testkit.web import closed_port
+from testkit.web import WebStandIn, closed_port
 from tests.conftest import agent_env
 
 pytestmark = [pytest.mark.e2e]
@@ -153,11 +154,12 @@ def cassette_port() -> int:
 
 @pytest.fixture(scope="module")
 def cassette_agent(model_server: Any, web_server: Any, cassette_port: int) -> Iterator[AgentServer]:
-    """A ``langgraph dev`` whose model and search endpoints are a cassette proxy on ``cassette_port``."""
+    """A ``langgraph dev`` whose model and search endpoints and page source are a cassette proxy on ``cassette_port``."""
     env = {
         **agent_env(model_server, web_server),
         "OPENAI_BASE_URL": f"http://127.0.0.1:{cassette_port}/model",
         "TAVILY_API_BASE_URL": f"http://127.0.0.1:{cassette_port}/search",
+        "DRA_FETCH_CASSETTE_URL": f"http://127.0.0.1:{cassette_port}/page",
     }
     server = AgentServer(env).start()
     try:
@@ -170,26 +172,31 @@ def comparable(card: Scorecard) -> list[dict[str, Any]]:
     return [q.model_dump(exclude={"thread_id", "wall_s"}) for q in card.questions]
 
 
-def test_a_recorded_cassette_replays_offline_to_the_same_scorecard(
-    cassette_agent: AgentServer, suite_scripted: Any, web: Any, model_server: Any, cassette_port: int, tmp_path: Path
+def test_a_recorded_cassette_replays_offline_with_its_pages_to_the_same_scorecard(
+    cassette_agent: AgentServer, scripted: Any, model_server: Any, cassette_port: int, tmp_path: Path
 ) -> None:
+    """Every answer cites a page the run read: its web is a stand-in of its own, stopped before the replay."""
     tape = tmp_path / "starter.cassette.json"
     recorded, replayed = tmp_path / "recorded", tmp_path / "replayed"
     args = ["--suite", "starter", "--only", SUBSET, "--url", cassette_agent.url, "--concurrency", "3"]
-    upstreams = {"model_upstream": model_server.base_url, "search_upstream": web.base_url}
-    with CassetteServer(tape, mode="record", port=cassette_port, **upstreams):
-        assert run_eval(*args, "--out", str(recorded)).returncode == 0
+    with WebStandIn() as pages:
+        scripted.set_scenario(suite_scenario(pages))
+        upstreams = {"model_upstream": model_server.base_url, "search_upstream": pages.base_url}
+        with CassetteServer(
+            tape, mode="record", port=cassette_port, fetch_allow_hosts=(pages.allow_host,), **upstreams
+        ):
+            assert run_eval(*args, "--out", str(recorded)).returncode == 0
     entries = Cassette.load(tape).entries
-    assert {e.kind for e in entries} == {"model", "search"} and len(entries) == len(suite_scripted.requests()) + 6
+    assert Counter(e.kind for e in entries) == {"model": len(scripted.requests()), "search": 6, "page": 6}
     assert "sk-e2e-model-key" not in tape.read_text()
+    assert all(q.sources_read == 1 and q.citation_accuracy == 1.0 for q in card_of(recorded).questions)
 
-    suite_scripted.reset()
-    web.tavily_reset()
+    scripted.reset()
     with CassetteServer(tape, mode="replay", port=cassette_port) as replay:
         done = run_eval(*args, "--out", str(replayed), "--fail-under", "citation_accuracy=1.0")
         assert replay.misses == []
     assert done.returncode == 0, done.stdout + done.stderr
-    assert suite_scripted.requests() == [] and web.tavily_requests() == []
+    assert scripted.requests() == []
     assert comparable(card_of(replayed)) == comparable(card_of(recorded))
     assert card_of(replayed).summary["citation_accuracy"].mean == 1.0
 

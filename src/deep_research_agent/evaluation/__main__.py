@@ -9,8 +9,9 @@ Contract:
   every ``--fail-under`` mean holds; 1 otherwise; 2 for unusable arguments, suite or server.
 - ``compare A B [--fail-on-regression]``: the per-metric table and the verdict line (``compare.py``) of two
   scorecards (files, or directories holding ``scorecard.json``); exit 1 on a regression with the flag.
-- ``cassette record FILE --model-upstream URL [--search-upstream URL] [--port N]`` and ``cassette replay
-  FILE [--port N]`` serve the proxy of ``cassette.py`` until interrupted, and print the two base URLs.
+- ``cassette record FILE --model-upstream URL [--search-upstream URL] [--fetch-allow-host HOST[:PORT] ...]
+  [--port N]`` and ``cassette replay FILE [--port N]`` serve the proxy of ``cassette.py`` until interrupted,
+  and print the settings that point an agent server at it.
 """
 
 from __future__ import annotations
@@ -128,8 +129,17 @@ def cmd_run(argv: Sequence[str]) -> int:
     for problem in card.problems:
         if problem not in suite.problems:
             print(f"PROBLEM: {problem}")
+    failures = gate_failures(card, args.fail_under)
+    for line in failures:
+        print(f"FAIL: {line}")
+    return 1 if failures else 0
+
+
+def gate_failures(card: Scorecard, fail_under: Sequence[tuple[str, float]]) -> list[str]:
+    """Why a suite run exits 1 (what fails CI): a mean under its ``--fail-under`` floor, any fabricated
+    citation, a question that did not run to an end status."""
     failures = []
-    for name, floor in args.fail_under:
+    for name, floor in fail_under:
         mean = card.summary[name].mean
         if mean is None or mean < floor:
             failures.append(f"{name} mean {mean} is under {floor}")
@@ -137,9 +147,7 @@ def cmd_run(argv: Sequence[str]) -> int:
         failures.append(f"{fabricated} fabricated citation(s): a report cites a URL its run never retrieved")
     if not card.complete:
         failures.append("not every question ran to an end status")
-    for line in failures:
-        print(f"FAIL: {line}")
-    return 1 if failures else 0
+    return failures
 
 
 def _scorecard(path: str) -> Scorecard:
@@ -165,19 +173,24 @@ def cmd_compare(argv: Sequence[str]) -> int:
 
 def cmd_cassette(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
-        prog="./run.sh eval cassette", description="Record or replay model and search traffic."
+        prog="./run.sh eval cassette", description="Record or replay model, search and page traffic."
     )
     parser.add_argument("mode", choices=("record", "replay"))
     parser.add_argument("file", help="the cassette (JSON)")
     parser.add_argument("--model-upstream", default="", help="record: the OpenAI-compatible endpoint to forward to")
     parser.add_argument("--search-upstream", default="", help="record: the Tavily endpoint (default Tavily's own)")
+    parser.add_argument(
+        "--fetch-allow-host", action="append", default=[], metavar="HOST[:PORT]",
+        help="record: a private host pages may be read from (as DRA_FETCH_ALLOW_HOSTS); repeatable",
+    )  # fmt: skip
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args(argv)
     try:
         server = CassetteServer(
             Path(args.file), mode=args.mode, model_upstream=args.model_upstream,
-            search_upstream=args.search_upstream, host=args.host, port=args.port,
+            search_upstream=args.search_upstream, fetch_allow_hosts=tuple(args.fetch_allow_host),
+            host=args.host, port=args.port,
         )  # fmt: skip
     except (OSError, ValueError) as exc:
         print(f"ERROR: {exc}", file=sys.stderr)
@@ -186,7 +199,8 @@ def cmd_cassette(argv: Sequence[str]) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     with server:
-        print(f"Cassette {args.mode}: set OPENAI_BASE_URL={server.model_url} TAVILY_API_BASE_URL={server.search_url}")
+        print(f"Cassette {args.mode}: set OPENAI_BASE_URL={server.model_url} TAVILY_API_BASE_URL={server.search_url}"
+              f" DRA_FETCH_CASSETTE_URL={server.page_url}")  # fmt: skip
         print("on the agent server (DRA_ALLOWED_BASE_URLS for a per-run base_url); Ctrl-C stops.", flush=True)
         while not stop.wait(0.5):
             pass

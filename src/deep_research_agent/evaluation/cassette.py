@@ -1,4 +1,4 @@
-"""Cassettes: a run's model and search traffic recorded as request → response pairs, and replayed offline.
+"""Cassettes: a run's model, search and page traffic recorded as request → response pairs, and replayed offline.
 
 Contract:
 - ``CassetteServer(path, mode="record", model_upstream=URL, search_upstream=URL)`` is a loopback proxy:
@@ -12,10 +12,11 @@ Contract:
   the date or ids in a prompt may differ); a request the cassette cannot answer gets 599 with an error
   that says so, which the agent reports as a failed call: replay never reaches the network.
 - The key of a request is the SHA-256 of its JSON body with dates and UUIDs masked and credentials removed.
-- Page fetches (``web_fetch``) are not in a cassette: the product's fetcher goes to each page's address
-  itself and refuses proxies on purpose (its address checks). Cassettes of runs whose pages are on a
-  loopback server (the shipped scripted suite) replay whole; a cassette of the open web replays the model
-  and the searches, and needs the pages again.
+- Pages (``web_fetch``): with ``DRA_FETCH_CASSETTE_URL`` set to ``page_url`` (an operator-only setting, so
+  no page, prompt or run can set it), the fetcher asks the cassette for each page (``tools.fetch.download_via``).
+  Recording reads the page with the fetcher's own guarded download (``tools.fetch.page_reply``: the SSRF
+  check on every redirect hop, the size and time limits; ``fetch_allow_hosts`` as the operator's
+  ``DRA_FETCH_ALLOW_HOSTS``) and records what it got, a refusal or failure included; replay answers by URL.
 
 Why the standard library's server: the product ships no web framework (the server's is langgraph-api's),
 and a loopback proxy answering one request at a time per thread needs none.
@@ -23,6 +24,7 @@ and a loopback proxy answering one request at a time per thread needs none.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
@@ -37,10 +39,12 @@ from pydantic import BaseModel, Field
 
 from ..domain.conversation import DELIVERABLE_MESSAGE_NAME
 from ..modelcalls.models import AGENT_HEADER
+from ..tools.fetch import page_reply
 
 CASSETTE_VERSION = 1
 MODEL_PREFIX = "/model"
 SEARCH_PREFIX = "/search"
+PAGE_PATH = "/page"
 DEFAULT_SEARCH_UPSTREAM = "https://api.tavily.com"
 NO_ANSWER_STATUS = 599
 UPSTREAM_TIMEOUT_S = 600.0
@@ -50,7 +54,7 @@ _MASKS = (
 )
 _CREDENTIALS = frozenset({"api_key", "apikey", "authorization"})
 
-Kind = Literal["model", "search"]
+Kind = Literal["model", "search", "page"]
 
 
 class Entry(BaseModel):
@@ -105,6 +109,8 @@ def request_shape(kind: Kind, role: str | None, body: dict[str, Any]) -> str:
     """What a request is whatever its date or ids: its role, its turn, and the conversation's first user words."""
     if kind == "search":
         return f"search:{body.get('query')}"
+    if kind == "page":
+        return f"page:{body.get('url')}"
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
     turn = sum(1 for m in messages if m.get("role") == "assistant" and m.get("name") != DELIVERABLE_MESSAGE_NAME)
     first_user = next((_text(m.get("content")) for m in messages if m.get("role") == "user"), "")
@@ -125,6 +131,7 @@ class _Tape:
         for entry in self.cassette.entries:
             self.by_key[entry.key].append(entry)
             self.by_shape[entry.shape].append(entry)
+        self.used: set[int] = set()
         self.misses: list[str] = []
 
     def record(self, entry: Entry) -> None:
@@ -136,15 +143,16 @@ class _Tape:
 
     def take(self, key: str, shape: str) -> Entry | None:
         with self.lock:
-            queue = self.by_key.get(key) or self.by_shape.get(shape)
-            if not queue:
-                self.misses.append(shape)
-                return None
-            entry = queue.popleft()
-            for other in (self.by_key[entry.key], self.by_shape[entry.shape]):
-                if entry in other:
-                    other.remove(entry)
-            return entry
+            for queue in (self.by_key.get(key), self.by_shape.get(shape)):
+                while queue:
+                    # An entry sits in two queues; the one it was not taken from drops it here. By identity:
+                    # two recordings of one page are equal, and each must answer a request of its own.
+                    entry = queue.popleft()
+                    if id(entry) not in self.used:
+                        self.used.add(id(entry))
+                        return entry
+            self.misses.append(shape)
+            return None
 
 
 class CassetteServer:
@@ -157,6 +165,7 @@ class CassetteServer:
         mode: Literal["record", "replay"],
         model_upstream: str = "",
         search_upstream: str = DEFAULT_SEARCH_UPSTREAM,
+        fetch_allow_hosts: tuple[str, ...] = (),
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
@@ -167,6 +176,7 @@ class CassetteServer:
             "model": model_upstream.rstrip("/"),
             "search": (search_upstream or DEFAULT_SEARCH_UPSTREAM).rstrip("/"),
         }
+        self.fetch_allow_hosts = fetch_allow_hosts
         self.http = httpx.Client(timeout=UPSTREAM_TIMEOUT_S)
         self.server = ThreadingHTTPServer((host, port), self._handler())
         self.server.daemon_threads = True
@@ -188,6 +198,10 @@ class CassetteServer:
     @property
     def search_url(self) -> str:
         return self.root_url + SEARCH_PREFIX
+
+    @property
+    def page_url(self) -> str:
+        return self.root_url + PAGE_PATH
 
     @property
     def misses(self) -> list[str]:
@@ -216,11 +230,13 @@ class CassetteServer:
             kind, rest = "model", path[len(MODEL_PREFIX) :]
         elif path.startswith(SEARCH_PREFIX + "/"):
             kind, rest = "search", path[len(SEARCH_PREFIX) :]
+        elif path == PAGE_PATH:
+            kind, rest = "page", PAGE_PATH
         else:
             return (
                 404,
                 "application/json",
-                _error(f"cassette: no route {path}; use {MODEL_PREFIX}/… or {SEARCH_PREFIX}/…"),
+                _error(f"cassette: no route {path}; use {MODEL_PREFIX}/…, {SEARCH_PREFIX}/… or {PAGE_PATH}"),
             )
         role = headers.get(AGENT_HEADER.lower())
         try:
@@ -234,6 +250,8 @@ class CassetteServer:
             if entry is None:
                 return NO_ANSWER_STATUS, "application/json", _error(f"cassette: nothing recorded for {shape}")
             return entry.status, entry.content_type, entry.body.encode("utf-8")
+        if kind == "page":
+            return self._record_page(key, shape, body)
         forward = {k: v for k, v in headers.items() if k in ("authorization", "content-type", AGENT_HEADER.lower())}
         try:
             reply = self.http.request(method, self.upstreams[kind] + rest, content=raw, headers=forward)
@@ -247,6 +265,19 @@ class CassetteServer:
             )
         )  # fmt: skip
         return reply.status_code, content_type, reply.content
+
+    def _record_page(self, key: str, shape: str, body: dict[str, Any]) -> tuple[int, str, bytes]:
+        url = body.get("url")
+        if not isinstance(url, str) or not url:
+            return 400, "application/json", _error('cassette: a page request is {"url": "..."}')
+        page = asyncio.run(page_reply(url, allow_hosts=self.fetch_allow_hosts)).model_dump_json()
+        self.tape.record(
+            Entry(
+                kind="page", path=PAGE_PATH, key=key, shape=shape, request={"url": url},
+                status=200, content_type="application/json", body=page,
+            )
+        )  # fmt: skip
+        return 200, "application/json", page.encode("utf-8")
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         proxy = self

@@ -307,6 +307,13 @@ class ResearchConfig(BaseModel):
         env="DRA_FETCH_ALLOW_HOSTS",
         operator_only=True,
     )
+    fetch_cassette_url: str = _setting(
+        "",
+        "Evaluation only: the page endpoint of a cassette proxy (./run.sh eval cassette, its /page) that web_fetch "
+        "reads every page through, to record or replay them; empty, web_fetch reads each page itself.",
+        env="DRA_FETCH_CASSETTE_URL",
+        operator_only=True,
+    )
     knowledge_base: bool = _setting(
         True,
         "Give research sub-agents the knowledge base tools remember and query, over the server's LangGraph store, "

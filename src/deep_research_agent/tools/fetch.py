@@ -16,11 +16,17 @@ Contract:
   ``settings.fetch_allow_hosts``. The check runs on every redirect hop and the connection goes to the
   address that was checked.
 - Limits (``FetchLimits``): 5 MB downloaded, 20 s in total, 5 redirects.
+- A page source (``settings.fetch_cassette_url``, operator-only, for evaluation): every page is asked of
+  that endpoint (``download_via``: POST ``{"url": ...}``, answered by a ``FetchedPage``) instead of its
+  own address, so an evaluation cassette records and replays pages. Only the operator's environment sets
+  it, so neither a page, a prompt nor a run's configurable can point the fetcher at a proxy. The cassette
+  records with ``page_reply``: the same guarded ``download``, so the SSRF and redirect checks still hold.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import functools
 import ipaddress
 import logging
@@ -40,7 +46,7 @@ from pydantic import BaseModel, Field
 
 from ..documents import Document, extract_html, extract_pdf
 from ..domain.addresses import METADATA_HOSTNAMES, IPAddress, on_allowlist, parse_ip_literal, refusal_reason
-from ..domain.errors import ToolFailure
+from ..domain.errors import FailureKind, ToolFailure
 from ..domain.names import EvidenceKind
 from ..domain.retry_after import retry_after_s
 from ..protocol.events import PageFetched, Source, emit
@@ -322,6 +328,68 @@ async def _read_capped(response: httpx.Response, max_bytes: int, url: str) -> by
 
 
 # --------------------------------------------------------------------------
+# A page source (evaluation cassettes)
+# --------------------------------------------------------------------------
+
+
+class FetchedPage(BaseModel):
+    """One page as a page source hands it to ``web_fetch``: what ``download`` got, or why it got nothing."""
+
+    url: str
+    final_url: str = ""
+    content_type: str = ""
+    charset: str | None = None
+    body_base64: str = ""
+    failure_kind: FailureKind | None = None
+    failure: str = ""
+    retry_after: float | None = None
+
+    @classmethod
+    def of(cls, got: Download) -> FetchedPage:
+        return cls(
+            url=got.url, final_url=got.final_url, content_type=got.content_type, charset=got.charset,
+            body_base64=base64.b64encode(got.body).decode("ascii"),
+        )  # fmt: skip
+
+    def download(self) -> Download:
+        """The download this page stands for; raises the recorded ``ToolFailure`` for a page that failed."""
+        if self.failure_kind is not None:
+            raise ToolFailure(self.failure_kind, self.failure, retry_after=self.retry_after)
+        body = base64.b64decode(self.body_base64)
+        return Download(self.url, self.final_url or self.url, self.content_type, self.charset, body)
+
+
+async def page_reply(url: str, *, allow_hosts: Sequence[str] = (), limits: FetchLimits = FetchLimits()) -> FetchedPage:
+    """``url`` read the way ``web_fetch`` reads it (the guard on every hop), as a page source's answer."""
+    try:
+        async with new_client(limits) as client:
+            return FetchedPage.of(await download(url, client=client, allow_hosts=allow_hosts, limits=limits))
+    except ToolFailure as failure:
+        return FetchedPage(url=url, failure_kind=failure.kind, failure=failure.message, retry_after=failure.retry_after)
+
+
+async def download_via(source: str, url: str, limits: FetchLimits = FetchLimits()) -> Download:
+    """``url`` asked of the page source at ``source``; its failures and its own come back as ``ToolFailure``."""
+    # A recording source reads the page within the same limit, so it gets a little longer to answer.
+    async with httpx.AsyncClient(trust_env=False, timeout=httpx.Timeout(limits.timeout_s + 10)) as client:
+        try:
+            response = await client.post(source, json={"url": url})
+        except httpx.HTTPError as exc:
+            raise ToolFailure.transient(f"the page source {source} did not answer ({type(exc).__name__}).") from None
+    if response.status_code != 200:
+        try:
+            reason = str(response.json()["error"]["message"])
+        except (ValueError, KeyError, TypeError):
+            reason = f"HTTP {response.status_code}"
+        raise ToolFailure.permanent(f"the page source has no answer for {url}: {reason}")
+    try:
+        page = FetchedPage.model_validate_json(response.content)
+    except ValueError:
+        raise ToolFailure.permanent(f"the page source {source} did not answer with a page for {url}.") from None
+    return page.download()
+
+
+# --------------------------------------------------------------------------
 # Extraction
 # --------------------------------------------------------------------------
 
@@ -374,13 +442,23 @@ def _neutralise(text: str) -> str:
 
 
 async def fetch_page(
-    run: Run, url: str, *, allow_hosts: Sequence[str], results: ResultLimits, limits: FetchLimits = FetchLimits()
+    run: Run,
+    url: str,
+    *,
+    allow_hosts: Sequence[str],
+    results: ResultLimits,
+    limits: FetchLimits = FetchLimits(),
+    source: str = "",
 ) -> str:
-    """The body of ``web_fetch`` in ``run``: download, extract, record, render; failures become error text."""
+    """The body of ``web_fetch`` in ``run``: download (from the page ``source`` when one is set), extract,
+    record, render; failures become error text."""
     url = url.strip()
     try:
-        async with new_client(limits) as client:
-            got = await download(url, client=client, allow_hosts=allow_hosts, limits=limits)
+        if source:
+            got = await download_via(source, url, limits)
+        else:
+            async with new_client(limits) as client:
+                got = await download(url, client=client, allow_hosts=allow_hosts, limits=limits)
         document = await asyncio.get_running_loop().run_in_executor(_EXTRACTION_POOL, extract_document, got)
         if not document.text.strip():
             raise ToolFailure.permanent(f"{url} has no readable text (it may need JavaScript to render).")
@@ -424,9 +502,10 @@ def build_web_fetch_tool(
     if not settings.web_fetch:
         return None
     allow_hosts = tuple(settings.fetch_allow_hosts)
+    source = settings.fetch_cassette_url
 
     async def web_fetch(run: Run, url: str) -> str:
-        return await fetch_page(run, url, allow_hosts=allow_hosts, results=results, limits=limits)
+        return await fetch_page(run, url, allow_hosts=allow_hosts, results=results, limits=limits, source=source)
 
     return StructuredTool.from_function(
         coroutine=run_tool(web_fetch), name=TOOL_NAME, description=DESCRIPTION, args_schema=WebFetchArgs
