@@ -37,7 +37,7 @@ import contextvars
 import logging
 from dataclasses import dataclass
 
-from langgraph.store.base import BaseStore, GetOp, Item, SearchOp, SearchItem
+from langgraph.store.base import BaseStore, GetOp, Item, SearchItem, SearchOp
 
 from ..domain.names import StopMode
 from ..domain.stops import StopCause

@@ -75,6 +75,7 @@ def steer_namespace(run_id: str) -> tuple[str, ...]:
     """The namespace a client puts a steering message for the run ``run_id`` in."""
     return (*STEER_REQUESTS_NAMESPACE, run_id)
 
+
 try:
     ENGINE_VERSION = version("deep-research-agent")
 except PackageNotFoundError:  # running from a source tree that was never installed
