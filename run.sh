@@ -37,6 +37,7 @@ Commands:
   ask "QUESTION" [--no-clarify] [--evidence FILE] [--out FILE] [--config JSON] [--task NAME] [--user USER]
                           research a question against the running server and watch the run; --task
                           continues (or starts) a named task
+  steer THREAD "MESSAGE"  steer the run in progress on a thread ("also cover X", "drop Y", "finish now")
   tasks [--user USER]     list a user's tasks: name, last run, status, outcome, cost so far
   smoke                   ask a canned question with --no-clarify
   doctor                  check the local setup (starts nothing)
@@ -413,6 +414,7 @@ main() {
     up) cmd_up ;;
     serve) cmd_serve "$@" ;;
     ask) cmd_cli ask --url "$(server_url)" "$@" ;;
+    steer) cmd_cli steer --url "$(server_url)" "$@" ;;
     tasks) cmd_cli tasks --url "$(server_url)" "$@" ;;
     smoke) cmd_cli ask --url "$(server_url)" --no-clarify "$SMOKE_QUESTION" "$@" ;;
     doctor) cmd_cli doctor --url "$(server_url)" "$@" ;;

@@ -166,6 +166,8 @@ class RunResult:
     thread_id: str
     parts: list[tuple[str, Any]] = field(default_factory=list)
     state: dict[str, Any] = field(default_factory=dict)
+    # When each part arrived (``time.monotonic()``), index for index with ``parts``.
+    arrived: list[float] = field(default_factory=list)
 
     @property
     def events(self) -> list[dict[str, Any]]:
@@ -223,6 +225,7 @@ async def stream_run(
             stream_subgraphs=True,
         ):
             result.parts.append((part.event, part.data))
+            result.arrived.append(time.monotonic())
 
     await asyncio.wait_for(consume(), timeout=timeout)
     result.state = await client.threads.get_state(thread_id)

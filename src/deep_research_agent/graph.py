@@ -68,6 +68,7 @@ from .delivery import (
     TurnEndMiddleware,
 )
 from .delivery.follow_up import follow_up_section
+from .delivery.steer import SteeringMiddleware
 from .domain.names import Role, ToolName
 from .domain.search import PAPER_BACKENDS
 from .domain.secrets import register_secrets
@@ -341,6 +342,8 @@ def orchestrator_agent(
         own=[
             ClassifiedToolErrorsMiddleware(role=Role.ORCHESTRATOR),
             HandOverMiddleware(models_by_role=_models_by_role(settings, subagents)),
+            # The user's steering messages so far, read at each of the orchestrator's model calls.
+            SteeringMiddleware(role=Role.ORCHESTRATOR),
             # Off (``clarify: false``), a caller that cannot answer: request_clarification is not even offered.
             *([ClarificationMiddleware()] if settings.clarify else []),
             PlanningMiddleware(system_prompt=_TODOS_PROMPT, tool_description=_TODOS_DESCRIPTION),

@@ -4,6 +4,9 @@
 - ``GET /evidence/{thread_id}/{run_id}``: one run's records;
 - ``GET /reports/{thread_id}?format=md|html|pdf|docx``: the thread's delivered report as a document to hand on
   (``export/``); ``GET /reports/{thread_id}/{run_id}``: the report that run delivered;
+- ``POST /steer/{thread_id}`` with ``{"message": text}``: steers the thread's run in progress
+  (``service/steering.py``): 202 with ``{thread_id, run_id}`` once the message is on the run's channel, 404 with
+  a ``detail`` when the thread has no run in progress the caller may see, 422 for a body without a message;
 - ``/mcp``: the agent's own MCP server (``service/mcp_server.py``), whose lifespan is this app's;
 - ``GET /ui`` and ``GET /ui/threads/{thread_id}``: the live-research web UI (``ui/``, built into ``ui/dist``),
   the same page for both, which reads the thread id from its URL; ``GET /ui/assets/...`` its bundle.
@@ -44,6 +47,7 @@ from urllib.parse import quote
 from langgraph.config import get_store
 from langgraph.store.base import BaseStore, InvalidNamespaceError
 from langgraph_sdk.errors import NotFoundError, PermissionDeniedError, UnprocessableEntityError
+from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response
@@ -51,10 +55,11 @@ from starlette.routing import Route
 
 from .export import ExportFormat, NoReport, file_name, render, report_document
 from .run.archive import stored_evidence
-from .service import MCP_PATH, McpService, caller_client
+from .service import MCP_PATH, McpService, NoRunningRun, SteerRequest, caller_client, send_steering
 
 EVIDENCE_PATH = "/evidence"
 REPORTS_PATH = "/reports"
+STEER_PATH = "/steer"
 UI_PATH = "/ui"
 # The cookie a shared deployment's UI sign-in keeps the caller's token in (deploy/routes.py, deploy/auth.py).
 SESSION_COOKIE = "dra_token"
@@ -92,6 +97,23 @@ async def evidence_response(store: BaseStore, thread_id: str, run_id: str | None
 ThreadState = tuple[Mapping[str, Any], str | None]
 """A thread state's ``values`` and its ``created_at``."""
 StateReader = Callable[[Request, str, str | None], Awaitable[ThreadState | None]]
+
+
+async def steer_response(request: Request, thread_id: str) -> JSONResponse:
+    """The answer of ``POST /steer/{thread_id}``: the message sent through the server's API as the caller."""
+    try:
+        body = SteerRequest.model_validate_json(await request.body())
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors())
+        return JSONResponse({"detail": f"A steering message is a JSON object with a message: {problems}."}, 422)
+    client = caller_client(request)
+    try:
+        steered = await send_steering(client, thread_id, body.message, by="http")
+    except NoRunningRun as exc:
+        return JSONResponse({"detail": str(exc)}, status_code=404)
+    finally:
+        await client.aclose()
+    return JSONResponse(steered.model_dump(), status_code=202)
 
 
 def unknown_format(requested: str) -> JSONResponse | None:
@@ -167,6 +189,9 @@ def make_app(
         state = await thread_state(request, thread_id, run_id)
         return await report_response(state, ExportFormat(requested), thread_id, run_id)
 
+    async def steer(request: Request) -> JSONResponse:
+        return await steer_response(request, request.path_params["thread_id"])
+
     async def ui_page(request: Request) -> Response:
         index = ui_dist / "index.html"
         if not index.is_file():
@@ -191,6 +216,7 @@ def make_app(
             Route(EVIDENCE_PATH + "/{thread_id}/{run_id}", evidence, methods=["GET"]),
             Route(REPORTS_PATH + "/{thread_id}", report, methods=["GET"]),
             Route(REPORTS_PATH + "/{thread_id}/{run_id}", report, methods=["GET"]),
+            Route(STEER_PATH + "/{thread_id}", steer, methods=["POST"]),
             Route(UI_PATH, ui_page, methods=["GET"]),
             Route(UI_PATH + "/", ui_page, methods=["GET"]),
             Route(UI_PATH + "/threads/{thread_id}", ui_page, methods=["GET"]),

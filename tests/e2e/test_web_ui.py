@@ -410,6 +410,39 @@ def test_the_first_stop_wraps_up_and_the_report_of_what_was_found_is_still_writt
     ui.screenshot()
 
 
+def test_while_a_run_is_live_the_composer_steers_it_instead_of_starting_another(ui, scripted, web):
+    report = "# Sodium batteries\n\nSodium cells are cheaper than lithium cells.\n"
+    steer = "Also cover how long sodium cells last"
+    scripted.set_scenario(
+        scenario(
+            orchestrator(
+                plan_and_delegate("Find sodium prices"),
+                turn(tool_calls=[call("task", description=steer, subagent_type="research-subagent")]),
+                submit(report),
+            ),
+            researcher(
+                turn(tool_calls=[call("web_search", query="sodium battery price")], delay_s=3),
+                turn(content=findings_json("Sodium cells are cheaper than lithium cells.")),
+            ),
+        )
+    )
+    ui.open()
+    run = ui.ask("How cheap are sodium batteries?")
+    expect(run.locator(".lane .lane-state").first).to_have_text("Running")
+    expect(ui.page.locator(".ask label.ask-label")).to_have_text("Steer the run in progress")
+
+    ui.page.fill("#question", steer)
+    ui.page.get_by_role("button", name="Steer").click()
+
+    expect(run.locator(".feed-item.note").filter(has_text=f"You steered the run: \u201c{steer}\u201d")).to_have_count(1)
+    ui.screenshot("steered")
+    expect(ui.wait_for_end(run)).to_contain_text("Report delivered.")
+    assert ui.turns.count() == 1, "the steering message started a run of its own"
+    next_call = requests_of(scripted, "orchestrator")[1]["body"]["messages"]
+    assert f'1. "{steer}"' in message_text(next_call[-1])
+    expect(ui.page.get_by_role("button", name="Research", exact=True)).to_be_visible()
+
+
 def test_a_second_stop_stops_now_and_a_partial_report_of_the_findings_so_far_arrives(ui, scripted, web):
     url = web.url(ARTICLES["halvorsen-cell"].path)
     scripted.set_scenario(

@@ -15,6 +15,10 @@ export const GRAPH_ID = "deep_research_agent";
 export const STREAM_MODES: ("messages-tuple" | "updates" | "custom")[] = ["messages-tuple", "updates", "custom"];
 /** Where a client asks a running run to wrap up or stop (protocol/events.py STOP_REQUESTS_NAMESPACE). */
 export const STOP_REQUESTS_NAMESPACE = ["deep_research_agent", "stop_requests"];
+/** Where a client steers a running run: one item per message under the run id (protocol/events.py steer_namespace). */
+export function steerNamespace(runId: string): string[] {
+  return [...STOP_REQUESTS_NAMESPACE, "steer", runId];
+}
 
 /** The API's root: the server writes its mount prefix (usually "") into <meta name="dra-root"> of the page. */
 export function rootPath(): string {

@@ -5,7 +5,7 @@
 
 import type { Client } from "@langchain/langgraph-sdk/client";
 
-import { GRAPH_ID, STOP_REQUESTS_NAMESPACE, STREAM_MODES, errorText, fetchEvidence, rootPath } from "./api";
+import { GRAPH_ID, STOP_REQUESTS_NAMESPACE, STREAM_MODES, errorText, fetchEvidence, rootPath, steerNamespace } from "./api";
 import { h, replaceChildren } from "./dom";
 import { formatWhen } from "./format";
 import type { EvidenceEntry, Message, StreamPart, ThreadValues } from "./model";
@@ -132,7 +132,7 @@ export class App implements TurnActions {
     this.el.maxMinutes = minutes;
     this.el.maxToolCalls = tools;
     this.el.submit = submit;
-    this.el.busy = h("p", { class: "muted busy", hidden: true, text: "A run is in progress on this thread; ask again when it ends, or stop it." });
+    this.el.busy = h("p", { class: "muted busy", hidden: true, text: "A run is in progress: what you send now steers it (\u201calso cover X\u201d, \u201cdrop Y\u201d, \u201cfinish now\u201d)." });
     this.el.askLabel = h("label", { for: "question", class: "ask-label", text: "What should I research?" });
     const form = h(
       "form",
@@ -160,9 +160,11 @@ export class App implements TurnActions {
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       const text = question.value.trim();
-      if (!text || this.liveTurn()) return;
+      if (!text) return;
       question.value = "";
-      void this.startRun(text, this.configurable());
+      const live = this.liveTurn();
+      if (live) void this.steer(live, text);
+      else void this.startRun(text, this.configurable());
     });
     return form;
   }
@@ -332,9 +334,13 @@ export class App implements TurnActions {
 
   private updateComposer(): void {
     const busy = this.liveTurn() !== undefined;
-    (this.el.submit as HTMLButtonElement).disabled = busy;
+    this.el.submit!.textContent = busy ? "Steer" : "Research";
     this.el.busy!.hidden = !busy;
-    this.el.askLabel!.textContent = this.turns.length ? "Ask a follow-up on this thread" : "What should I research?";
+    this.el.askLabel!.textContent = busy
+      ? "Steer the run in progress"
+      : this.turns.length
+        ? "Ask a follow-up on this thread"
+        : "What should I research?";
   }
 
   private pageProblem(problem: Problem): void {
@@ -448,6 +454,17 @@ export class App implements TurnActions {
       await this.client.store.putItem(STOP_REQUESTS_NAMESPACE, runId, { mode, by: "ui" });
     } catch (error) {
       throw new Error(errorText(error));
+    }
+  }
+
+  /** Send a steering message to the turn's run; the run acknowledges it in the feed (status steer_received). */
+  private async steer(turn: Turn, message: string): Promise<void> {
+    const runId = turn.model.runId;
+    try {
+      if (!runId) throw new Error("the run has no id yet");
+      await this.client.store.putItem(steerNamespace(runId), `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`, { message, by: "ui" });
+    } catch (error) {
+      this.pageProblem({ title: "The steering message was not sent", detail: errorText(error) });
     }
   }
 

@@ -1,8 +1,8 @@
-"""Entry point: ``python -m deep_research_agent.cli {ask,tasks,doctor,corpus,kb}``, which is what ./run.sh runs.
+"""Entry point: ``python -m deep_research_agent.cli {ask,steer,tasks,doctor,corpus,kb}``, which is what ./run.sh runs.
 
 Contract:
 - ``ask QUESTION [--url URL] [--no-clarify] [--evidence FILE] [--out FILE] [--config JSON] [--task NAME] [--user USER]``,
-  ``tasks [--url URL] [--user USER]``, ``doctor [--url URL]``, ``corpus ...`` (``corpus.py``) and
+  ``steer THREAD_ID MESSAGE [--url URL]`` (``steer.py``), ``tasks [--url URL] [--user USER]``, ``doctor [--url URL]``, ``corpus ...`` (``corpus.py``) and
   ``kb {list,export,delete} [--url URL] [--user U] [--dataset D]`` (``kb.py``);
   ``--url`` defaults to ``DRA_URL``, else ``http://$DRA_HOST:$DRA_PORT``, the server run.sh starts.
 - ``corpus add|reindex|search|list|remove …`` works on the local corpora without a server (see ``corpus``).
@@ -47,6 +47,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--user", metavar="USER", help="whose task it is when the server has no auth (default: anonymous)"
     )
 
+    steer_parser = commands.add_parser("steer", help="steer the run in progress on a thread: also cover X, finish now")
+    steer_parser.add_argument("thread_id")
+    steer_parser.add_argument("message")
+    steer_parser.add_argument("--url", default=default_url(), help=url_help)
+
     tasks_parser = commands.add_parser("tasks", help="list a user's tasks: name, last run, status, cost so far")
     tasks_parser.add_argument("--url", default=default_url(), help=url_help)
     tasks_parser.add_argument("--user", metavar="USER", help="whose tasks (default: anonymous)")
@@ -58,11 +63,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def cmd_steer(args: argparse.Namespace, console: Console) -> int:
+    # Imported here: the service package loads the MCP server, which every other command would pay for.
+    from .steer import cmd_steer as steer
+
+    return steer(args, console)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     console = Console(highlight=False)
     try:
-        commands = {"ask": cmd_ask, "tasks": cmd_tasks, "doctor": cmd_doctor, "corpus": cmd_corpus, "kb": cmd_kb}
+        commands = {
+            "ask": cmd_ask,
+            "steer": cmd_steer,
+            "tasks": cmd_tasks,
+            "doctor": cmd_doctor,
+            "corpus": cmd_corpus,
+            "kb": cmd_kb,
+        }
         return commands[args.command](args, console)
     except (KeyboardInterrupt, asyncio.CancelledError):
         return 130

@@ -248,6 +248,8 @@ class RunView:
                 "yellow",
             )
         self.activity = "orchestrator planning …"
+        if thread_id := event.get("thread_id"):
+            self._print("·", f'Thread {thread_id}: steer this run with ./run.sh steer {thread_id} "MESSAGE"', "dim")
 
     def _on_status(self, event: dict[str, Any]) -> None:
         state = event.get("state")
@@ -269,6 +271,8 @@ class RunView:
             if mode not in self._stops_announced:  # another client asked
                 self._print("■", detail or "The run was asked to stop.", "yellow")
             self._stops_announced.add(mode)
+        elif state == "steer_received":
+            self._print("➜", f"Steering taken: \u201c{event.get('message') or ''}\u201d. {detail}".rstrip(), "cyan")
         elif state == "model_call":
             self.activity = _heartbeat(self._who(event), event)
         elif state == "triage":

@@ -19,6 +19,10 @@ Contract (orchestrator only; a request reaches every role through the run's cont
   or tool call starts in any role, and the calls in flight are cut (``BudgetMiddleware`` enforces both);
   sub-agents hand back what they have, marked ``halted: user``, and the run ends ``done/stopped_by_user``
   with a report assembled from the findings so far, marked incomplete (``RunLifecycleMiddleware``);
+- the same poller reads the run's steering messages (``steer.py``) in the same batch: one search per
+  namespace of ``steer_namespace(run_id)``; a steering message that asks to finish is served as a wrap-up;
+- each run's events are sent in the context the run was watched from, so with several runs on one poller
+  each status reaches its own run's stream;
 - the watcher stops with the run (its stores are closed at the end and on a cancel); without a store, as
   when the graph runs in-process, there is nothing to watch.
 
@@ -29,19 +33,23 @@ run can deliver nothing.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from dataclasses import dataclass
 
-from langgraph.store.base import BaseStore, GetOp, Item
+from langgraph.store.base import BaseStore, GetOp, Item, SearchItem, SearchOp
 
 from ..domain.names import StopMode
 from ..domain.stops import StopCause
-from ..protocol.events import STOP_REQUESTS_NAMESPACE, StopRequestedStatus, emit
+from ..protocol.events import STOP_REQUESTS_NAMESPACE, StopRequestedStatus, emit, steer_namespace
 from ..run import Halt, Run, client_namespaces
+from .steer import serve_steering
 
 logger = logging.getLogger(__name__)
 
 POLL_S = 0.5
+# Steering messages read per run and tick; more wait for the next tick.
+_STEER_BATCH = 20
 
 
 @dataclass(frozen=True)
@@ -61,37 +69,61 @@ class StopRequestPoller:
     def __init__(self, store: BaseStore, *, poll_s: float = POLL_S) -> None:
         self.store = store
         self.poll_s = poll_s
-        self._watched: dict[str, tuple[Run, tuple[tuple[str, ...], ...]]] = {}
+        self._watched: dict[str, _Watched] = {}
         self._task: asyncio.Task[None] | None = None
 
     def watch(self, run: Run, *, owner: str | None = None) -> asyncio.Task[None]:
         """Watch ``run`` (in the namespaces of its ``owner`` too); returns the poller's task."""
-        self._watched[run.key] = (run, client_namespaces(STOP_REQUESTS_NAMESPACE, owner))
+        self._watched[run.key] = _Watched(
+            run,
+            client_namespaces(STOP_REQUESTS_NAMESPACE, owner),
+            client_namespaces(steer_namespace(run.key), owner),
+            contextvars.copy_context(),
+        )
         if self._task is None or self._task.done() or self._task.get_loop() is not asyncio.get_running_loop():
             self._task = asyncio.create_task(self._poll(), name="stop-request-poller")
         return self._task
 
     async def _poll(self) -> None:
         while True:
-            for key, (run, _) in list(self._watched.items()):
-                if run.control.closed or run.control.halt is not None:
+            for key, watched in list(self._watched.items()):
+                if watched.run.control.closed or watched.run.control.halt is not None:
                     del self._watched[key]
             if not self._watched:
                 return
-            watched = list(self._watched.values())
-            reads = [GetOp(namespace, run.key) for run, namespaces in watched for namespace in namespaces]
+            runs = list(self._watched.values())
+            reads: list[GetOp | SearchOp] = []
+            for watched in runs:
+                reads += [GetOp(namespace, watched.run.key) for namespace in watched.stops]
+                reads += [SearchOp(namespace, limit=_STEER_BATCH) for namespace in watched.steers]
             try:
-                found: list[Item | None] = await self.store.abatch(reads)
+                found: list[Item | list[SearchItem] | None] = await self.store.abatch(reads)
             except Exception:  # a store hiccup must not end any run; the next tick tries again
-                logger.warning("could not read stop requests for %d run(s)", len(watched), exc_info=True)
+                logger.warning("could not read stop requests for %d run(s)", len(runs), exc_info=True)
                 found = [None] * len(reads)
-            requests = iter(found)
-            for run, namespaces in watched:
-                for request in [next(requests) for _ in namespaces]:
-                    if request is not None:
+            answers = iter(found)
+            for watched in runs:
+                stops = [next(answers) for _ in watched.stops]
+                steers = [item for _ in watched.steers for item in next(answers) or ()]
+                for message in sorted(steers, key=lambda item: item.created_at):
+                    await _forget(self.store, message)
+                    if watched.context.run(serve_steering, watched.run, message.value.get("message")):
+                        watched.context.run(_wrap_up, watched.run)
+                for request in stops:
+                    if isinstance(request, Item):
                         await _forget(self.store, request)
-                        _serve(run, request)
+                        watched.context.run(_serve, watched.run, request)
             await asyncio.sleep(self.poll_s)
+
+
+@dataclass(frozen=True)
+class _Watched:
+    """One watched run: where its stop requests and steering messages land, and the context its events go from."""
+
+    run: Run
+    stops: tuple[tuple[str, ...], ...]
+    steers: tuple[tuple[str, ...], ...]
+    context: contextvars.Context
 
 
 _pollers: dict[int, StopRequestPoller] = {}
@@ -146,5 +178,5 @@ def _stop_now(run: Run) -> None:
 async def _forget(store: BaseStore, request: Item) -> None:
     try:
         await store.adelete(request.namespace, request.key)
-    except Exception:  # a leftover request would be read again: harmless, each mode acts once
-        logger.warning("could not delete the stop request of run %s", request.key, exc_info=True)
+    except Exception:  # a leftover stop request is read again, harmless (each mode acts once); a steer, twice
+        logger.warning("could not delete the request %s in %s", request.key, request.namespace, exc_info=True)

@@ -99,6 +99,7 @@ class StatusState(StrEnum):
     COMPACTING = "compacting"
     COMPACTED = "compacted"
     STOP_REQUESTED = "stop_requested"
+    STEER_RECEIVED = "steer_received"
     MCP_READY = "mcp_ready"
     MCP_ERROR = "mcp_error"
     SANDBOX_RESET = "sandbox_reset"

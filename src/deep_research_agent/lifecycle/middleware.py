@@ -69,6 +69,7 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 from langgraph.types import Command
 
+from ..delivery.follow_up import adopt_thread_evidence
 from ..delivery.stop import start_watching
 from ..delivery.turn_end import deliverable
 from ..domain.clock import format_elapsed
@@ -218,6 +219,8 @@ class RunLifecycleMiddleware(AgentMiddleware):
                 "jump_to": "end",
             }
         await open_task(runtime.store, run, config)
+        if follow_up:
+            await adopt_thread_evidence(runtime.store, run, configurable.get("thread_id"))
         return {"run_error": None}
 
     async def _offer(self, store: Any, run: Run, config: dict[str, Any], *, follow_up: bool) -> RunOffer:

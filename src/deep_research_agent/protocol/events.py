@@ -65,6 +65,16 @@ PROTOCOL_VERSION = 1
 # Where a client asks a running run to finish: an item with the run id as its key and a ``mode``, either
 # wrap up (the agents deliver, the report is written) or stop now (the report is assembled at once).
 STOP_REQUESTS_NAMESPACE = ("deep_research_agent", "stop_requests")
+# Where a client steers a running run, on the same channel: one item per message, any key, ``{"message": text}``.
+STEER_REQUESTS_NAMESPACE = (*STOP_REQUESTS_NAMESPACE, "steer")
+# The longest steering message a run takes; a longer one is cut there (it is read into every orchestrator call).
+MAX_STEER_CHARS = 2000
+
+
+def steer_namespace(run_id: str) -> tuple[str, ...]:
+    """The namespace a client puts a steering message for the run ``run_id`` in."""
+    return (*STEER_REQUESTS_NAMESPACE, run_id)
+
 
 try:
     ENGINE_VERSION = version("deep-research-agent")
@@ -398,6 +408,14 @@ class StopRequestedStatus(StatusEvent):
     detail: str
 
 
+class SteerReceivedStatus(StatusEvent):
+    """The run took a steering message from the user; the orchestrator reads it at its next model call."""
+
+    state: Literal[StatusState.STEER_RECEIVED] = StatusState.STEER_RECEIVED
+    message: str = Field(description="The user's steering message, as typed.")
+    detail: str
+
+
 class McpReadyStatus(StatusEvent):
     """Follows ``run_start``, one per MCP server of the run that listed its tools."""
 
@@ -449,6 +467,7 @@ Status = Annotated[
     | CompactingStatus
     | CompactedStatus
     | StopRequestedStatus
+    | SteerReceivedStatus
     | McpReadyStatus
     | McpErrorStatus
     | SandboxResetStatus,

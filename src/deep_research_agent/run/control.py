@@ -33,7 +33,7 @@ class Halt:
 
 
 class RunControl:
-    """Halt, stop and wrap-up requests, the budget's soft stage, and what the run has delivered."""
+    """Halt, stop, wrap-up and steering requests, the budget's soft stage, and what the run has delivered."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -45,6 +45,7 @@ class RunControl:
         self._evidence_insufficient = False
         self._clarification_requested = False
         self._questions: tuple[str, ...] = ()
+        self._steering: tuple[str, ...] = ()
         self._halted_tasks: dict[str, HaltedBy] = {}
         self._notices: set[str] = set()
         self._closed = False
@@ -85,6 +86,11 @@ class RunControl:
         return self._questions
 
     @property
+    def steering(self) -> tuple[str, ...]:
+        """The user's steering messages so far, oldest first."""
+        return self._steering
+
+    @property
     def closed(self) -> bool:
         return self._closed
 
@@ -111,6 +117,12 @@ class RunControl:
         with self._lock:
             first, self._wrap_up_requested = not self._wrap_up_requested, True
             return first
+
+    def add_steering(self, message: str) -> int:
+        """Take one steering message from the user; returns how many the run has taken."""
+        with self._lock:
+            self._steering = (*self._steering, message)
+            return len(self._steering)
 
     def enter_budget_soft_stage(self, ceiling: Ceiling) -> bool:
         """A ceiling passed its wrap-up mark; True only the first time in the run."""
@@ -170,6 +182,7 @@ class RunControl:
                 "report_delivered": self._report_delivered,
                 "clarification_requested": self._clarification_requested,
                 "questions": list(self._questions),
+                "steering": list(self._steering),
                 "halted_tasks": dict(self._halted_tasks),
             }
 
@@ -190,5 +203,7 @@ class RunControl:
             if snapshot.get("clarification_requested") and not self._clarification_requested:
                 self._clarification_requested = True
                 self._questions = tuple(snapshot.get("questions") or ())
+            if not self._steering:
+                self._steering = tuple(snapshot.get("steering") or ())
             for task_id, by in (snapshot.get("halted_tasks") or {}).items():
                 self._halted_tasks.setdefault(task_id, HaltedBy(by))

@@ -1,7 +1,9 @@
 """The agent as a service for other agents: its own MCP server (``mcp_server.py``), mounted by ``routes``, and
-the server's own API reached as a request's caller (``caller.py``)."""
+the server's own API reached as a request's caller (``caller.py``), and steering a run in progress as its
+caller (``steering.py``)."""
 
 from .caller import caller_client
 from .mcp_server import MCP_PATH, McpService
+from .steering import NoRunningRun, SteerRequest, send_steering
 
-__all__ = ["MCP_PATH", "McpService", "caller_client"]
+__all__ = ["MCP_PATH", "McpService", "NoRunningRun", "SteerRequest", "caller_client", "send_steering"]

@@ -51,6 +51,7 @@ function updateItem(element: HTMLElement, item: FeedItem): void {
 
 function noteTag(item: Extract<FeedItem, { kind: "note" }>): string {
   if (item.event.state === "stop_requested") return "Stop";
+  if (item.event.state === "steer_received") return "Steer";
   if (item.event.state === "warning" || item.event.state === "mcp_error") return "Warning";
   if (item.event.state === "revising") return "Revising";
   if (item.event.state === "compacting" || item.event.state === "compacted") return "Context";
