@@ -103,6 +103,7 @@ from .modelcalls.models import chat_model
 from .modelcalls.prompt_date import PromptDateMiddleware
 from .modelcalls.retry import ModelCallRetryMiddleware
 from .modelcalls.text_tool_calls import TextToolCallsMiddleware
+from .plan_review import PlanReviewMiddleware, estimate_plan
 from .planning import PlanningMiddleware
 from .run import current_run
 from .sandbox.backend import SandboxBackend
@@ -335,6 +336,8 @@ def orchestrator_agent(
             *([triage_router(settings)] if settings.triage else []),
             # Inside the router: a turn it sent to research must call a tool, or end with an honest error.
             NoToolCallsMiddleware(),
+            # Outside the guards: the call that starts an approved plan's units is answered with them, never made.
+            *([plan_review(settings)] if settings.plan_review else []),
         ],
         gate=CompletionMiddleware(),
         own=[
@@ -542,6 +545,16 @@ def run_lifecycle(
         problems=settings.problems,
         knowledge_base=settings.knowledge_base,
         roster=roster,
+    )
+
+
+def plan_review(settings: ResearchConfig) -> PlanReviewMiddleware:
+    """The plan review, its estimate from the tier's prices and the run's budgets."""
+    return PlanReviewMiddleware(
+        timeout_s=settings.plan_review_timeout,
+        estimate=partial(
+            estimate_plan, tier=settings.tier, unit_tokens=settings.plan_unit_tokens, limits=budget_limits(settings)
+        ),
     )
 
 
