@@ -4,6 +4,9 @@ plan, and each answer (approve, edit, reject, too late) resumes it as the user m
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -204,3 +207,26 @@ async def test_a_resume_with_other_than_one_decision_is_refused_and_the_plan_is_
     refused = requests_of(scripted, "orchestrator")[-1]["body"]["messages"][-1]
     assert "TOOL ERROR (propose_plan, permanent)" in message_text(refused)
     assert briefs_received(scripted) == []
+
+
+def test_ask_with_review_plan_shows_the_plan_and_runs_the_units_as_edited_on_the_terminal(agent_server, scripted):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(propose(UNITS), NEVER_ASKED, submit(REPORT)),
+            researcher(turn(content=findings_json("Output grew.")), repeat_last=True),
+        )
+    )
+    # Edit: the first brief replaced, the second dropped.
+    answers = "e\nFind 2025 kelp farm output in Iceland\n-\n"
+
+    done = subprocess.run(
+        [sys.executable, "-m", "deep_research_agent.cli", "ask", "--url", agent_server.url, "--review-plan", "Kelp?"],
+        input=answers, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "COLUMNS": "120", "NO_COLOR": "1"},
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1. Find 2025 kelp farm output in Norway (expected sources: Statistics Norway" in done.stdout
+    assert "Estimated cost: $" in done.stdout
+    assert briefs_received(scripted) == ["Find 2025 kelp farm output in Iceland"]
+    assert "Kelp farms" in done.stdout
