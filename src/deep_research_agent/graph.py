@@ -103,7 +103,7 @@ from .modelcalls.models import chat_model
 from .modelcalls.prompt_date import PromptDateMiddleware
 from .modelcalls.retry import ModelCallRetryMiddleware
 from .modelcalls.text_tool_calls import TextToolCallsMiddleware
-from .plan_review import PlanReviewMiddleware, estimate_plan
+from .plan_review import PlanReviewMiddleware, estimate_plan, plan_review_section
 from .planning import PlanningMiddleware
 from .run import current_run
 from .sandbox.backend import SandboxBackend
@@ -254,6 +254,8 @@ class RunFeatures:
     domain_prompt: str
     # The run's search backends that find papers (arXiv, PubMed, OpenAlex), for the web section.
     paper_sources: tuple[str, ...] = ()
+    # The user reviews the plan before its units start (plan_review).
+    plan_review: bool = False
 
 
 @dataclass(frozen=True)
@@ -308,6 +310,7 @@ def read_parts(settings: ResearchConfig, *, mcp: Sequence[Listing], corpora: Cat
             mcp_prompt=settings.mcp_prompt,
             sandbox=sandbox,
             domain_prompt=settings.domain_prompt,
+            plan_review=settings.plan_review,
             paper_sources=tuple(b for b in settings.search_backends if b in PAPER_BACKENDS)
             if settings.web_search
             else (),
@@ -597,6 +600,7 @@ def role_prompt(role: Role, features: RunFeatures, offer: RunOffer | None = None
         corpora_section(role, features.corpora, web_search=features.web_search),
         no_web_section(role, web_search=features.web_search),
         tasks_section(role, enabled=tasked),
+        plan_review_section(role, enabled=features.plan_review),
         knowledge_section(role, enabled=knowledge),
         features.skills.prompt_section(role),
         mcp_section(role, features.mcp, deployment_prompt=features.mcp_prompt),

@@ -34,12 +34,13 @@ from typing import Any
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain.agents.middleware.human_in_the_loop import ActionRequest, HITLRequest, ReviewConfig
 from langchain.tools import ToolRuntime
-from langchain_core.messages import AIMessage, AnyMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
 from pydantic import BaseModel, Field, ValidationError
 
+from . import prompts
 from .domain.conversation import is_user_turn
 from .domain.errors import tool_error_text
 from .domain.knobs import not_negative
@@ -54,19 +55,17 @@ DECISIONS = ["approve", "edit", "reject"]
 # When the plan was proposed, on the orchestrator's reply that proposed it (epoch seconds).
 PROPOSED_AT_KEY = "dra_plan_proposed_at"
 
-PLAN_REVIEW_PROMPT = (
-    "## Plan review\n"
-    f"The user reviews the plan before research starts. Before any `{ToolName.TASK}`, call `{ToolName.PROPOSE_PLAN}` "
-    "once with every research unit: its self-contained brief, the sub-agent, and the sources you expect it to use. "
-    "Once the user approves (or edits) it, its units start on their own; if they reject it, plan again from their "
-    f"message and call `{ToolName.PROPOSE_PLAN}` again."
-)
 _TOOL_DESCRIPTION = (
     "Propose the research plan for the user's review before any unit starts: one entry per research unit. "
     "The units start once the user approves or edits the plan; a rejection says what to change."
 )
 # A research turn mostly reads (search results, pages, the growing conversation): its output is a small part.
 _OUTPUT_SHARE = 0.05
+
+
+def plan_review_section(role: Role, *, enabled: bool) -> str:
+    """The orchestrator's section on proposing the plan for review, with ``plan_review`` on; nothing otherwise."""
+    return prompts.template(prompts.Prompt.PLAN_REVIEW) if role == Role.ORCHESTRATOR and enabled else ""
 
 
 class ProposePlanArgs(BaseModel):
@@ -200,9 +199,7 @@ class PlanReviewMiddleware(AgentMiddleware):
                 for unit in approved
             ]
             return ModelResponse(result=[AIMessage(content="", tool_calls=calls, name=Role.ORCHESTRATOR.value)])  # type: ignore[arg-type]
-        system = request.system_message
-        prompt = f"{system.text}\n\n{PLAN_REVIEW_PROMPT}" if system is not None else PLAN_REVIEW_PROMPT
-        response = await handler(request.override(system_message=SystemMessage(prompt)))
+        response = await handler(request)
         for reply in response.result:
             if isinstance(reply, AIMessage) and any(c["name"] == ToolName.PROPOSE_PLAN for c in reply.tool_calls):
                 reply.response_metadata[PROPOSED_AT_KEY] = time.time()

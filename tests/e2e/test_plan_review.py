@@ -20,6 +20,7 @@ from testkit.scenarios import (
     researcher,
     scenario,
     submit,
+    system_text,
 )
 from testkit.scripted_model import call, turn
 
@@ -77,6 +78,9 @@ async def test_a_reviewed_run_pauses_on_one_action_request_holding_the_plan_and_
     assert request["review_configs"] == [
         {"action_name": "propose_plan", "allowed_decisions": ["approve", "edit", "reject"]}
     ]
+    [planning] = requests_of(scripted, "orchestrator")
+    assert "## Plan review" in system_text(planning["body"])
+    assert "propose_plan" in [tool["function"]["name"] for tool in planning["body"]["tools"]]
     assert paused.end_statuses == [], "a paused run has not ended"
     assert briefs_received(scripted) == [], "no unit starts before the review"
     # deep-agents-ui matches the action request to the tool call of the same name on the last AI message.
