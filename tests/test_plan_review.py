@@ -35,6 +35,15 @@ def test_without_a_dollar_budget_the_ceiling_is_the_token_budget_at_the_dearest_
     assert estimate.ceiling_usd == pytest.approx(dearest, rel=1e-4)
 
 
+def test_a_run_without_a_token_or_dollar_cap_has_no_ceiling_and_nothing_is_cut():
+    uncapped = BudgetLimits(max_tool_calls=200, max_total_tokens=0, max_run_seconds=0, max_cost_usd=0)
+
+    estimate = estimate_plan(50, tier=TIER, unit_tokens=200_000, limits=uncapped)
+
+    assert estimate.ceiling_usd is None and not estimate.capped and estimate.tokens == 51 * 200_000
+    assert plan_text([PlanUnit(brief="A")], estimate).endswith("the run has no token or dollar cap.")
+
+
 def test_a_plan_bigger_than_the_token_budget_is_cut_to_it():
     limits = BudgetLimits(max_tool_calls=200, max_total_tokens=250_000, max_run_seconds=0, max_cost_usd=0)
 

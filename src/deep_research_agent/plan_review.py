@@ -78,16 +78,23 @@ def estimate_plan(units: int, *, tier: Tier, unit_tokens: int, limits: BudgetLim
     run's token and dollar budgets, which bound any run whatever its plan."""
     tokens = unit_tokens * (units + 1)
     cost = units * _price(tier.subagent, unit_tokens) + _price(tier.research, unit_tokens)
+    ceiling: float | None = None
     if limits.max_cost_usd > 0:
         ceiling = limits.max_cost_usd
-    else:
+    elif limits.max_total_tokens > 0:
         ceiling = max(_price(tier.subagent, limits.max_total_tokens), _price(tier.research, limits.max_total_tokens))
-    capped = tokens > limits.max_total_tokens > 0 or cost > ceiling
+    capped = tokens > limits.max_total_tokens > 0 or (ceiling is not None and cost > ceiling)
     if tokens > limits.max_total_tokens > 0:
         cost *= limits.max_total_tokens / tokens
         tokens = limits.max_total_tokens
+    if ceiling is not None:
+        cost = min(cost, ceiling)
     return PlanEstimate(
-        units=units, tokens=tokens, cost_usd=round(min(cost, ceiling), 6), ceiling_usd=round(ceiling, 6), capped=capped
+        units=units,
+        tokens=tokens,
+        cost_usd=round(cost, 6),
+        ceiling_usd=round(ceiling, 6) if ceiling is not None else None,
+        capped=capped,
     )
 
 
@@ -103,10 +110,12 @@ def plan_text(units: Sequence[PlanUnit], estimate: PlanEstimate) -> str:
         sources = f" (expected sources: {', '.join(unit.expected_sources)})" if unit.expected_sources else ""
         lines.append(f"{number}. {unit.brief}{sources}")
     capped = ", cut to the run's budgets" if estimate.capped else ""
-    lines.append(
-        f"Estimated cost: ${estimate.cost_usd:.4f} for about {estimate.tokens:,} tokens{capped}; "
-        f"the run's budgets allow at most ${estimate.ceiling_usd:.4f}."
+    ceiling = (
+        f"the run's budgets allow at most ${estimate.ceiling_usd:.4f}"
+        if estimate.ceiling_usd is not None
+        else "the run has no token or dollar cap"
     )
+    lines.append(f"Estimated cost: ${estimate.cost_usd:.4f} for about {estimate.tokens:,} tokens{capped}; {ceiling}.")
     return "\n".join(lines)
 
 

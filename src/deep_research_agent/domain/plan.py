@@ -31,9 +31,10 @@ class PlanEstimate(BaseModel):
         description="Expected tokens of the whole run: every unit plus the orchestrator's planning and report."
     )
     cost_usd: float = Field(description="The expected tokens at the tier's prices.")
-    ceiling_usd: float = Field(
+    ceiling_usd: float | None = Field(
+        default=None,
         description="The most the run's budgets let it spend: max_cost_usd when set, else its token ceiling at the "
-        "dearest slot's prices."
+        "dearest slot's prices; None when the run has neither cap.",
     )
     capped: bool = Field(default=False, description="The expectation was above the run's budgets and is cut to them.")
 

@@ -40,7 +40,7 @@ export interface PlanUnit {
 /** The one action request a run paused on for its plan review (langchain's human-in-the-loop format). */
 export interface PlanAction {
   name: string;
-  args: { units: PlanUnit[]; cost_estimate?: { cost_usd?: number; tokens?: number; ceiling_usd?: number } };
+  args: { units: PlanUnit[]; cost_estimate?: { cost_usd?: number; tokens?: number; ceiling_usd?: number | null } };
   description?: string;
 }
 
@@ -385,7 +385,7 @@ export class Turn {
       { class: "clarification plan-review card", "aria-labelledby": headingId },
       h("h3", { id: headingId, text: "Review the plan before the research starts" }),
       estimate?.cost_usd !== undefined
-        ? h("p", { class: "muted estimate", text: `Estimated cost: ${formatCost(estimate.cost_usd)} (at most ${formatCost(estimate.ceiling_usd ?? 0)} within the run's budgets)` })
+        ? h("p", { class: "muted estimate", text: `Estimated cost: ${formatCost(estimate.cost_usd)}${typeof estimate.ceiling_usd === "number" ? ` (at most ${formatCost(estimate.ceiling_usd)} within the run's budgets)` : ""}` })
         : null,
       units,
       h("div", { class: "field" }, h("label", { for: reason.id, text: "To reject, say what should change" }), reason),
