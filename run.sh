@@ -34,7 +34,7 @@ Commands:
   serve delete-data [--yes]
                           delete the data serve keeps (asks first)
   --sync                  force `uv sync --extra dev`, then `up` (or the command that follows)
-  ask "QUESTION" [--no-clarify] [--evidence FILE] [--out FILE] [--config JSON] [--task NAME] [--user USER]
+  ask "QUESTION" [--no-clarify] [--review-plan] [--evidence FILE] [--out FILE] [--config JSON] [--task NAME] [--user USER]
                           research a question against the running server and watch the run; --task
                           continues (or starts) a named task
   steer THREAD "MESSAGE"  steer the run in progress on a thread ("also cover X", "drop Y", "finish now")

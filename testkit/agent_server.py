@@ -199,16 +199,19 @@ class RunResult:
 
 async def stream_run(
     server: str | LangGraphClient,
-    message: str,
+    message: str | None,
     *,
     configurable: dict[str, Any] | None = None,
     thread_id: str | None = None,
     timeout: float = 120.0,
+    resume: Any = None,
+    stream_mode: list[str] | None = None,
 ) -> RunResult:
     """Stream one run through langgraph_sdk the way a frontend does, then read the thread state.
 
     ``server`` is the server's URL, or an SDK client to share between runs as a long-lived frontend does:
     each new client builds its own TLS context and connection pool, about 25 ms of the caller's CPU.
+    With ``resume`` (and no ``message``) the run answers the thread's interrupt: ``Command(resume=...)``.
     """
     client = get_client(url=server) if isinstance(server, str) else server
     if thread_id is None:
@@ -219,9 +222,10 @@ async def stream_run(
         async for part in client.runs.stream(
             thread_id,
             GRAPH_ID,
-            input={"messages": [{"role": "user", "content": message}]},
+            input={"messages": [{"role": "user", "content": message}]} if message is not None else None,
+            command={"resume": resume} if resume is not None else None,
             config={"configurable": configurable or {}},
-            stream_mode=STREAM_MODES,
+            stream_mode=stream_mode or STREAM_MODES,
             stream_subgraphs=True,
         ):
             result.parts.append((part.event, part.data))

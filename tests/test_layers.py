@@ -35,7 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("modelcalls",),
     ("guards",),
     ("lifecycle",),
-    ("planning",),
+    ("planning", "plan_review"),
     ("graph",),
     ("service", "export"),
     ("cli", "routes"),

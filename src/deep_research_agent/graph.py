@@ -105,6 +105,7 @@ from .modelcalls.output_cap import OutputCapMiddleware
 from .modelcalls.prompt_date import PromptDateMiddleware
 from .modelcalls.retry import ModelCallRetryMiddleware
 from .modelcalls.text_tool_calls import TextToolCallsMiddleware
+from .plan_review import PlanReviewMiddleware, estimate_plan, plan_review_section
 from .planning import PlanningMiddleware
 from .run import current_run
 from .sandbox.backend import SandboxBackend
@@ -255,6 +256,8 @@ class RunFeatures:
     domain_prompt: str
     # The run's search backends that find papers (arXiv, PubMed, OpenAlex), for the web section.
     paper_sources: tuple[str, ...] = ()
+    # The user reviews the plan before its units start (plan_review).
+    plan_review: bool = False
 
 
 @dataclass(frozen=True)
@@ -309,6 +312,7 @@ def read_parts(settings: ResearchConfig, *, mcp: Sequence[Listing], corpora: Cat
             mcp_prompt=settings.mcp_prompt,
             sandbox=sandbox,
             domain_prompt=settings.domain_prompt,
+            plan_review=settings.plan_review,
             paper_sources=tuple(b for b in settings.search_backends if b in PAPER_BACKENDS)
             if settings.web_search
             else (),
@@ -337,6 +341,8 @@ def orchestrator_agent(
             *([triage_router(settings)] if settings.triage else []),
             # Inside the router: a turn it sent to research must call a tool, or end with an honest error.
             NoToolCallsMiddleware(),
+            # Outside the guards: the call that starts an approved plan's units is answered with them, never made.
+            *([plan_review(settings)] if settings.plan_review else []),
         ],
         gate=CompletionMiddleware(),
         own=[
@@ -557,6 +563,16 @@ def run_lifecycle(
     )
 
 
+def plan_review(settings: ResearchConfig) -> PlanReviewMiddleware:
+    """The plan review, its estimate from the tier's prices and the run's budgets."""
+    return PlanReviewMiddleware(
+        timeout_s=settings.plan_review_timeout,
+        estimate=partial(
+            estimate_plan, tier=settings.tier, unit_tokens=settings.plan_unit_tokens, limits=budget_limits(settings)
+        ),
+    )
+
+
 def triage_router(settings: ResearchConfig) -> TriageRouterMiddleware:
     """The pre-triage router, its calls metered as ``triage`` side calls on the tier's research model."""
     return TriageRouterMiddleware(
@@ -596,6 +612,7 @@ def role_prompt(role: Role, features: RunFeatures, offer: RunOffer | None = None
         corpora_section(role, features.corpora, web_search=features.web_search),
         no_web_section(role, web_search=features.web_search),
         tasks_section(role, enabled=tasked),
+        plan_review_section(role, enabled=features.plan_review),
         knowledge_section(role, enabled=knowledge),
         features.skills.prompt_section(role),
         mcp_section(role, features.mcp, deployment_prompt=features.mcp_prompt),

@@ -537,3 +537,43 @@ def test_a_run_made_by_another_client_reads_at_360_px_in_dark_mode_from_the_thre
         ui.screenshot()
     finally:
         context.close()
+
+
+def test_with_review_on_the_plan_card_shows_the_units_and_the_edited_plan_is_what_the_sub_agent_gets(ui, scripted):
+    units = [
+        {"brief": "Find 2025 kelp output in Norway", "expected_sources": ["Statistics Norway"]},
+        {"brief": "Find 2025 kelp output in Scotland"},
+    ]
+    scripted.set_scenario(
+        scenario(
+            orchestrator(
+                turn(tool_calls=[call("propose_plan", units=units)]),
+                # Never asked: the approved plan's units start without a model call.
+                turn(content="(unused)"),
+                submit("# Kelp farms\n\nOutput grew.\n"),
+            ),
+            researcher(turn(content=findings_json("Output grew.")), repeat_last=True),
+        )
+    )
+    ui.open()
+    ui.page.get_by_label("Review the plan first").check()
+
+    asked = ui.ask("How is kelp farming doing?")
+
+    card = asked.locator("form.plan-review")
+    expect(card).to_be_visible()
+    expect(card.get_by_label("Unit 1")).to_have_value("Find 2025 kelp output in Norway")
+    expect(card).to_contain_text("Expected sources: Statistics Norway")
+    expect(card.locator(".estimate")).to_contain_text("Estimated cost:")
+    assert requests_of(scripted, "research-subagent") == [], "no unit starts before the review"
+    ui.screenshot()
+
+    card.get_by_label("Unit 1").fill("Find 2025 kelp output in Iceland")
+    card.get_by_label("Unit 2").fill("")
+    card.get_by_role("button", name="Run edited plan").click()
+
+    expect(card.get_by_role("button", name="Approve")).to_be_disabled()
+    expect(ui.wait_for_end(asked)).to_contain_text("Report delivered.")
+    expect(asked.locator(".report-body h1")).to_have_text("Kelp farms")
+    started = [message_text(r["body"]["messages"][-1]) for r in requests_of(scripted, "research-subagent")]
+    assert started == ["Find 2025 kelp output in Iceland"]

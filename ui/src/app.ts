@@ -10,8 +10,8 @@ import { h, replaceChildren } from "./dom";
 import { formatWhen } from "./format";
 import type { EvidenceEntry, Message, StreamPart, ThreadValues } from "./model";
 import { isHarnessMessage, isRecord, messageText } from "./model";
-import { Turn, answersOf, problemBox } from "./views/turn";
-import type { Problem, TurnActions } from "./views/turn";
+import { Turn, answersOf, pendingPlan, problemBox } from "./views/turn";
+import type { PlanAction, PlanDecision, Problem, TurnActions } from "./views/turn";
 
 interface ThreadSummary {
   thread_id: string;
@@ -131,6 +131,7 @@ export class App implements TurnActions {
     this.el.maxCost = cost;
     this.el.maxMinutes = minutes;
     this.el.maxToolCalls = tools;
+    this.el.planReview = h("input", { id: "plan-review", name: "plan_review", type: "checkbox" });
     this.el.submit = submit;
     this.el.busy = h("p", { class: "muted busy", hidden: true, text: "A run is in progress: what you send now steers it (\u201calso cover X\u201d, \u201cdrop Y\u201d, \u201cfinish now\u201d)." });
     this.el.askLabel = h("label", { for: "question", class: "ask-label", text: "What should I research?" });
@@ -148,6 +149,7 @@ export class App implements TurnActions {
         h("div", { class: "option" }, h("label", { for: "max-cost", text: "Max cost ($)" }), cost),
         h("div", { class: "option" }, h("label", { for: "max-minutes", text: "Time limit (min)" }), minutes),
         h("div", { class: "option" }, h("label", { for: "max-tool-calls", text: "Max tool calls" }), tools),
+        h("div", { class: "option" }, h("label", { for: "plan-review", text: "Review the plan first" }), this.el.planReview),
       ),
       h("div", { class: "actions" }, submit, this.el.busy),
     );
@@ -176,6 +178,7 @@ export class App implements TurnActions {
     if (value("maxCost")) out.max_cost_usd = Number(value("maxCost"));
     if (value("maxMinutes")) out.max_run_seconds = Number(value("maxMinutes")) * 60;
     if (value("maxToolCalls")) out.max_tool_calls = Number(value("maxToolCalls"));
+    if ((this.el.planReview as HTMLInputElement).checked) out.plan_review = true;
     return out;
   }
 
@@ -402,17 +405,22 @@ export class App implements TurnActions {
       this.updateComposer();
     }
     if (signal.aborted || !live) return;
-    if (turn === this.turns[this.turns.length - 1] && turn.model.eventCount > 0) await this.refreshState(turn);
+    const plan = turn === this.turns[this.turns.length - 1] ? await this.refreshState(turn) : undefined;
+    turn.showPlan(plan);
+    if (plan) return;
     if (!turn.model.ended && !turn.problem && !turn.model.streamError && turn.model.runId) await this.explainMissingEnd(turn);
     this.evidence = undefined;
   }
 
-  private async refreshState(turn: Turn): Promise<void> {
+  /** The thread state into the turn; the plan the run paused on for review, if it did. */
+  private async refreshState(turn: Turn): Promise<PlanAction | undefined> {
     try {
       const state = await this.client.threads.getState(turn.threadId);
-      if (isRecord(state.values)) turn.model.applyValues(state.values as ThreadValues);
+      if (isRecord(state.values) && turn.model.eventCount > 0) turn.model.applyValues(state.values as ThreadValues);
+      return pendingPlan(state);
     } catch {
       // The events already showed the run; the state only adds the checked citations.
+      return undefined;
     }
   }
 
@@ -474,6 +482,20 @@ export class App implements TurnActions {
 
   answer(turn: Turn, text: string): void {
     void this.startRun(text, turn.configurable);
+  }
+
+  /** Resume the run paused on its plan with the one decision, followed live in the same turn. */
+  review(turn: Turn, decision: PlanDecision): void {
+    const stream = this.client.runs.stream(turn.threadId, GRAPH_ID, {
+      command: { resume: { decisions: [decision] } },
+      config: { configurable: turn.configurable },
+      streamMode: STREAM_MODES,
+      streamSubgraphs: true,
+      streamResumable: true,
+      onDisconnect: "continue",
+      signal: this.abort.signal,
+    });
+    void this.follow(turn, stream, true);
   }
 
   loadEvidence(): Promise<EvidenceEntry[]> {
@@ -544,7 +566,7 @@ function runConfigurable(run: RunSummary): Record<string, unknown> {
   const configurable = isRecord(config) ? config.configurable : undefined;
   if (!isRecord(configurable)) return {};
   // The server adds its own keys (run ids, graph ids) to a stored run's configurable; a retry sends only the user's.
-  const keep = ["model_tier", "max_cost_usd", "max_run_seconds", "max_tool_calls", "max_total_tokens"];
+  const keep = ["model_tier", "max_cost_usd", "max_run_seconds", "max_tool_calls", "max_total_tokens", "plan_review"];
   return Object.fromEntries(Object.entries(configurable).filter(([key]) => keep.includes(key)));
 }
 

@@ -1,8 +1,9 @@
 """Entry point: ``python -m deep_research_agent.cli {ask,steer,tasks,doctor,corpus,kb}``, which is what ./run.sh runs.
 
 Contract:
-- ``ask QUESTION [--url URL] [--no-clarify] [--evidence FILE] [--out FILE] [--config JSON] [--task NAME] [--user USER]``,
-  ``steer THREAD_ID MESSAGE [--url URL]`` (``steer.py``), ``tasks [--url URL] [--user USER]``, ``doctor [--url URL]``, ``corpus ...`` (``corpus.py``) and
+- ``ask QUESTION [--url URL] [--no-clarify] [--review-plan] [--evidence FILE] [--out FILE] [--config JSON] [--task NAME]
+  [--user USER]``, ``steer THREAD_ID MESSAGE [--url URL]`` (``steer.py``), ``tasks [--url URL] [--user USER]``,
+  ``doctor [--url URL]``, ``corpus ...`` (``corpus.py``) and
   ``kb {list,export,delete} [--url URL] [--user U] [--dataset D]`` (``kb.py``);
   ``--url`` defaults to ``DRA_URL``, else ``http://$DRA_HOST:$DRA_PORT``, the server run.sh starts.
 - ``corpus add|reindex|search|list|remove …`` works on the local corpora without a server (see ``corpus``).
@@ -37,6 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
     ask_parser.add_argument("question")
     ask_parser.add_argument("--url", default=default_url(), help=url_help)
     ask_parser.add_argument("--no-clarify", action="store_true", help="never ask clarifying questions")
+    ask_parser.add_argument(
+        "--review-plan", action="store_true", help="approve, edit or reject the plan before the research starts"
+    )
     ask_parser.add_argument("--evidence", metavar="FILE", help="write question, report, sources and evidence as JSON")
     ask_parser.add_argument(
         "--out", metavar="FILE", help="write the report as a document: .md, .html, .pdf or .docx (by the extension)"

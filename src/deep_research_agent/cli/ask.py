@@ -24,6 +24,10 @@ Contract:
 - ``--out FILE`` writes the delivered report as a document (``export/``) in the format its extension names
   (``.md``, ``.html``, ``.pdf``, ``.docx``), from the thread state as ``GET /reports`` renders it; an unknown
   extension exits 2 before anything runs, and a run that delivered no report writes nothing and exits 1.
+- ``--review-plan`` runs with ``plan_review`` on: when the run pauses on its plan (one human-in-the-loop action
+  request), the plan is printed and the user answers approve, edit (each brief kept, replaced or dropped) or
+  reject (with a message) on the terminal, and the run resumes with ``Command(resume={"decisions": [one]})``,
+  as often as the agent proposes a plan.
 - ``--task NAME`` (with ``--user USER``, default ``anonymous``) runs on that task's thread, found by its
   metadata or created with it, and passes ``task`` and ``user_id`` in the configurable.
 - The run time is printed whatever happened.
@@ -80,23 +84,60 @@ def collect_answers(questions: Sequence[str], ask: Callable[[Text], str]) -> lis
     return [ask(Text.assemble((f"{n}. ", "bold"), question, " › ")) for n, question in enumerate(questions, start=1)]
 
 
+# --- plan review ------------------------------------------------------------------------------------
+
+
+async def pending_plan(client: Any, thread_id: str) -> dict[str, Any] | None:
+    """The plan the thread's run paused on (its one action request), or None when it is not waiting on one."""
+    state = await client.threads.get_state(thread_id)
+    for pending in (state.get("interrupts") if isinstance(state, dict) else None) or ():
+        value = pending.get("value") if isinstance(pending, dict) else None
+        actions = value.get("action_requests") if isinstance(value, dict) else None
+        if isinstance(actions, list) and len(actions) == 1 and isinstance(actions[0], dict):
+            return actions[0]
+    return None
+
+
+def review_plan(action: Mapping[str, Any], ask: Callable[[Text], str], console: Console) -> dict[str, Any]:
+    """The user's one decision on the plan, asked on the terminal: approve, edit each brief, or reject."""
+    console.print(Text(str(action.get("description") or ""), "bold"))
+    choice = ask(Text("Approve, edit or reject the plan? [a/e/r] › ")).strip().lower()[:1]
+    if choice == "r":
+        return {"type": "reject", "message": ask(Text("What should change? › ")).strip()}
+    if choice != "e":
+        return {"type": "approve"}
+    args = dict(action.get("args") or {})
+    units = []
+    for number, unit in enumerate(args.get("units") or [], start=1):
+        brief = ask(
+            Text.assemble((f"{number}. ", "bold"), str(unit.get("brief")), "\n   new brief (Enter keeps, - drops) › ")
+        )
+        if brief.strip() == "-":
+            continue
+        units.append({**unit, "brief": brief.strip() or unit.get("brief")})
+    return {"type": "edit", "edited_action": {"name": action.get("name"), "args": {**args, "units": units}}}
+
+
 # --- the session ------------------------------------------------------------------------------------
 
 
 def run_parts(
     client: Any,
     thread_id: str,
-    content: str,
+    content: str | None,
     configurable: Mapping[str, Any],
     stream_mode: Sequence[str] = STREAM_MODES,
+    *,
+    resume: Any = None,
 ) -> AsyncIterator[Any]:
     """A new run's stream parts, as every client of this package starts one: the user's words as the one
-    message, the ``stream_mode`` it reads (by default every mode the view reads), sub-agents included, and
-    the run cancelled if the client goes away."""
+    message (or, with ``resume``, the answer to the thread's interrupt), the ``stream_mode`` it reads (by
+    default every mode the view reads), sub-agents included, and the run cancelled if the client goes away."""
     return client.runs.stream(
         thread_id,
         GRAPH_ID,
-        input={"messages": [{"role": "user", "content": content}]},
+        input={"messages": [{"role": "user", "content": content}]} if resume is None else None,
+        command={"resume": resume} if resume is not None else None,
         config={"configurable": dict(configurable)},
         stream_mode=list(stream_mode),
         stream_subgraphs=True,
@@ -104,10 +145,18 @@ def run_parts(
     )
 
 
-async def stream_run(client: Any, thread_id: str, content: str, configurable: Mapping[str, Any], view: RunView) -> None:
+async def stream_run(
+    client: Any,
+    thread_id: str,
+    content: str | None,
+    configurable: Mapping[str, Any],
+    view: RunView,
+    *,
+    resume: Any = None,
+) -> None:
     """Start one run on the thread and feed every stream part to the view, under a live status line."""
     view.start_run()
-    parts = run_parts(client, thread_id, content, configurable)
+    parts = run_parts(client, thread_id, content, configurable, resume=resume)
     with Live(view, console=view.console, refresh_per_second=8, transient=True), StopOnInterrupt(client, view) as stop:
         async for part in parts:
             if part.event == "metadata" and isinstance(part.data, dict):
@@ -213,6 +262,7 @@ async def ask(
     evidence: Path | None = None,
     out: Path | None = None,
     read_answer: Callable[[Text], str] | None = None,
+    review: bool = False,
 ) -> int:
     """One ask session: the run, at most one clarification follow-up, the evidence file, the report file, the
     run time. A ``task`` in ``configurable`` continues that task's thread (``cli/tasks.py``)."""
@@ -226,6 +276,9 @@ async def ask(
             # The engine's non-interactive mode; the question stays as typed (it is the thread's title).
             configurable = {"clarify": False, **configurable}
         await stream_run(client, thread_id, question, configurable, view)
+        while review and read_answer is not None and (plan := await pending_plan(client, thread_id)) is not None:
+            decision = review_plan(plan, read_answer, view.console)
+            await stream_run(client, thread_id, None, configurable, view, resume={"decisions": [decision]})
         if view.clarification and view.failure is None:
             if interactive and read_answer is not None:
                 reply = format_clarification_reply(view.clarification, collect_answers(view.clarification, read_answer))
@@ -288,6 +341,9 @@ def cmd_ask(args: argparse.Namespace, console: Console) -> int:
             "task": args.task,
             "user_id": args.user or configurable.get("user_id") or ANONYMOUS_USER,
         }
+    review = bool(getattr(args, "review_plan", False))
+    if review:
+        configurable = {**configurable, "plan_review": True}
     interactive = sys.stdin.isatty() and not args.no_clarify
     view = RunView(console)
     return asyncio.run(
@@ -300,5 +356,6 @@ def cmd_ask(args: argparse.Namespace, console: Console) -> int:
             evidence=Path(args.evidence) if args.evidence else None,
             out=out,
             read_answer=console.input,
+            review=review,
         )
     )

@@ -42,6 +42,7 @@ class ToolName(StrEnum):
     SUBMIT_REPORT = "submit_report"
     REQUEST_CLARIFICATION = "request_clarification"
     WRITE_TODOS = "write_todos"
+    PROPOSE_PLAN = "propose_plan"
     TASK = "task"
     READ_FILE = "read_file"
     WRITE_FILE = "write_file"
@@ -129,6 +130,8 @@ class EndReason(StrEnum):
     INTERNAL_ERROR = "internal_error"
     # A research turn in which the model called no tool, even after a nudge (it may not support tool calling).
     NO_TOOL_CALLS = "no_tool_calls"
+    # A plan left waiting for review past ``plan_review_timeout``: its units were not started.
+    PLAN_REVIEW_EXPIRED = "plan_review_expired"
 
 
 class HaltedBy(StrEnum):

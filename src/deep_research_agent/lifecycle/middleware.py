@@ -63,7 +63,7 @@ from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.channels import UntrackedValue
 from langgraph.config import get_config
-from langgraph.errors import GraphBubbleUp
+from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
@@ -77,6 +77,7 @@ from ..domain.conversation import deliverable_message, is_harness_message
 from ..domain.errors import tool_error_text
 from ..domain.knobs import KnobError
 from ..domain.names import EndReason, Outcome, StatusState, ToolErrorClass, WarningReason
+from ..domain.plan import PlanEstimate, estimate_deviation
 from ..domain.stops import RunError
 from ..guards.budget import BudgetLimits
 from ..knowledge import DEFAULT_DATASET, KnowledgeBase, knowledge_namespace, remember_findings
@@ -277,9 +278,11 @@ class RunLifecycleMiddleware(AgentMiddleware):
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> Any:
-        if request.state.get("run_error"):
-            # A tool call failed internally: end the run here instead of asking the model again.
-            return ModelResponse(result=[AIMessage(content="(The run stopped on an internal error.)")])
+        if error := request.state.get("run_error"):
+            # A tool call failed internally, or ended the run: end it here instead of asking the model again.
+            if error["reason"] == EndReason.INTERNAL_ERROR:
+                return ModelResponse(result=[AIMessage(content="(The run stopped on an internal error.)")])
+            return ModelResponse(result=[deliverable_message(error["detail"])])
         call = _this_call()
         await self._attach(getattr(request.runtime, "store", None), call)
         try:
@@ -313,6 +316,10 @@ class RunLifecycleMiddleware(AgentMiddleware):
         try:
             result = await handler(request)
         except asyncio.CancelledError:
+            _forget_cancelled_run(call)
+            raise
+        except GraphInterrupt:
+            # A pause for the user (plan review): the resume is a run of its own, so this one holds nothing.
             _forget_cancelled_run(call)
             raise
         except GraphBubbleUp:
@@ -423,7 +430,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
         emit(
             end_status(
                 reason=end.reason,
-                detail=f"{end.detail} Run time {format_elapsed(elapsed)}.",
+                detail=f"{end.detail}{_against_estimate(run)} Run time {format_elapsed(elapsed)}.",
                 tool_calls=totals.tool_calls,
                 total_tokens=totals.total_tokens,
                 report_chars=report_chars,
@@ -452,6 +459,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
     def _emit_usage(self, run: Run, outcome: Outcome | None) -> None:
         totals = run.usage.totals()
         budget = self.budget
+        estimate = run.attachments.get(PlanEstimate)
         emit(
             Usage(
                 tool_calls=totals.tool_calls,
@@ -486,8 +494,21 @@ class RunLifecycleMiddleware(AgentMiddleware):
                     max_cost_usd=budget.max_cost_usd,
                     recursion_limit=self.recursion_limit,
                 ),
+                plan_estimate=estimate,
+                plan_estimate_deviation=estimate_deviation(estimate, totals.cost_usd) if estimate else None,
             )
         )
+
+
+def _against_estimate(run: Run) -> str:
+    """The end status' sentence on the actual cost against the reviewed plan's estimate; empty without one."""
+    estimate = run.attachments.get(PlanEstimate)
+    if estimate is None:
+        return ""
+    cost = run.usage.totals().cost_usd
+    deviation = estimate_deviation(estimate, cost)
+    off = f" ({deviation:+.0%})" if deviation is not None else ""
+    return f" Cost ${cost:.4f} against the plan's estimate of ${estimate.cost_usd:.4f}{off}."
 
 
 def _ends_with(state: LifecycleState, answer: str) -> bool:

@@ -36,6 +36,7 @@ _NOTHING_DELIVERED = frozenset(
         EndReason.MODEL_ERROR,
         EndReason.INTERNAL_ERROR,
         EndReason.NO_TOOL_CALLS,
+        EndReason.PLAN_REVIEW_EXPIRED,
     }
 )
 

@@ -47,6 +47,7 @@ class Prompt(StrEnum):
     NO_WEB = "no_web"
     TASKS = "tasks"
     NO_CLARIFY = "no_clarify"
+    PLAN_REVIEW = "plan_review"
 
 
 @cache

@@ -55,6 +55,7 @@ from ..domain.names import (
     TriageReason,
     WarningReason,
 )
+from ..domain.plan import PlanEstimate
 from ..domain.secrets import redact_tree
 from ..domain.stops import HALT_REASONS
 from ..domain.task_diff import MovedFigure
@@ -166,6 +167,13 @@ class Usage(BaseEvent):
     elapsed_s: float
     elapsed: str
     limits: Limits
+    plan_estimate: PlanEstimate | None = Field(
+        default=None, description="The reviewed plan's cost estimate, when the run's plan was reviewed (plan_review)."
+    )
+    plan_estimate_deviation: float | None = Field(
+        default=None,
+        description="How far cost_usd ended from the plan's estimate, as a fraction of it (0.25: 25 % over).",
+    )
 
 
 def _status_is_required(schema: dict[str, Any]) -> None:

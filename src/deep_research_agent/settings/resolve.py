@@ -547,6 +547,28 @@ class ResearchConfig(BaseModel):
         env="DRA_CLARIFY",
         configurable="clarify",
     )
+    plan_review: bool = _setting(
+        False,
+        "Pause before the first research units start so the user approves, edits or rejects the plan (a LangGraph "
+        "interrupt in langchain's human-in-the-loop format, with the units' briefs, expected sources and a cost "
+        "estimate). Off: the units start at once.",
+        env="DRA_PLAN_REVIEW",
+        configurable="plan_review",
+    )
+    plan_review_timeout: float = _setting(
+        3600.0,
+        "Seconds a plan may wait for its review; an answer after that does not start it and the run ends "
+        "error/plan_review_expired. 0 means no limit.",
+        env="DRA_PLAN_REVIEW_TIMEOUT",
+        configurable="plan_review_timeout",
+    )
+    plan_unit_tokens: int = _setting(
+        150_000,
+        "Tokens one research unit is expected to spend, for the plan's cost estimate (the run's usage event says how "
+        "far the actual cost ended from it, to tune this by).",
+        env="DRA_PLAN_UNIT_TOKENS",
+        configurable="plan_unit_tokens",
+    )
     text_tool_calls: bool = _setting(
         True,
         "Run the tool calls a model writes as text (fenced or bare JSON, <tool_call> tags, [TOOL_CALLS], "

@@ -30,10 +30,42 @@ export function answersOf(reply: string): string[] | undefined {
   return answers.map((a) => (a === NO_ANSWER ? "" : a!));
 }
 
+/** One unit of a plan under review (plan_review): the `propose_plan` action request's `args.units`. */
+export interface PlanUnit {
+  brief: string;
+  subagent_type?: string;
+  expected_sources?: string[];
+}
+
+/** The one action request a run paused on for its plan review (langchain's human-in-the-loop format). */
+export interface PlanAction {
+  name: string;
+  args: { units: PlanUnit[]; cost_estimate?: { cost_usd?: number; tokens?: number; ceiling_usd?: number | null } };
+  description?: string;
+}
+
+/** A human-in-the-loop decision on the plan: the one decision a resume sends. */
+export type PlanDecision =
+  | { type: "approve" }
+  | { type: "edit"; edited_action: { name: string; args: Record<string, unknown> } }
+  | { type: "reject"; message: string };
+
+/** The plan a paused thread waits on: its one action request, if it is a `propose_plan`. */
+export function pendingPlan(state: object): PlanAction | undefined {
+  const held = (state as { interrupts?: unknown }).interrupts;
+  const interrupts: unknown[] = Array.isArray(held) ? held : [];
+  for (const pending of interrupts) {
+    const actions = (pending as { value?: { action_requests?: unknown } })?.value?.action_requests;
+    if (Array.isArray(actions) && actions.length === 1 && (actions[0] as PlanAction)?.name === "propose_plan") return actions[0] as PlanAction;
+  }
+  return undefined;
+}
+
 export interface TurnActions {
   stop(turn: Turn, mode: "wrap_up" | "now"): Promise<void>;
   retry(turn: Turn): void;
   answer(turn: Turn, text: string): void;
+  review(turn: Turn, decision: PlanDecision): void;
   loadEvidence(): Promise<EvidenceEntry[]>;
 }
 
@@ -108,6 +140,7 @@ export class Turn {
       p.lanes,
     );
     p.clarification = h("div", { class: "clarification-slot" });
+    p.review = h("div", { class: "clarification-slot" });
     p.answer = h("section", { class: "answer", hidden: true });
     p.report = h("div", { class: "report-slot" });
     p.usage = h("section", { class: "usage", hidden: true, "aria-label": "Usage" });
@@ -122,6 +155,7 @@ export class Turn {
       p.plan,
       p.activity,
       p.clarification,
+      p.review,
       p.answer,
       p.report,
       p.usage,
@@ -142,6 +176,7 @@ export class Turn {
     this.renderPlan();
     this.renderActivity();
     this.renderClarification();
+    this.renderReview();
     this.renderAnswer();
     this.renderReportSection();
     this.renderUsage();
@@ -293,6 +328,75 @@ export class Turn {
     const submit = form.querySelector("button") as HTMLButtonElement;
     submit.disabled = closed;
     submit.textContent = this.answered ? "Answers sent" : "Send answers";
+  }
+
+  /** The plan the run waits on, shown for review until it is answered. */
+  showPlan(plan: PlanAction | undefined): void {
+    this.plan = plan;
+    this.reviewed = false;
+    replaceChildren(this.parts.review!);
+    this.schedule();
+  }
+
+  private plan?: PlanAction;
+  private reviewed = false;
+
+  private renderReview(): void {
+    const slot = this.parts.review!;
+    if (!this.plan) return;
+    if (!slot.firstChild) slot.append(this.planCard(this.plan));
+    slot.querySelectorAll<HTMLButtonElement | HTMLTextAreaElement | HTMLInputElement>("button, textarea, input").forEach((control) => {
+      control.disabled = this.reviewed;
+    });
+  }
+
+  private planCard(plan: PlanAction): HTMLFormElement {
+    const headingId = `${this.id}-plan-review`;
+    const units = plan.args.units.map((unit, i) => {
+      const id = `${this.id}-brief-${i + 1}`;
+      const sources = unit.expected_sources?.length ? `Expected sources: ${unit.expected_sources.join(", ")}` : "";
+      return h(
+        "div",
+        { class: "field" },
+        h("label", { for: id, text: `Unit ${i + 1}` }),
+        h("textarea", { id, name: `brief-${i + 1}`, rows: 2, value: unit.brief }),
+        sources ? h("p", { class: "muted", text: sources }) : null,
+      );
+    });
+    const estimate = plan.args.cost_estimate;
+    const reason = h("input", { id: `${this.id}-reject-reason`, type: "text", autocomplete: "off", placeholder: "What should change?" }) as HTMLInputElement;
+    const button = (text: string, decide: () => PlanDecision, primary = false) => {
+      const b = h("button", { type: "button", class: primary ? "primary" : "", text }) as HTMLButtonElement;
+      b.addEventListener("click", () => {
+        if (this.reviewed) return;
+        this.reviewed = true;
+        this.schedule();
+        this.actions.review(this, decide());
+      });
+      return b;
+    };
+    const edited = (): PlanDecision => {
+      const briefs = units.map((field) => (field.querySelector("textarea") as HTMLTextAreaElement).value.trim());
+      const kept = plan.args.units.map((unit, i) => ({ ...unit, brief: briefs[i] ?? "" })).filter((unit) => unit.brief);
+      return { type: "edit", edited_action: { name: plan.name, args: { ...plan.args, units: kept } } };
+    };
+    return h(
+      "form",
+      { class: "clarification plan-review card", "aria-labelledby": headingId },
+      h("h3", { id: headingId, text: "Review the plan before the research starts" }),
+      estimate?.cost_usd !== undefined
+        ? h("p", { class: "muted estimate", text: `Estimated cost: ${formatCost(estimate.cost_usd)}${typeof estimate.ceiling_usd === "number" ? ` (at most ${formatCost(estimate.ceiling_usd)} within the run's budgets)` : ""}` })
+        : null,
+      units,
+      h("div", { class: "field" }, h("label", { for: reason.id, text: "To reject, say what should change" }), reason),
+      h(
+        "div",
+        { class: "actions" },
+        button("Approve", () => ({ type: "approve" }), true),
+        button("Run edited plan", edited),
+        button("Reject", () => ({ type: "reject", message: reason.value.trim() })),
+      ),
+    ) as HTMLFormElement;
   }
 
   private clarificationCard(questions: string[]): HTMLFormElement {

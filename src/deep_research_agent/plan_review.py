@@ -1,0 +1,272 @@
+"""Plan review: with ``plan_review`` on, the user approves, edits or rejects the plan before its units start.
+
+Contract (orchestrator only):
+- gives the orchestrator ``propose_plan(units)`` (each unit: the brief its sub-agent gets, the sub-agent,
+  the expected sources) and tells it to call it once before any ``task``; a ``task`` called before the
+  turn's plan was approved is refused with a ``TOOL ERROR`` that says to propose the plan first;
+- ``propose_plan`` pauses the run with a LangGraph ``interrupt`` in langchain's human-in-the-loop format:
+  one ``HITLRequest`` with exactly one action request (``name`` ``propose_plan``, ``args`` the units and
+  the plan's ``cost_estimate``, ``description`` the plan as a reader reads it) and one review config
+  allowing ``approve``, ``edit`` and ``reject``; it is resumed with ``{"decisions": [one decision]}``;
+- ``approve`` starts the proposed units and ``edit`` the edited ones (``edited_action.args.units``): the
+  next model call of the orchestrator is not made, and its reply is one ``task`` call per unit with the
+  unit's brief verbatim, so what the reviewer approved is exactly what the sub-agents get; the approved
+  plan's estimate is attached to the run, and its usage event says how far the actual cost ended from it;
+- ``reject`` (its message, if any, quoted) tells the orchestrator to plan again from the message and
+  propose again, which pauses again; a resume that is not one decision of those three is answered as a
+  ``TOOL ERROR`` and the orchestrator proposes again;
+- a plan answered more than ``timeout_s`` after it was proposed (0: no limit) is not started: the run ends
+  ``error/plan_review_expired`` with a detail that says so, its last AI message that detail. A waiting plan
+  costs nothing: a paused run holds no worker, only its checkpoint.
+
+Why not langchain's ``HumanInTheLoopMiddleware`` (whose request and answer shapes this uses): its interrupt
+is an ``after_model`` hook, a graph step on every orchestrator turn, raised outside the tool call, where the
+run's lifecycle cannot tell the pause from the run's end and the plan's deadline and estimate have no place.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware.human_in_the_loop import ActionRequest, HITLRequest, ReviewConfig
+from langchain.tools import ToolRuntime
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.tools import BaseTool, tool
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command, interrupt
+from pydantic import BaseModel, Field, ValidationError
+
+from . import prompts
+from .domain.conversation import is_user_turn
+from .domain.errors import tool_error_text
+from .domain.knobs import not_negative
+from .domain.names import EndReason, Role, ToolErrorClass, ToolName
+from .domain.plan import PlanEstimate, PlanUnit
+from .domain.stops import RunError
+from .guards.budget import BudgetLimits
+from .run import current_run
+from .settings.tiers import ModelSpec, Tier
+
+DECISIONS = ["approve", "edit", "reject"]
+# When the plan was proposed, on the orchestrator's reply that proposed it (epoch seconds).
+PROPOSED_AT_KEY = "dra_plan_proposed_at"
+
+_TOOL_DESCRIPTION = (
+    "Propose the research plan for the user's review before any unit starts: one entry per research unit. "
+    "The units start once the user approves or edits the plan; a rejection says what to change."
+)
+# A research turn mostly reads (search results, pages, the growing conversation): its output is a small part.
+_OUTPUT_SHARE = 0.05
+
+
+def plan_review_section(role: Role, *, enabled: bool) -> str:
+    """The orchestrator's section on proposing the plan for review, with ``plan_review`` on; nothing otherwise."""
+    return prompts.template(prompts.Prompt.PLAN_REVIEW) if role == Role.ORCHESTRATOR and enabled else ""
+
+
+class ProposePlanArgs(BaseModel):
+    units: list[PlanUnit] = Field(min_length=1, description="The research units, each with its brief.")
+
+
+def estimate_plan(units: int, *, tier: Tier, unit_tokens: int, limits: BudgetLimits) -> PlanEstimate:
+    """The plan's expected cost: ``unit_tokens`` per unit on the sub-agent's model, and as much again on the
+    orchestrator's (planning, reading the findings, writing the report), at the tier's prices; cut to the
+    run's token and dollar budgets, which bound any run whatever its plan."""
+    tokens = unit_tokens * (units + 1)
+    cost = units * _price(tier.subagent, unit_tokens) + _price(tier.research, unit_tokens)
+    ceiling: float | None = None
+    if limits.max_cost_usd > 0:
+        ceiling = limits.max_cost_usd
+    elif limits.max_total_tokens > 0:
+        ceiling = max(_price(tier.subagent, limits.max_total_tokens), _price(tier.research, limits.max_total_tokens))
+    capped = tokens > limits.max_total_tokens > 0 or (ceiling is not None and cost > ceiling)
+    if tokens > limits.max_total_tokens > 0:
+        cost *= limits.max_total_tokens / tokens
+        tokens = limits.max_total_tokens
+    if ceiling is not None:
+        cost = min(cost, ceiling)
+    return PlanEstimate(
+        units=units,
+        tokens=tokens,
+        cost_usd=round(cost, 6),
+        ceiling_usd=round(ceiling, 6) if ceiling is not None else None,
+        capped=capped,
+    )
+
+
+def _price(spec: ModelSpec, tokens: int) -> float:
+    output = round(tokens * _OUTPUT_SHARE)
+    return spec.cost_usd(tokens - output, output)
+
+
+def plan_text(units: Sequence[PlanUnit], estimate: PlanEstimate) -> str:
+    """The plan as the reviewer reads it: the units with their briefs and expected sources, then the estimate."""
+    lines = [f"Research plan: {len(units)} unit{'s' if len(units) != 1 else ''}."]
+    for number, unit in enumerate(units, 1):
+        sources = f" (expected sources: {', '.join(unit.expected_sources)})" if unit.expected_sources else ""
+        lines.append(f"{number}. {unit.brief}{sources}")
+    capped = ", cut to the run's budgets" if estimate.capped else ""
+    ceiling = (
+        f"the run's budgets allow at most ${estimate.ceiling_usd:.4f}"
+        if estimate.ceiling_usd is not None
+        else "the run has no token or dollar cap"
+    )
+    lines.append(f"Estimated cost: ${estimate.cost_usd:.4f} for about {estimate.tokens:,} tokens{capped}; {ceiling}.")
+    return "\n".join(lines)
+
+
+class PlanReviewMiddleware(AgentMiddleware):
+    """``propose_plan`` and its review for the orchestrator; the approved units start without a model call."""
+
+    def __init__(self, *, timeout_s: float, estimate: Callable[[int], PlanEstimate]) -> None:
+        super().__init__()
+        not_negative("PlanReviewMiddleware", "timeout_s", timeout_s)
+        self.timeout_s = timeout_s
+        self.estimate = estimate
+        self.tools: list[BaseTool] = [self._propose_plan_tool()]
+
+    def _propose_plan_tool(self) -> BaseTool:
+        @tool(ToolName.PROPOSE_PLAN, args_schema=ProposePlanArgs, description=_TOOL_DESCRIPTION)
+        async def propose_plan(units: list[PlanUnit], runtime: ToolRuntime) -> ToolMessage | Command:
+            return self._review(list(units), runtime)
+
+        return propose_plan
+
+    def _review(self, units: list[PlanUnit], runtime: ToolRuntime) -> ToolMessage | Command:
+        call_id = runtime.tool_call_id or ""
+        units = [PlanUnit.model_validate(unit) for unit in units]
+        estimate = self.estimate(len(units))
+        action = ActionRequest(
+            name=ToolName.PROPOSE_PLAN,
+            args={"units": [unit.model_dump() for unit in units], "cost_estimate": estimate.model_dump()},
+            description=plan_text(units, estimate),
+        )
+        review = ReviewConfig(action_name=ToolName.PROPOSE_PLAN, allowed_decisions=list(DECISIONS))  # type: ignore[arg-type]
+        answer = interrupt(HITLRequest(action_requests=[action], review_configs=[review]))
+        proposed_at = _proposed_at(runtime.state.get("messages") or [], call_id)
+        if self.timeout_s and proposed_at is not None and time.time() - proposed_at > self.timeout_s:
+            detail = (
+                f"The plan waited for its review longer than plan_review_timeout ({self.timeout_s:g} s), so it was "
+                "not started. Ask again to get a new plan."
+            )
+            return Command(
+                update={
+                    "messages": [_result(call_id, detail, error=True)],
+                    "run_error": RunError(reason=EndReason.PLAN_REVIEW_EXPIRED.value, detail=detail),
+                }
+            )
+        decision, problem = _one_decision(answer)
+        if problem:
+            return _result(
+                call_id, tool_error_text(ToolName.PROPOSE_PLAN, ToolErrorClass.PERMANENT, problem), error=True
+            )
+        if decision["type"] == "reject":
+            reason = str(decision.get("message") or "").strip()
+            said = f' They said: "{reason}".' if reason else ""
+            return _result(
+                call_id,
+                f"The user rejected the plan; no unit has started.{said} Plan again from what they said and call "
+                f"{ToolName.PROPOSE_PLAN} with the new plan.",
+                error=True,
+            )
+        edited = decision["type"] == "edit"
+        if edited:
+            try:
+                units = ProposePlanArgs.model_validate((decision.get("edited_action") or {}).get("args") or {}).units
+            except ValidationError as exc:
+                problem = f"the edited plan is not valid ({exc.error_count()} problem(s): {exc.errors()[0]['msg']})."
+                text = tool_error_text(ToolName.PROPOSE_PLAN, ToolErrorClass.PERMANENT, problem + " Propose it again.")
+                return _result(call_id, text, error=True)
+            estimate = self.estimate(len(units))
+        current_run().attachments.attach(estimate)
+        how = "approved the plan as they edited it" if edited else "approved the plan"
+        text = f"The user {how}; its {len(units)} unit{'s' if len(units) != 1 else ''} start now."
+        return ToolMessage(
+            text,
+            tool_call_id=call_id,
+            name=ToolName.PROPOSE_PLAN,
+            artifact={"units": [unit.model_dump() for unit in units], "cost_estimate": estimate.model_dump()},
+        )
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        messages = request.state.get("messages") or []
+        approved = _just_approved(messages)
+        if approved is not None:
+            calls = [
+                {
+                    "name": ToolName.TASK.value,
+                    "args": {"description": unit.brief, "subagent_type": unit.subagent_type},
+                    "id": f"call_{uuid.uuid4().hex[:24]}",
+                    "type": "tool_call",
+                }
+                for unit in approved
+            ]
+            return ModelResponse(result=[AIMessage(content="", tool_calls=calls, name=Role.ORCHESTRATOR.value)])  # type: ignore[arg-type]
+        response = await handler(request)
+        for reply in response.result:
+            if isinstance(reply, AIMessage) and any(c["name"] == ToolName.PROPOSE_PLAN for c in reply.tool_calls):
+                reply.response_metadata[PROPOSED_AT_KEY] = time.time()
+        return response
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
+    ) -> ToolMessage | Command:
+        call = request.tool_call
+        if call["name"] == ToolName.TASK and not _approved_this_turn(request.state.get("messages") or []):
+            text = tool_error_text(
+                ToolName.TASK,
+                ToolErrorClass.PERMANENT,
+                f"no unit starts before the user has reviewed the plan: call {ToolName.PROPOSE_PLAN} with every unit first.",
+            )
+            return ToolMessage(text, tool_call_id=call["id"], name=ToolName.TASK, status="error")
+        return await handler(request)
+
+
+def _result(call_id: str, text: str, *, error: bool = False) -> ToolMessage:
+    return ToolMessage(text, tool_call_id=call_id, name=ToolName.PROPOSE_PLAN, status="error" if error else "success")
+
+
+def _one_decision(answer: Any) -> tuple[dict[str, Any], str]:
+    """The resume's single decision, or what is wrong with the resume."""
+    decisions = answer.get("decisions") if isinstance(answer, dict) else None
+    if not isinstance(decisions, list) or len(decisions) != 1 or not isinstance(decisions[0], dict):
+        return {}, 'the review\'s answer must be {"decisions": [one decision]}. Propose the plan again.'
+    decision = decisions[0]
+    if decision.get("type") not in DECISIONS:
+        return {}, f"the review's decision must be one of {', '.join(DECISIONS)}. Propose the plan again."
+    return decision, ""
+
+
+def _proposed_at(messages: Sequence[AnyMessage], call_id: str) -> float | None:
+    for message in reversed(messages):
+        if isinstance(message, AIMessage) and any(c.get("id") == call_id for c in message.tool_calls):
+            stamp = message.response_metadata.get(PROPOSED_AT_KEY)
+            return float(stamp) if isinstance(stamp, int | float) else None
+    return None
+
+
+def _approval(message: AnyMessage) -> list[PlanUnit] | None:
+    if not (isinstance(message, ToolMessage) and message.name == ToolName.PROPOSE_PLAN and message.status != "error"):
+        return None
+    artifact = message.artifact if isinstance(message.artifact, dict) else {}
+    return [PlanUnit.model_validate(unit) for unit in artifact.get("units") or ()] or None
+
+
+def _just_approved(messages: Sequence[AnyMessage]) -> list[PlanUnit] | None:
+    """The units of the plan the last message approved, which have not started yet."""
+    return _approval(messages[-1]) if messages else None
+
+
+def _approved_this_turn(messages: Sequence[AnyMessage]) -> bool:
+    for message in reversed(messages):
+        if is_user_turn(message):
+            return False
+        if _approval(message) is not None:
+            return True
+    return False

@@ -1,0 +1,236 @@
+"""Plan review through ``langgraph dev``: the run pauses on one human-in-the-loop action request holding the
+plan, and each answer (approve, edit, reject, too late) resumes it as the user meant."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from testkit.agent_server import RunResult, stream_run
+from testkit.scenarios import (
+    findings_json,
+    message_text,
+    orchestrator,
+    requests_of,
+    researcher,
+    scenario,
+    submit,
+    system_text,
+)
+from testkit.scripted_model import call, turn
+
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+
+REVIEW = {"plan_review": True}
+UNITS = [
+    {"brief": "Find 2025 kelp farm output in Norway", "expected_sources": ["Statistics Norway", "fisheries reports"]},
+    {"brief": "Find 2025 kelp farm output in Scotland", "expected_sources": ["Marine Scotland"]},
+]
+REPORT = "# Kelp farms\n\nOutput grew.\n\n## Sources\n"
+# The orchestrator's reply after an approval is the approved units' tasks, written by the harness, not the model:
+# the scripted turn at that position is never asked for.
+NEVER_ASKED = turn(content="(never asked: an approved plan's units start without a model call)")
+
+
+def propose(units: list[dict[str, Any]]) -> dict[str, Any]:
+    return turn(tool_calls=[call("propose_plan", units=units)])
+
+
+def review_request(run: RunResult) -> dict[str, Any]:
+    """The one interrupt the paused thread holds: its value, a langchain ``HITLRequest``."""
+    interrupts = run.state.get("interrupts") or []
+    assert len(interrupts) == 1, interrupts
+    return interrupts[0]["value"]
+
+
+def briefs_received(scripted: Any) -> list[str]:
+    """The brief each research sub-agent started on: the user message of its first request."""
+    return [
+        message_text(r["body"]["messages"][-1]) for r in requests_of(scripted, "research-subagent") if r["turn"] == 0
+    ]
+
+
+async def test_a_reviewed_run_pauses_on_one_action_request_holding_the_plan_and_approve_starts_its_units(
+    agent_server, scripted
+):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(propose(UNITS), NEVER_ASKED, submit(REPORT)),
+            researcher(turn(content=findings_json("Output grew.")), repeat_last=True),
+        )
+    )
+
+    paused = await stream_run(agent_server.url, "How is kelp farming doing in Europe?", configurable=REVIEW)
+
+    request = review_request(paused)
+    [action] = request["action_requests"]
+    assert action["name"] == "propose_plan"
+    assert [u["brief"] for u in action["args"]["units"]] == [u["brief"] for u in UNITS]
+    assert action["args"]["units"][0]["expected_sources"] == UNITS[0]["expected_sources"]
+    assert action["args"]["cost_estimate"]["units"] == 2 and action["args"]["cost_estimate"]["tokens"] > 0
+    assert "Find 2025 kelp farm output in Norway (expected sources: Statistics Norway" in action["description"]
+    assert "Estimated cost: $" in action["description"]
+    assert request["review_configs"] == [
+        {"action_name": "propose_plan", "allowed_decisions": ["approve", "edit", "reject"]}
+    ]
+    [planning] = requests_of(scripted, "orchestrator")
+    assert "## Plan review" in system_text(planning["body"])
+    assert "propose_plan" in [tool["function"]["name"] for tool in planning["body"]["tools"]]
+    assert paused.end_statuses == [], "a paused run has not ended"
+    assert briefs_received(scripted) == [], "no unit starts before the review"
+    # deep-agents-ui matches the action request to the tool call of the same name on the last AI message.
+    last_ai = [m for m in paused.values["messages"] if m["type"] == "ai"][-1]
+    assert [c["name"] for c in last_ai["tool_calls"]] == ["propose_plan"]
+
+    # As deep-agents-ui resumes: exactly one decision, streaming only values and message tuples.
+    approved = await stream_run(
+        agent_server.url,
+        None,
+        thread_id=paused.thread_id,
+        configurable=REVIEW,
+        resume={"decisions": [{"type": "approve"}]},
+        stream_mode=["values", "messages-tuple"],
+    )
+
+    assert sorted(briefs_received(scripted)) == sorted(u["brief"] for u in UNITS)
+    assert approved.values["final_report"].startswith("# Kelp farms")
+    assert not approved.state.get("interrupts")
+    assert len(requests_of(scripted, "orchestrator")) == 2, "the approved units started without a model call"
+
+
+async def test_an_edited_plan_runs_the_edited_units_with_the_edited_brief(agent_server, scripted):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(propose(UNITS), NEVER_ASKED, submit(REPORT)),
+            researcher(turn(content=findings_json("Output grew.")), repeat_last=True),
+        )
+    )
+    paused = await stream_run(agent_server.url, "How is kelp farming doing in Europe?", configurable=REVIEW)
+    [action] = review_request(paused)["action_requests"]
+    edited = {"units": [{"brief": "Find 2025 kelp farm output in the Faroe Islands only"}]}
+
+    resumed = await stream_run(
+        agent_server.url,
+        None,
+        thread_id=paused.thread_id,
+        configurable=REVIEW,
+        resume={"decisions": [{"type": "edit", "edited_action": {"name": action["name"], "args": edited}}]},
+    )
+
+    assert briefs_received(scripted) == ["Find 2025 kelp farm output in the Faroe Islands only"]
+    assert [(e["state"], e["reason"]) for e in resumed.end_statuses] == [("done", "report_delivered")]
+    [usage] = resumed.of_type("usage")
+    assert usage["plan_estimate"]["units"] == 1, "the estimate is the edited plan's"
+    tasks = [c for m in resumed.values["messages"] if m["type"] == "ai" for c in m.get("tool_calls") or []]
+    assert [c["args"]["description"] for c in tasks if c["name"] == "task"] == [edited["units"][0]["brief"]]
+
+
+async def test_a_rejected_plan_is_planned_again_from_the_message_and_reviewed_again(agent_server, scripted):
+    second = [{"brief": "Find 2025 seaweed farm output in Chile", "expected_sources": ["Sernapesca"]}]
+    scripted.set_scenario(
+        scenario(
+            orchestrator(propose(UNITS), propose(second), NEVER_ASKED, submit(REPORT)),
+            researcher(turn(content=findings_json("Output grew.")), repeat_last=True),
+        )
+    )
+    paused = await stream_run(agent_server.url, "How is kelp farming doing?", configurable=REVIEW)
+
+    rejected = await stream_run(
+        agent_server.url,
+        None,
+        thread_id=paused.thread_id,
+        configurable=REVIEW,
+        resume={"decisions": [{"type": "reject", "message": "Cover South America instead."}]},
+    )
+
+    [action] = review_request(rejected)["action_requests"]
+    assert [u["brief"] for u in action["args"]["units"]] == ["Find 2025 seaweed farm output in Chile"]
+    replanning = requests_of(scripted, "orchestrator")[-1]["body"]["messages"]
+    assert "Cover South America instead." in message_text(replanning[-1])
+    assert briefs_received(scripted) == [], "a rejected plan starts nothing"
+
+    approved = await stream_run(
+        agent_server.url,
+        None,
+        thread_id=paused.thread_id,
+        configurable=REVIEW,
+        resume={"decisions": [{"type": "approve"}]},
+    )
+    assert briefs_received(scripted) == ["Find 2025 seaweed farm output in Chile"]
+    assert [(e["state"], e["reason"]) for e in approved.end_statuses] == [("done", "report_delivered")]
+
+
+async def test_a_plan_answered_after_its_timeout_is_not_started_and_the_run_ends_saying_so(agent_server, scripted):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(propose(UNITS), NEVER_ASKED, submit(REPORT)),
+            researcher(turn(content=findings_json("Output grew.")), repeat_last=True),
+        )
+    )
+    settings = {**REVIEW, "plan_review_timeout": 0.5}
+    paused = await stream_run(agent_server.url, "How is kelp farming doing?", configurable=settings)
+    await asyncio.sleep(1.0)
+
+    late = await stream_run(
+        agent_server.url,
+        None,
+        thread_id=paused.thread_id,
+        configurable=settings,
+        resume={"decisions": [{"type": "approve"}]},
+    )
+
+    assert [(e["state"], e["reason"]) for e in late.end_statuses] == [("error", "plan_review_expired")]
+    assert briefs_received(scripted) == []
+    last = late.values["messages"][-1]
+    assert last["type"] == "ai" and "was not started" in last["content"]
+
+
+async def test_a_resume_with_other_than_one_decision_is_refused_and_the_plan_is_proposed_again(agent_server, scripted):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(propose(UNITS), propose(UNITS)),
+            researcher(turn(content=findings_json("Output grew.")), repeat_last=True),
+        )
+    )
+    paused = await stream_run(agent_server.url, "How is kelp farming doing?", configurable=REVIEW)
+
+    again = await stream_run(
+        agent_server.url,
+        None,
+        thread_id=paused.thread_id,
+        configurable=REVIEW,
+        resume={"decisions": [{"type": "approve"}, {"type": "approve"}]},
+    )
+
+    assert len(review_request(again)["action_requests"]) == 1
+    refused = requests_of(scripted, "orchestrator")[-1]["body"]["messages"][-1]
+    assert "TOOL ERROR (propose_plan, permanent)" in message_text(refused)
+    assert briefs_received(scripted) == []
+
+
+def test_ask_with_review_plan_shows_the_plan_and_runs_the_units_as_edited_on_the_terminal(agent_server, scripted):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(propose(UNITS), NEVER_ASKED, submit(REPORT)),
+            researcher(turn(content=findings_json("Output grew.")), repeat_last=True),
+        )
+    )
+    # Edit: the first brief replaced, the second dropped.
+    answers = "e\nFind 2025 kelp farm output in Iceland\n-\n"
+
+    done = subprocess.run(
+        [sys.executable, "-m", "deep_research_agent.cli", "ask", "--url", agent_server.url, "--review-plan", "Kelp?"],
+        input=answers, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "COLUMNS": "120", "NO_COLOR": "1"},
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1. Find 2025 kelp farm output in Norway (expected sources: Statistics Norway" in done.stdout
+    assert "Estimated cost: $" in done.stdout
+    assert briefs_received(scripted) == ["Find 2025 kelp farm output in Iceland"]
+    assert "Kelp farms" in done.stdout

@@ -1,0 +1,125 @@
+"""The plan's cost estimate (tier prices within the run's budgets), its text, and the review's answer shapes."""
+
+from __future__ import annotations
+
+import pytest
+
+from deep_research_agent.domain.knobs import KnobError
+from deep_research_agent.domain.plan import PlanEstimate, PlanUnit, estimate_deviation
+from deep_research_agent.guards.budget import BudgetLimits
+from deep_research_agent.plan_review import PlanReviewMiddleware, _one_decision, estimate_plan, plan_text
+from deep_research_agent.settings.tiers import MODEL_TIERS, ModelSpec, Tier
+
+TIER = MODEL_TIERS["extra-low"]
+OPEN = BudgetLimits(max_tool_calls=200, max_total_tokens=4_000_000, max_run_seconds=0, max_cost_usd=0)
+
+
+def _priced(spec: ModelSpec, tokens: int) -> float:
+    # 5 % of a research turn's tokens are output.
+    return spec.cost_usd(tokens - tokens // 20, tokens // 20)
+
+
+def test_the_estimate_prices_each_unit_on_the_subagent_model_and_one_more_on_the_orchestrators():
+    estimate = estimate_plan(3, tier=TIER, unit_tokens=100_000, limits=OPEN)
+
+    assert estimate.units == 3 and estimate.tokens == 400_000 and not estimate.capped
+    expected = 3 * _priced(TIER.subagent, 100_000) + _priced(TIER.research, 100_000)
+    assert estimate.cost_usd == pytest.approx(expected, rel=1e-4)
+    assert estimate.cost_usd > 0
+
+
+def test_without_a_dollar_budget_the_ceiling_is_the_token_budget_at_the_dearest_slots_prices():
+    estimate = estimate_plan(1, tier=TIER, unit_tokens=100_000, limits=OPEN)
+
+    dearest = max(_priced(TIER.subagent, 4_000_000), _priced(TIER.research, 4_000_000))
+    assert estimate.ceiling_usd == pytest.approx(dearest, rel=1e-4)
+
+
+def test_a_run_without_a_token_or_dollar_cap_has_no_ceiling_and_nothing_is_cut():
+    uncapped = BudgetLimits(max_tool_calls=200, max_total_tokens=0, max_run_seconds=0, max_cost_usd=0)
+
+    estimate = estimate_plan(50, tier=TIER, unit_tokens=200_000, limits=uncapped)
+
+    assert estimate.ceiling_usd is None and not estimate.capped and estimate.tokens == 51 * 200_000
+    assert plan_text([PlanUnit(brief="A")], estimate).endswith("the run has no token or dollar cap.")
+
+
+def test_a_plan_bigger_than_the_token_budget_is_cut_to_it():
+    limits = BudgetLimits(max_tool_calls=200, max_total_tokens=250_000, max_run_seconds=0, max_cost_usd=0)
+
+    estimate = estimate_plan(4, tier=TIER, unit_tokens=100_000, limits=limits)
+
+    assert estimate.capped and estimate.tokens == 250_000
+    uncapped = estimate_plan(4, tier=TIER, unit_tokens=100_000, limits=OPEN)
+    assert estimate.cost_usd == pytest.approx(uncapped.cost_usd * 250_000 / 500_000, rel=1e-3)
+
+
+def test_a_dollar_budget_is_the_ceiling_and_caps_the_estimate():
+    limits = BudgetLimits(max_tool_calls=200, max_total_tokens=4_000_000, max_run_seconds=0, max_cost_usd=0.01)
+
+    estimate = estimate_plan(10, tier=TIER, unit_tokens=200_000, limits=limits)
+
+    assert estimate.ceiling_usd == 0.01 and estimate.cost_usd == 0.01 and estimate.capped
+
+
+def test_an_unpriced_model_estimates_zero_and_no_deviation_is_reported():
+    free = ModelSpec(slug="local", input_usd_per_mtok=0, output_usd_per_mtok=0, context_window=32_768)
+    tier = Tier(research=free, subagent=free, utility=free, compaction=free, coding=free)
+
+    estimate = estimate_plan(2, tier=tier, unit_tokens=100_000, limits=OPEN)
+
+    assert estimate.cost_usd == 0
+    assert estimate_deviation(estimate, 0.0) is None
+
+
+@pytest.mark.parametrize(("actual", "deviation"), [(0.10, 0.0), (0.125, 0.25), (0.05, -0.5)])
+def test_the_deviation_is_the_actual_cost_as_a_fraction_over_or_under_the_estimate(actual, deviation):
+    estimate = PlanEstimate(units=1, tokens=1000, cost_usd=0.10, ceiling_usd=1.0)
+
+    assert estimate_deviation(estimate, actual) == pytest.approx(deviation)
+
+
+def test_the_plan_text_lists_each_brief_with_its_sources_then_the_estimate():
+    units = [PlanUnit(brief="Find A", expected_sources=["site-a.org"]), PlanUnit(brief="Find B")]
+    estimate = PlanEstimate(units=2, tokens=300_000, cost_usd=0.0123, ceiling_usd=0.5, capped=True)
+
+    text = plan_text(units, estimate)
+
+    assert text.splitlines() == [
+        "Research plan: 2 units.",
+        "1. Find A (expected sources: site-a.org)",
+        "2. Find B",
+        "Estimated cost: $0.0123 for about 300,000 tokens, cut to the run's budgets; the run's budgets allow at most "
+        "$0.5000.",
+    ]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        None,
+        {"decisions": []},
+        {"decisions": [{"type": "approve"}, {"type": "approve"}]},
+        {"decisions": [{"type": "respond", "message": "x"}]},
+        {"decisions": ["approve"]},
+        [{"type": "approve"}],
+    ],
+)
+def test_a_resume_that_is_not_one_decision_of_approve_edit_reject_is_refused(answer):
+    decision, problem = _one_decision(answer)
+
+    assert decision == {} and problem
+
+
+@pytest.mark.parametrize("kind", ["approve", "edit", "reject"])
+def test_one_decision_of_the_allowed_kinds_is_accepted(kind):
+    decision, problem = _one_decision({"decisions": [{"type": kind}]})
+
+    assert decision == {"type": kind} and problem == ""
+
+
+def test_a_negative_timeout_is_refused_where_the_middleware_is_built():
+    with pytest.raises(KnobError, match="timeout_s"):
+        PlanReviewMiddleware(
+            timeout_s=-1, estimate=lambda units: PlanEstimate(units=units, tokens=0, cost_usd=0, ceiling_usd=0)
+        )
