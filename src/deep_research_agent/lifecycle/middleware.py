@@ -6,6 +6,7 @@ Contract (orchestrator only; it must be the outermost middleware):
   custom tools found wrong follow it as ``status: warning``, then the statuses the graph factory found for
   the run (``mcp_ready``/``mcp_error``); the run's stop-request watcher starts (``delivery/stop.py``);
 - a config problem (refused ``base_url``, missing key) ends the run before any model call;
+- a turn on a thread whose last run was stopped mid-way opens with that run's draft (``delivery/stopped.py``);
 - with a per-user limit (``max_runs_per_user``), the run takes a slot among its user's runs in progress
   (``run/admission.py``); past the limit it ends at once with ``error/too_many_runs``, its detail (how
   many runs are in progress, the limit, what to do) also the turn's AI message for clients that show
@@ -69,6 +70,7 @@ from langgraph.store.base import BaseStore
 from langgraph.types import Command
 
 from ..delivery.stop import start_watching
+from ..delivery.stopped import stopped_run_opening
 from ..delivery.turn_end import deliverable
 from ..domain.clock import format_elapsed
 from ..domain.conversation import deliverable_message, is_harness_message
@@ -216,6 +218,8 @@ class RunLifecycleMiddleware(AgentMiddleware):
                 "jump_to": "end",
             }
         await open_task(runtime.store, run, config)
+        if (opening := stopped_run_opening(state, run.evidence)) is not None:
+            return {"run_error": None, "messages": [opening]}
         return {"run_error": None}
 
     async def _offer(self, store: Any, run: Run, config: dict[str, Any], *, follow_up: bool) -> RunOffer:
