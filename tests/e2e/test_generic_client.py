@@ -489,3 +489,39 @@ async def test_a_run_stopped_mid_unit_keeps_a_draft_of_the_page_it_read_and_the_
     assert f"[{title}]({url})" in opening["content"] and 'Say "continue"' in opening["content"]
     assert values.get("draft_report") is None, "a turn that ends clears the stopped run's draft"
     assert_only_the_users_own_messages_show(values, QUESTION, "continue")
+
+
+async def test_the_research_units_card_shows_its_progress_before_the_unit_hands_over(agent_server, scripted, web):
+    url = web.url(ARTICLES["halvorsen-cell"].path)
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Find the energy density"), submit(cited(url))),
+            researcher_reads(
+                url, query="sodium glass battery", finding="The Halvorsen cell reached 412 Wh/kg.", quote="412 Wh/kg"
+            ),
+        )
+    )
+    client = get_client(url=agent_server.url)
+    thread = await client.threads.create()
+    card: list[str] = []  # what deep-agents-ui's card shows as the task's Output, in arrival order
+    handed_over_at = None
+    async for part in client.runs.stream(
+        thread["thread_id"],
+        GRAPH_ID,
+        input={"messages": [{"role": "user", "content": QUESTION}]},
+        stream_mode=["values", "messages-tuple"],
+    ):
+        if part.event == "messages" and part.data[0]["type"] == "tool" and part.data[0]["name"] == "task":
+            card.append(part.data[0]["content"])
+        elif part.event == "values" and handed_over_at is None:
+            if any(m["type"] == "tool" and m["name"] == "task" for m in part.data["messages"]):
+                handed_over_at = len(card)
+
+    progress = card[:handed_over_at]
+    assert progress == [
+        'In progress: Searched the web for "sodium glass battery"',
+        f"In progress: Read {ARTICLES['halvorsen-cell'].title} — {url}",
+    ], "the card showed nothing until the unit ended"
+    values = (await client.threads.get_state(thread["thread_id"]))["values"]
+    [result] = [m for m in values["messages"] if m["type"] == "tool" and m["name"] == "task"]
+    assert "412 Wh/kg" in result["content"] and not result["content"].startswith("In progress")

@@ -6,6 +6,10 @@ Contract (research sub-agents only; the outermost middleware of their stack):
   ``tool_texts`` by call id; every model call of the sub-agent gets the full text back in the line's place, so
   the model, and every middleware inside this one, reads exactly what the tool returned;
 - an error result (``TOOL ERROR (tool, kind)``) stays as it is: it is short, and says what went wrong;
+- each line is also shown on the unit's card in a client that streams only the orchestrator's messages (as
+  deep-agents-ui does: its sub-agent card's Output is the ``task`` call's tool result): a ``messages`` row at the
+  orchestrator's level, a ``task`` tool message ``In progress: <line>`` for that call, streamed and never
+  stored (``unit_card``); the hand-over's own result replaces it when the unit ends;
 - the sub-agent's model calls are tagged ``nostream``, so its replies reach a ``messages`` stream as the model
   node's output, after this middleware: a final answer whose findings the gate staged is kept as
   ``Handing over: <summary> (<n> findings)``; the orchestrator's hand-over takes the staged object, never the
@@ -20,12 +24,17 @@ checkpointed, so ``tool_texts`` lives for the unit only.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Annotated, Any, NotRequired
+from uuid import uuid4
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse, PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
+from langchain_core.runnables import RunnableLambda
+from langgraph.config import get_config
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
@@ -37,6 +46,10 @@ from ..protocol.sender import current_sender
 from ..run import current_run
 
 _ARG_CHARS = 120
+IN_PROGRESS = "In progress: "
+
+# The card of the unit this sub-agent works on: shows one line there (set by the orchestrator's hand-over).
+_card: ContextVar[Callable[[str], Awaitable[None]] | None] = ContextVar("dra_unit_card", default=None)
 TOOL_ERROR_PREFIX = "TOOL ERROR ("
 
 
@@ -85,6 +98,8 @@ class ProgressLinesMiddleware(AgentMiddleware):
         call = request.tool_call
         args = call.get("args") or {}
         line = progress_line(call["name"], args, title=_page_title(args.get("url")))
+        if (show := _card.get()) is not None:
+            await show(line)
         short = message.model_copy(update={"content": line})
         if isinstance(result, ToolMessage):
             return Command(update={"messages": [short], "tool_texts": {message.tool_call_id: message.text}})
@@ -104,6 +119,31 @@ class ProgressLinesMiddleware(AgentMiddleware):
             model = model.model_copy(update={"tags": [*tags, TAG_NOSTREAM]})
         response = await handler(request.override(messages=messages, model=model))
         return _handing_over(response)
+
+
+@contextmanager
+def unit_card(task_id: str) -> Iterator[None]:
+    """Within it, the progress lines of the unit that ``task`` call ``task_id`` runs are shown on its card.
+
+    The line is the output of a step named like the orchestrator's tool node, run in that node's config: that is
+    how LangGraph's ``messages`` stream mode finds what a node outputs (with the node's namespace), so the row
+    reaches clients that stream the orchestrator's messages only, and the state never holds it."""
+    try:
+        config = get_config()
+    except RuntimeError:  # outside a graph run: no client streams it
+        yield
+        return
+    node = str((config.get("metadata") or {}).get("langgraph_node") or "tools")
+
+    async def show(line: str) -> None:
+        row = ToolMessage(content=IN_PROGRESS + line, tool_call_id=task_id, name=ToolName.TASK, id=str(uuid4()))
+        await RunnableLambda(lambda _: [row], name=node).ainvoke(None, config)
+
+    token = _card.set(show)
+    try:
+        yield
+    finally:
+        _card.reset(token)
 
 
 def _with_text(message: AnyMessage, texts: dict[str, str]) -> AnyMessage:

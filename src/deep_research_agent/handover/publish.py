@@ -6,7 +6,8 @@ Contract (orchestrator only; ``models_by_role`` is the roster, with each sub-age
   ``task`` for a role not on the roster is left to the task tool, which says no such sub-agent exists;
   ``subagent_done`` adds the sub-agent's own model calls and tokens;
 - while the sub-agent runs, every event it emits carries its role and this ``task`` call's id (through
-  the ``current_sender`` context variable, which parallel ``task`` calls each hold separately);
+  the ``current_sender`` context variable, which parallel ``task`` calls each hold separately), and its
+  progress lines are shown on this call's card (``progress.unit_card``);
 - a sub-agent that raises becomes an error result for that ``task`` ("not researched, retry once") and a
   ``subagent_failed`` status: one dead worker never kills the run;
 - when the sub-agent ended with findings (staged, already parsed, by its findings gate or its guard's
@@ -38,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from contextlib import nullcontext
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
@@ -67,6 +69,7 @@ from ..report.rendering import findings_markdown
 from ..report.vetting import draft_report
 from ..run import Run, run_hook
 from .contract import capped_findings, capped_text
+from .progress import unit_card
 
 logger = logging.getLogger(__name__)
 
@@ -145,7 +148,8 @@ class HandOverMiddleware(AgentMiddleware):
         emit(SubagentStartStatus(role=role, task_id=task_id, subagent=role, model=model))
         token = current_sender.set(Sender(role=role, task_id=task_id, unit=unit[:_UNIT_CHARS]))
         try:
-            result = await handler(request)
+            with nullcontext() if self.nested else unit_card(task_id):
+                result = await handler(request)
         except asyncio.CancelledError:
             if not self.nested:
                 await _keep_stopped_draft(run)
