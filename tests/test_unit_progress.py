@@ -4,8 +4,9 @@ payloads, a draft built from what the units still running had staged and read, a
 from __future__ import annotations
 
 import pytest
+from langchain_core.messages import AIMessage, HumanMessage
 
-from deep_research_agent.delivery.stopped import CONTINUE_OFFER, STOPPED_NOTE, stopped_run_opening
+from deep_research_agent.delivery.stopped import CONTINUE_OFFER, STOPPED_NOTE, model_view, stopped_run_opening
 from deep_research_agent.domain.findings import Findings
 from deep_research_agent.domain.names import EvidenceKind
 from deep_research_agent.evidence.store import EvidenceStore, HandOver
@@ -99,3 +100,18 @@ def test_a_turn_opens_with_the_stopped_runs_draft_and_an_offer_to_continue():
     assert f"- [1] [Cell tests]({CELLS})" in opening.text, "the draft's Sources are linked"
     assert stopped_run_opening({"draft_report": None}, EvidenceStore()) is None
     assert stopped_run_opening({}, EvidenceStore()) is None
+
+
+def test_the_model_reads_the_opening_note_before_the_users_message_it_answers():
+    question, opening, reply = (
+        HumanMessage("continue"),
+        stopped_run_opening({"draft_report": "# Draft\n"}, EvidenceStore()),
+        AIMessage("On it."),
+    )
+    assert opening is not None
+    earlier = [HumanMessage("How dense?"), AIMessage("Working.")]
+
+    assert model_view([*earlier, question, opening]) == [*earlier, opening, question]
+    assert model_view([*earlier, question, opening, reply]) == [*earlier, opening, question, reply]
+    assert model_view([*earlier, question, reply]) is None
+    assert model_view([]) is None

@@ -488,6 +488,10 @@ async def test_a_run_stopped_mid_unit_keeps_a_draft_of_the_page_it_read_and_the_
     assert opening["type"] == "ai" and opening["content"].startswith("The previous run was stopped")
     assert f"[{title}]({url})" in opening["content"] and 'Say "continue"' in opening["content"]
     assert values.get("draft_report") is None, "a turn that ends clears the stopped run's draft"
+    # The model reads the note as its answer before the user's "continue", never as a reply to finish.
+    seen = [[message_text(m) for m in r["body"]["messages"]] for r in scripted.requests()]
+    read = [texts for texts in seen if any(t.startswith("The previous run was stopped") for t in texts)]
+    assert read and all(texts[-1] == "continue" for texts in read)
     assert_only_the_users_own_messages_show(values, QUESTION, "continue")
 
 
@@ -503,8 +507,7 @@ async def test_the_research_units_card_shows_its_progress_before_the_unit_hands_
     )
     client = get_client(url=agent_server.url)
     thread = await client.threads.create()
-    card: list[str] = []  # what deep-agents-ui's card shows as the task's Output, in arrival order
-    handed_over_at = None
+    card: list[str] = []  # the task's results as they arrive: deep-agents-ui shows the latest as the card's Output
     async for part in client.runs.stream(
         thread["thread_id"],
         GRAPH_ID,
@@ -513,15 +516,12 @@ async def test_the_research_units_card_shows_its_progress_before_the_unit_hands_
     ):
         if part.event == "messages" and part.data[0]["type"] == "tool" and part.data[0]["name"] == "task":
             card.append(part.data[0]["content"])
-        elif part.event == "values" and handed_over_at is None:
-            if any(m["type"] == "tool" and m["name"] == "task" for m in part.data["messages"]):
-                handed_over_at = len(card)
 
-    progress = card[:handed_over_at]
+    *progress, handed_over = card
     assert progress == [
         'In progress: Searched the web for "sodium glass battery"',
         f"In progress: Read {ARTICLES['halvorsen-cell'].title} — {url}",
     ], "the card showed nothing until the unit ended"
     values = (await client.threads.get_state(thread["thread_id"]))["values"]
     [result] = [m for m in values["messages"] if m["type"] == "tool" and m["name"] == "task"]
-    assert "412 Wh/kg" in result["content"] and not result["content"].startswith("In progress")
+    assert result["content"] == handed_over and "412 Wh/kg" in handed_over, "the hand-over replaces the progress"

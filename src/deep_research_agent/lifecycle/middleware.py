@@ -70,6 +70,7 @@ from langgraph.store.base import BaseStore
 from langgraph.types import Command
 
 from ..delivery.stop import start_watching
+from ..delivery.stopped import model_view as stopped_run_view
 from ..delivery.stopped import stopped_run_opening
 from ..delivery.turn_end import deliverable
 from ..domain.clock import format_elapsed
@@ -281,6 +282,8 @@ class RunLifecycleMiddleware(AgentMiddleware):
             return ModelResponse(result=[AIMessage(content="(The run stopped on an internal error.)")])
         call = _this_call()
         await self._attach(getattr(request.runtime, "store", None), call)
+        if (opened := stopped_run_view(request.messages)) is not None:
+            request = request.override(messages=opened)
         try:
             return await handler(request)
         except asyncio.CancelledError:
