@@ -25,6 +25,7 @@ COSTS = "https://b.example/costs"
         ("web_fetch", {"url": CELLS}, "", f"Read a.example — {CELLS}"),
         ("corpus_search", {"query": "glass"}, "", 'Searched the local documents for "glass"'),
         ("corpus_read", {"path": "notes.md"}, "", "Read a passage of the local documents"),
+        ("task", {"subagent_type": "extract-subagent"}, "", "Got the results of the extract-subagent"),
         ("lookup_prices", {"sku": "x"}, "", "Used lookup_prices"),
     ],
 )

@@ -2,7 +2,8 @@
 
 Contract (research sub-agents only; the outermost middleware of their stack):
 - a tool result that succeeded is kept in the sub-agent's messages as one progress line (``progress_line``:
-  ``Searched the web for "<query>"``, ``Read <title> — <url>``, ``Used <tool>``), its full text in the private
+  ``Searched the web for "<query>"``, ``Read <title> — <url>``, ``Got the results of the extract-subagent``,
+  ``Used <tool>``), its full text in the private
   ``tool_texts`` by call id; every model call of the sub-agent gets the full text back in the line's place, so
   the model, and every middleware inside this one, reads exactly what the tool returned;
 - an error result (``TOOL ERROR (tool, kind)``) stays as it is: it is short, and says what went wrong;
@@ -72,6 +73,8 @@ def progress_line(tool: str, args: dict[str, Any], *, title: str = "") -> str:
         return f'Searched the local documents for "{_short(args.get("query"))}"'
     if tool == ToolName.CORPUS_READ:
         return "Read a passage of the local documents"
+    if tool == ToolName.TASK:
+        return f"Got the results of the {_short(args.get('subagent_type')) or 'helper'}"
     return f"Used {tool}"
 
 

@@ -22,7 +22,7 @@ Contract (orchestrator only; ``models_by_role`` is the roster, with each sub-age
 - a ``task`` cancelled in flight (the server cancels the run: a client's ``runs.cancel``) writes a
   ``draft_report`` assembled from everything the run had so far, the units in flight included (their staged
   findings, the pages they read), onto the thread's current checkpoint before the cancellation goes on
-  (``keep_in_checkpoint``): the thread's state shows it, and the next turn opens with it
+  (``_keep_in_checkpoint``): the thread's state shows it, and the next turn opens with it
   (``delivery/stopped.py``);
 - what reaches the orchestrator is capped at ``MAX_HANDOVER_CHARS``: findings beyond the cap are dropped
   (and named as a gap), any other answer is cut with a note, so one degenerate worker cannot flood the
@@ -79,7 +79,8 @@ STOPPED_REASON = (
     "the run was stopped while research units were still running: this draft is assembled from what they had "
     "found and read so far"
 )
-# langgraph's id for writes that belong to no task: a checkpoint's readers and the thread's next run apply them.
+# langgraph's id for writes that belong to no task (its NULL_TASK_ID, kept in a private module): a checkpoint's
+# readers and the thread's next run apply them.
 _NO_TASK = "00000000-0000-0000-0000-000000000000"
 
 
@@ -242,12 +243,13 @@ async def _keep_stopped_draft(run: Run) -> None:
         draft = await asyncio.shield(
             asyncio.to_thread(draft_report, run.evidence, reason=STOPPED_REASON, in_flight=True)
         )
-        await asyncio.shield(keep_in_checkpoint({"draft_report": draft}))
+        if not await asyncio.shield(_keep_in_checkpoint({"draft_report": draft})):
+            logger.info("cancelled run %s has no checkpoint to keep its draft on", run.key)
     except Exception:  # noqa: BLE001 - the run is being cancelled: nothing more can be done for it
         logger.warning("could not keep the draft of cancelled run %s", run.key, exc_info=True)
 
 
-async def keep_in_checkpoint(values: Mapping[str, Any]) -> bool:
+async def _keep_in_checkpoint(values: Mapping[str, Any]) -> bool:
     """Write ``values`` onto the checkpoint the current graph step started from, as writes of no task, so they
     hold even when the step never finishes (a cancelled run saves none of its step's own writes); False outside
     a checkpointed graph run.
