@@ -84,6 +84,7 @@ from .guards import (
     effective_recursion_limit,
 )
 from .handover import FindingsGateMiddleware, HandOverMiddleware
+from .handover.progress import ProgressLinesMiddleware
 from .handover.script import ScriptGateMiddleware
 from .knowledge import build_knowledge_tools
 from .knowledge.prompt import knowledge_section
@@ -384,6 +385,8 @@ def research_subagent(
         parts,
         Role.RESEARCH_SUBAGENT,
         tools=[*parts.research_tools, *parts.custom_tools],
+        # Outermost: a client streaming sub-agents sees progress lines; every layer inside reads the full texts.
+        outside=[ProgressLinesMiddleware()],
         gate=FindingsGateMiddleware(role=Role.RESEARCH_SUBAGENT),
         own=[
             # No PatchToolCallsMiddleware: the task tool starts every sub-agent on one fresh brief, which

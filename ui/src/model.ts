@@ -111,9 +111,13 @@ export function messageText(message: Message): string {
   return "";
 }
 
-/** A sub-agent's hand-back JSON is its findings table, not narration. */
+/** What a research unit keeps as its final answer once its findings are staged (`handover/progress.py`). */
+const HAND_OVER_LINE = "Handing over: ";
+
+/** A sub-agent's hand-back (its JSON, or the hand-over line kept in its place) is its findings table, not narration. */
 function isHandBack(text: string): boolean {
   const trimmed = text.trim();
+  if (trimmed.startsWith(HAND_OVER_LINE)) return true;
   if (!trimmed.startsWith("{")) return false;
   try {
     const parsed = JSON.parse(trimmed);

@@ -53,6 +53,16 @@ function feed(parts: StreamPart[]): RunModel {
   return model;
 }
 
+test("a unit's hand-over line is its findings table, not narration", () => {
+  const parts = happyPath().map((part) =>
+    part.event === "messages/complete" && JSON.stringify(part.data).includes("ai-3")
+      ? { ...part, data: [{ type: "ai", id: "ai-3", content: "Handing over: They reach 412 Wh/kg. (1 finding)" }] }
+      : part,
+  );
+  const [lane] = [...feed(parts).lanes.values()];
+  assert.deepEqual(lane!.thoughts.map((t) => t.text), ["Looking for the figure first."]);
+});
+
 test("a happy path fills one finished lane with its search, page, findings and narration", () => {
   const model = feed(happyPath());
 

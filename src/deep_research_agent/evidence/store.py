@@ -213,6 +213,15 @@ class EvidenceStore:
         with self._lock:
             return self._staged.pop(task_id, None)
 
+    def staged_for(self, task_id: str) -> Findings | None:
+        with self._lock:
+            return self._staged.get(task_id)
+
+    def staged(self) -> list[Findings]:
+        """The findings staged by sub-agents whose hand-over has not taken them yet (a unit in flight)."""
+        with self._lock:
+            return list(self._staged.values())
+
     def add_handover(self, handover: HandOver) -> None:
         with self._lock:
             self._handovers = [h for h in self._handovers if h.task_id != handover.task_id or not h.task_id]

@@ -6,7 +6,8 @@ Contract (orchestrator only; ``models_by_role`` is the roster, with each sub-age
   ``task`` for a role not on the roster is left to the task tool, which says no such sub-agent exists;
   ``subagent_done`` adds the sub-agent's own model calls and tokens;
 - while the sub-agent runs, every event it emits carries its role and this ``task`` call's id (through
-  the ``current_sender`` context variable, which parallel ``task`` calls each hold separately);
+  the ``current_sender`` context variable, which parallel ``task`` calls each hold separately), and its
+  progress lines are shown on this call's card (``progress.unit_card``);
 - a sub-agent that raises becomes an error result for that ``task`` ("not researched, retry once") and a
   ``subagent_failed`` status: one dead worker never kills the run;
 - when the sub-agent ended with findings (staged, already parsed, by its findings gate or its guard's
@@ -18,6 +19,11 @@ Contract (orchestrator only; ``models_by_role`` is the roster, with each sub-age
   the run's sources;
 - each hand-over also updates the checkpointed ``findings`` and ``draft_report`` (``HandOverState``; the
   draft is vetted in a worker thread);
+- a ``task`` cancelled in flight (the server cancels the run: a client's ``runs.cancel``) writes a
+  ``draft_report`` assembled from everything the run had so far, the units in flight included (their staged
+  findings, the pages they read), onto the thread's current checkpoint before the cancellation goes on
+  (``_keep_in_checkpoint``): the thread's state shows it, and the next turn opens with it
+  (``delivery/stopped.py``);
 - what reaches the orchestrator is capped at ``MAX_HANDOVER_CHARS``: findings beyond the cap are dropped
   (and named as a gap), any other answer is cut with a note, so one degenerate worker cannot flood the
   orchestrator's context.
@@ -33,11 +39,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from contextlib import nullcontext
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import OmitFromInput
 from langchain_core.messages import AnyMessage, ToolMessage
+from langgraph.config import get_config
+from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
@@ -60,11 +69,19 @@ from ..report.rendering import findings_markdown
 from ..report.vetting import draft_report
 from ..run import Run, run_hook
 from .contract import capped_findings, capped_text
+from .progress import unit_card
 
 logger = logging.getLogger(__name__)
 
 _UNIT_CHARS = 300
 DRAFT_REASON = "the run had not finished: this draft is assembled from the research units handed over so far"
+STOPPED_REASON = (
+    "the run was stopped while research units were still running: this draft is assembled from what they had "
+    "found and read so far"
+)
+# langgraph's id for writes that belong to no task (its NULL_TASK_ID, kept in a private module): a checkpoint's
+# readers and the thread's next run apply them.
+_NO_TASK = "00000000-0000-0000-0000-000000000000"
 
 
 def _latest(_: str | None, new: str | None) -> str | None:
@@ -132,7 +149,12 @@ class HandOverMiddleware(AgentMiddleware):
         emit(SubagentStartStatus(role=role, task_id=task_id, subagent=role, model=model))
         token = current_sender.set(Sender(role=role, task_id=task_id, unit=unit[:_UNIT_CHARS]))
         try:
-            result = await handler(request)
+            with nullcontext() if self.nested else unit_card(task_id):
+                result = await handler(request)
+        except asyncio.CancelledError:
+            if not self.nested:
+                await _keep_stopped_draft(run)
+            raise
         except GraphBubbleUp:
             raise
         except Exception as exc:  # noqa: BLE001 - a dead worker must not kill the run
@@ -213,6 +235,45 @@ async def _hand_over(
         "draft_report": await asyncio.to_thread(draft_report, run.evidence, reason=DRAFT_REASON),
     }
     return _with_update(result, work)
+
+
+async def _keep_stopped_draft(run: Run) -> None:
+    """The draft of a run cancelled mid-unit, kept on the thread's checkpoint; never raises into the cancellation."""
+    try:
+        draft = await asyncio.shield(
+            asyncio.to_thread(draft_report, run.evidence, reason=STOPPED_REASON, in_flight=True)
+        )
+        if not await asyncio.shield(_keep_in_checkpoint({"draft_report": draft})):
+            logger.info("cancelled run %s has no checkpoint to keep its draft on", run.key)
+    except Exception:  # noqa: BLE001 - the run is being cancelled: nothing more can be done for it
+        logger.warning("could not keep the draft of cancelled run %s", run.key, exc_info=True)
+
+
+async def _keep_in_checkpoint(values: Mapping[str, Any]) -> bool:
+    """Write ``values`` onto the checkpoint the current graph step started from, as writes of no task, so they
+    hold even when the step never finishes (a cancelled run saves none of its step's own writes); False outside
+    a checkpointed graph run.
+
+    Why not ``update_state``: it needs the compiled graph and makes a new checkpoint, which the server's cancel
+    would race; a write of no task is what langgraph itself applies to a checkpoint's state and next run."""
+    try:
+        configurable = get_config().get("configurable") or {}
+    except RuntimeError:
+        return False
+    saver = configurable.get(CONFIG_KEY_CHECKPOINTER)
+    parent_ns = str(configurable.get("checkpoint_ns") or "").rpartition("|")[0]
+    checkpoint_id = (configurable.get("checkpoint_map") or {}).get(parent_ns)
+    if saver is None or not checkpoint_id or "thread_id" not in configurable:
+        return False
+    target = {
+        "configurable": {
+            "thread_id": configurable["thread_id"],
+            "checkpoint_ns": parent_ns,
+            "checkpoint_id": checkpoint_id,
+        }
+    }
+    await saver.aput_writes(target, list(values.items()), _NO_TASK)
+    return True
 
 
 def _as_handed_over(message: AnyMessage, handed_over: Mapping[str, Any]) -> AnyMessage:

@@ -6,6 +6,7 @@ Contract (orchestrator only; it must be the outermost middleware):
   custom tools found wrong follow it as ``status: warning``, then the statuses the graph factory found for
   the run (``mcp_ready``/``mcp_error``); the run's stop-request watcher starts (``delivery/stop.py``);
 - a config problem (refused ``base_url``, missing key) ends the run before any model call;
+- a turn on a thread whose last run was stopped mid-way opens with that run's draft (``delivery/stopped.py``);
 - with a per-user limit (``max_runs_per_user``), the run takes a slot among its user's runs in progress
   (``run/admission.py``); past the limit it ends at once with ``error/too_many_runs``, its detail (how
   many runs are in progress, the limit, what to do) also the turn's AI message for clients that show
@@ -71,6 +72,8 @@ from langgraph.types import Command
 
 from ..delivery.follow_up import adopt_thread_evidence
 from ..delivery.stop import start_watching
+from ..delivery.stopped import model_view as stopped_run_view
+from ..delivery.stopped import stopped_run_opening
 from ..delivery.turn_end import deliverable
 from ..domain.clock import format_elapsed
 from ..domain.conversation import deliverable_message, is_harness_message
@@ -222,6 +225,8 @@ class RunLifecycleMiddleware(AgentMiddleware):
         await open_task(runtime.store, run, config)
         if follow_up:
             await adopt_thread_evidence(runtime.store, run, configurable.get("thread_id"))
+        if (opening := stopped_run_opening(state, run.evidence)) is not None:
+            return {"run_error": None, "messages": [opening]}
         return {"run_error": None}
 
     async def _offer(self, store: Any, run: Run, config: dict[str, Any], *, follow_up: bool) -> RunOffer:
@@ -285,6 +290,8 @@ class RunLifecycleMiddleware(AgentMiddleware):
             return ModelResponse(result=[deliverable_message(error["detail"])])
         call = _this_call()
         await self._attach(getattr(request.runtime, "store", None), call)
+        if (opened := stopped_run_view(request.messages)) is not None:
+            request = request.override(messages=opened)
         try:
             return await handler(request)
         except asyncio.CancelledError:

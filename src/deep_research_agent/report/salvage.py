@@ -5,7 +5,10 @@ Contract: ``salvage_report(evidence, reason=...)`` is deterministic and calls no
 unit that returned findings (its summary, cited with every source of the unit's findings; each finding
 with its ``[n]``; its gaps, as a note), and ends with a ``## Sources`` list numbered in order of first
 citation: a URL or corpus:// passage as ``[n] Title — URL``, a label source (an MCP server) as ``[n] label``. Its
-notices are blockquotes, so the claim check never reads them as uncited claims. ``incomplete_banner``
+notices are blockquotes, so the claim check never reads them as uncited claims. With ``in_flight`` (a run
+cancelled while units were still running), the findings those units had staged get a section each, and the
+pages the run read that no section cites are listed, linked, under "Pages read, not yet summarised", each
+with the opening of its text as a quoted note. ``incomplete_banner``
 marks the top of a report the orchestrator wrote but never delivered.
 """
 
@@ -14,24 +17,33 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..domain.findings import Findings
+from ..domain.names import EvidenceKind
 from ..domain.urls import domain_of
 
 if TYPE_CHECKING:  # the run's stores import the report's citation models
     from ..evidence.store import EvidenceStore
 
 _UNIT_TITLE_CHARS = 120
+_EXCERPT_CHARS = 240
+IN_FLIGHT_UNIT = "Research unit still in progress"
+PAGES_READ_HEADING = "## Pages read, not yet summarised"
 
 
-def salvage_report(evidence: EvidenceStore, *, reason: str) -> str:
-    """The run's findings as a cited Markdown report, marked incomplete because of ``reason``."""
+def salvage_report(evidence: EvidenceStore, *, reason: str, in_flight: bool = False) -> str:
+    """The run's findings as a cited Markdown report, marked incomplete because of ``reason``; ``in_flight``: with
+    what the units still running had staged and read."""
     citations: dict[str, int] = {}
     sections: list[str] = []
     gap_count = 0
-    units_with_findings = 0
-    for handover in evidence.handovers():
-        sections.append(_section(handover.unit, handover.findings, citations))
-        gap_count += len(handover.findings.gaps)
-        units_with_findings += bool(handover.findings.findings)
+    units = [(handover.unit, handover.findings) for handover in evidence.handovers()]
+    if in_flight:
+        units += [(IN_FLIGHT_UNIT, findings) for findings in evidence.staged()]
+    for unit, findings in units:
+        sections.append(_section(unit, findings, citations))
+        gap_count += len(findings.gaps)
+    if in_flight and (pages := _pages_read(evidence, cited=citations)):
+        sections.append(pages)
+    units_with_findings = sum(bool(findings.findings) for _, findings in units)
 
     lines = ["# Research findings (incomplete)", "", _notice(reason, units=units_with_findings, gaps=gap_count), ""]
     if sections:
@@ -76,6 +88,24 @@ def _section(unit: str, findings: Findings, citations: dict[str, int]) -> str:
     if findings.gaps:
         lines += ["> Not established: " + "; ".join(" ".join(gap.split()) for gap in findings.gaps), ""]
     return "\n".join(lines)
+
+
+def _pages_read(evidence: EvidenceStore, *, cited: dict[str, int]) -> str:
+    """The pages the run read that no section cites, linked, each with the opening of its text quoted."""
+    seen = set(cited)
+    lines: list[str] = []
+    for record in evidence.records():
+        if record.kind != EvidenceKind.PAGE or record.url in seen:
+            continue
+        seen.add(record.url)
+        title = " ".join((record.title or domain_of(record.url)).split()).replace("[", "(").replace("]", ")")
+        excerpt = " ".join(record.text.split())
+        if len(excerpt) > _EXCERPT_CHARS:
+            excerpt = excerpt[: _EXCERPT_CHARS - 1].rstrip() + "…"
+        lines += [f"> - [{title}]({record.url})", *([f">   {excerpt}"] if excerpt else [])]
+    if not lines:
+        return ""
+    return "\n".join([PAGES_READ_HEADING, "", "> Read by a unit that had not handed over yet:", *lines, ""])
 
 
 def _cite(sources: list[str], citations: dict[str, int]) -> str:

@@ -89,9 +89,11 @@ def _deliverable(vetted: VettedReport, evidence: EvidenceStore) -> Delivery:
     return Delivery(markdown=marked, citations=citations, claims=records, claim_summary=claims.summary)
 
 
-def draft_report(evidence: EvidenceStore, *, reason: str) -> str:
-    """The report the run's findings make so far, vetted, repaired and marked like a delivered one, recording nothing."""
-    return _deliverable(vet_report(salvage_report(evidence, reason=reason), evidence), evidence).markdown
+def draft_report(evidence: EvidenceStore, *, reason: str, in_flight: bool = False) -> str:
+    """The report the run's findings make so far, vetted, repaired and marked like a delivered one, recording nothing;
+    ``in_flight``: with what units still running had staged and read (``salvage_report``)."""
+    salvaged = salvage_report(evidence, reason=reason, in_flight=in_flight)
+    return _deliverable(vet_report(salvaged, evidence), evidence).markdown
 
 
 def finalise(vetted: VettedReport, evidence: EvidenceStore) -> str:
