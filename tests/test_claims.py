@@ -292,7 +292,9 @@ def test_a_page_s_header_line_yields_to_the_body_sentence_holding_the_same_figur
 
 
 def test_the_revising_status_shows_the_first_problems_of_a_long_list_and_how_many_more() -> None:
-    from deep_research_agent.delivery.report_gate import DETAIL_CHARS, _detail
+    from deep_research_agent.delivery.report_gate import DETAIL_CHARS, ReportGateMiddleware
+
+    _detail = ReportGateMiddleware().detail
 
     problems = [f"“Claim {n} states {n},000 tonnes with no citation.” " + "x" * 300 for n in range(40)]
     detail = _detail(problems)

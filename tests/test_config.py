@@ -20,6 +20,7 @@ from deep_research_agent.settings import (
     env_example,
     settings_table,
 )
+from deep_research_agent.settings import features as settings_features
 
 MODEL_KEY = "sk-or-v1-model-key-0123456789abcdef"
 TAVILY_KEY = "tvly-dev-search-key-0123456789"
@@ -616,3 +617,37 @@ def test_the_operators_own_folder_needs_no_allowlist(tmp_path):
         environ={"OPENAI_API_KEY": "sk-x", "DRA_CUSTOM_TOOLS_DIR": str(tmp_path)},
     )
     assert cfg.problems == () and cfg.custom_tools_dir == str(tmp_path.resolve())
+
+
+# --- feature settings sub-models ----------------------------------------------------------------
+
+
+FEATURE_SETTINGS = (
+    settings_features.ModelSettings,
+    settings_features.BudgetSettings,
+    settings_features.SearchSettings,
+    settings_features.KnowledgeSettings,
+    settings_features.McpSettings,
+    settings_features.SandboxSettings,
+    settings_features.CorporaSettings,
+)
+
+
+def test_the_configuration_is_composed_of_the_feature_sub_models_each_field_declared_once():
+    owned = [name for part in FEATURE_SETTINGS for name in part.model_fields]
+    assert len(owned) == len(set(owned)), "a field belongs to one feature"
+    assert set(owned) <= set(ResearchConfig.model_fields)
+    assert all(issubclass(ResearchConfig, part) for part in FEATURE_SETTINGS)
+
+
+@pytest.mark.parametrize("part", FEATURE_SETTINGS, ids=lambda part: part.__name__)
+def test_a_builder_is_handed_its_features_settings_as_the_run_resolved_them(part):
+    settings = ResearchConfig.resolve(
+        {"configurable": {"max_tool_calls": 7, "knowledge_dataset": "papers", "search_max_results": 3}},
+        environ={"OPENAI_API_KEY": "sk-test", "LLM_SANDBOX_URL": "http://127.0.0.1:9", "DRA_MCP_TOOLS_TTL": "5"},
+    )
+    handed = settings.part(part)
+    assert type(handed) is part
+    assert handed.model_dump() == {name: getattr(settings, name) for name in part.model_fields}
+    assert settings.part(settings_features.BudgetSettings).max_tool_calls == 7
+    assert settings.part(settings_features.SandboxSettings).sandbox_attached

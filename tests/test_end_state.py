@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from deep_research_agent.delivery.end_state import EndRecord, decide_end, owes_report
 from deep_research_agent.domain.stops import RunError, StopCause
-from deep_research_agent.lifecycle.end_state import EndRecord, decide_end, owes_report
 from deep_research_agent.run import Halt
 
 MODEL_ERROR = RunError(reason="model_error", detail="The model endpoint rejected the API key.")

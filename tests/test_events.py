@@ -19,6 +19,7 @@ from deep_research_agent.domain import secrets
 from deep_research_agent.domain.clock import format_elapsed
 from deep_research_agent.domain.findings import Finding
 from deep_research_agent.domain.names import (
+    END_WORDS,
     OUTCOME_NOTICES,
     Ceiling,
     EndReason,
@@ -255,7 +256,9 @@ def test_the_schema_lists_every_end_reason_and_every_halted_value():
     schema = events.json_schema()
     for end in ("DoneStatus", "ErrorStatus"):
         assert schema["$defs"][end]["properties"]["reason"] == {"$ref": "#/$defs/EndReason"}
-    assert schema["$defs"]["EndReason"]["enum"] == [reason.value for reason in EndReason]
+    assert [member["const"] for member in schema["$defs"]["EndReason"]["oneOf"]] == [
+        reason.value for reason in EndReason
+    ]
     halted = schema["$defs"]["SubagentFindings"]["properties"]["halted"]
     assert {"$ref": "#/$defs/HaltedBy"} in halted["anyOf"]
     assert schema["$defs"]["HaltedBy"]["enum"] == [value.value for value in HaltedBy]
@@ -276,12 +279,17 @@ REASON_ENUMS = {
 }
 
 
+def closed_codes(definition: dict) -> list[str]:
+    """The codes of an enum definition, or of one whose values are consts, each with its words (``EndReason``)."""
+    return definition.get("enum") or [member["const"] for member in definition["oneOf"]]
+
+
 def test_the_schema_lists_the_codes_of_every_state_whose_reason_is_a_closed_set():
     schema = events.json_schema()
     for state, codes in REASON_ENUMS.items():
         reason = schema["$defs"][STATUS_MODELS[state].__name__]["properties"]["reason"]
         assert reason == {"$ref": f"#/$defs/{codes.__name__}"}, state
-        assert schema["$defs"][codes.__name__]["enum"] == [code.value for code in codes]
+        assert closed_codes(schema["$defs"][codes.__name__]) == [code.value for code in codes]
         assert "reason" in schema["$defs"][STATUS_MODELS[state].__name__]["required"], state
     keyless = schema["$defs"]["KeylessSearchStatus"]["properties"]["reason"]
     assert keyless["const"] == "missing_tavily_api_key"
@@ -296,12 +304,17 @@ def test_the_schema_lists_the_codes_of_every_state_whose_reason_is_a_closed_set(
     }
 
 
-def test_the_schema_publishes_the_halt_reasons_and_the_outcome_notices():
+def test_the_schema_publishes_the_halt_reasons_the_end_words_and_the_outcome_notices():
     schema = events.json_schema()
 
+    end_reasons = schema["$defs"]["EndReason"]
+    assert [(member["const"], member["description"]) for member in end_reasons["oneOf"]] == [
+        (reason.value, END_WORDS[reason]) for reason in EndReason
+    ]
+    assert all(END_WORDS[reason] for reason in EndReason), "every end reason has words for the end line"
     halts = schema["$defs"]["HaltReason"]
     assert halts["enum"] == [reason.value for reason in EndReason if reason in HALT_REASONS]
-    assert set(halts["enum"]) <= set(schema["$defs"]["EndReason"]["enum"])
+    assert set(halts["enum"]) <= {member["const"] for member in end_reasons["oneOf"]}
     outcome = schema["$defs"]["Outcome"]
     assert [(member["const"], member["description"]) for member in outcome["oneOf"]] == [
         (value.value, OUTCOME_NOTICES[value]) for value in Outcome

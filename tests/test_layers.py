@@ -9,6 +9,7 @@ a lower layer, never one of its own layer or above.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -106,3 +107,28 @@ def test_no_two_packages_import_each_other():
         edges.setdefault(own, set()).update(unit_of(target) for _, target in imports_of(path))
     mutual = sorted({tuple(sorted((a, b))) for a in edges for b in edges[a] if a != b and a in edges.get(b, ())})
     assert mutual == []
+
+
+ARCHITECTURE = SOURCE.parents[1] / "docs" / "architecture.md"
+
+
+def concept_rows() -> list[tuple[str, list[str], int]]:
+    """The architecture doc's concept → modules table: each concept, the modules it names, their count."""
+    table = ARCHITECTURE.read_text(encoding="utf-8").split("## Concept → modules", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in table.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[2].isdigit():
+            rows.append((cells[0], re.findall(r"`([^`]+\.py|[^`]+/)`", cells[1]), int(cells[2])))
+    return rows
+
+
+def test_every_concept_is_followed_in_at_most_three_modules_that_exist():
+    rows = concept_rows()
+    assert len(rows) > 40, "the concept table was not found"
+    spread = [f"{concept}: {count}" for concept, _, count in rows if count > 3]
+    assert not spread, "concepts followed in more than three modules:\n" + "\n".join(spread)
+    for concept, modules, count in rows:
+        assert len(modules) <= count, f"{concept}: names {len(modules)} modules but counts {count}"
+        missing = [module for module in modules if not (SOURCE / module).exists()]
+        assert not missing, f"{concept}: no such module {missing}"

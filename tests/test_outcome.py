@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from deep_research_agent.delivery.end_state import EndStatus
 from deep_research_agent.domain.errors import ToolFailure
 from deep_research_agent.domain.names import ClaimVerdict, EndReason, Outcome, StatusState
-from deep_research_agent.lifecycle.end_state import EndStatus
 from deep_research_agent.lifecycle.outcome import OutcomeFacts, decide_outcome
 from deep_research_agent.run import Run, bound_run
 from deep_research_agent.tools.errors import retrieval_answered, retrieval_failure_text

@@ -73,7 +73,8 @@ def settings_for(url: str, token: str | None, **env: str) -> ResearchConfig:
 
 
 def connector(sandbox: Sandbox, **env: str) -> SandboxConnector:
-    return SandboxConnector(settings_for(sandbox.url, sandbox.token, **env))
+    settings = settings_for(sandbox.url, sandbox.token, **env)
+    return SandboxConnector(settings, max_output_chars=settings.max_result_chars)
 
 
 @pytest.fixture

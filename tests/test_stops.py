@@ -7,7 +7,7 @@ import typing
 import pytest
 
 from deep_research_agent.domain.names import EndReason, HaltedBy, Outcome, StatusState
-from deep_research_agent.domain.stops import HALT_REASONS, STOPS, StopCause
+from deep_research_agent.domain.stops import GUARD_STOP_STATES, GUARD_WARNING_STATES, HALT_REASONS, STOPS, StopCause
 from deep_research_agent.protocol.events import STATUS_MODELS, DoneStatus, ErrorStatus
 from deep_research_agent.run import Halt
 from deep_research_agent.run.control import RunControl
@@ -111,3 +111,23 @@ def test_each_halt_states_model_is_a_status_model():
 
     for state in halt_states:
         assert typing.get_args(STATUS_MODELS[state].model_fields["state"].annotation) == (state,)
+
+
+def test_a_clients_guard_warnings_and_guard_stops_follow_from_the_stop_table():
+    assert GUARD_WARNING_STATES == {
+        StatusState.BUDGET_SOFT,
+        StatusState.LOOP_DETECTED,
+        StatusState.RUNAWAY_OUTPUT,
+        StatusState.RATE_LIMITED,
+    }
+    assert GUARD_STOP_STATES == {
+        StatusState.BUDGET_HALT,
+        StatusState.RECURSION_LIMIT,
+        StatusState.LOOP_HALT,
+        StatusState.RUNAWAY_HALT,
+        StatusState.MODEL_UNAVAILABLE,
+    }
+    assert StatusState.STOP_REQUESTED not in GUARD_STOP_STATES, "the user's stop is no guard's"
+    assert not GUARD_WARNING_STATES & GUARD_STOP_STATES
+    for state in GUARD_WARNING_STATES | GUARD_STOP_STATES:
+        assert state in STATUS_MODELS, state

@@ -32,7 +32,8 @@ from its builder (``orchestrator_agent``, ``research_subagent``, ``extract_subag
 caching, compaction). Each agent's prompt is its role's prompt joined with the sections of the features
 the run can use, each owned by its feature (``role_prompt``). This module is the one place that reads
 ``ResearchConfig`` for a middleware: each is handed only its own knobs (the Knobs section at the end),
-which its constructor checks.
+which its constructor checks; a feature's tool builders get its settings sub-model
+(``settings.part(SearchSettings)``, ``settings/features.py``), never the whole configuration.
 """
 
 from __future__ import annotations
@@ -113,7 +114,19 @@ from .sandbox.backend import SandboxBackend
 from .sandbox.connector import SandboxConnector, sandbox_connector
 from .sandbox.prompt import code_execution_section, skill_helpers_section
 from .sandbox.tools import sandbox_tools
-from .settings import ModelSpec, ResearchConfig, Slot, load_env_file, publish_run_settings
+from .settings import (
+    BudgetSettings,
+    CorporaSettings,
+    KnowledgeSettings,
+    McpSettings,
+    ModelSpec,
+    ResearchConfig,
+    SandboxSettings,
+    SearchSettings,
+    Slot,
+    load_env_file,
+    publish_run_settings,
+)
 from .tasks.middleware import TaskMiddleware
 from .tasks.prompt import tasks_section
 from .tools import ClassifiedToolErrorsMiddleware, build_corpus_tools, build_web_fetch_tool, build_web_search_tool
@@ -176,7 +189,7 @@ async def make_graph(config: dict[str, Any] | None = None) -> CompiledStateGraph
     """
     settings = ResearchConfig.resolve(config)
     register_secrets(settings.secret_values())
-    corpora = await catalog_for(settings)
+    corpora = await catalog_for(settings.part(CorporaSettings))
     key = settings.cache_key() + corpora.digest()
     listings: tuple[Listing, ...] = ()
     if settings.mcp_servers:
@@ -280,25 +293,26 @@ class GraphParts:
 def read_parts(settings: ResearchConfig, *, mcp: Sequence[Listing], corpora: Catalog) -> GraphParts:
     """Skills, skill helpers and custom tools are read here, once per distinct configuration, never per run."""
     skills = SkillCatalog(Path(settings.skills_dir)) if settings.problems else load_skills(Path(settings.skills_dir))
-    sandbox = sandbox_connector(settings, skill_helpers(skills))
+    sandbox = (
+        None
+        if settings.problems
+        else sandbox_connector(
+            settings.part(SandboxSettings), skill_helpers(skills), max_output_chars=settings.max_result_chars
+        )
+    )
     results = ResultLimits.of(settings, sandbox)
     extensions = load_extensions(settings, results, skills=skills)
     custom_tools = tuple(extensions.custom_tools.tools)
     # Listing already kept MCP names clear of the built-in tools; custom tools are known only now.
     mcp = unique_names(mcp, {*ToolName, *(tool.name for tool in custom_tools)})
     web_tools = (
-        build_web_search_tool(settings),
-        build_web_fetch_tool(settings, results=results) if settings.web_search else None,
+        build_web_search_tool(settings.part(SearchSettings)),
+        build_web_fetch_tool(settings.part(SearchSettings), results=results) if settings.web_search else None,
     )
     corpus_tools = build_corpus_tools(corpora, default_k=settings.corpus_max_results)
-    limits = CallLimits(
-        max_concurrency=settings.mcp_max_concurrency,
-        max_wait_s=settings.mcp_rate_limit_max_wait,
-        call_timeout_s=settings.mcp_call_timeout,
-        results=results,
-    )
+    limits = mcp_call_limits(settings.part(McpSettings), results)
     mcp_tools = [instrument(tool, listing.server, limits) for listing in mcp for tool in listing.tools]
-    knowledge_tools = build_knowledge_tools(settings)
+    knowledge_tools = build_knowledge_tools(settings.part(KnowledgeSettings))
     return GraphParts(
         custom_tools=custom_tools,
         research_tools=(*(t for t in web_tools if t is not None), *corpus_tools, *knowledge_tools, *mcp_tools),
@@ -504,7 +518,7 @@ def _guards(
     return GuardChainMiddleware(
         [
             StepLimitMiddleware(role=role, agent_middleware=others),
-            BudgetMiddleware(budget_limits(settings), role=role),
+            BudgetMiddleware(budget_limits(settings.part(BudgetSettings)), role=role),
             LoopGuardMiddleware(role=role),
             gate,
             RunawayOutputMiddleware(role=role),
@@ -554,7 +568,7 @@ def run_lifecycle(
     and announces the part of the ``roster`` each run is offered."""
     return RunLifecycleMiddleware(
         endpoint=model_endpoint(settings),
-        budget=budget_limits(settings),
+        budget=budget_limits(settings.part(BudgetSettings)),
         recursion_limit=effective_recursion_limit(settings.recursion_limit),
         max_runs_per_user=settings.max_runs_per_user,
         remember_findings=settings.remember_findings,
@@ -648,12 +662,21 @@ def _research_description(features: RunFeatures) -> str:
 # --- Knobs: the one place that reads the run's settings for a middleware ------------------------------
 
 
-def budget_limits(settings: ResearchConfig) -> BudgetLimits:
+def budget_limits(settings: BudgetSettings) -> BudgetLimits:
     return BudgetLimits(
         max_tool_calls=settings.max_tool_calls,
         max_total_tokens=settings.max_total_tokens,
         max_run_seconds=settings.max_run_seconds,
         max_cost_usd=settings.max_cost_usd,
+    )
+
+
+def mcp_call_limits(settings: McpSettings, results: ResultLimits) -> CallLimits:
+    return CallLimits(
+        max_concurrency=settings.mcp_max_concurrency,
+        max_wait_s=settings.mcp_rate_limit_max_wait,
+        call_timeout_s=settings.mcp_call_timeout,
+        results=results,
     )
 
 

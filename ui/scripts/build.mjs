@@ -4,7 +4,7 @@
 // Steps, each of which fails the build:
 // 1. generate src/generated/events.ts from the committed ../schema/events.schema.json (json-schema-to-typescript),
 //    so the UI is type-checked against the protocol the server publishes, with the vocabulary the schema
-//    publishes as constants (event types, reasons per status state, halt reasons, outcome notices);
+//    publishes as constants (event types, reasons per status state, halt reasons, end words, outcome notices);
 // 2. type-check everything with tsc (esbuild does not type-check): a renamed or removed event field breaks here;
 // 3. bundle with esbuild.
 
@@ -61,11 +61,13 @@ function statusModels(schema) {
   return status.oneOf.map(({ $ref }) => schema.$defs[$ref.replace("#/$defs/", "")]);
 }
 
-// The closed code set a status model's ``reason`` is typed by (an enum definition, or one const); none when open.
+// The closed code set a status model's ``reason`` is typed by (an enum definition, its values as a oneOf of
+// consts, or one const); none when open.
 function closedCodes(schema, reason) {
   if (typeof reason?.const === "string") return [reason.const];
   const definition = reason?.$ref ? schema.$defs[reason.$ref.replace("#/$defs/", "")] : undefined;
   if (Array.isArray(definition?.enum)) return definition.enum;
+  if (Array.isArray(definition?.oneOf)) return definition.oneOf.map(({ const: value }) => value);
   return undefined;
 }
 
@@ -86,6 +88,13 @@ function haltReasons(schema) {
   const codes = schema.$defs.HaltReason?.enum;
   if (!Array.isArray(codes) || codes.length === 0) throw new Error(`${SCHEMA}: no HaltReason definition`);
   return codes;
+}
+
+// The words a frontend shows per end reason on the end line: each ``EndReason`` value's description.
+function endWords(schema) {
+  const values = schema.$defs.EndReason?.oneOf;
+  if (!Array.isArray(values)) throw new Error(`${SCHEMA}: the EndReason definition gives no words per value`);
+  return Object.fromEntries(values.map(({ const: value, description }) => [value, description ?? ""]));
 }
 
 // The notice a frontend shows per outcome: each ``Outcome`` value's description ("" when it needs none).
@@ -116,6 +125,7 @@ async function generateTypes() {
     `export const END_REASONS = ${JSON.stringify(reasons.done)} as const;`,
     `export const REASONS_BY_STATE = ${JSON.stringify(reasons)} as const;`,
     `export const HALT_REASONS: ReadonlySet<string> = new Set(${JSON.stringify(haltReasons(schema))});`,
+    `export const END_WORDS: Record<EndReason, string> = ${JSON.stringify(endWords(schema))};`,
     `export const OUTCOME_NOTICES: Record<Outcome, string> = ${JSON.stringify(outcomeNotices(schema))};`,
     "export type EventType = DeepResearchAgentEvent[\"type\"];",
     "",

@@ -1,6 +1,6 @@
 // Words and numbers for people: end reasons, guard events, counts, money, durations.
 
-import { OUTCOME_NOTICES } from "./protocol";
+import { END_WORDS, OUTCOME_NOTICES } from "./protocol";
 import type { AnyKeyOf, EndReason, EndStatus, EventOf, Outcome, Status, StatusOf, StatusState } from "./protocol";
 
 export function plural(count: number, noun: string, nouns = `${noun}s`): string {
@@ -41,24 +41,6 @@ export function formatWhen(iso: string | undefined, now = Date.now()): string {
   return new Date(then).toLocaleDateString("en-US", { month: "short", day: "numeric", year: "numeric" });
 }
 
-/** Every end reason the schema lists has words here; a reason added later still shows, as its code. */
-const END_WORDS: Partial<Record<EndReason, string>> = {
-  report_delivered: "Report delivered",
-  awaiting_clarification: "Waiting for your answers",
-  direct_answer: "Answered directly, without research",
-  report_salvaged: "The research stopped before the report was delivered; a partial report was salvaged",
-  ended_without_report: "The run ended without a report",
-  stopped_by_user: "Stopped at your request; the report covers what was found so far",
-  budget_exhausted: "Stopped: the budget ran out; the report covers what was found so far",
-  recursion_limit: "Stopped near the step limit; the report covers what was found so far",
-  loop_halt: "Stopped: the agent kept repeating the same call",
-  runaway_halt: "Stopped: the model's output ran away",
-  stalled_after_nudges: "Stopped: the agent stalled; the report covers what was found so far",
-  config_error: "The run could not start: a setting is wrong",
-  model_error: "The model could not be used",
-  internal_error: "An internal error stopped the run",
-};
-
 /**
  * The outcome's notice for the end line, or "" when the answer needs none (or the run has no outcome). The
  * notices are the schema's (each outcome value's description); an outcome newer than this build shows its code.
@@ -79,9 +61,11 @@ export function taskDiffWords(diff: EventOf<"task_diff">): string {
   return parts.length ? `${since}: ${parts.join("; ")}` : `${since}: nothing`;
 }
 
+/** The end line's words: the schema's for the end reason (each value's description); a reason newer than this
+ * build shows its code. */
 export function endWords(end: EndStatus): string {
   const reason: EndReason = end.reason;
-  const words = END_WORDS[reason];
+  const words: string | undefined = END_WORDS[reason];
   if (words) return words;
   const fallback = end.state === "done" ? "Finished" : "Ended with an error";
   return reason ? `${fallback} (${reason.replaceAll("_", " ")})` : fallback;

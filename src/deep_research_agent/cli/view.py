@@ -34,6 +34,7 @@ from rich.text import Text
 from ..domain.clock import format_elapsed
 from ..domain.names import Role, StopMode
 from ..domain.secrets import redact
+from ..domain.stops import GUARD_STOP_STATES, GUARD_WARNING_STATES
 from ..protocol.events import PROTOCOL_VERSION
 
 
@@ -56,10 +57,6 @@ _STOPPING = {
     StopMode.WRAP_UP: "Wrapping up: the agents deliver what they found and the report is written. Ctrl-C again to stop now.",
     StopMode.NOW: "Stopping now: the report is assembled from the findings so far. Ctrl-C again to abandon the run.",
 }
-
-# Guards that warned and let the agent go on, and guards that stopped an agent or the run.
-_GUARD_WARNINGS = ("budget_soft", "loop_detected", "runaway_output", "rate_limited")
-_GUARD_STOPS = ("budget_halt", "loop_halt", "runaway_halt", "model_unavailable", "recursion_limit")
 
 
 def _heartbeat(who: str, event: Mapping[str, Any]) -> str:
@@ -261,9 +258,9 @@ class RunView:
         elif state == "subagent_failed":
             self.active.discard(str(event.get("task_id")))
             self._print("✖", f"{self._who(event)} failed: {detail}", "red")
-        elif state in ("warning", "keyless_search", *_GUARD_WARNINGS):
+        elif state in ("warning", "keyless_search") or state in GUARD_WARNING_STATES:
             self._print("!", detail or str(event.get("reason") or state), "yellow", self._who(event))
-        elif state in _GUARD_STOPS:
+        elif state in GUARD_STOP_STATES:
             self._print("■", detail or str(event.get("reason") or state), "red", self._who(event))
         elif state == "stop_requested":
             mode = str(event.get("reason") or StopMode.NOW)

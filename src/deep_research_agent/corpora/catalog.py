@@ -21,9 +21,9 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from ..settings.corpora import DEFAULT_EXCLUDE, CorpusSpec, name_problem
+from ..settings.features import CorporaSettings
 from .backend import CorpusMeta
 from .fts5 import Fts5Index, IndexUnavailable
 
@@ -173,7 +173,7 @@ def cached_catalog(data_dir: str, declared: tuple[CorpusSpec, ...], *, ttl: floa
     return catalog
 
 
-async def catalog_for(settings: Any) -> Catalog:
+async def catalog_for(settings: CorporaSettings) -> Catalog:
     """The corpora of a run's settings (``corpora`` declared, ``data_dir``, ``corpus_names`` chosen),
     read off the event loop: listing and opening index files is blocking I/O."""
     declared = tuple(settings.corpora)

@@ -3,8 +3,9 @@
 Contract (orchestrator only; it runs inside the guard chain, so every re-ask is metered like any call):
 - it acts on a reply with no tool call, once research has started, while no report was delivered, no
   clarification is pending and the run is not halted;
-- the reply is classified (``classify_final_text``) and answered within the same model step with the
-  matching nudge (``nudge_for``) as a harness message, and the model is asked again: the reply stays in the
+- it is the answer gate (``handover/answer_gate.AnswerGate``) whose bounces are nudges, sent without a
+  ``status: revising``: the reply is classified (``classify_final_text``) and answered within the same
+  model step with the matching nudge (``nudge_for``) as a harness message, and the model is asked again: the reply stays in the
   conversation, the nudge is given to the re-asks of this step only (only the user's words are human
   messages). Per user turn: a report written as prose and a raw JSON dump get one
   nudge each, any other text one, a short intent stub ("Now I will…") up to ``MAX_INTENT_NUDGES``;
@@ -18,18 +19,19 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Annotated, NotRequired
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage
 from langgraph.channels import UntrackedValue
 
-from ..domain.conversation import harness_message, is_harness_message, respond, turn_key
+from ..domain.conversation import harness_message, respond
 from ..domain.stops import StopCause
+from ..handover.answer_gate import AnswerGate, final_answer
 from ..run import Halt, Run, RunControl, run_hook
-from .final_text import FinalTextKind, classify_final_text, nudge_for
+from .final_text import classify_final_text, nudge_for
 
 MAX_INTENT_NUDGES = 4
-NUDGE_LIMITS: dict[FinalTextKind, int] = {
+NUDGE_LIMITS: dict[str, int] = {
     "report_like": 1,
     "json_dump": 1,
     "intent_stub": MAX_INTENT_NUDGES,
@@ -39,46 +41,49 @@ NUDGE_LIMITS: dict[FinalTextKind, int] = {
 
 class CompletionState(AgentState):
     completion_turn: NotRequired[Annotated[str | None, PrivateStateAttr, UntrackedValue]]
-    completion_nudges: NotRequired[Annotated[dict[str, int], PrivateStateAttr, UntrackedValue]]
+    completion_bounces: NotRequired[Annotated[dict[str, int], PrivateStateAttr, UntrackedValue]]
 
 
-class CompletionMiddleware(AgentMiddleware):
+class CompletionMiddleware(AnswerGate):
     """Nudges an orchestrator that stopped without delivering its report; halts one that only announces."""
 
     state_schema = CompletionState
+    gate_key = "completion"
+    per_turn = True
+
+    def allowance(self, kind: str) -> int:
+        return NUDGE_LIMITS[kind]
 
     @run_hook
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]], *, run: Run
     ) -> ModelResponse | ExtendedModelResponse:
-        turn = turn_key(request.messages)
-        nudges = (
-            dict(request.state.get("completion_nudges") or {}) if request.state.get("completion_turn") == turn else {}
-        )
+        nudges = self.bounces_spent(request.state, request.messages)
         added: list[AnyMessage] = []
         replies: list[AnyMessage] = []
+        update = None
         while True:
             response = await handler(request.override(messages=[*request.messages, *added]) if added else request)
             reply = _stopped_without_report(response, run.control)
             if reply is None:
                 break
             kind = classify_final_text(reply.text)
-            if nudges.get(kind, 0) >= NUDGE_LIMITS[kind]:
+            if not self.may_bounce(nudges, kind):
                 if kind == "intent_stub":
                     detail = f"the orchestrator kept announcing a next step without taking it, after {MAX_INTENT_NUDGES} nudges"
                     run.control.halt_run(Halt(cause=StopCause.STALLED, detail=detail))
                 break
-            nudges[kind] = nudges.get(kind, 0) + 1
+            update = self.spend(nudges, kind, request.messages)
+            nudges = update[f"{self.gate_key}_bounces"]
             added += [*response.result, harness_message(nudge_for(kind))]
             replies += response.result
-        update = {"completion_turn": turn, "completion_nudges": nudges} if added else None
         return respond(replies, model_response=response, update=update)
 
 
 def _stopped_without_report(response: ModelResponse, control: RunControl) -> AIMessage | None:
     """The reply when it would end a research turn that delivered nothing, else None."""
-    reply = response.result[-1] if response.result else None
-    if not isinstance(reply, AIMessage) or reply.tool_calls or is_harness_message(reply):
+    reply = final_answer(response)
+    if reply is None:
         return None
     if (
         not control.research_started

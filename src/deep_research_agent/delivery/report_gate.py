@@ -25,21 +25,21 @@ records anything):
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any, NotRequired, Protocol
 
-from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain.agents.middleware import AgentState
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import ToolMessage
 from langgraph.channels import UntrackedValue
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from ..domain.conversation import turn_key
 from ..domain.errors import tool_error_text
 from ..domain.knobs import callable_knob, not_negative
 from ..domain.names import RevisionReason, ToolErrorClass, ToolName
-from ..protocol.events import RevisingStatus, WarningStatus, emit
+from ..handover.answer_gate import ANSWER, AnswerGate
+from ..protocol.events import WarningStatus, emit
 from ..report.citations import CitationReport
 from ..report.judge import FAILED_REASON, JudgeCall, Judgement, failure_detail, run_judge
 from ..report.vetting import VettedReport, finalise, vet_report, with_judgements
@@ -57,15 +57,19 @@ class RunJudge(Protocol):
 
 class ReportGateState(AgentState):
     report_gate_turn: NotRequired[Annotated[str | None, PrivateStateAttr, UntrackedValue]]
+    report_gate_bounces: NotRequired[Annotated[dict[str, int], PrivateStateAttr, UntrackedValue]]
     report_gate_draft: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr, UntrackedValue]]
     # The judge's verdicts on the bounced draft, by claim key, so its revision's unchanged claims keep them.
     report_gate_judged: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr, UntrackedValue]]
 
 
-class ReportGateMiddleware(AgentMiddleware):
+class ReportGateMiddleware(AnswerGate):
     """Sends a report with fixable citation problems back once, then delivers it repaired."""
 
     state_schema = ReportGateState
+    gate_key = "report_gate"
+    reason = RevisionReason.REPORT_QUALITY
+    per_turn = True
 
     def __init__(self, *, judge: RunJudge | None = None, judge_timeout: float = 60.0) -> None:
         super().__init__()
@@ -89,24 +93,17 @@ class ReportGateMiddleware(AgentMiddleware):
         if not draft.strip():
             return await handler(request)
         evidence = run.evidence
-        turn = turn_key(request.state.get("messages") or [])
-        bounced = request.state.get("report_gate_draft") if request.state.get("report_gate_turn") == turn else None
+        messages = request.state.get("messages") or []
+        spent = self.bounces_spent(request.state, messages)
+        bounced = request.state.get("report_gate_draft") if spent else None
         previous = CitationReport.model_validate(bounced) if bounced is not None else None
         vetted = await asyncio.to_thread(vet_report, draft, evidence, previous=previous)
         judged = request.state.get("report_gate_judged") if bounced is not None else None
         vetted = await self._judged(run, vetted, evidence, judged or {})
-        if vetted.problems and previous is None:
-            emit(RevisingStatus(reason=RevisionReason.REPORT_QUALITY, detail=_detail(vetted.problems)))
-            listed = "\n".join(f"- {problem}" for problem in vetted.problems)
+        if vetted.problems and self.may_bounce(spent):
+            self.announce(vetted.problems)
             message = ToolMessage(
-                tool_error_text(
-                    ToolName.SUBMIT_REPORT,
-                    ToolErrorClass.PERMANENT,
-                    f"the report was NOT delivered. Fix these, then call {ToolName.SUBMIT_REPORT} again with the whole "
-                    f"corrected report:\n{listed}\nCite only sources the research units read, and state only figures, "
-                    "quotes, names and facts their text holds; this is the one revision before delivery, which removes citations "
-                    "of sources never retrieved and marks every sentence that still does not check out [unverified].",
-                ),
+                self.bounce_text(vetted.problems),
                 tool_call_id=request.tool_call["id"],
                 name=ToolName.SUBMIT_REPORT,
                 status="error",
@@ -114,7 +111,7 @@ class ReportGateMiddleware(AgentMiddleware):
             return Command(
                 update={
                     "messages": [message],
-                    "report_gate_turn": turn,
+                    **self.spend(spent, ANSWER, messages),
                     "report_gate_draft": vetted.check.model_dump(),
                     "report_gate_judged": {key: j.to_json() for key, j in vetted.judgements.items()},
                 }
@@ -123,6 +120,29 @@ class ReportGateMiddleware(AgentMiddleware):
         return await handler(
             request.override(tool_call={**request.tool_call, "args": {**args, "report_markdown": delivered}})
         )
+
+    def bounce_text(self, problems: Sequence[str]) -> str:
+        """The error result of the bounced ``submit_report``: every fix, and that this is the one revision."""
+        listed = "\n".join(f"- {problem}" for problem in problems)
+        return tool_error_text(
+            ToolName.SUBMIT_REPORT,
+            ToolErrorClass.PERMANENT,
+            f"the report was NOT delivered. Fix these, then call {ToolName.SUBMIT_REPORT} again with the whole "
+            f"corrected report:\n{listed}\nCite only sources the research units read, and state only figures, "
+            "quotes, names and facts their text holds; this is the one revision before delivery, which removes citations "
+            "of sources never retrieved and marks every sentence that still does not check out [unverified].",
+        )
+
+    def detail(self, problems: Sequence[str]) -> str:
+        """The problems for the ``revising`` status, cut to ``DETAIL_CHARS`` (the model gets them all)."""
+        shown: list[str] = []
+        length = 0
+        for problem in problems:
+            if shown and length + len(problem) > DETAIL_CHARS:
+                return " ".join(shown) + f" … and {len(problems) - len(shown)} more."
+            shown.append(problem)
+            length += len(problem) + 1
+        return " ".join(shown)
 
     async def _judged(self, run: Run, vetted: VettedReport, evidence: Any, known: dict[str, Any]) -> VettedReport:
         """The draft with the judge's verdicts on the claims no deterministic check settles; unchanged when
@@ -139,15 +159,3 @@ class ReportGateMiddleware(AgentMiddleware):
         if outcome.failures:
             emit(WarningStatus(reason=FAILED_REASON, detail=failure_detail(outcome.failures)))
         return with_judgements(vetted, outcome.judgements)
-
-
-def _detail(problems: list[str]) -> str:
-    """The problems for the ``revising`` status, cut to ``DETAIL_CHARS`` (the model gets them all)."""
-    shown: list[str] = []
-    length = 0
-    for problem in problems:
-        if shown and length + len(problem) > DETAIL_CHARS:
-            return " ".join(shown) + f" … and {len(problems) - len(shown)} more."
-        shown.append(problem)
-        length += len(problem) + 1
-    return " ".join(shown)

@@ -293,6 +293,27 @@ class Outcome(StrEnum):
     RECORDING_FAILED = "recording_failed"
 
 
+# What a frontend says of a run's end, per end reason: the end line's words. The events schema publishes them
+# with each value, so clients show the same words.
+END_WORDS: dict[EndReason, str] = {
+    EndReason.REPORT_DELIVERED: "Report delivered",
+    EndReason.AWAITING_CLARIFICATION: "Waiting for your answers",
+    EndReason.DIRECT_ANSWER: "Answered directly, without research",
+    EndReason.REPORT_SALVAGED: ("The research stopped before the report was delivered; a partial report was salvaged"),
+    EndReason.ENDED_WITHOUT_REPORT: "The run ended without a report",
+    EndReason.STOPPED_BY_USER: "Stopped at your request; the report covers what was found so far",
+    EndReason.BUDGET_EXHAUSTED: "Stopped: the budget ran out; the report covers what was found so far",
+    EndReason.RECURSION_LIMIT: "Stopped near the step limit; the report covers what was found so far",
+    EndReason.LOOP_HALT: "Stopped: the agent kept repeating the same call",
+    EndReason.RUNAWAY_HALT: "Stopped: the model's output ran away",
+    EndReason.STALLED_AFTER_NUDGES: "Stopped: the agent stalled; the report covers what was found so far",
+    EndReason.CONFIG_ERROR: "The run could not start: a setting is wrong",
+    EndReason.TOO_MANY_RUNS: "The run could not start: you already have the most runs in progress this server allows",
+    EndReason.MODEL_ERROR: "The model could not be used",
+    EndReason.INTERNAL_ERROR: "An internal error stopped the run",
+    EndReason.NO_TOOL_CALLS: "The model called no tool, so no research was done",
+}
+
 # What a frontend tells a person about the answer, per outcome: the notice under the end line (``answered``
 # needs none). The events schema publishes it with each value, so clients show the same words.
 OUTCOME_NOTICES: dict[Outcome, str] = {

@@ -1,10 +1,12 @@
 """Why a run or an agent stops: the causes every layer names, from the guard that fires to the end status.
 
 ``StopCause`` is what stopped a run (or one agent) early. A stop has a name in every layer it crosses: the
-``status`` event its guard sends (``halt_state``), the halted sub-agent's ``subagent_findings.halted``
+``status`` event its guard sends as it stops an agent (``halt_state``) and as it warns first
+(``warning_state``), the halted sub-agent's ``subagent_findings.halted``
 (``halted_by``), the run's end reason (``end_reason``) and end state (``end_state``), the outcome it forces
 (``outcome``), and the words a message says it with (``wording``). ``STOPS`` is the one table of those
-correspondences; every layer derives its name for a stop from the cause, so a new stop is one new row.
+correspondences; every layer derives its name for a stop from the cause, so a new stop is one new row
+(and a client's guard warnings and stops, ``GUARD_WARNING_STATES`` and ``GUARD_STOP_STATES``, follow).
 The wire values are the names' own (``names``); the cause itself is never sent.
 
 ``RunError`` is a failure that ends the run, kept in the orchestrator's state.
@@ -89,6 +91,9 @@ class Stop:
     """The ``halted`` of a sub-agent this stop stopped; None when it stops only the orchestrator."""
     halt_state: StatusState | None
     """The ``status`` event sent as it stops an agent; None when it sends none of its own."""
+    warning_state: StatusState | None
+    """The ``status`` event its guard sends as it warns and lets the agent go on (the nudge before the stop);
+    None when it gives no warning of its own."""
     outcome: Outcome | None
     """The outcome it forces on a run it halted; None when the report's qualities decide."""
     wording: str
@@ -101,6 +106,7 @@ STOPS: dict[StopCause, Stop] = {
         end_state=StatusState.ERROR,
         halted_by=HaltedBy.BUDGET,
         halt_state=StatusState.BUDGET_HALT,
+        warning_state=StatusState.BUDGET_SOFT,
         outcome=Outcome.BUDGET_EXHAUSTED,
         wording="the run's budget",
     ),
@@ -109,6 +115,7 @@ STOPS: dict[StopCause, Stop] = {
         end_state=StatusState.ERROR,
         halted_by=HaltedBy.STEP_LIMIT,
         halt_state=StatusState.RECURSION_LIMIT,
+        warning_state=None,
         outcome=Outcome.BUDGET_EXHAUSTED,
         wording="the step limit",
     ),
@@ -117,6 +124,7 @@ STOPS: dict[StopCause, Stop] = {
         end_state=StatusState.ERROR,
         halted_by=HaltedBy.LOOP_GUARD,
         halt_state=StatusState.LOOP_HALT,
+        warning_state=StatusState.LOOP_DETECTED,
         outcome=None,
         wording="the loop guard (it kept repeating one identical tool call)",
     ),
@@ -125,6 +133,7 @@ STOPS: dict[StopCause, Stop] = {
         end_state=StatusState.ERROR,
         halted_by=HaltedBy.RUNAWAY_GUARD,
         halt_state=StatusState.RUNAWAY_HALT,
+        warning_state=StatusState.RUNAWAY_OUTPUT,
         outcome=None,
         wording="the runaway-output guard (its output degenerated twice)",
     ),
@@ -133,6 +142,7 @@ STOPS: dict[StopCause, Stop] = {
         end_state=StatusState.DONE,
         halted_by=HaltedBy.USER,
         halt_state=StatusState.STOP_REQUESTED,
+        warning_state=None,
         outcome=None,
         wording="the user's request to stop and report",
     ),
@@ -141,6 +151,7 @@ STOPS: dict[StopCause, Stop] = {
         end_state=StatusState.ERROR,
         halted_by=None,
         halt_state=None,
+        warning_state=None,
         outcome=None,
         wording="the completion check (the orchestrator kept announcing a next step without taking it)",
     ),
@@ -150,6 +161,17 @@ _BY_END_REASON = {stop.end_reason: cause for cause, stop in STOPS.items()}
 
 # The end reasons that are halts: the run stopped early and a report was assembled from its findings.
 HALT_REASONS = frozenset(_BY_END_REASON)
+
+# The status states a client shows as a guard's warning (the agent goes on) and as a guard's stop, with the
+# model endpoint's own: a rate-limit wait the run rides out, and a model that cannot be reached. The user's
+# stop is the user's request (``stop_requested``), not a guard's.
+GUARD_WARNING_STATES = frozenset(
+    {stop.warning_state for stop in STOPS.values() if stop.warning_state is not None} | {StatusState.RATE_LIMITED}
+)
+GUARD_STOP_STATES = frozenset(
+    {stop.halt_state for cause, stop in STOPS.items() if stop.halt_state is not None and cause is not StopCause.USER}
+    | {StatusState.MODEL_UNAVAILABLE}
+)
 
 
 class RunError(TypedDict):

@@ -1,7 +1,7 @@
 """Findings gate: a research sub-agent's final answer is checked before it is handed to the orchestrator.
 
 Contract (research sub-agents only; it runs inside the guard chain, so every model call it makes is
-metered, retried and heartbeat-reported like any other; the bounce itself is ``answer_gate.AnswerGate``'s):
+metered, retried and heartbeat-reported like any other; the bounce itself is ``answer_gate.SubAgentAnswerGate``'s):
 - a reply with no tool call is the sub-agent's final answer; it is judged by ``validate_findings`` with
   the number of tool calls this sub-agent made;
 - the first failing answer of a sub-agent run is bounced once, within the same model step: a
@@ -29,20 +29,20 @@ from langgraph.channels import UntrackedValue
 from ..domain.names import RevisionReason
 from ..protocol.sender import current_sender
 from ..run import Run, UsageMeter
-from .answer_gate import AnswerGate
+from .answer_gate import SubAgentAnswerGate
 from .contract import FindingsVerdict, bounce_message, validate_findings
 
 
 class FindingsGateState(AgentState):
-    findings_bounced: NotRequired[Annotated[bool, PrivateStateAttr, UntrackedValue]]
+    findings_gate_bounces: NotRequired[Annotated[dict[str, int], PrivateStateAttr, UntrackedValue]]
 
 
-class FindingsGateMiddleware(AnswerGate[FindingsVerdict]):
+class FindingsGateMiddleware(SubAgentAnswerGate[FindingsVerdict]):
     """Bounces a sub-agent's unusable findings once, then hands over what is usable."""
 
     label = "FindingsGate"
     state_schema = FindingsGateState
-    bounced_key = "findings_bounced"
+    gate_key = "findings_gate"
     reason = RevisionReason.SUBAGENT_FINDINGS
 
     async def judge(self, run: Run, text: str, request: ModelRequest, added: Sequence[AnyMessage]) -> FindingsVerdict:

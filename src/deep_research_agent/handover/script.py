@@ -5,7 +5,7 @@ script>``, ``OUTPUT:`` the script's real output as execute printed it, ``NOTES:`
 script assumes, what failed and why).
 
 Contract of ``ScriptGateMiddleware`` (coding sub-agent only; inside the guard chain, like the findings
-gate whose twin it is; both are ``answer_gate.AnswerGate``s, which owns the one bounce):
+gate whose twin it is; both are ``answer_gate.SubAgentAnswerGate``s, which owns the one bounce):
 - a reply with no tool call is the final answer; ``check_answer`` names its problems: a missing
   section, a STATUS other than ok or failed, a SCRIPT that is no absolute path or no file in the
   sandbox, no execute call in the whole task, or an OUTPUT (its first line with text) that no execute
@@ -34,7 +34,7 @@ from ..domain.names import EvidenceKind, RevisionReason, ScriptStatus, ToolName
 from ..protocol.events import Script, Source, emit
 from ..protocol.sender import current_sender
 from ..run import Run
-from .answer_gate import AnswerGate
+from .answer_gate import SubAgentAnswerGate
 
 if TYPE_CHECKING:
     from ..sandbox.connector import SandboxConnector
@@ -132,15 +132,15 @@ class JudgedScript:
 
 
 class ScriptGateState(AgentState):
-    script_bounced: NotRequired[Annotated[bool, PrivateStateAttr, UntrackedValue]]
+    script_gate_bounces: NotRequired[Annotated[dict[str, int], PrivateStateAttr, UntrackedValue]]
 
 
-class ScriptGateMiddleware(AnswerGate[JudgedScript]):
+class ScriptGateMiddleware(SubAgentAnswerGate[JudgedScript]):
     """Bounces a coding answer that breaks the contract once, and shows the final script."""
 
     label = "ScriptGate"
     state_schema = ScriptGateState
-    bounced_key = "script_bounced"
+    gate_key = "script_gate"
     reason = RevisionReason.SCRIPT_ANSWER
 
     def __init__(self, *, role: str, sandbox: SandboxConnector) -> None:

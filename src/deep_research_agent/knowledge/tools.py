@@ -29,7 +29,6 @@ import asyncio
 import logging
 import re
 from html import escape
-from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.config import get_config, get_store
@@ -44,6 +43,7 @@ from ..protocol.events import Source, WarningStatus, emit
 from ..protocol.sender import current_sender
 from ..run import Run, run_tool
 from ..run.owner import run_user
+from ..settings.features import KnowledgeSettings
 from .base import MAX_ENTRY_CHARS, KnowledgeBase, KnowledgeEntry, Retrieval, entry_key
 from .namespace import knowledge_namespace
 
@@ -72,7 +72,7 @@ class QueryArgs(BaseModel):
     question: str = Field(description="What you want to know; specific words and names work best.")
 
 
-def build_knowledge_tools(settings: Any) -> list[BaseTool]:
+def build_knowledge_tools(settings: KnowledgeSettings) -> list[BaseTool]:
     """``remember`` and ``query`` for one run's settings; none when the knowledge base is off."""
     if not settings.knowledge_base:
         return []

@@ -27,7 +27,7 @@ Contract (orchestrator only; it must be the outermost middleware):
   and its claim counts, stored as ``final_report`` and appended as the turn's last AI message, so a
   client that renders only ``messages`` shows it;
 - at the end, exactly one ``usage`` event (with the citation summary) and exactly one ``status``
-  ``done``/``error`` whose reason ``end_state.decide_end`` names from one record of the run; both carry
+  ``done``/``error`` whose reason ``delivery.end_state.decide_end`` names from one record of the run; both carry
   the run's ``outcome`` (``outcome.decide_outcome``), which state keeps as ``outcome`` too. The status
   carries the run's tool calls, tokens, report size and run time, and a ``detail`` ending in
   ``Run time Xm Ys.``; the run's sources, evidence summaries and the delivered report's claims
@@ -70,6 +70,7 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 from langgraph.types import Command
 
+from ..delivery.end_state import EndRecord, decide_end, owes_report
 from ..delivery.follow_up import adopt_thread_evidence
 from ..delivery.stop import start_watching
 from ..delivery.stopped import model_view as stopped_run_view
@@ -109,7 +110,6 @@ from ..run import (
 from ..run.containment import INTERNAL_ERROR, contain_hook_failures
 from ..sandbox.session import SandboxSession
 from ..tasks.middleware import finish_task, open_task
-from .end_state import EndRecord, decide_end, owes_report
 from .fallback_report import fallback_report, why_undelivered
 from .model_errors import ModelEndpoint, describe_model_error
 from .offer import Roster, RunOffer, decide_offer

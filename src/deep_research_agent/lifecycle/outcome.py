@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..delivery.end_state import EndStatus
 from ..domain.names import ClaimVerdict, EndReason, Outcome
 from ..domain.stops import StopCause
-from .end_state import EndStatus
 
 _NOTHING_DELIVERED = frozenset(
     {

@@ -20,8 +20,8 @@ secrets from every string before it leaves the process.
 The JSON Schema of every event is published in ``schema/events.schema.json`` (``python -m
 deep_research_agent.protocol.events > schema/events.schema.json``); it compiles in Ajv's strict mode. It
 also publishes what clients would otherwise copy by hand: which end reasons are halts (``HaltReason``,
-from ``domain.stops``) and the notice a frontend shows for each outcome (``Outcome``'s values, each with
-its ``description``).
+from ``domain.stops``), the words a frontend shows for each end reason (``EndReason``'s values, each with
+its ``description``) and the notice it shows for each outcome (``Outcome``'s, likewise).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from ..domain.claims import CitationSummary, ClaimSummary
 from ..domain.findings import Finding
 from ..domain.names import (
+    END_WORDS,
     OUTCOME_NOTICES,
     Ceiling,
     EndReason,
@@ -741,7 +742,8 @@ def _status_definition(schema: dict[str, Any]) -> None:
 
 
 def _published_vocabulary(defs: dict[str, Any]) -> None:
-    """What clients would copy by hand: which end reasons are halts, and each outcome's notice."""
+    """What clients would copy by hand: which end reasons are halts, each end reason's words and each
+    outcome's notice."""
     defs["HaltReason"] = {
         "title": "HaltReason",
         "description": (
@@ -751,6 +753,12 @@ def _published_vocabulary(defs: dict[str, Any]) -> None:
         "type": "string",
         "enum": [reason.value for reason in EndReason if reason in HALT_REASONS],
     }
+    end_reason = defs["EndReason"]
+    del end_reason["enum"]
+    end_reason["oneOf"] = [{"const": value.value, "description": END_WORDS[value]} for value in EndReason]
+    end_reason["description"] = (
+        f"{end_reason['description']} Each value's description is the words a frontend shows on the end line."
+    )
     outcome = defs["Outcome"]
     del outcome["enum"]
     outcome["oneOf"] = [{"const": value.value, "description": OUTCOME_NOTICES[value]} for value in Outcome]

@@ -1,7 +1,7 @@
 """Per graph: the sandbox its runs use, opened per run on first use, and the skill helpers put into it.
 
 Contract:
-- ``sandbox_connector(settings, helpers)`` is None when the settings attach no sandbox (code execution is
+- ``sandbox_connector(settings, helpers)`` is None when the sandbox settings attach no sandbox (code execution is
   then disabled: no execute tool, no coding or extract sub-agent, and the prompts say so); otherwise it
   is built once per graph, at build time, and holds no run's state;
 - ``SandboxConnector.session(run.attachments)`` is the run's ``SandboxSession``, made on first use and kept
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from ..domain.names import SandboxProvider
 from ..run.attachments import Attachments
-from ..settings import ResearchConfig
+from ..settings.features import SandboxSettings
 from .client import SidecarClient
 from .hosted import open_hosted
 from .session import Remote, SandboxSession, SidecarRemote
@@ -31,14 +31,16 @@ HELPERS_ROOT = "/workspace/skills"
 class SandboxConnector:
     """Opens the sandbox session of each run of one graph."""
 
-    def __init__(self, settings: ResearchConfig, helpers: Sequence[tuple[str, bytes]] = ()) -> None:
+    def __init__(
+        self, settings: SandboxSettings, helpers: Sequence[tuple[str, bytes]] = (), *, max_output_chars: int = 60_000
+    ) -> None:
         self.provider = SandboxProvider(settings.sandbox_provider)
         self.url = settings.sandbox_url
         self._token = settings.sandbox_token.get_secret_value() if settings.sandbox_token else None
         self.network = settings.sandbox_network
         self.session_timeout_s = settings.sandbox_session_timeout
         self.exec_timeout_s = settings.sandbox_exec_timeout
-        self.max_output_chars = settings.max_result_chars
+        self.max_output_chars = max_output_chars
         self.helpers = tuple(helpers)
 
     @property
@@ -70,8 +72,11 @@ class SandboxConnector:
         return await open_hosted(self.provider, timeout_s=self.session_timeout_s, network=self.network)
 
 
-def sandbox_connector(settings: ResearchConfig, helpers: Sequence[tuple[str, bytes]] = ()) -> SandboxConnector | None:
-    """The graph's sandbox, with ``helpers`` (sandbox path, bytes) to upload into each session; None without one."""
-    if not settings.sandbox_attached or settings.problems:
+def sandbox_connector(
+    settings: SandboxSettings, helpers: Sequence[tuple[str, bytes]] = (), *, max_output_chars: int
+) -> SandboxConnector | None:
+    """The graph's sandbox, with ``helpers`` (sandbox path, bytes) to upload into each session, its ``execute``
+    output cut at ``max_output_chars``; None without one."""
+    if not settings.sandbox_attached:
         return None
-    return SandboxConnector(settings, helpers)
+    return SandboxConnector(settings, helpers, max_output_chars=max_output_chars)

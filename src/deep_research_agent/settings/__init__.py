@@ -1,10 +1,21 @@
 """Run settings: the model price tiers (``tiers``), their per-run resolution (``resolve``), the
 documentation generated from them (``docgen``; ``python -m deep_research_agent.settings``) and the JSON
 Schema of the per-run keys that the assistant publishes as its ``config_schema`` (``schema``); the search
-backends a run offers and their base URLs (``search``); the agent's own env file, loaded under the process environment whatever the server (``environment``)."""
+backends a run offers and their base URLs (``search``); the agent's own env file, loaded under the process environment whatever the server (``environment``);
+the feature settings sub-models ``ResearchConfig`` is composed of, each handed to its feature's builders
+(``features``)."""
 
 from .docgen import env_example, markdown_table, settings_table
 from .environment import ENV_FILE_VARIABLE, load_env_file, read_dotenv
+from .features import (
+    BudgetSettings,
+    CorporaSettings,
+    KnowledgeSettings,
+    McpSettings,
+    ModelSettings,
+    SandboxSettings,
+    SearchSettings,
+)
 from .resolve import ResearchConfig
 from .schema import RunSettings, config_json_schema, publish_run_settings
 from .tiers import DEFAULT_BASE_URL, MODEL_TIERS, SLOTS, TIER_ORDER, ModelSpec, Slot, Tier
@@ -15,9 +26,16 @@ __all__ = [
     "MODEL_TIERS",
     "SLOTS",
     "TIER_ORDER",
+    "BudgetSettings",
+    "CorporaSettings",
+    "KnowledgeSettings",
+    "McpSettings",
+    "ModelSettings",
     "ModelSpec",
     "ResearchConfig",
     "RunSettings",
+    "SandboxSettings",
+    "SearchSettings",
     "Slot",
     "Tier",
     "config_json_schema",

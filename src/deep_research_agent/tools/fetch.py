@@ -52,6 +52,7 @@ from ..domain.retry_after import retry_after_s
 from ..protocol.events import PageFetched, Source, emit
 from ..protocol.sender import current_sender
 from ..run import Run, run_tool
+from ..settings.features import SearchSettings
 from .errors import retrieval_answered, retrieval_failure_text
 from .results import ResultLimits, fit_result
 
@@ -496,7 +497,7 @@ class WebFetchArgs(BaseModel):
 
 
 def build_web_fetch_tool(
-    settings: Any, *, results: ResultLimits = ResultLimits(), limits: FetchLimits = FetchLimits()
+    settings: SearchSettings, *, results: ResultLimits = ResultLimits(), limits: FetchLimits = FetchLimits()
 ) -> BaseTool | None:
     """The ``web_fetch`` tool for one run's settings, or None when fetching is switched off."""
     if not settings.web_fetch:

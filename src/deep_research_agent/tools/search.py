@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import re
 from html import escape
-from typing import Any, Literal
+from typing import Literal
 
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field, create_model
@@ -36,6 +36,7 @@ from ..domain.urls import domain_of
 from ..protocol.events import KeylessSearchStatus, Source, emit
 from ..protocol.sender import current_sender
 from ..run import Run, run_tool
+from ..settings.features import SearchSettings
 from .errors import retrieval_answered, retrieval_failure_text
 from .search_backends import SearchBackend, TavilyBackend, build_backends
 from .search_events import SearchEvents
@@ -168,7 +169,7 @@ def _args_schema(backends: list[SearchBackend]) -> type[BaseModel]:
     )
 
 
-def build_web_search_tool(settings: Any, *, timeout_s: float = SEARCH_TIMEOUT_S) -> BaseTool | None:
+def build_web_search_tool(settings: SearchSettings, *, timeout_s: float = SEARCH_TIMEOUT_S) -> BaseTool | None:
     """The ``web_search`` tool for one run's settings, or None when search is switched off."""
     if not settings.web_search:
         return None

@@ -8,9 +8,8 @@ already resolved and checked by ``settings/search.py``) in their order, the firs
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...domain.search import SearchBackendName
+from ...settings.features import SearchSettings
 from .arxiv import ArxivBackend
 from .base import SearchBackend
 from .openalex import OpenalexBackend
@@ -22,7 +21,7 @@ from .wikipedia import WikipediaBackend
 __all__ = ["SearchBackend", "TavilyBackend", "build_backends"]
 
 
-def build_backends(settings: Any, *, timeout_s: float) -> list[SearchBackend]:
+def build_backends(settings: SearchSettings, *, timeout_s: float) -> list[SearchBackend]:
     contact = settings.search_contact_email
     makers = {
         SearchBackendName.TAVILY: lambda: TavilyBackend(

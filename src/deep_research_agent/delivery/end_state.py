@@ -1,4 +1,4 @@
-"""How a run ends: one record of what happened, one pure function that names the end state.
+"""How a turn ends: one record of what happened in its run, one pure function that names the end state.
 
 Contract: ``decide_end(record)`` returns the run's single end status, by first match:
 a run error (``config_error``, ``too_many_runs``, ``model_error``, ``internal_error``), ``report_delivered``,
