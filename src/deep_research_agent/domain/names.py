@@ -312,6 +312,7 @@ END_WORDS: dict[EndReason, str] = {
     EndReason.MODEL_ERROR: "The model could not be used",
     EndReason.INTERNAL_ERROR: "An internal error stopped the run",
     EndReason.NO_TOOL_CALLS: "The model called no tool, so no research was done",
+    EndReason.PLAN_REVIEW_EXPIRED: "The plan waited past its review time, so its research was not started",
 }
 
 # What a frontend tells a person about the answer, per outcome: the notice under the end line (``answered``
