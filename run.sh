@@ -381,6 +381,11 @@ cmd_test() {
   if ! ensure_aegra_env; then
     warn "could not create the Aegra environment deploy/.venv; the tests on Aegra (tests/e2e/test_serve.py) will be skipped"
   fi
+  if (($# == 0)); then
+    # The whole suite on two workers: every end-to-end test on one (they share one langgraph dev and one
+    # serve; tests/conftest.py groups them), the unit tests on the other while the first mostly waits on sockets.
+    set -- -n "${DRA_TEST_WORKERS:-2}" --dist loadgroup
+  fi
   say "pytest $*"
   exec uv run --extra dev pytest "$@"
 }

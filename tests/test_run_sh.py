@@ -235,7 +235,7 @@ def test_test_still_runs_the_suite_when_node_cannot_be_installed_and_says_which_
     assert "the tests on Aegra (tests/e2e/test_serve.py) will be skipped" in result.stderr
     calls = log.read_text().splitlines()
     assert not any(call.startswith("npm") for call in calls)
-    assert calls[-1] == "uv run --extra dev pytest"
+    assert calls[-1] == "uv run --extra dev pytest -n 2 --dist loadgroup"
 
 
 def test_up_builds_the_web_ui_when_its_bundle_is_missing_then_starts_the_server(project_without_node):
@@ -298,7 +298,7 @@ def test_test_installs_postgres_and_redis_and_the_aegra_environment_from_its_loc
     assert "the tests on Aegra" not in result.stderr
     locked = calls.index(f"uv lock --check --project deploy --python {python312}")
     synced = calls.index(f"uv sync --locked --project deploy --python {python312}")
-    assert locked < synced < len(calls) - 1 and calls[-1] == "uv run --extra dev pytest"
+    assert locked < synced < len(calls) - 1 and calls[-1] == "uv run --extra dev pytest -n 2 --dist loadgroup"
 
 
 @pytest.mark.parametrize(
