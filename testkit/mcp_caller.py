@@ -7,9 +7,11 @@ and the MCP cancellation notification (the SDK's client sends none of its own).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
+import anyio
 import httpx
 from mcp import ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
@@ -54,3 +56,44 @@ async def cancel_last_call(session: ClientSession, reason: str = "the caller gav
             types.CancelledNotification(params=types.CancelledNotificationParams(requestId=request_id, reason=reason))
         )
     )
+
+
+@dataclass
+class CancelledResearch:
+    """A ``research`` call cancelled mid-run: what the call answered, and the report the stopped run left."""
+
+    answer: types.CallToolResult | None
+    error: BaseException | None
+    thread_id: str
+    report: types.CallToolResult
+
+
+async def research_then_cancel(
+    session: ClientSession, question: str, *, reached: Callable[[], bool], timeout: float = 120
+) -> CancelledResearch:
+    """Calls ``research``, cancels it once ``reached()`` says the run got to its slow step, then waits for the
+    report the stopped run leaves (the cancelled call is answered at once, the report a moment later)."""
+    progress = Progress()
+    outcome: dict[str, object] = {}
+
+    async def research() -> None:
+        try:
+            outcome["answer"] = await session.call_tool("research", {"question": question}, progress_callback=progress)
+        except Exception as exc:  # noqa: BLE001 - the cancelled call's answer, inspected by the test
+            outcome["error"] = exc
+
+    async with anyio.create_task_group() as calls:
+        calls.start_soon(research)
+        with anyio.fail_after(timeout):
+            while not reached():
+                await anyio.sleep(0.05)
+        await cancel_last_call(session)
+    thread_id = progress.thread_id()
+    with anyio.fail_after(timeout):
+        while (report := await session.call_tool("get_report", {"thread_id": thread_id})).isError:
+            assert "no report yet" in text_of(report), text_of(report)
+            await anyio.sleep(0.3)
+    answer, error = outcome.get("answer"), outcome.get("error")
+    assert answer is None or isinstance(answer, types.CallToolResult)
+    assert error is None or isinstance(error, BaseException)
+    return CancelledResearch(answer=answer, error=error, thread_id=thread_id, report=report)

@@ -5,17 +5,15 @@ thread's report and evidence back, cancellation, and each user seeing only their
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx
 import pytest
 from langchain_mcp_adapters.client import MultiServerMCPClient
 
 from testkit.agent_server import PROJECT_ROOT, AgentServer
-from testkit.mcp_caller import Progress, cancel_last_call, mcp_session, text_of
+from testkit.mcp_caller import Progress, mcp_session, research_then_cancel, text_of
 from testkit.scenarios import (
     findings_json,
     message_text,
@@ -188,39 +186,17 @@ async def test_cancelling_a_research_call_stops_the_run_and_leaves_the_report_of
             researcher_finds_then_hangs(url),
         )
     )
-    progress = Progress()
-    outcome: dict[str, Any] = {}
-
     async with mcp_session(agent_server.url) as session:
+        cancelled = await research_then_cancel(
+            session, QUESTION, reached=lambda: len(requests_of(scripted, "research-subagent")) >= 3, timeout=60
+        )
 
-        async def research() -> None:
-            try:
-                outcome["result"] = await session.call_tool(
-                    "research", {"question": QUESTION}, progress_callback=progress
-                )
-            except Exception as exc:  # noqa: BLE001 - the cancelled call's answer, inspected below
-                outcome["error"] = exc
-
-        async with anyio.create_task_group() as calls:
-            calls.start_soon(research)
-            deadline = time.monotonic() + 60
-            while len(requests_of(scripted, "research-subagent")) < 3:
-                assert time.monotonic() < deadline, "the run never reached its slow model call"
-                await anyio.sleep(0.05)
-            await cancel_last_call(session)
-        thread_id = progress.thread_id()
-        # The cancelled call is answered at once; the stopped run leaves its report a moment later.
-        deadline = time.monotonic() + 60
-        while (report := await session.call_tool("get_report", {"thread_id": thread_id})).isError:
-            assert "no report yet" in text_of(report) and time.monotonic() < deadline, text_of(report)
-            await anyio.sleep(0.2)
-
-    assert "result" not in outcome and "cancelled" in str(outcome["error"]).lower()
+    assert cancelled.answer is None and "cancelled" in str(cancelled.error).lower()
+    report = cancelled.report
     assert not report.isError, text_of(report)
     assert "412 Wh/kg" in report.content[0].text
     assert report.structuredContent["outcome"] is not None
-    orchestrator_calls = requests_of(scripted, "orchestrator")
-    assert len(orchestrator_calls) == 1, "the stopped run went on to write its own report"
+    assert len(requests_of(scripted, "orchestrator")) == 1, "the stopped run went on to write its own report"
 
 
 # --- each user sees only their own threads ------------------------------------------------------------------

@@ -89,6 +89,21 @@ def cited(url: str) -> str:
     return f"# Sodium-glass cells\n\nThe Halvorsen cell reached 412 Wh/kg [1].\n\n## Sources\n[1] Halvorsen — {url}\n"
 
 
+async def stopped_after(client: Any, scripted: Any, *, research_calls: int, why: str) -> dict[str, Any]:
+    """Starts a run on a new thread and stops it as deep-agents-ui's Stop does (``runs.cancel`` with
+    ``action="interrupt"``) once the research sub-agents have made ``research_calls`` model calls."""
+    thread = await client.threads.create()
+    run = await client.runs.create(
+        thread["thread_id"], GRAPH_ID, input={"messages": [{"role": "user", "content": QUESTION}]}
+    )
+    deadline = time.monotonic() + 30
+    while len(requests_of(scripted, "research-subagent")) < research_calls:
+        assert time.monotonic() < deadline, why
+        await anyio.sleep(0.05)
+    await client.runs.cancel(thread["thread_id"], run["run_id"], wait=True, action="interrupt")
+    return thread
+
+
 async def test_the_delivered_report_is_the_last_ai_message_and_the_state_a_client_reads(agent_server, scripted, web):
     url = web.url(ARTICLES["halvorsen-cell"].path)
     scripted.set_scenario(
@@ -236,16 +251,7 @@ async def test_a_cancelled_run_keeps_its_findings_and_a_draft_report_in_state(ag
         )
     )
     client = get_client(url=agent_server.url)
-    thread = await client.threads.create()
-    run = await client.runs.create(
-        thread["thread_id"], GRAPH_ID, input={"messages": [{"role": "user", "content": QUESTION}]}
-    )
-    deadline = time.monotonic() + 30
-    while len(requests_of(scripted, "research-subagent")) < 3:
-        assert time.monotonic() < deadline, "the second unit never started reading"
-        await anyio.sleep(0.05)
-
-    await client.runs.cancel(thread["thread_id"], run["run_id"], wait=True, action="interrupt")
+    thread = await stopped_after(client, scripted, research_calls=3, why="the second unit never started reading")
 
     values = (await client.threads.get_state(thread["thread_id"]))["values"]
     [(unit, handed_over)] = values["findings"].items()
@@ -462,17 +468,7 @@ async def test_a_run_stopped_mid_unit_keeps_a_draft_of_the_page_it_read_and_the_
         )
     )
     client = get_client(url=agent_server.url)
-    thread = await client.threads.create()
-    run = await client.runs.create(
-        thread["thread_id"], GRAPH_ID, input={"messages": [{"role": "user", "content": QUESTION}]}
-    )
-    deadline = time.monotonic() + 30
-    while len(requests_of(scripted, "research-subagent")) < 2:
-        assert time.monotonic() < deadline, "the unit never read its page"
-        await anyio.sleep(0.05)
-
-    # As deep-agents-ui's Stop does.
-    await client.runs.cancel(thread["thread_id"], run["run_id"], wait=True, action="interrupt")
+    thread = await stopped_after(client, scripted, research_calls=2, why="the unit never read its page")
 
     values = (await client.threads.get_state(thread["thread_id"]))["values"]
     draft = values["draft_report"]

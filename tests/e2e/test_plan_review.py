@@ -48,6 +48,15 @@ def review_request(run: RunResult) -> dict[str, Any]:
     return interrupts[0]["value"]
 
 
+async def answer(
+    url: str, paused: RunResult, decisions: list[dict[str, Any]], configurable: dict[str, Any] = REVIEW, **stream: Any
+) -> RunResult:
+    """Resumes the paused run with ``decisions``, in langchain's human-in-the-loop format, as a UI does."""
+    return await stream_run(
+        url, None, thread_id=paused.thread_id, configurable=configurable, resume={"decisions": decisions}, **stream
+    )
+
+
 def briefs_received(scripted: Any) -> list[str]:
     """The brief each research sub-agent started on: the user message of its first request."""
     return [
@@ -88,14 +97,7 @@ async def test_a_reviewed_run_pauses_on_one_action_request_holding_the_plan_and_
     assert [c["name"] for c in last_ai["tool_calls"]] == ["propose_plan"]
 
     # As deep-agents-ui resumes: exactly one decision, streaming only values and message tuples.
-    approved = await stream_run(
-        agent_server.url,
-        None,
-        thread_id=paused.thread_id,
-        configurable=REVIEW,
-        resume={"decisions": [{"type": "approve"}]},
-        stream_mode=["values", "messages-tuple"],
-    )
+    approved = await answer(agent_server.url, paused, [{"type": "approve"}], stream_mode=["values", "messages-tuple"])
 
     assert sorted(briefs_received(scripted)) == sorted(u["brief"] for u in UNITS)
     assert approved.values["final_report"].startswith("# Kelp farms")
@@ -114,12 +116,8 @@ async def test_an_edited_plan_runs_the_edited_units_with_the_edited_brief(agent_
     [action] = review_request(paused)["action_requests"]
     edited = {"units": [{"brief": "Find 2025 kelp farm output in the Faroe Islands only"}]}
 
-    resumed = await stream_run(
-        agent_server.url,
-        None,
-        thread_id=paused.thread_id,
-        configurable=REVIEW,
-        resume={"decisions": [{"type": "edit", "edited_action": {"name": action["name"], "args": edited}}]},
+    resumed = await answer(
+        agent_server.url, paused, [{"type": "edit", "edited_action": {"name": action["name"], "args": edited}}]
     )
 
     assert briefs_received(scripted) == ["Find 2025 kelp farm output in the Faroe Islands only"]
@@ -140,13 +138,7 @@ async def test_a_rejected_plan_is_planned_again_from_the_message_and_reviewed_ag
     )
     paused = await stream_run(agent_server.url, "How is kelp farming doing?", configurable=REVIEW)
 
-    rejected = await stream_run(
-        agent_server.url,
-        None,
-        thread_id=paused.thread_id,
-        configurable=REVIEW,
-        resume={"decisions": [{"type": "reject", "message": "Cover South America instead."}]},
-    )
+    rejected = await answer(agent_server.url, paused, [{"type": "reject", "message": "Cover South America instead."}])
 
     [action] = review_request(rejected)["action_requests"]
     assert [u["brief"] for u in action["args"]["units"]] == ["Find 2025 seaweed farm output in Chile"]
@@ -154,13 +146,7 @@ async def test_a_rejected_plan_is_planned_again_from_the_message_and_reviewed_ag
     assert "Cover South America instead." in message_text(replanning[-1])
     assert briefs_received(scripted) == [], "a rejected plan starts nothing"
 
-    approved = await stream_run(
-        agent_server.url,
-        None,
-        thread_id=paused.thread_id,
-        configurable=REVIEW,
-        resume={"decisions": [{"type": "approve"}]},
-    )
+    approved = await answer(agent_server.url, paused, [{"type": "approve"}])
     assert briefs_received(scripted) == ["Find 2025 seaweed farm output in Chile"]
     assert [(e["state"], e["reason"]) for e in approved.end_statuses] == [("done", "report_delivered")]
 
@@ -176,13 +162,7 @@ async def test_a_plan_answered_after_its_timeout_is_not_started_and_the_run_ends
     paused = await stream_run(agent_server.url, "How is kelp farming doing?", configurable=settings)
     await asyncio.sleep(1.0)
 
-    late = await stream_run(
-        agent_server.url,
-        None,
-        thread_id=paused.thread_id,
-        configurable=settings,
-        resume={"decisions": [{"type": "approve"}]},
-    )
+    late = await answer(agent_server.url, paused, [{"type": "approve"}], configurable=settings)
 
     assert [(e["state"], e["reason"]) for e in late.end_statuses] == [("error", "plan_review_expired")]
     assert briefs_received(scripted) == []
@@ -199,13 +179,7 @@ async def test_a_resume_with_other_than_one_decision_is_refused_and_the_plan_is_
     )
     paused = await stream_run(agent_server.url, "How is kelp farming doing?", configurable=REVIEW)
 
-    again = await stream_run(
-        agent_server.url,
-        None,
-        thread_id=paused.thread_id,
-        configurable=REVIEW,
-        resume={"decisions": [{"type": "approve"}, {"type": "approve"}]},
-    )
+    again = await answer(agent_server.url, paused, [{"type": "approve"}, {"type": "approve"}])
 
     assert len(review_request(again)["action_requests"]) == 1
     refused = requests_of(scripted, "orchestrator")[-1]["body"]["messages"][-1]

@@ -33,7 +33,7 @@ from mcp.client.streamable_http import streamable_http_client
 from deep_research_agent.protocol.events import STOP_REQUESTS_NAMESPACE
 from deploy import services
 from testkit.agent_server import EVENT_SCHEMA, GRAPH_ID, PROJECT_ROOT, STREAM_MODES, RunResult, stream_run
-from testkit.mcp_caller import Progress, cancel_last_call, mcp_session, text_of
+from testkit.mcp_caller import Progress, mcp_session, research_then_cancel, text_of
 from testkit.scenarios import (
     end_of,
     findings_json,
@@ -335,34 +335,14 @@ async def test_cancelling_an_mcp_research_call_on_serve_stops_the_run_and_leaves
             researcher_finds_then_hangs(url),
         )
     )
-    progress = Progress()
-    outcome: dict[str, Any] = {}
-
     async with mcp_session(team.serve.urls[0], token("user-6")) as session:
+        cancelled = await research_then_cancel(
+            session, MCP_QUESTION, reached=lambda: len(requests_of(scripted, "research-subagent")) >= 3
+        )
+    runs = await team.client(1, "user-6").runs.list(cancelled.thread_id)
 
-        async def research() -> None:
-            try:
-                outcome["result"] = await session.call_tool(
-                    "research", {"question": MCP_QUESTION}, progress_callback=progress
-                )
-            except Exception as exc:  # noqa: BLE001 - the cancelled call's answer, inspected below
-                outcome["error"] = exc
-
-        async with anyio.create_task_group() as calls:
-            calls.start_soon(research)
-            with anyio.fail_after(120):
-                while len(requests_of(scripted, "research-subagent")) < 3:
-                    await anyio.sleep(0.05)
-            await cancel_last_call(session)
-        thread_id = progress.thread_id()
-        # The cancelled call is answered at once; the stopped run leaves its report a moment later.
-        with anyio.fail_after(90):
-            while (report := await session.call_tool("get_report", {"thread_id": thread_id})).isError:
-                assert "no report yet" in text_of(report), text_of(report)
-                await anyio.sleep(0.3)
-    runs = await team.client(1, "user-6").runs.list(thread_id)
-
-    assert "result" not in outcome and "cancelled" in str(outcome["error"]).lower()
+    assert cancelled.answer is None and "cancelled" in str(cancelled.error).lower()
+    report = cancelled.report
     assert not report.isError, text_of(report)
     assert "412 Wh/kg" in report.content[0].text and "# Never" not in report.content[0].text
     assert report.structuredContent["outcome"] is not None

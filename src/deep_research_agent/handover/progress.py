@@ -95,7 +95,7 @@ class ProgressLinesMiddleware(AgentMiddleware):
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]],
     ) -> ToolMessage | Command:
         result = await handler(request)
-        message = _tool_message_of(result)
+        message = tool_message_of(result)
         if message is None or message.status == "error" or message.text.startswith(TOOL_ERROR_PREFIX):
             return result
         call = request.tool_call
@@ -191,7 +191,8 @@ def _short(value: object) -> str:
     return text if len(text) <= _ARG_CHARS else text[: _ARG_CHARS - 1].rstrip() + "…"
 
 
-def _tool_message_of(result: ToolMessage | Command) -> ToolMessage | None:
+def tool_message_of(result: ToolMessage | Command) -> ToolMessage | None:
+    """The tool message a tool call answered with, bare or inside a ``Command``'s update."""
     if isinstance(result, ToolMessage):
         return result
     update = result.update if isinstance(result.update, dict) else {}

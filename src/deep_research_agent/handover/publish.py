@@ -69,7 +69,7 @@ from ..report.rendering import findings_markdown
 from ..report.vetting import draft_report
 from ..run import Run, run_hook
 from .contract import capped_findings, capped_text
-from .progress import unit_card
+from .progress import tool_message_of, unit_card
 
 logger = logging.getLogger(__name__)
 
@@ -194,7 +194,7 @@ async def _hand_over(
     result: ToolMessage | Command, *, unit: str, run: Run, sender: Sender, nested: bool
 ) -> ToolMessage | Command:
     """Replace the sub-agent's answer by its staged findings object (or its capped text) and publish it."""
-    message = _tool_message_of(result)
+    message = tool_message_of(result)
     staged = run.evidence.take_staged(sender.task_id or "")
     if message is None:
         return result
@@ -303,11 +303,3 @@ def _replace_message(result: ToolMessage | Command, message: ToolMessage, conten
     update = dict(result.update or {})
     update["messages"] = [replacement if m is message else m for m in update.get("messages", [])]
     return Command(graph=result.graph, update=update, resume=result.resume, goto=result.goto)
-
-
-def _tool_message_of(result: ToolMessage | Command) -> ToolMessage | None:
-    if isinstance(result, ToolMessage):
-        return result
-    update = result.update if isinstance(result.update, dict) else {}
-    messages = [m for m in update.get("messages", []) if isinstance(m, ToolMessage)]
-    return messages[-1] if messages else None
