@@ -224,12 +224,3 @@ def held_port() -> Iterator[int]:
         s.bind(("127.0.0.1", 0))
         s.listen()
         yield s.getsockname()[1]
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (``./run.sh test``), every end-to-end test runs on one worker, in collection order:
-    they share the session's one ``langgraph dev`` and ``./run.sh serve``, and some modules rely on their order.
-    """
-    for item in items:
-        if item.get_closest_marker("e2e"):
-            item.add_marker(pytest.mark.xdist_group("e2e"))

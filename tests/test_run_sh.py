@@ -15,6 +15,8 @@ from testkit.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = ("up", "--sync", "ask", "smoke", "doctor", "test", "help")
+# ./run.sh test with no arguments: the unit and the end-to-end tests as two pytest processes side by side.
+WHOLE_SUITE = sorted(["uv run --extra dev pytest -m e2e", "uv run --extra dev pytest -m not e2e -p no:cacheprovider"])
 
 
 def clean_env(**overrides: str) -> dict[str, str]:
@@ -235,7 +237,7 @@ def test_test_still_runs_the_suite_when_node_cannot_be_installed_and_says_which_
     assert "the tests on Aegra (tests/e2e/test_serve.py) will be skipped" in result.stderr
     calls = log.read_text().splitlines()
     assert not any(call.startswith("npm") for call in calls)
-    assert calls[-1] == "uv run --extra dev pytest -n 2 --dist loadgroup"
+    assert sorted(calls[-2:]) == WHOLE_SUITE
 
 
 def test_up_builds_the_web_ui_when_its_bundle_is_missing_then_starts_the_server(project_without_node):
@@ -298,7 +300,7 @@ def test_test_installs_postgres_and_redis_and_the_aegra_environment_from_its_loc
     assert "the tests on Aegra" not in result.stderr
     locked = calls.index(f"uv lock --check --project deploy --python {python312}")
     synced = calls.index(f"uv sync --locked --project deploy --python {python312}")
-    assert locked < synced < len(calls) - 1 and calls[-1] == "uv run --extra dev pytest -n 2 --dist loadgroup"
+    assert locked < synced < len(calls) - 2 and sorted(calls[-2:]) == WHOLE_SUITE
 
 
 @pytest.mark.parametrize(

@@ -85,7 +85,7 @@ Build it with <code>./run.sh</code> (which builds the UI when its bundle is miss
 async def evidence_response(store: BaseStore, thread_id: str, run_id: str | None = None) -> JSONResponse:
     """The answer of ``GET /evidence/{thread_id}[/{run_id}]`` from ``store`` (Aegra's routes answer the same)."""
     try:
-        records = await stored_evidence(store, thread_id, run_id)
+        records = await stored_evidence(store, thread_id, run_id, adopted=False)
     except InvalidNamespaceError:
         records = []
     if not records:

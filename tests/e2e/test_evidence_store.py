@@ -104,8 +104,12 @@ async def test_the_thread_route_lists_every_run_s_texts_in_order_and_answers_404
 
     assert answer.status_code == 200
     assert [(r["run_id"], r["url"]) for r in answer.json()] == [(first.run_id, halvorsen), (second.run_id, kelp)]
-    assert [e["url"] for e in second.values["evidence"]] == [kelp], "the state holds the latest run's evidence"
-    assert list(await stored_records(agent_server.url, second)) == ["ev1"]
+    # The follow-up holds the earlier text too (adopted, so it can cite it without fetching it again).
+    assert [(e["url"], e["agent"].startswith("earlier:")) for e in second.values["evidence"]] == [
+        (halvorsen, True),
+        (kelp, False),
+    ]
+    assert [r["url"] for r in (await stored_records(agent_server.url, second)).values()] == [kelp]
 
     unknown_run = await get_evidence(agent_server.url, first.thread_id, "no-such-run")
     assert unknown_run.status_code == 404

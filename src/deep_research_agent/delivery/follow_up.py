@@ -43,7 +43,7 @@ async def adopt_thread_evidence(store: BaseStore | None, run: Run, thread_id: st
     if store is None or not thread_id:
         return 0
     try:
-        stored = await stored_evidence(store, thread_id)
+        stored = await stored_evidence(store, thread_id, adopted=False)
     except Exception:  # noqa: BLE001 - without the earlier texts the follow-up researches what it needs
         logger.warning("could not read the earlier evidence of thread %s", thread_id, exc_info=True)
         return 0

@@ -109,8 +109,11 @@ async def archive_evidence(
     await record_ops(store, ops, what="evidence texts", failures=failures)
 
 
-async def stored_evidence(store: BaseStore, thread_id: str, run_id: str | None = None) -> list[dict[str, Any]]:
-    """A thread's stored records (or one run's), each with its ``run_id``; empty when there are none.
+async def stored_evidence(
+    store: BaseStore, thread_id: str, run_id: str | None = None, *, adopted: bool = True
+) -> list[dict[str, Any]]:
+    """A thread's stored records (or one run's), each with its ``run_id``; empty when there are none. With
+    ``adopted=False``, each text once, under the run that read it: the copies later runs adopted are left out.
 
     Raises ``InvalidNamespaceError`` for an id that cannot name a namespace (nothing can be stored there).
     """
@@ -124,4 +127,4 @@ async def stored_evidence(store: BaseStore, thread_id: str, run_id: str | None =
     # A store may give the items of one batch the same time; ids are "ev<n>", so length then text is
     # their numeric order.
     items.sort(key=lambda item: (item.created_at, len(item.key), item.key))
-    return [{"run_id": item.namespace[-1], **item.value} for item in items]
+    return [{"run_id": item.namespace[-1], **item.value} for item in items if adopted or not item.value.get("adopted")]

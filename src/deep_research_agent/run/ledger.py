@@ -90,8 +90,16 @@ async def save_ledger(store: BaseStore | None, run: Run, *, thread_id: str | Non
         return
     saved = run.attachments.setdefault(SavedTexts, SavedTexts)
     records = unsaved_records(run, run.evidence.records())
+    # Adopted texts are kept under this run too, so a resume restores them, marked so that the thread's
+    # archive lists each text once, under the run that read it (``archive.stored_evidence``).
+    own = {record.id for record in run.evidence.own_records()}
     texts = [
-        PutOp(evidence_namespace(thread_id, run.key), r.id, {**evidence_summary(r), "text": r.text}, index=False)
+        PutOp(
+            evidence_namespace(thread_id, run.key),
+            r.id,
+            {**evidence_summary(r), "text": r.text, **({} if r.id in own else {"adopted": True})},
+            index=False,
+        )
         for r in records
     ]
     value = {
