@@ -395,7 +395,8 @@ cmd_test() {
 # Why not pytest-xdist: its loadgroup, which would keep the end-to-end tests on one worker, ignores the groups
 # with the pytest this project locks (measured: their node ids never got the group suffix).
 run_whole_suite() {
-  local unit_log="${TMPDIR:-/tmp}/dra-unit-tests-$$.log" unit_pid unit_status=0 e2e_status=0
+  # One log per checkout, overwritten by its next run (rm may be missing where run.sh is tested).
+  local unit_log="${TMPDIR:-/tmp}/dra-unit-tests${PWD//\//-}.log" unit_pid unit_status=0 e2e_status=0
   say "pytest -m 'not e2e' (alongside, into $unit_log; its output follows) and pytest -m e2e"
   uv run --extra dev pytest -m "not e2e" -p no:cacheprovider >"$unit_log" 2>&1 &
   unit_pid=$!

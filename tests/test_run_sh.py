@@ -21,6 +21,9 @@ WHOLE_SUITE = sorted(["uv run --extra dev pytest -m e2e", "uv run --extra dev py
 
 def clean_env(**overrides: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DRA_") and k != "PORT"}
+    if "HOME" in overrides:
+        # What run.sh writes to a temporary folder (the unit tests' log) stays in the test's own project.
+        env["TMPDIR"] = overrides["HOME"]
     env.update(overrides)
     return env
 
