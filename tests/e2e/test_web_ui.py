@@ -3,6 +3,7 @@ of the suite, with the scripted model and the loopback web: what a person sees a
 
 One browser serves the whole module (a fresh context per test); each test saves a screenshot under
 tests/output/webui/. ``./run.sh test`` installs chromium and builds ui/dist; without chromium these tests skip.
+The last test drives not /ui but a small page that renders and answers a plan review the way deep-agents-ui does.
 """
 
 from __future__ import annotations
@@ -577,3 +578,78 @@ def test_with_review_on_the_plan_card_shows_the_units_and_the_edited_plan_is_wha
     expect(asked.locator(".report-body h1")).to_have_text("Kelp farms")
     started = [message_text(r["body"]["messages"][-1]) for r in requests_of(scripted, "research-subagent")]
     assert started == ["Find 2025 kelp output in Iceland"]
+
+
+def test_the_plan_review_renders_as_an_approval_in_a_deep_agents_ui_like_page_and_its_one_decision_runs_the_plan(
+    browser, agent_server, scripted, request
+):
+    """The page (tests/fixtures/clients/deep-agents-ui-like.html) reads the interrupt and answers it as
+    deep-agents-ui does: the action request shown on the last AI message's tool call of the same name, and a
+    resume carrying exactly one decision. Plan review is on in the assistant's config, the way a deep-agents-ui
+    user picks it (its settings take an assistant id, and its resume sends no config of its own)."""
+    units = [
+        {"brief": "Find 2025 kelp output in Norway", "expected_sources": ["Statistics Norway"]},
+        {"brief": "Find 2025 kelp output in Scotland"},
+    ]
+    scripted.set_scenario(
+        scenario(
+            orchestrator(
+                turn(tool_calls=[call("propose_plan", units=units)]),
+                # Never asked: the approved plan's units start without a model call.
+                turn(content="(unused)"),
+                submit("# Kelp farms\n\nOutput grew.\n"),
+            ),
+            researcher(turn(content=findings_json("Output grew.")), repeat_last=True),
+        )
+    )
+    client = get_sync_client(url=agent_server.url)
+    assistant = client.assistants.create(GRAPH_ID, config={"configurable": {"plan_review": True}})
+    context = browser.new_context()
+    resumes: list[dict] = []
+    try:
+        thread_id = client.threads.create()["thread_id"]
+        question = {"messages": [{"role": "user", "content": "How is kelp farming doing?"}]}
+        client.runs.wait(thread_id, assistant["assistant_id"], input=question)
+        assert client.threads.get(thread_id)["status"] == "interrupted"
+        assert requests_of(scripted, "research-subagent") == [], "no unit starts before the review"
+
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        page_errors: list[str] = []
+        page.on("pageerror", lambda exc: page_errors.append(str(exc)))
+        page.on("request", lambda r: resumes.append(r.post_data_json) if "/runs" in r.url else None)
+        fixture = Path(__file__).parents[1] / "fixtures" / "clients" / "deep-agents-ui-like.html"
+        page.route(
+            f"{agent_server.url}/deep-agents-ui-like*",
+            lambda route: route.fulfill(content_type="text/html", body=fixture.read_text(encoding="utf-8")),
+        )
+        page.goto(f"{agent_server.url}/deep-agents-ui-like?thread={thread_id}&assistant={assistant['assistant_id']}")
+
+        card = page.locator("section.approval")
+        expect(card).to_contain_text("Approval Required")
+        expect(card.locator("h3")).to_have_text("propose_plan")
+        expect(card.locator("ol.briefs li")).to_have_text([u["brief"] for u in units])
+        expect(card.get_by_role("button")).to_have_text(["Approve", "Edit", "Reject"])
+        UiPage(page, agent_server.url, request.node.name).screenshot()
+        card.get_by_role("button", name="Approve").click()
+
+        expect(page.get_by_role("status")).to_have_text("Finished")
+        expect(page.locator("article.answer")).to_contain_text("Kelp farms")
+        assert page_errors == [], f"the page threw: {page_errors}"
+    finally:
+        context.close()
+        # Other tests take the graph's one assistant.
+        client.assistants.delete(assistant["assistant_id"])
+
+    [resume] = resumes
+    assert resume["command"] == {"resume": {"decisions": [{"type": "approve"}]}}, "exactly one decision"
+    assert resume["input"] is None and resume["stream_mode"] == ["values", "messages-tuple"]
+    first_turns = [r for r in requests_of(scripted, "research-subagent") if r["turn"] == 0]
+    assert sorted(message_text(r["body"]["messages"][-1]) for r in first_turns) == sorted(u["brief"] for u in units)
+    state = client.threads.get_state(thread_id)
+    assert state["values"]["final_report"].startswith("# Kelp farms")
+    assert not state.get("interrupts") and client.threads.get(thread_id)["status"] == "idle"
+    # The run that paused on the review, then the page's resume: both ended without an error.
+    assert [run["status"] for run in client.runs.list(thread_id)] == ["success", "success"]
+    last = state["values"]["messages"][-1]
+    assert last["type"] == "ai" and last["content"].startswith("# Kelp farms"), "the report is the last answer"
