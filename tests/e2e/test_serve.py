@@ -515,8 +515,10 @@ async def test_an_instance_killed_while_ten_runs_research_is_restarted_and_every
     assert any(team.serve.pickups(run_id) > 1 for _, _, run_id in created), "no run resumed after the kill"
     executors = {port for port in team.serve.ports for _, _, run_id in created if team.serve.pickups(run_id, port)}
     assert executors == set(team.serve.ports), "one instance executed every run"
-    # Every run's ledger is whole: the planning call made before the kill is counted after it.
-    assert all(run.of_type("usage")[-1]["per_role"]["orchestrator"]["model_calls"] == 2 for run in runs)
+    # Every run's ledger is whole: the planning call made before the kill is still counted after it (a call
+    # whose reply died with the instance is made again and counted again: it was paid for twice).
+    calls = [run.of_type("usage")[-1]["per_role"]["orchestrator"]["model_calls"] for run in runs]
+    assert min(calls) >= 2, f"orchestrator calls counted per run: {calls}"
     for (user, thread_id, run_id), run in zip(created, runs, strict=True):
         assert (await team.client(1, user).runs.get(thread_id, run_id))["status"] == "success"
         reports = [m for m in run.values["messages"] if m["type"] == "ai" and m["content"].startswith("# Sodium")]

@@ -25,7 +25,7 @@ checkpointed, so ``tool_texts`` lives for the unit only.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Annotated, Any, NotRequired
@@ -147,6 +147,11 @@ def unit_card(task_id: str) -> Iterator[None]:
         yield
     finally:
         _card.reset(token)
+
+
+def with_tool_texts(messages: Sequence[AnyMessage], texts: dict[str, str] | None) -> list[AnyMessage]:
+    """``messages`` as the model reads them: each progress line replaced by the full tool result it stands for."""
+    return [_with_text(m, texts) for m in messages] if texts else list(messages)
 
 
 def _with_text(message: AnyMessage, texts: dict[str, str]) -> AnyMessage:

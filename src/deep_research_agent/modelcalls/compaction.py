@@ -65,6 +65,7 @@ from ..domain.knobs import KnobError, callable_knob, not_negative, positive
 from ..domain.names import Role, WarningReason
 from ..domain.per_role import PerRoleMiddleware
 from ..domain.secrets import redact
+from ..handover.progress import with_tool_texts
 from ..protocol.events import CompactedStatus, CompactingStatus, WarningStatus, emit
 from ..run import Run, UsageMeter, run_hook
 from ..run.containment import contain_hook_failures
@@ -248,7 +249,11 @@ class ContextCompactionMiddleware(PerRoleMiddleware):
         if not self.trigger_tokens:
             return None
         previous = state.get("compaction_summary")
-        messages = [summary_message(previous), *state["messages"]] if previous else state["messages"]
+        # A research unit's state holds progress lines where its model reads the full tool results
+        # (handover/progress.py): measure and summarize what the model reads, keep the state's own messages.
+        read = with_tool_texts(state["messages"], state.get("tool_texts"))
+        in_state = {id(full): stored for full, stored in zip(read, state["messages"], strict=True)}
+        messages = [summary_message(previous), *read] if previous else read
         overhead = state.get("compaction_overhead_tokens", 0)
         estimate = count_tokens_approximately(messages) + overhead
         if estimate < max(self.trigger_tokens, state.get("compaction_retry_above", 0)):
@@ -270,7 +275,7 @@ class ContextCompactionMiddleware(PerRoleMiddleware):
         if self.on_compacted is not None:
             self.on_compacted(run.usage, len(plan.summarized), len(plan.kept))
         return {
-            "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *plan.kept],
+            "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *(in_state.get(id(m), m) for m in plan.kept)],
             "compaction_summary": summary,
             # A compaction that could not get under the trigger (huge request or tail) waits for growth too.
             "compaction_retry_above": after + growth,
