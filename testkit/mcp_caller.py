@@ -97,3 +97,31 @@ async def research_then_cancel(
     assert answer is None or isinstance(answer, types.CallToolResult)
     assert error is None or isinstance(error, BaseException)
     return CancelledResearch(answer=answer, error=error, thread_id=thread_id, report=report)
+
+
+@dataclass
+class OthersAnswers:
+    """What a user who does not own a thread gets of it from each tool, and an anonymous caller's status."""
+
+    report: types.CallToolResult
+    evidence: types.CallToolResult
+    follow_up: types.CallToolResult
+    anonymous_status: int
+
+    def tool_answers(self) -> tuple[types.CallToolResult, ...]:
+        return self.report, self.evidence, self.follow_up
+
+
+async def what_others_get(thread_id: str, *, other_url: str, other_token: str, anonymous_url: str) -> OthersAnswers:
+    """Asks for the thread's report, evidence and a follow-up as another user, and lists the tools with no token."""
+    async with mcp_session(other_url, other_token) as other:
+        report = await other.call_tool("get_report", {"thread_id": thread_id})
+        evidence = await other.call_tool("get_evidence", {"thread_id": thread_id})
+        follow_up = await other.call_tool("follow_up", {"thread_id": thread_id, "question": "And the cost?"})
+    async with httpx.AsyncClient(timeout=30) as stranger:
+        refused = await stranger.post(
+            f"{anonymous_url}/mcp",
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers={"Accept": "application/json, text/event-stream"},
+        )
+    return OthersAnswers(report=report, evidence=evidence, follow_up=follow_up, anonymous_status=refused.status_code)

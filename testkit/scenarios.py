@@ -111,3 +111,16 @@ def researcher_finds_then_hangs(url: str, *, finding: str = "The Halvorsen cell 
         turn(content=partial, tool_calls=[call("web_search", query="sodium glass battery 2026")]),
         turn(content=findings_json("Too late."), delay_s=30),
     )
+
+
+def would_ask_but_cannot() -> dict[str, Any]:
+    """A model that wants to ask first, run with clarifying off: the tool is not offered, so the run goes on to a
+    report on stated assumptions."""
+    return scenario(
+        orchestrator(
+            turn(tool_calls=[call("request_clarification", questions=["Which region?"])]),
+            plan_and_delegate("Find kelp farm figures worldwide"),
+            submit("# Kelp farms\n\nAssumed: worldwide, recent years.\n\n## Sources\n"),
+        ),
+        researcher(turn(content=findings_json("Nothing new."))),
+    )

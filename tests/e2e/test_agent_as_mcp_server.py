@@ -8,25 +8,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from langchain_mcp_adapters.client import MultiServerMCPClient
 
 from testkit.agent_server import PROJECT_ROOT, AgentServer
-from testkit.mcp_caller import Progress, mcp_session, research_then_cancel, text_of
+from testkit.mcp_caller import Progress, mcp_session, research_then_cancel, text_of, what_others_get
 from testkit.scenarios import (
-    findings_json,
     message_text,
     orchestrator,
     plan_and_delegate,
     requests_of,
-    researcher,
     researcher_finds_then_hangs,
     researcher_reads,
     scenario,
     submit,
+    would_ask_but_cannot,
 )
-from testkit.scripted_model import call, turn
 from testkit.web import ARTICLES
 from tests.conftest import agent_env
 
@@ -105,17 +102,7 @@ async def test_research_answers_the_checked_report_as_markdown_with_its_counts_a
 
 
 async def test_a_question_that_would_be_clarified_gets_a_report_on_stated_assumptions(agent_server, scripted):
-    scripted.set_scenario(
-        scenario(
-            orchestrator(
-                # What a model that wants to ask does first; the tool is not offered, so the run goes on.
-                turn(tool_calls=[call("request_clarification", questions=["Which region?"])]),
-                plan_and_delegate("Find kelp farm figures worldwide"),
-                submit("# Kelp farms\n\nAssumed: worldwide, recent years.\n\n## Sources\n"),
-            ),
-            researcher(turn(content=findings_json("Nothing new."))),
-        )
-    )
+    scripted.set_scenario(would_ask_but_cannot())
 
     async with mcp_session(agent_server.url) as session:
         result = await session.call_tool("research", {"question": "Tell me about kelp farms."})
@@ -229,22 +216,15 @@ async def test_a_second_user_cannot_read_the_first_users_report_or_evidence(guar
         assert not mine.isError, text_of(mine)
         thread_id = mine.structuredContent["thread_id"]
         again = await alice.call_tool("get_report", {"thread_id": thread_id})
-    async with mcp_session(guarded_server.url, token("bob")) as bob:
-        report = await bob.call_tool("get_report", {"thread_id": thread_id})
-        evidence = await bob.call_tool("get_evidence", {"thread_id": thread_id})
-        follow_up = await bob.call_tool("follow_up", {"thread_id": thread_id, "question": "And the cost?"})
-    async with httpx.AsyncClient(timeout=30) as stranger:
-        # Behind the deployment's auth, a caller without a token is refused before any MCP session opens.
-        refused = await stranger.post(
-            f"{guarded_server.url}/mcp",
-            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-            headers={"Accept": "application/json, text/event-stream"},
-        )
+    # Behind the deployment's auth, a caller without a token is refused before any MCP session opens.
+    others = await what_others_get(
+        thread_id, other_url=guarded_server.url, other_token=token("bob"), anonymous_url=guarded_server.url
+    )
 
     assert not again.isError, text_of(again)
     assert again.content[0].text.startswith("# Sodium-glass batteries")
-    for answer in (report, evidence, follow_up):
+    for answer in others.tool_answers():
         assert answer.isError and f"No thread {thread_id}" in text_of(answer)
         assert "412 Wh/kg" not in text_of(answer)
-    assert refused.status_code == 401
+    assert others.anonymous_status == 401
     assert token("alice") not in guarded_server.log()

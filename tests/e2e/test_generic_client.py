@@ -89,6 +89,16 @@ def cited(url: str) -> str:
     return f"# Sodium-glass cells\n\nThe Halvorsen cell reached 412 Wh/kg [1].\n\n## Sources\n[1] Halvorsen — {url}\n"
 
 
+def one_unit_reads_the_cell(url: str) -> dict[str, Any]:
+    """One research unit searches, reads the Halvorsen cell's page and hands over; the report cites it."""
+    return scenario(
+        orchestrator(plan_and_delegate("Find the energy density"), submit(cited(url))),
+        researcher_reads(
+            url, query="sodium glass battery", finding="The Halvorsen cell reached 412 Wh/kg.", quote="412 Wh/kg"
+        ),
+    )
+
+
 async def stopped_after(client: Any, scripted: Any, *, research_calls: int, why: str) -> dict[str, Any]:
     """Starts a run on a new thread and stops it as deep-agents-ui's Stop does (``runs.cancel`` with
     ``action="interrupt"``) once the research sub-agents have made ``research_calls`` model calls."""
@@ -106,14 +116,7 @@ async def stopped_after(client: Any, scripted: Any, *, research_calls: int, why:
 
 async def test_the_delivered_report_is_the_last_ai_message_and_the_state_a_client_reads(agent_server, scripted, web):
     url = web.url(ARTICLES["halvorsen-cell"].path)
-    scripted.set_scenario(
-        scenario(
-            orchestrator(plan_and_delegate("Find the energy density"), submit(cited(url))),
-            researcher_reads(
-                url, query="sodium glass battery", finding="The Halvorsen cell reached 412 Wh/kg.", quote="412 Wh/kg"
-            ),
-        )
-    )
+    scripted.set_scenario(one_unit_reads_the_cell(url))
 
     values = await stream_like_a_generic_ui(agent_server.url, QUESTION)
 
@@ -408,14 +411,7 @@ async def test_a_client_streaming_sub_agents_sees_progress_lines_while_the_model
     agent_server, scripted, web
 ):
     url = web.url(ARTICLES["halvorsen-cell"].path)
-    scripted.set_scenario(
-        scenario(
-            orchestrator(plan_and_delegate("Find the energy density"), submit(cited(url))),
-            researcher_reads(
-                url, query="sodium glass battery", finding="The Halvorsen cell reached 412 Wh/kg.", quote="412 Wh/kg"
-            ),
-        )
-    )
+    scripted.set_scenario(one_unit_reads_the_cell(url))
     client = get_client(url=agent_server.url)
     thread = await client.threads.create()
     sub_agent_rows: list[dict[str, Any]] = []
@@ -493,14 +489,7 @@ async def test_a_run_stopped_mid_unit_keeps_a_draft_of_the_page_it_read_and_the_
 
 async def test_the_research_units_card_shows_its_progress_before_the_unit_hands_over(agent_server, scripted, web):
     url = web.url(ARTICLES["halvorsen-cell"].path)
-    scripted.set_scenario(
-        scenario(
-            orchestrator(plan_and_delegate("Find the energy density"), submit(cited(url))),
-            researcher_reads(
-                url, query="sodium glass battery", finding="The Halvorsen cell reached 412 Wh/kg.", quote="412 Wh/kg"
-            ),
-        )
-    )
+    scripted.set_scenario(one_unit_reads_the_cell(url))
     client = get_client(url=agent_server.url)
     thread = await client.threads.create()
     card: list[str] = []  # the task's results as they arrive: deep-agents-ui shows the latest as the card's Output

@@ -33,7 +33,7 @@ from mcp.client.streamable_http import streamable_http_client
 from deep_research_agent.protocol.events import STOP_REQUESTS_NAMESPACE
 from deploy import services
 from testkit.agent_server import EVENT_SCHEMA, GRAPH_ID, PROJECT_ROOT, STREAM_MODES, RunResult, stream_run
-from testkit.mcp_caller import Progress, mcp_session, research_then_cancel, text_of
+from testkit.mcp_caller import Progress, mcp_session, research_then_cancel, text_of, what_others_get
 from testkit.scenarios import (
     end_of,
     findings_json,
@@ -46,6 +46,7 @@ from testkit.scenarios import (
     researcher_reads,
     scenario,
     submit,
+    would_ask_but_cannot,
 )
 from testkit.scripted_model import call, turn
 from testkit.serve_process import ServeProcess, free_port_range
@@ -266,16 +267,9 @@ async def test_mcp_research_on_serve_answers_the_checked_report_with_progress_an
     async with mcp_session(team.serve.urls[0], token("user-3")) as session:
         result = await session.call_tool("research", {"question": MCP_QUESTION}, progress_callback=progress)
     thread_id = (result.structuredContent or {}).get("thread_id", "")
-    async with mcp_session(team.serve.urls[1], token("user-4")) as other:
-        report = await other.call_tool("get_report", {"thread_id": thread_id})
-        evidence = await other.call_tool("get_evidence", {"thread_id": thread_id})
-        follow_up = await other.call_tool("follow_up", {"thread_id": thread_id, "question": "And the cost?"})
-    async with httpx.AsyncClient(timeout=30) as stranger:
-        refused = await stranger.post(
-            f"{team.serve.urls[0]}/mcp",
-            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-            headers={"Accept": "application/json, text/event-stream"},
-        )
+    others = await what_others_get(
+        thread_id, other_url=team.serve.urls[1], other_token=token("user-4"), anonymous_url=team.serve.urls[0]
+    )
 
     assert not result.isError, text_of(result)
     text = result.content[0].text
@@ -292,27 +286,17 @@ async def test_mcp_research_on_serve_answers_the_checked_report_with_progress_an
     assert any(m.startswith("Source read") for m in progress.messages)
     [user_message] = [m for m in requests_of(scripted, "orchestrator")[0]["body"]["messages"] if m["role"] == "user"]
     assert message_text(user_message) == MCP_QUESTION, "the question is the run's one human message, unchanged"
-    for answer in (report, evidence, follow_up):
+    for answer in others.tool_answers():
         assert answer.isError and f"No thread {thread_id}" in text_of(answer)
         assert "412 Wh/kg" not in text_of(answer)
-    assert refused.status_code == 401
+    assert others.anonymous_status == 401
     team.threads["user-3"] = thread_id
 
 
 async def test_mcp_research_on_serve_of_a_question_that_would_be_clarified_reports_on_stated_assumptions(
     team, scripted
 ):
-    scripted.set_scenario(
-        scenario(
-            orchestrator(
-                # What a model that wants to ask does first; the tool is not offered, so the run goes on.
-                turn(tool_calls=[call("request_clarification", questions=["Which region?"])]),
-                plan_and_delegate("Find kelp farm figures worldwide"),
-                submit("# Kelp farms\n\nAssumed: worldwide, recent years.\n\n## Sources\n"),
-            ),
-            researcher(turn(content=findings_json("Nothing new."))),
-        )
-    )
+    scripted.set_scenario(would_ask_but_cannot())
 
     async with mcp_session(team.serve.urls[1], token("user-5")) as session:
         result = await session.call_tool("research", {"question": "Tell me about kelp farms."})

@@ -14,6 +14,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -540,22 +541,27 @@ def test_a_run_made_by_another_client_reads_at_360_px_in_dark_mode_from_the_thre
         context.close()
 
 
-def test_with_review_on_the_plan_card_shows_the_units_and_the_edited_plan_is_what_the_sub_agent_gets(ui, scripted):
-    units = [
-        {"brief": "Find 2025 kelp output in Norway", "expected_sources": ["Statistics Norway"]},
-        {"brief": "Find 2025 kelp output in Scotland"},
-    ]
-    scripted.set_scenario(
-        scenario(
-            orchestrator(
-                turn(tool_calls=[call("propose_plan", units=units)]),
-                # Never asked: the approved plan's units start without a model call.
-                turn(content="(unused)"),
-                submit("# Kelp farms\n\nOutput grew.\n"),
-            ),
-            researcher(turn(content=findings_json("Output grew.")), repeat_last=True),
-        )
+KELP_UNITS = [
+    {"brief": "Find 2025 kelp output in Norway", "expected_sources": ["Statistics Norway"]},
+    {"brief": "Find 2025 kelp output in Scotland"},
+]
+
+
+def kelp_plan_reviewed() -> dict[str, Any]:
+    """The orchestrator proposes the two kelp units for review; once answered, they run and the report follows."""
+    return scenario(
+        orchestrator(
+            turn(tool_calls=[call("propose_plan", units=KELP_UNITS)]),
+            # Never asked: the approved plan's units start without a model call.
+            turn(content="(unused)"),
+            submit("# Kelp farms\n\nOutput grew.\n"),
+        ),
+        researcher(turn(content=findings_json("Output grew.")), repeat_last=True),
     )
+
+
+def test_with_review_on_the_plan_card_shows_the_units_and_the_edited_plan_is_what_the_sub_agent_gets(ui, scripted):
+    scripted.set_scenario(kelp_plan_reviewed())
     ui.open()
     ui.page.get_by_label("Review the plan first").check()
 
@@ -587,21 +593,7 @@ def test_the_plan_review_renders_as_an_approval_in_a_deep_agents_ui_like_page_an
     deep-agents-ui does: the action request shown on the last AI message's tool call of the same name, and a
     resume carrying exactly one decision. Plan review is on in the assistant's config, the way a deep-agents-ui
     user picks it (its settings take an assistant id, and its resume sends no config of its own)."""
-    units = [
-        {"brief": "Find 2025 kelp output in Norway", "expected_sources": ["Statistics Norway"]},
-        {"brief": "Find 2025 kelp output in Scotland"},
-    ]
-    scripted.set_scenario(
-        scenario(
-            orchestrator(
-                turn(tool_calls=[call("propose_plan", units=units)]),
-                # Never asked: the approved plan's units start without a model call.
-                turn(content="(unused)"),
-                submit("# Kelp farms\n\nOutput grew.\n"),
-            ),
-            researcher(turn(content=findings_json("Output grew.")), repeat_last=True),
-        )
-    )
+    scripted.set_scenario(kelp_plan_reviewed())
     client = get_sync_client(url=agent_server.url)
     assistant = client.assistants.create(GRAPH_ID, config={"configurable": {"plan_review": True}})
     context = browser.new_context()
@@ -628,7 +620,7 @@ def test_the_plan_review_renders_as_an_approval_in_a_deep_agents_ui_like_page_an
         card = page.locator("section.approval")
         expect(card).to_contain_text("Approval Required")
         expect(card.locator("h3")).to_have_text("propose_plan")
-        expect(card.locator("ol.briefs li")).to_have_text([u["brief"] for u in units])
+        expect(card.locator("ol.briefs li")).to_have_text([u["brief"] for u in KELP_UNITS])
         expect(card.get_by_role("button")).to_have_text(["Approve", "Edit", "Reject"])
         UiPage(page, agent_server.url, request.node.name).screenshot()
         card.get_by_role("button", name="Approve").click()
@@ -645,7 +637,9 @@ def test_the_plan_review_renders_as_an_approval_in_a_deep_agents_ui_like_page_an
     assert resume["command"] == {"resume": {"decisions": [{"type": "approve"}]}}, "exactly one decision"
     assert resume["input"] is None and resume["stream_mode"] == ["values", "messages-tuple"]
     first_turns = [r for r in requests_of(scripted, "research-subagent") if r["turn"] == 0]
-    assert sorted(message_text(r["body"]["messages"][-1]) for r in first_turns) == sorted(u["brief"] for u in units)
+    assert sorted(message_text(r["body"]["messages"][-1]) for r in first_turns) == sorted(
+        u["brief"] for u in KELP_UNITS
+    )
     state = client.threads.get_state(thread_id)
     assert state["values"]["final_report"].startswith("# Kelp farms")
     assert not state.get("interrupts") and client.threads.get(thread_id)["status"] == "idle"
