@@ -146,15 +146,14 @@ def scripted_judge(cases: Iterable[Case]) -> JudgeCall:
 
 def model_judge() -> JudgeCall:
     """The judge a run gets (``lifecycle/claim_judge.py``), on the tier's utility model of the configured endpoint."""
-    from deep_research_agent.graph import models_for
-    from deep_research_agent.lifecycle.claim_judge import claim_judge
+    from deep_research_agent.graph import report_judge
     from deep_research_agent.run.usage import UsageMeter
     from deep_research_agent.settings import ResearchConfig
 
     settings = ResearchConfig.resolve({"claim_judge": "on"})
     if settings.problems:
         raise SystemExit("; ".join(settings.problems))
-    judge = claim_judge(settings, models_for(settings))
+    judge = report_judge(settings)
     if judge is None:
         raise SystemExit("the claim judge is off for these settings")
     return judge.for_run(UsageMeter())

@@ -17,11 +17,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
 from deep_research_agent import graph, prompts
+from deep_research_agent.domain.knobs import KnobError
 from deep_research_agent.domain.names import Role
 from deep_research_agent.lifecycle.triage import TriageRouterMiddleware
 from deep_research_agent.modelcalls.compaction import ContextCompactionMiddleware
 from deep_research_agent.modelcalls.models import AGENT_HEADER, chat_model
-from deep_research_agent.settings import ResearchConfig, Slot
+from deep_research_agent.settings import MODEL_TIERS, SLOTS, ModelSettings, ModelSpec, ResearchConfig, Slot
 from testkit.recording_model import RecordingChatModel
 from testkit.scripted_model import ScriptedModelServer, agent, scenario, turn
 
@@ -47,12 +48,16 @@ def test_a_model_sends_its_role_in_the_agent_header_of_every_request(scripted: S
         {}, environ={"OPENAI_BASE_URL": scripted.base_url, "OPENAI_API_KEY": "sk-test-0000"}
     )
 
-    model = chat_model(settings, "research", role)
+    model = chat_model(settings.part(ModelSettings), settings.tier.research, role)
     reply = model.invoke("Who is asking?")
 
     assert model.default_headers == {AGENT_HEADER: role.value}
     assert reply.text == f"answered as {role}"
     assert [r["agent"] for r in scripted.requests()] == [role.value]
+
+
+# A model name of its own per slot, so a recorded model tells which slot it was built for.
+SLOT_MODELS = {f"DRA_MODEL_{slot.upper()}": f"model-of-{slot}" for slot in SLOTS}
 
 
 def test_the_graph_builds_each_agent_model_for_that_agents_role():
@@ -62,23 +67,24 @@ def test_the_graph_builds_each_agent_model_for_that_agents_role():
             "OPENAI_API_KEY": "sk-test-0000",
             "LLM_SANDBOX_URL": "http://127.0.0.1:9",
             "LLM_SANDBOX_TOKEN": "t" * 24,
+            **SLOT_MODELS,
         },
     )
-    asked: list[tuple[Slot, Role]] = []
+    asked: list[tuple[str, Role]] = []
 
-    def recording_chat_model(settings: ResearchConfig, slot: Slot, role: Role) -> Any:
-        asked.append((slot, role))
-        return chat_model(settings, slot, role)
+    def recording_chat_model(options: ModelSettings, spec: ModelSpec, role: Role) -> Any:
+        asked.append((spec.slug, role))
+        return chat_model(options, spec, role)
 
     with mock.patch.object(graph, "chat_model", recording_chat_model):
         graph.build_graph(settings)
 
     assert sorted(asked) == sorted(
         [
-            ("research", Role.ORCHESTRATOR),
-            ("subagent", Role.RESEARCH_SUBAGENT),
-            ("utility", Role.EXTRACT_SUBAGENT),
-            ("coding", Role.CODING_SUBAGENT),
+            ("model-of-research", Role.ORCHESTRATOR),
+            ("model-of-subagent", Role.RESEARCH_SUBAGENT),
+            ("model-of-utility", Role.EXTRACT_SUBAGENT),
+            ("model-of-coding", Role.CODING_SUBAGENT),
         ]
     )
 
@@ -111,20 +117,33 @@ def test_the_summarizer_is_built_for_the_compaction_role_whichever_agent_it_comp
 
 
 def test_the_graph_builds_the_side_models_on_the_runs_settings_for_their_roles():
-    settings = ResearchConfig.resolve({}, environ={"OPENAI_API_KEY": "sk-test-0000"})
-    asked: list[tuple[Slot, Role]] = []
+    settings = ResearchConfig.resolve({}, environ={"OPENAI_API_KEY": "sk-test-0000", **SLOT_MODELS})
+    asked: list[tuple[str, Role]] = []
 
-    def recording_chat_model(given: ResearchConfig, slot: Slot, role: Role) -> Any:
-        assert given is settings
-        asked.append((slot, role))
-        return chat_model(given, slot, role)
+    def recording_chat_model(given: ModelSettings, spec: ModelSpec, role: Role) -> Any:
+        assert given == settings.part(ModelSettings)
+        asked.append((spec.slug, role))
+        return chat_model(given, spec, role)
 
+    # The router and the compaction build their models on first use: they are read while the recorder stands in.
     with mock.patch.object(graph, "chat_model", recording_chat_model):
         router = graph.triage_router(settings)
         compaction = graph.context_compaction(settings, Role.RESEARCH_SUBAGENT, "subagent")
-    assert (router.verdict_model.default_headers, router.answer_model.default_headers) == (
+        models = (router.verdict_model, router.answer_model, compaction.summarizer)
+    assert [model.default_headers for model in models] == [
         {AGENT_HEADER: Role.TRIAGE.value},
         {AGENT_HEADER: Role.DIRECT_ANSWER.value},
-    )
-    assert compaction.summarizer.default_headers == {AGENT_HEADER: Role.COMPACTION.value}
-    assert asked == [("research", Role.TRIAGE), ("research", Role.DIRECT_ANSWER), ("compaction", Role.COMPACTION)]
+        {AGENT_HEADER: Role.COMPACTION.value},
+    ]
+    assert asked == [
+        ("model-of-research", Role.TRIAGE),
+        ("model-of-research", Role.DIRECT_ANSWER),
+        ("model-of-compaction", Role.COMPACTION),
+    ]
+
+
+@pytest.mark.parametrize("knob", ["temperature", "request_timeout", "max_output_tokens"])
+def test_a_model_is_refused_a_negative_call_option_where_it_is_built(knob: str):
+    options = ModelSettings().model_copy(update={knob: -1})
+    with pytest.raises(KnobError, match=f"chat_model: {knob} must be a finite number of 0 or more"):
+        chat_model(options, MODEL_TIERS["extra-low"].research, Role.ORCHESTRATOR)

@@ -8,6 +8,7 @@ import json
 import pytest
 from langchain_core.messages import AIMessage
 
+from deep_research_agent import graph
 from deep_research_agent.domain.knobs import KnobError
 from deep_research_agent.evidence.store import EvidenceStore
 from deep_research_agent.evidence.text import EvidenceLibrary
@@ -241,7 +242,7 @@ def settings(**configurable: object) -> ResearchConfig:
 )
 def test_the_claim_judge_setting(value: str | None, on: bool, warned: bool) -> None:
     resolved = settings(**({"claim_judge": value} if value else {}))
-    assert resolved.judges_claims is on and (claim_judge(resolved, factory(RecordingChatModel())) is not None) is on
+    assert resolved.judges_claims is on and (graph.report_judge(resolved) is not None) is on
     assert any("claim_judge" in w for w in resolved.warnings) is warned
     assert ResearchConfig.resolve({}, environ={"DRA_CLAIM_JUDGE": "off"}).judges_claims is False
 
@@ -261,7 +262,17 @@ async def test_the_model_call_uses_the_utility_slot_as_claim_judge_and_meters_ev
     assert asked == [("utility", "claim-judge")] and [meter for meter, _ in metered] == [usage]
     [call] = model.calls
     assert [m.type for m in call.messages] == ["system", "human"] and "nostream" in call.tags
-    assert judge_timeout(settings(request_timeout=30)) == 30 and judge_timeout(settings()) == 90
+    assert judge_timeout(30) == 30 and judge_timeout(settings().request_timeout) == 90 and judge_timeout(0) == 90
+
+
+def test_the_judge_is_built_only_when_enabled_and_its_timeout_refuses_a_negative_request_timeout() -> None:
+    utility = settings().tier.utility
+    assert claim_judge(enabled=False, utility=utility, model_factory=factory(RecordingChatModel())) is None
+    assert isinstance(
+        claim_judge(enabled=True, utility=utility, model_factory=factory(RecordingChatModel())), ModelClaimJudge
+    )
+    with pytest.raises(KnobError, match="judge_timeout: request_timeout must be a finite number of 0 or more"):
+        judge_timeout(-1.0)
 
 
 async def test_the_model_call_raises_what_the_model_raises() -> None:

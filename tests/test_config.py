@@ -630,6 +630,8 @@ FEATURE_SETTINGS = (
     settings_features.McpSettings,
     settings_features.SandboxSettings,
     settings_features.CorporaSettings,
+    settings_features.ResultSettings,
+    settings_features.ExtensionSettings,
 )
 
 

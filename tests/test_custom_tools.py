@@ -14,9 +14,11 @@ import pytest
 
 import deep_research_agent.extensions
 from deep_research_agent import graph
+from deep_research_agent.domain.knobs import KnobError
 from deep_research_agent.domain.names import Role
-from deep_research_agent.settings import ResearchConfig
-from deep_research_agent.tools.custom import ARG_VALUE_CHARS, CustomTool, load_custom_tools
+from deep_research_agent.settings import ResearchConfig, ResultSettings
+from deep_research_agent.tools.custom import ARG_VALUE_CHARS, CustomTool, CustomToolSet, load_custom_tools
+from deep_research_agent.tools.results import ResultLimits
 from testkit.guard_calls import event_fields
 
 # The tools are called outside a graph, so each test runs in a run of its own (the ``run`` fixture).
@@ -32,8 +34,15 @@ def settings(**env: str) -> ResearchConfig:
     return ResearchConfig.resolve(None, environ={"OPENAI_API_KEY": "sk-test", **env})
 
 
+def load(directory: Path, cfg: ResearchConfig) -> CustomToolSet:
+    """The folder's tools as the graph loads them: with the configuration's timeout and result limits."""
+    return load_custom_tools(
+        directory, cfg, timeout_s=cfg.custom_tool_timeout, results=ResultLimits.of(cfg.part(ResultSettings), None)
+    )
+
+
 def loaded(**env: str):
-    return load_custom_tools(TOOLS, settings(**env))
+    return load(TOOLS, settings(**env))
 
 
 def by_name(**env: str):
@@ -60,7 +69,7 @@ def test_the_base_class_is_imported_from_tools_custom_and_has_no_other_home():
 
 
 def test_a_missing_folder_holds_no_tools_and_no_errors(tmp_path):
-    tools = load_custom_tools(tmp_path / "absent", settings())
+    tools = load(tmp_path / "absent", settings())
     assert tools.tools == () and tools.errors == ()
 
 
@@ -69,7 +78,7 @@ def test_a_tool_whose_name_repeats_a_built_in_is_skipped(tmp_path):
         "from deep_research_agent.tools.custom import CustomTool\n"
         "class Clash(CustomTool):\n    name = 'web_search'\n    description = 'x'\n    def run(self, q: str) -> str:\n        return q\n"
     )
-    tools = load_custom_tools(tmp_path, settings())
+    tools = load(tmp_path, settings())
     assert tools.tools == ()
     assert "'web_search'" in tools.errors[0].error
 
@@ -138,22 +147,28 @@ async def test_a_tool_that_hangs_is_cut_off_by_the_per_call_timeout_with_a_trans
     assert emit.call_args_list[-1].args[0].error_class == "transient"
 
 
+@pytest.mark.parametrize("timeout_s", [-1.0, float("nan"), float("inf")])
+def test_the_loader_refuses_a_timeout_that_is_not_a_finite_number_of_seconds(timeout_s: float):
+    with pytest.raises(KnobError, match=r"load_custom_tools: timeout_s must be a finite number of 0 or more"):
+        load_custom_tools(TOOLS, settings(), timeout_s=timeout_s, results=ResultLimits())
+
+
 def test_the_shipped_folder_offers_no_tool_by_default_and_the_template_is_never_loaded():
     project = Path(__file__).resolve().parents[1] / "custom_tools"
-    tools = load_custom_tools(project, settings())
+    tools = load(project, settings())
 
     assert tools.names == () and tools.errors == ()
     assert (project / "_template.py").is_file()
 
 
 def test_the_example_to_copy_loads_as_convert_units():
-    tools = load_custom_tools(EXAMPLES, settings())
+    tools = load(EXAMPLES, settings())
 
     assert tools.names == ("convert_units",) and tools.errors == ()
 
 
 async def test_the_example_unit_converter_converts_energy_and_temperature_and_refuses_mixed_kinds():
-    [convert] = load_custom_tools(EXAMPLES, settings()).tools
+    [convert] = load(EXAMPLES, settings()).tools
 
     assert '"result": 3.6}' in await convert.ainvoke({"value": 1, "from_unit": "kWh", "to_unit": "MJ"})
     assert '"result": 212.0}' in await convert.ainvoke({"value": 100, "from_unit": "C", "to_unit": "F"})
@@ -190,7 +205,7 @@ def test_build_tool_may_return_none_to_add_nothing_and_build_tools_an_empty_list
         tmp_path, skip="def build_tool(cfg):\n    return None\n", empty="def build_tools(cfg):\n    return []\n"
     )
 
-    tools = load_custom_tools(folder, settings())
+    tools = load(folder, settings())
 
     assert tools.names == ("good",) and tools.errors == ()
 
@@ -203,7 +218,7 @@ def test_a_file_may_hold_both_factories_and_custom_tool_classes(tmp_path):
         + "def build_tool(cfg):\n    return echo_one\n\ndef build_tools(cfg):\n    return (echo_two,)\n"
     )
 
-    assert set(load_custom_tools(tmp_path, settings()).names) == {"good", "echo_one", "echo_two"}
+    assert set(load(tmp_path, settings()).names) == {"good", "echo_one", "echo_two"}
 
 
 @pytest.mark.parametrize(
@@ -247,7 +262,7 @@ def test_a_file_may_hold_both_factories_and_custom_tool_classes(tmp_path):
     ],  # fmt: skip
 )
 def test_a_factory_returning_anything_but_tools_skips_its_file_with_an_error_naming_it(tmp_path, body, problem):
-    tools = load_custom_tools(plugins(tmp_path, bad=body), settings())
+    tools = load(plugins(tmp_path, bad=body), settings())
 
     assert tools.names == ("good",), "the other files still load"
     [error] = tools.errors
@@ -258,7 +273,7 @@ def test_a_factory_returning_anything_but_tools_skips_its_file_with_an_error_nam
 def test_a_factory_that_raises_skips_its_file_with_the_exception_named(tmp_path):
     body = "def build_tool(cfg):\n    raise ValueError('no key for the weather service')\n"
 
-    tools = load_custom_tools(plugins(tmp_path, raising=body), settings())
+    tools = load(plugins(tmp_path, raising=body), settings())
 
     assert tools.names == ("good",)
     [error] = tools.errors
@@ -275,8 +290,8 @@ def test_enabled_sees_the_run_config_and_decides_per_configuration(tmp_path):
         "    def run(self) -> str:\n        return 'mid'\n"
     )
 
-    assert load_custom_tools(tmp_path, settings(DRA_MODEL_TIER="mid")).names == ("only_mid",)
-    assert load_custom_tools(tmp_path, settings(DRA_MODEL_TIER="low")).names == ()
+    assert load(tmp_path, settings(DRA_MODEL_TIER="mid")).names == ("only_mid",)
+    assert load(tmp_path, settings(DRA_MODEL_TIER="low")).names == ()
 
 
 def test_the_folder_is_read_from_dra_custom_tools_dir(tmp_path):

@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
+from deep_research_agent.domain.knobs import KnobError
 from deep_research_agent.report.series import Point, summarize
 from deep_research_agent.run import Run
 from deep_research_agent.sandbox.connector import SandboxConnector
-from deep_research_agent.settings import ResearchConfig
+from deep_research_agent.settings import ResearchConfig, ResultSettings
 from deep_research_agent.tools.results import ResultLimits, detect_series, fit_result, parse_table
 from testkit.sandbox_service import SandboxService
 
@@ -208,3 +209,27 @@ def test_the_summary_states_first_last_extremes_with_when_mean_median_and_direct
 )
 def test_direction_is_flat_within_one_percent(values, direction):
     assert summarize([Point(label=str(i), value=v, unit="") for i, v in enumerate(values)]).direction == direction
+
+
+def test_the_limits_are_the_runs_result_settings():
+    settings = ResearchConfig.resolve(
+        {"configurable": {"max_result_chars": 500, "max_result_rows": 7, "offload_results": False}},
+        environ={"DRA_OFFLOAD_DIR": "/workspace/results"},
+    )
+    assert ResultLimits.of(settings.part(ResultSettings), None) == ResultLimits(
+        max_chars=500, max_rows=7, offload=False, offload_dir="/workspace/results"
+    )
+
+
+@pytest.mark.parametrize(
+    ("knobs", "refusal"),
+    [
+        pytest.param({"max_chars": -1}, "max_chars must be a finite number of 0 or more", id="negative-chars"),
+        pytest.param({"max_rows": float("nan")}, "max_rows must be a finite number of 0 or more", id="nan-rows"),
+        pytest.param({"offload_dir": "data"}, "offload_dir must be an absolute sandbox path", id="relative-dir"),
+        pytest.param({"offload_dir": "/workspace/../etc"}, "offload_dir must be an absolute sandbox path", id="dotdot"),
+    ],
+)
+def test_limits_that_make_no_sense_are_refused_where_they_are_built(knobs: dict[str, Any], refusal: str):
+    with pytest.raises(KnobError, match=f"ResultLimits: {refusal}"):
+        ResultLimits(**knobs)

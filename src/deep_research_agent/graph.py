@@ -31,9 +31,10 @@ from its builder (``orchestrator_agent``, ``research_subagent``, ``extract_subag
 ``coding_subagent``), each on the shared stack (``_agent``: the guard chain, the agent's own middleware,
 caching, compaction). Each agent's prompt is its role's prompt joined with the sections of the features
 the run can use, each owned by its feature (``role_prompt``). This module is the one place that reads
-``ResearchConfig`` for a middleware: each is handed only its own knobs (the Knobs section at the end),
-which its constructor checks; a feature's tool builders get its settings sub-model
-(``settings.part(SearchSettings)``, ``settings/features.py``), never the whole configuration.
+``ResearchConfig`` for a middleware or a builder: each is handed only its own knobs (the Knobs section at the
+end), which its constructor checks; a feature's builders get its settings sub-model
+(``settings.part(SearchSettings)``, ``settings/features.py``), never the whole configuration (besides
+``settings/``, only this module and the entry points name it: ``tests/test_layers.py``).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from deepagents.middleware.patch_tool_calls import PatchToolCallsMiddleware
 from deepagents.middleware.subagents import CompiledSubAgent, SubAgentMiddleware
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware
+from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
@@ -90,7 +92,7 @@ from .handover.script import ScriptGateMiddleware
 from .knowledge import build_knowledge_tools
 from .knowledge.prompt import knowledge_section
 from .lifecycle import RunLifecycleMiddleware, TriageRouterMiddleware
-from .lifecycle.claim_judge import claim_judge, judge_timeout
+from .lifecycle.claim_judge import ModelClaimJudge, claim_judge, judge_timeout
 from .lifecycle.model_errors import ModelEndpoint
 from .lifecycle.no_tool_calls import NoToolCallsMiddleware
 from .lifecycle.offer import OfferMiddleware, Roster, RunOffer
@@ -117,10 +119,13 @@ from .sandbox.tools import sandbox_tools
 from .settings import (
     BudgetSettings,
     CorporaSettings,
+    ExtensionSettings,
     KnowledgeSettings,
     McpSettings,
+    ModelSettings,
     ModelSpec,
     ResearchConfig,
+    ResultSettings,
     SandboxSettings,
     SearchSettings,
     Slot,
@@ -300,8 +305,10 @@ def read_parts(settings: ResearchConfig, *, mcp: Sequence[Listing], corpora: Cat
             settings.part(SandboxSettings), skill_helpers(skills), max_output_chars=settings.max_result_chars
         )
     )
-    results = ResultLimits.of(settings, sandbox)
-    extensions = load_extensions(settings, results, skills=skills)
+    results = ResultLimits.of(settings.part(ResultSettings), sandbox)
+    extensions = load_extensions(
+        settings.part(ExtensionSettings), results, cfg=settings, skills=skills, refused=bool(settings.problems)
+    )
     custom_tools = tuple(extensions.custom_tools.tools)
     # Listing already kept MCP names clear of the built-in tools; custom tools are known only now.
     mcp = unique_names(mcp, {*ToolName, *(tool.name for tool in custom_tools)})
@@ -370,9 +377,7 @@ def orchestrator_agent(
             PlanningMiddleware(system_prompt=_TODOS_PROMPT, tool_description=_TODOS_DESCRIPTION),
             SubAgentMiddleware(backend=StateBackend(), subagents=list(subagents), task_description=_TASK_DESCRIPTION),
             ReportMiddleware(),
-            ReportGateMiddleware(
-                judge=claim_judge(settings, models_for(settings)), judge_timeout=judge_timeout(settings)
-            ),
+            ReportGateMiddleware(judge=report_judge(settings), judge_timeout=judge_timeout(settings.request_timeout)),
             # Inside the report gate: the "what changed" section is appended to the report it let through.
             TaskMiddleware(),
             PatchToolCallsMiddleware(),
@@ -489,7 +494,7 @@ def _agent(
     ]
     parts.roster.add(role, [*tools, *(t for m in middleware for t in getattr(m, "tools", ()))], offer.prompt_for)
     return create_agent(
-        chat_model(settings, slot, role),
+        chat_model(settings.part(ModelSettings), settings.tier.slot(slot), role),
         tools=list(tools),
         system_prompt=agent_prompt(settings, role, parts.features),
         middleware=middleware,
@@ -697,4 +702,16 @@ def compaction_limits(settings: ResearchConfig, slot: Slot) -> CompactionLimits:
 
 def models_for(settings: ResearchConfig) -> ModelFactory:
     """Builds the model of a slot for a role on the run's endpoint, tier and model options."""
-    return partial(chat_model, settings)
+    options, tier = settings.part(ModelSettings), settings.tier
+
+    def model(slot: Slot, role: Role) -> BaseChatModel:
+        return chat_model(options, tier.slot(slot), role)
+
+    return model
+
+
+def report_judge(settings: ResearchConfig) -> ModelClaimJudge | None:
+    """The report gate's claim judge on the tier's utility model, when the run judges claims."""
+    return claim_judge(
+        enabled=settings.judges_claims, utility=settings.tier.utility, model_factory=models_for(settings)
+    )

@@ -36,7 +36,7 @@ from ..corpora.catalog import index_path, load_catalog, read_meta
 from ..corpora.fts5 import Fts5Index, IndexUnavailable
 from ..corpora.indexer import CorpusError, IndexSummary, index_corpus
 from ..corpora.locator import title_of
-from ..settings import ResearchConfig
+from ..settings import CorporaSettings, ResearchConfig
 from ..settings.corpora import HTML_MODES, CorpusSpec, name_problem
 
 DEFAULT_K = 10
@@ -71,20 +71,21 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     remove.add_argument("name")
 
 
-def _settings() -> ResearchConfig:
+def _settings() -> tuple[CorporaSettings, tuple[str, ...]]:
+    """The corpora settings, and the resolution's warnings about them."""
     # The run settings' warnings about other keys (a model key, a tier) are not this command's business.
     logging.getLogger("deep_research_agent.settings.resolve").setLevel(logging.ERROR)
-    return ResearchConfig.resolve(None)
+    settings = ResearchConfig.resolve(None)
+    return settings.part(CorporaSettings), tuple(w for w in settings.warnings if "DRA_CORPORA" in w)
 
 
 def cmd_corpus(args: argparse.Namespace, console: Console) -> int:
     # soft_wrap: a message or a path is never broken across lines, so it can be read and searched whole.
     errors = Console(stderr=True, highlight=False, soft_wrap=True)
     console = Console(file=console.file, highlight=False, soft_wrap=True)
-    settings = _settings()
-    for warning in settings.warnings:
-        if "DRA_CORPORA" in warning:
-            errors.print(f"[yellow]warning:[/] {warning}")
+    settings, warnings = _settings()
+    for warning in warnings:
+        errors.print(f"[yellow]warning:[/] {warning}")
     declared = {spec.name: spec for spec in settings.corpora}
     data_dir = Path(settings.data_dir)
     verb = args.verb

@@ -39,9 +39,17 @@ from ..domain.errors import ToolFailure
 from ..domain.search import SearchBackendName
 from ..domain.secrets import redact
 from ..extensions import load_skills
-from ..settings import DEFAULT_BASE_URL, ResearchConfig
+from ..settings import (
+    DEFAULT_BASE_URL,
+    CorporaSettings,
+    ExtensionSettings,
+    ResearchConfig,
+    ResultSettings,
+    SearchSettings,
+)
 from ..settings.environment import read_dotenv
 from ..tools.custom import load_custom_tools
+from ..tools.results import ResultLimits
 from ..tools.search_backends import build_backends
 from .env import probe, project_root, server_answers
 
@@ -114,16 +122,23 @@ def _check_settings(environ: Mapping[str, str], dotenv: Mapping[str, str]) -> li
 
 def _check_extensions(environ: Mapping[str, str], dotenv: Mapping[str, str]) -> list[Check]:
     settings = ResearchConfig.resolve(None, environ={**dotenv, **environ})
-    skills = load_skills(Path(settings.skills_dir))
-    tools = load_custom_tools(Path(settings.custom_tools_dir), settings)
+    extensions = settings.part(ExtensionSettings)
+    skills = load_skills(Path(extensions.skills_dir))
+    tools = load_custom_tools(
+        Path(extensions.custom_tools_dir),
+        settings,
+        timeout_s=extensions.custom_tool_timeout,
+        results=ResultLimits.of(settings.part(ResultSettings), None),
+    )
     names = ", ".join(s.name for s in skills.skills) or "none"
-    checks = [Check(OK, "skills", f"{names} ({settings.skills_dir})")]
+    checks = [Check(OK, "skills", f"{names} ({extensions.skills_dir})")]
     checks += [Check(WARN, "skills", warning) for warning in skills.warnings]
-    checks.append(Check(OK, "custom tools", f"{', '.join(tools.names) or 'none'} ({settings.custom_tools_dir})"))
+    checks.append(Check(OK, "custom tools", f"{', '.join(tools.names) or 'none'} ({extensions.custom_tools_dir})"))
     checks += [Check(WARN, "custom tools", redact(str(error))[:300]) for error in tools.errors]
-    catalog = load_catalog(settings.data_dir, settings.corpora)
+    corpora = settings.part(CorporaSettings)
+    catalog = load_catalog(corpora.data_dir, corpora.corpora)
     ready = [entry.describe().replace("`", "") for entry in catalog.ready()]
-    checks.append(Check(OK, "corpora", "; ".join(ready) if ready else f"none ({settings.data_dir})"))
+    checks.append(Check(OK, "corpora", "; ".join(ready) if ready else f"none ({corpora.data_dir})"))
     checks += [Check(WARN, "corpora", warning) for warning in settings.warnings if "DRA_CORPORA" in warning]
     checks += [Check(WARN, "corpora", entry.problem) for entry in catalog.entries if entry.problem]
     return checks
@@ -151,11 +166,12 @@ PROBE_TIMEOUT_S = 10.0
 def _check_search(environ: Mapping[str, str], dotenv: Mapping[str, str]) -> list[Check]:
     """The configured search backends, and whether each (but Tavily) answers one small search."""
     settings = ResearchConfig.resolve(None, environ={**dotenv, **environ})
-    if not settings.web_search:
+    search = settings.part(SearchSettings)
+    if not search.web_search:
         return [Check(OK, "search", "web search is off (DRA_WEB_SEARCH)")]
-    checks = [Check(OK, "search backends", ", ".join(settings.search_backends))]
+    checks = [Check(OK, "search backends", ", ".join(search.search_backends))]
     checks += [Check(WARN, "search backends", w) for w in settings.warnings if w.startswith(_SEARCH_WARNINGS)]
-    for backend in build_backends(settings, timeout_s=PROBE_TIMEOUT_S):
+    for backend in build_backends(search, timeout_s=PROBE_TIMEOUT_S):
         if backend.name == SearchBackendName.TAVILY:
             continue
         try:

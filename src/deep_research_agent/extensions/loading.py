@@ -1,15 +1,17 @@
-"""``load_extensions(settings)``: the skills and custom tools one graph is built with, and their warnings.
+"""``load_extensions(settings, results, cfg=...)``: the skills and custom tools one graph is built with, and
+their warnings.
 
 A run whose settings have problems (a refused ``custom_tools_dir`` among them) ends before any model call,
-so its graph loads nothing: no plugin named by a client is ever imported.
+so its graph loads nothing (``refused``): no plugin named by a client is ever imported.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from ..settings import ResearchConfig
+from ..settings import ExtensionSettings
 from ..tools.custom import CustomToolSet, load_custom_tools
 from ..tools.results import ResultLimits
 from .skills import SkillCatalog, load_skills
@@ -27,13 +29,21 @@ class Extensions:
 
 
 def load_extensions(
-    settings: ResearchConfig, results: ResultLimits | None = None, *, skills: SkillCatalog | None = None
+    settings: ExtensionSettings,
+    results: ResultLimits,
+    *,
+    cfg: Any,
+    skills: SkillCatalog | None = None,
+    refused: bool = False,
 ) -> Extensions:
     """The graph's skills (``skills`` when the caller loaded them already) and custom tools, whose large
-    results ``results`` bounds."""
-    if settings.problems:
+    results ``results`` bounds; ``cfg`` is what the plugins are handed (``load_custom_tools``). ``refused``
+    (the run's settings have problems): none of either, nothing imported."""
+    if refused:
         return Extensions(SkillCatalog(Path(settings.skills_dir)), CustomToolSet(Path(settings.custom_tools_dir)))
     return Extensions(
         skills or load_skills(Path(settings.skills_dir)),
-        load_custom_tools(Path(settings.custom_tools_dir), settings, results),
+        load_custom_tools(
+            Path(settings.custom_tools_dir), cfg, timeout_s=settings.custom_tool_timeout, results=results
+        ),
     )

@@ -1,10 +1,10 @@
 """The claim judge's model call: one small, tool-less, non-streamed request on the tier's utility model.
 
-Contract: ``claim_judge(settings, model_factory)`` is the report gate's judge (``report/judge.py`` builds the
-prompt and reads the answer) when ``claim_judge`` is on (``ResearchConfig.judges_claims``), else None; the gate
-binds it to the run's usage meter with ``for_run(usage)``. Each call sends
-the system and user prompt to the ``utility`` slot's model as role ``claim-judge`` (named in every
-request's ``X-DRA-Agent`` header), tagged so nothing of it reaches the client's message stream, and meters
+Contract: ``claim_judge(enabled=..., utility=..., model_factory=...)`` is the report gate's judge
+(``report/judge.py`` builds the prompt and reads the answer) when ``enabled`` (the graph passes
+``ResearchConfig.judges_claims``), else None; the gate binds it to the run's usage meter with
+``for_run(usage)``. Each call sends the system and user prompt to the ``utility`` slot's model as role
+``claim-judge`` (named in every request's ``X-DRA-Agent`` header), tagged so nothing of it reaches the client's message stream, and meters
 it as a side call of that role (``modelcalls.metering.side_call_meter``): its tokens and cost are in the
 run's usage, its ``per_role`` and the budgets. It raises what the model raises: the report gate's judge
 runner turns any failure into a warning and keeps the deterministic verdicts.
@@ -19,12 +19,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.constants import TAG_NOSTREAM
 
-from ..domain.knobs import callable_knob
+from ..domain.knobs import callable_knob, not_negative
 from ..domain.names import Role
 from ..modelcalls.metering import side_call_meter
 from ..report.judge import JudgeCall
 from ..run import UsageMeter
-from ..settings import ResearchConfig, Slot
+from ..settings import ModelSpec, Slot
 
 ModelFactory = Callable[[Slot, Role], BaseChatModel]
 
@@ -72,15 +72,15 @@ class ModelClaimJudge:
         return reply.text
 
 
-def claim_judge(settings: ResearchConfig, model_factory: ModelFactory) -> ModelClaimJudge | None:
-    """The report gate's judge for this run's settings, or None when ``claim_judge`` is off."""
-    if not settings.judges_claims:
+def claim_judge(*, enabled: bool, utility: ModelSpec, model_factory: ModelFactory) -> ModelClaimJudge | None:
+    """The report gate's judge, metered at the prices of the tier's ``utility`` model; None when not ``enabled``."""
+    if not enabled:
         return None
-    return ModelClaimJudge(
-        model_factory=model_factory, on_model_response=side_call_meter(Role.CLAIM_JUDGE, settings.tier.utility)
-    )
+    return ModelClaimJudge(model_factory=model_factory, on_model_response=side_call_meter(Role.CLAIM_JUDGE, utility))
 
 
-def judge_timeout(settings: ResearchConfig) -> float:
-    """Seconds one judge call may take: the model request timeout, at most ``JUDGE_TIMEOUT_S``."""
-    return min(settings.request_timeout or JUDGE_TIMEOUT_S, JUDGE_TIMEOUT_S)
+def judge_timeout(request_timeout: float) -> float:
+    """Seconds one judge call may take: the model ``request_timeout`` (0: none), at most ``JUDGE_TIMEOUT_S``; a
+    negative or non-finite one is refused with a ``KnobError``."""
+    not_negative("judge_timeout", "request_timeout", request_timeout)
+    return min(request_timeout or JUDGE_TIMEOUT_S, JUDGE_TIMEOUT_S)

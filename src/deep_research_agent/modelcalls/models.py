@@ -41,8 +41,9 @@ from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_openai import ChatOpenAI
 
+from ..domain.knobs import not_negative
 from ..domain.names import Role
-from ..settings import ResearchConfig, Slot
+from ..settings import ModelSettings, ModelSpec
 from .tool_text import strip_reasoning
 
 PLACEHOLDER_KEY = "missing-key"
@@ -192,11 +193,13 @@ def _cleaned_chunk(message: AIMessageChunk, reasoning: ReasoningFilter, names: d
     return message.model_copy(update=update) if update else message
 
 
-def chat_model(settings: ResearchConfig, slot: Slot, role: Role) -> ChatOpenAI:
-    """The model of ``slot`` in the run's tier, for ``role``'s calls (named in every request's ``AGENT_HEADER``)."""
-    spec = settings.tier.slot(slot)
+def chat_model(settings: ModelSettings, spec: ModelSpec, role: Role) -> ChatOpenAI:
+    """The model ``spec`` names (a slot of the run's tier) on the endpoint and with the call options of
+    ``settings``, for ``role``'s calls (named in every request's ``AGENT_HEADER``). A negative or non-finite
+    ``temperature``, ``request_timeout`` or ``max_output_tokens`` is refused with a ``KnobError``."""
+    for name in ("temperature", "request_timeout", "max_output_tokens"):
+        not_negative("chat_model", name, getattr(settings, name))
     key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else PLACEHOLDER_KEY
-    streaming = settings.streams(spec)
     return EndpointChatModel(
         model=spec.slug,
         base_url=settings.base_url,
@@ -209,7 +212,7 @@ def chat_model(settings: ResearchConfig, slot: Slot, role: Role) -> ChatOpenAI:
         # reading a cold prompt (minutes on a small CPU): the request's timeout is the one bound.
         stream_chunk_timeout=settings.request_timeout or None,
         max_retries=0,
-        streaming=streaming,
+        streaming=settings.streams(spec),
         stream_usage=True,
         profile={"max_input_tokens": spec.context_window},
         default_headers={AGENT_HEADER: str(role)},

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from ..domain.names import SandboxProvider
 from .corpora import CorpusSpec
 from .mcp_servers import McpServer
-from .tiers import DEFAULT_BASE_URL, DEFAULT_TIER
+from .tiers import DEFAULT_BASE_URL, DEFAULT_TIER, ModelSpec
 
 
 def _setting(
@@ -106,6 +106,10 @@ class ModelSettings(BaseModel):
         env="DRA_STREAMING_DENYLIST",
         configurable="streaming_denylist",
     )
+
+    def streams(self, spec: ModelSpec) -> bool:
+        """Whether calls to ``spec``'s model stream: ``streaming`` is on and no denylisted name is in its slug."""
+        return self.streaming and not any(s and s in spec.slug for s in self.streaming_denylist)
 
 
 class BudgetSettings(BaseModel):
@@ -413,4 +417,68 @@ class CorporaSettings(BaseModel):
     )
     corpus_max_results: int = _setting(
         8, "Passages per corpus search (at most 20).", env="DRA_CORPUS_MAX_RESULTS", configurable="corpus_max_results"
+    )
+
+
+class ResultSettings(BaseModel):
+    """How much of one tool result enters a model's context, and where the rest goes (``tools/results.py``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    max_result_chars: int = _setting(
+        60000,
+        "Characters of one tool result (web_fetch, MCP, custom tools) above which it is offloaded to a file in the "
+        "sandbox and the model gets a stub (path, rows, columns, 5-row preview); without a sandbox it is cut with a "
+        "note. The whole text is kept as evidence. 0 means no cap.",
+        env="DRA_MAX_RESULT_CHARS",
+        configurable="max_result_chars",
+    )
+    max_result_rows: int = _setting(
+        1000,
+        "Rows (JSON list items, CSV lines) of one tool result above which it is offloaded (or cut) the same way; 0 means no cap.",
+        env="DRA_MAX_RESULT_ROWS",
+        configurable="max_result_rows",
+    )
+    offload_results: bool = _setting(
+        True,
+        "Offload large results, and every metric time series, to files in the sandbox instead of cutting them.",
+        env="DRA_OFFLOAD_RESULTS",
+        configurable="offload_results",
+    )
+    offload_dir: str = _setting(
+        "/workspace/data",
+        "Sandbox folder (an absolute path) that offloaded results are written to.",
+        env="DRA_OFFLOAD_DIR",
+        configurable="offload_dir",
+    )
+
+
+class ExtensionSettings(BaseModel):
+    """The deployment's skills and drop-in custom tools (``extensions/``, ``tools/custom.py``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    skills_dir: str = _setting(
+        "skills",
+        "Folder of skills (<name>/SKILL.md); relative to the project. A per-run value must lie under DRA_ALLOWED_EXTENSION_ROOTS.",
+        env="DRA_SKILLS_DIR",
+        configurable="skills_dir",
+    )
+    custom_tools_dir: str = _setting(
+        "custom_tools",
+        "Folder of drop-in *.py tools; relative to the project. A per-run value must lie under DRA_ALLOWED_EXTENSION_ROOTS.",
+        env="DRA_CUSTOM_TOOLS_DIR",
+        configurable="custom_tools_dir",
+    )
+    allowed_extension_roots: tuple[str, ...] = _setting(
+        (),
+        "Comma-separated folders under which a run's skills_dir or custom_tools_dir may point (custom tools are code the server imports).",
+        env="DRA_ALLOWED_EXTENSION_ROOTS",
+        operator_only=True,
+    )
+    custom_tool_timeout: float = _setting(
+        30.0,
+        "Seconds one custom tool call may take before it is cut off; 0 means no cap.",
+        env="DRA_CUSTOM_TOOL_TIMEOUT",
+        operator_only=True,
     )

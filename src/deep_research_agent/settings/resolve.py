@@ -32,9 +32,11 @@ from .corpora import parse_declarations
 from .features import (
     BudgetSettings,
     CorporaSettings,
+    ExtensionSettings,
     KnowledgeSettings,
     McpSettings,
     ModelSettings,
+    ResultSettings,
     SandboxSettings,
     SearchSettings,
     _setting,
@@ -106,7 +108,15 @@ _FALSE = frozenset({"false", "0", "no", "off"})
 
 
 class ResearchConfig(
-    CorporaSettings, SandboxSettings, McpSettings, KnowledgeSettings, SearchSettings, BudgetSettings, ModelSettings
+    ExtensionSettings,
+    ResultSettings,
+    CorporaSettings,
+    SandboxSettings,
+    McpSettings,
+    KnowledgeSettings,
+    SearchSettings,
+    BudgetSettings,
+    ModelSettings,
 ):
     """Resolved settings of one run. Build it with ``ResearchConfig.resolve(runnable_config)``."""
 
@@ -141,56 +151,6 @@ class ResearchConfig(
         "",
         "File holding the domain prompt; inline DRA_DOMAIN_PROMPT wins.",
         env="DRA_DOMAIN_PROMPT_FILE",
-        operator_only=True,
-    )
-    max_result_chars: int = _setting(
-        60000,
-        "Characters of one tool result (web_fetch, MCP, custom tools) above which it is offloaded to a file in the "
-        "sandbox and the model gets a stub (path, rows, columns, 5-row preview); without a sandbox it is cut with a "
-        "note. The whole text is kept as evidence. 0 means no cap.",
-        env="DRA_MAX_RESULT_CHARS",
-        configurable="max_result_chars",
-    )
-    max_result_rows: int = _setting(
-        1000,
-        "Rows (JSON list items, CSV lines) of one tool result above which it is offloaded (or cut) the same way; 0 means no cap.",
-        env="DRA_MAX_RESULT_ROWS",
-        configurable="max_result_rows",
-    )
-    offload_results: bool = _setting(
-        True,
-        "Offload large results, and every metric time series, to files in the sandbox instead of cutting them.",
-        env="DRA_OFFLOAD_RESULTS",
-        configurable="offload_results",
-    )
-    offload_dir: str = _setting(
-        "/workspace/data",
-        "Sandbox folder (an absolute path) that offloaded results are written to.",
-        env="DRA_OFFLOAD_DIR",
-        configurable="offload_dir",
-    )
-    skills_dir: str = _setting(
-        "skills",
-        "Folder of skills (<name>/SKILL.md); relative to the project. A per-run value must lie under DRA_ALLOWED_EXTENSION_ROOTS.",
-        env="DRA_SKILLS_DIR",
-        configurable="skills_dir",
-    )
-    custom_tools_dir: str = _setting(
-        "custom_tools",
-        "Folder of drop-in *.py tools; relative to the project. A per-run value must lie under DRA_ALLOWED_EXTENSION_ROOTS.",
-        env="DRA_CUSTOM_TOOLS_DIR",
-        configurable="custom_tools_dir",
-    )
-    allowed_extension_roots: tuple[str, ...] = _setting(
-        (),
-        "Comma-separated folders under which a run's skills_dir or custom_tools_dir may point (custom tools are code the server imports).",
-        env="DRA_ALLOWED_EXTENSION_ROOTS",
-        operator_only=True,
-    )
-    custom_tool_timeout: float = _setting(
-        30.0,
-        "Seconds one custom tool call may take before it is cut off; 0 means no cap.",
-        env="DRA_CUSTOM_TOOL_TIMEOUT",
         operator_only=True,
     )
     claim_judge: str = _setting(
@@ -480,9 +440,6 @@ class ResearchConfig(
         if self.claim_judge == "auto":
             return bool(self.tier.utility.slug)
         return self.claim_judge == "on"
-
-    def streams(self, spec: ModelSpec) -> bool:
-        return self.streaming and not any(s and s in spec.slug for s in self.streaming_denylist)
 
     def secret_values(self) -> tuple[str, ...]:
         """Every secret this config holds, so emitters and loggers can scrub them."""

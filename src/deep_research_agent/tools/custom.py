@@ -51,6 +51,7 @@ from typing import Any, ClassVar
 from langchain_core.tools import BaseTool, StructuredTool
 
 from ..domain.errors import ToolFailure, describe_tool_error
+from ..domain.knobs import not_negative
 from ..domain.names import ToolName
 from ..protocol.events import ToolCall, ToolResult, emit
 from ..run import Run, run_tool
@@ -112,10 +113,13 @@ class CustomToolSet:
         return tuple(t.name for t in self.tools)
 
 
-def load_custom_tools(directory: Path, cfg: Any, results: ResultLimits | None = None) -> CustomToolSet:
-    """Import every plugin file of ``directory`` and build its tools; a missing folder holds none. Their
-    large results are bounded by ``results`` (by default ``cfg``'s limits, with no sandbox)."""
-    results = results or ResultLimits.of(cfg, None)
+def load_custom_tools(directory: Path, cfg: Any, *, timeout_s: float, results: ResultLimits) -> CustomToolSet:
+    """Import every plugin file of ``directory`` and build its tools; a missing folder holds none. ``cfg`` is
+    handed to the plugins as it is (``self.cfg``, ``enabled(cfg)``, the factories: the seed's contract makes
+    it the run's ``ResearchConfig``) and never read here. A call is cut off after ``timeout_s`` seconds (0: no
+    cap) and its large result bounded by ``results``; a negative or non-finite ``timeout_s`` is refused with
+    a ``KnobError``."""
+    not_negative("load_custom_tools", "timeout_s", timeout_s)
     if not directory.is_dir():
         return CustomToolSet(directory)
     tools: list[BaseTool] = []
@@ -139,7 +143,7 @@ def load_custom_tools(directory: Path, cfg: Any, results: ResultLimits | None = 
                 errors.append(PluginError(file.name, problem))
                 continue
             taken.add(source.name)
-            tools.append(_instrumented(source, cfg, results))
+            tools.append(_instrumented(source, timeout_s, results))
     return CustomToolSet(directory, tuple(tools), tuple(errors))
 
 
@@ -227,16 +231,16 @@ def _from_custom_tool(instance: CustomTool) -> BaseTool:
     return StructuredTool.from_function(name=instance.name, description=instance.description, **kind)
 
 
-def _instrumented(source: BaseTool, cfg: Any, results: ResultLimits) -> BaseTool:
+def _instrumented(source: BaseTool, timeout_s: float, results: ResultLimits) -> BaseTool:
     """``source`` with the call's events, its timeout, result encoding and size limit, and classified errors."""
 
     async def call(run: Run, /, **kwargs: Any) -> str:
         call_id = uuid.uuid4().hex[:12]
         emit(ToolCall(id=call_id, tool=source.name, args={k: _cut(v) for k, v in kwargs.items()}))
         try:
-            raw = await asyncio.wait_for(source.ainvoke(kwargs), timeout=cfg.custom_tool_timeout or None)
+            raw = await asyncio.wait_for(source.ainvoke(kwargs), timeout=timeout_s or None)
         except TimeoutError:
-            failure = ToolFailure.transient(f"the tool took longer than {cfg.custom_tool_timeout:g} s and was cut off.")
+            failure = ToolFailure.transient(f"the tool took longer than {timeout_s:g} s and was cut off.")
             return _failed(call_id, source.name, failure)
         except Exception as exc:  # noqa: BLE001 - a tool never raises out to the agent
             return _failed(call_id, source.name, exc)

@@ -41,13 +41,14 @@ from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
 
 from ..domain.errors import ToolFailure
+from ..domain.knobs import KnobError, not_negative
 from ..domain.secrets import redact
 from ..report.series import summarize_values
+from ..settings import ResultSettings
 
 if TYPE_CHECKING:
     from ..run.attachments import Attachments
     from ..sandbox.connector import SandboxConnector
-    from ..settings import ResearchConfig
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +72,8 @@ SERIES_RULE = (
 
 @dataclass(frozen=True)
 class ResultLimits:
-    """The size limits of one graph's tool results, and the sandbox that takes what is over them."""
+    """The size limits of one graph's tool results, and the sandbox that takes what is over them; a negative
+    limit or an ``offload_dir`` that is not an absolute path is refused with a ``KnobError``."""
 
     max_chars: int = 60_000
     max_rows: int = 1_000
@@ -79,8 +81,15 @@ class ResultLimits:
     offload_dir: str = "/workspace/data"
     sandbox: SandboxConnector | None = field(default=None, compare=False)
 
+    def __post_init__(self) -> None:
+        not_negative("ResultLimits", "max_chars", self.max_chars)
+        not_negative("ResultLimits", "max_rows", self.max_rows)
+        if not self.offload_dir.startswith("/") or ".." in self.offload_dir.split("/"):
+            raise KnobError("ResultLimits", "offload_dir", self.offload_dir, "an absolute sandbox path without '..'")
+
     @classmethod
-    def of(cls, settings: ResearchConfig, sandbox: SandboxConnector | None) -> ResultLimits:
+    def of(cls, settings: ResultSettings, sandbox: SandboxConnector | None) -> ResultLimits:
+        """The limits the run's result settings set, offloading into ``sandbox`` (None: cutting instead)."""
         return cls(
             max_chars=settings.max_result_chars,
             max_rows=settings.max_result_rows,
