@@ -132,3 +132,62 @@ def test_every_concept_is_followed_in_at_most_three_modules_that_exist():
         assert len(modules) <= count, f"{concept}: names {len(modules)} modules but counts {count}"
         missing = [module for module in modules if not (SOURCE / module).exists()]
         assert not missing, f"{concept}: no such module {missing}"
+
+
+# The modules that may hold the run's whole configuration: where it is defined and resolved (``settings``),
+# the roster that hands each feature its part (``graph.py``), and the entry points that resolve it for a
+# command, a route or a service call. Every other module takes its own knobs: a settings sub-model
+# (``settings/features.py``) or explicit arguments, checked where it is built (``domain/knobs.py``).
+WHOLE_CONFIG_HOLDERS = ("settings", "graph", "cli", "routes", "service")
+
+
+def names_of_the_whole_config(path: Path) -> list[int]:
+    """The lines of ``path`` whose code (an import, a name, an attribute; never a docstring) names ``ResearchConfig``."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.alias) and node.name.rpartition(".")[2] == "ResearchConfig":
+            lines.append(node.lineno)
+        elif (isinstance(node, ast.Name) and node.id == "ResearchConfig") or (
+            isinstance(node, ast.Attribute) and node.attr == "ResearchConfig"
+        ):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _annotation_names_it(node.value):
+            lines.append(node.lineno)
+    return sorted(set(lines))
+
+
+def _annotation_names_it(text: str) -> bool:
+    """Whether a string is an annotation that names ``ResearchConfig`` (``"ResearchConfig | None"``)."""
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return False
+    return any(isinstance(node, ast.Name) and node.id == "ResearchConfig" for node in ast.walk(tree))
+
+
+def test_the_holders_check_finds_every_way_of_naming_the_whole_config(tmp_path):
+    module = tmp_path / "module.py"
+    module.write_text(
+        '"""Takes its own knobs, never the ResearchConfig."""\n'
+        "from ..settings import ResearchConfig as Config\n"
+        "from .. import settings\n"
+        "def build(cfg: settings.ResearchConfig) -> None: ...\n"
+        "def later(cfg: 'ResearchConfig | None') -> None: ...\n"
+        "def resolve() -> None:\n"
+        "    ResearchConfig.resolve(None)\n",
+        encoding="utf-8",
+    )
+    assert names_of_the_whole_config(module) == [2, 4, 5, 7]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [path for path in MODULES if unit_of(module_of(path)) not in WHOLE_CONFIG_HOLDERS],
+    ids=lambda path: str(path.relative_to(SOURCE)),
+)
+def test_only_the_roster_and_the_entry_points_hold_the_whole_config(path):
+    lines = names_of_the_whole_config(path)
+    assert not lines, (
+        f"lines {lines} name ResearchConfig: take the feature's settings sub-model (ResearchConfig.part) or "
+        "explicit knobs, and let graph.py hand them over"
+    )
