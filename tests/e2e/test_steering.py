@@ -1,9 +1,14 @@
 """Steering a run while it runs, through ``langgraph dev`` and the SDK: ``POST /steer`` and ``./run.sh steer``'s
 code put the message on the run's channel; the run acknowledges it at once and the orchestrator reads it at
-its next step, while the units already running finish and keep what they found."""
+its next step, while the units already running finish and keep what they found; a drop stops the running unit
+about its topic; a line typed on ``ask``'s terminal steers the run ``ask`` streams."""
 
 from __future__ import annotations
 
+import os
+import pty
+import subprocess
+import sys
 import time
 
 import anyio
@@ -227,3 +232,62 @@ async def test_a_drop_stops_the_running_unit_about_its_topic_which_hands_over_wh
     assert '1. "Drop Scotland, please"' in next_call and "which dropped this unit" in next_call
     assert run.values["findings"][norway_id]["summary"] == COMPLETE, "the finished unit's findings were lost"
     assert run.of_type("report")[0]["markdown"].startswith("# Kelp farms")
+
+
+def ask_command(url: str) -> list[str]:
+    return [sys.executable, "-m", "deep_research_agent.cli", "ask", "--url", url, "How good are sodium batteries?"]
+
+
+ASK_ENV = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+
+
+def steered_scenario() -> dict:
+    return scenario(
+        orchestrator(
+            plan_and_delegate("Find sodium battery prices"),
+            turn(tool_calls=[call("task", description=STEER, subagent_type="research-subagent")]),
+            submit(REPORT),
+        ),
+        slow_researcher("Sodium cells are cheaper than lithium cells."),
+    )
+
+
+def test_a_line_typed_on_asks_terminal_steers_the_run_and_the_ack_shows_in_its_stream(agent_server, scripted, web):
+    """``ask`` on a real pseudo-terminal (its stdin a pty, as a user's shell gives it), against ``langgraph dev``."""
+    scripted.set_scenario(steered_scenario())
+    terminal, its_end = pty.openpty()
+    try:
+        with subprocess.Popen(
+            ask_command(agent_server.url), stdin=its_end, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=ASK_ENV,
+        ) as ask:  # fmt: skip
+            os.close(its_end)
+            deadline = time.monotonic() + 60
+            while not requests_of(scripted, "research-subagent") and time.monotonic() < deadline:
+                time.sleep(0.05)
+            os.write(terminal, f"{STEER}\n".encode())
+            out, err = ask.communicate(timeout=120)
+    finally:
+        os.close(terminal)
+
+    assert ask.returncode == 0, out + err
+    assert "Type a message and press Enter to steer this run" in out
+    assert f"Steering taken: \u201c{STEER}\u201d" in out, "the ack did not show in the stream"
+    steered = " ".join(message_text(m) for m in requests_of(scripted, "orchestrator")[1]["body"]["messages"])
+    assert f'1. "{STEER}"' in steered, "the typed line did not reach the orchestrator's next step"
+    assert "Sodium batteries" in out
+
+
+def test_asks_stdin_that_is_no_terminal_is_never_read_as_steering(agent_server, scripted, web):
+    scripted.set_scenario(steered_scenario())
+
+    done = subprocess.run(
+        ask_command(agent_server.url), input=f"{STEER}\n", capture_output=True, text=True, timeout=120, env=ASK_ENV
+    )
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Steering taken" not in done.stdout and "press Enter to steer" not in done.stdout
+    orchestrator_read = " ".join(
+        message_text(m) for r in requests_of(scripted, "orchestrator") for m in r["body"]["messages"]
+    )
+    assert "STEERING FROM THE USER" not in orchestrator_read
