@@ -12,7 +12,13 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from deep_research_agent.domain.knobs import KnobError
 from deep_research_agent.domain.plan import PlanEstimate, PlanUnit, estimate_deviation
 from deep_research_agent.guards.budget import BudgetLimits
-from deep_research_agent.plan_review import PlanReviewMiddleware, _one_decision, estimate_plan, plan_text
+from deep_research_agent.plan_review import (
+    PROPOSED_AT_KEY,
+    PlanReviewMiddleware,
+    _one_decision,
+    estimate_plan,
+    plan_text,
+)
 from deep_research_agent.settings.tiers import MODEL_TIERS, ModelSpec, Tier
 
 TIER = MODEL_TIERS["extra-low"]
@@ -211,3 +217,31 @@ async def test_two_proposals_in_one_reply_pause_once_and_the_second_is_refused_w
     [refusal] = result[1:]
     assert isinstance(refusal, ToolMessage) and refusal.tool_call_id == "p2" and refusal.status == "error"
     assert refusal.text.startswith("TOOL ERROR (propose_plan, permanent): only one plan is reviewed at a time")
+
+
+@pytest.mark.anyio
+async def test_without_plan_review_a_propose_plan_call_no_reviewed_run_proposed_is_refused_rather_than_pausing():
+    plain = _middleware(offered=False)
+    ran: list[str] = []
+
+    async def run_tool(request):
+        ran.append(request.tool_call["id"])
+        return ToolMessage("reviewed", tool_call_id=request.tool_call["id"])
+
+    def proposal(call_id: str, stamped: bool) -> ToolCallRequest:
+        call = {"name": "propose_plan", "args": {"units": [{"brief": "Find A"}]}, "id": call_id, "type": "tool_call"}
+        reply = AIMessage(content="", tool_calls=[call])
+        if stamped:
+            # As a reviewed graph stamps the reply that proposed: the call a resume answers.
+            reply.response_metadata[PROPOSED_AT_KEY] = 1_800_000_000.0
+        return ToolCallRequest(
+            tool_call=call, tool=None, state={"messages": [HumanMessage("Kelp?"), reply]}, runtime=None
+        )  # type: ignore[arg-type]
+
+    refused = await plain.awrap_tool_call(proposal("fresh", stamped=False), run_tool)
+    resumed = await plain.awrap_tool_call(proposal("resumed", stamped=True), run_tool)
+
+    assert isinstance(refused, ToolMessage) and refused.status == "error"
+    assert refused.text.startswith("TOOL ERROR (propose_plan, permanent): this run has no plan review")
+    assert ran == ["resumed"], "the resume of a plan a reviewed run proposed is answered on any graph"
+    assert resumed.text == "reviewed"  # type: ignore[union-attr]

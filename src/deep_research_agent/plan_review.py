@@ -6,7 +6,9 @@ Contract (orchestrator only; in every graph, ``offered`` only with ``plan_review
   switched plan review on only in its first run's ``configurable`` resumes on a graph built without it.
   The tool is registered in every graph (the resumed call runs there) but, with ``offered`` off, the model is
   never shown it, ``task`` is not held back, and the graph's roster leaves it out (``withheld``), so a run
-  without plan review has the same tools and prompt as before;
+  without plan review has the same tools and prompt as before; a ``propose_plan`` call there that no
+  reviewed graph proposed (its reply carries no ``PROPOSED_AT_KEY``) is refused with a ``TOOL ERROR``, so
+  it never pauses a run without plan review;
 - offered, gives the orchestrator ``propose_plan(units)`` (each unit: the brief its sub-agent gets, the sub-agent,
   the expected sources) and tells it to call it once before any ``task``; a ``task`` called before the
   turn's plan was approved is refused with a ``TOOL ERROR`` that says to propose the plan first;
@@ -248,11 +250,16 @@ class PlanReviewMiddleware(AgentMiddleware):
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
     ) -> ToolMessage | Command:
         call = request.tool_call
-        if (
-            self.offered
-            and call["name"] == ToolName.TASK
-            and not _approved_this_turn(request.state.get("messages") or [])
-        ):
+        messages = request.state.get("messages") or []
+        if not self.offered and call["name"] == ToolName.PROPOSE_PLAN and _proposed_at(messages, call["id"]) is None:
+            # Proposed on this graph, where the tool is not offered: no review pauses a run without plan review.
+            text = tool_error_text(
+                ToolName.PROPOSE_PLAN,
+                ToolErrorClass.PERMANENT,
+                f"this run has no plan review, so there is no plan to propose: start the units with {ToolName.TASK}.",
+            )
+            return _result(call["id"] or "", text, error=True)
+        if self.offered and call["name"] == ToolName.TASK and not _approved_this_turn(messages):
             text = tool_error_text(
                 ToolName.TASK,
                 ToolErrorClass.PERMANENT,
