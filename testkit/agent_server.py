@@ -206,12 +206,14 @@ async def stream_run(
     timeout: float = 120.0,
     resume: Any = None,
     stream_mode: list[str] | None = None,
+    send_config: bool = True,
 ) -> RunResult:
     """Stream one run through langgraph_sdk the way a frontend does, then read the thread state.
 
     ``server`` is the server's URL, or an SDK client to share between runs as a long-lived frontend does:
     each new client builds its own TLS context and connection pool, about 25 ms of the caller's CPU.
     With ``resume`` (and no ``message``) the run answers the thread's interrupt: ``Command(resume=...)``.
+    With ``send_config`` off the request carries no ``config`` at all, as deep-agents-ui's resume.
     """
     client = get_client(url=server) if isinstance(server, str) else server
     if thread_id is None:
@@ -224,7 +226,7 @@ async def stream_run(
             GRAPH_ID,
             input={"messages": [{"role": "user", "content": message}]} if message is not None else None,
             command={"resume": resume} if resume is not None else None,
-            config={"configurable": configurable or {}},
+            config={"configurable": configurable or {}} if send_config else None,
             stream_mode=stream_mode or STREAM_MODES,
             stream_subgraphs=True,
         ):

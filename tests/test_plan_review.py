@@ -1,13 +1,24 @@
-"""The plan's cost estimate (tier prices within the run's budgets), its text, and the review's answer shapes."""
+"""The plan's cost estimate (tier prices within the run's budgets), its text, the review's answer shapes, and
+what the middleware shows the model with plan review on and off."""
 
 from __future__ import annotations
 
 import pytest
+from langchain.agents.middleware import ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import tool
+from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from deep_research_agent.domain.knobs import KnobError
 from deep_research_agent.domain.plan import PlanEstimate, PlanUnit, estimate_deviation
 from deep_research_agent.guards.budget import BudgetLimits
-from deep_research_agent.plan_review import PlanReviewMiddleware, _one_decision, estimate_plan, plan_text
+from deep_research_agent.plan_review import (
+    PROPOSED_AT_KEY,
+    PlanReviewMiddleware,
+    _one_decision,
+    estimate_plan,
+    plan_text,
+)
 from deep_research_agent.settings.tiers import MODEL_TIERS, ModelSpec, Tier
 
 TIER = MODEL_TIERS["extra-low"]
@@ -123,3 +134,114 @@ def test_a_negative_timeout_is_refused_where_the_middleware_is_built():
         PlanReviewMiddleware(
             timeout_s=-1, estimate=lambda units: PlanEstimate(units=units, tokens=0, cost_usd=0, ceiling_usd=0)
         )
+
+
+def _middleware(*, offered: bool) -> PlanReviewMiddleware:
+    return PlanReviewMiddleware(
+        timeout_s=0,
+        estimate=lambda units: PlanEstimate(units=units, tokens=0, cost_usd=0, ceiling_usd=0),
+        offered=offered,
+    )
+
+
+async def _replying(middleware: PlanReviewMiddleware, reply: AIMessage) -> tuple[list[str], list[object]]:
+    """The tool names the model was shown, and what the middleware answered with, for one model call."""
+    shown: list[str] = []
+
+    async def model(request: ModelRequest) -> ModelResponse:
+        shown.extend(t.name for t in request.tools)
+        return ModelResponse(result=[reply])
+
+    tools = [*middleware.tools, _named_tool("task")]
+    request = ModelRequest(
+        model=None, messages=[HumanMessage("Kelp?")], system_message=None, tools=tools, state={}, runtime=None
+    )  # type: ignore[arg-type]
+    response = await middleware.awrap_model_call(request, model)
+    return shown, list(response.result)
+
+
+def _named_tool(name: str):
+    @tool(name)
+    def stand_in() -> str:
+        """A stand-in tool."""
+        return ""
+
+    return stand_in
+
+
+@pytest.mark.anyio
+async def test_without_plan_review_the_tool_is_registered_for_a_resume_but_never_shown_to_the_model():
+    middleware = _middleware(offered=False)
+
+    shown, _ = await _replying(middleware, AIMessage(content="ok"))
+
+    assert [t.name for t in middleware.tools] == ["propose_plan"], "a resumed propose_plan call needs its tool"
+    assert middleware.withheld == {"propose_plan"}, "the run's tool list leaves it out"
+    assert shown == ["task"]
+    assert _middleware(offered=True).withheld == frozenset()
+
+
+@pytest.mark.anyio
+async def test_without_plan_review_a_task_is_not_held_back_for_a_review():
+    started: list[str] = []
+
+    async def run_tool(request):
+        started.append(request.tool_call["name"])
+        return ToolMessage("done", tool_call_id=request.tool_call["id"])
+
+    call = {"name": "task", "args": {}, "id": "t1", "type": "tool_call"}
+    request = ToolCallRequest(tool_call=call, tool=None, state={"messages": [HumanMessage("Kelp?")]}, runtime=None)  # type: ignore[arg-type]
+
+    offered = await _middleware(offered=True).awrap_tool_call(request, run_tool)
+    plain = await _middleware(offered=False).awrap_tool_call(request, run_tool)
+
+    assert "TOOL ERROR (task, permanent)" in offered.text  # type: ignore[union-attr]
+    assert plain.text == "done" and started == ["task"]  # type: ignore[union-attr]
+
+
+@pytest.mark.anyio
+async def test_two_proposals_in_one_reply_pause_once_and_the_second_is_refused_with_a_tool_error():
+    units = [{"brief": "Find A"}]
+    reply = AIMessage(
+        content="",
+        tool_calls=[
+            {"name": "propose_plan", "args": {"units": units}, "id": "p1", "type": "tool_call"},
+            {"name": "propose_plan", "args": {"units": units}, "id": "p2", "type": "tool_call"},
+        ],
+    )
+
+    shown, result = await _replying(_middleware(offered=True), reply)
+
+    assert "propose_plan" in shown
+    assert result[0] is reply
+    [refusal] = result[1:]
+    assert isinstance(refusal, ToolMessage) and refusal.tool_call_id == "p2" and refusal.status == "error"
+    assert refusal.text.startswith("TOOL ERROR (propose_plan, permanent): only one plan is reviewed at a time")
+
+
+@pytest.mark.anyio
+async def test_without_plan_review_a_propose_plan_call_no_reviewed_run_proposed_is_refused_rather_than_pausing():
+    plain = _middleware(offered=False)
+    ran: list[str] = []
+
+    async def run_tool(request):
+        ran.append(request.tool_call["id"])
+        return ToolMessage("reviewed", tool_call_id=request.tool_call["id"])
+
+    def proposal(call_id: str, stamped: bool) -> ToolCallRequest:
+        call = {"name": "propose_plan", "args": {"units": [{"brief": "Find A"}]}, "id": call_id, "type": "tool_call"}
+        reply = AIMessage(content="", tool_calls=[call])
+        if stamped:
+            # As a reviewed graph stamps the reply that proposed: the call a resume answers.
+            reply.response_metadata[PROPOSED_AT_KEY] = 1_800_000_000.0
+        return ToolCallRequest(
+            tool_call=call, tool=None, state={"messages": [HumanMessage("Kelp?"), reply]}, runtime=None
+        )  # type: ignore[arg-type]
+
+    refused = await plain.awrap_tool_call(proposal("fresh", stamped=False), run_tool)
+    resumed = await plain.awrap_tool_call(proposal("resumed", stamped=True), run_tool)
+
+    assert isinstance(refused, ToolMessage) and refused.status == "error"
+    assert refused.text.startswith("TOOL ERROR (propose_plan, permanent): this run has no plan review")
+    assert ran == ["resumed"], "the resume of a plan a reviewed run proposed is answered on any graph"
+    assert resumed.text == "reviewed"  # type: ignore[union-attr]

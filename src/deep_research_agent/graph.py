@@ -364,7 +364,8 @@ def orchestrator_agent(
             # Inside the router: a turn it sent to research must call a tool, or end with an honest error.
             NoToolCallsMiddleware(),
             # Outside the guards: the call that starts an approved plan's units is answered with them, never made.
-            *([plan_review(settings)] if settings.plan_review else []),
+            # In every graph, offered only with plan_review on: a resume without config still finds its handler.
+            plan_review(settings),
         ],
         gate=CompletionMiddleware(),
         own=[
@@ -492,7 +493,8 @@ def _agent(
         _guards(settings, role, settings.tier.slot(slot), [*outside, offer, *inside], gate=gate),
         *inside,
     ]
-    parts.roster.add(role, [*tools, *(t for m in middleware for t in getattr(m, "tools", ()))], offer.prompt_for)
+    registered = [t for m in middleware for t in getattr(m, "tools", ()) if t.name not in getattr(m, "withheld", ())]
+    parts.roster.add(role, [*tools, *registered], offer.prompt_for)
     return create_agent(
         chat_model(settings.part(ModelSettings), settings.tier.slot(slot), role),
         tools=list(tools),
@@ -586,8 +588,9 @@ def run_lifecycle(
 
 
 def plan_review(settings: ResearchConfig) -> PlanReviewMiddleware:
-    """The plan review, its estimate from the tier's prices and the run's budgets."""
+    """The plan review, its estimate from the tier's prices and the run's budgets; offered with ``plan_review`` on."""
     return PlanReviewMiddleware(
+        offered=settings.plan_review,
         timeout_s=settings.plan_review_timeout,
         estimate=partial(
             estimate_plan, tier=settings.tier, unit_tokens=settings.plan_unit_tokens, limits=budget_limits(settings)

@@ -1,7 +1,15 @@
 """Plan review: with ``plan_review`` on, the user approves, edits or rejects the plan before its units start.
 
-Contract (orchestrator only):
-- gives the orchestrator ``propose_plan(units)`` (each unit: the brief its sub-agent gets, the sub-agent,
+Contract (orchestrator only; in every graph, ``offered`` only with ``plan_review`` on):
+- the middleware is in every orchestrator, so that a resume answers a pending ``propose_plan`` call whatever
+  the resumed run's settings: deep-agents-ui resumes with ``Command(resume=...)`` and no config, so a run that
+  switched plan review on only in its first run's ``configurable`` resumes on a graph built without it.
+  The tool is registered in every graph (the resumed call runs there) but, with ``offered`` off, the model is
+  never shown it, ``task`` is not held back, and the graph's roster leaves it out (``withheld``), so a run
+  without plan review has the same tools and prompt as before; a ``propose_plan`` call there that no
+  reviewed graph proposed (its reply carries no ``PROPOSED_AT_KEY``) is refused with a ``TOOL ERROR``, so
+  it never pauses a run without plan review;
+- offered, gives the orchestrator ``propose_plan(units)`` (each unit: the brief its sub-agent gets, the sub-agent,
   the expected sources) and tells it to call it once before any ``task``; a ``task`` called before the
   turn's plan was approved is refused with a ``TOOL ERROR`` that says to propose the plan first;
 - ``propose_plan`` pauses the run with a LangGraph ``interrupt`` in langchain's human-in-the-loop format:
@@ -15,6 +23,8 @@ Contract (orchestrator only):
 - ``reject`` (its message, if any, quoted) tells the orchestrator to plan again from the message and
   propose again, which pauses again; a resume that is not one decision of those three is answered as a
   ``TOOL ERROR`` and the orchestrator proposes again;
+- a reply with more than one ``propose_plan`` call pauses once: the first call is reviewed, every further one
+  is answered at once with a ``TOOL ERROR`` that says one plan is reviewed at a time;
 - a plan answered more than ``timeout_s`` after it was proposed (0: no limit) is not started: the run ends
   ``error/plan_review_expired`` with a detail that says so, its last AI message that detail. A waiting plan
   costs nothing: a paused run holds no worker, only its checkpoint.
@@ -58,6 +68,12 @@ PROPOSED_AT_KEY = "dra_plan_proposed_at"
 _TOOL_DESCRIPTION = (
     "Propose the research plan for the user's review before any unit starts: one entry per research unit. "
     "The units start once the user approves or edits the plan; a rejection says what to change."
+)
+_ONE_PLAN = tool_error_text(
+    ToolName.PROPOSE_PLAN,
+    ToolErrorClass.PERMANENT,
+    f"only one plan is reviewed at a time: this reply called {ToolName.PROPOSE_PLAN} more than once, and only "
+    "its first call went to the user. Put every unit in one plan.",
 )
 # A research turn mostly reads (search results, pages, the growing conversation): its output is a small part.
 _OUTPUT_SHARE = 0.05
@@ -122,12 +138,17 @@ def plan_text(units: Sequence[PlanUnit], estimate: PlanEstimate) -> str:
 class PlanReviewMiddleware(AgentMiddleware):
     """``propose_plan`` and its review for the orchestrator; the approved units start without a model call."""
 
-    def __init__(self, *, timeout_s: float, estimate: Callable[[int], PlanEstimate]) -> None:
+    def __init__(self, *, timeout_s: float, estimate: Callable[[int], PlanEstimate], offered: bool = True) -> None:
+        """``offered``: the model is shown ``propose_plan`` and no unit starts before a review (``plan_review``);
+        off, the middleware only answers a resume of a plan another run's settings proposed."""
         super().__init__()
         not_negative("PlanReviewMiddleware", "timeout_s", timeout_s)
         self.timeout_s = timeout_s
         self.estimate = estimate
+        self.offered = offered
         self.tools: list[BaseTool] = [self._propose_plan_tool()]
+        # Registered for a resume, never shown: the roster (what a run is offered) leaves these out.
+        self.withheld: frozenset[str] = frozenset() if offered else frozenset({ToolName.PROPOSE_PLAN.value})
 
     def _propose_plan_tool(self) -> BaseTool:
         @tool(ToolName.PROPOSE_PLAN, args_schema=ProposePlanArgs, description=_TOOL_DESCRIPTION)
@@ -208,17 +229,37 @@ class PlanReviewMiddleware(AgentMiddleware):
                 for unit in approved
             ]
             return ModelResponse(result=[AIMessage(content="", tool_calls=calls, name=Role.ORCHESTRATOR.value)])  # type: ignore[arg-type]
+        if not self.offered:
+            tools = [t for t in request.tools if getattr(t, "name", None) != ToolName.PROPOSE_PLAN]
+            return await handler(request.override(tools=tools))
         response = await handler(request)
+        refused: list[ToolMessage] = []
         for reply in response.result:
-            if isinstance(reply, AIMessage) and any(c["name"] == ToolName.PROPOSE_PLAN for c in reply.tool_calls):
+            if not isinstance(reply, AIMessage):
+                continue
+            proposals = [c for c in reply.tool_calls if c["name"] == ToolName.PROPOSE_PLAN]
+            if proposals:
                 reply.response_metadata[PROPOSED_AT_KEY] = time.time()
+            # An answered call is not run: one interrupt, for the first proposal.
+            refused += [_result(c["id"] or "", _ONE_PLAN, error=True) for c in proposals[1:]]
+        if refused:
+            return ModelResponse(result=[*response.result, *refused], structured_response=response.structured_response)
         return response
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
     ) -> ToolMessage | Command:
         call = request.tool_call
-        if call["name"] == ToolName.TASK and not _approved_this_turn(request.state.get("messages") or []):
+        messages = request.state.get("messages") or []
+        if not self.offered and call["name"] == ToolName.PROPOSE_PLAN and _proposed_at(messages, call["id"]) is None:
+            # Proposed on this graph, where the tool is not offered: no review pauses a run without plan review.
+            text = tool_error_text(
+                ToolName.PROPOSE_PLAN,
+                ToolErrorClass.PERMANENT,
+                f"this run has no plan review, so there is no plan to propose: start the units with {ToolName.TASK}.",
+            )
+            return _result(call["id"] or "", text, error=True)
+        if self.offered and call["name"] == ToolName.TASK and not _approved_this_turn(messages):
             text = tool_error_text(
                 ToolName.TASK,
                 ToolErrorClass.PERMANENT,

@@ -7,11 +7,12 @@ import asyncio
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from testkit.agent_server import RunResult, stream_run
+from testkit.agent_server import AgentServer, RunResult, stream_run
 from testkit.scenarios import (
     findings_json,
     message_text,
@@ -23,6 +24,7 @@ from testkit.scenarios import (
     system_text,
 )
 from testkit.scripted_model import call, turn
+from tests.conftest import agent_env
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -103,6 +105,60 @@ async def test_a_reviewed_run_pauses_on_one_action_request_holding_the_plan_and_
     assert approved.values["final_report"].startswith("# Kelp farms")
     assert not approved.state.get("interrupts")
     assert len(requests_of(scripted, "orchestrator")) == 2, "the approved units started without a model call"
+
+
+async def test_a_review_switched_on_only_in_the_first_runs_configurable_is_answered_by_a_resume_without_config(
+    agent_server, scripted
+):
+    """deep-agents-ui resumes with ``Command(resume=...)`` and no config: the resumed run's settings have no
+    plan review, and its graph still answers the pending review; its usage counts the call that proposed."""
+    scripted.set_scenario(
+        scenario(
+            orchestrator(propose(UNITS), NEVER_ASKED, submit(REPORT)),
+            researcher(turn(content=findings_json("Output grew.")), repeat_last=True),
+        )
+    )
+    paused = await stream_run(agent_server.url, "How is kelp farming doing in Europe?", configurable=REVIEW)
+    [action] = review_request(paused)["action_requests"]
+    assert action["name"] == "propose_plan"
+
+    approved = await stream_run(
+        agent_server.url,
+        None,
+        thread_id=paused.thread_id,
+        resume={"decisions": [{"type": "approve"}]},
+        send_config=False,
+    )
+
+    assert sorted(briefs_received(scripted)) == sorted(u["brief"] for u in UNITS), "the approval was ignored"
+    assert [(e["state"], e["reason"]) for e in approved.end_statuses] == [("done", "report_delivered")]
+    assert approved.values["final_report"].startswith("# Kelp farms")
+    [usage] = approved.of_type("usage")
+    assert len(requests_of(scripted, "orchestrator")) == 2, "proposing, then submitting the report"
+    assert usage["per_role"]["orchestrator"]["model_calls"] == 2, "the call that proposed the plan is not counted"
+    assert usage["plan_estimate"]["units"] == 2
+
+
+async def test_a_run_without_plan_review_is_not_shown_propose_plan_and_its_units_start_at_once(agent_server, scripted):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(
+                turn(tool_calls=[call("task", description=UNITS[0]["brief"], subagent_type="research-subagent")]),
+                submit(REPORT),
+            ),
+            researcher(turn(content=findings_json("Output grew.")), repeat_last=True),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "How is kelp farming doing in Norway?")
+
+    assert briefs_received(scripted) == [UNITS[0]["brief"]]
+    first = requests_of(scripted, "orchestrator")[0]["body"]
+    assert "propose_plan" not in [tool["function"]["name"] for tool in first["tools"]]
+    assert "## Plan review" not in system_text(first)
+    [start] = run.of_type("run_start")
+    assert "propose_plan" not in start["tools"]["orchestrator"]
+    assert [(e["state"], e["reason"]) for e in run.end_statuses] == [("done", "report_delivered")]
 
 
 async def test_an_edited_plan_runs_the_edited_units_with_the_edited_brief(agent_server, scripted):
@@ -208,3 +264,44 @@ def test_ask_with_review_plan_shows_the_plan_and_runs_the_units_as_edited_on_the
     assert "Estimated cost: $" in done.stdout
     assert briefs_received(scripted) == ["Find 2025 kelp farm output in Iceland"]
     assert "Kelp farms" in done.stdout
+
+
+@pytest.fixture
+def one_run_per_user(model_server, web_server) -> Iterator[AgentServer]:
+    """A server that runs at most one research run per user at once."""
+    server = AgentServer({**agent_env(model_server, web_server), "DRA_MAX_RUNS_PER_USER": "1"}).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+async def test_a_run_paused_on_its_plan_review_holds_none_of_its_users_run_slots(one_run_per_user, scripted):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(propose(UNITS), NEVER_ASKED, submit(REPORT)),
+            researcher(turn(content=findings_json("Output grew.")), repeat_last=True),
+        )
+    )
+    paused = await stream_run(one_run_per_user.url, "How is kelp farming doing?", configurable=REVIEW)
+    assert len(review_request(paused)["action_requests"]) == 1
+
+    # The same user, one run allowed: another question while the plan waits for its review.
+    scripted.set_scenario(
+        scenario(
+            orchestrator(
+                turn(
+                    tool_calls=[
+                        call("task", description="Find 2025 kelp output in Chile", subagent_type="research-subagent")
+                    ]
+                ),
+                submit(REPORT),
+            ),
+            researcher(turn(content=findings_json("Output grew.")), repeat_last=True),
+        )
+    )
+    other = await stream_run(one_run_per_user.url, "And in Chile?")
+
+    assert [(e["state"], e["reason"]) for e in other.end_statuses] == [("done", "report_delivered")], (
+        "the paused run still held the user's one run slot"
+    )

@@ -1,9 +1,14 @@
 """Steering a run while it runs, through ``langgraph dev`` and the SDK: ``POST /steer`` and ``./run.sh steer``'s
 code put the message on the run's channel; the run acknowledges it at once and the orchestrator reads it at
-its next step, while the units already running finish and keep what they found."""
+its next step, while the units already running finish and keep what they found; a drop stops the running unit
+about its topic; a line typed on ``ask``'s terminal steers the run ``ask`` streams."""
 
 from __future__ import annotations
 
+import os
+import pty
+import subprocess
+import sys
 import time
 
 import anyio
@@ -165,3 +170,124 @@ async def test_steering_a_thread_with_no_run_in_progress_or_without_a_message_is
     assert idle.status_code == 404 and "no run in progress" in idle.json()["detail"]
     assert empty.status_code == 422 and garbled.status_code == 422
     assert "message" in empty.json()["detail"]
+
+
+NORWAY = "Find 2025 kelp farm output in Norway"
+SCOTLAND = "Find 2025 kelp farm output in Scotland"
+PARTIAL = "Partial: the first survey counts 40 farms."
+COMPLETE = "Complete: Norway's farms landed 2,000 tonnes in 2025."
+
+
+def brief_of(request: dict) -> str:
+    """The brief a research sub-agent's model request works on: its first user message."""
+    return next(message_text(m) for m in request["body"]["messages"] if m["role"] == "user")
+
+
+async def test_a_drop_stops_the_running_unit_about_its_topic_which_hands_over_what_it_found_while_the_other_finishes(
+    agent_server, scripted, web
+):
+    report = "# Kelp farms\n\nNorway's kelp farms grew; Scotland was left out at the user's request.\n"
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate(NORWAY, SCOTLAND), submit(report)),
+            researcher(
+                # Both units note a partial finding as they search; the model takes 2 s to answer, time to steer.
+                turn(content=findings_json(PARTIAL), tool_calls=[call("web_search", query="kelp farms")], delay_s=2.0),
+                turn(content=findings_json(COMPLETE)),
+            ),
+        )
+    )
+    client = get_client(url=agent_server.url)
+    thread_id = (await client.threads.create())["thread_id"]
+    outcome: dict = {}
+
+    async def research() -> None:
+        outcome["run"] = await stream_run(client, "How much kelp do farms land?", thread_id=thread_id, timeout=90)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(research)
+        with anyio.fail_after(30):
+            while len(requests_of(scripted, "research-subagent")) < 2:
+                await anyio.sleep(0.05)
+        async with httpx.AsyncClient(base_url=agent_server.url, timeout=10) as http:
+            answer = await http.post(f"/steer/{thread_id}", json={"message": "Drop Scotland, please"})
+        assert answer.status_code == 202, answer.text
+    run: RunResult = outcome["run"]
+
+    assert end_of(run) == ("done", "report_delivered"), run.end_statuses[0]["detail"]
+    unit_ids = {s["task_id"]: brief for s, brief in zip(run.statuses("subagent_start"), task_briefs(run), strict=True)}
+    [scotland_id] = [task_id for task_id, brief in unit_ids.items() if brief == SCOTLAND]
+    [ack] = run.statuses("steer_received")
+    assert ack["dropped_units"] == [scotland_id], "the events do not show which unit the message dropped"
+    assert SCOTLAND in ack["detail"]
+    asked = [brief_of(r) for r in requests_of(scripted, "research-subagent")]
+    assert asked.count(SCOTLAND) == 1, "the dropped unit went on to its next model call"
+    assert asked.count(NORWAY) == 2, "the unit not about the dropped topic did not finish"
+    handed = {f["task_id"]: f for f in run.of_type("subagent_findings")}
+    assert handed[scotland_id]["summary"] == PARTIAL and handed[scotland_id]["halted"] == "user"
+    assert any('steering message "Drop Scotland, please"' in gap for gap in handed[scotland_id]["gaps"])
+    [norway_id] = set(unit_ids) - {scotland_id}
+    assert handed[norway_id]["summary"] == COMPLETE and handed[norway_id].get("halted") is None
+    next_call = " ".join(message_text(m) for m in requests_of(scripted, "orchestrator")[1]["body"]["messages"])
+    assert '1. "Drop Scotland, please"' in next_call and "which dropped this unit" in next_call
+    assert run.values["findings"][norway_id]["summary"] == COMPLETE, "the finished unit's findings were lost"
+    assert run.of_type("report")[0]["markdown"].startswith("# Kelp farms")
+
+
+def ask_command(url: str) -> list[str]:
+    return [sys.executable, "-m", "deep_research_agent.cli", "ask", "--url", url, "How good are sodium batteries?"]
+
+
+ASK_ENV = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+
+
+def steered_scenario() -> dict:
+    return scenario(
+        orchestrator(
+            plan_and_delegate("Find sodium battery prices"),
+            turn(tool_calls=[call("task", description=STEER, subagent_type="research-subagent")]),
+            submit(REPORT),
+        ),
+        slow_researcher("Sodium cells are cheaper than lithium cells."),
+    )
+
+
+def test_a_line_typed_on_asks_terminal_steers_the_run_and_the_ack_shows_in_its_stream(agent_server, scripted, web):
+    """``ask`` on a real pseudo-terminal (its stdin a pty, as a user's shell gives it), against ``langgraph dev``."""
+    scripted.set_scenario(steered_scenario())
+    terminal, its_end = pty.openpty()
+    try:
+        with subprocess.Popen(
+            ask_command(agent_server.url), stdin=its_end, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=ASK_ENV,
+        ) as ask:  # fmt: skip
+            os.close(its_end)
+            deadline = time.monotonic() + 60
+            while not requests_of(scripted, "research-subagent") and time.monotonic() < deadline:
+                time.sleep(0.05)
+            os.write(terminal, f"{STEER}\n".encode())
+            out, err = ask.communicate(timeout=120)
+    finally:
+        os.close(terminal)
+
+    assert ask.returncode == 0, out + err
+    assert "Type a message and press Enter to steer this run" in out
+    assert f"Steering taken: \u201c{STEER}\u201d" in out, "the ack did not show in the stream"
+    steered = " ".join(message_text(m) for m in requests_of(scripted, "orchestrator")[1]["body"]["messages"])
+    assert f'1. "{STEER}"' in steered, "the typed line did not reach the orchestrator's next step"
+    assert "Sodium batteries" in out
+
+
+def test_asks_stdin_that_is_no_terminal_is_never_read_as_steering(agent_server, scripted, web):
+    scripted.set_scenario(steered_scenario())
+
+    done = subprocess.run(
+        ask_command(agent_server.url), input=f"{STEER}\n", capture_output=True, text=True, timeout=120, env=ASK_ENV
+    )
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Steering taken" not in done.stdout and "press Enter to steer" not in done.stdout
+    orchestrator_read = " ".join(
+        message_text(m) for r in requests_of(scripted, "orchestrator") for m in r["body"]["messages"]
+    )
+    assert "STEERING FROM THE USER" not in orchestrator_read

@@ -591,17 +591,23 @@ def test_the_plan_review_renders_as_an_approval_in_a_deep_agents_ui_like_page_an
 ):
     """The page (tests/fixtures/clients/deep-agents-ui-like.html) reads the interrupt and answers it as
     deep-agents-ui does: the action request shown on the last AI message's tool call of the same name, and a
-    resume carrying exactly one decision. Plan review is on in the assistant's config, the way a deep-agents-ui
-    user picks it (its settings take an assistant id, and its resume sends no config of its own)."""
+    resume carrying exactly one decision and no config. Plan review is on only in the first run's configurable
+    (not in the assistant's config, not in the server's settings), so the resume runs on a graph built without
+    plan review, which still answers the pending review."""
     scripted.set_scenario(kelp_plan_reviewed())
     client = get_sync_client(url=agent_server.url)
-    assistant = client.assistants.create(GRAPH_ID, config={"configurable": {"plan_review": True}})
+    # As deep-agents-ui picks it: the graph's own assistant, the one the system created.
+    [assistant] = [
+        a for a in client.assistants.search(graph_id=GRAPH_ID) if a["metadata"].get("created_by") == "system"
+    ]
     context = browser.new_context()
     resumes: list[dict] = []
     try:
         thread_id = client.threads.create()["thread_id"]
         question = {"messages": [{"role": "user", "content": "How is kelp farming doing?"}]}
-        client.runs.wait(thread_id, assistant["assistant_id"], input=question)
+        client.runs.wait(
+            thread_id, assistant["assistant_id"], input=question, config={"configurable": {"plan_review": True}}
+        )
         assert client.threads.get(thread_id)["status"] == "interrupted"
         assert requests_of(scripted, "research-subagent") == [], "no unit starts before the review"
 
@@ -630,12 +636,11 @@ def test_the_plan_review_renders_as_an_approval_in_a_deep_agents_ui_like_page_an
         assert page_errors == [], f"the page threw: {page_errors}"
     finally:
         context.close()
-        # Other tests take the graph's one assistant.
-        client.assistants.delete(assistant["assistant_id"])
 
     [resume] = resumes
     assert resume["command"] == {"resume": {"decisions": [{"type": "approve"}]}}, "exactly one decision"
     assert resume["input"] is None and resume["stream_mode"] == ["values", "messages-tuple"]
+    assert "config" not in resume and "context" not in resume, "the resume carries no settings of its own"
     first_turns = [r for r in requests_of(scripted, "research-subagent") if r["turn"] == 0]
     assert sorted(message_text(r["body"]["messages"][-1]) for r in first_turns) == sorted(
         u["brief"] for u in KELP_UNITS

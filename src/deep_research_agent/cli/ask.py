@@ -10,6 +10,9 @@ Contract:
   in ONE follow-up message on the same thread. Otherwise the run is sent with ``clarify: false`` (unless
   ``--config`` sets ``clarify``), so the agent proceeds on stated assumptions and the question goes as typed;
   a clarification that arrives anyway (``--config`` turned it on) gets one "no answers" reply.
+- While a run streams and stdin is a terminal, each line typed is sent as a steering message
+  (``steer_inline.py``), the channel ``./run.sh steer`` uses; the run's ack shows in the stream. Stdin that
+  is no terminal (a pipe, CI) is never read for it.
 - Ctrl-C during a run (``StopOnInterrupt``): the first asks the run to wrap up (the agents deliver what
   they found and the report is written), the second to stop now (the report is assembled from the
   findings so far), the third abandons it (the stream is dropped, the server cancels the run and no
@@ -42,7 +45,7 @@ import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from langgraph_sdk.errors import NotFoundError
 from rich.console import Console
@@ -53,6 +56,7 @@ from ..domain.names import CLARIFICATION_HEADER, StopMode
 from ..protocol.events import STOP_REQUESTS_NAMESPACE
 from ..run.owner import ANONYMOUS_USER
 from .env import server_answers
+from .steer_inline import SteerFromTerminal
 from .tasks import task_thread
 from .view import RunView
 
@@ -153,11 +157,17 @@ async def stream_run(
     view: RunView,
     *,
     resume: Any = None,
+    steer_from: TextIO | None = None,
 ) -> None:
-    """Start one run on the thread and feed every stream part to the view, under a live status line."""
+    """Start one run on the thread and feed every stream part to the view, under a live status line; each line
+    typed on ``steer_from`` (a terminal, or None) meanwhile steers the run."""
     view.start_run()
     parts = run_parts(client, thread_id, content, configurable, resume=resume)
-    with Live(view, console=view.console, refresh_per_second=8, transient=True), StopOnInterrupt(client, view) as stop:
+    with (
+        Live(view, console=view.console, refresh_per_second=8, transient=True),
+        StopOnInterrupt(client, view) as stop,
+        SteerFromTerminal(client, thread_id, steer_from, view),
+    ):
         async for part in parts:
             if part.event == "metadata" and isinstance(part.data, dict):
                 stop.run_id = part.data.get("run_id")
@@ -263,9 +273,11 @@ async def ask(
     out: Path | None = None,
     read_answer: Callable[[Text], str] | None = None,
     review: bool = False,
+    steer_from: TextIO | None = None,
 ) -> int:
     """One ask session: the run, at most one clarification follow-up, the evidence file, the report file, the
-    run time. A ``task`` in ``configurable`` continues that task's thread (``cli/tasks.py``)."""
+    run time. A ``task`` in ``configurable`` continues that task's thread (``cli/tasks.py``). Lines typed on
+    ``steer_from`` (a terminal, or None) while a run streams steer it."""
     missing_report = False
     try:
         if task := configurable.get("task"):
@@ -275,16 +287,17 @@ async def ask(
         if not interactive:
             # The engine's non-interactive mode; the question stays as typed (it is the thread's title).
             configurable = {"clarify": False, **configurable}
-        await stream_run(client, thread_id, question, configurable, view)
+        await stream_run(client, thread_id, question, configurable, view, steer_from=steer_from)
         while review and read_answer is not None and (plan := await pending_plan(client, thread_id)) is not None:
             decision = review_plan(plan, read_answer, view.console)
-            await stream_run(client, thread_id, None, configurable, view, resume={"decisions": [decision]})
+            resume = {"decisions": [decision]}
+            await stream_run(client, thread_id, None, configurable, view, resume=resume, steer_from=steer_from)
         if view.clarification and view.failure is None:
             if interactive and read_answer is not None:
                 reply = format_clarification_reply(view.clarification, collect_answers(view.clarification, read_answer))
             else:
                 reply = NO_ANSWERS_REPLY
-            await stream_run(client, thread_id, reply, configurable, view)
+            await stream_run(client, thread_id, reply, configurable, view, steer_from=steer_from)
         if evidence is not None:
             await write_evidence(client, thread_id, question, evidence)
             view.console.print(Text(f"Evidence written to {evidence}"))
@@ -357,5 +370,7 @@ def cmd_ask(args: argparse.Namespace, console: Console) -> int:
             out=out,
             read_answer=console.input,
             review=review,
+            # Only a terminal's lines steer: a pipe's (CI, a script) are never read for it.
+            steer_from=sys.stdin if sys.stdin.isatty() else None,
         )
     )

@@ -157,6 +157,15 @@ class RunView:
     def stop_not_sent(self, why: str) -> None:
         self._print("!", f"Could not ask the run to stop ({why}); Ctrl-C again to go further.", "yellow")
 
+    def steering_inline(self) -> None:
+        """This terminal's lines steer the run (``cli/steer_inline.py``)."""
+        self._print(
+            "·", "Type a message and press Enter to steer this run (\u201cdrop Y\u201d, \u201cfinish now\u201d).", "dim"
+        )
+
+    def steer_not_sent(self, why: str) -> None:
+        self._print("!", f"Could not send the steering message ({why}).", "yellow")
+
     def stream_failed(self, message: str) -> None:
         self.failure = redact(message)
         self._print("✖", f"The stream failed: {self.failure}", "red")

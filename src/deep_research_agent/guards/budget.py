@@ -9,6 +9,8 @@
   orchestrator submits its report;
 - when the user asks the run to wrap up (``stop_request.py``), the same nudge goes to every agent, and no
   tool call starts any more except ``submit_report``;
+- a research unit a steering message dropped (``delivery/steer.py``) is stopped at its next model call,
+  which is not made: it hands back what it found so far, marked ``halted: user``, its gap naming the message;
 - at 100%, one ``status: budget_halt`` per run and the run is halted: no model call and no tool call
   starts afterwards in any role. A refused tool call returns an error result; a refused model call ends
   its agent (a sub-agent hands back what it has). ``submit_report`` is exempt: delivering a report that
@@ -40,6 +42,7 @@ from ..domain.names import Ceiling, Role, ToolErrorClass, ToolName
 from ..domain.per_role import PerRoleMiddleware
 from ..domain.stops import StopCause
 from ..protocol.events import BudgetHaltStatus, BudgetSoftStatus, emit
+from ..protocol.sender import current_sender
 from ..run import Halt, Run, run_hook
 from .halting import stop_agent
 
@@ -53,6 +56,8 @@ _OUT_OF_TIME = object()
 _STOPPED = object()
 # Not a halt (model calls go on, so every agent can write up), but the reason a tool call is refused.
 _WRAPPING_UP = "the user asked the run to wrap up and deliver what it has"
+# What stops one unit a steering message dropped: the user's, for that unit alone (the run goes on).
+_DROPPED = Halt(cause=StopCause.USER, detail="the user dropped this unit's topic")
 
 
 def effective_recursion_limit(recursion_limit: int) -> int:
@@ -134,6 +139,9 @@ class BudgetMiddleware(PerRoleMiddleware):
         halt = self._enforce(run)
         if halt is not None:
             return respond([self._stop(run, request.messages, halt)])
+        if self.role != Role.ORCHESTRATOR and (dropped := run.control.dropped_by(current_sender.get().task_id or "")):
+            why = f"the user's steering message \"{dropped}\", which dropped this unit's topic"
+            return respond([stop_agent(run, self.role, request.messages, halt=_DROPPED, why=why)])
         if run.control.budget_soft is not None or run.control.wrap_up_requested:
             request = request.override(messages=[*request.messages, harness_message(self._wrap_up_nudge(run))])
         return await self._model_call_within_limits(request, handler, run)

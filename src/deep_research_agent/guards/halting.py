@@ -21,12 +21,13 @@ from ..protocol.sender import current_sender
 from ..run import Halt, Run
 
 
-def stop_agent(run: Run, role: str, messages: Sequence[AnyMessage], *, halt: Halt) -> AIMessage:
-    """The last message of an agent of ``run`` a guard stopped; halts the run when that agent is the orchestrator."""
+def stop_agent(run: Run, role: str, messages: Sequence[AnyMessage], *, halt: Halt, why: str | None = None) -> AIMessage:
+    """The last message of an agent of ``run`` a guard stopped; halts the run when that agent is the orchestrator.
+    ``why`` says what stopped a sub-agent in its hand-back, when more than the cause's wording."""
     if role == Role.ORCHESTRATOR:
         run.control.halt_run(halt)
         return harness_note(f"(Stopped by {halt.cause.wording}: {halt.detail.rstrip('.')}.)")
-    findings = hand_back(messages, cause=halt.cause)
+    findings = hand_back(messages, cause=halt.cause, why=why)
     task_id = current_sender.get().task_id
     if task_id:
         # Only the orchestrator stalls, so every cause that reaches a sub-agent names its ``halted``.

@@ -265,9 +265,10 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit].rstrip() + " …"
 
 
-def hand_back(messages: Sequence[AnyMessage], *, cause: StopCause) -> Findings:
-    """What a sub-agent a guard stopped hands back: what it found, marked as halted."""
-    why = cause.wording
+def hand_back(messages: Sequence[AnyMessage], *, cause: StopCause, why: str | None = None) -> Findings:
+    """What a sub-agent a guard stopped hands back: what it found, marked as halted by ``why`` (by default the
+    cause's wording)."""
+    why = why or cause.wording
     findings = _last_findings(messages)
     if findings is None:
         summary = f"Halted by {why} before this unit returned findings."

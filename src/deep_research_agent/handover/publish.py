@@ -8,6 +8,8 @@ Contract (orchestrator only; ``models_by_role`` is the roster, with each sub-age
 - while the sub-agent runs, every event it emits carries its role and this ``task`` call's id (through
   the ``current_sender`` context variable, which parallel ``task`` calls each hold separately), and its
   progress lines are shown on this call's card (``progress.unit_card``);
+- while the sub-agent runs, the run's control lists its unit as running (``RunControl.running_units``, the
+  ``task`` call id and brief), so a steering message can drop it (``delivery/steer.py``);
 - a sub-agent that raises becomes an error result for that ``task`` ("not researched, retry once") and a
   ``subagent_failed`` status: one dead worker never kills the run;
 - when the sub-agent ended with findings (staged, already parsed, by its findings gate or its guard's
@@ -145,6 +147,9 @@ class HandOverMiddleware(AgentMiddleware):
         unit = str(args.get("description") or "")
         model = self.models_by_role.get(role)
         run.control.mark_research_started()
+        if not self.nested:
+            # A steering message can drop this unit while it runs (``delivery/steer.py``).
+            run.control.unit_started(task_id, unit)
 
         emit(SubagentStartStatus(role=role, task_id=task_id, subagent=role, model=model))
         token = current_sender.set(Sender(role=role, task_id=task_id, unit=unit[:_UNIT_CHARS]))
@@ -173,6 +178,9 @@ class HandOverMiddleware(AgentMiddleware):
                 name=ToolName.TASK,
                 status="error",
             )
+        finally:
+            if not self.nested:
+                run.control.unit_ended(task_id)
         current_sender.reset(token)
         result = await _hand_over(result, unit=unit, run=run, sender=Sender(role, task_id), nested=self.nested)
         spent = run.usage.of_task(task_id)

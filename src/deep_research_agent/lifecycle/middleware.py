@@ -17,6 +17,9 @@ Contract (orchestrator only; it must be the outermost middleware):
   restores it there, and gets the same watcher and slot, at its next model or tool call, since its
   opening hook does not run again: so its run time, usage, sources, hand-overs and texts include the part
   before the resume, and it ends with one report and one end status;
+- a run that pauses for the user (an interrupt of an orchestrator tool call: the plan review) is closed
+  there: its slot is freed, so a paused run never holds one of its user's runs in progress, and its usage
+  is kept for the run that resumes the thread, whose usage event counts it (``run/ledger.py``);
 - a model call that fails for good (once the retry middleware gave up) does not raise: the error is
   classified into a detail that says what to fix, and the agent stops;
 - an unexpected exception in a model call or a tool call of the orchestrator (its middleware included),
@@ -93,11 +96,13 @@ from ..run import (
     Run,
     RunSlot,
     admit,
+    adopt_paused_usage,
     archive_evidence,
     close_run,
     current_run,
     evidence_summaries,
     forget_ledger,
+    keep_paused_usage,
     owner_key,
     release_slot,
     restore_ledger,
@@ -271,8 +276,11 @@ class RunLifecycleMiddleware(AgentMiddleware):
             if attached.done:
                 return
             owner = run_owner(config)
-            if await restore_ledger(store, run, thread_id=(config.get("configurable") or {}).get("thread_id")):
+            thread_id = (config.get("configurable") or {}).get("thread_id")
+            if await restore_ledger(store, run, thread_id=thread_id):
                 logger.info("run %s resumed in this process from its last checkpoint and ledger", run.key)
+            elif await adopt_paused_usage(store, run, thread_id=thread_id):
+                logger.info("run %s resumed a run paused for the user, and counts what it spent", run.key)
             # A run resumed without its ledger cannot tell a follow-up apart: it keeps the follow-up guidance.
             await self._offer(store, run, config, follow_up=True)
             start_watching(store, run, owner=owner)
@@ -326,7 +334,11 @@ class RunLifecycleMiddleware(AgentMiddleware):
             _forget_cancelled_run(call)
             raise
         except GraphInterrupt:
-            # A pause for the user (plan review): the resume is a run of its own, so this one holds nothing.
+            # A pause for the user (plan review): the resume is a run of its own, so this one holds nothing
+            # (its slot is freed as it closes) but what it spent, which the resuming run adds to its usage.
+            if call is not None:
+                run, config = call
+                await keep_paused_usage(store, run, thread_id=(config.get("configurable") or {}).get("thread_id"))
             _forget_cancelled_run(call)
             raise
         except GraphBubbleUp:

@@ -423,6 +423,11 @@ class SteerReceivedStatus(StatusEvent):
     state: Literal[StatusState.STEER_RECEIVED] = StatusState.STEER_RECEIVED
     message: str = Field(description="The user's steering message, as typed.")
     detail: str
+    dropped_units: list[str] = Field(
+        default_factory=list,
+        description="The task ids of the running research units the message drops: each stops at its next model "
+        "call and hands over what it found.",
+    )
 
 
 class McpReadyStatus(StatusEvent):

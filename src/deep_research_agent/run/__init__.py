@@ -21,7 +21,16 @@ from .admission import (
 from .archive import EVIDENCE_NAMESPACE, archive_evidence, evidence_namespace, evidence_summaries, stored_evidence
 from .boundary import run_hook, run_tool
 from .control import Halt, RunControl
-from .ledger import LEDGER_NAMESPACE, forget_ledger, kept_in_ledger, restore_ledger, save_ledger, unsaved_records
+from .ledger import (
+    LEDGER_NAMESPACE,
+    adopt_paused_usage,
+    forget_ledger,
+    keep_paused_usage,
+    kept_in_ledger,
+    restore_ledger,
+    save_ledger,
+    unsaved_records,
+)
 from .owner import ANONYMOUS_USER, client_namespaces, run_owner, run_user
 from .recording import RecordingLedger, note_recording_failure, record_ops
 from .registry import NoRunError, Run, bound_run, close_run, current_run, is_open, run_key
@@ -50,9 +59,11 @@ __all__ = [
     "current_run",
     "evidence_namespace",
     "evidence_summaries",
+    "adopt_paused_usage",
     "forget_ledger",
     "is_open",
     "keep_slot",
+    "keep_paused_usage",
     "kept_in_ledger",
     "owner_key",
     "release_slot",

@@ -1,5 +1,9 @@
 """Run control: the signals that steer a whole run, orchestrator and sub-agents alike.
 
+Also which research units are running (by ``task`` call id, with their briefs) and which of them a steering
+message dropped: the unit's next model call stops it (``guards/budget.py``). Neither is kept in the ledger: a
+sub-agent is never resumed midway.
+
 Contract: each signal is set by one method, under the lock, and read through a property; a signal that
 stays set once set (a halt, the wrap-up request, the budget's soft stage) returns True only to its
 first setter, whose event is the one sent. Reasons are typed (``names``), never bare strings.
@@ -33,7 +37,7 @@ class Halt:
 
 
 class RunControl:
-    """Halt, stop, wrap-up and steering requests, the budget's soft stage, and what the run has delivered."""
+    """Halt, stop, wrap-up, steering and drop requests, the budget's soft stage, and what the run has delivered."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -47,6 +51,8 @@ class RunControl:
         self._questions: tuple[str, ...] = ()
         self._steering: tuple[str, ...] = ()
         self._halted_tasks: dict[str, HaltedBy] = {}
+        self._running_units: dict[str, str] = {}
+        self._dropped_units: dict[str, str] = {}
         self._notices: set[str] = set()
         self._closed = False
         self._stop = asyncio.Event()
@@ -123,6 +129,32 @@ class RunControl:
         with self._lock:
             self._steering = (*self._steering, message)
             return len(self._steering)
+
+    @property
+    def running_units(self) -> dict[str, str]:
+        """The research units running now: each ``task`` call id with its brief."""
+        with self._lock:
+            return dict(self._running_units)
+
+    def unit_started(self, task_id: str, brief: str) -> None:
+        with self._lock:
+            self._running_units[task_id] = brief
+
+    def unit_ended(self, task_id: str) -> None:
+        with self._lock:
+            self._running_units.pop(task_id, None)
+
+    def drop_units(self, task_ids: list[str], message: str) -> list[str]:
+        """The user's steering ``message`` dropped these running units; returns those it newly dropped."""
+        with self._lock:
+            dropped = [t for t in task_ids if t in self._running_units and t not in self._dropped_units]
+            self._dropped_units.update(dict.fromkeys(dropped, message))
+            return dropped
+
+    def dropped_by(self, task_id: str) -> str | None:
+        """The steering message that dropped the unit of this ``task`` call, if one did."""
+        with self._lock:
+            return self._dropped_units.get(task_id)
 
     def enter_budget_soft_stage(self, ceiling: Ceiling) -> bool:
         """A ceiling passed its wrap-up mark; True only the first time in the run."""

@@ -22,6 +22,12 @@ Contract:
   and hand-overs, sources and texts are there for the report's citation checks. Work in flight at the
   crash is redone and counted again, as it was spent again;
 - ``forget_ledger`` deletes the ledger item when the run ends (the texts stay: they are the archive);
+- a run that pauses for the user (an interrupt: the plan review) ends its server run there, and the answer
+  resumes the thread as a run of its own, with a new run id: ``keep_paused_usage`` keeps what the paused run
+  spent under the thread (``PAUSED_NAMESPACE``, and forgets its ledger), and ``adopt_paused_usage`` adds it to
+  the run that resumes the thread, once, so that run's usage counts the calls before the pause (the one
+  that proposed the plan). Only usage: the run time of the resumed run starts at the resume, since the
+  wait for the user is no research time and must not use up ``max_run_seconds``;
 - a store that fails is logged and the run goes on; a run without a store or a thread keeps no ledger.
 """
 
@@ -47,6 +53,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 LEDGER_NAMESPACE = ("deep_research_agent", "ledgers")
+# What a run paused for the user had spent, keyed by thread id, for the run that resumes the thread.
+PAUSED_NAMESPACE = ("deep_research_agent", "paused_usage")
 _PAGE = 100
 
 
@@ -160,6 +168,33 @@ async def forget_ledger(store: BaseStore | None, run: Run) -> None:
         await store.adelete(LEDGER_NAMESPACE, run.key)
     except Exception:  # noqa: BLE001 - a leftover ledger is only read by a resume of this run
         logger.warning("could not delete the ledger of run %s", run.key, exc_info=True)
+
+
+async def keep_paused_usage(store: BaseStore | None, run: Run, *, thread_id: str | None) -> None:
+    """Keep what ``run``, paused for the user, spent, for the run that resumes ``thread_id``."""
+    if store is None or not thread_id:
+        return
+    try:
+        await store.aput(PAUSED_NAMESPACE, thread_id, {"run_id": run.key, "usage": run.usage.snapshot()}, index=False)
+    except Exception:  # noqa: BLE001 - a missed save costs the resumed run's usage the calls before the pause
+        logger.warning("could not keep the usage of paused run %s", run.key, exc_info=True)
+    await forget_ledger(store, run)
+
+
+async def adopt_paused_usage(store: BaseStore | None, run: Run, *, thread_id: str | None) -> bool:
+    """Add what the run paused on ``thread_id`` spent to ``run``, which resumes it; True when there was some."""
+    if store is None or not thread_id:
+        return False
+    try:
+        item = await store.aget(PAUSED_NAMESPACE, thread_id)
+        if item is None or item.value.get("run_id") == run.key:
+            return False
+        await store.adelete(PAUSED_NAMESPACE, thread_id)
+    except Exception:  # noqa: BLE001 - the run goes on counting from the resume
+        logger.warning("could not read the usage paused on thread %s", thread_id, exc_info=True)
+        return False
+    run.usage.restore(item.value.get("usage") or {})
+    return True
 
 
 async def _texts(store: BaseStore, thread_id: str, run_id: str) -> list[EvidenceRecord]:
