@@ -153,7 +153,12 @@ const NOTES: { [S in StatusState]?: (event: StatusOf<S>) => Note } = {
     level: "warn",
     text: e.reason === "wrap_up" ? "Wrapping up at your request: the report is being written" : "Stopping at your request",
   }),
-  steer_received: (e) => ({ level: "info", text: `You steered the run: \u201c${e.message}\u201d` }),
+  steer_received: (e) => ({
+    level: "info",
+    text: `You steered the run: \u201c${e.message}\u201d${
+      e.dropped_units?.length ? `; stopping ${plural(e.dropped_units.length, "running unit")}, each handing over what it found` : ""
+    }`,
+  }),
   warning: (e) => ({ level: "warn", text: e.detail ?? "Warning" }),
   keyless_search: (e) => ({ level: "info", text: e.detail ?? "Web search runs without a key (rate-limited)" }),
   mcp_ready: (e) => ({

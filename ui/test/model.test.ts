@@ -202,6 +202,8 @@ test("guard events read plainly", () => {
   assert.equal(words({ state: "revising", reason: "report_quality", detail: "cite [2]" }), "Revising report: cite [2]");
   assert.equal(words({ state: "rate_limited", wait_s: 2, attempt: 1 }), "Rate limited: waiting 2 s (attempt 1)");
   assert.equal(words({ state: "budget_halt", reason: "cost", used: 0.5, limit: 0.5 }), "Budget used up (cost $0.50 of $0.50): stopping");
+  assert.equal(words({ state: "steer_received", message: "drop Scotland", dropped_units: ["t1"] }), "You steered the run: \u201cdrop Scotland\u201d; stopping 1 running unit, each handing over what it found");
+  assert.equal(words({ state: "steer_received", message: "also cover Wales", dropped_units: [] }), "You steered the run: \u201calso cover Wales\u201d");
 });
 
 test("the clarification reply is the one ./run.sh ask sends", () => {
