@@ -50,7 +50,6 @@ from typing import Any
 
 from deepagents.backends import StateBackend
 from deepagents.graph import DeepAgentState
-from deepagents.middleware.patch_tool_calls import PatchToolCallsMiddleware
 from deepagents.middleware.subagents import CompiledSubAgent, SubAgentMiddleware
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware
@@ -374,8 +373,8 @@ def orchestrator_agent(
                 judge=claim_judge(settings, models_for(settings)), judge_timeout=judge_timeout(settings)
             ),
             # Inside the report gate: the "what changed" section is appended to the report it let through.
+            # The patch for dangling tool calls runs in the lifecycle's opening hook, not as a node of its own.
             TaskMiddleware(),
-            PatchToolCallsMiddleware(),
         ],
         state_schema=DeepAgentState,
     )
