@@ -106,6 +106,7 @@ from .modelcalls.output_cap import OutputCapMiddleware
 from .modelcalls.prompt_date import PromptDateMiddleware
 from .modelcalls.retry import ModelCallRetryMiddleware
 from .modelcalls.text_tool_calls import TextToolCallsMiddleware
+from .modelcalls.tracing import inline_untraced_spans
 from .plan_review import PlanReviewMiddleware, estimate_plan, plan_review_section
 from .planning import PlanningMiddleware
 from .run import current_run
@@ -137,6 +138,8 @@ logger = logging.getLogger(__name__)
 # The server imports this module before any run: settings a langgraph.json ``env`` would carry reach
 # every server this way, Aegra included, which ignores that key.
 load_env_file()
+# Before any run: langchain wraps each middleware layer's calls in LangSmith spans, traced or not.
+inline_untraced_spans()
 
 GRAPH_ID = "deep_research_agent"
 _CACHE_SIZE = 32
