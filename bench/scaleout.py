@@ -14,7 +14,8 @@ as a ratio against ``langgraph dev`` measured in the same run. The machine has t
 instance can only help as far as the first one is CPU-bound. Per Aegra setup, also where its per-run work
 goes, read from the shared Postgres and Redis over the setup's runs (warm-up included): store writes,
 checkpoint rows and bytes written (``pg_stat_user_tables``, ``pg_total_relation_size``) and events
-published to Redis (``INFO commandstats``), each per run.
+published to Redis (``INFO commandstats``), each per run, and which graph namespaces the checkpoints
+belong to.
 
 CPU seconds per run of each process the setup runs on (the server, and for Aegra also its Postgres and
 Redis), read from ``/proc/<pid>/stat`` of the process and its descendants (those that have exited count
@@ -169,6 +170,19 @@ def read_counters(postgres: services.PostgresServer, redis: services.RedisServer
     )
 
 
+def checkpoints_by_namespace(postgres: services.PostgresServer) -> str:
+    """How many checkpoints each namespace holds (the root graph's, or a subgraph's by its node name)."""
+    sql = (
+        "select case when checkpoint_ns = '' then '(root)' else split_part(checkpoint_ns, ':', 1) end, count(*) "
+        "from checkpoints group by 1 order by 2 desc"
+    )
+    rows = subprocess.run(
+        ["psql", "-h", "127.0.0.1", "-p", str(postgres.port), "-U", "postgres", "-d", services.DATABASE, "-Atc", sql],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    return ", ".join(row.replace("|", " ") for row in rows)
+
+
 async def counted(
     setup: Awaitable[Measured], postgres: services.PostgresServer, redis: services.RedisServer, notes: list[str]
 ) -> Measured:
@@ -269,6 +283,7 @@ async def run_bench() -> int:
                 results.append(
                     await counted(measure_setup("Aegra x2", [first.url, second.url], processes), postgres, redis, notes)
                 )
+                notes.append(f"checkpoints by namespace, all Aegra runs: {checkpoints_by_namespace(postgres)}")
             finally:
                 first.stop()
                 if second is not None:
