@@ -14,7 +14,14 @@ as a ratio against ``langgraph dev`` measured in the same run. The machine has t
 instance can only help as far as the first one is CPU-bound. Per Aegra setup, also where its per-run work
 goes, read from the shared Postgres and Redis over the setup's runs (warm-up included): store writes,
 checkpoint rows and bytes written (``pg_stat_user_tables``, ``pg_total_relation_size``) and events
-published to Redis (``INFO commandstats``), each per run.
+published to Redis (``INFO commandstats``), each per run, and which graph namespaces the checkpoints
+belong to.
+
+CPU seconds per run of each process the setup runs on (the server, and for Aegra also its Postgres and
+Redis), read from ``/proc/<pid>/stat`` of the process and its descendants (those that have exited count
+through their parent's ``cutime``/``cstime``) before and after each measured batch, and as a ratio against
+dev. Wall time stretches when other work shares the cores; the CPU a server spends on its runs barely
+does, so the CPU ratios say where an instance's work goes even on a loaded machine.
 
 Run: ``uv run python -m bench.scaleout`` (needs what ``./run.sh test`` installs: postgresql, redis-server
 and deploy/.venv). Exits 1 when any run fails to deliver its report.
@@ -23,13 +30,14 @@ and deploy/.venv). Exits 1 when any run fails to deliver its report.
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,6 +57,46 @@ CHECKPOINT_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 STATS_FLUSH_S = 11.0
 
 
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """``/proc/<pid>/stat`` from its state field on (the command name may hold spaces), or None once gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return text.rsplit(")", 1)[1].split()
+
+
+def tree_cpu_seconds(root: int) -> float:
+    """User + system CPU seconds of ``root`` and all its living descendants, including what their exited
+    children used (``cutime``/``cstime``, counted once they are reaped)."""
+    children: dict[int, list[int]] = {}
+    times: dict[int, float] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or (fields := _stat_fields(int(entry.name))) is None:
+            continue
+        pid = int(entry.name)
+        children.setdefault(int(fields[1]), []).append(pid)
+        # Fields 14-17 of stat(5), counted from the state field (3): utime, stime, cutime, cstime.
+        times[pid] = sum(int(tick) for tick in fields[11:15]) / _CLOCK_TICKS
+    total, todo = 0.0, [root]
+    while todo:
+        pid = todo.pop()
+        total += times.get(pid, 0.0)
+        todo.extend(children.get(pid, ()))
+    return total
+
+
+# Each process group of a setup by name, and the root pids whose process trees it sums.
+Processes = Mapping[str, Callable[[], Sequence[int]]]
+
+
+def cpu_sample(processes: Processes) -> dict[str, float]:
+    return {name: sum(tree_cpu_seconds(pid) for pid in pids()) for name, pids in processes.items()}
+
+
 @dataclass
 class Measured:
     name: str
@@ -57,6 +105,16 @@ class Measured:
     delivered: int = 0
     total: int = 0
     events: Counter[str] = field(default_factory=Counter)
+    # CPU seconds each process group spent over the measured batches (the warm-up left out).
+    cpu: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def cpu_per_run(self) -> dict[str, float]:
+        return {name: seconds / self.total for name, seconds in self.cpu.items()}
+
+    @property
+    def cpu_total_per_run(self) -> float:
+        return sum(self.cpu.values()) / self.total
 
     @property
     def wall(self) -> float:
@@ -112,6 +170,19 @@ def read_counters(postgres: services.PostgresServer, redis: services.RedisServer
     )
 
 
+def checkpoints_by_namespace(postgres: services.PostgresServer) -> str:
+    """How many checkpoints each namespace holds (the root graph's, or a subgraph's by its node name)."""
+    sql = (
+        "select case when checkpoint_ns = '' then '(root)' else split_part(checkpoint_ns, ':', 1) end, count(*) "
+        "from checkpoints group by 1 order by 2 desc"
+    )
+    rows = subprocess.run(
+        ["psql", "-h", "127.0.0.1", "-p", str(postgres.port), "-U", "postgres", "-d", services.DATABASE, "-Atc", sql],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    return ", ".join(row.replace("|", " ") for row in rows)
+
+
 async def counted(
     setup: Awaitable[Measured], postgres: services.PostgresServer, redis: services.RedisServer, notes: list[str]
 ) -> Measured:
@@ -143,12 +214,14 @@ async def batch(clients: Sequence[LangGraphClient], kinds: Counter[str]) -> tupl
     return time.monotonic() - started, [t for t, _ in results], sum(ok for _, ok in results)
 
 
-async def measure_setup(name: str, urls: Sequence[str]) -> Measured:
+async def measure_setup(name: str, urls: Sequence[str], processes: Processes) -> Measured:
     clients = [get_client(url=url) for url in urls]
     measured = Measured(name)
     await batch(clients, Counter())  # warm-up
     for round_no in range(1, ROUNDS + 1):
+        before = cpu_sample(processes)
         wall, times, delivered = await batch(clients, measured.events)
+        measured.cpu.update({name: seconds - before[name] for name, seconds in cpu_sample(processes).items()})
         measured.walls.append(wall)
         measured.run_medians.append(statistics.median(times))
         measured.delivered += delivered
@@ -187,7 +260,7 @@ async def run_bench() -> int:
 
         dev = AgentServer(settings, jobs=CONCURRENT_RUNS).start()
         try:
-            results.append(await measure_setup("langgraph dev", [dev.url]))
+            results.append(await measure_setup("langgraph dev", [dev.url], {"server": lambda: [dev.pid]}))
         finally:
             dev.stop()
 
@@ -198,13 +271,19 @@ async def run_bench() -> int:
             )
             services.migrate(env)
             first = services.AegraInstance(env, log_path=logs / "a.log").start(timeout=300)
-            second = None
+            second: services.AegraInstance | None = None
+            processes: Processes = {
+                "server": lambda: [first.pid] + ([second.pid] if second is not None else []),
+                "postgres": lambda: [postgres.pid],
+                "redis": lambda: [redis.pid],
+            }
             try:
-                results.append(await counted(measure_setup("Aegra x1", [first.url]), postgres, redis, notes))
+                results.append(await counted(measure_setup("Aegra x1", [first.url], processes), postgres, redis, notes))
                 second = services.AegraInstance(env, log_path=logs / "b.log").start(timeout=300)
                 results.append(
-                    await counted(measure_setup("Aegra x2", [first.url, second.url]), postgres, redis, notes)
+                    await counted(measure_setup("Aegra x2", [first.url, second.url], processes), postgres, redis, notes)
                 )
+                notes.append(f"checkpoints by namespace, all Aegra runs: {checkpoints_by_namespace(postgres)}")
             finally:
                 first.stop()
                 if second is not None:
@@ -217,6 +296,15 @@ async def run_bench() -> int:
         print(
             f"{measured.name:<14} {measured.wall:10.2f}s {measured.wall / baseline.wall:6.2f}x "
             f"{measured.per_run:14.2f}s {measured.per_run / baseline.per_run:6.2f}x {measured.delivered:>5}/{measured.total}"
+        )
+    print()
+    print("CPU seconds per run (measured batches), and the total against dev's server:")
+    for measured in results:
+        groups = ", ".join(f"{name} {seconds:5.3f}" for name, seconds in measured.cpu_per_run.items())
+        server = measured.cpu_per_run["server"]
+        print(
+            f"{measured.name:<14} {groups}; server {server / baseline.cpu_per_run['server']:5.2f}x dev, "
+            f"all {measured.cpu_total_per_run:5.3f} ({measured.cpu_total_per_run / baseline.cpu_total_per_run:5.2f}x dev)"
         )
     print()
     for measured in results:

@@ -184,6 +184,14 @@ class PostgresServer:
             self._run(str(self.bin / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", DATABASE)
         return self
 
+    @property
+    def pid(self) -> int:
+        """The postmaster's pid (the first line of its ``postmaster.pid``); every backend is its child."""
+        try:
+            return int((self.data / "postmaster.pid").read_text().split("\n", 1)[0])
+        except (OSError, ValueError):
+            raise RuntimeError("PostgreSQL is not running") from None
+
     def stop(self) -> None:
         if self.data.exists() and self.port:
             self._pg_ctl("-m", "fast" if self.persistent else "immediate", "-w", "-t", "60", "stop")
@@ -257,6 +265,12 @@ class RedisServer:
             time.sleep(0.05)
         self.stop()
         raise RuntimeError(f"redis-server did not answer within {timeout}s")
+
+    @property
+    def pid(self) -> int:
+        if self.process is None:
+            raise RuntimeError("not started")
+        return self.process.pid
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

@@ -69,6 +69,13 @@ class AgentServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def pid(self) -> int:
+        """The ``langgraph dev`` process's pid (the root of the server's processes)."""
+        if self.process is None:
+            raise RuntimeError("not started")
+        return self.process.pid
+
     def start(self, timeout: float = 90.0) -> AgentServer:
         self.port = free_port()
         config = json.loads((PROJECT_ROOT / "langgraph.json").read_text())

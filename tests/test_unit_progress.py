@@ -4,14 +4,18 @@ payloads, a draft built from what the units still running had staged and read, a
 from __future__ import annotations
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
+from langchain_core.runnables.config import var_child_runnable_config
+from langgraph.runtime import Runtime
 
 from deep_research_agent.delivery.stopped import CONTINUE_OFFER, STOPPED_NOTE, model_view, stopped_run_opening
 from deep_research_agent.domain.findings import Findings
 from deep_research_agent.domain.names import EvidenceKind
 from deep_research_agent.evidence.store import EvidenceStore, HandOver
+from deep_research_agent.graph import run_lifecycle
 from deep_research_agent.handover.progress import handing_over_line, progress_line
 from deep_research_agent.report.salvage import PAGES_READ_HEADING, salvage_report
+from deep_research_agent.settings import ResearchConfig
 
 CELLS = "https://a.example/cells"
 COSTS = "https://b.example/costs"
@@ -116,3 +120,31 @@ def test_the_model_reads_the_opening_note_before_the_users_message_it_answers():
     assert model_view([*earlier, question, opening, reply]) == [*earlier, opening, question, reply]
     assert model_view([*earlier, question, reply]) is None
     assert model_view([]) is None
+
+
+@pytest.mark.anyio
+async def test_a_turn_after_a_run_stopped_mid_call_answers_the_dangling_call_before_the_opening_draft():
+    # The run's config, as the graph runtime provides it to every hook of the run.
+    var_child_runnable_config.set({"configurable": {"run_id": "after-a-stop", "thread_id": "stopped-thread"}})
+    cut_off = AIMessage("", id="a1", tool_calls=[{"name": "task", "args": {"description": "cells"}, "id": "call-1"}])
+    state = {"messages": [HumanMessage("How dense?", id="u1"), cut_off, HumanMessage("continue", id="u2")]}
+    state["draft_report"] = "# Draft\n"
+
+    settings = ResearchConfig.resolve(
+        {"configurable": {"apiKeys": {"OPENAI_API_KEY": "sk-test-000000000000"}}}, environ={}
+    )
+    update = await run_lifecycle(settings).abefore_agent(state, Runtime())
+
+    assert update["run_error"] is None
+    remove_all, *messages = update["messages"]
+    assert isinstance(remove_all, RemoveMessage), "the thread's messages are rewritten, not appended to"
+    assert [type(m).__name__ for m in messages] == [
+        "HumanMessage",
+        "AIMessage",
+        "ToolMessage",
+        "HumanMessage",
+        "AIMessage",
+    ]
+    answer = messages[2]
+    assert answer.tool_call_id == "call-1" and answer.status == "error" and "did not complete" in answer.text
+    assert messages[-1].text.startswith(STOPPED_NOTE), "the stopped run's draft still opens the turn, after the answer"

@@ -51,7 +51,6 @@ from typing import Any
 
 from deepagents.backends import StateBackend
 from deepagents.graph import DeepAgentState
-from deepagents.middleware.patch_tool_calls import PatchToolCallsMiddleware
 from deepagents.middleware.subagents import CompiledSubAgent, SubAgentMiddleware
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware
@@ -109,6 +108,7 @@ from .modelcalls.output_cap import OutputCapMiddleware
 from .modelcalls.prompt_date import PromptDateMiddleware
 from .modelcalls.retry import ModelCallRetryMiddleware
 from .modelcalls.text_tool_calls import TextToolCallsMiddleware
+from .modelcalls.tracing import inline_untraced_spans
 from .plan_review import PlanReviewMiddleware, estimate_plan, plan_review_section
 from .planning import PlanningMiddleware
 from .run import current_run
@@ -143,6 +143,8 @@ logger = logging.getLogger(__name__)
 # The server imports this module before any run: settings a langgraph.json ``env`` would carry reach
 # every server this way, Aegra included, which ignores that key.
 load_env_file()
+# Before any run: langchain wraps each middleware layer's calls in LangSmith spans, traced or not.
+inline_untraced_spans()
 
 GRAPH_ID = "deep_research_agent"
 _CACHE_SIZE = 32
@@ -380,8 +382,8 @@ def orchestrator_agent(
             ReportMiddleware(),
             ReportGateMiddleware(judge=report_judge(settings), judge_timeout=judge_timeout(settings.request_timeout)),
             # Inside the report gate: the "what changed" section is appended to the report it let through.
+            # The patch for dangling tool calls runs in the lifecycle's opening hook, not as a node of its own.
             TaskMiddleware(),
-            PatchToolCallsMiddleware(),
         ],
         state_schema=DeepAgentState,
     )

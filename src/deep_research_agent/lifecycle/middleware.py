@@ -7,6 +7,9 @@ Contract (orchestrator only; it must be the outermost middleware):
   the run (``mcp_ready``/``mcp_error``); the run's stop-request watcher starts (``delivery/stop.py``);
 - a config problem (refused ``base_url``, missing key) ends the run before any model call;
 - a turn on a thread whose last run was stopped mid-way opens with that run's draft (``delivery/stopped.py``);
+- a turn on a thread whose earlier run left tool calls unanswered (stopped or cancelled mid-step) first
+  answers each with an error result (deepagents' ``PatchToolCallsMiddleware``, run inside the opening hook:
+  as a node of its own it would cost every run a graph step, so a checkpoint and an ``updates`` event more);
 - with a per-user limit (``max_runs_per_user``), the run takes a slot among its user's runs in progress
   (``run/admission.py``); past the limit it ends at once with ``error/too_many_runs``, its detail (how
   many runs are in progress, the limit, what to do) also the turn's AI message for clients that show
@@ -55,6 +58,7 @@ from typing import Annotated, Any, NotRequired
 
 import httpx
 import openai
+from deepagents.middleware.patch_tool_calls import PatchToolCallsMiddleware
 from langchain.agents.middleware import (
     AgentMiddleware,
     AgentState,
@@ -128,9 +132,20 @@ RECORDING_FLUSH_S = 15.0
 # The run of one model or tool call of the orchestrator, and the call's LangGraph config.
 RunCall = tuple[Run, dict[str, Any]]
 
+_DANGLING_CALLS = PatchToolCallsMiddleware()
+
 
 class LifecycleState(AgentState):
     run_error: NotRequired[Annotated[RunError | None, PrivateStateAttr, UntrackedValue]]
+
+
+def _answering_dangling_calls(state: LifecycleState, runtime: Runtime, update: dict[str, Any]) -> dict[str, Any]:
+    """``update``, which may append messages, with the thread's unanswered tool calls answered first: the
+    thread's messages rewritten with an error result after each such call, then ``update``'s."""
+    patch = _DANGLING_CALLS.before_agent(state, runtime)
+    if patch is None:
+        return update
+    return {**update, "messages": [*patch["messages"], *update.get("messages", ())]}
 
 
 @dataclass
@@ -231,8 +246,8 @@ class RunLifecycleMiddleware(AgentMiddleware):
         if follow_up:
             await adopt_thread_evidence(runtime.store, run, configurable.get("thread_id"))
         if (opening := stopped_run_opening(state, run.evidence)) is not None:
-            return {"run_error": None, "messages": [opening]}
-        return {"run_error": None}
+            return _answering_dangling_calls(state, runtime, {"run_error": None, "messages": [opening]})
+        return _answering_dangling_calls(state, runtime, {"run_error": None})
 
     async def _offer(self, store: Any, run: Run, config: dict[str, Any], *, follow_up: bool) -> RunOffer:
         return await decide_offer(

@@ -55,9 +55,11 @@ class UsageMeter:
             return {role: counters.model_copy() for role, counters in self._by_role.items()}
 
     def totals(self) -> RoleUsage:
+        # Summed under the lock, without a copy per role: the budget reads this at every model and tool call.
         total = RoleUsage()
-        for counters in self.per_role().values():
-            total._add(counters)
+        with self._lock:
+            for counters in self._by_role.values():
+                total._add(counters)
         return total
 
     def _counters(self, role: str, task_id: str | None) -> list[RoleUsage]:
