@@ -66,15 +66,18 @@ def briefs_received(scripted: Any) -> list[str]:
     ]
 
 
+def kelp_plan_scenario():
+    """The orchestrator proposes ``UNITS`` (then ``NEVER_ASKED``, then ``REPORT``); every unit finds "Output grew."."""
+    return scenario(
+        orchestrator(propose(UNITS), NEVER_ASKED, submit(REPORT)),
+        researcher(turn(content=findings_json("Output grew.")), repeat_last=True),
+    )
+
+
 async def test_a_reviewed_run_pauses_on_one_action_request_holding_the_plan_and_approve_starts_its_units(
     agent_server, scripted
 ):
-    scripted.set_scenario(
-        scenario(
-            orchestrator(propose(UNITS), NEVER_ASKED, submit(REPORT)),
-            researcher(turn(content=findings_json("Output grew.")), repeat_last=True),
-        )
-    )
+    scripted.set_scenario(kelp_plan_scenario())
 
     paused = await stream_run(agent_server.url, "How is kelp farming doing in Europe?", configurable=REVIEW)
 
@@ -112,12 +115,7 @@ async def test_a_review_switched_on_only_in_the_first_runs_configurable_is_answe
 ):
     """deep-agents-ui resumes with ``Command(resume=...)`` and no config: the resumed run's settings have no
     plan review, and its graph still answers the pending review; its usage counts the call that proposed."""
-    scripted.set_scenario(
-        scenario(
-            orchestrator(propose(UNITS), NEVER_ASKED, submit(REPORT)),
-            researcher(turn(content=findings_json("Output grew.")), repeat_last=True),
-        )
-    )
+    scripted.set_scenario(kelp_plan_scenario())
     paused = await stream_run(agent_server.url, "How is kelp farming doing in Europe?", configurable=REVIEW)
     [action] = review_request(paused)["action_requests"]
     assert action["name"] == "propose_plan"
@@ -162,12 +160,7 @@ async def test_a_run_without_plan_review_is_not_shown_propose_plan_and_its_units
 
 
 async def test_an_edited_plan_runs_the_edited_units_with_the_edited_brief(agent_server, scripted):
-    scripted.set_scenario(
-        scenario(
-            orchestrator(propose(UNITS), NEVER_ASKED, submit(REPORT)),
-            researcher(turn(content=findings_json("Output grew.")), repeat_last=True),
-        )
-    )
+    scripted.set_scenario(kelp_plan_scenario())
     paused = await stream_run(agent_server.url, "How is kelp farming doing in Europe?", configurable=REVIEW)
     [action] = review_request(paused)["action_requests"]
     edited = {"units": [{"brief": "Find 2025 kelp farm output in the Faroe Islands only"}]}
@@ -208,12 +201,7 @@ async def test_a_rejected_plan_is_planned_again_from_the_message_and_reviewed_ag
 
 
 async def test_a_plan_answered_after_its_timeout_is_not_started_and_the_run_ends_saying_so(agent_server, scripted):
-    scripted.set_scenario(
-        scenario(
-            orchestrator(propose(UNITS), NEVER_ASKED, submit(REPORT)),
-            researcher(turn(content=findings_json("Output grew.")), repeat_last=True),
-        )
-    )
+    scripted.set_scenario(kelp_plan_scenario())
     settings = {**REVIEW, "plan_review_timeout": 0.5}
     paused = await stream_run(agent_server.url, "How is kelp farming doing?", configurable=settings)
     await asyncio.sleep(1.0)
@@ -244,12 +232,7 @@ async def test_a_resume_with_other_than_one_decision_is_refused_and_the_plan_is_
 
 
 def test_ask_with_review_plan_shows_the_plan_and_runs_the_units_as_edited_on_the_terminal(agent_server, scripted):
-    scripted.set_scenario(
-        scenario(
-            orchestrator(propose(UNITS), NEVER_ASKED, submit(REPORT)),
-            researcher(turn(content=findings_json("Output grew.")), repeat_last=True),
-        )
-    )
+    scripted.set_scenario(kelp_plan_scenario())
     # Edit: the first brief replaced, the second dropped.
     answers = "e\nFind 2025 kelp farm output in Iceland\n-\n"
 
@@ -277,12 +260,7 @@ def one_run_per_user(model_server, web_server) -> Iterator[AgentServer]:
 
 
 async def test_a_run_paused_on_its_plan_review_holds_none_of_its_users_run_slots(one_run_per_user, scripted):
-    scripted.set_scenario(
-        scenario(
-            orchestrator(propose(UNITS), NEVER_ASKED, submit(REPORT)),
-            researcher(turn(content=findings_json("Output grew.")), repeat_last=True),
-        )
-    )
+    scripted.set_scenario(kelp_plan_scenario())
     paused = await stream_run(one_run_per_user.url, "How is kelp farming doing?", configurable=REVIEW)
     assert len(review_request(paused)["action_requests"]) == 1
 

@@ -57,20 +57,22 @@ def task_briefs(run: RunResult) -> list[str]:
     ]
 
 
-async def steer_mid_run(agent_server, scripted, send) -> tuple[RunResult, float]:
-    """Stream a run and, once its first sub-agent is searching, ``send(thread_id)`` a steering message;
-    returns the run and the ``time.monotonic()`` the message was sent at."""
+async def steer_mid_run(
+    agent_server, scripted, send, *, question: str = "How good are sodium batteries?", units_running: int = 1
+) -> tuple[RunResult, float]:
+    """Stream a run and, once ``units_running`` sub-agents have called their model, ``send(thread_id)`` a
+    steering message; returns the run and the ``time.monotonic()`` the message was sent at."""
     client = get_client(url=agent_server.url)
     thread_id = (await client.threads.create())["thread_id"]
     outcome: dict = {}
 
     async def research() -> None:
-        outcome["run"] = await stream_run(client, "How good are sodium batteries?", thread_id=thread_id, timeout=90)
+        outcome["run"] = await stream_run(client, question, thread_id=thread_id, timeout=90)
 
     async with anyio.create_task_group() as group:
         group.start_soon(research)
         with anyio.fail_after(30):
-            while not requests_of(scripted, "research-subagent"):
+            while len(requests_of(scripted, "research-subagent")) < units_running:
                 await anyio.sleep(0.05)
         outcome["sent"] = time.monotonic()
         await send(thread_id)
@@ -197,22 +199,13 @@ async def test_a_drop_stops_the_running_unit_about_its_topic_which_hands_over_wh
             ),
         )
     )
-    client = get_client(url=agent_server.url)
-    thread_id = (await client.threads.create())["thread_id"]
-    outcome: dict = {}
 
-    async def research() -> None:
-        outcome["run"] = await stream_run(client, "How much kelp do farms land?", thread_id=thread_id, timeout=90)
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(research)
-        with anyio.fail_after(30):
-            while len(requests_of(scripted, "research-subagent")) < 2:
-                await anyio.sleep(0.05)
+    async def send(thread_id: str) -> None:
         async with httpx.AsyncClient(base_url=agent_server.url, timeout=10) as http:
             answer = await http.post(f"/steer/{thread_id}", json={"message": "Drop Scotland, please"})
         assert answer.status_code == 202, answer.text
-    run: RunResult = outcome["run"]
+
+    run, _ = await steer_mid_run(agent_server, scripted, send, question="How much kelp do farms land?", units_running=2)
 
     assert end_of(run) == ("done", "report_delivered"), run.end_statuses[0]["detail"]
     unit_ids = {s["task_id"]: brief for s, brief in zip(run.statuses("subagent_start"), task_briefs(run), strict=True)}
