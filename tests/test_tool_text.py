@@ -1,12 +1,17 @@
-"""Tool calls written as text are read in every shape real models were measured to write them."""
+"""Tool calls written as text are read in every shape real models were measured to write them, and run when\ntheir arguments fit the tool."""
 
 from __future__ import annotations
 
 import pytest
+from langchain.agents.middleware import TodoListMiddleware
 
+from deep_research_agent.modelcalls.text_tool_calls import validate_call
 from deep_research_agent.modelcalls.tool_text import TextToolCall, parse_text_tool_calls, strip_reasoning
 
 SEARCH = TextToolCall("web_search", {"query": "lighthouse of alexandria"})
+
+TODO = "The Lighthouse of Alexandria is a well-known archaeological artifact."
+REAL_TODO_ITEM = '{"name": "write_todos", "arguments": [{"content": "' + TODO + '", "status": "pending"}]}'
 
 SHAPES = [
     ("bare object", '{"name": "web_search", "arguments": {"query": "lighthouse of alexandria"}}', [SEARCH]),
@@ -72,6 +77,17 @@ SHAPES = [
         [SEARCH],
     ),
     ("no arguments at all", '{"name": "write_todos"}', [TextToolCall("write_todos", {})]),
+    (
+        # Qwen2.5-Coder-0.5B on llama-server, nudged to plan: the todo itself as the arguments (validate_call wraps it).
+        "one item of the tool's list as its arguments",
+        REAL_TODO_ITEM,
+        [TextToolCall("write_todos", {"content": TODO, "status": "pending"})],
+    ),
+    (
+        "one item of the tool's list, a stray brace after it",
+        '{"name": "write_todos", "arguments": [{"content": "' + TODO + '"}]}}',
+        [TextToolCall("write_todos", {"content": TODO})],
+    ),
 ]
 
 
@@ -110,3 +126,17 @@ def test_reasoning_blocks_are_stripped(text: str, expected: str) -> None:
 
 def test_an_object_that_merely_has_a_name_is_no_tool_call() -> None:
     assert parse_text_tool_calls('[{"name": "Sostratus of Cnidus", "role": "architect"}]') == []
+
+
+def test_one_item_written_as_the_arguments_of_a_tool_that_takes_a_list_runs_as_that_list() -> None:
+    [write_todos] = TodoListMiddleware().tools
+    [call] = parse_text_tool_calls(REAL_TODO_ITEM)
+
+    assert validate_call(call, write_todos) == ({"todos": [{"content": TODO, "status": "pending"}]}, "")
+
+
+def test_an_item_that_does_not_fit_the_list_either_is_refused_with_what_the_tool_needs() -> None:
+    [write_todos] = TodoListMiddleware().tools
+    [call] = parse_text_tool_calls('{"name": "write_todos", "arguments": [{"content": "' + TODO + '"}]}}')
+
+    assert validate_call(call, write_todos) == (None, "write_todos needs todos")

@@ -36,7 +36,11 @@ GUIDE_OPENING = "Your reply wrote a tool call as text, and it did not run"
 
 
 def validate_call(call: TextToolCall, tool: BaseTool | dict[str, Any] | None) -> tuple[dict[str, Any] | None, str]:
-    """The call's arguments as the tool takes them, or None and why they do not fit."""
+    """The call's arguments as the tool takes them, or None and why they do not fit.
+
+    A tool whose one required argument is a list may be given one item of it as its arguments (Qwen2.5-Coder-0.5B
+    wrote ``write_todos`` with ``"arguments": [{"content": …, "status": …}]``): when that item fits, it runs as
+    the one-item list."""
     if tool is None:
         return None, f"{call.name!r} is not one of your tools"
     _, schema = tool_schema(tool)
@@ -45,7 +49,21 @@ def validate_call(call: TextToolCall, tool: BaseTool | dict[str, Any] | None) ->
     if isinstance(properties, dict) and properties and schema.get("additionalProperties") is not True:
         args = {key: value for key, value in args.items() if key in properties}
     problem = argument_problem(tool, args)
-    return (None, problem) if problem else (args, "")
+    if not problem:
+        return args, ""
+    listed = _list_argument(schema)
+    if listed and call.args and listed not in call.args and not argument_problem(tool, {listed: [call.args]}):
+        return {listed: [dict(call.args)]}, ""
+    return None, problem
+
+
+def _list_argument(schema: dict[str, Any]) -> str | None:
+    """The tool's one required argument when it is a list, else None."""
+    required = schema.get("required") or []
+    if len(required) != 1:
+        return None
+    spec = (schema.get("properties") or {}).get(required[0]) or {}
+    return required[0] if spec.get("type") == "array" else None
 
 
 class TextToolCallsMiddleware(PerRoleMiddleware):

@@ -16,6 +16,8 @@ from pydantic import BaseModel, ValidationError
 
 _PLACEHOLDERS: dict[str, Any] = {"integer": 1, "number": 1, "boolean": True, "array": [], "object": {}}
 _SHOWN_PROBLEMS = 3
+# How deep an example fills nested lists and objects; deeper ones stay empty.
+_EXAMPLE_DEPTH = 3
 
 
 def tool_schema(tool: BaseTool | dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -30,11 +32,28 @@ def tool_schema(tool: BaseTool | dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
 
 def example_call(name: str, schema: dict[str, Any]) -> str:
-    """One line a model can copy: ``{"name": …, "arguments": {…}}`` with a placeholder per required argument."""
-    properties = schema.get("properties") or {}
-    required = schema.get("required") or list(properties)[:1]
-    args = {key: _PLACEHOLDERS.get((properties.get(key) or {}).get("type"), f"<{key}>") for key in required}
-    return json.dumps({"name": name, "arguments": args})
+    """One line a model can copy: ``{"name": …, "arguments": {…}}`` with a placeholder per required argument.
+
+    A list holds one example item and an object its required keys, filled in the same way (an enum gives its
+    first value), so a model sees the shape of a todo, not ``[]``: small models copy the example's shape."""
+    return json.dumps({"name": name, "arguments": _example(schema, schema, "arguments", depth=0)})
+
+
+def _example(schema: dict[str, Any], root: dict[str, Any], key: str, *, depth: int) -> Any:
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        schema = (root.get("$defs") or {}).get(ref.removeprefix("#/$defs/")) or {}
+    kind = schema.get("type")
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    if depth < _EXAMPLE_DEPTH and kind == "array" and isinstance(schema.get("items"), dict):
+        return [_example(schema["items"], root, key, depth=depth + 1)]
+    properties = schema.get("properties")
+    if depth < _EXAMPLE_DEPTH and (kind == "object" or isinstance(properties, dict)):
+        properties = properties if isinstance(properties, dict) else {}
+        required = schema.get("required") or (list(properties)[:1] if depth == 0 else [])
+        return {name: _example(properties.get(name) or {}, root, name, depth=depth + 1) for name in required}
+    return _PLACEHOLDERS.get(kind, f"<{key}>") if isinstance(kind, str) else f"<{key}>"
 
 
 def argument_problem(tool: BaseTool | dict[str, Any], args: dict[str, Any]) -> str:
