@@ -39,6 +39,7 @@ which its constructor checks; a feature's tool builders get its settings sub-mod
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -339,6 +340,12 @@ def read_parts(settings: ResearchConfig, *, mcp: Sequence[Listing], corpora: Cat
 # --- The agents ----------------------------------------------------------------------------------------
 
 
+def _delegation_example(question: str) -> str:
+    """The call that starts researching ``question``: one unit for all of it (a small model copies it as is)."""
+    brief = {"description": question, "subagent_type": Role.RESEARCH_SUBAGENT.value}
+    return json.dumps({"name": ToolName.TASK.value, "arguments": brief}, ensure_ascii=False)
+
+
 def orchestrator_agent(
     settings: ResearchConfig, parts: GraphParts, *, subagents: Sequence[CompiledSubAgent]
 ) -> CompiledStateGraph:
@@ -355,7 +362,7 @@ def orchestrator_agent(
             # A SIMPLE turn is answered in the orchestrator's first model call, before any guard or prompt.
             *([triage_router(settings)] if settings.triage else []),
             # Inside the router: a turn it sent to research must call a tool, or end with an honest error.
-            NoToolCallsMiddleware(),
+            NoToolCallsMiddleware(first_call=_delegation_example),
             # Outside the guards: the call that starts an approved plan's units is answered with them, never made.
             *([plan_review(settings)] if settings.plan_review else []),
         ],
