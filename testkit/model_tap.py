@@ -58,7 +58,11 @@ class ModelTap(LoopbackServer):
         self.calls: list[TappedCall] = []
 
     def build(self) -> Starlette:
-        client = httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=None))
+        # A fresh connection per request: llama-server closes idle ones, and a stale pooled connection would
+        # fail a request the product sent fine.
+        client = httpx.AsyncClient(
+            timeout=httpx.Timeout(30.0, read=None), limits=httpx.Limits(max_keepalive_connections=0)
+        )
 
         async def health(request: Request) -> Response:
             return JSONResponse({"ok": True})
@@ -73,7 +77,10 @@ class ModelTap(LoopbackServer):
                 headers=headers,
                 content=body,
             )
-            answer = await client.send(upstream, stream=True)
+            try:
+                answer = await client.send(upstream, stream=True)
+            except httpx.TransportError as exc:
+                return JSONResponse({"error": f"model-tap: upstream unreachable: {exc!r}"}, status_code=502)
             passed = {k: v for k, v in answer.headers.items() if k.lower() not in _HOP_BY_HOP | {"content-encoding"}}
             chunks = answer.aiter_raw()
             if request.method == "POST" and request.url.path.endswith("/chat/completions"):

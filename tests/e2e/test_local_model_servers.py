@@ -183,6 +183,27 @@ async def test_a_plan_written_as_one_todo_for_arguments_runs_as_the_plan(agent_s
     assert url in run.values["final_report"]
 
 
+async def test_a_unit_that_answers_without_any_tool_is_shown_the_search_for_its_brief_and_researches(
+    agent_server, scripted, web
+):
+    # Qwen2.5-Coder-0.5B's first reply as a research sub-agent on llama-server, handed the unit's brief.
+    url = web.url(ARTICLES["halvorsen-cell"].path)
+    brief = "Find the energy density of sodium-glass batteries"
+    reads = researcher_reads(url, query=brief, finding="The Halvorsen cell reached 412 Wh/kg.", quote=QUOTE)
+    reads["turns"].insert(0, turn("I'm sorry, but I can't assist with that request."))
+    scripted.set_scenario(scenario(orchestrator(plan_and_delegate(brief), submit(_battery_report(url))), reads))
+
+    run = await stream_run(agent_server.url, "How dense are sodium-glass batteries? Cite sources.", timeout=240)
+
+    assert end_of(run) == ("done", "report_delivered")
+    told = message_text(requests_of(scripted, "research-subagent")[1]["body"]["messages"][-1])
+    assert "You called no tool in this unit" in told
+    assert json.dumps({"name": "web_search", "arguments": {"query": brief}}) in told
+    assert "Reply with exactly one JSON object" not in told
+    assert [e["url"] for e in run.of_type("page_fetched") if e["ok"]] == [url]
+    assert url in run.values["final_report"]
+
+
 def _battery_report(url: str) -> str:
     title = ARTICLES["halvorsen-cell"].title
     return f"# Sodium-glass batteries\n\nThe Halvorsen cell reached 412 Wh/kg in independent tests [1].\n\n## Sources\n[1] {title} — {url}\n"

@@ -31,12 +31,19 @@ def tool_schema(tool: BaseTool | dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return str(function.get("name", "")), dict(function.get("parameters") or function.get("input_schema") or {})
 
 
-def example_call(name: str, schema: dict[str, Any]) -> str:
+def example_call(name: str, schema: dict[str, Any], *, fill: str = "") -> str:
     """One line a model can copy: ``{"name": …, "arguments": {…}}`` with a placeholder per required argument.
 
     A list holds one example item and an object its required keys, filled in the same way (an enum gives its
-    first value), so a model sees the shape of a todo, not ``[]``: small models copy the example's shape."""
-    return json.dumps({"name": name, "arguments": _example(schema, schema, "arguments", depth=0)})
+    first value), so a model sees the shape of a todo, not ``[]``: small models copy the example's shape.
+    ``fill``, when given, is the value of the first required argument that takes text (a search's query)."""
+    args = _example(schema, schema, "arguments", depth=0)
+    if fill and isinstance(args, dict):
+        properties = schema.get("properties") or {}
+        text = next((key for key in args if (properties.get(key) or {}).get("type") == "string"), None)
+        if text is not None:
+            args[text] = fill
+    return json.dumps({"name": name, "arguments": args}, ensure_ascii=False)
 
 
 def _example(schema: dict[str, Any], root: dict[str, Any], key: str, *, depth: int) -> Any:
