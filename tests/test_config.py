@@ -97,6 +97,14 @@ def test_an_empty_configurable_value_falls_through_to_the_env_var():
 # --- compatibility aliases ----------------------------------------------------------------------
 
 
+def test_the_local_profile_caps_output_and_run_time_and_a_setting_given_wins():
+    local = resolve({}, {"DRA_PROFILE": "local"})
+    assert (local.max_output_tokens, local.max_run_seconds, local.streaming) == (1024, 1800.0, True)
+
+    given = resolve({"max_run_seconds": 600}, {"DRA_PROFILE": "local", "DRA_MAX_OUTPUT_TOKENS": "512"})
+    assert (given.max_output_tokens, given.max_run_seconds) == (512, 600.0)
+
+
 def test_apikeys_openai_api_key_sets_the_model_key():
     settings = resolve({"apiKeys": {"OPENAI_API_KEY": MODEL_KEY}})
 

@@ -12,6 +12,7 @@ from deep_research_agent.handover.contract import (
     NO_SOURCES_GAP,
     NOT_PARSED,
     PROVENANCE,
+    UNRESEARCHED,
     bounce_message,
     source_problem,
     validate_findings,
@@ -280,3 +281,11 @@ def test_bounce_message_lists_each_problem_and_restates_the_contract(problems: l
     ):
         assert part in text
     assert "empty findings list is fine" in text
+
+
+def test_a_unit_that_researched_nothing_is_told_only_to_call_a_tool_as_the_example_shows() -> None:
+    example = '{"name": "web_search", "arguments": {"query": "pharos height"}}'
+    text = bounce_message([f"{UNRESEARCHED}:\n{example}", NOT_PARSED])
+
+    assert text.startswith(UNRESEARCHED) and example in text
+    assert NOT_PARSED not in text and '"findings"' not in text

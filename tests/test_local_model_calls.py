@@ -4,9 +4,10 @@ fitted to the context window, the run's and the server's model-call slots, and a
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
-from langchain.agents.middleware import ModelResponse
+from langchain.agents.middleware import ModelResponse, TodoListMiddleware
 from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 
@@ -112,3 +113,13 @@ def test_arguments_that_do_not_fit_a_tool_say_what_is_wrong_and_an_example_shows
     assert argument_problem(web_search, {"q": ["pharos"]}) == "web_search needs query"
     assert argument_problem(web_search, {"query": ["pharos"]}) == "web_search: query: Input should be a valid string"
     assert example_call(*tool_schema(web_search)) == '{"name": "web_search", "arguments": {"query": "<query>"}}'
+
+
+def test_the_example_call_shows_one_filled_in_item_of_a_list_so_a_small_model_sees_its_shape():
+    # Qwen2.5-Coder-0.5B, shown ``{"todos": []}``, wrote ``"arguments": [{"content": …}]``: one bare todo, no status.
+    [write_todos] = TodoListMiddleware().tools
+
+    assert json.loads(example_call(*tool_schema(write_todos))) == {
+        "name": "write_todos",
+        "arguments": {"todos": [{"content": "<content>", "status": "pending"}]},
+    }

@@ -24,6 +24,7 @@ from deep_research_agent.guards.runaway import (
 )
 from deep_research_agent.handover.contract import MAX_HANDOVER_CHARS, parse_findings
 from deep_research_agent.handover.publish import HandOverMiddleware
+from deep_research_agent.modelcalls.text_tool_calls import TEXT_TOOL_CALLS_KEY
 from testkit.guard_calls import capture_events
 
 pytestmark = pytest.mark.anyio
@@ -181,6 +182,25 @@ async def test_a_capped_reply_loses_its_truncated_tool_calls(events):
 
     assert added[0].tool_calls == [] and added[-1].text == "Done."
     assert events[0]["reason"] == "length"
+
+
+async def test_a_capped_reply_keeps_the_tool_calls_read_from_its_text_each_a_whole_object(events):
+    # Qwen2.5-Coder-0.5B wrote one search and a fetch per result, one JSON object a line, until the cap cut it.
+    guard = RunawayOutputMiddleware(role="research-subagent")
+    state = {"messages": [HumanMessage("Who built the Pharos?", id="user-1")]}
+    calls = [
+        {"name": "web_search", "args": {"query": "pharos"}, "id": "c1"},
+        {"name": "web_fetch", "args": {"url": "http://127.0.0.1:8000/articles/pharos-lighthouse"}, "id": "c2"},
+    ]
+    read = AIMessage(
+        "", id="ai-1", tool_calls=calls, response_metadata={"finish_reason": "length", TEXT_TOOL_CALLS_KEY: True}
+    )
+    model = ScriptedReplies(read)
+
+    added = await model_step(guard, state, model)
+
+    assert len(model.sent) == 1 and [c["id"] for c in added[0].tool_calls] == ["c1", "c2"]
+    assert [e["reason"] for e in events] == ["length"]
 
 
 async def test_a_new_user_turn_forgives_an_earlier_runaway(events):

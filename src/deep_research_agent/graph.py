@@ -40,6 +40,7 @@ end), which its constructor checks; a feature's builders get its settings sub-mo
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -348,6 +349,12 @@ def read_parts(settings: ResearchConfig, *, mcp: Sequence[Listing], corpora: Cat
 # --- The agents ----------------------------------------------------------------------------------------
 
 
+def _delegation_example(question: str) -> str:
+    """The call that starts researching ``question``: one unit for all of it (a small model copies it as is)."""
+    brief = {"description": question, "subagent_type": Role.RESEARCH_SUBAGENT.value}
+    return json.dumps({"name": ToolName.TASK.value, "arguments": brief}, ensure_ascii=False)
+
+
 def orchestrator_agent(
     settings: ResearchConfig, parts: GraphParts, *, subagents: Sequence[CompiledSubAgent]
 ) -> CompiledStateGraph:
@@ -364,7 +371,7 @@ def orchestrator_agent(
             # A SIMPLE turn is answered in the orchestrator's first model call, before any guard or prompt.
             *([triage_router(settings)] if settings.triage else []),
             # Inside the router: a turn it sent to research must call a tool, or end with an honest error.
-            NoToolCallsMiddleware(),
+            NoToolCallsMiddleware(first_call=_delegation_example),
             # Outside the guards: the call that starts an approved plan's units is answered with them, never made.
             # In every graph, offered only with plan_review on: a resume without config still finds its handler.
             plan_review(settings),

@@ -114,7 +114,14 @@ async def test_a_research_question_answered_without_any_tool_ends_with_an_honest
     assert [e["reason"] for e in run.statuses("triage")] == ["research_request"]
     orchestrator_requests = [r for r in scripted.requests() if r["agent"] == "orchestrator"]
     assert len(orchestrator_requests) == 2
-    assert "needs research, and your reply called no tool" in str(orchestrator_requests[1]["body"]["messages"][-1])
+    nudge = message_text(orchestrator_requests[1]["body"]["messages"][-1])
+    assert "needs research, and your reply called no tool" in nudge
+    # The example is the call that starts researching this very question, for a small model to copy.
+    brief = {
+        "description": "Who built the Lighthouse of Alexandria, with cited sources?",
+        "subagent_type": "research-subagent",
+    }
+    assert json.dumps({"name": "task", "arguments": brief}) in nudge
     last = run.values["messages"][-1]
     assert last["type"] == "ai" and "Sostratus" not in last["content"]
 
@@ -142,6 +149,59 @@ async def test_a_tool_call_the_tools_cannot_take_is_explained_once_with_an_examp
     second = [r for r in scripted.requests() if r["agent"] == "orchestrator"][1]["body"]["messages"][-1]["content"]
     text = second if isinstance(second, str) else " ".join(p.get("text", "") for p in second)
     assert "'search_the_web' is not one of your tools" in text and '{"name": ' in text
+
+
+async def test_a_plan_written_as_one_todo_for_arguments_runs_as_the_plan(agent_server, scripted, web):
+    # The shape Qwen2.5-Coder-0.5B wrote on llama-server once shown the example call: the todo is the arguments.
+    article = ARTICLES["pharos-lighthouse"]
+    url = web.url(article.path)
+    report = f"# The Pharos\n\nIt was built between 280 and 247 BC [1].\n\n## Sources\n[1] {article.title} — {url}\n"
+    todo = {"content": "Find when the Pharos was built", "status": "pending"}
+    scripted.set_scenario(
+        scenario(
+            orchestrator(
+                turn(json.dumps({"name": "write_todos", "arguments": [todo]})),
+                turn(
+                    tool_calls=[
+                        call("task", description="When was the Pharos built?", subagent_type="research-subagent")
+                    ]
+                ),
+                submit(report),
+            ),
+            researcher_reads(
+                url, query="pharos lighthouse", finding="Built 280-247 BC.", quote="between 280 and 247 BC"
+            ),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "When was the Pharos of Alexandria built? Cite sources.", timeout=240)
+
+    assert end_of(run) == ("done", "report_delivered")
+    [ran] = [e["detail"] for e in run.statuses("warning") if e["reason"] == "text_tool_calls"]
+    assert "(write_todos); they run as tool calls" in ran
+    assert run.values["todos"] == [todo]
+    assert url in run.values["final_report"]
+
+
+async def test_a_unit_that_answers_without_any_tool_is_shown_the_search_for_its_brief_and_researches(
+    agent_server, scripted, web
+):
+    # Qwen2.5-Coder-0.5B's first reply as a research sub-agent on llama-server, handed the unit's brief.
+    url = web.url(ARTICLES["halvorsen-cell"].path)
+    brief = "Find the energy density of sodium-glass batteries"
+    reads = researcher_reads(url, query=brief, finding="The Halvorsen cell reached 412 Wh/kg.", quote=QUOTE)
+    reads["turns"].insert(0, turn("I'm sorry, but I can't assist with that request."))
+    scripted.set_scenario(scenario(orchestrator(plan_and_delegate(brief), submit(_battery_report(url))), reads))
+
+    run = await stream_run(agent_server.url, "How dense are sodium-glass batteries? Cite sources.", timeout=240)
+
+    assert end_of(run) == ("done", "report_delivered")
+    told = message_text(requests_of(scripted, "research-subagent")[1]["body"]["messages"][-1])
+    assert "You called no tool in this unit" in told
+    assert json.dumps({"name": "web_search", "arguments": {"query": brief}}) in told
+    assert "Reply with exactly one JSON object" not in told
+    assert [e["url"] for e in run.of_type("page_fetched") if e["ok"]] == [url]
+    assert url in run.values["final_report"]
 
 
 def _battery_report(url: str) -> str:

@@ -4,7 +4,8 @@ Contract (one instance per agent graph, orchestrator and every sub-agent):
 - a reply is a runaway when it repeats itself (``detect_repetition``) or ends with ``finish_reason``
   ``length``; replies under 2,000 characters are never judged for repetition;
 - a runaway reply is replaced by its useful head; its tool calls are dropped unless they are complete
-  (the reply was not cut by the cap), in which case the agent simply carries on with them;
+  (the reply was not cut by the cap, or its calls were read from its text, each a whole JSON object), in
+  which case the agent simply carries on with them;
 - the first runaway of a user turn sends ``status: runaway_output`` and, within the same model step, one
   nudge to continue: the model is asked again with the trimmed reply and the nudge; the trimmed reply and
   the next one are kept in the conversation, the nudge is given to the re-ask only (only the user's words
@@ -34,6 +35,7 @@ from ..domain.conversation import harness_message, respond, turn_key
 from ..domain.names import RunawayKind
 from ..domain.per_role import PerRoleMiddleware
 from ..domain.stops import StopCause
+from ..modelcalls.text_tool_calls import TEXT_TOOL_CALLS_KEY
 from ..protocol.events import RunawayHaltStatus, RunawayOutputStatus, emit
 from ..run import Halt, Run, run_hook
 from .halting import stop_agent
@@ -167,7 +169,8 @@ class RunawayOutputMiddleware(PerRoleMiddleware):
             finish_reason = reply.response_metadata.get("finish_reason")
             text = reply.text
             count += 1
-            keeps_tool_calls = bool(reply.tool_calls) and finish_reason != "length" and count == 1
+            whole_calls = finish_reason != "length" or bool(reply.response_metadata.get(TEXT_TOOL_CALLS_KEY))
+            keeps_tool_calls = bool(reply.tool_calls) and whole_calls and count == 1
             trimmed = reply.model_copy(
                 update={
                     "content": verdict.head,

@@ -84,6 +84,7 @@ PROVENANCE = (
     "You returned findings but made no tool call in this unit, so none of them comes from text you retrieved: "
     "search and read first, or return an empty findings list."
 )
+UNRESEARCHED = "You called no tool in this unit, so nothing was researched: call a tool first, like this"
 # Kept in the cleaned findings so the orchestrator does not present an unresearched summary as researched.
 NO_SOURCES_GAP = "No source was consulted for this unit; its summary is unverified."
 
@@ -143,7 +144,11 @@ def validate_findings(text: str, *, tool_calls_made: int) -> FindingsVerdict:
 
 
 def bounce_message(problems: Sequence[str]) -> str:
-    """What the sub-agent is told when its findings are sent back: each problem, then the contract."""
+    """What the sub-agent is told when its findings are sent back: each problem, then the contract; an answer
+    that researched nothing (``UNRESEARCHED`` first) is told only to call a tool, as the example shows, since a
+    small model handed the findings contract writes findings from memory."""
+    if problems and problems[0].startswith(UNRESEARCHED):
+        return f"{problems[0]}\nRead the pages you find, then reply with your findings."
     listed = "\n".join(f"- {problem}" for problem in problems)
     return (
         f"Your findings were not accepted:\n{listed}\n\n{_CONTRACT}\n"

@@ -26,11 +26,16 @@ from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage
 from langgraph.channels import UntrackedValue
 
-from ..domain.names import RevisionReason
+from ..domain.conversation import latest_user_text
+from ..domain.names import RevisionReason, ToolName
 from ..protocol.sender import current_sender
 from ..run import Run, UsageMeter
+from ..tools.arguments import example_call, tool_schema
 from .answer_gate import SubAgentAnswerGate
-from .contract import FindingsVerdict, bounce_message, validate_findings
+from .contract import UNRESEARCHED, FindingsVerdict, bounce_message, validate_findings
+
+# The tools a unit's research starts with, in the order the example prefers them.
+_SEARCH_TOOLS = (ToolName.WEB_SEARCH.value, ToolName.CORPUS_SEARCH.value)
 
 
 class FindingsGateState(AgentState):
@@ -46,8 +51,16 @@ class FindingsGateMiddleware(SubAgentAnswerGate[FindingsVerdict]):
     reason = RevisionReason.SUBAGENT_FINDINGS
 
     async def judge(self, run: Run, text: str, request: ModelRequest, added: Sequence[AnyMessage]) -> FindingsVerdict:
-        """Counted on the request's own messages: the bounce adds no tool call."""
-        return validate_findings(text, tool_calls_made=_tool_calls_made(run.usage, request.messages))
+        """Counted on the request's own messages: the bounce adds no tool call. A failing answer of a unit that
+        called no tool is told first to call one: a search for the unit's brief (else its first tool's example)."""
+        made = _tool_calls_made(run.usage, request.messages)
+        verdict = validate_findings(text, tool_calls_made=made)
+        if verdict.ok or made or not request.tools:
+            return verdict
+        by_name = {tool_schema(tool)[0]: tool for tool in request.tools}
+        first = next((by_name[name] for name in _SEARCH_TOOLS if name in by_name), request.tools[0])
+        example = example_call(*tool_schema(first), fill=latest_user_text(request.messages))
+        return verdict.model_copy(update={"problems": [f"{UNRESEARCHED}:\n{example}", *verdict.problems]})
 
     def bounce_text(self, problems: Sequence[str]) -> str:
         return bounce_message(problems)

@@ -5,8 +5,9 @@ and the runaway guard judge the calls as they will run):
 - it acts on a reply with no ``tool_calls`` whose text holds calls in a shape ``tool_text`` reads
   (fenced or bare JSON, the echoed schema, ``<tool_call>`` tags, ``[TOOL_CALLS]``, ``<|python_tag|>``);
 - a call whose name is one of the request's tools and whose arguments validate against that tool's schema
-  (keys the schema does not know, such as an echoed ``"type": "object"``, are dropped first) runs: the reply
-  is replaced by one with those ``tool_calls`` and no text, and ``status: warning`` (reason
+  (keys the schema does not know, such as an echoed ``"type": "object"``, are dropped first) runs, once per
+  distinct name and arguments: the reply is replaced by one with those ``tool_calls``, no text and
+  ``response_metadata[TEXT_TOOL_CALLS_KEY]`` set, and ``status: warning`` (reason
   ``text_tool_calls``) names them and any call that could not run;
 - when none of the written calls can run, the model is told once per conversation, in a harness message
   with an example of the right form, and asked again in the same step; after that, replies pass unchanged;
@@ -16,6 +17,7 @@ Streaming or not makes no difference: the middleware sees the reply once the mod
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -33,10 +35,17 @@ from ..tools.arguments import argument_problem, example_call, tool_schema
 from .tool_text import TextToolCall, parse_text_tool_calls
 
 GUIDE_OPENING = "Your reply wrote a tool call as text, and it did not run"
+# Marks a reply whose tool calls were read from its text: each is a whole JSON object, so a reply cut at the
+# output cap still holds complete calls (the runaway guard keeps them).
+TEXT_TOOL_CALLS_KEY = "text_tool_calls"
 
 
 def validate_call(call: TextToolCall, tool: BaseTool | dict[str, Any] | None) -> tuple[dict[str, Any] | None, str]:
-    """The call's arguments as the tool takes them, or None and why they do not fit."""
+    """The call's arguments as the tool takes them, or None and why they do not fit.
+
+    A tool whose one required argument is a list may be given one item of it as its arguments (Qwen2.5-Coder-0.5B
+    wrote ``write_todos`` with ``"arguments": [{"content": …, "status": …}]``): when that item fits, it runs as
+    the one-item list."""
     if tool is None:
         return None, f"{call.name!r} is not one of your tools"
     _, schema = tool_schema(tool)
@@ -45,7 +54,21 @@ def validate_call(call: TextToolCall, tool: BaseTool | dict[str, Any] | None) ->
     if isinstance(properties, dict) and properties and schema.get("additionalProperties") is not True:
         args = {key: value for key, value in args.items() if key in properties}
     problem = argument_problem(tool, args)
-    return (None, problem) if problem else (args, "")
+    if not problem:
+        return args, ""
+    listed = _list_argument(schema)
+    if listed and call.args and listed not in call.args and not argument_problem(tool, {listed: [call.args]}):
+        return {listed: [dict(call.args)]}, ""
+    return None, problem
+
+
+def _list_argument(schema: dict[str, Any]) -> str | None:
+    """The tool's one required argument when it is a list, else None."""
+    required = schema.get("required") or []
+    if len(required) != 1:
+        return None
+    spec = (schema.get("properties") or {}).get(required[0]) or {}
+    return required[0] if spec.get("type") == "array" else None
 
 
 class TextToolCallsMiddleware(PerRoleMiddleware):
@@ -75,11 +98,13 @@ class TextToolCallsMiddleware(PerRoleMiddleware):
         tools = {tool_schema(tool)[0]: tool for tool in request.tools}
         runnable: list[ToolCall] = []
         refused: list[str] = []
+        seen: set[str] = set()
         for call in written:
             args, problem = validate_call(call, tools.get(call.name))
             if args is None:
                 refused.append(problem)
-            else:
+            elif (key := f"{call.name}\x00{json.dumps(args, sort_keys=True, default=str)}") not in seen:
+                seen.add(key)
                 runnable.append(
                     ToolCall(name=call.name, args=args, id=f"call_{uuid.uuid4().hex[:24]}", type="tool_call")
                 )
@@ -92,7 +117,10 @@ class TextToolCallsMiddleware(PerRoleMiddleware):
                     + (f" Not run: {'; '.join(refused)}." if refused else ""),
                 )
             )
-            converted = reply.model_copy(update={"content": "", "tool_calls": runnable, "invalid_tool_calls": []})
+            metadata = {**reply.response_metadata, TEXT_TOOL_CALLS_KEY: True}
+            converted = reply.model_copy(
+                update={"content": "", "tool_calls": runnable, "invalid_tool_calls": [], "response_metadata": metadata}
+            )
             return ModelResponse(
                 result=[*response.result[:-1], converted], structured_response=response.structured_response
             )

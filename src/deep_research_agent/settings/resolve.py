@@ -94,6 +94,8 @@ PROFILES: dict[str, dict[str, Any]] = {
         "streaming": True,
         "streaming_denylist": (),
         "max_output_tokens": 1024,
+        # A CPU server writes 15-30 tokens/s: half an hour ends a stuck run with what it found, not 45 minutes.
+        "max_run_seconds": 1800.0,
         "request_timeout": 600.0,
         "compaction_tokens": 8000,
         "model_max_concurrency": 2,
@@ -283,8 +285,8 @@ class ResearchConfig(
     profile: str = _setting(
         "",
         "A set of defaults for a kind of model server: local (small models on llama.cpp, vLLM or Ollama: streaming "
-        "on, a 1,024-token output cap, 600 s requests, compaction at 8,000 tokens, 2 model calls at once, no "
-        "prompt caching, no pricing). Settings given explicitly win.",
+        "on, a 1,024-token output cap, runs of at most 30 minutes, 600 s requests, compaction at 8,000 tokens, 2 "
+        "model calls at once, no prompt caching, no pricing). Settings given explicitly win.",
         env="DRA_PROFILE",
         operator_only=True,
     )
