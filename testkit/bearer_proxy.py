@@ -12,14 +12,12 @@ import hmac
 
 import httpx
 from starlette.applications import Starlette
-from starlette.background import BackgroundTask
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from testkit.forwarding import passed_back, upstream_request
 from testkit.loopback import LoopbackServer
-
-_HOP_BY_HOP = {"host", "authorization", "content-length", "connection", "transfer-encoding", "keep-alive"}
 
 
 class BearerProxy(LoopbackServer):
@@ -46,22 +44,11 @@ class BearerProxy(LoopbackServer):
                 self.stats["unauthorized"] += 1
                 return JSONResponse({"detail": "missing or invalid bearer token"}, status_code=401)
             self.stats["forwarded"] += 1
-            headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_BY_HOP}
-            upstream = client.build_request(
-                request.method,
-                self.upstream + request.url.path,
-                params=request.query_params,
-                headers=headers,
-                content=await request.body(),
+            body = await request.body()
+            answer = await client.send(
+                upstream_request(client, self.upstream, request, body, drop={"authorization"}), stream=True
             )
-            answer = await client.send(upstream, stream=True)
-            passed = {k: v for k, v in answer.headers.items() if k.lower() not in _HOP_BY_HOP | {"content-encoding"}}
-            return StreamingResponse(
-                answer.aiter_raw(),
-                status_code=answer.status_code,
-                headers=passed,
-                background=BackgroundTask(answer.aclose),
-            )
+            return passed_back(answer)
 
         return Starlette(
             routes=[Route("/_health", health), Route("/{path:path}", forward, methods=["GET", "POST", "DELETE"])],

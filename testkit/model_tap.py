@@ -18,15 +18,14 @@ from typing import Any
 
 import httpx
 from starlette.applications import Starlette
-from starlette.background import BackgroundTask
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from deep_research_agent.modelcalls.models import AGENT_HEADER
+from testkit.forwarding import passed_back, upstream_request
 from testkit.loopback import LoopbackServer
 
-_HOP_BY_HOP = {"host", "content-length", "connection", "transfer-encoding", "keep-alive"}
 CAP_FIELDS = ("max_tokens", "max_completion_tokens", "n_predict")
 
 
@@ -69,25 +68,14 @@ class ModelTap(LoopbackServer):
 
         async def forward(request: Request) -> Response:
             body = await request.body()
-            headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_BY_HOP}
-            upstream = client.build_request(
-                request.method,
-                self.upstream + request.url.path,
-                params=request.query_params,
-                headers=headers,
-                content=body,
-            )
             try:
-                answer = await client.send(upstream, stream=True)
+                answer = await client.send(upstream_request(client, self.upstream, request, body), stream=True)
             except httpx.TransportError as exc:
                 return JSONResponse({"error": f"model-tap: upstream unreachable: {exc!r}"}, status_code=502)
-            passed = {k: v for k, v in answer.headers.items() if k.lower() not in _HOP_BY_HOP | {"content-encoding"}}
             chunks = answer.aiter_raw()
             if request.method == "POST" and request.url.path.endswith("/chat/completions"):
                 chunks = self._recorded(chunks, request, body, answer.status_code)
-            return StreamingResponse(
-                chunks, status_code=answer.status_code, headers=passed, background=BackgroundTask(answer.aclose)
-            )
+            return passed_back(answer, chunks)
 
         return Starlette(
             routes=[Route("/_health", health), Route("/{path:path}", forward, methods=["GET", "POST", "DELETE"])],
