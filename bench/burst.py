@@ -54,6 +54,7 @@ from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
 from bench.baseline_graph import BASELINE_AGENT
+from bench.proc import stat_fields, tree_cpu_seconds
 from testkit.agent_server import GRAPH_ID, PROJECT_ROOT, STREAM_MODES, AgentServer
 from testkit.scenarios import (
     orchestrator,
@@ -71,7 +72,6 @@ BASELINE_ID = "bare_baseline"
 ARTICLE = ARTICLES["halvorsen-cell"]
 QUOTE = "reached an energy density of 412 Wh/kg in independent tests"
 REPORT = "# Sodium-glass batteries\n\nThe Halvorsen cell reached 412 Wh/kg in independent tests [1].\n\n## Sources\n"
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 SETTLE_S = 1.5
 _idle_rate: dict[int, float] = {}
 
@@ -131,20 +131,16 @@ def server_processes(server: AgentServer) -> Iterator[tuple[Path, list[str]]]:
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
+        if (fields := stat_fields(int(entry.name))) is None:
             continue
         if int(fields[2]) == group:  # fields after the command: state, ppid, pgrp, ...
             yield entry, fields
 
 
 def server_cpu_s(server: AgentServer) -> float:
-    """User + system CPU seconds of every process in the server's process group, children reaped included."""
-    ticks = sum(
-        sum(int(v) for v in fields[11:15]) for _, fields in server_processes(server)
-    )  # utime, stime, cutime, cstime
-    return ticks / CLOCK_TICKS
+    """User + system CPU seconds of the server and its descendants, children reaped included."""
+    assert server.process is not None
+    return tree_cpu_seconds(server.process.pid)
 
 
 def server_rss_mb(server: AgentServer) -> float:

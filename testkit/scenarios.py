@@ -78,6 +78,12 @@ def message_text(message: dict[str, Any]) -> str:
     return "".join(part.get("text", "") for part in content or ())
 
 
+def brief_of(request: dict[str, Any]) -> str:
+    """The brief a research sub-agent's recorded model request works on: its first user message (the harness
+    may speak after it, as the line that starts a unit's research does)."""
+    return next(message_text(m) for m in request["body"]["messages"] if m["role"] == "user")
+
+
 def system_text(body: dict[str, Any]) -> str:
     """The system prompt of a recorded model request."""
     return message_text(body["messages"][0])

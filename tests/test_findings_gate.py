@@ -14,6 +14,7 @@ from deep_research_agent.handover.contract import (
     PROVENANCE,
     UNRESEARCHED,
     bounce_message,
+    copies_placeholder,
     source_problem,
     validate_findings,
 )
@@ -283,9 +284,57 @@ def test_bounce_message_lists_each_problem_and_restates_the_contract(problems: l
     assert "empty findings list is fine" in text
 
 
-def test_a_unit_that_researched_nothing_is_told_only_to_call_a_tool_as_the_example_shows() -> None:
+def test_a_unit_that_researched_nothing_is_told_only_to_call_a_tool_ending_on_the_example() -> None:
     example = '{"name": "web_search", "arguments": {"query": "pharos height"}}'
-    text = bounce_message([f"{UNRESEARCHED}:\n{example}", NOT_PARSED])
+    text = bounce_message([f"{UNRESEARCHED}. Start with a web_search call, like this:\n{example}", NOT_PARSED])
 
-    assert text.startswith(UNRESEARCHED) and example in text
+    assert text.startswith(UNRESEARCHED) and text.endswith(example)
     assert NOT_PARSED not in text and '"findings"' not in text
+
+
+# What Qwen2.5-Coder-0.5B handed back after reading a page (bench/local_model.py): the prompt's example, copied.
+COPIED_EXAMPLE = json.dumps(
+    {
+        "summary": "dense prose answer to the unit",
+        "findings": [
+            {
+                "finding": "page content",
+                "evidence": "the text you read that supports it",
+                "source": "the page or passage URL",
+            }
+        ],
+        "gaps": ["what you could not establish"],
+    }
+)
+
+
+def test_an_answer_that_copies_the_examples_placeholders_is_refused_and_hands_over_none_of_them() -> None:
+    verdict = validate_findings(COPIED_EXAMPLE, tool_calls_made=2)
+
+    assert not verdict.ok
+    copied = [p for p in verdict.problems if "copies the example's placeholder" in p]
+    assert [p.split(" copies")[0] for p in copied] == [
+        "`summary`",
+        "finding 1 (“page content”): `evidence`",
+        "finding 1 (“page content”): `source`",
+        "gap 1",
+    ]
+    assert verdict.findings is not None
+    assert verdict.findings.summary == "" and verdict.findings.findings == [] and verdict.findings.gaps == []
+
+
+@pytest.mark.parametrize(
+    ("text", "copied"),
+    [
+        ("the page or passage URL", True),
+        ("The page URL.", True),
+        ("one claim with its figures", True),
+        ("the text you read that supports it", True),
+        ("the page", False),
+        ("page content", False),
+        ("The tower stood 137 metres tall, one claim with its figures in a survey.", False),
+        ("http://127.0.0.1:8000/articles/pharos-lighthouse", False),
+    ],
+)
+def test_a_placeholder_is_the_examples_text_or_three_or_more_of_its_words_in_a_row(text: str, copied: bool) -> None:
+    assert copies_placeholder(text) is copied

@@ -184,7 +184,7 @@ def test_the_combinations_cover_every_section():
         "MCP servers: `prices`",
         "Prefer the prices server",
         "## Code execution\\nA sandbox is attached",
-        "## Code execution\\nCode execution is unavailable",
+        "## Code execution\\nNo code execution in this run",
         "## Skills",
         "## Skill helpers",
         "## DOMAIN CONTEXT",

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from deep_research_agent.tools.search import KEYLESS_NOTICE, RESULTS_PREAMBLE, build_web_search_tool
+from deep_research_agent.tools.search import FETCH_HINT, KEYLESS_NOTICE, RESULTS_PREAMBLE, build_web_search_tool
 from testkit.web import ARTICLES, WebStandIn, closed_port, run_tools_in_graph
 
 KEY = "tvly-dev-run-key-0123456789"
@@ -38,6 +38,7 @@ def search_settings(web: WebStandIn, key: str | None = KEY, **overrides: Any) ->
         "tavily_api_key": SecretStr(key) if key else None,
         "tavily_api_base_url": web.base_url,
         "web_search": True,
+        "web_fetch": False,
         "search_max_results": 6,
         "search_backends": ("tavily",),
         "search_contact_email": "",
@@ -77,6 +78,19 @@ async def test_results_reach_the_model_as_a_delimited_data_block(web: WebStandIn
     assert text.startswith(f'{RESULTS_PREAMBLE}\n<search_results query="{BATTERY_QUERY}" count="1">\n')
     assert f"[1] [{article.title}]({web.url(article.path)})\n{article.snippet}" in text
     assert text.endswith("\n</search_results>")
+
+
+@pytest.mark.anyio
+async def test_with_the_page_reader_on_the_results_end_with_the_call_that_reads_the_first_hit(web: WebStandIn) -> None:
+    text = (await search(web, web_fetch=True)).results[0]
+    call = json.dumps({"name": "web_fetch", "arguments": {"url": web.url(ARTICLES["halvorsen-cell"].path)}})
+    assert text.endswith(f"\n</search_results>\n{FETCH_HINT.format(call=call)}")
+
+
+@pytest.mark.anyio
+async def test_no_hits_show_no_call_to_read_one(web: WebStandIn) -> None:
+    text = (await search(web, "zzyzx quux", web_fetch=True)).results[0]
+    assert text.endswith("</search_results>")
 
 
 @pytest.mark.anyio

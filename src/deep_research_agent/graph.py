@@ -86,7 +86,7 @@ from .guards import (
     StepLimitMiddleware,
     effective_recursion_limit,
 )
-from .handover import FindingsGateMiddleware, HandOverMiddleware
+from .handover import FindingsGateMiddleware, FirstSearchMiddleware, HandOverMiddleware
 from .handover.progress import ProgressLinesMiddleware
 from .handover.script import ScriptGateMiddleware
 from .knowledge import build_knowledge_tools
@@ -421,6 +421,8 @@ def research_subagent(
             # No PatchToolCallsMiddleware: the task tool starts every sub-agent on one fresh brief, which
             # never holds a dangling tool call, and the patch would cost a graph step per sub-agent run.
             ClassifiedToolErrorsMiddleware(role=Role.RESEARCH_SUBAGENT),
+            # "Start with a web_search call." after the brief, on the unit's first model call.
+            FirstSearchMiddleware(),
             # read_file on /skills/ only, and the skill events; nothing when there are no skills.
             *skills_filesystem(parts.features.skills),
             # task for the extract and coding sub-agents, when a sandbox is attached.

@@ -289,7 +289,7 @@ async def test_without_a_sandbox_neither_sub_agent_is_offered_and_the_prompts_sa
     first, refused, _ = requests_of(scripted, "orchestrator")
     [research] = requests_of(scripted, "research-subagent")
     for request in (first, research):
-        assert "Code execution is unavailable in this run" in system_text(request["body"])
+        assert "No code execution in this run" in system_text(request["body"])
         assert "A sandbox is attached" not in system_text(request["body"])
     listed = set(re.findall(r"[a-z]+-subagent", tool_description(first, "task")))
     assert listed == {"research-subagent"}

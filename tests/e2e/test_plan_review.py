@@ -14,6 +14,7 @@ import pytest
 
 from testkit.agent_server import AgentServer, RunResult, stream_run
 from testkit.scenarios import (
+    brief_of,
     findings_json,
     message_text,
     orchestrator,
@@ -61,9 +62,7 @@ async def answer(
 
 def briefs_received(scripted: Any) -> list[str]:
     """The brief each research sub-agent started on: the user message of its first request."""
-    return [
-        message_text(r["body"]["messages"][-1]) for r in requests_of(scripted, "research-subagent") if r["turn"] == 0
-    ]
+    return [brief_of(r) for r in requests_of(scripted, "research-subagent") if r["turn"] == 0]
 
 
 def kelp_plan_scenario():

@@ -21,6 +21,7 @@ from deep_research_agent.cli.steer import steer
 from deep_research_agent.protocol.events import STOP_REQUESTS_NAMESPACE
 from testkit.agent_server import RunResult, stream_run
 from testkit.scenarios import (
+    brief_of,
     end_of,
     findings_json,
     message_text,
@@ -178,11 +179,6 @@ NORWAY = "Find 2025 kelp farm output in Norway"
 SCOTLAND = "Find 2025 kelp farm output in Scotland"
 PARTIAL = "Partial: the first survey counts 40 farms."
 COMPLETE = "Complete: Norway's farms landed 2,000 tonnes in 2025."
-
-
-def brief_of(request: dict) -> str:
-    """The brief a research sub-agent's model request works on: its first user message."""
-    return next(message_text(m) for m in request["body"]["messages"] if m["role"] == "user")
 
 
 async def test_a_drop_stops_the_running_unit_about_its_topic_which_hands_over_what_it_found_while_the_other_finishes(

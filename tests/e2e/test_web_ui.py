@@ -24,6 +24,7 @@ from playwright.sync_api import Browser, expect, sync_playwright
 from testkit.agent_server import GRAPH_ID
 from testkit.browser import CHROMIUM_ARGS, UI_DIST, UiPage, chromium_executable
 from testkit.scenarios import (
+    brief_of,
     direct_answerer,
     findings_json,
     message_text,
@@ -582,7 +583,7 @@ def test_with_review_on_the_plan_card_shows_the_units_and_the_edited_plan_is_wha
     expect(card.get_by_role("button", name="Approve")).to_be_disabled()
     expect(ui.wait_for_end(asked)).to_contain_text("Report delivered.")
     expect(asked.locator(".report-body h1")).to_have_text("Kelp farms")
-    started = [message_text(r["body"]["messages"][-1]) for r in requests_of(scripted, "research-subagent")]
+    started = [brief_of(r) for r in requests_of(scripted, "research-subagent")]
     assert started == ["Find 2025 kelp output in Iceland"]
 
 
@@ -642,7 +643,7 @@ def test_the_plan_review_renders_as_an_approval_in_a_deep_agents_ui_like_page_an
     assert resume["input"] is None and resume["stream_mode"] == ["values", "messages-tuple"]
     assert "config" not in resume and "context" not in resume, "the resume carries no settings of its own"
     first_turns = [r for r in requests_of(scripted, "research-subagent") if r["turn"] == 0]
-    assert sorted(message_text(r["body"]["messages"][-1]) for r in first_turns) == sorted(
+    assert sorted(brief_of(r) for r in first_turns) == sorted(
         u["brief"] for u in KELP_UNITS
     )
     state = client.threads.get_state(thread_id)

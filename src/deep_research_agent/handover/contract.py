@@ -40,6 +40,7 @@ from ..domain.conversation import is_harness_message
 from ..domain.findings import Finding, Findings
 from ..domain.internal_names import LOCAL_PATH_RE, SANDBOX_PATH_RE, is_file_path, names_internal_tool
 from ..domain.stops import StopCause
+from ..prompts import Prompt, template
 from ..report.series import describe, inline_series
 
 
@@ -84,14 +85,23 @@ PROVENANCE = (
     "You returned findings but made no tool call in this unit, so none of them comes from text you retrieved: "
     "search and read first, or return an empty findings list."
 )
-UNRESEARCHED = "You called no tool in this unit, so nothing was researched: call a tool first, like this"
+UNRESEARCHED = "You called no tool in this unit, so nothing was researched"
 # Kept in the cleaned findings so the orchestrator does not present an unresearched summary as researched.
 NO_SOURCES_GAP = "No source was consulted for this unit; its summary is unverified."
 
+_CONTRACT_EXAMPLE = {
+    "summary": "dense prose answer",
+    "findings": [
+        {
+            "finding": "one claim with its figures",
+            "evidence": "verbatim quote from the text you read",
+            "source": "the page URL",
+        }
+    ],
+    "gaps": ["what you could not establish"],
+}
 _CONTRACT = (
-    "Reply with exactly one JSON object and nothing else: "
-    '{"summary": "dense prose answer", "findings": [{"finding": "one claim with its figures", '
-    '"evidence": "verbatim quote from the text you read", "source": "the page URL"}], "gaps": ["what you could not establish"]}. '
+    f"Reply with exactly one JSON object and nothing else: {json.dumps(_CONTRACT_EXAMPLE, ensure_ascii=False)}. "
     'A source is the URL the claim was read at, or a named data source such as "MCP: pricing-db"; never a file path '
     "or a tool name. Keep every field under 1,200 characters, and give a series as its statistic (count, span first → last, "
     "min/max, mean), not value by value. An empty findings list is fine when nothing was found."
@@ -117,7 +127,10 @@ def validate_findings(text: str, *, tool_calls_made: int) -> FindingsVerdict:
         return FindingsVerdict(problems=[NOT_PARSED], fallback_text=_trim(text.strip(), MAX_FALLBACK_CHARS))
     problems: list[str] = []
     summary = _as_text(raw.get("summary"))
-    if not summary:
+    if copies_placeholder(summary):
+        problems.append(_placeholder_problem("`summary`", summary))
+        summary = ""
+    elif not summary:
         problems.append("`summary` is empty: answer the unit in a few dense sentences, or say that nothing was found.")
     problems.extend(_field_problems("`summary`", summary))
 
@@ -133,6 +146,10 @@ def validate_findings(text: str, *, tool_calls_made: int) -> FindingsVerdict:
             kept.append(finding)
 
     gaps = _as_list(raw.get("gaps"))
+    problems.extend(
+        _placeholder_problem(f"gap {n}", gap) for n, gap in enumerate(gaps, start=1) if copies_placeholder(gap)
+    )
+    gaps = [gap for gap in gaps if not copies_placeholder(gap)]
     for number, gap in enumerate(gaps, start=1):
         problems.extend(_field_problems(f"gap {number}", gap))
     if items and tool_calls_made <= 0:
@@ -145,14 +162,59 @@ def validate_findings(text: str, *, tool_calls_made: int) -> FindingsVerdict:
 
 def bounce_message(problems: Sequence[str]) -> str:
     """What the sub-agent is told when its findings are sent back: each problem, then the contract; an answer
-    that researched nothing (``UNRESEARCHED`` first) is told only to call a tool, as the example shows, since a
-    small model handed the findings contract writes findings from memory."""
+    that researched nothing (``UNRESEARCHED`` first) is told only that, ending on the call to make: a small
+    model told last to reply with findings writes them from memory (Qwen2.5-Coder-0.5B: 0 of 4 replies
+    searched when the bounce ended "then reply with your findings", 4 of 4 when it ended on the example)."""
     if problems and problems[0].startswith(UNRESEARCHED):
-        return f"{problems[0]}\nRead the pages you find, then reply with your findings."
+        return problems[0]
     listed = "\n".join(f"- {problem}" for problem in problems)
     return (
         f"Your findings were not accepted:\n{listed}\n\n{_CONTRACT}\n"
         "This is your one chance to fix them; after it, whatever parses is handed over as it is."
+    )
+
+
+def _string_values(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    return [text for item in value for text in _string_values(item)] if isinstance(value, list) else []
+
+
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def _example_placeholders() -> frozenset[str]:
+    """The texts of the example answers a sub-agent is shown: its prompt's example line and the bounce's."""
+    examples: list[Any] = [_CONTRACT_EXAMPLE]
+    for prompt in (Prompt.RESEARCH_SUBAGENT, Prompt.EXTRACT_SUBAGENT):
+        for line in template(prompt).splitlines():
+            if line.startswith('{"summary"'):
+                examples.append(json.loads(line))
+    return frozenset(_words(text) for example in examples for text in _string_values(example))
+
+
+_PLACEHOLDERS = _example_placeholders()
+_MIN_PLACEHOLDER_WORDS = 3
+
+
+def copies_placeholder(value: str) -> bool:
+    """True when ``value`` is an example answer's placeholder, or a run of at least three of its words: a small
+    model copies the example instead of answering (seen: "the text you read that supports it")."""
+    words = _words(value)
+    if not words:
+        return False
+    return any(
+        words == held or (len(words.split()) >= _MIN_PLACEHOLDER_WORDS and f" {words} " in f" {held} ")
+        for held in _PLACEHOLDERS
+    )
+
+
+def _placeholder_problem(name: str, value: str) -> str:
+    return (
+        f"{name} copies the example's placeholder “{_trim(value, _EXCERPT_CHARS)}”: write what the text you read says."
     )
 
 
@@ -185,9 +247,15 @@ def _check_finding(number: int, item: Any) -> tuple[Finding | None, list[str]]:
             f"{name}: the source “{_trim(source, _EXCERPT_CHARS)}” {why}; "
             'give the page URL, or a named data source such as "MCP: pricing-db".'
         )
+    copied = [
+        (field, value)
+        for field, value in (("finding", claim), ("evidence", evidence), ("source", source))
+        if copies_placeholder(value)
+    ]
+    problems.extend(_placeholder_problem(f"{name}: `{field}`", value) for field, value in copied)
     for field, value in (("finding", claim), ("evidence", evidence), ("source", source)):
         problems.extend(_field_problems(f"{name}: `{field}`", value))
-    if not claim or why or len(source) > MAX_FIELD_CHARS:
+    if not claim or why or copied or len(source) > MAX_FIELD_CHARS:
         return None, problems
     return Finding(finding=_clean(claim), evidence=_clean(evidence), source=source), problems
 

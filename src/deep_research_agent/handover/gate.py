@@ -19,11 +19,12 @@ metered, retried and heartbeat-reported like any other; the bounce itself is ``a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, NotRequired
+from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware import AgentState, ModelRequest
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage
+from langchain_core.tools import BaseTool
 from langgraph.channels import UntrackedValue
 
 from ..domain.conversation import latest_user_text
@@ -35,7 +36,14 @@ from .answer_gate import SubAgentAnswerGate
 from .contract import UNRESEARCHED, FindingsVerdict, bounce_message, validate_findings
 
 # The tools a unit's research starts with, in the order the example prefers them.
-_SEARCH_TOOLS = (ToolName.WEB_SEARCH.value, ToolName.CORPUS_SEARCH.value)
+SEARCH_TOOLS = (ToolName.WEB_SEARCH.value, ToolName.CORPUS_SEARCH.value)
+
+
+def first_research_tool(tools: Sequence[BaseTool | dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+    """The name and schema of the tool a unit's research starts with: its search, else its first tool."""
+    schemas = dict(tool_schema(tool) for tool in tools)
+    name = next((name for name in SEARCH_TOOLS if name in schemas), next(iter(schemas)))
+    return name, schemas[name]
 
 
 class FindingsGateState(AgentState):
@@ -57,10 +65,10 @@ class FindingsGateMiddleware(SubAgentAnswerGate[FindingsVerdict]):
         verdict = validate_findings(text, tool_calls_made=made)
         if verdict.ok or made or not request.tools:
             return verdict
-        by_name = {tool_schema(tool)[0]: tool for tool in request.tools}
-        first = next((by_name[name] for name in _SEARCH_TOOLS if name in by_name), request.tools[0])
-        example = example_call(*tool_schema(first), fill=latest_user_text(request.messages))
-        return verdict.model_copy(update={"problems": [f"{UNRESEARCHED}:\n{example}", *verdict.problems]})
+        name, schema = first_research_tool(request.tools)
+        example = example_call(name, schema, fill=latest_user_text(request.messages))
+        unresearched = f"{UNRESEARCHED}. Start with a {name} call, like this:\n{example}"
+        return verdict.model_copy(update={"problems": [unresearched, *verdict.problems]})
 
     def bounce_text(self, problems: Sequence[str]) -> str:
         return bounce_message(problems)
