@@ -643,9 +643,7 @@ def test_the_plan_review_renders_as_an_approval_in_a_deep_agents_ui_like_page_an
     assert resume["input"] is None and resume["stream_mode"] == ["values", "messages-tuple"]
     assert "config" not in resume and "context" not in resume, "the resume carries no settings of its own"
     first_turns = [r for r in requests_of(scripted, "research-subagent") if r["turn"] == 0]
-    assert sorted(brief_of(r) for r in first_turns) == sorted(
-        u["brief"] for u in KELP_UNITS
-    )
+    assert sorted(brief_of(r) for r in first_turns) == sorted(u["brief"] for u in KELP_UNITS)
     state = client.threads.get_state(thread_id)
     assert state["values"]["final_report"].startswith("# Kelp farms")
     assert not state.get("interrupts") and client.threads.get(thread_id)["status"] == "idle"
