@@ -129,8 +129,10 @@ TURN (every key optional)::
                                   the result is appended if content lacks it
 
 Placeholders ``{last_tool_result}`` (text of the last ``tool`` message) and
-``{last_user}`` (text of the last user message) are replaced in ``content`` and
-in every string inside tool-call ``args``, recursively. Replacement is plain
+``{last_user}`` (text of the last user message the harness did not write: a message named
+``dra_harness``, such as a research unit's "Start with a `web_search` call.", is skipped, so
+``{last_user}`` stays the unit's brief) are replaced in ``content`` and in every string inside
+tool-call ``args``, recursively. Replacement is plain
 substring replacement, so other braces are left alone.
 
 Python API
@@ -163,7 +165,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from deep_research_agent.domain.conversation import DELIVERABLE_MESSAGE_NAME
+from deep_research_agent.domain.conversation import DELIVERABLE_MESSAGE_NAME, HARNESS_MESSAGE_NAME
 from deep_research_agent.modelcalls.models import AGENT_HEADER
 from testkit.loopback import LoopbackServer
 
@@ -512,7 +514,8 @@ def _usage(body: Json, output: str, override: Mapping[str, Any] | None) -> Json:
 def _render_turn(t: Json, messages: list[Json]) -> tuple[str | None, list[Json]]:
     """Return the reply text and OpenAI-shaped tool calls for a turn."""
     last_tool = _last_text(messages, "tool")
-    subs = {"{last_tool_result}": last_tool, "{last_user}": _last_text(messages, "user")}
+    users = [m for m in messages if m.get("name") != HARNESS_MESSAGE_NAME]
+    subs = {"{last_tool_result}": last_tool, "{last_user}": _last_text(users, "user")}
     content: str | None = t.get("content")
     if t.get("echo_last_tool_result"):
         if content is None:

@@ -19,6 +19,7 @@ import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_openai import ChatOpenAI
 
+from deep_research_agent.domain.conversation import harness_message
 from deep_research_agent.modelcalls.models import AGENT_HEADER
 from testkit.scripted_model import ScenarioError, ScriptedModelServer, agent, call, error, scenario, turn
 
@@ -223,6 +224,15 @@ def test_placeholders_are_substituted_in_content_and_tool_args(server: ScriptedM
 
     assert reply.content == "You asked: lithium"
     assert reply.tool_calls[0]["args"] == {"query": "lithium", "extra": {"nested": ["about lithium"]}}
+
+
+def test_last_user_is_the_last_message_the_harness_did_not_write(server: ScriptedModelServer) -> None:
+    server.set_scenario(scenario(default=turn(tool_calls=[call("web_fetch", url="{last_user}")])))
+    hint = harness_message("Start with a `web_search` call.")
+
+    reply = chat(server).invoke([HumanMessage("https://example.org/brief"), hint])
+
+    assert reply.tool_calls[0]["args"] == {"url": "https://example.org/brief"}
 
 
 def test_echo_last_tool_result_quotes_what_the_tool_returned(server: ScriptedModelServer) -> None:

@@ -256,6 +256,10 @@ async def test_a_cancelled_run_keeps_its_findings_and_a_draft_report_in_state(ag
     client = get_client(url=agent_server.url)
     thread = await stopped_after(client, scripted, research_calls=3, why="the second unit never started reading")
 
+    [run] = await client.runs.list(thread["thread_id"])
+    assert run["status"] == "interrupted"
+    second_unit = [r for r in requests_of(scripted, "research-subagent") if slow in str(r["body"]["messages"])]
+    assert [r["turn"] for r in second_unit] == [0], "the second unit got past its page"
     values = (await client.threads.get_state(thread["thread_id"]))["values"]
     [(unit, handed_over)] = values["findings"].items()
     assert handed_over["unit"] == fast and handed_over["findings"][0]["source"] == fast
