@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from deep_research_agent.domain.names import EvidenceKind
+from deep_research_agent.evidence.store import EvidenceStore
 from deep_research_agent.handover.contract import (
     MAX_FALLBACK_CHARS,
     MAX_FIELD_CHARS,
@@ -18,6 +21,7 @@ from deep_research_agent.handover.contract import (
     source_problem,
     validate_findings,
 )
+from deep_research_agent.handover.gate import pages_read
 
 URL = "https://example.com/battery"
 
@@ -323,6 +327,37 @@ def test_an_answer_that_copies_the_examples_placeholders_is_refused_and_hands_ov
     assert verdict.findings.summary == "" and verdict.findings.findings == [] and verdict.findings.gaps == []
 
 
+def test_a_copied_quote_leaves_the_finding_without_it_and_a_copied_source_drops_the_finding() -> None:
+    text = message(
+        findings=[
+            finding(evidence="the sentence of the page that says it, copied"),
+            finding(claim="The tower stood over 100 metres.", source="the page URL"),
+        ]
+    )
+
+    verdict = validate_findings(text, tool_calls_made=2)
+
+    assert not verdict.ok and verdict.copied_placeholder
+    assert verdict.findings is not None
+    assert [(f.finding, f.evidence, f.source) for f in verdict.findings.findings] == [
+        ("The cell reaches 412 Wh/kg.", "", URL)
+    ]
+
+
+def test_a_bounce_for_copied_placeholders_in_a_unit_that_read_a_page_ends_on_an_example_citing_it() -> None:
+    problems = validate_findings(COPIED_EXAMPLE, tool_calls_made=2).problems
+
+    text = bounce_message(problems, read_source=URL)
+
+    *_, lead, example = text.splitlines()
+    assert lead.startswith("Reply with exactly one JSON object") and "the page you read as its source" in lead
+    assert json.loads(example)["findings"][0]["source"] == URL
+    assert all(problem in text for problem in problems)
+    # The example's texts are placeholders too: copying them is refused like the contract's.
+    assert validate_findings(example, tool_calls_made=2).copied_placeholder
+    assert not validate_findings(message(), tool_calls_made=2).copied_placeholder
+
+
 @pytest.mark.parametrize(
     ("text", "copied"),
     [
@@ -338,3 +373,35 @@ def test_an_answer_that_copies_the_examples_placeholders_is_refused_and_hands_ov
 )
 def test_a_placeholder_is_the_examples_text_or_three_or_more_of_its_words_in_a_row(text: str, copied: bool) -> None:
     assert copies_placeholder(text) is copied
+
+
+def test_the_pages_a_unit_read_are_its_fetches_that_did_not_fail_and_that_the_run_holds_a_page_for() -> None:
+    evidence = EvidenceStore()
+    for url in ("https://a.example/one", "https://b.example/two"):
+        evidence.add_evidence(url=url, title="", kind=EvidenceKind.PAGE, text="text", agent="research-subagent")
+    evidence.add_evidence(
+        url="https://c.example/hit",
+        title="",
+        kind=EvidenceKind.SEARCH_RESULT,
+        text="snippet",
+        agent="research-subagent",
+    )
+
+    def fetch(call_id: str, url: str) -> AIMessage:
+        return AIMessage("", tool_calls=[{"name": "web_fetch", "args": {"url": url}, "id": call_id}])
+
+    messages = [
+        HumanMessage("brief"),
+        fetch("1", "https://a.example/one"),
+        ToolMessage("page", tool_call_id="1"),
+        fetch("2", "https://b.example/two"),
+        ToolMessage("page", tool_call_id="2"),
+        fetch("3", "https://c.example/hit"),
+        ToolMessage("TOOL ERROR", tool_call_id="3", status="error"),
+        fetch("4", "https://a.example/one"),
+        ToolMessage("page", tool_call_id="4"),
+        fetch("5", "https://b.example/two"),
+        ToolMessage("TOOL ERROR", tool_call_id="5", status="error"),
+    ]
+
+    assert pages_read(messages, evidence) == ["https://b.example/two", "https://a.example/one"]

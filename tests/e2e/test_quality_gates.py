@@ -215,6 +215,32 @@ async def test_a_file_path_as_a_source_is_bounced_and_that_finding_is_dropped_on
     assert run.values["cited_sources"][0]["verified"] is True
 
 
+async def test_findings_copying_the_example_are_bounced_with_the_page_read_as_the_source_to_quote(
+    research_unit, scripted, web
+):
+    url = halvorsen(web)
+    copied = findings_json(
+        "dense prose answer",
+        [{"finding": "one claim with its figures", "evidence": "verbatim quote", "source": "the page URL"}],
+    )
+    # What Qwen2.5-Coder-0.5B wrote once shown the page as the source: a claim from it, the quote still copied.
+    revised = findings_json(
+        CLAIM, [{"finding": CLAIM, "evidence": "the sentence of the page that says it, copied", "source": url}]
+    )
+    run = await research_unit(
+        reads_then_answers(url, copied, revised), submit(cited_report(("The Halvorsen cell", url))), repeat_last=True
+    )
+
+    assert end_of(run) == ("done", "report_delivered")
+    bounce = message_text(last_message(scripted, "research-subagent"))
+    assert bounce.splitlines()[-2].startswith("Reply with exactly one JSON object") and "page you read" in bounce
+    assert json.loads(bounce.splitlines()[-1])["findings"][0]["source"] == url
+    [handed_over] = run.of_type("subagent_findings")
+    # The copied quote is left out, so the report gate asks for a claim the page's text supports.
+    assert handed_over["findings"] == [{"finding": CLAIM, "evidence": "", "source": url}]
+    assert "came without a supporting quote" in revising(run, "report_quality")[0]["detail"]
+
+
 # --- report gate -----------------------------------------------------------------------------------
 
 

@@ -127,6 +127,10 @@ class SubAgentAnswerGate(PerRoleMiddleware, AnswerGate, Generic[V]):
         """The answer as it is let through with ``verdict``; by default ``reply`` itself."""
         return reply
 
+    def bounce_for(self, verdict: V) -> AnyMessage:
+        """The bounce of a failing answer; by default its problems (``bounce_message``)."""
+        return self.bounce_message(verdict.problems)
+
     @run_hook
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]], *, run: Run
@@ -142,7 +146,7 @@ class SubAgentAnswerGate(PerRoleMiddleware, AnswerGate, Generic[V]):
             handed_over = reply if verdict.ok else self.hand_over(verdict, reply)
             return response if handed_over is reply else respond([*response.result[:-1], handed_over])
         self.announce(verdict.problems)
-        added: list[AnyMessage] = [*response.result, self.bounce_message(verdict.problems)]
+        added: list[AnyMessage] = [*response.result, self.bounce_for(verdict)]
         retry = await handler(request.override(messages=[*request.messages, *added]))
         second = final_answer(retry)
         if second is not None:

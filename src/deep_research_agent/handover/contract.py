@@ -12,7 +12,9 @@ The rules: ``validate_findings`` names every problem with that message:
   or a source label ("Tavily search" and "MCP: pricing-db" are labels and fine);
 - a field is longer than ``MAX_FIELD_CHARS`` (a data dump), or transcribes a series of at least
   ``MIN_SERIES_POINTS`` dated values;
-- findings exist although the sub-agent made no tool call, so none of them can come from retrieved text.
+- findings exist although the sub-agent made no tool call, so none of them can come from retrieved text;
+- a field copies a placeholder of an example answer the sub-agent was shown: a copied quote is left out of
+  its finding, a copied claim or source drops the finding, a copied summary or gap is not handed over.
 
 An empty ``findings`` list is valid: it is the honest "nothing found". The verdict also carries what to
 hand over once the gate's single bounce is spent: the findings that parse, cleaned (unusable findings
@@ -100,6 +102,15 @@ _CONTRACT_EXAMPLE = {
     ],
     "gaps": ["what you could not establish"],
 }
+# The ending of a bounce for copied placeholders, in a unit that read a page: the example names that page as
+# its source. Replayed on Qwen2.5-Coder-0.5B's recorded bounce (4 seeds), the contract's example was copied
+# whole in 4 of 4 replies; this one gave a finding quoted from the page, with that page as its source, in 4 of 4.
+_READ_EXAMPLE = {
+    "summary": "what the page says about the unit",
+    "findings": [{"finding": "one claim the page makes", "evidence": "the sentence of the page that says it, copied"}],
+    "gaps": [],
+}
+_READ_LEAD = "Reply with exactly one JSON object and nothing else, with the page you read as its source:"
 _CONTRACT = (
     f"Reply with exactly one JSON object and nothing else: {json.dumps(_CONTRACT_EXAMPLE, ensure_ascii=False)}. "
     'A source is the URL the claim was read at, or a named data source such as "MCP: pricing-db"; never a file path '
@@ -109,11 +120,14 @@ _CONTRACT = (
 
 
 class FindingsVerdict(BaseModel):
-    """The gate's judgement on one final message."""
+    """The gate's judgement on one final message; ``copied_placeholder`` when a field copied an example's text,
+    and ``read_source``, the page the unit read that a bounce for it names (set by the gate, which sees the unit)."""
 
     findings: Findings | None = None
     problems: list[str] = Field(default_factory=list)
     fallback_text: str = ""
+    copied_placeholder: bool = False
+    read_source: str = ""
 
     @property
     def ok(self) -> bool:
@@ -126,6 +140,7 @@ def validate_findings(text: str, *, tool_calls_made: int) -> FindingsVerdict:
     if raw is None:
         return FindingsVerdict(problems=[NOT_PARSED], fallback_text=_trim(text.strip(), MAX_FALLBACK_CHARS))
     problems: list[str] = []
+    copied = any(copies_placeholder(text) for text in _string_values(raw))
     summary = _as_text(raw.get("summary"))
     if copies_placeholder(summary):
         problems.append(_placeholder_problem("`summary`", summary))
@@ -157,17 +172,24 @@ def validate_findings(text: str, *, tool_calls_made: int) -> FindingsVerdict:
         kept, gaps = [], [*gaps, NO_SOURCES_GAP]
 
     cleaned = Findings(summary=_clean(summary), findings=kept, gaps=[_clean(gap) for gap in gaps])
-    return FindingsVerdict(findings=cleaned, problems=problems, fallback_text=cleaned.to_json())
+    return FindingsVerdict(
+        findings=cleaned, problems=problems, fallback_text=cleaned.to_json(), copied_placeholder=copied
+    )
 
 
-def bounce_message(problems: Sequence[str]) -> str:
+def bounce_message(problems: Sequence[str], *, read_source: str = "") -> str:
     """What the sub-agent is told when its findings are sent back: each problem, then the contract; an answer
     that researched nothing (``UNRESEARCHED`` first) is told only that, ending on the call to make: a small
     model told last to reply with findings writes them from memory (Qwen2.5-Coder-0.5B: 0 of 4 replies
-    searched when the bounce ended "then reply with your findings", 4 of 4 when it ended on the example)."""
+    searched when the bounce ended "then reply with your findings", 4 of 4 when it ended on the example).
+    With ``read_source`` (findings that copied placeholders, in a unit that read that page) it ends on an
+    example whose source is that page instead of the contract."""
     if problems and problems[0].startswith(UNRESEARCHED):
         return problems[0]
     listed = "\n".join(f"- {problem}" for problem in problems)
+    if read_source:
+        example = {**_READ_EXAMPLE, "findings": [{**_READ_EXAMPLE["findings"][0], "source": read_source}]}
+        return f"Your findings were not accepted:\n{listed}\n\n{_READ_LEAD}\n{json.dumps(example, ensure_ascii=False)}"
     return (
         f"Your findings were not accepted:\n{listed}\n\n{_CONTRACT}\n"
         "This is your one chance to fix them; after it, whatever parses is handed over as it is."
@@ -188,7 +210,7 @@ def _words(text: str) -> str:
 
 def _example_placeholders() -> frozenset[str]:
     """The texts of the example answers a sub-agent is shown: its prompt's example line and the bounce's."""
-    examples: list[Any] = [_CONTRACT_EXAMPLE]
+    examples: list[Any] = [_CONTRACT_EXAMPLE, _READ_EXAMPLE]
     for prompt in (Prompt.RESEARCH_SUBAGENT, Prompt.EXTRACT_SUBAGENT):
         for line in template(prompt).splitlines():
             if line.startswith('{"summary"'):
@@ -255,8 +277,11 @@ def _check_finding(number: int, item: Any) -> tuple[Finding | None, list[str]]:
     problems.extend(_placeholder_problem(f"{name}: `{field}`", value) for field, value in copied)
     for field, value in (("finding", claim), ("evidence", evidence), ("source", source)):
         problems.extend(_field_problems(f"{name}: `{field}`", value))
-    if not claim or why or copied or len(source) > MAX_FIELD_CHARS:
+    # A finding may come without its quote, so a copied `evidence` is left out; a copied claim or source is not a finding.
+    if not claim or why or any(field != "evidence" for field, _ in copied) or len(source) > MAX_FIELD_CHARS:
         return None, problems
+    if copied:
+        evidence = ""
     return Finding(finding=_clean(claim), evidence=_clean(evidence), source=source), problems
 
 

@@ -9,6 +9,8 @@ metered, retried and heartbeat-reported like any other; the bounce itself is ``a
   asked again with the answer and a harness message (``bounce_message``), and all three stay in the
   conversation. The bounce counter is private state of that sub-agent run, so parallel sub-agents
   never share it;
+- an answer that copied an example's placeholders, in a unit that read a page (``pages_read``), is bounced
+  ending on an example whose source is the last page it read;
 - once the bounce is spent, a failing answer is replaced by what can be handed over: the findings that
   parse, cleaned, or else the prose, trimmed (``FindingsVerdict.fallback_text``);
 - the findings it accepts or hands over are staged in the run's evidence store under this sub-agent's
@@ -23,12 +25,14 @@ from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware import AgentState, ModelRequest
 from langchain.agents.middleware.types import PrivateStateAttr
-from langchain_core.messages import AIMessage, AnyMessage
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.channels import UntrackedValue
 
-from ..domain.conversation import latest_user_text
-from ..domain.names import RevisionReason, ToolName
+from ..domain.conversation import harness_message, latest_user_text
+from ..domain.names import EvidenceKind, RevisionReason, ToolName
+from ..domain.urls import normalise_url
+from ..evidence.store import EvidenceStore
 from ..protocol.sender import current_sender
 from ..run import Run, UsageMeter
 from ..tools.arguments import example_call, tool_schema
@@ -63,7 +67,12 @@ class FindingsGateMiddleware(SubAgentAnswerGate[FindingsVerdict]):
         called no tool is told first to call one: a search for the unit's brief (else its first tool's example)."""
         made = _tool_calls_made(run.usage, request.messages)
         verdict = validate_findings(text, tool_calls_made=made)
-        if verdict.ok or made or not request.tools:
+        if verdict.ok:
+            return verdict
+        if made:
+            read = pages_read(request.messages, run.evidence) if verdict.copied_placeholder else []
+            return verdict.model_copy(update={"read_source": read[-1]}) if read else verdict
+        if not request.tools:
             return verdict
         name, schema = first_research_tool(request.tools)
         example = example_call(name, schema, fill=latest_user_text(request.messages))
@@ -73,6 +82,9 @@ class FindingsGateMiddleware(SubAgentAnswerGate[FindingsVerdict]):
     def bounce_text(self, problems: Sequence[str]) -> str:
         return bounce_message(problems)
 
+    def bounce_for(self, verdict: FindingsVerdict) -> AnyMessage:
+        return harness_message(bounce_message(verdict.problems, read_source=verdict.read_source))
+
     def settle(self, run: Run, verdict: FindingsVerdict) -> None:
         """Hand the parsed findings to this sub-agent's hand-over; an answer with none hands over its text."""
         task_id = current_sender.get().task_id
@@ -81,6 +93,22 @@ class FindingsGateMiddleware(SubAgentAnswerGate[FindingsVerdict]):
 
     def hand_over(self, verdict: FindingsVerdict, reply: AIMessage) -> AIMessage:
         return reply.model_copy(update={"content": verdict.fallback_text})
+
+
+def pages_read(messages: Sequence[AnyMessage], evidence: EvidenceStore) -> list[str]:
+    """The pages this unit read, the last read last: its ``web_fetch`` calls that did not fail and whose URL the
+    run's evidence holds a page for (a page reached through a redirect is held at its final URL, so not named)."""
+    failed = {m.tool_call_id for m in messages if isinstance(m, ToolMessage) and m.status == "error"}
+    recorded = {normalise_url(r.url): r.url for r in evidence.records() if r.kind == EvidenceKind.PAGE}
+    asked = [
+        str(call["args"].get("url") or "")
+        for m in messages
+        if isinstance(m, AIMessage)
+        for call in m.tool_calls
+        if call["name"] == ToolName.WEB_FETCH and call["id"] not in failed
+    ]
+    read = [recorded[key] for key in map(normalise_url, asked) if key in recorded]
+    return list(reversed(dict.fromkeys(reversed(read))))
 
 
 def _tool_calls_made(usage: UsageMeter, messages: list[AnyMessage]) -> int:
