@@ -131,8 +131,9 @@ TURN (every key optional)::
 Placeholders ``{last_tool_result}`` (text of the last ``tool`` message) and
 ``{last_user}`` (text of the last user message the harness did not write: a message named
 ``dra_harness``, such as a research unit's "Start with a `web_search` call.", is skipped, so
-``{last_user}`` stays the unit's brief) are replaced in ``content`` and in every string inside
-tool-call ``args``, recursively. Replacement is plain
+``{last_user}`` stays the unit's brief) and ``{last_harness}`` (text of the last message the harness
+wrote, for a model that copies a guard's warning) are replaced in ``content`` and in every string
+inside tool-call ``args``, recursively. Replacement is plain
 substring replacement, so other braces are left alone.
 
 Python API
@@ -515,7 +516,12 @@ def _render_turn(t: Json, messages: list[Json]) -> tuple[str | None, list[Json]]
     """Return the reply text and OpenAI-shaped tool calls for a turn."""
     last_tool = _last_text(messages, "tool")
     users = [m for m in messages if m.get("name") != HARNESS_MESSAGE_NAME]
-    subs = {"{last_tool_result}": last_tool, "{last_user}": _last_text(users, "user")}
+    harness = [m for m in messages if m.get("name") == HARNESS_MESSAGE_NAME]
+    subs = {
+        "{last_tool_result}": last_tool,
+        "{last_user}": _last_text(users, "user"),
+        "{last_harness}": _last_text(harness, "user"),
+    }
     content: str | None = t.get("content")
     if t.get("echo_last_tool_result"):
         if content is None:

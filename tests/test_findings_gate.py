@@ -7,7 +7,9 @@ import json
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from deep_research_agent.domain.conversation import harness_message
 from deep_research_agent.domain.names import EvidenceKind
+from deep_research_agent.domain.stops import StopCause
 from deep_research_agent.evidence.store import EvidenceStore
 from deep_research_agent.handover.contract import (
     MAX_FALLBACK_CHARS,
@@ -18,6 +20,7 @@ from deep_research_agent.handover.contract import (
     UNRESEARCHED,
     bounce_message,
     copies_placeholder,
+    hand_back,
     source_problem,
     validate_findings,
 )
@@ -319,8 +322,8 @@ def test_an_answer_that_copies_the_examples_placeholders_is_refused_and_hands_ov
     copied = [p for p in verdict.problems if "copies the example's placeholder" in p]
     assert [p.split(" copies")[0] for p in copied] == [
         "`summary`",
-        "finding 1 (“page content”): `evidence`",
-        "finding 1 (“page content”): `source`",
+        "finding 1: `evidence`",
+        "finding 1: `source`",
         "gap 1",
     ]
     assert verdict.findings is not None
@@ -337,7 +340,7 @@ def test_a_copied_quote_leaves_the_finding_without_it_and_a_copied_source_drops_
 
     verdict = validate_findings(text, tool_calls_made=2)
 
-    assert not verdict.ok and verdict.copied_placeholder
+    assert not verdict.ok and verdict.copied_text
     assert verdict.findings is not None
     assert [(f.finding, f.evidence, f.source) for f in verdict.findings.findings] == [
         ("The cell reaches 412 Wh/kg.", "", URL)
@@ -354,8 +357,8 @@ def test_a_bounce_for_copied_placeholders_in_a_unit_that_read_a_page_ends_on_an_
     assert json.loads(example)["findings"][0]["source"] == URL
     assert all(problem in text for problem in problems)
     # The example's texts are placeholders too: copying them is refused like the contract's.
-    assert validate_findings(example, tool_calls_made=2).copied_placeholder
-    assert not validate_findings(message(), tool_calls_made=2).copied_placeholder
+    assert validate_findings(example, tool_calls_made=2).copied_text
+    assert not validate_findings(message(), tool_calls_made=2).copied_text
 
 
 @pytest.mark.parametrize(
@@ -405,3 +408,64 @@ def test_the_pages_a_unit_read_are_its_fetches_that_did_not_fail_and_that_the_ru
     ]
 
     assert pages_read(messages, evidence) == ["https://b.example/two", "https://a.example/one"]
+
+
+# What the loop guard told Qwen2.5-Coder-0.5B, and the summary the model handed over (bench/local_model.py).
+LOOP_WARNING = (
+    "LOOP DETECTED: you called read_file 3 times with the same arguments and got the same result each time. "
+    "Repeating it will not give you anything new. Change approach (a different query, page or source), or finish "
+    "now with what you have. After 6 identical calls you will be stopped."
+)
+ECHOED_WARNING = (
+    "Loop detected, you called read_file 3 times with the same arguments and got the same result each time. "
+    "Repeating it will not give you anything new."
+)
+PAGE = "The Lighthouse of Alexandria was built on the island of Pharos between 280 and 247 BC, during two reigns."
+
+
+def read_the_page() -> list:
+    return [
+        HumanMessage("Who built the Lighthouse of Alexandria?"),
+        AIMessage("", tool_calls=[{"name": "web_fetch", "args": {"url": URL}, "id": "1"}]),
+        ToolMessage(PAGE, tool_call_id="1"),
+    ]
+
+
+def test_an_answer_repeating_a_harness_warning_is_refused_and_hands_over_none_of_it() -> None:
+    conversation = [*read_the_page(), harness_message(LOOP_WARNING)]
+    text = message(summary=ECHOED_WARNING, findings=[finding(claim=PAGE)], gaps=[ECHOED_WARNING])
+
+    verdict = validate_findings(text, tool_calls_made=1, conversation=conversation)
+
+    assert verdict.copied_text
+    assert [p.split(" “")[0] for p in verdict.problems if "repeats what the harness told you" in p] == [
+        "`summary` repeats what the harness told you",
+        "gap 1 repeats what the harness told you",
+    ]
+    assert verdict.findings is not None
+    assert (verdict.findings.summary, verdict.findings.gaps) == ("", [])
+    assert [f.finding for f in verdict.findings.findings] == [PAGE]
+
+
+def test_words_the_conversation_held_before_the_harness_repeated_them_are_the_sub_agents_to_use() -> None:
+    brief = "Who built the Lighthouse of Alexandria and how tall was it?"
+    example = json.dumps({"name": "web_search", "arguments": {"query": brief}})
+    bounce = harness_message(f"{UNRESEARCHED}. Start with a web_search call, like this:\n{example}")
+    summary = harness_message(f"Summary of the earlier work: {ECHOED_WARNING}", carries_content=True)
+    conversation = [HumanMessage(brief), AIMessage("I know this."), bounce, *read_the_page()[1:], summary]
+
+    revised = message(summary=f"{brief} {PAGE} {ECHOED_WARNING}", findings=[finding(claim=PAGE)])
+
+    assert validate_findings(revised, tool_calls_made=1, conversation=conversation).ok
+
+
+def test_a_halted_unit_hands_back_nothing_it_copied_from_the_harness() -> None:
+    conversation = [*read_the_page(), harness_message(LOOP_WARNING)]
+    copied = AIMessage(message(summary=ECHOED_WARNING, findings=[finding(claim=PAGE), finding(claim=ECHOED_WARNING)]))
+    notes = AIMessage(ECHOED_WARNING)
+
+    handed_back = hand_back([*conversation, copied], cause=StopCause.LOOP)
+    without_findings = hand_back([*conversation, notes], cause=StopCause.LOOP)
+
+    assert handed_back.summary == "" and [f.finding for f in handed_back.findings] == [PAGE]
+    assert "Repeating it" not in without_findings.summary and "Its last notes" not in without_findings.summary

@@ -3,26 +3,29 @@
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 
 import httpx
 import openai
 import pytest
 from langchain.agents.middleware import ExtendedModelResponse, ModelRequest, ModelResponse
-from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.runnables.config import var_child_runnable_config
 from langgraph.errors import GraphInterrupt
 from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 
 from deep_research_agent.delivery import turn_end
 from deep_research_agent.domain.knobs import KnobError
 from deep_research_agent.domain.names import Role
 from deep_research_agent.domain.secrets import register_secrets
+from deep_research_agent.domain.usage import RoleUsage
 from deep_research_agent.graph import build_graph, model_endpoint, run_lifecycle
 from deep_research_agent.guards.budget import BudgetLimits
 from deep_research_agent.lifecycle.middleware import RunLifecycleMiddleware, describe_model_error
 from deep_research_agent.lifecycle.model_errors import ModelEndpoint
-from deep_research_agent.run import current_run, is_open
+from deep_research_agent.run import Run, current_run, is_open, restore_ledger
 from deep_research_agent.run.containment import INTERNAL_ERROR, contain_hook_failures
 from deep_research_agent.settings import ResearchConfig
 from testkit.scenarios import orchestrator, plan_and_delegate, researcher_reads, scenario, submit
@@ -291,3 +294,22 @@ def test_an_endpoint_without_a_url_or_tier_or_with_a_negative_timeout_is_refused
     knobs: dict[str, object] = {"base_url": "http://127.0.0.1:9/v1", "model_tier": "low", "request_timeout": 30.0}
     with pytest.raises(KnobError, match=knob):
         ModelEndpoint(**{**knobs, knob: value})  # type: ignore[arg-type]
+
+
+async def test_an_orchestrator_model_call_is_in_the_ledger_before_its_reply_reaches_the_checkpoint():
+    # Killed after the planning step is checkpointed but before any of its tool calls ends, a run resumed
+    # elsewhere must still count the planning call: the step is not made again.
+    var_child_runnable_config.set({"configurable": {"run_id": "planning-counted", "thread_id": "t-planning"}})
+    run = current_run()
+    store = InMemoryStore()
+
+    async def plans(request: ModelRequest) -> ModelResponse:
+        run.usage.count_model_call(Role.ORCHESTRATOR, None, RoleUsage(input_tokens=10))
+        return ModelResponse(result=[AIMessage("", tool_calls=[{"name": "task", "args": {}, "id": "c1"}])])
+
+    request = ModelRequest(model=None, messages=[HumanMessage("q")], state={}, runtime=SimpleNamespace(store=store))
+    await lifecycle().awrap_model_call(request, plans)
+
+    resumed = Run(key="planning-counted")
+    assert await restore_ledger(store, resumed, thread_id="t-planning")
+    assert resumed.usage.of_role(Role.ORCHESTRATOR).model_calls == 1

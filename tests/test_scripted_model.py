@@ -235,6 +235,14 @@ def test_last_user_is_the_last_message_the_harness_did_not_write(server: Scripte
     assert reply.tool_calls[0]["args"] == {"url": "https://example.org/brief"}
 
 
+def test_last_harness_is_the_last_message_the_harness_wrote(server: ScriptedModelServer) -> None:
+    server.set_scenario(scenario(default=turn("Noted: {last_harness}")))
+
+    reply = chat(server).invoke([HumanMessage("brief"), harness_message("LOOP DETECTED: change approach.")])
+
+    assert reply.content == "Noted: LOOP DETECTED: change approach."
+
+
 def test_echo_last_tool_result_quotes_what_the_tool_returned(server: ScriptedModelServer) -> None:
     server.set_scenario(
         scenario(

@@ -11,7 +11,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 
 from deep_research_agent.extensions import load_skills
-from deep_research_agent.extensions.skills import SkillEventsMiddleware
+from deep_research_agent.extensions.skills import SkillEventsMiddleware, SkillPathsMiddleware
 from deep_research_agent.run import bound_run
 from deep_research_agent.settings import ResearchConfig
 from testkit.guard_calls import event_fields
@@ -110,3 +110,40 @@ async def test_the_skill_event_fires_on_the_first_successful_read_of_each_run_on
 
     with bound_run():
         assert len(await _announced(middleware, first_read)) == 1, "the next run (turn) announces it again"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("web_fetch", "then"),
+    [
+        (
+            True,
+            'read it with web_fetch, like this:\n{"name": "web_fetch", "arguments": {"url": "https://a.example/p"}}',
+        ),
+        (False, "this run reads no web pages."),
+    ],
+)
+async def test_read_file_given_a_web_address_is_told_how_to_read_it_and_opens_nothing(web_fetch, then):
+    request, handler = _read("https://a.example/p", "success")
+    opened = []
+
+    async def opening(request):
+        opened.append(request)
+        return await handler(request)
+
+    result = await SkillPathsMiddleware(web_fetch=web_fetch).awrap_tool_call(request, opening)
+
+    assert opened == [] and result.status == "error"
+    assert result.text == (
+        "TOOL ERROR (read_file, permanent): https://a.example/p is a web address, and read_file opens only the "
+        f"skill files under /skills/: {then}"
+    )
+
+
+@pytest.mark.anyio
+async def test_read_file_given_a_skill_path_opens_it():
+    result = await SkillPathsMiddleware(web_fetch=True).awrap_tool_call(
+        *_read("/skills/cited-table/SKILL.md", "success")
+    )
+
+    assert result.text == "body" and result.status == "success"

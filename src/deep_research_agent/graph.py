@@ -424,7 +424,9 @@ def research_subagent(
             # "Start with a web_search call." after the brief, on the unit's first model call.
             FirstSearchMiddleware(),
             # read_file on /skills/ only, and the skill events; nothing when there are no skills.
-            *skills_filesystem(parts.features.skills),
+            *skills_filesystem(
+                parts.features.skills, web_fetch=any(t.name == ToolName.WEB_FETCH for t in parts.research_tools)
+            ),
             # task for the extract and coding sub-agents, when a sandbox is attached.
             *delegation,
         ],

@@ -241,6 +241,28 @@ async def test_findings_copying_the_example_are_bounced_with_the_page_read_as_th
     assert "came without a supporting quote" in revising(run, "report_quality")[0]["detail"]
 
 
+async def test_findings_repeating_the_loop_guard_s_warning_are_bounced_and_none_of_it_is_handed_over(
+    research_unit, web
+):
+    url = halvorsen(web)
+    # Like Qwen2.5-Coder-0.5B in bench/local_model.py: warned about a loop, it handed the warning over as its summary.
+    run = await research_unit(
+        researcher(
+            *(turn(tool_calls=[call("web_fetch", url=url)]) for _ in range(3)),
+            turn(content=findings_json("{last_harness}", [], gaps=["{last_harness}"])),
+            turn(content=valid_findings(url)),
+        ),
+        submit(cited_report(("The Halvorsen cell", url))),
+    )
+
+    assert end_of(run) == ("done", "report_delivered")
+    [bounce] = revising(run, "subagent_findings")
+    assert "`summary` repeats what the harness told you “LOOP DETECTED" in bounce["detail"]
+    [handed_over] = run.of_type("subagent_findings")
+    assert handed_over["summary"] == CLAIM and "LOOP DETECTED" not in json.dumps(handed_over)
+    assert "LOOP DETECTED" not in run.values["final_report"]
+
+
 # --- report gate -----------------------------------------------------------------------------------
 
 

@@ -38,11 +38,17 @@ DELIVERABLE_MESSAGE_NAME = "dra_deliverable"
 # agent-chat-ui hides messages whose id starts with this; other frontends filter on the name or the marker.
 HIDDEN_ID_PREFIX = "do-not-render-"
 HARNESS_MARKER = {"dra_harness": True}
+_CONTENT_KEY = "dra_content"
 
 
-def harness_message(text: str) -> HumanMessage:
-    """A message from the harness to the model, in the user's seat for one model call: never persisted."""
-    return HumanMessage(content=text, **_harness_fields())
+def harness_message(text: str, *, carries_content: bool = False) -> HumanMessage:
+    """A message from the harness to the model, in the user's seat for one model call: never persisted.
+    ``carries_content`` marks one that restates the conversation's own content (the compaction summary)
+    rather than instructing the model, so a sub-agent may repeat its words in an answer."""
+    fields = _harness_fields()
+    if carries_content:
+        fields["additional_kwargs"][_CONTENT_KEY] = True
+    return HumanMessage(content=text, **fields)
 
 
 def harness_note(text: str) -> AIMessage:
@@ -65,6 +71,11 @@ def deliverable_message(text: str) -> AIMessage:
 
 def is_harness_message(message: BaseMessage) -> bool:
     return getattr(message, "name", None) == HARNESS_MESSAGE_NAME
+
+
+def is_harness_instruction(message: BaseMessage) -> bool:
+    """A harness message that instructs the model (a nudge, a bounce, a guard's warning), not one carrying content."""
+    return is_harness_message(message) and not message.additional_kwargs.get(_CONTENT_KEY)
 
 
 def is_user_turn(message: BaseMessage) -> bool:

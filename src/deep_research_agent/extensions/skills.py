@@ -12,6 +12,9 @@ Contract:
   ``SkillCatalog.subagent_section`` (names and paths) and ``read_file`` on ``/skills/`` only
   (``skills_filesystem``): deepagents' ``FilesystemMiddleware`` restricted to that one tool, writes
   denied, large-result eviction off (it would write).
+- ``read_file`` given a web address (``http://``, ``https://``) answers ``TOOL ERROR (read_file, permanent)``
+  with the ``web_fetch`` call that reads it (or that this run reads no web pages), without opening anything
+  (``SkillPathsMiddleware``);
 - ``SkillEventsMiddleware`` sends one ``skill`` event (``name``, ``path``, ``state: applied``) the first
   time a run reads a skill's ``SKILL.md`` successfully, whichever sub-agent reads it; the run keeps the
   skills it announced as an attachment (``SkillsApplied``), which its ledger keeps too, so a resumed run
@@ -24,6 +27,7 @@ so each sub-agent run would list the folder again.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -38,7 +42,8 @@ from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from ..domain.names import Role, SkillState, ToolName
+from ..domain.errors import tool_error_text
+from ..domain.names import Role, SkillState, ToolErrorClass, ToolName
 from ..protocol.events import Skill as SkillEvent
 from ..protocol.events import emit
 from ..run import Run, kept_in_ledger, run_hook
@@ -143,11 +148,13 @@ def load_skills(directory: Path) -> SkillCatalog:
     return SkillCatalog(directory, skills, tuple(warnings))
 
 
-def skills_filesystem(catalog: SkillCatalog) -> list[AgentMiddleware]:
-    """``read_file`` over ``/skills/`` and the ``skill`` events, for a research sub-agent; none without skills."""
+def skills_filesystem(catalog: SkillCatalog, *, web_fetch: bool) -> list[AgentMiddleware]:
+    """``read_file`` over ``/skills/`` and the ``skill`` events, for a research sub-agent; none without skills.
+    ``web_fetch``: whether the sub-agent holds ``web_fetch``, the tool a web address is read with."""
     if not catalog.skills:
         return []
     return [
+        SkillPathsMiddleware(web_fetch=web_fetch),
         SkillEventsMiddleware(catalog),
         FilesystemMiddleware(
             backend=skills_backend(catalog.directory),
@@ -159,6 +166,41 @@ def skills_filesystem(catalog: SkillCatalog) -> list[AgentMiddleware]:
             permissions=[FilesystemPermission(operations=["write"], paths=["/**"], mode="deny")],
         ),
     ]
+
+
+class SkillPathsMiddleware(AgentMiddleware):
+    """``read_file`` called with a web address is answered with a classified error that names ``web_fetch``.
+
+    Why: deepagents' ``read_file`` answers such a call "File '/http:/…' not found" as a success, and
+    Qwen2.5-Coder-0.5B (``bench/local_model.py``) called it again with the same URL until the loop guard
+    stopped the unit."""
+
+    def __init__(self, *, web_fetch: bool) -> None:
+        super().__init__()
+        self.web_fetch = web_fetch
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]
+    ) -> ToolMessage | Command:
+        call = request.tool_call
+        path = str((call.get("args") or {}).get("file_path") or "").strip()
+        if call["name"] != ToolName.READ_FILE or not path.lower().startswith(("http://", "https://")):
+            return await handler(request)
+        if self.web_fetch:
+            fetch = json.dumps({"name": ToolName.WEB_FETCH.value, "arguments": {"url": path}}, ensure_ascii=False)
+            then = f"read it with {ToolName.WEB_FETCH}, like this:\n{fetch}"
+        else:
+            then = "this run reads no web pages."
+        return ToolMessage(
+            tool_error_text(
+                ToolName.READ_FILE,
+                ToolErrorClass.PERMANENT,
+                f"{path} is a web address, and read_file opens only the skill files under /skills/: {then}",
+            ),
+            tool_call_id=call["id"],
+            name=ToolName.READ_FILE,
+            status="error",
+        )
 
 
 class SkillEventsMiddleware(AgentMiddleware):

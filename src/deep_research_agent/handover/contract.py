@@ -13,8 +13,9 @@ The rules: ``validate_findings`` names every problem with that message:
 - a field is longer than ``MAX_FIELD_CHARS`` (a data dump), or transcribes a series of at least
   ``MIN_SERIES_POINTS`` dated values;
 - findings exist although the sub-agent made no tool call, so none of them can come from retrieved text;
-- a field copies a placeholder of an example answer the sub-agent was shown: a copied quote is left out of
-  its finding, a copied claim or source drops the finding, a copied summary or gap is not handed over.
+- a field copies a placeholder of an example answer the sub-agent was shown, or repeats a harness instruction
+  it was given (a guard's warning, a nudge): a copied quote is left out of its finding, a copied claim or
+  source drops the finding, a copied summary or gap is not handed over.
 
 An empty ``findings`` list is valid: it is the honest "nothing found". The verdict also carries what to
 hand over once the gate's single bounce is spent: the findings that parse, cleaned (unusable findings
@@ -23,9 +24,9 @@ dropped, series summarised, long fields cut), or else the prose, trimmed.
 The caps: what reaches the orchestrator is at most ``MAX_HANDOVER_CHARS`` (``capped``): one degenerate
 worker cannot flood the orchestrator's context.
 
-``hand_back`` is what a sub-agent stopped by a guard returns: its last findings object if it wrote one,
-otherwise one that says it was halted and quotes the head of its last notes, always with a gap that
-names what stopped it.
+``hand_back`` is what a sub-agent stopped by a guard returns: its last findings object if it wrote one
+(without what it copied), otherwise one that says it was halted and quotes the head of its last notes
+(unless they repeat the harness), always with a gap that names what stopped it.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, AnyMessage
 from pydantic import BaseModel, Field, ValidationError
 
-from ..domain.conversation import is_harness_message
+from ..domain.conversation import is_harness_instruction, is_harness_message
 from ..domain.findings import Finding, Findings
 from ..domain.internal_names import LOCAL_PATH_RE, SANDBOX_PATH_RE, is_file_path, names_internal_tool
 from ..domain.stops import StopCause
@@ -120,13 +121,13 @@ _CONTRACT = (
 
 
 class FindingsVerdict(BaseModel):
-    """The gate's judgement on one final message; ``copied_placeholder`` when a field copied an example's text,
+    """The gate's judgement on one final message; ``copied_text`` when a field copied text it was shown,
     and ``read_source``, the page the unit read that a bounce for it names (set by the gate, which sees the unit)."""
 
     findings: Findings | None = None
     problems: list[str] = Field(default_factory=list)
     fallback_text: str = ""
-    copied_placeholder: bool = False
+    copied_text: bool = False
     read_source: str = ""
 
     @property
@@ -134,16 +135,18 @@ class FindingsVerdict(BaseModel):
         return not self.problems
 
 
-def validate_findings(text: str, *, tool_calls_made: int) -> FindingsVerdict:
-    """Parse and check a sub-agent's final message; ``tool_calls_made`` is the sub-agent's own tool-call count."""
+def validate_findings(text: str, *, tool_calls_made: int, conversation: Sequence[AnyMessage] = ()) -> FindingsVerdict:
+    """Parse and check a sub-agent's final message; ``tool_calls_made`` is the sub-agent's own tool-call count,
+    ``conversation`` the messages it answers (a field repeating what the harness told it there is refused)."""
     raw = last_findings_object(text)
     if raw is None:
         return FindingsVerdict(problems=[NOT_PARSED], fallback_text=_trim(text.strip(), MAX_FALLBACK_CHARS))
+    copying = _Copying(conversation)
     problems: list[str] = []
-    copied = any(copies_placeholder(text) for text in _string_values(raw))
+    copied = any(copying.of(text) for text in _string_values(raw))
     summary = _as_text(raw.get("summary"))
-    if copies_placeholder(summary):
-        problems.append(_placeholder_problem("`summary`", summary))
+    if what := copying.of(summary):
+        problems.append(_copy_problem("`summary`", what, summary))
         summary = ""
     elif not summary:
         problems.append("`summary` is empty: answer the unit in a few dense sentences, or say that nothing was found.")
@@ -155,16 +158,16 @@ def validate_findings(text: str, *, tool_calls_made: int) -> FindingsVerdict:
         items = []
     kept: list[Finding] = []
     for number, item in enumerate(items, start=1):
-        finding, found = _check_finding(number, item)
+        finding, found = _check_finding(number, item, copying)
         problems.extend(found)
         if finding is not None:
             kept.append(finding)
 
     gaps = _as_list(raw.get("gaps"))
     problems.extend(
-        _placeholder_problem(f"gap {n}", gap) for n, gap in enumerate(gaps, start=1) if copies_placeholder(gap)
+        _copy_problem(f"gap {n}", what, gap) for n, gap in enumerate(gaps, start=1) if (what := copying.of(gap))
     )
-    gaps = [gap for gap in gaps if not copies_placeholder(gap)]
+    gaps = [gap for gap in gaps if not copying.of(gap)]
     for number, gap in enumerate(gaps, start=1):
         problems.extend(_field_problems(f"gap {number}", gap))
     if items and tool_calls_made <= 0:
@@ -172,9 +175,7 @@ def validate_findings(text: str, *, tool_calls_made: int) -> FindingsVerdict:
         kept, gaps = [], [*gaps, NO_SOURCES_GAP]
 
     cleaned = Findings(summary=_clean(summary), findings=kept, gaps=[_clean(gap) for gap in gaps])
-    return FindingsVerdict(
-        findings=cleaned, problems=problems, fallback_text=cleaned.to_json(), copied_placeholder=copied
-    )
+    return FindingsVerdict(findings=cleaned, problems=problems, fallback_text=cleaned.to_json(), copied_text=copied)
 
 
 def bounce_message(problems: Sequence[str], *, read_source: str = "") -> str:
@@ -234,10 +235,55 @@ def copies_placeholder(value: str) -> bool:
     )
 
 
-def _placeholder_problem(name: str, value: str) -> str:
-    return (
-        f"{name} copies the example's placeholder “{_trim(value, _EXCERPT_CHARS)}”: write what the text you read says."
-    )
+_MIN_ECHO_WORDS = 8
+
+
+class _Copying:
+    """Tells which text a field copied instead of answering: an example's placeholder, or a run of eight words
+    that a harness instruction in the conversation introduced (words no earlier message held, so a bounce
+    quoting the sub-agent's own answer does not count). Seen: Qwen2.5-Coder-0.5B handed over the loop guard's
+    "Repeating it will not give you anything new" as its unit's summary, and the salvaged report showed it."""
+
+    def __init__(self, conversation: Sequence[AnyMessage]) -> None:
+        held: set[tuple[str, ...]] = set()
+        self._introduced: set[tuple[str, ...]] = set()
+        for message in conversation:
+            runs = _word_runs(message.text)
+            if is_harness_instruction(message):
+                self._introduced |= runs - held
+            elif not is_harness_message(message):
+                held |= runs
+
+    def of(self, value: str) -> str | None:
+        """What ``value`` copied, as a problem names it, or None when it copied nothing."""
+        if copies_placeholder(value):
+            return "copies the example's placeholder"
+        if self._introduced and not self._introduced.isdisjoint(_word_runs(value)):
+            return "repeats what the harness told you"
+        return None
+
+    def cleaned(self, findings: Findings) -> Findings:
+        """``findings`` without what was copied: the summary, quotes and gaps blanked or dropped, and the
+        findings whose claim or source was copied left out."""
+        kept = [
+            f.model_copy(update={"evidence": ""}) if self.of(f.evidence) else f
+            for f in findings.findings
+            if not (self.of(f.finding) or self.of(f.source))
+        ]
+        return Findings(
+            summary="" if self.of(findings.summary) else findings.summary,
+            findings=kept,
+            gaps=[gap for gap in findings.gaps if not self.of(gap)],
+        )
+
+
+def _word_runs(text: str) -> set[tuple[str, ...]]:
+    words = _words(text).split()
+    return {tuple(words[i : i + _MIN_ECHO_WORDS]) for i in range(len(words) - _MIN_ECHO_WORDS + 1)}
+
+
+def _copy_problem(name: str, what: str, value: str) -> str:
+    return f"{name} {what} “{_trim(value, _EXCERPT_CHARS)}”: write what the text you read says."
 
 
 def source_problem(source: str) -> str | None:
@@ -253,11 +299,13 @@ def source_problem(source: str) -> str | None:
     return None
 
 
-def _check_finding(number: int, item: Any) -> tuple[Finding | None, list[str]]:
+def _check_finding(number: int, item: Any, copying: _Copying) -> tuple[Finding | None, list[str]]:
     if not isinstance(item, dict):
         return None, [f"finding {number} is not an object: write it as {{finding, evidence, source}}."]
     claim, evidence, source = (_as_text(item.get(key)) for key in ("finding", "evidence", "source"))
-    name = f"finding {number} (“{_trim(claim, _EXCERPT_CHARS)}”)" if claim else f"finding {number}"
+    # Named by its number, never by an excerpt of its claim: Qwen2.5-Coder-0.5B copied a cut excerpt
+    # ("…visible from 50 kilo…") as its revised claim in 4 of 4 replayed replies, and 0 of 4 without it.
+    name = f"finding {number}"
     problems: list[str] = []
     if not claim:
         problems.append(f"{name} has no text: state the claim in `finding`.")
@@ -270,15 +318,15 @@ def _check_finding(number: int, item: Any) -> tuple[Finding | None, list[str]]:
             'give the page URL, or a named data source such as "MCP: pricing-db".'
         )
     copied = [
-        (field, value)
+        (field, value, what)
         for field, value in (("finding", claim), ("evidence", evidence), ("source", source))
-        if copies_placeholder(value)
+        if (what := copying.of(value))
     ]
-    problems.extend(_placeholder_problem(f"{name}: `{field}`", value) for field, value in copied)
+    problems.extend(_copy_problem(f"{name}: `{field}`", what, value) for field, value, what in copied)
     for field, value in (("finding", claim), ("evidence", evidence), ("source", source)):
         problems.extend(_field_problems(f"{name}: `{field}`", value))
     # A finding may come without its quote, so a copied `evidence` is left out; a copied claim or source is not a finding.
-    if not claim or why or any(field != "evidence" for field, _ in copied) or len(source) > MAX_FIELD_CHARS:
+    if not claim or why or any(field != "evidence" for field, _, _ in copied) or len(source) > MAX_FIELD_CHARS:
         return None, problems
     if copied:
         evidence = ""
@@ -367,11 +415,14 @@ def hand_back(messages: Sequence[AnyMessage], *, cause: StopCause, why: str | No
     """What a sub-agent a guard stopped hands back: what it found, marked as halted by ``why`` (by default the
     cause's wording)."""
     why = why or cause.wording
+    copying = _Copying(messages)
     findings = _last_findings(messages)
-    if findings is None:
+    if findings is not None:
+        findings = copying.cleaned(findings)
+    else:
         summary = f"Halted by {why} before this unit returned findings."
         notes = _last_notes(messages)
-        if notes:
+        if notes and not copying.of(notes):
             summary += f" Its last notes: {notes}"
         findings = Findings(summary=summary)
     gap = f"This unit was halted by {why}; what it had not yet gathered is missing."

@@ -66,11 +66,11 @@ class FindingsGateMiddleware(SubAgentAnswerGate[FindingsVerdict]):
         """Counted on the request's own messages: the bounce adds no tool call. A failing answer of a unit that
         called no tool is told first to call one: a search for the unit's brief (else its first tool's example)."""
         made = _tool_calls_made(run.usage, request.messages)
-        verdict = validate_findings(text, tool_calls_made=made)
+        verdict = validate_findings(text, tool_calls_made=made, conversation=[*request.messages, *added])
         if verdict.ok:
             return verdict
         if made:
-            read = pages_read(request.messages, run.evidence) if verdict.copied_placeholder else []
+            read = pages_read(request.messages, run.evidence) if verdict.copied_text else []
             return verdict.model_copy(update={"read_source": read[-1]}) if read else verdict
         if not request.tools:
             return verdict

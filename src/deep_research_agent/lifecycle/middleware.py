@@ -14,7 +14,7 @@ Contract (orchestrator only; it must be the outermost middleware):
   (``run/admission.py``); past the limit it ends at once with ``error/too_many_runs``, its detail (how
   many runs are in progress, the limit, what to do) also the turn's AI message for clients that show
   only ``messages``; an admitted run holds its slot until it ends;
-- every orchestrator tool call ends by saving the run's ledger to the store (``run/ledger.py``; a save
+- every orchestrator model and tool call that succeeds ends by saving the run's ledger to the store (``run/ledger.py``; a save
   that would change nothing writes nothing, and the end archives only the texts no save wrote); a run
   resumed by another process (its worker died; Aegra's lease reaper hands it on from the last checkpoint)
   restores it there, and gets the same watcher and slot, at its next model or tool call, since its
@@ -311,12 +311,13 @@ class RunLifecycleMiddleware(AgentMiddleware):
             if error["reason"] == EndReason.INTERNAL_ERROR:
                 return ModelResponse(result=[AIMessage(content="(The run stopped on an internal error.)")])
             return ModelResponse(result=[deliverable_message(error["detail"])])
+        store = getattr(request.runtime, "store", None)
         call = _this_call()
-        await self._attach(getattr(request.runtime, "store", None), call)
+        await self._attach(store, call)
         if (opened := stopped_run_view(request.messages)) is not None:
             request = request.override(messages=opened)
         try:
-            return await handler(request)
+            response = await handler(request)
         except asyncio.CancelledError:
             _forget_cancelled_run(call)
             raise
@@ -336,6 +337,11 @@ class RunLifecycleMiddleware(AgentMiddleware):
                 model_response=ModelResponse(result=[AIMessage(content="(The run stopped on an internal error.)")]),
                 command=Command(update={"run_error": INTERNAL_ERROR}),
             )
+        # Its reply reaches the checkpoint when the model step ends: a run resumed from there counts this call.
+        if call is not None:
+            run, config = call
+            await save_ledger(store, run, thread_id=(config.get("configurable") or {}).get("thread_id"))
+        return response
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]]

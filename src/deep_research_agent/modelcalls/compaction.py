@@ -149,7 +149,7 @@ def plan_compaction(messages: Sequence[AnyMessage], tail_tokens: int) -> Compact
 
 def summary_message(summary: str) -> HumanMessage:
     """The compaction summary as the model is given it, in front of the agent's messages."""
-    return harness_message(f"{_SUMMARY_HEADER}\n\n{summary}")
+    return harness_message(f"{_SUMMARY_HEADER}\n\n{summary}", carries_content=True)
 
 
 def safe_tail_start(messages: Sequence[AnyMessage], start: int) -> int:

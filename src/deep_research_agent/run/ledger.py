@@ -11,8 +11,9 @@ Contract:
   writes nothing new twice) and one item under ``LEDGER_NAMESPACE`` keyed by the run id: the start time,
   the usage, sources, hand-overs, citations, control signals, and each attachment whose type a feature
   registered with ``@kept_in_ledger`` (the skills applied). The lifecycle calls it at
-  the end of each of the orchestrator's tool calls, before the result reaches the checkpoint, so the
-  ledger is never behind the checkpoint it resumes from (a call of a step with parallel calls is
+  the end of each of the orchestrator's model and tool calls, before the result reaches the checkpoint, so
+  the ledger is never behind the checkpoint it resumes from (a planning call whose step was checkpointed
+  before any of its tool calls ended is counted after the resume) (a call of a step with parallel calls is
   checkpointed on its own, as a pending write, so saves cannot wait for the step's end). A save that would
   write what the store already holds (no new text, the same ledger item) writes nothing;
 - ``unsaved_records`` are the records whose texts no save wrote yet: what the run's archive still has to
