@@ -6,6 +6,9 @@ Contract (orchestrator only; it must be the outermost middleware):
   custom tools found wrong follow it as ``status: warning``, then the statuses the graph factory found for
   the run (``mcp_ready``/``mcp_error``); the run's stop-request watcher starts (``delivery/stop.py``);
 - a config problem (refused ``base_url``, missing key) ends the run before any model call;
+- so does a turn whose question (its new human message) is empty, blank or longer than
+  ``max_question_chars`` (``domain/questions.py``): ``error/invalid_question``, its detail also the turn's AI
+  message, whatever client sent it (the SDK, the web UI, a generic UI, the CLI, the MCP tools);
 - a turn on a thread whose last run was stopped mid-way opens with that run's draft (``delivery/stopped.py``);
 - a turn on a thread whose earlier run left tool calls unanswered (stopped or cancelled mid-step) first
   answers each with an error result (deepagents' ``PatchToolCallsMiddleware``, run inside the opening hook:
@@ -84,11 +87,12 @@ from ..delivery.stopped import model_view as stopped_run_view
 from ..delivery.stopped import stopped_run_opening
 from ..delivery.turn_end import deliverable
 from ..domain.clock import format_elapsed
-from ..domain.conversation import deliverable_message, is_harness_message
+from ..domain.conversation import deliverable_message, is_harness_message, is_user_turn
 from ..domain.errors import tool_error_text
 from ..domain.knobs import KnobError
 from ..domain.names import EndReason, Outcome, StatusState, ToolErrorClass, WarningReason
 from ..domain.plan import PlanEstimate, estimate_deviation
+from ..domain.questions import question_problem
 from ..domain.stops import RunError
 from ..guards.budget import BudgetLimits
 from ..knowledge import DEFAULT_DATASET, KnowledgeBase, knowledge_namespace, remember_findings
@@ -169,6 +173,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
         budget: BudgetLimits,
         recursion_limit: int,
         max_runs_per_user: int = 0,
+        max_question_chars: int = 0,
         remember_findings: bool = False,
         knowledge_dataset: str = DEFAULT_DATASET,
         warnings: Sequence[str] = (),
@@ -178,7 +183,8 @@ class RunLifecycleMiddleware(AgentMiddleware):
     ) -> None:
         """``endpoint``: what a failed model call's explanation names; ``budget`` and ``recursion_limit``
         (the graph's step limit): the limits the ``usage`` event reports; ``max_runs_per_user``: runs one user
-        may have in progress (0: no limit); ``remember_findings``: store a delivered report's findings in the
+        may have in progress (0: no limit); ``max_question_chars``: the longest question a run takes (0: no
+        limit); ``remember_findings``: store a delivered report's findings in the
         ``knowledge_dataset``; ``warnings``: reported by every run after ``run_start`` (the settings', then
         what loading the graph's skills, custom tools and corpora found wrong); ``problems``: settings that
         end every run before its first model call; ``knowledge_base``: the knowledge-base tools may be offered
@@ -190,8 +196,9 @@ class RunLifecycleMiddleware(AgentMiddleware):
             raise KnobError(owner, "budget", budget, "a BudgetLimits")
         if isinstance(recursion_limit, bool) or not isinstance(recursion_limit, int) or recursion_limit < 1:
             raise KnobError(owner, "recursion_limit", recursion_limit, "a whole number above 0")
-        if isinstance(max_runs_per_user, bool) or not isinstance(max_runs_per_user, int) or max_runs_per_user < 0:
-            raise KnobError(owner, "max_runs_per_user", max_runs_per_user, "a whole number of 0 or more (0: no limit)")
+        for name, count in (("max_runs_per_user", max_runs_per_user), ("max_question_chars", max_question_chars)):
+            if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+                raise KnobError(owner, name, count, "a whole number of 0 or more (0: no limit)")
         if roster is not None and not isinstance(roster, Roster):
             raise KnobError(owner, "roster", roster, "a Roster")
         for name, texts in (("warnings", warnings), ("problems", problems)):
@@ -202,6 +209,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
         self.budget = budget
         self.recursion_limit = recursion_limit
         self.max_runs_per_user = max_runs_per_user
+        self.max_question_chars = max_question_chars
         self.remember_findings = remember_findings
         self.knowledge_dataset = knowledge_dataset
         self.warnings = tuple(warnings)
@@ -236,6 +244,12 @@ class RunLifecycleMiddleware(AgentMiddleware):
         if self.problems:
             problems = " ".join(self.problems)
             return {"run_error": RunError(reason=EndReason.CONFIG_ERROR.value, detail=problems), "jump_to": "end"}
+        if refusal := _question_refusal(state.get("messages") or [], self.max_question_chars):
+            return {
+                "run_error": RunError(reason=EndReason.INVALID_QUESTION.value, detail=refusal),
+                "messages": [deliverable_message(refusal)],
+                "jump_to": "end",
+            }
         if refusal := await self._admit(runtime.store, run, owner):
             return {
                 "run_error": RunError(reason=EndReason.TOO_MANY_RUNS.value, detail=refusal),
@@ -538,6 +552,14 @@ class RunLifecycleMiddleware(AgentMiddleware):
                 plan_estimate_deviation=estimate_deviation(estimate, totals.cost_usd) if estimate else None,
             )
         )
+
+
+def _question_refusal(messages: Sequence[AnyMessage], max_chars: int) -> str:
+    """Why the turn's question cannot be researched; ``""`` when it can, or when the run brings no new human
+    message (it goes on with the thread as it is)."""
+    if messages and not is_user_turn(messages[-1]):
+        return ""
+    return question_problem(messages[-1].text if messages else "", max_chars=max_chars)
 
 
 def _against_estimate(run: Run) -> str:
