@@ -576,8 +576,14 @@ def test_with_review_on_the_plan_card_shows_the_units_and_the_edited_plan_is_wha
     assert requests_of(scripted, "research-subagent") == [], "no unit starts before the review"
     ui.screenshot()
 
-    card.get_by_label("Unit 1").fill("Find 2025 kelp output in Iceland")
+    # Every brief cleared is no plan to run: the card says so and sends nothing.
+    card.get_by_label("Unit 1").fill("")
     card.get_by_label("Unit 2").fill("")
+    card.get_by_role("button", name="Run edited plan").click()
+    expect(card.get_by_role("alert")).to_have_text("Every brief is empty: to start nothing, reject the plan.")
+    expect(card.get_by_role("button", name="Approve")).to_be_enabled()
+
+    card.get_by_label("Unit 1").fill("Find 2025 kelp output in Iceland")
     card.get_by_role("button", name="Run edited plan").click()
 
     expect(card.get_by_role("button", name="Approve")).to_be_disabled()
