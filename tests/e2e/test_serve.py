@@ -363,9 +363,7 @@ async def test_a_runs_own_sandbox_url_on_loopback_is_refused_on_serve_and_nothin
     scripted.set_scenario(
         scenario(
             orchestrator(
-                turn(
-                    tool_calls=[call("task", description="List the workspace", subagent_type="coding-subagent")]
-                ),
+                turn(tool_calls=[call("task", description="List the workspace", subagent_type="coding-subagent")]),
                 submit(REPORT),
             ),
             coder(

@@ -41,7 +41,7 @@ def resolve_search_backends(values: dict[str, Any], warnings: list[str]) -> None
         url = str(values.get(name) or default).strip()
         if url and (problem := SEARCH_APIS.refusal(url)):
             fallback = f"using {default}" if default else _WITHOUT[name]
-            warnings.append(f"{env} {url!r}: {problem}; {fallback}.")
+            warnings.append(f"{env}: {problem}; {fallback}.")
             url = default
         values[name] = url.rstrip("/")
 
