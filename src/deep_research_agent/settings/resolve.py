@@ -109,7 +109,6 @@ PROFILES: dict[str, dict[str, Any]] = {
 # Hosts that honour cache_control breakpoints.
 CACHING_HOSTS = ("openrouter.ai", "api.anthropic.com")
 _TRUE = frozenset({"true", "1", "yes", "on"})
-
 _FALSE = frozenset({"false", "0", "no", "off"})
 
 
@@ -324,7 +323,6 @@ class ResearchConfig(
         for old, new in RETIRED_RESULT_LIMITS.items():
             if old in environ or old.removeprefix("DRA_").lower() in configurable:
                 warnings.append(f"{old} is no longer read: {new} bounds every tool result, fetched pages included.")
-        retired_shared = str(environ.get(RETIRED_SHARED_FLAG) or "").strip().lower() in _TRUE
 
         for name, field in cls.model_fields.items():
             extra = field.json_schema_extra
@@ -343,6 +341,7 @@ class ResearchConfig(
                 else:
                     warnings.append(f"{origin}: {exc}; using the default {field.default!r}.")
 
+        retired_shared = str(environ.get(RETIRED_SHARED_FLAG) or "").strip().lower() in _TRUE
         if retired_shared and not environ.get("DRA_SHARED_DEPLOYMENT"):
             # The old name of the flag must still close the deployment: dropping it would open it silently.
             values["shared_deployment"] = True
