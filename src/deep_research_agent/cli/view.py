@@ -4,7 +4,8 @@ Contract:
 - ``RunView.handle`` takes one SDK stream part (``custom``, ``messages/*`` and ``updates``, with the
   ``|tools:<uuid>`` suffix of sub-agent parts). It prints a line per search, new source, sub-agent start,
   end and failure, findings, plan item, usage summary, guard warning (``!``) and stop (``■``), compaction
-  and revision; the clarifying questions; the report as Markdown, then how many of its claims checked out;
+  and revision; the clarifying questions; the report as Markdown, its Sources one list item each with its
+  URL shown, then how many of its claims checked out;
   and the end status with its detail. A run that delivered no report has its answer printed the same way
   once its stream ends (``start_run`` of the next run, or ``finish``): the orchestrator's last complete
   message (a direct answer, the text a salvaged run ended on), or else, for a run that ended in error,
@@ -36,6 +37,7 @@ from ..domain.names import Role, StopMode
 from ..domain.secrets import redact
 from ..domain.stops import GUARD_STOP_STATES, GUARD_WARNING_STATES
 from ..protocol.events import PROTOCOL_VERSION
+from ..report.rendering import listed_sources
 
 
 @dataclass
@@ -395,7 +397,9 @@ class RunView:
         self.console.print(Rule("Report"))
         if event.get("partial"):
             self._print("!", "Partial report, salvaged from an incomplete run.", "yellow")
-        self.console.print(Markdown(self.report))
+        # Its Sources as a list, each URL shown: a terminal may not follow links, and the report's own
+        # ``[n] Title — URL`` lines would run together into one paragraph.
+        self.console.print(Markdown(listed_sources(self.report), hyperlinks=False))
         self.console.print(Rule())
         claims = event.get("claims")
         if isinstance(claims, dict) and claims.get("claims"):
