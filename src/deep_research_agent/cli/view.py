@@ -33,7 +33,7 @@ from rich.spinner import Spinner
 from rich.text import Text
 
 from ..domain.clock import format_elapsed
-from ..domain.names import Role, StopMode
+from ..domain.names import HARNESS_MESSAGE_NAME, Role, StopMode
 from ..domain.secrets import redact
 from ..domain.stops import GUARD_STOP_STATES, GUARD_WARNING_STATES
 from ..protocol.events import PROTOCOL_VERSION
@@ -382,7 +382,7 @@ class RunView:
         """Keep the orchestrator's last complete reply that calls no tool: the answer, when no report comes."""
         if not isinstance(message, dict) or message.get("type") not in ("ai", "AIMessageChunk"):
             return
-        if message.get("tool_calls") or message.get("name") == "dra_harness":
+        if message.get("tool_calls") or message.get("name") == HARNESS_MESSAGE_NAME:
             return
         content = message.get("content")
         if isinstance(content, list):
