@@ -358,7 +358,7 @@ def cmd_ask(args: argparse.Namespace, console: Console) -> int:
         configurable = {**configurable, "plan_review": True}
     interactive = sys.stdin.isatty() and not args.no_clarify
     view = RunView(console)
-    # Loaded once a server answers: the SDK imports langchain_core, a second of start-up here.
+    # Loaded once a server answers: the SDK imports langchain_core, more than the rest of the start costs.
     from langgraph_sdk import get_client
 
     return asyncio.run(
