@@ -50,7 +50,6 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from langgraph_sdk.errors import NotFoundError
 from rich.console import Console
 from rich.live import Live
 from rich.text import Text
@@ -230,6 +229,8 @@ class StopOnInterrupt:
 
 
 async def write_evidence(client: Any, thread_id: str, question: str, path: Path) -> None:
+    from langgraph_sdk.errors import NotFoundError  # loaded with the client already
+
     state = await client.threads.get_state(thread_id)
     values = state.get("values") if isinstance(state, dict) else None
     values = values if isinstance(values, dict) else {}
@@ -361,8 +362,6 @@ def read_question(args: argparse.Namespace, stdin: TextIO) -> str:
 
 
 def cmd_ask(args: argparse.Namespace, console: Console) -> int:
-    from langgraph_sdk import get_client
-
     try:
         question = read_question(args, sys.stdin)
     except ValueError as exc:
@@ -398,6 +397,9 @@ def cmd_ask(args: argparse.Namespace, console: Console) -> int:
         configurable = {**configurable, "plan_review": True}
     interactive = sys.stdin.isatty() and not args.no_clarify
     view = RunView(console)
+    # Loaded once a server answers: the SDK imports langchain_core, more than the rest of the start costs.
+    from langgraph_sdk import get_client
+
     return asyncio.run(
         ask(
             get_client(url=url),

@@ -12,26 +12,31 @@
   why a question cannot be researched, the one check every entrance applies.
 """
 
-from .claims import CitationRecord, CitationSummary, ClaimRecord, ClaimSource, ClaimSummary
-from .errors import ToolFailure, tool_error_text
-from .findings import Finding, Findings
-from .names import (
-    Ceiling,
-    ClaimMethod,
-    ClaimVerdict,
-    EndReason,
-    EvidenceKind,
-    HaltedBy,
-    Outcome,
-    Role,
-    StatusState,
-    StopMode,
-    ToolErrorClass,
-    ToolName,
-)
-from .stops import HALT_REASONS, RunError, StopCause
-from .task_diff import MovedFigure
-from .usage import CACHED_TOKEN_WEIGHT, RoleUsage
+from typing import TYPE_CHECKING
+
+from .exports import lazy_exports
+
+if TYPE_CHECKING:
+    from .claims import CitationRecord, CitationSummary, ClaimRecord, ClaimSource, ClaimSummary
+    from .errors import ToolFailure, tool_error_text
+    from .findings import Finding, Findings
+    from .names import (
+        Ceiling,
+        ClaimMethod,
+        ClaimVerdict,
+        EndReason,
+        EvidenceKind,
+        HaltedBy,
+        Outcome,
+        Role,
+        StatusState,
+        StopMode,
+        ToolErrorClass,
+        ToolName,
+    )
+    from .stops import HALT_REASONS, RunError, StopCause
+    from .task_diff import MovedFigure
+    from .usage import CACHED_TOKEN_WEIGHT, RoleUsage
 
 __all__ = [
     "CACHED_TOKEN_WEIGHT",
@@ -62,3 +67,5 @@ __all__ = [
     "ToolName",
     "tool_error_text",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)
