@@ -208,21 +208,24 @@ def delivered_charts(markdown: str) -> list[ChartRecord]:
     return [record for block in chart_blocks(markdown) if (record := ChartRecord.from_block(block.body))]
 
 
-def charts_as_markdown(markdown: str, image_url: Callable[[ChartRecord], str | None]) -> str:
-    """``markdown`` with every delivered chart block shown as ``chart_markdown`` (the image from ``image_url``)."""
+def charts_as_markdown(
+    markdown: str, image_url: Callable[[ChartRecord], str | None], *, table: bool = True
+) -> str:
+    """``markdown`` with every delivered chart block shown as ``chart_markdown`` (the image from ``image_url``;
+    without ``table``, the data table is left to an appendix)."""
     pieces: list[str] = []
     position = 0
     for block in chart_blocks(markdown):
         record = ChartRecord.from_block(block.body)
         if record is None:
             continue
-        pieces.append(markdown[position : block.start] + chart_markdown(record, image_url(record)) + "\n")
+        pieces.append(markdown[position : block.start] + chart_markdown(record, image_url(record), table=table) + "\n")
         position = block.end
     pieces.append(markdown[position:])
     return "".join(pieces)
 
 
-def chart_markdown(record: ChartRecord, image_url: str | None) -> str:
+def chart_markdown(record: ChartRecord, image_url: str | None, *, table: bool = True) -> str:
     """A delivered chart in Markdown: its image (when drawn and addressable), caption, notes and data table."""
     spec = record.spec
     lines: list[str] = []
@@ -232,7 +235,8 @@ def chart_markdown(record: ChartRecord, image_url: str | None) -> str:
     notes = point_notes(record)
     if notes:
         lines += [""] + [f"{note}  " for note in notes]
-    lines += ["", *data_table(record)]
+    if table:
+        lines += ["", *data_table(record)]
     return "\n".join(lines) + "\n"
 
 
