@@ -113,6 +113,7 @@ from .modelcalls.text_tool_calls import TextToolCallsMiddleware
 from .modelcalls.tracing import inline_untraced_spans
 from .plan_review import PlanReviewMiddleware, estimate_plan, plan_review_section
 from .planning import PlanningMiddleware
+from .report.chart_prompt import charts_section
 from .run import current_run
 from .sandbox.backend import SandboxBackend
 from .sandbox.connector import SandboxConnector, sandbox_connector
@@ -281,6 +282,8 @@ class RunFeatures:
     paper_sources: tuple[str, ...] = ()
     # The user reviews the plan before its units start (plan_review).
     plan_review: bool = False
+    # How many charts a report may hold (max_charts); 0: charts are off.
+    max_charts: int = 0
 
 
 @dataclass(frozen=True)
@@ -339,6 +342,7 @@ def read_parts(settings: ResearchConfig, *, mcp: Sequence[Listing], corpora: Cat
             sandbox=sandbox,
             domain_prompt=settings.domain_prompt,
             plan_review=settings.plan_review,
+            max_charts=settings.max_charts,
             paper_sources=tuple(b for b in settings.search_backends if b in PAPER_BACKENDS)
             if settings.web_search
             else (),
@@ -368,7 +372,7 @@ def orchestrator_agent(
         outside=[
             run_lifecycle(settings, build_warnings=parts.build_warnings, roster=parts.roster),
             # Outside the guards: the call after a delivery is answered with the deliverable, never made.
-            TurnEndMiddleware(),
+            TurnEndMiddleware(public_url=settings.public_url),
             # A SIMPLE turn is answered in the orchestrator's first model call, before any guard or prompt.
             *([triage_router(settings)] if settings.triage else []),
             # Inside the router: a turn it sent to research must call a tool, or end with an honest error.
@@ -388,7 +392,11 @@ def orchestrator_agent(
             PlanningMiddleware(system_prompt=_TODOS_PROMPT, tool_description=_TODOS_DESCRIPTION),
             SubAgentMiddleware(backend=StateBackend(), subagents=list(subagents), task_description=_TASK_DESCRIPTION),
             ReportMiddleware(),
-            ReportGateMiddleware(judge=report_judge(settings), judge_timeout=judge_timeout(settings.request_timeout)),
+            ReportGateMiddleware(
+                judge=report_judge(settings),
+                judge_timeout=judge_timeout(settings.request_timeout),
+                max_charts=settings.max_charts,
+            ),
             # Inside the report gate: the "what changed" section is appended to the report it let through.
             # The patch for dangling tool calls runs in the lifecycle's opening hook, not as a node of its own.
             TaskMiddleware(),
@@ -655,6 +663,7 @@ def role_prompt(role: Role, features: RunFeatures, offer: RunOffer | None = None
         no_web_section(role, web_search=features.web_search),
         tasks_section(role, enabled=tasked),
         plan_review_section(role, enabled=features.plan_review),
+        charts_section(role, max_charts=features.max_charts),
         knowledge_section(role, enabled=knowledge),
         features.skills.prompt_section(role),
         mcp_section(role, features.mcp, deployment_prompt=features.mcp_prompt),

@@ -24,8 +24,9 @@ import math
 import re
 from enum import StrEnum
 from typing import Any
+from urllib.parse import quote
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 CHART_LANGUAGE = "chart"
 # How many charts a report may hold unless the run says otherwise (``max_charts``).
@@ -40,6 +41,16 @@ _POINT_FIELDS = ("x", "y", "cite")
 # What the product writes into a delivered block; a model's copy of them is dropped, never trusted.
 _PRODUCT_FIELDS = ("id", "caption", "drawn", "reason")
 _PRODUCT_POINT_FIELDS = ("check",)
+
+
+# The product's route for chart images (``routes.py``): ``/charts/{thread_id}[/{run_id}]/{chart_id}.png|svg``.
+CHARTS_PATH = "/charts"
+
+
+def chart_path(thread_id: str, run_id: str | None, chart_id: str, image: str = "png") -> str:
+    """The path of a chart's image on this server: a run's own, so an earlier turn's message keeps its picture."""
+    run = f"/{quote(run_id, safe='')}" if run_id else ""
+    return f"{CHARTS_PATH}/{quote(thread_id, safe='')}{run}/{chart_id}.{image}"
 
 
 class ChartKind(StrEnum):
@@ -170,14 +181,14 @@ def parse_chart(text: str, *, max_points: int = MAX_POINTS) -> ChartSpec:
     except ValueError as exc:
         raise ChartSpecError(f"its text is not one JSON object ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(raw, dict):
-        raise ChartSpecError("it must hold one JSON object, {\"kind\": ..., \"points\": [...]}")
+        raise ChartSpecError('it must hold one JSON object, {"kind": ..., "points": [...]}')
     raw = {k: v for k, v in raw.items() if k not in _PRODUCT_FIELDS}
     columns = [k for k in ("x", "y", "cite", "labels", "values") if isinstance(raw.get(k), list)]
     if columns:
         lengths = ", ".join(f"{k} has {len(raw[k])}" for k in columns)
         raise ChartSpecError(
-            f"it gives columns ({lengths}) instead of points: write \"points\": [{{\"x\": ..., \"y\": ..., "
-            "\"cite\": n}, ...], one object per point, so every value has its label and its source"
+            f'it gives columns ({lengths}) instead of points: write "points": [{{"x": ..., "y": ..., '
+            '"cite": n}, ...], one object per point, so every value has its label and its source'
         )
     unknown = sorted(set(raw) - set(_SPEC_FIELDS))
     if unknown:
@@ -189,7 +200,7 @@ def parse_chart(text: str, *, max_points: int = MAX_POINTS) -> ChartSpec:
     labels = {name: _text(raw, name, MAX_LABEL_CHARS) for name in ("x_label", "y_label", "unit")}
     points = raw.get("points")
     if not isinstance(points, list) or not points:
-        raise ChartSpecError("points must be a non-empty list of {\"x\": ..., \"y\": number, \"cite\": n} objects")
+        raise ChartSpecError('points must be a non-empty list of {"x": ..., "y": number, "cite": n} objects')
     if len(points) > max_points:
         raise ChartSpecError(
             f"it has {len(points):,} points; a chart takes at most {max_points}: chart a summary (yearly values, "
@@ -216,19 +227,19 @@ def _text(raw: dict[str, Any], name: str, limit: int, *, required: bool = False)
 def _point(raw: Any, position: int) -> ChartPoint:
     where = f"point {position}"
     if not isinstance(raw, dict):
-        raise ChartSpecError(f"{where} is not an object: write {{\"x\": ..., \"y\": number, \"cite\": n}}")
+        raise ChartSpecError(f'{where} is not an object: write {{"x": ..., "y": number, "cite": n}}')
     raw = {k: v for k, v in raw.items() if k not in _PRODUCT_POINT_FIELDS}
     unknown = sorted(set(raw) - set(_POINT_FIELDS))
     if unknown:
         raise ChartSpecError(f"{where} has unknown field {', '.join(map(repr, unknown))}: use only x, y and cite")
     missing = [k for k in _POINT_FIELDS if k not in raw]
     if missing:
-        raise ChartSpecError(f"{where} lacks {', '.join(missing)}: every point is {{\"x\": ..., \"y\": number, \"cite\": n}}")
+        raise ChartSpecError(f'{where} lacks {", ".join(missing)}: every point is {{"x": ..., "y": number, "cite": n}}')
     x, y, cite = raw["x"], raw["y"], raw["cite"]
     if not _number(y):
         raise ChartSpecError(
-            f"{where}: y {y!r} is not a number: write the value as a JSON number (42.5, not \"42.5\" or \"42.5%\"); "
-            "the unit goes in \"unit\""
+            f'{where}: y {y!r} is not a number: write the value as a JSON number (42.5, not "42.5" or "42.5%"); '
+            'the unit goes in "unit"'
         )
     if isinstance(x, str):
         if not x.strip() or _MARKUP_RE.search(x) or len(x) > MAX_LABEL_CHARS:

@@ -115,7 +115,12 @@ def _draw(record: ChartRecord, image: ChartImage) -> bytes:
             fontweight="bold",
         )
     if not numeric:
-        axes.set_xticks(xs, [format_x(p.x) for p in spec.points], rotation=30 if len(xs) > 8 else 0, ha="right" if len(xs) > 8 else "center")
+        axes.set_xticks(
+            xs,
+            [format_x(p.x) for p in spec.points],
+            rotation=30 if len(xs) > 8 else 0,
+            ha="right" if len(xs) > 8 else "center",
+        )
     elif all(isinstance(p.x, int) for p in spec.points):
         axes.xaxis.get_major_locator().set_params(integer=True)
     axes.set_title(spec.title, fontsize=12, loc="left")

@@ -18,7 +18,6 @@ from markdown_it.token import Token
 from ..domain.charts import ChartRecord
 from ..report.charts import is_chart_fence
 from .charts import ChartImage, appendix_html, figure_html
-
 from .document import ReportDocument
 from .markup import CITATION, UNVERIFIED, markdown_parser, unverified_marks
 from .wording import appendix_rows, header_lines, note_text, source_details

@@ -145,9 +145,7 @@ def renumber_chart_cites(markdown: str, numbering: dict[int, int]) -> str:
     return "".join(pieces)
 
 
-def check_charts(
-    markdown: str, citations: CitationReport, library: EvidenceLibrary, *, max_charts: int
-) -> ChartCheck:
+def check_charts(markdown: str, citations: CitationReport, library: EvidenceLibrary, *, max_charts: int) -> ChartCheck:
     """Every chart block of ``markdown`` parsed and its points checked (see the module's contract)."""
     by_index = {c.index: c for c in citations.citations}
     checked: list[CheckedBlock] = []
@@ -173,11 +171,7 @@ def check_chart(spec: ChartSpec, by_index: dict[int, CitationRecord], library: E
     checks = tuple(_check_point(spec, point.x, point.y, point.cite, by_index, library) for point in spec.points)
     failing = sum(not c.ok for c in checks)
     drawn = failing * 2 <= len(checks)
-    reason = (
-        ""
-        if drawn
-        else f"{failing} of its {len(checks)} points do not check out against the sources they cite"
-    )
+    reason = "" if drawn else f"{failing} of its {len(checks)} points do not check out against the sources they cite"
     return ChartRecord(
         id=spec.digest, spec=spec, checks=checks, drawn=drawn, caption=_caption(len(checks), failing), reason=reason
     )
@@ -208,9 +202,7 @@ def delivered_charts(markdown: str) -> list[ChartRecord]:
     return [record for block in chart_blocks(markdown) if (record := ChartRecord.from_block(block.body))]
 
 
-def charts_as_markdown(
-    markdown: str, image_url: Callable[[ChartRecord], str | None], *, table: bool = True
-) -> str:
+def charts_as_markdown(markdown: str, image_url: Callable[[ChartRecord], str | None], *, table: bool = True) -> str:
     """``markdown`` with every delivered chart block shown as ``chart_markdown`` (the image from ``image_url``;
     without ``table``, the data table is left to an appendix)."""
     pieces: list[str] = []
@@ -338,7 +330,7 @@ def _figure(y: float, unit: str) -> Figure:
     number = format_y(y).replace(",", "").lstrip("-")
     unit = unit.strip()
     sign = next((s for s in _CURRENCY_SIGNS if unit.startswith(s)), "")
-    written = f"{sign}{number} {unit[len(sign):].strip()}".strip() if sign else f"{number} {unit}".strip()
+    written = f"{sign}{number} {unit[len(sign) :].strip()}".strip() if sign else f"{number} {unit}".strip()
     for figure in figures_in(written):
         if figure.start == 0:
             # A chart's value measures; it is never a year, even when it has four digits.

@@ -27,8 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from ..domain.claims import ClaimRecord, ClaimSummary
 from ..domain.charts import DEFAULT_MAX_CHARTS
+from ..domain.claims import ClaimRecord, ClaimSummary
 from .charts import ChartCheck, check_charts, with_checked_charts
 from .citations import CitationReport, check_citations, repair_report
 from .claims import ClaimCheck, check_claims, mark_unverified
