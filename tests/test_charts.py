@@ -271,9 +271,7 @@ def test_every_export_embeds_the_drawing_with_alt_text_and_puts_the_data_table_i
     assert [c.text for c in word.tables[-1].rows[5].cells] == ["2023", "63", "[2]", "does not check out ¹"]
 
     markdown = render(document, ExportFormat.MD).decode()
-    assert (
-        f"[Line chart: Streymoy generation" in markdown and f"](http://server/charts/t/r/{record.id}.png)" in markdown
-    )
+    assert "[Line chart: Streymoy generation" in markdown and f"](http://server/charts/t/r/{record.id}.png)" in markdown
     assert "![" not in markdown, "a Markdown viewer loads nothing: the image is a link"
     assert markdown.index("### Chart data 1: Streymoy generation") > markdown.index("## Appendix: checks")
     assert "| 2023 | 63 | [2] | does not check out ¹ |" in markdown
