@@ -178,7 +178,7 @@ def parse_chart(text: str, *, max_points: int = MAX_POINTS) -> ChartSpec:
     """The spec of one chart block's text, or ``ChartSpecError`` saying what to fix."""
     try:
         raw = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise ChartSpecError(f"its text is not one JSON object ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(raw, dict):
         raise ChartSpecError('it must hold one JSON object, {"kind": ..., "points": [...]}')
