@@ -222,7 +222,7 @@ def test_the_answer_message_shows_the_image_the_caption_the_reason_and_the_table
     assert f"](http://server/charts/t/r/{record.id}.png)" in shown
     assert "![Line chart: Streymoy generation, Generation against Year; 5 points, from 2019 (41.2 GWh)" in shown
     assert "**Chart: Streymoy generation.** Checked: 4 of 5 values are each in the text of the source it cites" in shown
-    assert "¹ 2023: 63 GWh [2]: 63 GWh is not in the text of [2]. [2] says: “In 2023 the farm produced" in shown
+    assert "¹ 2023: 63 GWh [2] — 63 GWh is not in the text of [2]. [2] says: “In 2023 the farm produced" in shown
     assert "| 2023 | 63 | [2] | does not check out ¹ |" in shown and "| 2019 | 41.2 | [1] | checked |" in shown
     assert "```chart" not in shown
 

@@ -607,6 +607,7 @@ def run_lifecycle(
         problems=settings.problems,
         knowledge_base=settings.knowledge_base,
         roster=roster,
+        public_url=settings.public_url,
     )
 
 

@@ -40,16 +40,20 @@ class TurnEndMiddleware(AgentMiddleware):
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]], *, run: Run
     ) -> ModelResponse:
-        thread_id = _thread_id() or ""
-        images = chart_images(self.public_url, thread_id, run.key) if thread_id else None
-        answer = deliverable(request.state, run.control, run.evidence, chart_url=images)
+        answer = deliverable(
+            request.state, run.control, run.evidence, chart_url=answer_images(self.public_url, run.key)
+        )
         if answer is None:
             return await handler(request)
         return ModelResponse(result=[deliverable_message(answer)])
 
 
-def chart_images(public_url: str, thread_id: str, run_id: str) -> Callable[[ChartRecord], str]:
-    """The address of each chart's image on this server, for the run that delivered it."""
+def answer_images(public_url: str, run_id: str) -> Callable[[ChartRecord], str] | None:
+    """The address of each chart's image on this server (``public_url``: where clients reach it, ``""`` for
+    relative links), for the run that delivered it; None outside a graph run, where there is no thread."""
+    thread_id = _thread_id()
+    if not thread_id:
+        return None
     return lambda record: public_url.rstrip("/") + chart_path(thread_id, run_id, record.id)
 
 

@@ -85,7 +85,7 @@ from ..delivery.follow_up import adopt_thread_evidence
 from ..delivery.stop import start_watching
 from ..delivery.stopped import model_view as stopped_run_view
 from ..delivery.stopped import stopped_run_opening
-from ..delivery.turn_end import deliverable
+from ..delivery.turn_end import answer_images, deliverable
 from ..domain.clock import format_elapsed
 from ..domain.conversation import deliverable_message, is_harness_message, is_user_turn
 from ..domain.errors import tool_error_text
@@ -180,6 +180,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
         problems: Sequence[str] = (),
         knowledge_base: bool = False,
         roster: Roster | None = None,
+        public_url: str = "",
     ) -> None:
         """``endpoint``: what a failed model call's explanation names; ``budget`` and ``recursion_limit``
         (the graph's step limit): the limits the ``usage`` event reports; ``max_runs_per_user``: runs one user
@@ -188,7 +189,8 @@ class RunLifecycleMiddleware(AgentMiddleware):
         ``knowledge_dataset``; ``warnings``: reported by every run after ``run_start`` (the settings', then
         what loading the graph's skills, custom tools and corpora found wrong); ``problems``: settings that
         end every run before its first model call; ``knowledge_base``: the knowledge-base tools may be offered
-        (``offer.py``); ``roster``: every agent's registered tools, whose offered part ``run_start`` lists."""
+        (``offer.py``); ``roster``: every agent's registered tools, whose offered part ``run_start`` lists;
+        ``public_url``: where clients reach this server, for the chart images of the answer (``turn_end.py``)."""
         owner = type(self).__name__
         if not isinstance(endpoint, ModelEndpoint):
             raise KnobError(owner, "endpoint", endpoint, "a ModelEndpoint")
@@ -216,6 +218,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
         self.problems = tuple(problems)
         self.knowledge_base = bool(knowledge_base)
         self.roster = roster or Roster()
+        self.public_url = public_url
 
     @hook_config(can_jump_to=["end"])
     @contain_hook_failures
@@ -455,7 +458,9 @@ class RunLifecycleMiddleware(AgentMiddleware):
                 update["messages"] = [deliverable_message(readable_report(salvaged, run.evidence))]
                 report_chars = len(salvaged)
                 record = replace(record, salvaged=True)
-        elif (answer := deliverable(state, run.control, run.evidence)) is not None and not _ends_with(state, answer):
+        elif (
+            answer := deliverable(state, run.control, run.evidence, chart_url=answer_images(self.public_url, run.key))
+        ) is not None and not _ends_with(state, answer):
             # Delivered, but the turn ended before its answer message (a halt right after submit_report).
             update["messages"] = [deliverable_message(answer)]
         end = decide_end(record)

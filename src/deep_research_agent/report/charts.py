@@ -41,7 +41,7 @@ from ..domain.charts import (
     parse_chart,
 )
 from ..domain.claims import CitationRecord
-from ..evidence.figures import COUNT, Figure, figures_in, supports
+from ..evidence.figures import COUNT, DATE, Figure, figures_in, supports
 from ..evidence.text import EvidenceLibrary, EvidenceText, Span, content_words
 from .markdown import split_sources
 
@@ -252,13 +252,14 @@ def alt_text(record: ChartRecord) -> str:
 
 
 def point_notes(record: ChartRecord) -> list[str]:
-    """One note per failing point: ``¹ 2023: 63 GWh [2]: reason``, numbered as the image marks them."""
+    """One note per failing point: ``¹ 2023: 63 GWh [2] — reason``, numbered as the image marks them."""
     notes = []
     for number, position in enumerate(record.failing, start=1):
         point, check = record.spec.points[position], record.checks[position]
         cite = f" [{point.cite}]" if point.cite is not None else ""
+        # A dash, not a colon, after the marker: "[2]:" would read as a link definition, never linked.
         notes.append(
-            f"{superscript(number)} {format_x(point.x)}: {_value(record.spec, point.y)}{cite}: {check.reason}."
+            f"{superscript(number)} {format_x(point.x)}: {_value(record.spec, point.y)}{cite} — {check.reason}."
             + _says(point.cite, check)
         )
     return notes
@@ -358,17 +359,17 @@ def _labels(text: EvidenceText, span: Span, x: str | int | float) -> bool:
 
 
 def _nearest(texts: Sequence[EvidenceText], x: str | int | float, spec: ChartSpec) -> str:
-    """The sentence of the cited text most about the point: the first giving its label, else the one sharing
-    most words with the chart."""
-    label = format_x(x)
-    for figure in figures_in(label)[:1]:
+    """The cited text's sentence about the point: the first that gives its label and a value in the chart's unit
+    (what the source says instead), or nothing."""
+    unit = _figure(1.0, spec.unit).unit
+    for figure in figures_in(format_x(x))[:1]:
         for text in texts:
-            for span, _ in text.find(figure._replace(kind=""), limit=1):
-                return text.sentence(span)
-    words = content_words(f"{label} {spec.title} {spec.y_label}")
-    for text in texts:
-        for span in text.best_spans(words, count=1):
-            return text.sentence(span)
+            for span, found in text.find(figure._replace(kind=""), limit=_HITS):
+                figures = text.figures(span)
+                if text.is_header(span) or any(f.kind == DATE and f.start <= found.start < f.end for f in figures):
+                    continue  # a byline's "2024-01-30" is no sentence about 2024
+                if any(f.start != found.start and (f.unit == unit or not unit) for f in figures):
+                    return text.sentence(span)
     return ""
 
 
