@@ -67,7 +67,7 @@ export function chartFigure(chart: DeliveredChart, number: number, threadId: str
               h(
                 "li",
                 null,
-                `${superscript(n + 1)} ${point.x}: ${chartValue(point.y)}${chart.unit ? ` ${chart.unit}` : ""}${point.cite === null ? "" : ` [${point.cite}]`}: ${point.check.reason ?? "does not check out"}.`,
+                `${superscript(n + 1)} ${point.x}: ${chartValue(point.y)}${chart.unit ? ` ${chart.unit}` : ""}${point.cite === null ? "" : ` [${point.cite}]`} — ${point.check.reason ?? "does not check out"}.`,
                 point.check.sentence ? h("q", { class: "source-sentence", text: point.check.sentence }) : null,
               ),
             ),
