@@ -312,3 +312,42 @@ def test_the_route_draws_a_delivered_chart_on_demand_and_answers_404_for_anythin
         == "No chart chart-0 in the delivered report of thread mine."
     )
     assert client.get(f"/charts/mine/{drawn.id}.gif").status_code == 404
+
+
+# --- the offer ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_findings_that_hold_a_yearly_series_offer_a_chart_after_the_latest_task_result_for_that_call_only():
+    from langchain.agents.middleware import ModelRequest, ModelResponse
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from deep_research_agent.delivery.chart_offer import ChartOfferMiddleware
+
+    finding = lambda text: {"finding": text, "evidence": text, "source": EARLY}  # noqa: E731
+    series = [finding("41.2 GWh in 2019."), finding("Generation was 44.8 GWh in 2020."), finding("In 2021: 47.5 GWh.")]
+    messages = [HumanMessage("Streymoy?"), ToolMessage("{}", tool_call_id="t1", name="task")]
+    seen: list[str] = []
+
+    async def handler(request: ModelRequest) -> ModelResponse:
+        seen.append(request.messages[-1].text)
+        return ModelResponse(result=[AIMessage("ok")])
+
+    def request(findings: list[dict[str, str]], **state: Any) -> ModelRequest:
+        values = {"messages": messages, "findings": {"t1": {"findings": findings}}, **state}
+        return ModelRequest(model=None, messages=messages, state=values, runtime=None)  # type: ignore[arg-type]
+
+    await ChartOfferMiddleware(max_charts=3).awrap_model_call(request(series), handler)
+    assert seen[-1] == (
+        "{}\n\nThe findings so far hold a series: gwh by year: first 41.2 (2019) → last 47.5 (2021), up 15.3%; "
+        "min 41.2 (2019), max 47.5 (2021); mean 44.5, median 44.8. A chart block may show it (see Charts), each "
+        "point citing the source that gives it."
+    )
+    assert messages[-1].text == "{}", "the offer is never persisted"
+    for middleware, findings, state in (
+        (ChartOfferMiddleware(max_charts=3), series[:2], {}),
+        (ChartOfferMiddleware(max_charts=0), series, {}),
+        (ChartOfferMiddleware(max_charts=3), series, {"final_report": "# Done"}),
+    ):
+        await middleware.awrap_model_call(request(findings, **state), handler)
+        assert seen[-1] == "{}"

@@ -70,6 +70,7 @@ from .delivery import (
     ReportMiddleware,
     TurnEndMiddleware,
 )
+from .delivery.chart_offer import ChartOfferMiddleware
 from .delivery.follow_up import follow_up_section
 from .delivery.steer import SteeringMiddleware
 from .domain.names import Role, ToolName
@@ -385,6 +386,8 @@ def orchestrator_agent(
         own=[
             ClassifiedToolErrorsMiddleware(role=Role.ORCHESTRATOR),
             HandOverMiddleware(models_by_role=_models_by_role(settings, subagents)),
+            # Inside the hand-over: after the findings JSON, a line offering a chart of the series they hold.
+            *([ChartOfferMiddleware(max_charts=settings.max_charts)] if settings.max_charts else []),
             # The user's steering messages so far, read at each of the orchestrator's model calls.
             SteeringMiddleware(role=Role.ORCHESTRATOR),
             # Off (``clarify: false``), a caller that cannot answer: request_clarification is not even offered.

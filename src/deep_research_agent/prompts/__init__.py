@@ -49,6 +49,7 @@ class Prompt(StrEnum):
     NO_CLARIFY = "no_clarify"
     PLAN_REVIEW = "plan_review"
     CHARTS = "charts"
+    CHART_OFFER = "chart_offer"
 
 
 @cache
