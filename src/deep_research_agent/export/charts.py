@@ -112,7 +112,6 @@ def _draw(record: ChartRecord, image: ChartImage) -> bytes:
             xytext=(6, 6),
             color=_FAILED,
             fontsize=12,
-            fontweight="bold",
         )
     if not numeric:
         axes.set_xticks(

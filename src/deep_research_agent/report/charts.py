@@ -133,8 +133,8 @@ def renumber_chart_cites(markdown: str, numbering: dict[int, int]) -> str:
     position = 0
     for block in chart_blocks(markdown):
         spec = _spec_or_none(block.body)
-        if spec is None:
-            continue
+        if spec is None or all(numbering.get(n) == n for n in spec.cites):
+            continue  # kept as written: an unchanged report is not checked again on delivery
         points = tuple(
             p.model_copy(update={"cite": numbering.get(p.cite) if p.cite is not None else None}) for p in spec.points
         )
