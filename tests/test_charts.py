@@ -120,9 +120,7 @@ def test_after_the_one_revision_a_chart_that_cannot_be_drawn_is_left_out_with_a_
 
 def test_more_charts_than_the_setting_allows_are_refused_then_left_out():
     vetted = vet_report(report(spec(), spec(title="Again")), evidence(), max_charts=1)
-    assert (
-        "Chart 2 cannot be drawn: a report holds at most 1 charts: keep the ones that matter most." in vetted.problems
-    )
+    assert "Chart 2 cannot be drawn: a report holds at most 1 chart: keep the ones that matter most." in vetted.problems
     assert "charts are off on this server" in vet_report(report(spec()), evidence(), max_charts=0).problems[-1]
     assert [r.spec.title for r in delivered_charts(delivered(spec(), spec(title="Again"), max_charts=1))] == [
         "Streymoy generation"

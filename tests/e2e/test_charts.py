@@ -42,6 +42,8 @@ async def get(url: str, **params: str) -> httpx.Response:
 async def test_a_series_read_from_two_pages_is_delivered_as_a_line_chart_whose_points_cite_them(charted):
     run, early, recent = charted
     values = run.values
+    [start] = run.of_type("run_start")
+    assert "coding-subagent" not in start["tools"], "the suite's server has no sandbox: the product draws the chart"
 
     [chart] = delivered_charts(values["final_report"])
     assert chart.spec.kind == "line" and chart.drawn

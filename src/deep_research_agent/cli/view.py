@@ -36,6 +36,7 @@ from ..domain.names import Role, StopMode
 from ..domain.secrets import redact
 from ..domain.stops import GUARD_STOP_STATES, GUARD_WARNING_STATES
 from ..protocol.events import PROTOCOL_VERSION
+from ..report.charts import charts_as_markdown
 
 
 @dataclass
@@ -395,7 +396,8 @@ class RunView:
         self.console.print(Rule("Report"))
         if event.get("partial"):
             self._print("!", "Partial report, salvaged from an incomplete run.", "yellow")
-        self.console.print(Markdown(self.report))
+        # A chart is shown as its caption, notes and data table (a terminal draws no image).
+        self.console.print(Markdown(charts_as_markdown(self.report, lambda chart: None)))
         self.console.print(Rule())
         claims = event.get("claims")
         if isinstance(claims, dict) and claims.get("claims"):

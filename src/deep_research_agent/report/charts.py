@@ -152,7 +152,8 @@ def check_charts(markdown: str, citations: CitationReport, library: EvidenceLibr
     for number, block in enumerate(chart_blocks(markdown), start=1):
         if number > max_charts:
             error = (
-                f"a report holds at most {max_charts} charts: keep the ones that matter most"
+                f"a report holds at most {max_charts} chart{'' if max_charts == 1 else 's'}: keep the ones that "
+                "matter most"
                 if max_charts
                 else "charts are off on this server: give the values in a table instead"
             )
