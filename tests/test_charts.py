@@ -315,37 +315,61 @@ def test_the_route_draws_a_delivered_chart_on_demand_and_answers_404_for_anythin
 # --- the offer ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.anyio
-async def test_findings_that_hold_a_yearly_series_offer_a_chart_after_the_latest_task_result_for_that_call_only():
-    from langchain.agents.middleware import ModelRequest, ModelResponse
-    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+def _offer_request(findings: list[dict[str, str]], question: str = "Streymoy?", **state: Any) -> Any:
+    from langchain.agents.middleware import ModelRequest
+    from langchain_core.messages import HumanMessage, ToolMessage
 
-    from deep_research_agent.delivery.chart_offer import ChartOfferMiddleware
+    messages = [HumanMessage(question), ToolMessage("{}", tool_call_id="t1", name="task")]
+    values = {"messages": messages, "findings": {"t1": {"findings": findings}}, **state}
+    return ModelRequest(model=None, messages=messages, state=values, runtime=None)  # type: ignore[arg-type]
 
-    finding = lambda text: {"finding": text, "evidence": text, "source": EARLY}  # noqa: E731
-    series = [finding("41.2 GWh in 2019."), finding("Generation was 44.8 GWh in 2020."), finding("In 2021: 47.5 GWh.")]
-    messages = [HumanMessage("Streymoy?"), ToolMessage("{}", tool_call_id="t1", name="task")]
+
+def _finding(text: str) -> dict[str, str]:
+    return {"finding": text, "evidence": text, "source": EARLY}
+
+
+SERIES_FINDINGS = [_finding("41.2 GWh in 2019."), _finding("It made 44.8 GWh in 2020."), _finding("In 2021: 47.5 GWh.")]
+
+
+async def _seen(middleware: Any, request: Any) -> str:
+    from langchain.agents.middleware import ModelResponse
+    from langchain_core.messages import AIMessage
+
     seen: list[str] = []
 
-    async def handler(request: ModelRequest) -> ModelResponse:
-        seen.append(request.messages[-1].text)
+    async def handler(call: Any) -> ModelResponse:
+        seen.append(call.messages[-1].text)
         return ModelResponse(result=[AIMessage("ok")])
 
-    def request(findings: list[dict[str, str]], **state: Any) -> ModelRequest:
-        values = {"messages": messages, "findings": {"t1": {"findings": findings}}, **state}
-        return ModelRequest(model=None, messages=messages, state=values, runtime=None)  # type: ignore[arg-type]
+    await middleware.awrap_model_call(request, handler)
+    return seen[0]
 
-    await ChartOfferMiddleware(max_charts=3).awrap_model_call(request(series), handler)
-    assert seen[-1] == (
-        "{}\n\nThe findings so far hold a series: gwh by year: first 41.2 (2019) → last 47.5 (2021), up 15.3%; "
-        "min 41.2 (2019), max 47.5 (2021); mean 44.5, median 44.8. A chart block may show it (see Charts), each "
-        "point citing the source that gives it."
+
+@pytest.mark.anyio
+async def test_a_chart_is_offered_with_how_to_write_one_once_the_findings_hold_a_yearly_series():
+    from deep_research_agent.delivery.chart_offer import ChartOfferMiddleware
+
+    request = _offer_request(SERIES_FINDINGS)
+    seen = await _seen(ChartOfferMiddleware(max_charts=3), request)
+    assert seen.startswith(
+        "{}\n\n## Charts\nThe findings so far hold a series: gwh by year: first 41.2 (2019) → last 47.5 (2021), "
+        "up 15.3%; min 41.2 (2019), max 47.5 (2021); mean 44.5, median 44.8. A chart may show it. You may add up "
+        "to 3 charts to the report, each a fenced block of language `chart`"
     )
-    assert messages[-1].text == "{}", "the offer is never persisted"
-    for middleware, findings, state in (
-        (ChartOfferMiddleware(max_charts=3), series[:2], {}),
-        (ChartOfferMiddleware(max_charts=0), series, {}),
-        (ChartOfferMiddleware(max_charts=3), series, {"final_report": "# Done"}),
+    assert request.messages[-1].text == "{}", "the offer is for that call only, never persisted"
+
+
+@pytest.mark.anyio
+async def test_a_chart_is_offered_when_the_user_asks_for_one_and_never_otherwise():
+    from deep_research_agent.delivery.chart_offer import ChartOfferMiddleware
+
+    offer = ChartOfferMiddleware(max_charts=2)
+    asked = await _seen(offer, _offer_request(SERIES_FINDINGS[:1], "Plot the output since 2019"))
+    assert "## Charts\nThe user asked for a chart. You may add up to 2 charts" in asked
+    assert "## Charts" in await _seen(offer, _offer_request([], "风电发电量的图表"))
+    for middleware, request in (
+        (offer, _offer_request(SERIES_FINDINGS[:2], "How much did it generate?")),
+        (ChartOfferMiddleware(max_charts=0), _offer_request(SERIES_FINDINGS, "Chart it")),
+        (offer, _offer_request(SERIES_FINDINGS, "Chart it", final_report="# Done")),
     ):
-        await middleware.awrap_model_call(request(findings, **state), handler)
-        assert seen[-1] == "{}"
+        assert await _seen(middleware, request) == "{}"

@@ -189,7 +189,6 @@ def test_the_combinations_cover_every_section():
         "## Skill helpers",
         "## DOMAIN CONTEXT",
         "and whether the web is needed too",
-        "## Charts",
     ):
         present = [heading in text for text in everything]
         assert any(present) and not all(present), heading

@@ -114,7 +114,6 @@ from .modelcalls.text_tool_calls import TextToolCallsMiddleware
 from .modelcalls.tracing import inline_untraced_spans
 from .plan_review import PlanReviewMiddleware, estimate_plan, plan_review_section
 from .planning import PlanningMiddleware
-from .report.chart_prompt import charts_section
 from .run import current_run
 from .sandbox.backend import SandboxBackend
 from .sandbox.connector import SandboxConnector, sandbox_connector
@@ -283,8 +282,6 @@ class RunFeatures:
     paper_sources: tuple[str, ...] = ()
     # The user reviews the plan before its units start (plan_review).
     plan_review: bool = False
-    # How many charts a report may hold (max_charts); 0: charts are off.
-    max_charts: int = 0
 
 
 @dataclass(frozen=True)
@@ -343,7 +340,6 @@ def read_parts(settings: ResearchConfig, *, mcp: Sequence[Listing], corpora: Cat
             sandbox=sandbox,
             domain_prompt=settings.domain_prompt,
             plan_review=settings.plan_review,
-            max_charts=settings.max_charts,
             paper_sources=tuple(b for b in settings.search_backends if b in PAPER_BACKENDS)
             if settings.web_search
             else (),
@@ -386,7 +382,8 @@ def orchestrator_agent(
         own=[
             ClassifiedToolErrorsMiddleware(role=Role.ORCHESTRATOR),
             HandOverMiddleware(models_by_role=_models_by_role(settings, subagents)),
-            # Inside the hand-over: after the findings JSON, a line offering a chart of the series they hold.
+            # Inside the hand-over: once a chart is called for (a series in the findings, or the user asked for one),
+            # how to write one, after the findings JSON; never in the system prompt.
             *([ChartOfferMiddleware(max_charts=settings.max_charts)] if settings.max_charts else []),
             # The user's steering messages so far, read at each of the orchestrator's model calls.
             SteeringMiddleware(role=Role.ORCHESTRATOR),
@@ -667,7 +664,6 @@ def role_prompt(role: Role, features: RunFeatures, offer: RunOffer | None = None
         no_web_section(role, web_search=features.web_search),
         tasks_section(role, enabled=tasked),
         plan_review_section(role, enabled=features.plan_review),
-        charts_section(role, max_charts=features.max_charts),
         knowledge_section(role, enabled=knowledge),
         features.skills.prompt_section(role),
         mcp_section(role, features.mcp, deployment_prompt=features.mcp_prompt),

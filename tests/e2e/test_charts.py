@@ -9,6 +9,7 @@ runs). The web UI's view of the same chart is in test_web_ui.py.
 from __future__ import annotations
 
 import io
+import json
 import re
 from typing import Any
 
@@ -19,7 +20,7 @@ from pypdf import PdfReader
 
 from deep_research_agent.report.charts import delivered_charts
 from testkit.agent_server import RunResult, stream_run
-from testkit.scenarios import CHART_QUESTION, charted_series, end_of
+from testkit.scenarios import CHART_QUESTION, charted_series, end_of, message_text, requests_of
 from testkit.web import ARTICLES
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -39,9 +40,13 @@ async def get(url: str, **params: str) -> httpx.Response:
         return await client.get(url, params=params)
 
 
-async def test_a_series_read_from_two_pages_is_delivered_as_a_line_chart_whose_points_cite_them(charted):
+async def test_a_series_read_from_two_pages_is_delivered_as_a_line_chart_whose_points_cite_them(charted, scripted):
     run, early, recent = charted
     values = run.values
+    # The user asked for a chart: the call that writes the report was told how, the planning call was not.
+    planning, writing, *_ = requests_of(scripted, "orchestrator")
+    assert "```chart" not in json.dumps(planning["body"]) and "## Charts" not in json.dumps(planning["body"])
+    assert "## Charts\nThe user asked for a chart." in message_text(writing["body"]["messages"][-1])
     [start] = run.of_type("run_start")
     assert "coding-subagent" not in start["tools"], "the suite's server has no sandbox: the product draws the chart"
 

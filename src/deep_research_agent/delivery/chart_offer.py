@@ -1,27 +1,30 @@
-"""The chart offer: when the findings handed over hold a series, the orchestrator reads that a chart may show it.
+"""The chart offer: once a chart is called for, the orchestrator reads how to write one.
 
 Contract (orchestrator only; inside the hand-over, so it reads the findings JSON the model reads): while a report
 may hold charts (``max_charts`` above 0) and none is delivered yet, a model call whose checkpointed ``findings``
-hold a yearly series in one unit (``report/chart_prompt.findings_series``) gets the offer line after the latest
-``task`` result, for that call only: nothing is persisted, and a call without a series is passed on unchanged.
+hold a yearly series in one unit, or whose user asked for a chart (``report/chart_prompt.chart_offer``), gets
+the chart section after the latest ``task`` result, for that call only: nothing is persisted, and a call with no
+chart called for is passed on unchanged. The section is not in the system prompt, so a run that charts nothing
+sends none of it (``docs/prompt-budget.md``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import AnyMessage, ToolMessage
 
+from ..domain.conversation import last_user_index
 from ..domain.findings import Finding
 from ..domain.knobs import not_negative
 from ..domain.names import ToolName
-from ..report.chart_prompt import series_offer
+from ..report.chart_prompt import chart_offer
 
 
 class ChartOfferMiddleware(AgentMiddleware):
-    """Offers a chart to the orchestrator when the findings hold a series (see the module's contract)."""
+    """Offers a chart to the orchestrator once one is called for (see the module's contract)."""
 
     def __init__(self, *, max_charts: int) -> None:
         """``max_charts``: the charts a report may hold; 0 offers none."""
@@ -32,24 +35,26 @@ class ChartOfferMiddleware(AgentMiddleware):
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse:
-        if self.max_charts <= 0 or request.state.get("final_report"):
+        messages = request.messages
+        last = next((i for i in range(len(messages) - 1, -1, -1) if _is_task_result(messages[i])), None)
+        if self.max_charts <= 0 or last is None or request.state.get("final_report"):
             return await handler(request)
-        offer = series_offer(_findings(request.state.get("findings") or {}))
-        last = next((i for i in range(len(request.messages) - 1, -1, -1) if _is_task_result(request.messages[i])), None)
-        if offer is None or last is None:
+        offer = chart_offer(
+            _findings(request.state.get("findings") or {}), _question(messages), max_charts=self.max_charts
+        )
+        if offer is None:
             return await handler(request)
-        message = request.messages[last]
-        content = f"{message.text}\n\n{offer}"
-        messages = [
-            *request.messages[:last],
-            message.model_copy(update={"content": content}),
-            *request.messages[last + 1 :],
-        ]
-        return await handler(request.override(messages=messages))
+        offered = messages[last].model_copy(update={"content": f"{messages[last].text}\n\n{offer}"})
+        return await handler(request.override(messages=[*messages[:last], offered, *messages[last + 1 :]]))
 
 
 def _is_task_result(message: Any) -> bool:
     return isinstance(message, ToolMessage) and message.name == ToolName.TASK
+
+
+def _question(messages: Sequence[AnyMessage]) -> str:
+    index = last_user_index(messages)
+    return messages[index].text if index is not None else ""
 
 
 def _findings(handed_over: Mapping[str, Any]) -> list[Finding]:

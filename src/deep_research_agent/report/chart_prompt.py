@@ -1,32 +1,32 @@
-"""What the orchestrator is told about charts: how to write a ```` ```chart ```` block (its prompt section), and,
-when the findings handed over hold a series, that a chart may show it (``series_offer``).
+"""What the orchestrator is told about charts, and when: only once a chart is called for, so a run without one
+sends no chart text at all.
 
 Contract:
-- ``charts_section(role, max_charts=...)``: the orchestrator's section while a report may hold charts;
 - ``findings_series(findings)``: the largest series the findings state, one value per year in one unit, read
   with the figure rules (``evidence/figures.py``: a finding stating one year and one value in a unit is a
   point), stated as ``series.py``'s one-line summary; None under ``MIN_POINTS`` years;
-- ``series_offer(findings)``: the line that offers the chart, or None.
+- ``asks_for_chart(question)``: whether the user's words ask for a chart (a word for one in English, German,
+  French, Spanish, Portuguese, Italian, Chinese or Japanese);
+- ``chart_offer(findings, question, max_charts=...)``: the section that offers a chart and says how to write
+  one (``prompts/chart_offer.md`` with ``prompts/charts.md``) when the findings hold a series or the user asked
+  for one, and ``max_charts`` is above 0; None otherwise.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from .. import prompts
 from ..domain.findings import Finding
-from ..domain.names import Role
 from ..evidence.figures import COUNT, YEAR, figures_in
 from .series import summarize_values
 
 MIN_POINTS = 3
-
-
-def charts_section(role: Role, *, max_charts: int) -> str:
-    """The orchestrator's section on charts while a report may hold any (``max_charts`` above 0); nothing otherwise."""
-    if role != Role.ORCHESTRATOR or max_charts <= 0:
-        return ""
-    return prompts.fill(prompts.Prompt.CHARTS, max_charts=str(max_charts))
+_ASKS_RE = re.compile(
+    r"\b(?:chart|graph|plot|visuali[sz]|diagram|grafi[ck]|gr[aá]fico|graphique|histogram)|图表|图形|曲线图|グラフ|チャート",
+    re.IGNORECASE,
+)
 
 
 def findings_series(findings: Iterable[Finding]) -> str | None:
@@ -47,7 +47,20 @@ def findings_series(findings: Iterable[Finding]) -> str | None:
     return summarize_values([str(y) for y in years], [points[y] for y in years]).sentence(f"{unit} by year")
 
 
-def series_offer(findings: Iterable[Finding]) -> str | None:
-    """The line telling the orchestrator the findings hold a series a chart may show; None without one."""
+def asks_for_chart(question: str) -> bool:
+    return _ASKS_RE.search(question) is not None
+
+
+def chart_offer(findings: Iterable[Finding], question: str, *, max_charts: int) -> str | None:
+    """The section offering a chart, with how to write one; None when none is called for (see the contract)."""
+    if max_charts <= 0:
+        return None
     series = findings_series(findings)
-    return prompts.fill(prompts.Prompt.CHART_OFFER, series=series) if series else None
+    if series:
+        reason = f"The findings so far hold a series: {series} A chart may show it."
+    elif asks_for_chart(question):
+        reason = "The user asked for a chart."
+    else:
+        return None
+    how = prompts.fill(prompts.Prompt.CHARTS, max_charts=str(max_charts))
+    return prompts.fill(prompts.Prompt.CHART_OFFER, reason=f"{reason} {how}")
