@@ -111,7 +111,7 @@ class PointCheck(BaseModel):
 
     verdict: PointVerdict
     reason: str = ""
-    # The cited source's sentence nearest to the point (where its value is, or would be).
+    # For a point that does not check out: what the cited source says about its label, or where its value is.
     sentence: str = ""
 
     @property
@@ -147,7 +147,14 @@ class ChartRecord(BaseModel):
         body = {"id": self.id, **spec, "drawn": self.drawn, "caption": self.caption}
         if self.reason:
             body["reason"] = self.reason
-        return f"```{CHART_LANGUAGE}\n{json.dumps(body, ensure_ascii=False, indent=1)}\n```"
+        # One field, and one point, per line: readable in the raw report, and a diff shows which point changed.
+        fields = [
+            f" {json.dumps(key)}: [\n" + ",\n".join(f"  {_dumps(point)}" for point in value) + "\n ]"
+            if key == "points"
+            else f" {json.dumps(key)}: {_dumps(value)}"
+            for key, value in body.items()
+        ]
+        return f"```{CHART_LANGUAGE}\n{{\n" + ",\n".join(fields) + "\n}\n```"
 
     @classmethod
     def from_block(cls, text: str) -> ChartRecord | None:
@@ -172,6 +179,10 @@ class ChartRecord(BaseModel):
             )
         except (KeyError, TypeError, ValueError, ValidationError):
             return None
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
 
 
 def parse_chart(text: str, *, max_points: int = MAX_POINTS) -> ChartSpec:

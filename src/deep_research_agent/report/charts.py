@@ -318,7 +318,8 @@ def _check_point(
         )
     for text, span in hits:
         if _labels(text, span, x):
-            return PointCheck(verdict=PointVerdict.SUPPORTED, sentence=text.sentence(span))
+            # No sentence kept: the report carries every point's check, and a chart may have 200 points.
+            return PointCheck(verdict=PointVerdict.SUPPORTED)
     text, span = hits[0]
     return PointCheck(
         verdict=PointVerdict.LABEL_NOT_WITH_VALUE,
