@@ -44,7 +44,7 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
 from ..delivery.end_state import EndRecord, decide_end, owes_report
-from ..delivery.turn_end import deliverable
+from ..delivery.turn_end import answer_images, deliverable
 from ..domain.conversation import deliverable_message, is_harness_message
 from ..domain.knobs import KnobError
 from ..domain.names import EndReason, Outcome
@@ -88,9 +88,11 @@ class RunClosingMiddleware(AgentMiddleware):
         recursion_limit: int,
         remember_findings: bool = False,
         knowledge_dataset: str = DEFAULT_DATASET,
+        public_url: str = "",
     ) -> None:
         """``budget`` and ``recursion_limit`` (the graph's step limit): the limits the ``usage`` event reports;
-        ``remember_findings``: store a delivered report's findings in the ``knowledge_dataset``."""
+        ``remember_findings``: store a delivered report's findings in the ``knowledge_dataset``; ``public_url``:
+        where clients reach this server, for the chart images of the answer (``turn_end.py``)."""
         owner = type(self).__name__
         if not isinstance(budget, BudgetLimits):
             raise KnobError(owner, "budget", budget, "a BudgetLimits")
@@ -101,6 +103,7 @@ class RunClosingMiddleware(AgentMiddleware):
         self.recursion_limit = recursion_limit
         self.remember_findings = remember_findings
         self.knowledge_dataset = knowledge_dataset
+        self.public_url = public_url
 
     async def aafter_agent(self, state: LifecycleState, runtime: Runtime) -> dict[str, Any] | None:
         run, config = hook_call()
@@ -160,7 +163,9 @@ class RunClosingMiddleware(AgentMiddleware):
                 update["messages"] = [deliverable_message(readable_report(salvaged, run.evidence))]
                 report_chars = len(salvaged)
                 record = replace(record, salvaged=True)
-        elif (answer := deliverable(state, run.control, run.evidence)) is not None and not _ends_with(state, answer):
+        elif (
+            answer := deliverable(state, run.control, run.evidence, chart_url=answer_images(self.public_url, run.key))
+        ) is not None and not _ends_with(state, answer):
             # Delivered, but the turn ended before its answer message (a halt right after submit_report).
             update["messages"] = [deliverable_message(answer)]
         end = decide_end(record)
