@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from ..domain.names import SandboxProvider
+from ..domain.reader import AUTO_LANGUAGE, MAX_OUTLINE_SECTIONS, ReportStyle
 from ..domain.url_policy import UrlPolicy
 from .corpora import CorpusSpec
 from .mcp_servers import McpServer
@@ -486,4 +487,38 @@ class ExtensionSettings(BaseModel):
         "Seconds one custom tool call may take before it is cut off; 0 means no cap.",
         env="DRA_CUSTOM_TOOL_TIMEOUT",
         operator_only=True,
+    )
+
+
+class ReaderSettings(BaseModel):
+    """The shape the reader asks the report to take: language, outline, length and depth (``delivery/reader.py``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    report_language: str = _setting(
+        AUTO_LANGUAGE,
+        "Language of the report and the clarifying questions: auto (the question's, told locally; an English "
+        "question or one too short to tell leaves it to the model) or a language code (fr, ja, de, ...). Research "
+        "units search in it, and in English too when the topic calls for it; quotes stay in their source's "
+        "language. An unknown code refuses the run, listing the valid ones.",
+        env="DRA_REPORT_LANGUAGE",
+        configurable="report_language",
+    )
+    report_outline: tuple[str, ...] = _setting(
+        (),
+        "The report's sections, in order: a list of headings, or a Markdown skeleton whose ## headings are the "
+        "sections (./run.sh ask --outline FILE). The plan covers them and the report gate sends a report missing "
+        f"one back once, then delivers it with a note. 1 to {MAX_OUTLINE_SECTIONS} headings; empty: the model's "
+        "choice.",
+        env="DRA_REPORT_OUTLINE",
+        configurable="report_outline",
+        own_rules=True,
+    )
+    report_style: str = _setting(
+        ReportStyle.STANDARD.value,
+        "Length and depth of the report: brief (1-2 research units, 300-600 words: about a third of standard's "
+        "tokens), standard (the model's judgement, typically 2-5 units, 800-2,000 words) or detailed (4-8 units, "
+        "2,500-5,000 words: about twice standard's tokens and time). docs/configuration.md#report-style.",
+        env="DRA_REPORT_STYLE",
+        configurable="report_style",
     )

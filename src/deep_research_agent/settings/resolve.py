@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from ..domain.charts import DEFAULT_MAX_CHARTS
 from ..domain.names import SandboxProvider
+from ..domain.reader import OutlineError, language_refusal, parse_outline, style_refusal
 from ..domain.sandbox_providers import missing_package
 from ..domain.url_policy import UrlPolicy
 from .corpora import parse_declarations
@@ -37,6 +38,7 @@ from .features import (
     KnowledgeSettings,
     McpSettings,
     ModelSettings,
+    ReaderSettings,
     ResultSettings,
     SandboxSettings,
     SearchSettings,
@@ -114,6 +116,7 @@ _FALSE = frozenset({"false", "0", "no", "off"})
 
 
 class ResearchConfig(
+    ReaderSettings,
     ExtensionSettings,
     ResultSettings,
     CorporaSettings,
@@ -435,6 +438,7 @@ class ResearchConfig(
         values["data_dir"] = str(_project_path(values.get("data_dir", "data")))
 
         _resolve_search_backends(values, warnings)
+        _resolve_reader(values, configurable, environ, problems)
 
         values["mcp_servers"], mcp_warnings = resolve_servers(
             configurable,
@@ -678,6 +682,37 @@ def _confine_sandbox(
             f"The sandbox session lives {timeout} s but a run may take {run_seconds:g} s: its offloaded files can vanish "
             "before the run ends. Raise LLM_SANDBOX_SESSION_TIMEOUT above DRA_MAX_RUN_SECONDS."
         )
+
+
+def _resolve_reader(
+    values: dict[str, Any], configurable: Mapping[str, Any], environ: Mapping[str, str], problems: list[str]
+) -> None:
+    """The report's language, style and outline, each checked: one that cannot be followed refuses the run
+    (a report in the wrong language or shape is not what was asked for), its message listing the valid values.
+    An env outline is a Markdown skeleton or a JSON list; a run's is a list or a skeleton."""
+    language = str(values.get("report_language", "auto")).strip().lower().replace("_", "-")
+    if refusal := language_refusal(language):
+        problems.append(refusal + ".")
+    values["report_language"] = language
+    style = str(values.get("report_style", "standard")).strip().lower()
+    if refusal := style_refusal(style):
+        problems.append(refusal + ".")
+    values["report_style"] = style
+    raw, origin = _lookup(configurable, environ, {"configurable": ["report_outline"], "env": ["DRA_REPORT_OUTLINE"]})
+    if isinstance(raw, str) and raw.strip().startswith("["):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            problems.append(
+                f"{origin}: not valid JSON ({exc.msg}); give a JSON list of headings or a Markdown skeleton."
+            )
+            return
+    if raw is None or raw == []:
+        return
+    try:
+        values["report_outline"] = parse_outline(raw)
+    except OutlineError as exc:
+        problems.append(f"{origin}: {exc}.")
 
 
 def _sandbox_url_problem(url: str, policy: UrlPolicy = SANDBOX_URLS) -> str | None:
