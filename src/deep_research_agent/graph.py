@@ -72,6 +72,7 @@ from .delivery import (
 )
 from .delivery.chart_offer import ChartOfferMiddleware
 from .delivery.follow_up import follow_up_section
+from .delivery.reader import ReaderShape, ReaderShapeMiddleware
 from .delivery.steer import SteeringMiddleware
 from .domain.names import Role, ToolName
 from .domain.plan_answer import PlanRules
@@ -134,6 +135,7 @@ from .settings import (
     McpSettings,
     ModelSettings,
     ModelSpec,
+    ReaderSettings,
     ResearchConfig,
     ResultSettings,
     SandboxSettings,
@@ -394,6 +396,8 @@ def orchestrator_agent(
             *([ChartOfferMiddleware(max_charts=settings.max_charts)] if settings.max_charts else []),
             # The user's steering messages so far, read at each of the orchestrator's model calls.
             SteeringMiddleware(role=Role.ORCHESTRATOR),
+            # The report's language (auto: the question's, told at the run's first call), length and outline.
+            ReaderShapeMiddleware(role=Role.ORCHESTRATOR, shape=reader_shape(settings)),
             # Off (``clarify: false``), a caller that cannot answer: request_clarification is not even offered.
             *([ClarificationMiddleware()] if settings.clarify else []),
             PlanningMiddleware(system_prompt=_TODOS_PROMPT, tool_description=_TODOS_DESCRIPTION),
@@ -403,6 +407,7 @@ def orchestrator_agent(
                 judge=report_judge(settings),
                 judge_timeout=judge_timeout(settings.request_timeout),
                 max_charts=settings.max_charts,
+                outline=settings.report_outline,
             ),
             # Inside the report gate: the "what changed" section is appended to the report it let through.
             # The patch for dangling tool calls runs in the lifecycle's opening hook, not as a node of its own.
@@ -439,6 +444,8 @@ def research_subagent(
             ClassifiedToolErrorsMiddleware(role=Role.RESEARCH_SUBAGENT),
             # "Start with a web_search call." after the brief, on the unit's first model call.
             FirstSearchMiddleware(),
+            # The languages to search in, when the report is not in English.
+            ReaderShapeMiddleware(role=Role.RESEARCH_SUBAGENT, shape=reader_shape(settings)),
             # read_file on /skills/ only, and the skill events; nothing when there are no skills.
             *skills_filesystem(
                 parts.features.skills, web_fetch=any(t.name == ToolName.WEB_FETCH for t in parts.research_tools)
@@ -708,6 +715,10 @@ def _research_description(features: RunFeatures) -> str:
 
 
 # --- Knobs: the one place that reads the run's settings for a middleware ------------------------------
+
+
+def reader_shape(settings: ReaderSettings) -> ReaderShape:
+    return ReaderShape(language=settings.report_language, style=settings.report_style, outline=settings.report_outline)
 
 
 def budget_limits(settings: BudgetSettings) -> BudgetLimits:

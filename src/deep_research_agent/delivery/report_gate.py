@@ -44,6 +44,7 @@ from ..handover.answer_gate import ANSWER, AnswerGate
 from ..protocol.events import WarningStatus, emit
 from ..report.citations import CitationReport
 from ..report.judge import FAILED_REASON, JudgeCall, Judgement, failure_detail, run_judge
+from ..report.outline import OutlineGaps, gap_problems, outline_gaps, with_outline_note
 from ..report.vetting import VettedReport, finalise, vet_report, with_judgements
 from ..run import Run, UsageMeter, run_hook
 
@@ -74,9 +75,16 @@ class ReportGateMiddleware(AnswerGate):
     per_turn = True
 
     def __init__(
-        self, *, judge: RunJudge | None = None, judge_timeout: float = 60.0, max_charts: int = DEFAULT_MAX_CHARTS
+        self,
+        *,
+        judge: RunJudge | None = None,
+        judge_timeout: float = 60.0,
+        max_charts: int = DEFAULT_MAX_CHARTS,
+        outline: Sequence[str] = (),
     ) -> None:
-        """``max_charts``: the charts a report may hold (``report/charts.py``); 0 refuses every chart."""
+        """``max_charts``: the charts a report may hold (``report/charts.py``); 0 refuses every chart.
+        ``outline``: the sections the reader asked for (``report_outline``): a draft missing one, or with them
+        out of order, is sent back like any other problem; delivered so, it carries a note saying what it lacks."""
         super().__init__()
         callable_knob("ReportGateMiddleware", "judge", getattr(judge, "for_run", None), optional=judge is None)
         not_negative("ReportGateMiddleware", "judge_timeout", judge_timeout)
@@ -84,6 +92,7 @@ class ReportGateMiddleware(AnswerGate):
         self.judge = judge
         self.judge_timeout = judge_timeout
         self.max_charts = max_charts
+        self.outline = tuple(outline)
 
     @run_hook
     async def awrap_tool_call(
@@ -107,10 +116,12 @@ class ReportGateMiddleware(AnswerGate):
         vetted = await asyncio.to_thread(vet_report, draft, evidence, previous=previous, max_charts=self.max_charts)
         judged = request.state.get("report_gate_judged") if bounced is not None else None
         vetted, judge_failures = await self._judged(run, vetted, evidence, judged or {})
-        if vetted.problems and self.may_bounce(spent):
-            self.announce(vetted.problems)
+        gaps = outline_gaps(vetted.markdown, self.outline) if self.outline else OutlineGaps()
+        problems = [*vetted.problems, *gap_problems(gaps)]
+        if problems and self.may_bounce(spent):
+            self.announce(problems)
             message = ToolMessage(
-                self.bounce_text(vetted.problems),
+                self.bounce_text(problems),
                 tool_call_id=request.tool_call["id"],
                 name=ToolName.SUBMIT_REPORT,
                 status="error",
@@ -128,6 +139,8 @@ class ReportGateMiddleware(AnswerGate):
             # bounced draft alone says nothing about the report the user gets.
             emit(WarningStatus(reason=FAILED_REASON, detail=failure_detail(judge_failures)))
         delivered = await asyncio.to_thread(finalise, vetted, evidence)
+        if gaps:
+            delivered = with_outline_note(delivered, gaps)
         return await handler(
             request.override(tool_call={**request.tool_call, "args": {**args, "report_markdown": delivered}})
         )

@@ -50,6 +50,10 @@ class Prompt(StrEnum):
     PLAN_REVIEW = "plan_review"
     CHARTS = "charts"
     CHART_OFFER = "chart_offer"
+    REPORT_LANGUAGE = "report_language"
+    SEARCH_LANGUAGE = "search_language"
+    REPORT_STYLE = "report_style"
+    REPORT_OUTLINE = "report_outline"
 
 
 @cache

@@ -1,0 +1,48 @@
+"""The reader's shape of a report: the prompt sections each option adds, and the outline the report gate holds it to."""
+
+from __future__ import annotations
+
+from deep_research_agent.delivery.reader import ReaderShape, orchestrator_sections, research_sections
+from deep_research_agent.report.outline import gap_problems, outline_gaps, with_outline_note
+
+OUTLINE = ("Context", "Costs", "Risks", "Outlook")
+
+
+def test_the_defaults_add_no_prompt_text():
+    assert orchestrator_sections(ReaderShape(), None) == []
+    assert research_sections(None) == [] and research_sections("en") == []
+
+
+def test_a_language_tells_the_orchestrator_to_write_and_quote_in_it():
+    (section,) = orchestrator_sections(ReaderShape(language="fr"), "fr")
+    assert "in French" in section and "clarifying questions" in section
+    assert "Quotes stay in their source's language" in section
+    (search,) = research_sections("ja")
+    assert "Search in Japanese, and in English too" in search
+
+
+def test_brief_and_detailed_ask_for_different_plans_and_lengths():
+    (brief,) = orchestrator_sections(ReaderShape(style="brief"), None)
+    (detailed,) = orchestrator_sections(ReaderShape(style="detailed"), None)
+    assert "plan 1-2 research units" in brief and "300-600 words" in brief
+    assert "plan 4-8 research units" in detailed and "2,500-5,000 words" in detailed
+
+
+def test_the_outline_lists_its_sections_in_order():
+    (section,) = orchestrator_sections(ReaderShape(outline=OUTLINE), None)
+    assert "1. Context\n2. Costs\n3. Risks\n4. Outlook" in section
+
+
+def test_a_report_with_every_section_in_order_has_no_gaps():
+    report = "# T\n\nSummary.\n\n## 1. Context\n\n## Costs and prices\n\n## Risks\n\n## outlook\n\n## Sources\n"
+    assert not outline_gaps(report, OUTLINE)
+
+
+def test_a_missing_and_a_misplaced_section_are_named():
+    report = "# T\n\n## Costs\n\n## Context\n\n## Outlook\n\n## Sources\n[1] A — https://a.example\n"
+    gaps = outline_gaps(report, OUTLINE)
+    assert gaps.missing == ("Risks",) and gaps.out_of_order == ("Costs",)
+    problems = gap_problems(gaps)
+    assert problems[0] == 'The outline\'s section "Risks" is missing: add it as a ## heading.'
+    noted = with_outline_note(report, gaps)
+    assert noted.index('no section "Risks"') < noted.index("## Sources")
