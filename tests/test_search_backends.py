@@ -123,6 +123,14 @@ async def test_searxng_finds_pages_as_search_results_with_their_backend(web: Web
     assert web.backend_requests("searxng")[0]["query"] == {"q": "sodium glass battery", "format": "json"}
 
 
+async def test_searxng_is_asked_for_the_language_of_a_query_it_can_tell(web: WebStandIn) -> None:
+    await search(web, "searxng", query="prix des batteries sodium en France en 2024")
+    await search(web, "searxng", query="sodium glass battery")
+    french, unclear = web.backend_requests("searxng")
+    assert french["query"]["language"] == "fr"
+    assert "language" not in unclear["query"], "a query too short to tell searches every language"
+
+
 async def test_searxng_without_the_json_format_says_how_to_enable_it(web: WebStandIn) -> None:
     web.backends_configure({"searxng": {"always": {"status": 403}}})
     run = await search(web, "searxng", query="kelp")

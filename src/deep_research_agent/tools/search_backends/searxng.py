@@ -2,14 +2,18 @@
 
 Contract: ``SearxngBackend(base_url, timeout_s)`` GETs ``<base>/search`` with ``format=json``; the answer's
 ``results`` (``url``, ``title``, ``content``, ``publishedDate``) become search results, at most
-``max_results`` of them. SearXNG answers 403 when the instance does not enable the JSON format; that
+``max_results`` of them. A query whose language can be told locally (``documents/language.py``) is sent
+with it as SearXNG's ``language``, so a French query finds French pages and an English one English pages;
+one too short to tell searches every language. SearXNG answers 403 when the instance does not enable the JSON format; that
 failure says so.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+from ...documents.language import detect_language
 from ...domain.search import SearchBackendName, SearchResult
 from .base import HttpApi
 
@@ -51,7 +55,11 @@ class SearxngBackend:
         self._api = HttpApi(self.label, setting="SEARXNG_URL", timeout_s=timeout_s, explain={403: JSON_OFF})
 
     async def search(self, query: str, max_results: int) -> list[SearchResult]:
-        response = await self._api.get(self._url, {"q": query, "format": "json"})
+        params = {"q": query, "format": "json"}
+        # The detector's model loads on first use (about 1.5 s): never on the event loop.
+        if language := await asyncio.to_thread(detect_language, query):
+            params["language"] = language
+        response = await self._api.get(self._url, params)
         try:
             return parse_searxng(response.json(), max_results)
         except ValueError:
