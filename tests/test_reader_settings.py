@@ -85,3 +85,36 @@ def test_every_language_the_detector_tells_can_be_asked_for_by_code():
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
     assert set(LanguageIdentifier.from_model_file(MODEL_FILE).labels) - {"zxx"} == set(LANGUAGES)
+
+
+def test_ask_takes_the_language_style_and_an_outline_file(tmp_path):
+    import argparse
+
+    from deep_research_agent.cli.ask import reader_options
+
+    outline = tmp_path / "outline.md"
+    outline.write_text("# Rapport\n## Contexte\n## Coûts\n", encoding="utf-8")
+    args = argparse.Namespace(language="FR", style="brief", outline=str(outline))
+    assert reader_options(args) == {
+        "report_language": "fr",
+        "report_style": "brief",
+        "report_outline": ["Contexte", "Coûts"],
+    }
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"language": "klingon"}, "--language 'klingon' is not a language code"),
+        ({"style": "long"}, "--style 'long' does not exist. Use one of: brief, standard, detailed."),
+        ({"outline": "/nonexistent/outline.md"}, "Cannot read --outline"),
+    ],
+)
+def test_ask_refuses_a_bad_option_before_asking_a_server(options, message):
+    import argparse
+
+    from deep_research_agent.cli.ask import reader_options
+
+    args = argparse.Namespace(**{"language": None, "style": None, "outline": None, **options})
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(".", r"\.")):
+        reader_options(args)

@@ -2,7 +2,7 @@
 
 Contract:
 - ``ask QUESTION|- [--question-file FILE] [--url URL] [--no-clarify] [--review-plan] [--evidence FILE] [--out FILE]
-  [--config JSON] [--task NAME] [--user USER]``, ``steer THREAD_ID MESSAGE [--url URL]`` (``steer.py``), ``tasks [--url URL] [--user USER]``,
+  [--config JSON] [--task NAME] [--user USER] [--language CODE] [--outline FILE] [--style STYLE]``, ``steer THREAD_ID MESSAGE [--url URL]`` (``steer.py``), ``tasks [--url URL] [--user USER]``,
   ``doctor [--url URL]``, ``corpus ...`` (``corpus.py``) and
   ``kb {list,export,delete} [--url URL] [--user U] [--dataset D]`` (``kb.py``);
   ``--url`` defaults to ``DRA_URL``, else ``http://$DRA_HOST:$DRA_PORT``, the server run.sh starts.
@@ -45,6 +45,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--out", metavar="FILE", help="write the report as a document: .md, .html, .pdf or .docx (by the extension)"
     )
     ask_parser.add_argument("--config", metavar="JSON", help="extra configurable settings, as a JSON object")
+    ask_parser.add_argument(
+        "--language", metavar="CODE", help="the report's language: auto (the question's) or a code such as fr, ja"
+    )
+    ask_parser.add_argument(
+        "--outline", metavar="FILE", help="the report's sections: a Markdown skeleton (## headings) or one per line"
+    )
+    ask_parser.add_argument(
+        "--style", metavar="STYLE", help="the report's length and depth: brief, standard or detailed"
+    )
     ask_parser.add_argument("--task", metavar="NAME", help="continue (or start) the named task: same name, same thread")
     ask_parser.add_argument(
         "--user", metavar="USER", help="whose task it is when the server has no auth (default: anonymous)"

@@ -56,6 +56,7 @@ from rich.text import Text
 
 from ..domain.names import CLARIFICATION_HEADER, StopMode
 from ..domain.questions import question_problem
+from ..domain.reader import OutlineError, language_refusal, parse_outline, style_refusal
 from ..protocol.events import STOP_REQUESTS_NAMESPACE
 from ..run.owner import ANONYMOUS_USER
 from .env import server_answers
@@ -331,6 +332,33 @@ def _parse_configurable(raw: str | None) -> dict[str, Any]:
     return value
 
 
+def reader_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The configurable keys of ``--language``, ``--outline FILE`` and ``--style``; raises ``ValueError`` with the
+    valid values (or what is wrong with the outline file) before any server is asked."""
+    options: dict[str, Any] = {}
+    if language := getattr(args, "language", None):
+        code = language.strip().lower()
+        if refusal := language_refusal(code):
+            raise ValueError(refusal.replace("report_language", "--language", 1) + ".")
+        options["report_language"] = code
+    if style := getattr(args, "style", None):
+        if refusal := style_refusal(style):
+            raise ValueError(refusal.replace("report_style", "--style", 1) + ".")
+        options["report_style"] = style
+    if path := getattr(args, "outline", None):
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ValueError(f"Cannot read --outline {path}: {exc.strerror}.") from None
+        except UnicodeDecodeError:
+            raise ValueError(f"--outline {path} is not UTF-8 text.") from None
+        try:
+            options["report_outline"] = list(parse_outline(text))
+        except OutlineError as exc:
+            raise ValueError(f"--outline {path}: {exc}.") from None
+    return options
+
+
 def read_question(args: argparse.Namespace, stdin: TextIO) -> str:
     """The question from the argument, ``stdin`` (the argument ``-``) or ``--question-file``; raises
     ``ValueError`` saying what to give instead. Text read from stdin or a file loses its surrounding blanks."""
@@ -371,6 +399,11 @@ def cmd_ask(args: argparse.Namespace, console: Console) -> int:
         configurable = _parse_configurable(args.config)
     except ValueError as exc:
         console.print(Text(f"Invalid --config: {exc}", "red"))
+        return 2
+    try:
+        configurable = {**configurable, **reader_options(args)}
+    except ValueError as exc:
+        console.print(Text(str(exc), "red"))
         return 2
     out = Path(args.out) if getattr(args, "out", None) else None
     if out is not None:
