@@ -30,6 +30,15 @@ interface RunSummary {
 }
 
 const TIERS_FALLBACK = ["extra-low", "low", "mid", "high"];
+// Suggestions for the report's language; any code the server knows may be typed (it refuses others, listing them).
+const REPORT_LANGUAGES: [string, string][] = [
+  ["auto", "The question's language"], ["en", "English"], ["fr", "French"], ["de", "German"], ["es", "Spanish"],
+  ["it", "Italian"], ["pt", "Portuguese"], ["nl", "Dutch"], ["pl", "Polish"], ["ru", "Russian"], ["uk", "Ukrainian"],
+  ["ar", "Arabic"], ["he", "Hebrew"], ["tr", "Turkish"], ["hi", "Hindi"], ["ja", "Japanese"], ["ko", "Korean"], ["zh", "Chinese"],
+];
+const REPORT_STYLES: [string, string][] = [
+  ["standard", "Standard"], ["brief", "Brief (fewer units, 300-600 words)"], ["detailed", "Detailed (more units, 2,500-5,000 words)"],
+];
 
 export class App implements TurnActions {
   private threadId?: string;
@@ -132,6 +141,10 @@ export class App implements TurnActions {
     this.el.maxMinutes = minutes;
     this.el.maxToolCalls = tools;
     this.el.planReview = h("input", { id: "plan-review", name: "plan_review", type: "checkbox" });
+    this.el.language = h("input", { id: "report-language", name: "report_language", type: "text", list: "report-languages", placeholder: "auto", autocomplete: "off", spellcheck: "false" });
+    const languages = h("datalist", { id: "report-languages" }, REPORT_LANGUAGES.map(([code, name]) => h("option", { value: code, text: name })));
+    this.el.style = h("select", { id: "report-style", name: "report_style" }, REPORT_STYLES.map(([value, text]) => h("option", { value, text })));
+    this.el.outline = h("textarea", { id: "report-outline", name: "report_outline", rows: 3, placeholder: "Optional: one section heading per line, or a Markdown skeleton with ## headings" });
     this.el.submit = submit;
     this.el.busy = h("p", { class: "muted busy", hidden: true, text: "A run is in progress: what you send now steers it (\u201calso cover X\u201d, \u201cdrop Y\u201d, \u201cfinish now\u201d)." });
     this.el.askLabel = h("label", { for: "question", class: "ask-label", text: "What should I research?" });
@@ -154,6 +167,14 @@ export class App implements TurnActions {
         h("div", { class: "option" }, h("label", { for: "max-minutes", text: "Time limit (min)" }), minutes),
         h("div", { class: "option" }, h("label", { for: "max-tool-calls", text: "Max tool calls" }), tools),
         h("div", { class: "option" }, h("label", { for: "plan-review", text: "Review the plan first" }), this.el.planReview),
+      ),
+      h(
+        "fieldset",
+        { class: "options" },
+        h("legend", { text: "Report" }),
+        h("div", { class: "option" }, h("label", { for: "report-language", text: "Language" }), this.el.language, languages),
+        h("div", { class: "option" }, h("label", { for: "report-style", text: "Length" }), this.el.style),
+        h("div", { class: "option outline" }, h("label", { for: "report-outline", text: "Sections" }), this.el.outline),
       ),
       h("div", { class: "actions" }, submit, this.el.busy),
     );
@@ -189,6 +210,11 @@ export class App implements TurnActions {
     if (value("maxMinutes")) out.max_run_seconds = Number(value("maxMinutes")) * 60;
     if (value("maxToolCalls")) out.max_tool_calls = Number(value("maxToolCalls"));
     if ((this.el.planReview as HTMLInputElement).checked) out.plan_review = true;
+    // Only what differs from the defaults is sent, so a run left alone is configured as before.
+    const language = value("language").toLowerCase();
+    if (language && language !== "auto") out.report_language = language;
+    if (value("style") && value("style") !== "standard") out.report_style = value("style");
+    if (value("outline")) out.report_outline = value("outline");
     return out;
   }
 
@@ -576,7 +602,7 @@ function runConfigurable(run: RunSummary): Record<string, unknown> {
   const configurable = isRecord(config) ? config.configurable : undefined;
   if (!isRecord(configurable)) return {};
   // The server adds its own keys (run ids, graph ids) to a stored run's configurable; a retry sends only the user's.
-  const keep = ["model_tier", "max_cost_usd", "max_run_seconds", "max_tool_calls", "max_total_tokens", "plan_review"];
+  const keep = ["model_tier", "max_cost_usd", "max_run_seconds", "max_tool_calls", "max_total_tokens", "plan_review", "report_language", "report_style", "report_outline"];
   return Object.fromEntries(Object.entries(configurable).filter(([key]) => keep.includes(key)));
 }
 
