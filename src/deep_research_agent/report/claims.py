@@ -34,14 +34,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
+from ..documents.language import detect_language
 from ..domain.claims import CitationRecord, ClaimMethods, ClaimRecord, ClaimSource, ClaimSummary
 from ..domain.names import ClaimMethod, ClaimVerdict
+from ..domain.reader import ENGLISH
 from ..evidence.figures import DATE, IDENTIFIER, YEAR, Figure, masked_for_figures, same_measure, supports
 from ..evidence.text import EvidenceLibrary, EvidenceText, Span, content_words, normalise_for_match, quote_fragments
 from .citations import CitationReport
 from .claim_split import UNVERIFIED_MARK, Claim, split_claims
 from .direction import Direction, bound_directions, disagreement, sentence_directions, spelled_numbers
-from .entities import NameIndex, known_names, missing_names, name_index, names_in
+from .entities import NameIndex, known_names, missing_names, name_index, names_in, prose_of
 
 _EXCERPT_CHARS = 160
 _CONTEXT_WORDS = 6
@@ -62,9 +64,27 @@ class CheckedClaim:
     settled: bool = True
 
 
+# Languages that capitalise every noun: a capitalised word there is no sign of a name.
+NOUN_CAPITALISING = frozenset({"de", "lb"})
+# What the checks cannot read in a report not in English; its claims may translate the English they cite.
+NOT_CHECKED_IN_LANGUAGE = (
+    "Figures, quotes (kept in their source's language) and names are checked as in English; the direction of a "
+    "change (rose, fell) is read in English words only, a sentence's first word counts as a name only when the "
+    "report names it elsewhere, and a translated paraphrase is checked for meaning only by the claim judge, "
+    "when it is on."
+)
+NOT_CHECKED_NOUN_CAPITALISING = (
+    "Figures and quotes (kept in their source's language) are checked; names are not (this language capitalises "
+    "every noun), the direction of a change is read in English words only, and a translated paraphrase is checked "
+    "for meaning only by the claim judge, when it is on."
+)
+
+
 @dataclass(frozen=True)
 class ClaimCheck:
     checked: list[CheckedClaim]
+    # The report's language when it is told and not English (``documents/language.py``).
+    language: str | None = None
 
     @property
     def records(self) -> list[ClaimRecord]:
@@ -72,7 +92,11 @@ class ClaimCheck:
 
     @property
     def summary(self) -> ClaimSummary:
-        return summarise(self.records)
+        summary = summarise(self.records)
+        if self.language is None:
+            return summary
+        limits = NOT_CHECKED_NOUN_CAPITALISING if self.language in NOUN_CAPITALISING else NOT_CHECKED_IN_LANGUAGE
+        return summary.model_copy(update={"language": self.language, "not_checked_in_language": limits})
 
     def judgeable(self) -> list[CheckedClaim]:
         """The claims no deterministic check can settle: supported, with no figure and no quote (their names,
@@ -90,7 +114,8 @@ class ClaimCheck:
             [
                 CheckedClaim(c.claim, *updated[i], settled=c.settled) if i in updated else c
                 for i, c in enumerate(self.checked)
-            ]
+            ],
+            language=self.language,
         )
 
     def problems(self) -> list[str]:
@@ -144,9 +169,15 @@ def check_claims(markdown: str, citations: CitationReport, library: EvidenceLibr
     """Every claim of ``markdown`` judged against the texts its citations point to."""
     by_index = {c.index: c for c in citations.citations}
     claims = split_claims(markdown)
+    language = detect_language(" ".join(prose_of(claim.text) for claim in claims))
+    language = None if language == ENGLISH else language
     known = known_names(claim.text for claim in claims)
-    named = [replace(claim, names=tuple(names_in(claim.text, known=known))) for claim in claims]
-    return ClaimCheck([_check(claim, by_index, library) for claim in named])
+    if language in NOUN_CAPITALISING:
+        named = claims
+    else:
+        english = language is None
+        named = [replace(claim, names=tuple(names_in(claim.text, known=known, english=english))) for claim in claims]
+    return ClaimCheck([_check(claim, by_index, library) for claim in named], language=language)
 
 
 def _cited(index: int, citation: CitationRecord | None, library: EvidenceLibrary) -> _Cited:

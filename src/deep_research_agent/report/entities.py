@@ -138,6 +138,12 @@ def _masked(text: str) -> str:
     return _EMPHASIS_RE.sub(blank, text)
 
 
+def prose_of(text: str) -> str:
+    """``text`` in its writer's own words: quotations (in their source's language), code, citations, URLs and
+    figures blanked, for telling the language it is written in."""
+    return _masked(text)
+
+
 def _is_capitalised(word: str) -> bool:
     return word[:1].isupper() or (word[:1].islower() and any(ch.isupper() for ch in word[1:]))
 
@@ -187,8 +193,10 @@ def known_names(texts: Iterable[str]) -> frozenset[str]:
     return frozenset(found)
 
 
-def names_in(text: str, *, known: frozenset[str] = frozenset()) -> list[Name]:
-    """The named entities of ``text`` (see the module's contract)."""
+def names_in(text: str, *, known: frozenset[str] = frozenset(), english: bool = True) -> list[Name]:
+    """The named entities of ``text`` (see the module's contract). Not ``english``, a sentence's first word is
+    a name only when it is ``known`` or an acronym: the common-word shapes that tell grammar from a name are
+    English ones ("Selon la source" would name "Selon")."""
     masked = _masked(text)
     names: list[Name] = []
     current: list[tuple[str, int, int]] = []  # the words of the name being read
@@ -211,7 +219,8 @@ def names_in(text: str, *, known: frozenset[str] = frozenset()) -> list[Name]:
         last_end = end
         if _is_capitalised(word) and not _excluded(word, masked[end : end + 6]):
             starts = _at_sentence_start(masked, start)
-            if starts and not (current and adjacent) and not _sentence_start_name(word, known):
+            is_name = _sentence_start_name(word, known) if english else fold(word) in known or _is_acronym(word)
+            if starts and not (current and adjacent) and not is_name:
                 close()
                 continue
             if current and adjacent:
