@@ -37,6 +37,7 @@ from testkit.scenarios import (
     researcher_finds_then_hangs,
     scenario,
     submit,
+    system_text,
     triage,
 )
 from testkit.scripted_model import call, error, turn
@@ -795,3 +796,37 @@ def test_a_blank_question_is_refused_under_the_question_box_and_an_over_long_one
     expect(end).to_contain_text("The run could not start: the question is empty or too long.")
     expect(end).to_contain_text("The question is 200,009 characters long and this server takes at most 200,000")
     assert scripted.requests() == [], "a refused question made model calls"
+
+
+def test_the_report_options_set_the_language_length_and_sections_the_orchestrator_is_given(ui, scripted, web):
+    article = ARTICLES["halvorsen-cell"]
+    url = web.url(article.path)
+    sections = ["Contexte", "Performances", "Limites", "Perspectives"]
+    body = "\n\n".join(
+        f"## {heading}\n\n" + ("La cellule atteint 412 Wh/kg [1]." if heading == "Performances" else "Texte.")
+        for heading in sections
+    )
+    report = f"# Rapport\n\nRésumé.\n\n{body}\n\n## Sources\n[1] {article.title} — {url}\n"
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Trouver la densité"), submit(report)),
+            researcher(
+                turn(tool_calls=[call("web_fetch", url=url)]),
+                turn(content=findings_json("412 Wh/kg.", [{"finding": "412", "evidence": "412 Wh/kg", "source": url}])),
+            ),
+        )
+    )
+    ui.open()
+    ui.page.get_by_label("Language").fill("fr")
+    ui.page.get_by_label("Length").select_option("brief")
+    ui.page.get_by_label("Sections").fill("## Contexte\n## Performances\n## Limites\n## Perspectives")
+
+    asked = ui.ask("How dense are sodium-glass batteries?")
+
+    expect(ui.wait_for_end(asked)).to_contain_text("Report delivered.")
+    expect(asked.locator(".report-body h2").first).to_have_text("Contexte")
+    prompt = system_text(requests_of(scripted, "orchestrator")[0]["body"])
+    assert "clarifying questions in French" in prompt
+    assert "The user asked for a brief report" in prompt
+    assert "1. Contexte\n2. Performances\n3. Limites\n4. Perspectives" in prompt
+    ui.screenshot()
