@@ -46,3 +46,31 @@ def test_a_missing_and_a_misplaced_section_are_named():
     assert problems[0] == 'The outline\'s section "Risks" is missing: add it as a ## heading.'
     noted = with_outline_note(report, gaps)
     assert noted.index('no section "Risks"') < noted.index("## Sources")
+
+
+def test_a_sentence_start_in_another_language_is_no_name_unless_the_report_names_it():
+    from deep_research_agent.report.entities import names_in
+
+    assert [n.text for n in names_in("Selon la source, la cellule Halvorsen atteint 412 Wh/kg.", english=False)] == [
+        "Halvorsen"
+    ]
+    assert [
+        n.text for n in names_in("Halvorsen annonce 412 Wh/kg.", known=frozenset({"halvorsen"}), english=False)
+    ] == ["Halvorsen"]
+
+
+def test_a_german_report_checks_figures_and_quotes_and_says_names_are_not_checked():
+    from deep_research_agent.evidence.store import EvidenceStore
+    from deep_research_agent.report.citations import check_citations
+    from deep_research_agent.report.claims import check_claims
+
+    report = (
+        "# Bericht\n\nDie Zelle der Forschungsgruppe erreicht nach unabhängigen Messungen 412 Wh/kg [1].\n\n"
+        "## Sources\n[1] A — https://a.example/x\n"
+    )
+    evidence = EvidenceStore()
+    library = evidence.library()
+    check = check_claims(report, check_citations(report, library, []), library)
+    assert check.language == "de"
+    assert all(c.claim.names == () for c in check.checked), "German capitalises every noun: no name is read"
+    assert "names are not" in (check.summary.not_checked_in_language or "")

@@ -18,6 +18,9 @@ records anything):
   sentence; for sources that disagree, both values), a ``status: revising`` (reason
   ``report_quality``, the problems in ``detail``, cut after ``DETAIL_CHARS`` with how many more there
   are) is sent, and the verdict on the draft is kept in private state;
+- with an ``outline`` (``report_outline``), a draft missing one of its sections, or holding them out of order,
+  has that among its problems (``report/outline.py``); a delivered report still missing one carries a note
+  saying so, before its Sources;
 - any later draft is delivered: citations the run never retrieved are removed and every claim still not
   supported is marked ``[unverified]`` (``finalise``), and ``submit_report`` records and sends that text.
   A bounced draft is therefore never ``final_report`` nor a ``report`` event.
