@@ -139,7 +139,7 @@ class ReaderShapeMiddleware(PerRoleMiddleware):
             sections = orchestrator_sections(self.shape, language)
         else:
             known = run.attachments.get(RunLanguage)
-            language = self.shape.language if self.shape.language != AUTO_LANGUAGE else (known and known.code)
+            language = self.shape.language if self.shape.language != AUTO_LANGUAGE else (known.code if known else None)
             sections = research_sections(language)
         if not sections:
             return await handler(request)

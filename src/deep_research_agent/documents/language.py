@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from functools import cache
 
-from py3langid.langid import MODEL_FILE, LanguageIdentifier
+from py3langid.langid import MODEL_FILE, LanguageIdentifier  # type: ignore[import-untyped]
 
 from ..domain.reader import LANGUAGES
 

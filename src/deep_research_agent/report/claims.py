@@ -33,6 +33,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
+from typing import Any
 
 from ..documents.language import detect_language
 from ..domain.claims import CitationRecord, ClaimMethods, ClaimRecord, ClaimSource, ClaimSummary
@@ -127,7 +128,7 @@ class ClaimCheck:
 def summarise(records: Sequence[ClaimRecord]) -> ClaimSummary:
     """The counts of a report's claims: per verdict, how many the judge decided, how many nothing checked for
     meaning, and the citation accuracy (supported ÷ claims, as DeepResearch Bench's FACT defines it)."""
-    counts = {verdict.value: 0 for verdict in ClaimVerdict}
+    counts: dict[str, Any] = {verdict.value: 0 for verdict in ClaimVerdict}
     for record in records:
         counts[record.verdict] += 1
     supported = counts[ClaimVerdict.SUPPORTED]
