@@ -280,8 +280,8 @@ def test_the_summary_counts_every_verdict() -> None:
         "not_checked": 0,
         "decided_by": {"figures_and_quotes": 3, "names_and_direction": 0, "judged": 0, "not_checked": 1},
         "citation_accuracy": 0.25,
-        "language": None,
-        "not_checked_in_language": None,
+        "language": "",
+        "not_checked_in_language": "",
     }
 
 

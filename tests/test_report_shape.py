@@ -73,4 +73,4 @@ def test_a_german_report_checks_figures_and_quotes_and_says_names_are_not_checke
     check = check_claims(report, check_citations(report, library, []), library)
     assert check.language == "de"
     assert all(c.claim.names == () for c in check.checked), "German capitalises every noun: no name is read"
-    assert "names are not" in (check.summary.not_checked_in_language or "")
+    assert "names are not" in check.summary.not_checked_in_language

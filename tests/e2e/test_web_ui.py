@@ -829,4 +829,5 @@ def test_the_report_options_set_the_language_length_and_sections_the_orchestrato
     assert "clarifying questions in French" in prompt
     assert "The user asked for a brief report" in prompt
     assert "1. Contexte\n2. Performances\n3. Limites\n4. Perspectives" in prompt
+    expect(asked.locator(".usage-grid")).to_contain_text("In fr: Figures, quotes (kept in their source's language)")
     ui.screenshot()

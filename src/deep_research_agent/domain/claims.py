@@ -151,12 +151,12 @@ class ClaimSummary(BaseModel):
         default=None,
         description="Supported claims ÷ claims (DeepResearch Bench's FACT citation accuracy); absent without claims.",
     )
-    language: str | None = Field(
-        default=None,
-        description="The report's language when it is told and not English (a code such as fr); absent otherwise.",
+    language: str = Field(
+        default="",
+        description="The report's language when it is told and not English (a code such as fr); empty otherwise.",
     )
-    not_checked_in_language: str | None = Field(
-        default=None,
+    not_checked_in_language: str = Field(
+        default="",
         description="What the checks do not read in a report not in English (its claims may translate their "
-        "sources); absent for an English one.",
+        "sources); empty for an English one.",
     )

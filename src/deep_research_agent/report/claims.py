@@ -170,7 +170,9 @@ def check_claims(markdown: str, citations: CitationReport, library: EvidenceLibr
     """Every claim of ``markdown`` judged against the texts its citations point to."""
     by_index = {c.index: c for c in citations.citations}
     claims = split_claims(markdown)
-    language = detect_language(" ".join(prose_of(claim.text) for claim in claims))
+    # The report's own words, its Sources (titles in their sources' languages) left out.
+    body = re.split(r"^#{1,6}\s+Sources\s*$", markdown, maxsplit=1, flags=re.MULTILINE)[0]
+    language = detect_language(prose_of(body))
     language = None if language == ENGLISH else language
     known = known_names(claim.text for claim in claims)
     if language in NOUN_CAPITALISING:

@@ -492,6 +492,8 @@ export class Turn {
       const notes = [`${formatNumber(claims.flagged ?? 0)} flagged`];
       if (claims.judged) notes.push(`${formatNumber(claims.judged)} judged by the model`);
       if (claims.not_checked) notes.push(`${formatNumber(claims.not_checked)} not checked for meaning`);
+      // A report not in English may translate what it cites: say what its checks could not read.
+      if (claims.not_checked_in_language) notes.push(`In ${claims.language}: ${claims.not_checked_in_language}`);
       const accuracy = typeof claims.citation_accuracy === "number" ? ` (${Math.round(claims.citation_accuracy * 100)}% citation accuracy)` : "";
       rows.push(["Claims", `${formatNumber(claims.supported ?? 0)} of ${formatNumber(claims.claims)} supported${accuracy}`, notes.join(", ")]);
     }
