@@ -28,7 +28,17 @@ READ_KINDS = frozenset({"page", "corpus"})
 SUPPORTED = "supported"
 # Counts of ClaimSummary that are not verdicts of a flagged claim.
 _NOT_FLAG_KINDS = frozenset(
-    {"claims", "supported", "flagged", "judged", "not_checked", "decided_by", "citation_accuracy"}
+    {
+        "claims",
+        "supported",
+        "flagged",
+        "judged",
+        "not_checked",
+        "decided_by",
+        "citation_accuracy",
+        "language",
+        "not_checked_in_language",
+    }
 )
 FLAG_KINDS = tuple(name for name in ClaimSummary.model_fields if name not in _NOT_FLAG_KINDS)
 _URL = re.compile(r"https?://[^\s<>()\[\]\"'`]+")
