@@ -39,6 +39,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("planning", "plan_review"),
     ("graph",),
     ("service", "export"),
+    ("schedules",),
     ("cli", "routes"),
     ("evaluation",),
 )

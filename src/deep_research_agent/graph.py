@@ -390,7 +390,7 @@ def orchestrator_agent(
             ReportGateMiddleware(judge=report_judge(settings), judge_timeout=judge_timeout(settings.request_timeout)),
             # Inside the report gate: the "what changed" section is appended to the report it let through.
             # The patch for dangling tool calls runs in the lifecycle's opening hook, not as a node of its own.
-            TaskMiddleware(),
+            TaskMiddleware(public_url=settings.public_url),
         ],
         state_schema=DeepAgentState,
     )

@@ -35,7 +35,11 @@ from deploy import services
 from testkit.agent_server import EVENT_SCHEMA, GRAPH_ID, PROJECT_ROOT, STREAM_MODES, RunResult, stream_run
 from testkit.mcp_caller import Progress, mcp_session, research_then_cancel, text_of, what_others_get
 from testkit.scenarios import (
+    FARM_AFTER,
+    FARM_BEFORE,
+    FARM_CHANGED,
     end_of,
+    farm_watch,
     findings_json,
     message_text,
     orchestrator,
@@ -51,6 +55,7 @@ from testkit.scenarios import (
 from testkit.scripted_model import call, turn
 from testkit.serve_process import ServeProcess, free_port_range
 from testkit.web import ARTICLES
+from testkit.webhook_receiver import WebhookReceiver
 from tests.conftest import agent_env
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e, pytest.mark.aegra]
@@ -106,7 +111,9 @@ def team(model_server, web_server, tmp_path_factory) -> Iterator[Team]:
         "LEASE_DURATION_SECONDS": "10",
         "HEARTBEAT_INTERVAL_SECONDS": "3",
         "REAPER_INTERVAL_SECONDS": "2",
-        "CRON_ENABLED": "false",
+        # Aegra's cron engine looks for due crons every 2 s, and the webhook outbox for finished runs every 1 s.
+        "CRON_POLL_INTERVAL_SECONDS": "2",
+        "DRA_WEBHOOK_POLL_S": "1",
     }
     serve = ServeProcess(env, workdir / "serve.log").start()
     team = Team(serve)
@@ -517,6 +524,72 @@ async def test_an_instance_killed_while_ten_runs_research_is_restarted_and_every
     team.threads["user-1"] = runs[1].thread_id
 
 
+WATCH = "kelp-watch-serve"
+EVERY_MINUTE = "* * * * *"
+
+
+async def test_a_schedule_on_serve_runs_on_aegras_cron_through_a_sigkill_and_posts_each_digest_to_its_owner_only(
+    team, scripted, web
+):
+    url = team.serve.urls[0]
+    page = web.set_page(
+        "norre-bay-serve", title="Norre Bay kelp farm", paragraphs=[FARM_BEFORE, "It covers 40 hectares."]
+    )
+    scripted.set_scenario(farm_watch(page, FARM_BEFORE))
+    erin, bob = team.client(1, "erin"), team.client(1, "bob")
+    with WebhookReceiver() as hooks:
+        # The guard stands in front of Aegra's cron engine too: bad schedules never reach it.
+        bad_cron = await asyncio.to_thread(cli, url, "erin", "schedule", "add", WATCH, "Q?", "--cron", "8 o'clock")
+        private = await asyncio.to_thread(
+            cli, url, "erin", "schedule", "add", WATCH, "Q?", "--cron", EVERY_MINUTE, "--webhook", "http://10.9.8.7/h"
+        )
+        assert bad_cron.returncode == 1 and "is not a cron expression" in bad_cron.stdout
+        assert private.returncode == 1 and "is a private address" in " ".join(private.stdout.split())
+        assert await erin.crons.search() == []
+        added = await asyncio.to_thread(
+            cli, url, "erin", "schedule", "add", WATCH, "How much carbon does the Norre Bay farm store?",
+            "--cron", EVERY_MINUTE, "--webhook", hooks.url("serve"),
+        )  # fmt: skip
+        assert added.returncode == 0, added.stdout + added.stderr
+        [cron] = await erin.crons.search()
+        assert cron["enabled"] and cron["next_run_date"] > cron["created_at"], "Aegra starts no run at creation"
+
+        [first] = await asyncio.to_thread(hooks.wait_for, "serve", 1, 150)
+        assert first["status"] == "success" and first["values"]["digest"]["since"] is None
+        assert first["values"]["digest"]["task"] == WATCH and first["values"]["digest"]["outcome"] == "answered"
+        # Between the two runs an instance dies (serve restarts it) and the page changes, the schedule paused
+        # meanwhile so no run starts half-way; resumed, the cron goes on.
+        assert (await asyncio.to_thread(cli, team.serve.urls[1], "erin", "schedule", "pause", WATCH)).returncode == 0
+        killed = team.serve.kill_instance(team.serve.first_port)
+        web.set_page("norre-bay-serve", title="Norre Bay kelp farm", paragraphs=[FARM_AFTER, "It covers 40 hectares."])
+        scripted.set_scenario(farm_watch(page, FARM_AFTER))
+        assert (await asyncio.to_thread(cli, team.serve.urls[1], "erin", "schedule", "resume", WATCH)).returncode == 0
+        second = (await asyncio.to_thread(hooks.wait_for, "serve", 2, 180))[1]
+        paused = await asyncio.to_thread(cli, team.serve.urls[1], "erin", "schedule", "pause", WATCH)
+        assert paused.returncode == 0, paused.stdout + paused.stderr
+    out = team.serve.output()
+    assert f"the instance on port {team.serve.first_port} (pid {killed}) was killed by SIGKILL" in out
+
+    digest = second["values"]["digest"]
+    assert digest["material"] and digest["new_findings"] == [FARM_CHANGED] and digest["since"] is not None
+    assert second["values"]["final_report"].startswith("# Norre Bay kelp\n\n## What changed since ")
+    assert "1,240 tonnes → 1,310 tonnes" in second["values"]["final_report"] and "kwargs" not in second
+    listed = await erin.http.get("/schedules")
+    [view] = listed["schedules"]
+    assert view["name"] == WATCH and not view["enabled"] and view["runs"] == 2
+    assert [d["run_id"] for d in view["digests"]] == [second["run_id"], first["run_id"]]
+    async with httpx.AsyncClient(base_url=team.serve.urls[1], headers=bearer("erin"), timeout=30) as http:
+        report = await http.get(second["values"]["digest"]["report_url"], params={"format": "md"})
+    assert report.status_code == 200 and "What changed since" in report.text
+    # Another user can neither read nor change it.
+    for attempt in (bob.http.get(f"/schedules/{WATCH}"), bob.crons.update(cron["cron_id"], enabled=True)):
+        with pytest.raises(httpx.HTTPStatusError) as refused:
+            await attempt
+        assert refused.value.response.status_code == 404
+    assert await bob.crons.search() == [] and (await bob.http.get("/schedules"))["schedules"] == []
+    team.threads["erin"] = second["thread_id"]
+
+
 async def test_serve_stopped_and_started_again_keeps_every_thread_and_checkpoint_and_a_thread_continues(team, scripted):
     # Last in the module: it restarts serve on the same data directory.
     before = {user: await team.client(0, user).threads.get_state(thread) for user, thread in team.threads.items()}
@@ -542,6 +615,8 @@ async def test_serve_stopped_and_started_again_keeps_every_thread_and_checkpoint
     )
 
     assert "(reused)" in team.serve.output()
+    [kept] = (await team.client(1, "erin").http.get("/schedules"))["schedules"]
+    assert kept["name"] == WATCH and kept["runs"] == 2, "a schedule and its digests outlive a restart"
     for user, thread in team.threads.items():
         after = await team.client(1, user).threads.get_state(thread)
         assert after["values"]["final_report"] == before[user]["values"]["final_report"]

@@ -1,9 +1,9 @@
-"""Entry point: ``python -m deep_research_agent.cli {ask,steer,tasks,doctor,corpus,kb}``, which is what ./run.sh runs.
+"""Entry point: ``python -m deep_research_agent.cli {ask,steer,tasks,schedule,doctor,corpus,kb}``, which is what ./run.sh runs.
 
 Contract:
 - ``ask QUESTION [--url URL] [--no-clarify] [--review-plan] [--evidence FILE] [--out FILE] [--config JSON] [--task NAME]
   [--user USER]``, ``steer THREAD_ID MESSAGE [--url URL]`` (``steer.py``), ``tasks [--url URL] [--user USER]``,
-  ``doctor [--url URL]``, ``corpus ...`` (``corpus.py``) and
+  ``schedule add|list|pause|resume|remove ...`` (``schedule.py``), ``doctor [--url URL]``, ``corpus ...`` (``corpus.py``) and
   ``kb {list,export,delete} [--url URL] [--user U] [--dataset D]`` (``kb.py``);
   ``--url`` defaults to ``DRA_URL``, else ``http://$DRA_HOST:$DRA_PORT``, the server run.sh starts.
 - ``corpus add|reindex|search|list|remove …`` works on the local corpora without a server (see ``corpus``).
@@ -26,6 +26,7 @@ from .corpus import cmd_corpus
 from .doctor import cmd_doctor
 from .env import default_url
 from .kb import add_kb_parser, cmd_kb
+from .schedule import add_schedule_parser, cmd_schedule
 from .tasks import cmd_tasks
 
 
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     tasks_parser = commands.add_parser("tasks", help="list a user's tasks: name, last run, status, cost so far")
     tasks_parser.add_argument("--url", default=default_url(), help=url_help)
     tasks_parser.add_argument("--user", metavar="USER", help="whose tasks (default: anonymous)")
+    add_schedule_parser(commands, default_url(), url_help)
 
     doctor_parser = commands.add_parser("doctor", help="check the local setup; starts nothing")
     doctor_parser.add_argument("--url", default=default_url(), help=url_help)
@@ -85,6 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "doctor": cmd_doctor,
             "corpus": cmd_corpus,
             "kb": cmd_kb,
+            "schedule": cmd_schedule,
         }
         return commands[args.command](args, console)
     except (KeyboardInterrupt, asyncio.CancelledError):

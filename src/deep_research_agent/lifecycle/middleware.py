@@ -460,9 +460,14 @@ class RunLifecycleMiddleware(AgentMiddleware):
             )
 
         # The task keeps the outcome its save leaves standing; a save that fails makes it recording_failed.
-        await finish_task(store, run, {**state, **update}, run_id=run.key, status=end.reason, outcome=outcome_now())
+        digest = await finish_task(
+            store, run, {**state, **update}, run_id=run.key, status=end.reason, outcome=outcome_now(),
+            failed=end.state == StatusState.ERROR, config=get_config(),
+        )  # fmt: skip
         outcome = outcome_now()
         update["outcome"] = outcome.value if outcome else None
+        if digest is not None:
+            update["digest"] = digest.model_copy(update={"outcome": update["outcome"]}).model_dump(mode="json")
         self._emit_usage(run, outcome)
         totals = run.usage.totals()
         elapsed = run.elapsed_s

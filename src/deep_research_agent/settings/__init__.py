@@ -16,6 +16,7 @@ from .features import (
     ModelSettings,
     ResultSettings,
     SandboxSettings,
+    ScheduleSettings,
     SearchSettings,
 )
 from .resolve import ResearchConfig
@@ -39,6 +40,7 @@ __all__ = [
     "ResultSettings",
     "RunSettings",
     "SandboxSettings",
+    "ScheduleSettings",
     "SearchSettings",
     "Slot",
     "Tier",

@@ -38,6 +38,7 @@ from .features import (
     ModelSettings,
     ResultSettings,
     SandboxSettings,
+    ScheduleSettings,
     SearchSettings,
     _setting,
 )
@@ -110,6 +111,7 @@ _FALSE = frozenset({"false", "0", "no", "off"})
 
 
 class ResearchConfig(
+    ScheduleSettings,
     ExtensionSettings,
     ResultSettings,
     CorporaSettings,
@@ -366,6 +368,10 @@ class ResearchConfig(
                 f"Unknown model tier {tier!r}; using {DEFAULT_TIER!r}. Known tiers: {', '.join(TIER_ORDER)}."
             )
             values["model_tier"] = DEFAULT_TIER
+
+        if (public_url := values.get("public_url")) and (problem := http_url_problem(public_url, "public URLs")):
+            warnings.append(f"DRA_PUBLIC_URL {public_url!r}: {problem}; digests link their reports by path.")
+            values["public_url"] = ""
 
         if not values.get("domain_prompt") and values.get("domain_prompt_file"):
             path = Path(values["domain_prompt_file"]).expanduser()

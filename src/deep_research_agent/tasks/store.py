@@ -71,6 +71,24 @@ class TaskFinding(BaseModel):
     source: str
 
 
+MAX_DIGESTS = 50
+
+
+class DigestEntry(BaseModel):
+    """One scheduled run of a task, as its Watching list shows it (newest last; at most ``MAX_DIGESTS``)."""
+
+    run_id: str
+    thread_id: str
+    finished_at: str
+    status: str
+    outcome: str | None = None
+    material: bool = False
+    since: str | None = None
+    failed: bool = False
+    headline: str = Field(default="", description="One line: what changed, nothing material, or why it failed.")
+    cost_usd: float = 0.0
+
+
 class TaskRecord(BaseModel):
     """What a task keeps between runs; ``sources`` are the latest version of every page it read."""
 
@@ -89,6 +107,8 @@ class TaskRecord(BaseModel):
     gaps: list[str] = Field(default_factory=list)
     sources: list[TaskSource] = Field(default_factory=list)
     last_report: str = ""
+    last_delivered_at: str = Field(default="", description="When a run of the task last delivered a report.")
+    digests: list[DigestEntry] = Field(default_factory=list, description="Its scheduled runs, newest last.")
 
 
 async def load_task(store: BaseStore | None, user: str, name: str) -> TaskRecord | None:

@@ -1,0 +1,208 @@
+"""Research that keeps watch, on ``langgraph dev``'s own cron engine: ``./run.sh schedule``, the digests, the
+webhooks and the web UI's Watching list, with the scripted model and the loopback web.
+
+One test waits on the real cron (every minute, as ``DRA_SCHEDULE_MIN_INTERVAL_S=60`` lets the suite's server
+run it): a schedule runs twice, the page it reads changes between the runs, and the second run's report opens
+with exactly that change; a schedule whose runs fail is reported failed twice and keeps running; the webhook
+receiver gets every run. The same server then shows it all in Chromium. Every bad schedule is refused first,
+with nothing created. Sync (not anyio): Playwright's sync API runs outside an event loop.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from langgraph_sdk import get_sync_client
+from playwright.sync_api import Browser, expect, sync_playwright
+
+from testkit.agent_server import GRAPH_ID
+from testkit.browser import CHROMIUM_ARGS, UI_DIST, UiPage, chromium_executable
+from testkit.scenarios import FARM_AFTER, FARM_BEFORE, FARM_CHANGED, farm_watch
+from testkit.webhook_receiver import WebhookReceiver
+
+pytestmark = pytest.mark.e2e
+
+WATCH = "kelp-watch"
+BROKEN = "broken-watch"
+QUESTION = "How much carbon does the Norre Bay kelp farm store?"
+BEFORE, AFTER, CHANGED = FARM_BEFORE, FARM_AFTER, FARM_CHANGED
+EVERY_MINUTE = "* * * * *"
+
+
+def schedule(server_url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``./run.sh schedule ...`` as a user types it (run.sh passes the server's URL)."""
+    return subprocess.run(
+        [sys.executable, "-m", "deep_research_agent.cli", "schedule", *args, "--url", server_url],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "220", "NO_COLOR": "1"},
+    )  # fmt: skip
+
+
+def watching(server_url: str, user: str | None = None, name: str = "") -> httpx.Response:
+    return httpx.get(f"{server_url}/schedules{'/' + name if name else ''}", params={"user": user} if user else None)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    executable = chromium_executable()
+    if executable is None:
+        pytest.skip("chromium is not installed, and ./run.sh test could not install Debian's chromium package")
+    if not (UI_DIST / "index.html").is_file():
+        pytest.fail("ui/dist is missing: build the UI with `npm ci && npm run build` in ui (./run.sh test does)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def hooks() -> Iterator[WebhookReceiver]:
+    with WebhookReceiver() as receiver:
+        yield receiver
+
+
+def test_bad_schedules_are_refused_with_what_to_fix_and_nothing_is_created(agent_server, hooks):
+    refused = {
+        "not a cron": (["--cron", "every monday"], "is not a cron expression: give five fields"),
+        "seconds": (["--cron", "*/30 * * * * *"], "is not a cron expression"),
+        "timezone": (["--cron", EVERY_MINUTE, "--timezone", "Mars/Olympus"], "Unknown timezone 'Mars/Olympus'"),
+        "not http": (["--cron", EVERY_MINUTE, "--webhook", "ftp://hooks.example/x"], "only http and https"),
+        "private": (["--cron", EVERY_MINUTE, "--webhook", "http://10.20.30.40/hook"], "is a private address"),
+        "metadata": (["--cron", EVERY_MINUTE, "--webhook", "http://169.254.169.254/latest"], "cloud metadata"),
+        "loopback by name": (["--cron", EVERY_MINUTE, "--webhook", f"http://localhost:{hooks.port}/h"], "loopback"),
+    }
+    for case, (args, said) in refused.items():
+        result = schedule(agent_server.url, "add", "refused-watch", QUESTION, *args)
+        assert result.returncode == 1, (case, result.stdout, result.stderr)
+        assert "The schedule was not added" in result.stdout and said in " ".join(result.stdout.split()), case
+    blank = schedule(agent_server.url, "add", "refused-watch", "   ", "--cron", "0 8 * * MON")
+    assert blank.returncode == 1 and "question that is not empty" in " ".join(blank.stdout.split())
+    bad_config = schedule(
+        agent_server.url, "add", "refused-watch", QUESTION, "--cron", "0 8 * * MON", "--config", "[1]"
+    )
+    assert bad_config.returncode == 2 and "Invalid --config" in bad_config.stdout
+    # Through the SDK as well: a cron that names no task is no schedule.
+    client = get_sync_client(url=agent_server.url)
+    with pytest.raises(httpx.HTTPStatusError) as no_task:
+        client.crons.create(
+            GRAPH_ID, schedule="0 8 * * MON", input={"messages": [{"role": "user", "content": QUESTION}]}
+        )
+    assert no_task.value.response.status_code == 422 and "config.configurable.task" in no_task.value.response.text
+    assert not [c for c in client.crons.search(limit=100) if c["metadata"].get("schedule") == "refused-watch"]
+    assert watching(agent_server.url).json()["schedules"] == []
+
+
+def test_a_schedule_runs_on_the_cron_and_each_digest_says_what_changed(agent_server, scripted, web, hooks, browser):
+    url = web.set_page("norre-bay-watch", title="Norre Bay kelp farm", paragraphs=[BEFORE, "It covers 40 hectares."])
+    scripted.set_scenario(farm_watch(url, BEFORE))
+    client = get_sync_client(url=agent_server.url)
+    added = schedule(agent_server.url, "add", WATCH, QUESTION, "--cron", EVERY_MINUTE, "--webhook", hooks.url("watch"))
+    assert added.returncode == 0, added.stdout + added.stderr
+    assert f"Schedule {WATCH} added" in added.stdout
+    broken = schedule(
+        agent_server.url, "add", BROKEN, QUESTION, "--cron", EVERY_MINUTE, "--webhook", hooks.url("broken"),
+        "--config", '{"base_url": "http://127.0.0.1:9/v1"}',
+    )  # fmt: skip
+    assert broken.returncode == 0, broken.stdout + broken.stderr
+    again = schedule(agent_server.url, "add", WATCH, QUESTION, "--cron", "0 8 * * MON")
+    assert again.returncode == 1 and f"There is already a schedule named '{WATCH}'" in " ".join(again.stdout.split())
+    try:
+        # 1. The first runs: the baseline report, and a failure reported as one.
+        [first] = hooks.wait_for("watch", 1, timeout=150)
+        first_digest = first["values"]["digest"]
+        assert first["status"] == "success" and first["metadata"]["schedule"] == WATCH
+        assert first_digest["task"] == WATCH and first_digest["since"] is None and not first_digest["failed"]
+        assert first_digest["outcome"] == "answered" and first_digest["report_url"] == (
+            f"/reports/{first['thread_id']}"
+        )
+        assert first["values"]["final_report"].startswith(
+            "# Norre Bay kelp\n\n## What changed\n\nThis is the first run"
+        )
+        assert "kwargs" not in first, "the run's config never leaves the server"
+        [failed] = hooks.wait_for("broken", 1, timeout=60)
+        assert failed["values"]["digest"]["failed"] and failed["values"]["digest"]["status"] == "config_error"
+        assert "## This run failed" in failed["values"]["digest"]["markdown"]
+
+        # 2. The page changes while the schedule is paused (so no run can start half-way); once it is resumed,
+        # the next run of the cron reports exactly that change.
+        paused = schedule(agent_server.url, "pause", WATCH)
+        assert paused.returncode == 0 and f"Schedule {WATCH} paused." in paused.stdout
+        web.set_page("norre-bay-watch", title="Norre Bay kelp farm", paragraphs=[AFTER, "It covers 40 hectares."])
+        scripted.set_scenario(farm_watch(url, AFTER))
+        resumed = schedule(agent_server.url, "resume", WATCH)
+        assert resumed.returncode == 0 and f"Schedule {WATCH} resumed." in resumed.stdout
+        second = hooks.wait_for("watch", 2, timeout=100)[1]
+        assert len(hooks.wait_for("broken", 2, timeout=60)) == 2, "a failed run does not stop the schedule"
+        for name in (WATCH, BROKEN):
+            assert schedule(agent_server.url, "pause", name).returncode == 0
+        digest = second["values"]["digest"]
+        assert digest["material"] and digest["new_findings"] == [CHANGED] and digest["gone_sources"] == [], digest
+        assert digest["moved_figures"] == [{"source": url, "before": "1,240 tonnes", "after": "1,310 tonnes"}]
+        assert digest["since"] == first_digest["finished_at"] and digest["outcome"] == "answered"
+        report = second["values"]["final_report"]
+        assert report.startswith("# Norre Bay kelp\n\n## What changed since ")
+        assert f"1,240 tonnes → 1,310 tonnes ({url})" in report and f"- {CHANGED}" in report
+        assert "stored 1,310 tonnes of carbon in its first year [1]" in report, "the checked report follows the digest"
+        assert second["values"]["claim_summary"]["supported"] == 1
+        exported = httpx.get(f"{agent_server.url}{digest['report_url']}", params={"format": "md"})
+        assert exported.status_code == 200 and "What changed since" in exported.text
+
+        # 3. Nothing changed since: a scheduled run (as the cron starts one) delivers the short digest only.
+        quiet = client.runs.wait(
+            None, GRAPH_ID, input={"messages": [{"role": "user", "content": QUESTION}]},
+            config={"configurable": {"task": WATCH, "schedule": WATCH, "user_id": "anonymous", "clarify": False}},
+            on_completion="keep",
+        )  # fmt: skip
+        assert quiet["digest"]["material"] is False and quiet["digest"]["since"] == digest["finished_at"]
+        assert quiet["final_report"].startswith("# Norre Bay kelp\n\n## What changed since ")
+        assert (
+            "Nothing material changed: no new findings, no figure moved and no source is gone." in quiet["final_report"]
+        )
+        assert "[1]" not in quiet["final_report"] and quiet["citations"] == []
+
+        # 4. The Watching list: the user's own, with the last outcome, cost and digests newest first.
+        listing = schedule(agent_server.url, "list")
+        assert listing.returncode == 0, listing.stderr
+        [row] = [line for line in listing.stdout.splitlines() if f" {WATCH} " in line]
+        assert "paused" in row and "answered" in row and " 3 " in row and "$" in row
+        [broken_row] = [line for line in listing.stdout.splitlines() if f" {BROKEN} " in line]
+        assert "FAILED: config_error" in broken_row and " 2 " in broken_row
+        view = watching(agent_server.url, name=WATCH).json()
+        assert [d["material"] for d in view["digests"]] == [False, True, True]
+        assert view["digests"][1]["headline"].startswith("1 figure moved, 1 new finding since ")
+        assert watching(agent_server.url, user="bob", name=WATCH).status_code == 404
+        other = schedule(agent_server.url, "remove", WATCH, "--user", "bob")
+        assert other.returncode == 1 and f"No schedule named '{WATCH}' for user bob" in other.stdout
+        assert watching(agent_server.url, user="bob").json()["schedules"] == []
+
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme="light")
+        try:
+            ui = UiPage(context.new_page(), agent_server.url, "watching")
+            ui.page.set_default_timeout(20_000)
+            ui.open()
+            watch = ui.page.locator(f'li.watch[data-schedule="{WATCH}"]')
+            expect(watch.locator(".watch-meta")).to_contain_text("Paused")
+            expect(watch.locator(".watch-meta")).to_contain_text("3 runs")
+            expect(watch.locator(".digest-headline")).to_have_count(3)
+            expect(watch.locator(".digest-headline").nth(0)).to_contain_text("Nothing material changed since")
+            expect(watch.locator(".digest-headline").nth(1)).to_contain_text("1 figure moved, 1 new finding since")
+            expect(watch.locator(".digest-headline").nth(2)).to_contain_text("First run")
+            failing = ui.page.locator(f'li.watch[data-schedule="{BROKEN}"]')
+            expect(failing.locator(".watch-meta")).to_contain_text("Last run failed (config error)")
+            expect(failing.locator(".digest.failed")).to_have_count(2)
+            ui.screenshot()
+            watch.locator(".digest").nth(1).click()
+            expect(ui.page.locator("section.report .report-body")).to_contain_text("What changed since")
+            expect(ui.page.locator("section.report .report-body")).to_contain_text("1,240 tonnes → 1,310 tonnes")
+            assert ui.thread_id == second["thread_id"]
+        finally:
+            context.close()
+
+    finally:
+        for name in (WATCH, BROKEN):
+            schedule(agent_server.url, "remove", name)
+    assert watching(agent_server.url).json()["schedules"] == []
