@@ -311,6 +311,44 @@ def test_the_clarification_card_sends_the_paired_answers_and_the_run_resumes_on_
     expect(ui.turn(1).locator(".report-body h1")).to_have_text("Kelp farms")
 
 
+def test_a_reports_images_from_elsewhere_are_links_and_nothing_loads_them(ui, scripted, web):
+    article = ARTICLES["halvorsen-cell"]
+    url, loopback_image, tracker = web.url(article.path), web.url("/image.png"), "https://tracker.example/pixel.png"
+    report = (
+        "# Sodium-glass batteries\n\nThe Halvorsen cell reaches 412 Wh/kg [1].\n\n"
+        f"![Cell cross-section]({tracker}) ![Plan]({loopback_image})\n\n"
+        f"## Sources\n[1] {article.title} — {url}\n"
+    )
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate(BRIEF), submit(report)),
+            researcher(
+                turn(tool_calls=[call("web_fetch", url=url)]),
+                turn(
+                    content=findings_json(
+                        "They reach 412 Wh/kg.",
+                        [{"finding": "They reach 412 Wh/kg.", "evidence": "412 Wh/kg", "source": url}],
+                    )
+                ),
+            ),
+        )
+    )
+    page = ui.open().page
+    tracked: list[str] = []
+    page.route("https://tracker.example/**", lambda route: (tracked.append(route.request.url), route.abort()))
+    run = ui.ask(QUESTION)
+
+    expect(ui.wait_for_end(run)).to_contain_text("Report delivered.")
+    body = run.locator("section.report .report-body")
+    expect(body.locator("h1")).to_have_text("Sodium-glass batteries")
+    expect(body.locator("img")).to_have_count(0)
+    assert tracked == [], "the page asked a third party for an image the report names"
+    assert "/image.png" not in web.page_requests()
+    expect(body.get_by_role("link", name="Image: Cell cross-section")).to_have_attribute("href", tracker)
+    expect(body.get_by_role("link", name="Image: Plan")).to_have_attribute("href", loopback_image)
+    ui.screenshot()
+
+
 def test_a_simple_question_is_answered_directly_without_research(ui, scripted):
     scripted.set_scenario(scenario(triage("SIMPLE"), direct_answerer("HTTP/3 runs over QUIC, on UDP.")))
     ui.open()

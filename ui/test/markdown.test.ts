@@ -6,6 +6,8 @@ import {
   MARK_OPEN,
   citedNumbers,
   claimsFrom,
+  imageLabel,
+  isOwnImage,
   locateClaim,
   matchingSentence,
   sentenceMarks,
@@ -106,4 +108,22 @@ test("a claim's decided_by is read, and only a judged claim is called supported 
   assert.equal(verdictWords("not_supported", "judged"), "Judged not supported by the cited text");
   assert.equal(decidedByWords("judged"), "judged by the model");
   assert.equal(decidedByWords(undefined), "");
+});
+
+test("only this server's own images are shown: any other address, or an odd scheme, is not", () => {
+  const page = "http://127.0.0.1:2024/ui/threads/t1";
+  assert.equal(isOwnImage("/reports/t1/chart.png", page), true);
+  assert.equal(isOwnImage("http://127.0.0.1:2024/ui/assets/logo.png", page), true);
+  assert.equal(isOwnImage("http://127.0.0.1:9000/p.png", page), false, "another port is another origin");
+  assert.equal(isOwnImage("https://tracker.example/pixel.png", page), false);
+  assert.equal(isOwnImage("//tracker.example/pixel.png", page), false);
+  assert.equal(isOwnImage("data:image/png;base64,iVBORw0KGgo=", page), false);
+  assert.equal(isOwnImage("javascript:alert(1)", page), false);
+  assert.equal(isOwnImage("", page), false);
+});
+
+test("an image not shown reads as a link to a web address or a note naming it", () => {
+  assert.equal(imageLabel("https://cdn.example/p.png", "Price chart"), "Image: Price chart");
+  assert.equal(imageLabel("https://cdn.example/p.png", ""), "Image");
+  assert.equal(imageLabel("file:///etc/passwd", "secret"), "Image not shown: secret");
 });

@@ -1,37 +1,39 @@
-"""Where a webhook may post: the run URL policy of "Fail closed", applied to a schedule's (or a run's) webhook.
+"""Where a webhook may post: the run URL policy of "Fail closed" (``domain/url_policy.py``), for webhooks.
 
-Contract: ``webhook_refusal(url, allow_hosts)`` is why the server refuses to post to ``url``, or None. An
-http(s) URL with a host whose every address is public passes; a loopback, private, link-local, metadata,
-multicast or reserved address (in any spelling, or as what the name resolves to) is refused unless the
-operator lists the host (or ``host:port``) in ``DRA_WEBHOOK_ALLOW_HOSTS``; a name that does not resolve is
-refused too. The check is the one ``web_fetch`` applies to a page (``tools/fetch.resolve_public_target``), so
-this module only words its answer for a webhook: it holds no address rule of its own.
+Contract: ``webhook_refusal(url, allow_hosts)`` is why the server refuses to post to ``url``, or None. Webhooks
+follow the page policy: an http(s) URL with a host whose every address is public passes; a loopback,
+private, multicast or reserved address (in any spelling, or as what the name resolves to) is refused unless
+the operator lists the host (or ``host:port``) in ``DRA_WEBHOOK_ALLOW_HOSTS``; metadata and link-local
+addresses are always refused; a name that does not resolve is refused too. This module only words the
+policy's answer for a webhook: it holds no address rule of its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from urllib.parse import urlsplit
 
-from ..domain.errors import ToolFailure
-from ..domain.urls import http_url_problem
-from ..tools.fetch import resolve_public_target
+from ..domain.url_policy import UrlPolicy, UrlRefused
 
 ALLOW_SETTING = "DRA_WEBHOOK_ALLOW_HOSTS"
-_FETCH_ENDING = " Only public web addresses can be fetched."
+
+
+def webhook_policy(allow_hosts: Sequence[str] = ()) -> UrlPolicy:
+    """Public addresses only, and the hosts the operator lists in ``DRA_WEBHOOK_ALLOW_HOSTS``."""
+    return UrlPolicy("webhook URLs", allow_env=ALLOW_SETTING, allowed_hosts=tuple(allow_hosts), public_only=True)
 
 
 async def webhook_refusal(url: str, allow_hosts: Sequence[str] = ()) -> str | None:
     """Why a webhook must not post to ``url`` (see the module contract), or None."""
     if not isinstance(url, str) or not url.strip():
         return "The webhook must be an http(s) URL."
-    if problem := http_url_problem(url.strip(), "webhook URLs"):
-        return f"The webhook is refused: {problem}."
     try:
-        await resolve_public_target(url.strip(), allow_hosts)
-    except ToolFailure as failure:
-        said = failure.message.removesuffix(_FETCH_ENDING).rstrip(".")
+        await webhook_policy(allow_hosts).target(url.strip())
+    except UrlRefused as refused:
         return (
-            f"The webhook is {said}. A webhook posts only to public addresses unless the operator lists the host "
-            f"in {ALLOW_SETTING}."
+            f"The webhook is {refused}. A webhook posts to public addresses, and to loopback or private hosts only "
+            f"when the operator lists them in {ALLOW_SETTING}."
         )
+    except OSError:
+        return f"The webhook's host {urlsplit(url.strip()).hostname} cannot be resolved: check the URL."
     return None

@@ -42,7 +42,7 @@ from ..domain.clock import utc_now_iso
 from ..domain.conversation import last_user_index, latest_user_text
 from ..domain.knobs import KnobError
 from ..domain.names import EvidenceKind, ToolName, WarningReason
-from ..domain.urls import http_url_problem
+from ..domain.url_policy import UrlPolicy
 from ..protocol.events import TaskDiff, WarningStatus, emit
 from ..report.claims import summarise
 from ..run import Run, run_hook, stored_evidence
@@ -117,7 +117,7 @@ class TaskMiddleware(AgentMiddleware):
     tools = [record_decision, search_decisions]
 
     def __init__(self, *, public_url: str = "") -> None:
-        if not isinstance(public_url, str) or (public_url and http_url_problem(public_url)):
+        if not isinstance(public_url, str) or (public_url and UrlPolicy("public URLs").refusal(public_url)):
             raise KnobError(type(self).__name__, "public_url", public_url, "an http(s) URL, or empty")
         super().__init__()
         self.public_url = public_url.rstrip("/")

@@ -2,9 +2,6 @@
 // its verification status and the quote that backs it, each checked claim's verdict in place, a partial
 // report marked as such, and copy / download buttons.
 
-import DOMPurify from "dompurify";
-import { marked } from "marked";
-
 import { REPORT_FORMATS, reportUrl } from "../api";
 import { h, replaceChildren } from "../dom";
 import { extraFields } from "../protocol";
@@ -28,7 +25,7 @@ import {
   withSentinels,
 } from "../markdown";
 import type { Claim, Flag, ReportSource } from "../markdown";
-import { domainOf, externalLink, fieldList, siteBadge } from "./common";
+import { domainOf, externalLink, fieldList, markdownFragment, siteBadge } from "./common";
 
 export interface ReportContext {
   /** Unique per turn, for the anchors of its sources. */
@@ -90,18 +87,6 @@ export function renderReport(ctx: ReportContext): HTMLElement {
     target.classList.add("flash");
   });
   return section;
-}
-
-function markdownFragment(markdown: string): DocumentFragment {
-  const html = marked.parse(markdown, { async: false, gfm: true }) as string;
-  const fragment = DOMPurify.sanitize(html, { RETURN_DOM_FRAGMENT: true });
-  for (const link of Array.from(fragment.querySelectorAll("a[href]"))) {
-    if (/^https?:/i.test(link.getAttribute("href") ?? "")) {
-      link.setAttribute("target", "_blank");
-      link.setAttribute("rel", "noopener noreferrer");
-    }
-  }
-  return fragment;
 }
 
 function sourceViews(ctx: ReportContext, sourcesText: string, body: string): SourceView[] {

@@ -1,14 +1,12 @@
 // One turn of a thread: the user's message and the run that answers it, rendered live from its RunModel.
 
-import DOMPurify from "dompurify";
-import { marked } from "marked";
 
 import { h, replaceChildren, syncKeyed } from "../dom";
 import { PROTOCOL_VERSION, extraFields } from "../protocol";
 import { endWords, formatCost, formatElapsed, formatNumber, formatTokens, outcomeWords, plural } from "../format";
 import type { EvidenceEntry, Finding, Lane } from "../model";
 import { RunModel } from "../model";
-import { fieldList } from "./common";
+import { fieldList, markdownFragment } from "./common";
 import { makeLane, renderFeed, renderThoughts, updateLane } from "./feed";
 import { renderReport } from "./report-view";
 
@@ -434,7 +432,7 @@ export class Turn {
     if (!text || this.answerSignature === text) return;
     this.answerSignature = text;
     const body = h("div", { class: "markdown" });
-    body.append(DOMPurify.sanitize(marked.parse(text, { async: false }) as string, { RETURN_DOM_FRAGMENT: true }));
+    body.append(markdownFragment(text));
     replaceChildren(section, h("h2", { class: "section-label", text: "Answer" }), body);
   }
 
