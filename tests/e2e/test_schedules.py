@@ -10,10 +10,13 @@ with nothing created. Sync (not anyio): Playwright's sync API runs outside an ev
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import httpx
 import pytest
@@ -22,6 +25,7 @@ from playwright.sync_api import Browser, expect, sync_playwright
 
 from testkit.agent_server import GRAPH_ID
 from testkit.browser import CHROMIUM_ARGS, UI_DIST, UiPage, chromium_executable
+from testkit.mcp_caller import mcp_session, text_of
 from testkit.scenarios import FARM_AFTER, FARM_BEFORE, FARM_CHANGED, farm_watch
 from testkit.webhook_receiver import WebhookReceiver
 
@@ -40,6 +44,18 @@ def schedule(server_url: str, *args: str) -> subprocess.CompletedProcess[str]:
         [sys.executable, "-m", "deep_research_agent.cli", "schedule", *args, "--url", server_url],
         capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "220", "NO_COLOR": "1"},
     )  # fmt: skip
+
+
+def report_over_mcp(server_url: str, thread_id: str) -> Any:
+    """The agent's MCP tool ``get_report`` on a thread, as another agent calls it (off this thread's event loop:
+    the module's Playwright runs on its own)."""
+
+    async def call() -> Any:
+        async with mcp_session(server_url) as session:
+            return await session.call_tool("get_report", {"thread_id": thread_id})
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, call()).result()
 
 
 def watching(server_url: str, user: str | None = None, name: str = "") -> httpx.Response:
@@ -150,6 +166,8 @@ def test_a_schedule_runs_on_the_cron_and_each_digest_says_what_changed(agent_ser
         assert second["values"]["claim_summary"]["supported"] == 1
         exported = httpx.get(f"{agent_server.url}{digest['report_url']}", params={"format": "md"})
         assert exported.status_code == 200 and "What changed since" in exported.text
+        over_mcp = report_over_mcp(agent_server.url, second["thread_id"])
+        assert not over_mcp.isError and "1,240 tonnes → 1,310 tonnes" in text_of(over_mcp)
 
         # 3. Nothing changed since: a scheduled run (as the cron starts one) delivers the short digest only.
         quiet = client.runs.wait(
