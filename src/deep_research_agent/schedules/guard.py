@@ -140,24 +140,29 @@ class ScheduleGuard:
                     "(DRA_SCHEDULE_MAX_PER_USER): remove one first."
                 )
             completed = _completed(body, name=name, user=user, question=question)
-            deferred = self.defer_first_run and completed.get("enabled", True) is not False
-            if not deferred:
+            if self.defer_first_run and completed.get("enabled", True) is not False:
+                await self._create_paused_then_resume(scope, receive, send, client, completed)
+            else:
                 await self.app(_with_body_length(scope, completed), _replaying(_dump(completed), receive), send)
-                return
-            status, answer = await _answered(self.app, scope, completed | {"enabled": False}, receive)
-            if status >= 300 or not isinstance(answer, dict) or not answer.get("cron_id"):
-                await JSONResponse(answer, status_code=status)(scope, receive, send)
-                return
-            try:
-                resumed = await client.crons.update(str(answer["cron_id"]), enabled=True)
-            except Exception:  # noqa: BLE001 - whatever stopped the resume, the paused cron must not stay behind
-                await client.crons.delete(str(answer["cron_id"]))
-                raise Refused(
-                    "The schedule could not be started on this server; nothing was kept. Try again.", 502
-                ) from None
-            await JSONResponse(dict(resumed))(scope, receive, send)
         finally:
             await client.aclose()
+
+    async def _create_paused_then_resume(
+        self, scope: Scope, receive: Receive, send: Send, client: Any, body: dict[str, Any]
+    ) -> None:
+        """Create the cron paused (no run at once), then resume it; a resume that fails deletes it again."""
+        status, answer = await _answered(self.app, scope, body | {"enabled": False}, receive)
+        if status >= 300 or not isinstance(answer, dict) or not answer.get("cron_id"):
+            await JSONResponse(answer, status_code=status)(scope, receive, send)
+            return
+        try:
+            resumed = await client.crons.update(str(answer["cron_id"]), enabled=True)
+        except Exception:  # noqa: BLE001 - whatever stopped the resume, the paused cron must not stay behind
+            await client.crons.delete(str(answer["cron_id"]))
+            raise Refused(
+                "The schedule could not be started on this server; nothing was kept. Try again.", 502
+            ) from None
+        await JSONResponse(dict(resumed))(scope, receive, send)
 
     async def _thread_create(self, scope: Scope, receive: Receive, send: Send, body: Any, _path: str) -> None:
         raise Refused(

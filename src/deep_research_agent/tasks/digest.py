@@ -15,7 +15,8 @@ Contract:
   repeating its report: the draft's title and the short "nothing material changed" section;
 - ``Digest`` is the run's ``digest`` state key: the task, what the digest says (its Markdown, whether it
   is material, the changes), the run's end and outcome and a link to its report. LangGraph's run webhook
-  sends the thread's values, so a scheduled run's webhook carries it.
+  sends the thread's values, so a scheduled run's webhook carries it. ``build_digest`` makes it from the
+  run's task context once the run has ended, and ``headline`` says it in one line for the Watching list.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..domain.task_diff import MovedFigure
+from .context import TaskContext
 from .diff import TaskDiff
 
 SECTION_PREFIX = "## What changed since"
@@ -134,3 +136,50 @@ def failed_section(reason: str) -> str:
         f"## This run failed\n\nThe run ended with {reason} before it could compare anything. "
         "The schedule goes on: the next run compares with the last run that delivered a report."
     )
+
+
+def build_digest(
+    context: TaskContext,
+    *,
+    run_id: str,
+    status: str,
+    outcome: str | None,
+    failed: bool,
+    cost: float,
+    finished_at: str,
+    report_url: str | None,
+) -> Digest:
+    """The digest of the scheduled run ``context`` belongs to (see the module contract)."""
+    previous, diff = context.previous, context.diff
+    since = (previous.last_delivered_at or previous.last_run_at) if previous else None
+    if failed:
+        markdown, is_material = failed_section(status), False
+    elif previous is None:
+        markdown, is_material = first_section(context.name), True
+    elif diff is None:
+        markdown, is_material = recalled_section(since or ""), False
+    else:
+        markdown, is_material = digest_section(diff), material(diff)
+    return Digest(
+        task=context.name, schedule=context.schedule or context.name, since=since, material=is_material,
+        markdown=markdown, new_findings=diff.new_findings if diff else [], moved_figures=diff.moved_figures if diff else [],
+        gone_sources=diff.gone_sources if diff else [], status=status, outcome=outcome, failed=failed,
+        thread_id=context.thread_id, run_id=run_id, report_url=report_url, cost_usd=cost, finished_at=finished_at,
+    )  # fmt: skip
+
+
+def headline(digest: Digest) -> str:
+    """The digest in one line: why it failed, a first run, nothing material, or what changed and since when."""
+    if digest.failed:
+        return f"Failed: {digest.status}"
+    if digest.since is None:
+        return "First run: nothing to compare with yet"
+    if not digest.material:
+        return f"{NOTHING_MATERIAL} since {readable_time(digest.since)}"
+    counts = [
+        (len(digest.moved_figures), "figure moved", "figures moved"),
+        (len(digest.new_findings), "new finding", "new findings"),
+        (len(digest.gone_sources), "source gone", "sources gone"),
+    ]
+    said = ", ".join(f"{n} {one if n == 1 else many}" for n, one, many in counts if n)
+    return f"{said} since {readable_time(digest.since)}"

@@ -52,15 +52,13 @@ from .context import TaskContext
 from .decisions import record_decision, search_decisions, task_decisions
 from .diff import section, task_diff
 from .digest import (
-    NOTHING_MATERIAL,
     Digest,
+    build_digest,
     digest_section,
-    failed_section,
     first_section,
+    headline,
     material,
     opening_with,
-    readable_time,
-    recalled_section,
     schedule_of,
     unchanged_report,
 )
@@ -273,11 +271,15 @@ async def finish_task(
     record.cost_usd = round(record.cost_usd + cost, 6)
     digest = None
     if context.schedule is not None:
-        digest = _digest(context, run_id=run_id, status=status, outcome=outcome, failed=failed, cost=cost, now=now)
-        digest = digest.model_copy(update={"report_url": _report_url(context) if report else None})
+        # The run's own thread holds only its report, which the thread's route reads on either server (Aegra
+        # cannot read one run's state of a thread, which /reports/{thread_id}/{run_id} needs).
+        digest = build_digest(
+            context, run_id=run_id, status=status, outcome=outcome, failed=failed, cost=cost, finished_at=now,
+            report_url=f"{context.public_url}/reports/{context.thread_id}" if report else None,
+        )  # fmt: skip
         entry = DigestEntry(
             run_id=run_id, thread_id=context.thread_id, finished_at=now, status=status, outcome=outcome,
-            failed=failed, material=digest.material, since=digest.since, headline=_headline(digest), cost_usd=cost,
+            failed=failed, material=digest.material, since=digest.since, headline=headline(digest), cost_usd=cost,
         )  # fmt: skip
         record.digests = [*record.digests, entry][-MAX_DIGESTS:]
     await save_task(store, record, failures=run.failures)
@@ -298,49 +300,6 @@ async def _scheduled_context(store: BaseStore | None, config: dict[str, Any] | N
     thread_id = str(((config or {}).get("configurable") or {}).get("thread_id") or "")
     previous = await load_task(store, user, name)
     return TaskContext(name=name, user=user, thread_id=thread_id, previous=previous, schedule=schedule)
-
-
-def _digest(
-    context: TaskContext, *, run_id: str, status: str, outcome: str | None, failed: bool, cost: float, now: str
-) -> Digest:
-    previous, diff = context.previous, context.diff
-    since = (previous.last_delivered_at or previous.last_run_at) if previous else None
-    if failed:
-        markdown, is_material = failed_section(status), False
-    elif previous is None:
-        markdown, is_material = first_section(context.name), True
-    elif diff is None:
-        markdown, is_material = recalled_section(since or ""), False
-    else:
-        markdown, is_material = digest_section(diff), material(diff)
-    return Digest(
-        task=context.name, schedule=context.schedule or context.name, since=since, material=is_material,
-        markdown=markdown, new_findings=diff.new_findings if diff else [], moved_figures=diff.moved_figures if diff else [],
-        gone_sources=diff.gone_sources if diff else [], status=status, outcome=outcome, failed=failed,
-        thread_id=context.thread_id, run_id=run_id, report_url=None, cost_usd=cost, finished_at=now,
-    )  # fmt: skip
-
-
-def _report_url(context: TaskContext) -> str:
-    # The run's own thread holds only its report: the thread's route reads it on both servers (Aegra has
-    # no history filter by run, which /reports/{thread_id}/{run_id} needs).
-    return f"{context.public_url}/reports/{context.thread_id}"
-
-
-def _headline(digest: Digest) -> str:
-    if digest.failed:
-        return f"Failed: {digest.status}"
-    if digest.since is None:
-        return "First run: nothing to compare with yet"
-    if not digest.material:
-        return f"{NOTHING_MATERIAL} since {readable_time(digest.since)}"
-    counts = [
-        (len(digest.moved_figures), "figure moved", "figures moved"),
-        (len(digest.new_findings), "new finding", "new findings"),
-        (len(digest.gone_sources), "source gone", "sources gone"),
-    ]
-    said = ", ".join(f"{n} {one if n == 1 else many}" for n, one, many in counts if n)
-    return f"{said} since {readable_time(digest.since)}"
 
 
 def _key(text: str) -> str:
