@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -16,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from deep_research_agent.schedules.delivery import WEBHOOK_FIELDS
 from deep_research_agent.schedules.guard import ScheduleGuard
 from deep_research_agent.schedules.policy import webhook_refusal
 from deep_research_agent.schedules.spec import (
@@ -276,3 +278,10 @@ def test_where_the_engine_would_start_a_run_at_once_the_schedule_is_created_paus
         assert engine.updates == [("cron-1", {"enabled": True})]
         paused = engine.post("/runs/crons", cron_body("lithium", QUESTION, "0 8 * * MON", user="ada", enabled=False))
         assert paused.json()["enabled"] is False and len(engine.updates) == 1
+
+
+def test_langgraph_dev_posts_a_webhook_with_the_runs_public_fields_only_and_leaves_the_policy_to_the_guard():
+    webhooks = json.loads((Path(__file__).resolve().parents[1] / "langgraph.json").read_text())["webhooks"]
+    assert tuple(webhooks["allowed_fields"]) == WEBHOOK_FIELDS and "kwargs" not in WEBHOOK_FIELDS
+    # langgraph-api's own loopback refusal would override DRA_WEBHOOK_ALLOW_HOSTS; the guard holds the policy.
+    assert webhooks["url"] == {"disable_loopback": False, "require_https": False}
