@@ -69,6 +69,8 @@ RUNS_PER_USER = 3
 SNIPPET = "Sodium-ion cells cost about 30 % less per kWh than lithium iron phosphate cells (2025 survey)."
 SOURCE = "https://batteries.example/sodium-survey"
 MCP_QUESTION = "How dense are sodium-glass batteries?"
+# The user whose schedule runs on the cron: no other test makes threads of theirs, so their threads are its runs.
+WATCHER = "wendy"
 
 
 def token(user: str) -> str:
@@ -105,7 +107,7 @@ def team(model_server, web_server, tmp_path_factory) -> Iterator[Team]:
         "DRA_PORT": str(free_port_range(2)),
         "DRA_INSTANCES": "2",
         "DRA_AUTH_TOKENS": ",".join(
-            f"{user}={token(user)}" for user in [*USERS, "alice", "bob", "carol", "dave", "erin"]
+            f"{user}={token(user)}" for user in [*USERS, "alice", "bob", "carol", "dave", "erin", WATCHER]
         ),
         "DRA_MAX_RUNS_PER_USER": str(RUNS_PER_USER),
         "DRA_SERVE_GRACE_S": "20",
@@ -576,39 +578,39 @@ async def test_a_schedule_on_serve_runs_on_aegras_cron_through_a_sigkill_and_pos
         "norre-bay-serve", title="Norre Bay kelp farm", paragraphs=[FARM_BEFORE, "It covers 40 hectares."]
     )
     scripted.set_scenario(farm_watch(page, FARM_BEFORE))
-    erin, bob = team.client(1, "erin"), team.client(1, "bob")
+    watcher, bob = team.client(1, WATCHER), team.client(1, "bob")
     with WebhookReceiver() as hooks:
         # The guard stands in front of Aegra's cron engine too: bad schedules never reach it.
-        bad_cron = await asyncio.to_thread(cli, url, "erin", "schedule", "add", WATCH, "Q?", "--cron", "8 o'clock")
+        bad_cron = await asyncio.to_thread(cli, url, WATCHER, "schedule", "add", WATCH, "Q?", "--cron", "8 o'clock")
         private = await asyncio.to_thread(
-            cli, url, "erin", "schedule", "add", WATCH, "Q?", "--cron", EVERY_MINUTE, "--webhook", "http://10.9.8.7/h"
+            cli, url, WATCHER, "schedule", "add", WATCH, "Q?", "--cron", EVERY_MINUTE, "--webhook", "http://10.9.8.7/h"
         )
         assert bad_cron.returncode == 1 and "is not a cron expression" in bad_cron.stdout
         assert private.returncode == 1 and "is a private address" in " ".join(private.stdout.split())
-        assert await erin.crons.search() == []
+        assert await watcher.crons.search() == []
         added = await asyncio.to_thread(
-            cli, url, "erin", "schedule", "add", WATCH, "How much carbon does the Norre Bay farm store?",
+            cli, url, WATCHER, "schedule", "add", WATCH, "How much carbon does the Norre Bay farm store?",
             "--cron", EVERY_MINUTE, "--webhook", hooks.url("serve"),
         )  # fmt: skip
         assert added.returncode == 0, added.stdout + added.stderr
-        [cron] = await erin.crons.search()
+        [cron] = await watcher.crons.search()
         assert cron["enabled"] and cron["next_run_date"] > cron["created_at"], "Aegra starts no run at creation"
 
         first = (await asyncio.to_thread(hooks.wait_for, "serve", 1, 150))[0]
         # Between the two runs an instance dies (serve restarts it) and the page changes, the schedule paused
         # meanwhile; a run the cron started before the pause (a slow machine) read the old page, and is waited for.
-        await erin.crons.update(cron["cron_id"], enabled=False)
-        earlier = await asyncio.to_thread(hooks.wait_for, "serve", len(await erin.threads.search(limit=50)), 180)
+        await watcher.crons.update(cron["cron_id"], enabled=False)
+        earlier = await asyncio.to_thread(hooks.wait_for, "serve", len(await watcher.threads.search(limit=50)), 180)
         assert first["status"] == "success" and first["values"]["digest"]["since"] is None
         assert first["values"]["digest"]["task"] == WATCH and first["values"]["digest"]["outcome"] == "answered"
         killed = team.serve.kill_instance(team.serve.first_port)
         web.set_page("norre-bay-serve", title="Norre Bay kelp farm", paragraphs=[FARM_AFTER, "It covers 40 hectares."])
         scripted.set_scenario(farm_watch(page, FARM_AFTER))
-        assert (await asyncio.to_thread(cli, team.serve.urls[1], "erin", "schedule", "resume", WATCH)).returncode == 0
+        assert (await asyncio.to_thread(cli, team.serve.urls[1], WATCHER, "schedule", "resume", WATCH)).returncode == 0
         second = (await asyncio.to_thread(hooks.wait_for, "serve", len(earlier) + 1, 180))[-1]
-        await erin.crons.update(cron["cron_id"], enabled=False)
-        runs = await asyncio.to_thread(hooks.wait_for, "serve", len(await erin.threads.search(limit=50)), 180)
-        paused = await asyncio.to_thread(cli, team.serve.urls[1], "erin", "schedule", "pause", WATCH)
+        await watcher.crons.update(cron["cron_id"], enabled=False)
+        runs = await asyncio.to_thread(hooks.wait_for, "serve", len(await watcher.threads.search(limit=50)), 180)
+        paused = await asyncio.to_thread(cli, team.serve.urls[1], WATCHER, "schedule", "pause", WATCH)
         assert paused.returncode == 0, paused.stdout + paused.stderr
     out = team.serve.output()
     assert f"the instance on port {team.serve.first_port} (pid {killed}) was killed by SIGKILL" in out
@@ -617,12 +619,12 @@ async def test_a_schedule_on_serve_runs_on_aegras_cron_through_a_sigkill_and_pos
     assert digest["material"] and digest["new_findings"] == [FARM_CHANGED] and digest["since"] is not None
     assert second["values"]["final_report"].startswith("# Norre Bay kelp\n\n## What changed since ")
     assert "1,240 tonnes → 1,310 tonnes" in second["values"]["final_report"] and "kwargs" not in second
-    listed = await erin.http.get("/schedules")
+    listed = await watcher.http.get("/schedules")
     [view] = listed["schedules"]
     assert view["name"] == WATCH and not view["enabled"] and view["runs"] == len(runs)
     assert [d["run_id"] for d in view["digests"]] == [run["run_id"] for run in reversed(runs)]
     assert view["digests"][-1]["run_id"] == first["run_id"]
-    async with httpx.AsyncClient(base_url=team.serve.urls[1], headers=bearer("erin"), timeout=30) as http:
+    async with httpx.AsyncClient(base_url=team.serve.urls[1], headers=bearer(WATCHER), timeout=30) as http:
         report = await http.get(second["values"]["digest"]["report_url"], params={"format": "md"})
     assert report.status_code == 200 and "What changed since" in report.text
     # Another user can neither read nor change it.
@@ -631,7 +633,7 @@ async def test_a_schedule_on_serve_runs_on_aegras_cron_through_a_sigkill_and_pos
             await attempt
         assert refused.value.response.status_code == 404
     assert await bob.crons.search() == [] and (await bob.http.get("/schedules"))["schedules"] == []
-    team.threads["erin"] = second["thread_id"]
+    team.threads[WATCHER] = second["thread_id"]
 
 
 async def test_serve_stopped_and_started_again_keeps_every_thread_and_checkpoint_and_a_thread_continues(team, scripted):
@@ -659,7 +661,7 @@ async def test_serve_stopped_and_started_again_keeps_every_thread_and_checkpoint
     )
 
     assert "(reused)" in team.serve.output()
-    [kept] = (await team.client(1, "erin").http.get("/schedules"))["schedules"]
+    [kept] = (await team.client(1, WATCHER).http.get("/schedules"))["schedules"]
     assert kept["name"] == WATCH and kept["runs"] >= 2, "a schedule and its digests outlive a restart"
     for user, thread in team.threads.items():
         after = await team.client(1, user).threads.get_state(thread)
