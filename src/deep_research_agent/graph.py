@@ -73,6 +73,7 @@ from .delivery import (
 from .delivery.follow_up import follow_up_section
 from .delivery.steer import SteeringMiddleware
 from .domain.names import Role, ToolName
+from .domain.plan_answer import PlanRules
 from .domain.search import PAPER_BACKENDS
 from .domain.secrets import register_secrets
 from .extensions import load_extensions, skills_filesystem
@@ -91,7 +92,14 @@ from .handover.progress import ProgressLinesMiddleware
 from .handover.script import ScriptGateMiddleware
 from .knowledge import build_knowledge_tools
 from .knowledge.prompt import knowledge_section
-from .lifecycle import RunLifecycleMiddleware, TriageRouterMiddleware
+from .lifecycle import (
+    ContainedCallsMiddleware,
+    RunClosingMiddleware,
+    RunLedgerMiddleware,
+    RunLifecycle,
+    RunOpeningMiddleware,
+    TriageRouterMiddleware,
+)
 from .lifecycle.claim_judge import ModelClaimJudge, claim_judge, judge_timeout
 from .lifecycle.model_errors import ModelEndpoint
 from .lifecycle.no_tool_calls import NoToolCallsMiddleware
@@ -365,7 +373,7 @@ def orchestrator_agent(
         Role.ORCHESTRATOR,
         tools=parts.custom_tools,
         outside=[
-            run_lifecycle(settings, build_warnings=parts.build_warnings, roster=parts.roster),
+            *run_lifecycle(settings, build_warnings=parts.build_warnings, roster=parts.roster),
             # Outside the guards: the call after a delivery is answered with the deliverable, never made.
             TurnEndMiddleware(),
             # A SIMPLE turn is answered in the orchestrator's first model call, before any guard or prompt.
@@ -374,7 +382,7 @@ def orchestrator_agent(
             NoToolCallsMiddleware(first_call=_delegation_example),
             # Outside the guards: the call that starts an approved plan's units is answered with them, never made.
             # In every graph, offered only with plan_review on: a resume without config still finds its handler.
-            plan_review(settings),
+            plan_review(settings, subagents=subagents),
         ],
         gate=CompletionMiddleware(),
         own=[
@@ -583,28 +591,38 @@ def _caching(settings: ResearchConfig, role: str) -> list[AgentMiddleware]:
 
 def run_lifecycle(
     settings: ResearchConfig, build_warnings: Sequence[str] = (), roster: Roster | None = None
-) -> RunLifecycleMiddleware:
-    """The orchestrator's lifecycle: it reports the settings' warnings, then the build's ``build_warnings``,
-    and announces the part of the ``roster`` each run is offered."""
-    return RunLifecycleMiddleware(
-        endpoint=model_endpoint(settings),
-        budget=budget_limits(settings.part(BudgetSettings)),
-        recursion_limit=effective_recursion_limit(settings.recursion_limit),
-        max_runs_per_user=settings.max_runs_per_user,
-        remember_findings=settings.remember_findings,
-        knowledge_dataset=settings.knowledge_dataset,
-        warnings=(*settings.warnings, *build_warnings),
-        problems=settings.problems,
-        knowledge_base=settings.knowledge_base,
-        roster=roster,
+) -> RunLifecycle:
+    """The orchestrator's lifecycle: its opening reports the settings' warnings, then the build's
+    ``build_warnings``, and announces the part of the ``roster`` each run is offered."""
+    return RunLifecycle(
+        contained=ContainedCallsMiddleware(endpoint=model_endpoint(settings)),
+        opening=RunOpeningMiddleware(
+            max_runs_per_user=settings.max_runs_per_user,
+            max_question_chars=settings.max_question_chars,
+            warnings=(*settings.warnings, *build_warnings),
+            problems=settings.problems,
+            knowledge_base=settings.knowledge_base,
+            remember_findings=settings.remember_findings,
+            knowledge_dataset=settings.knowledge_dataset,
+            roster=roster,
+        ),
+        ledger=RunLedgerMiddleware(),
+        closing=RunClosingMiddleware(
+            budget=budget_limits(settings.part(BudgetSettings)),
+            recursion_limit=effective_recursion_limit(settings.recursion_limit),
+            remember_findings=settings.remember_findings,
+            knowledge_dataset=settings.knowledge_dataset,
+        ),
     )
 
 
-def plan_review(settings: ResearchConfig) -> PlanReviewMiddleware:
-    """The plan review, its estimate from the tier's prices and the run's budgets; offered with ``plan_review`` on."""
+def plan_review(settings: ResearchConfig, *, subagents: Sequence[CompiledSubAgent]) -> PlanReviewMiddleware:
+    """The plan review, its estimate from the tier's prices and the run's budgets, a plan's units bounded to
+    ``plan_max_units`` and the ``subagents`` the orchestrator can start; offered with ``plan_review`` on."""
     return PlanReviewMiddleware(
         offered=settings.plan_review,
         timeout_s=settings.plan_review_timeout,
+        rules=PlanRules(max_units=settings.plan_max_units, subagent_types=tuple(agent["name"] for agent in subagents)),
         estimate=partial(
             estimate_plan, tier=settings.tier, unit_tokens=settings.plan_unit_tokens, limits=budget_limits(settings)
         ),

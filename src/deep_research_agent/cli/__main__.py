@@ -1,9 +1,10 @@
 """Entry point: ``python -m deep_research_agent.cli {ask,steer,tasks,schedule,doctor,corpus,kb}``, which is what ./run.sh runs.
 
 Contract:
-- ``ask QUESTION [--url URL] [--no-clarify] [--review-plan] [--evidence FILE] [--out FILE] [--config JSON] [--task NAME]
-  [--user USER]``, ``steer THREAD_ID MESSAGE [--url URL]`` (``steer.py``), ``tasks [--url URL] [--user USER]``,
-  ``schedule add|list|pause|resume|remove ...`` (``schedule.py``), ``doctor [--url URL]``, ``corpus ...`` (``corpus.py``) and
+- ``ask QUESTION|- [--question-file FILE] [--url URL] [--no-clarify] [--review-plan] [--evidence FILE] [--out FILE]
+  [--config JSON] [--task NAME] [--user USER]``, ``steer THREAD_ID MESSAGE [--url URL]`` (``steer.py``), ``tasks [--url URL] [--user USER]``,
+  ``schedule add|list|pause|resume|remove ...`` (``schedule.py``),
+  ``doctor [--url URL]``, ``corpus ...`` (``corpus.py``) and
   ``kb {list,export,delete} [--url URL] [--user U] [--dataset D]`` (``kb.py``);
   ``--url`` defaults to ``DRA_URL``, else ``http://$DRA_HOST:$DRA_PORT``, the server run.sh starts.
 - ``corpus add|reindex|search|list|remove …`` works on the local corpora without a server (see ``corpus``).
@@ -15,19 +16,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import sys
 from collections.abc import Sequence
 
 from rich.console import Console
 
-from .ask import cmd_ask
-from .corpus import add_parsers as add_corpus_parsers
-from .corpus import cmd_corpus
-from .doctor import cmd_doctor
+from .arguments import add_corpus_parsers, add_kb_parser, add_schedule_parser
 from .env import default_url
-from .kb import add_kb_parser, cmd_kb
-from .schedule import add_schedule_parser, cmd_schedule
-from .tasks import cmd_tasks
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,7 +32,10 @@ def build_parser() -> argparse.ArgumentParser:
     url_help = "agent server URL (default: DRA_URL, else http://$DRA_HOST:$DRA_PORT)"
 
     ask_parser = commands.add_parser("ask", help="research a question and watch the run")
-    ask_parser.add_argument("question")
+    ask_parser.add_argument("question", nargs="?", help='the question; "-" reads it from stdin')
+    ask_parser.add_argument(
+        "--question-file", metavar="FILE", help="read the question from a UTF-8 text file (a question of any length)"
+    )
     ask_parser.add_argument("--url", default=default_url(), help=url_help)
     ask_parser.add_argument("--no-clarify", action="store_true", help="never ask clarifying questions")
     ask_parser.add_argument(
@@ -69,27 +68,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def cmd_steer(args: argparse.Namespace, console: Console) -> int:
-    # Imported here: the service package loads the MCP server, which every other command would pay for.
-    from .steer import cmd_steer as steer
-
-    return steer(args, console)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     console = Console(highlight=False)
     try:
-        commands = {
-            "ask": cmd_ask,
-            "steer": cmd_steer,
-            "tasks": cmd_tasks,
-            "doctor": cmd_doctor,
-            "corpus": cmd_corpus,
-            "kb": cmd_kb,
-            "schedule": cmd_schedule,
-        }
-        return commands[args.command](args, console)
+        # The command's module ``cli/<command>.py`` is loaded once it is chosen, so each command loads only
+        # what it uses (the agent's framework for none of the client commands: tests/test_cli_startup.py).
+        command = importlib.import_module(f".{args.command}", __package__)
+        return int(getattr(command, f"cmd_{args.command}")(args, console))
     except (KeyboardInterrupt, asyncio.CancelledError):
         return 130
 

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from langgraph.store.base import BaseStore
 from pydantic import BaseModel, Field
 
-from ..tasks.store import DigestEntry, load_task
+from ..tasks.store import DigestEntry, task_digests
 from .spec import all_crons, belongs_to, is_schedule, question_of, schedule_name
 
 
@@ -48,8 +48,7 @@ async def watching(client: Any, store: BaseStore, user: str) -> list[ScheduleVie
     crons = [c for c in await all_crons(client) if is_schedule(c) and belongs_to(c, user)]
     views = []
     for cron in sorted(crons, key=schedule_name):
-        record = await load_task(store, user, schedule_name(cron))
-        digests = [_digest_view(entry) for entry in reversed(record.digests)] if record else []
+        digests = [_digest_view(entry) for entry in reversed(await task_digests(store, user, schedule_name(cron)))]
         views.append(
             ScheduleView(
                 name=schedule_name(cron),

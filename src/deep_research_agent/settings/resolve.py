@@ -183,6 +183,13 @@ class ResearchConfig(
         env="DRA_MAX_RUNS_PER_USER",
         operator_only=True,
     )
+    max_question_chars: int = _setting(
+        200_000,
+        "Longest question a run takes, in characters; a longer one (or an empty one) ends the run at once with "
+        "error/invalid_question, and the MCP tools refuse it. 0 means no limit.",
+        env="DRA_MAX_QUESTION_CHARS",
+        operator_only=True,
+    )
     clarify: bool = _setting(
         True,
         "Let the orchestrator ask clarifying questions (request_clarification) before it researches. Off is the "
@@ -205,6 +212,14 @@ class ResearchConfig(
         "error/plan_review_expired. 0 means no limit.",
         env="DRA_PLAN_REVIEW_TIMEOUT",
         configurable="plan_review_timeout",
+    )
+    plan_max_units: int = _setting(
+        10,
+        "Most research units a plan may have: a proposed plan with more goes back to the orchestrator, and an "
+        "edited one is refused while the plan keeps waiting for its review. 0 means no limit.",
+        env="DRA_PLAN_MAX_UNITS",
+        configurable="plan_max_units",
+        ceiling=True,
     )
     plan_unit_tokens: int = _setting(
         150_000,
