@@ -203,8 +203,20 @@ def test_a_schedule_let_through_is_completed_so_its_runs_continue_the_task_witho
         "schedule": "sodium",
         "user_id": "ada",
         "clarify": False,
+        "plan_review": False,
     }
     assert payload["metadata"] == {"schedule": "sodium", "user_id": "ada"} and payload["on_run_completed"] == "keep"
+
+
+def test_plan_review_stays_off_on_a_schedules_runs_unless_the_schedule_asks_for_it(engine):
+    # A server with DRA_PLAN_REVIEW on would make every scheduled run wait for a review nobody gives.
+    engine.post("/runs/crons", cron_body("sodium", QUESTION, "0 8 * * MON", user="ada"))
+    engine.post("/runs/crons", cron_body("lithium", QUESTION, "0 8 * * MON", user="ada", config={"plan_review": True}))
+
+    reviewed = {
+        c["metadata"]["schedule"]: c["payload"]["config"]["configurable"]["plan_review"] for c in engine.crons.values()
+    }
+    assert reviewed == {"sodium": False, "lithium": True}
 
 
 @pytest.mark.parametrize(
@@ -259,6 +271,7 @@ def test_a_change_to_a_schedule_is_checked_and_keeps_it_a_schedule_of_the_same_t
         "schedule": "sodium",
         "user_id": "ada",
         "clarify": False,
+        "plan_review": False,
     }
     assert cron["metadata"] == {"note": "x", "schedule": "sodium", "user_id": "ada"}
 

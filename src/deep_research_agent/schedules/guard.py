@@ -15,8 +15,9 @@ Contract (``ScheduleGuard(app, settings=ScheduleSettings(...), defer_first_run=F
   schedule of that name (409) nor ``schedule_max_per_user`` of them already (422). Every refusal is a JSON
   ``{"detail": ...}`` that says what to fix, and nothing reaches the engine, so nothing is half-created;
 - a schedule let through is completed before the engine stores it: metadata ``schedule`` and ``user_id``,
-  configurable ``schedule`` (the graph's mark of a scheduled run), ``task``, ``user_id`` and ``clarify:
-  false`` (nobody answers a scheduled run's questions; plan review stays as the config says), and
+  configurable ``schedule`` (the graph's mark of a scheduled run), ``task``, ``user_id``, ``clarify:
+  false`` (nobody answers a scheduled run's questions) and ``plan_review: false`` unless the schedule's
+  config asks for it (the server's ``DRA_PLAN_REVIEW`` does not make scheduled runs wait), and
   ``on_run_completed: keep`` (each run's thread is its digest);
 - ``defer_first_run`` (Aegra, whose create starts a first run at once, where langgraph-api waits for the
   cron's first time): the cron is created paused and then resumed, so it first runs when its cron says on
@@ -258,8 +259,7 @@ def _named_user(body: Mapping[str, Any]) -> str:
 
 def _completed(body: dict[str, Any], *, name: str, user: str, question: str) -> dict[str, Any]:
     config = dict(body.get("config") or {})
-    configurable = dict(config.get("configurable") or {})
-    configurable.update({TASK_KEY: name, SCHEDULE_KEY: name, USER_KEY: user, "clarify": False})
+    configurable = _marked(dict(config.get("configurable") or {}), name=name, user=user)
     metadata = {**(body.get("metadata") or {}), SCHEDULE_KEY: name, USER_KEY: user}
     messages = [{"role": "user", "content": question}]
     return {
@@ -269,6 +269,13 @@ def _completed(body: dict[str, Any], *, name: str, user: str, question: str) -> 
         "metadata": metadata,
         "on_run_completed": "keep",
     }
+
+
+def _marked(configurable: dict[str, Any], *, name: str, user: str) -> dict[str, Any]:
+    """A schedule's configurable: its task, its mark, its user, no clarifying questions (nobody answers them),
+    and plan review off unless the schedule asks for it (``plan_review: true``: each run waits for a review)."""
+    marked = {"plan_review": False, **configurable}
+    return marked | {TASK_KEY: name, SCHEDULE_KEY: name, USER_KEY: user, "clarify": False}
 
 
 def _keeping_marks(body: dict[str, Any], cron: Mapping[str, Any]) -> dict[str, Any]:
@@ -284,8 +291,7 @@ def _keeping_marks(body: dict[str, Any], cron: Mapping[str, Any]) -> dict[str, A
         configurable = dict(config.get("configurable") or {})
         if configurable.get(TASK_KEY) not in (None, name):
             raise Refused(f"A schedule's task cannot change: remove the schedule {name!r} and add a new one.")
-        configurable.update({TASK_KEY: name, SCHEDULE_KEY: name, USER_KEY: user, "clarify": False})
-        patched["config"] = {**config, "configurable": configurable}
+        patched["config"] = {**config, "configurable": _marked(configurable, name=name, user=user)}
     if "metadata" in body:
         patched["metadata"] = {**(body.get("metadata") or {}), SCHEDULE_KEY: name, USER_KEY: user}
     return patched
