@@ -1,10 +1,11 @@
 """Research that keeps watch, on ``langgraph dev``'s own cron engine: ``./run.sh schedule``, the digests, the
 webhooks and the web UI's Watching list, with the scripted model and the loopback web.
 
-One test waits on the real cron (every minute, as ``DRA_SCHEDULE_MIN_INTERVAL_S=60`` lets the suite's server
-run it): a schedule runs twice, the page it reads changes between the runs, and the second run's report opens
-with exactly that change; a schedule whose runs fail is reported failed twice and keeps running; the webhook
-receiver gets every run. The same server then shows it all in Chromium. Every bad schedule is refused first,
+One test waits on the real cron (every minute, as ``DRA_SCHEDULE_MIN_INTERVAL_S=60`` lets the test servers
+run it), on a server of its own that keeps its data on disk: a schedule runs, the server restarts, the page it
+reads changes, and the restarted server's next run reports exactly that change; a schedule whose runs fail is
+reported failed twice and keeps running; the webhook receiver gets every run. The same server then shows it
+all in Chromium. Every bad schedule is refused first,
 with nothing created. Sync (not anyio): Playwright's sync API runs outside an event loop.
 """
 
@@ -24,11 +25,12 @@ from langgraph_sdk import get_sync_client
 from playwright.sync_api import Browser, expect, sync_playwright
 
 from deep_research_agent.schedules.spec import cron_body
-from testkit.agent_server import GRAPH_ID
+from testkit.agent_server import GRAPH_ID, AgentServer
 from testkit.browser import CHROMIUM_ARGS, UI_DIST, UiPage, chromium_executable
 from testkit.mcp_caller import mcp_session, text_of
 from testkit.scenarios import FARM_AFTER, FARM_BEFORE, FARM_CHANGED, farm_watch
 from testkit.webhook_receiver import WebhookReceiver
+from tests.conftest import agent_env
 
 pytestmark = pytest.mark.e2e
 
@@ -76,6 +78,17 @@ def browser() -> Iterator[Browser]:
         browser.close()
 
 
+@pytest.fixture(scope="module")
+def watch_server(model_server, web_server) -> Iterator[AgentServer]:
+    """A ``langgraph dev`` of the schedules' own that keeps its data on disk, as ``./run.sh up`` does, so it can be
+    restarted between two runs of a schedule (the suite's shared server keeps nothing)."""
+    server = AgentServer(agent_env(model_server, web_server), persist=True).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 @pytest.fixture
 def hooks() -> Iterator[WebhookReceiver]:
     with WebhookReceiver() as receiver:
@@ -116,21 +129,48 @@ def test_bad_schedules_are_refused_with_what_to_fix_and_nothing_is_created(agent
     assert watching(agent_server.url).json()["schedules"] == []
 
 
-def test_a_schedule_runs_on_the_cron_and_each_digest_says_what_changed(agent_server, scripted, web, hooks, browser):
+def test_a_cron_made_through_the_sdk_whose_config_names_a_task_is_a_schedule_like_one_the_command_adds(agent_server):
+    client = get_sync_client(url=agent_server.url)
+    cron = client.crons.create(
+        GRAPH_ID,
+        schedule="0 8 * * MON",
+        timezone="Europe/Sofia",
+        input={"messages": [{"role": "user", "content": QUESTION}]},
+        config={"configurable": {"task": "sdk-watch", "max_cost_usd": 0.5}},
+    )
+    try:
+        view = watching(agent_server.url, name="sdk-watch").json()
+        assert view["question"] == QUESTION and view["cron"] == "0 8 * * MON" and view["timezone"] == "Europe/Sofia"
+        assert view["enabled"] and view["next_run_at"] and view["runs"] == 0
+        [stored] = [c for c in client.crons.search(limit=100) if c["cron_id"] == cron["cron_id"]]
+        assert stored["metadata"] == {"schedule": "sdk-watch", "user_id": "anonymous"}
+        configurable = stored["payload"]["config"]["configurable"]
+        assert configurable["schedule"] == "sdk-watch" and configurable["clarify"] is False
+        assert configurable["plan_review"] is False and configurable["max_cost_usd"] == 0.5
+        listed = schedule(agent_server.url, "list")
+        assert listed.returncode == 0 and " sdk-watch " in listed.stdout, listed.stdout
+    finally:
+        client.crons.delete(cron["cron_id"])
+    assert watching(agent_server.url, name="sdk-watch").status_code == 404
+
+
+def test_a_schedule_runs_on_the_cron_through_a_restart_and_each_digest_says_what_changed(
+    watch_server, scripted, web, hooks, browser
+):
     url = web.set_page("norre-bay-watch", title="Norre Bay kelp farm", paragraphs=[BEFORE, "It covers 40 hectares."])
     scripted.set_scenario(farm_watch(url, BEFORE))
-    client = get_sync_client(url=agent_server.url)
-    added = schedule(agent_server.url, "add", WATCH, QUESTION, "--cron", EVERY_MINUTE, "--webhook", hooks.url("watch"))
+    client = get_sync_client(url=watch_server.url)
+    added = schedule(watch_server.url, "add", WATCH, QUESTION, "--cron", EVERY_MINUTE, "--webhook", hooks.url("watch"))
     assert added.returncode == 0, added.stdout + added.stderr
     assert f"Schedule {WATCH} added" in added.stdout
     broken = schedule(
-        agent_server.url, "add", BROKEN, QUESTION, "--cron", EVERY_MINUTE, "--webhook", hooks.url("broken"),
+        watch_server.url, "add", BROKEN, QUESTION, "--cron", EVERY_MINUTE, "--webhook", hooks.url("broken"),
         "--config", '{"base_url": "http://127.0.0.1:9/v1"}',
     )  # fmt: skip
     assert broken.returncode == 0, broken.stdout + broken.stderr
-    again = schedule(agent_server.url, "add", WATCH, QUESTION, "--cron", "0 8 * * MON")
+    again = schedule(watch_server.url, "add", WATCH, QUESTION, "--cron", "0 8 * * MON")
     assert again.returncode == 1 and f"There is already a schedule named '{WATCH}'" in " ".join(again.stdout.split())
-    watch_id = watching(agent_server.url, name=WATCH).json()["cron_id"]
+    watch_id = watching(watch_server.url, name=WATCH).json()["cron_id"]
     try:
         # 1. The first runs: the baseline report, and a failure reported as one.
         first = hooks.wait_for("watch", 1, timeout=150)[0]
@@ -152,10 +192,16 @@ def test_a_schedule_runs_on_the_cron_and_each_digest_says_what_changed(agent_ser
         assert failed["values"]["digest"]["failed"] and failed["values"]["digest"]["status"] == "config_error"
         assert "## This run failed" in failed["values"]["digest"]["markdown"]
 
-        # 2. The page changes; resumed, the next run of the cron reports exactly that change.
+        # 2. The server restarts (Ctrl-C, ./run.sh up): its crons, tasks and digests are kept on disk.
+        watch_server.restart()
+        kept = schedule(watch_server.url, "list")
+        assert kept.returncode == 0 and f" {WATCH} " in kept.stdout and f" {BROKEN} " in kept.stdout, kept.stdout
+        assert watching(watch_server.url, name=WATCH).json()["runs"] == len(earlier)
+
+        # 3. The page changes; resumed, the next run of the restarted server's cron reports exactly that change.
         web.set_page("norre-bay-watch", title="Norre Bay kelp farm", paragraphs=[AFTER, "It covers 40 hectares."])
         scripted.set_scenario(farm_watch(url, AFTER))
-        resumed = schedule(agent_server.url, "resume", WATCH)
+        resumed = schedule(watch_server.url, "resume", WATCH)
         assert resumed.returncode == 0 and f"Schedule {WATCH} resumed." in resumed.stdout
         second = hooks.wait_for("watch", len(earlier) + 1, timeout=100)[-1]
         client.crons.update(watch_id, enabled=False)
@@ -163,7 +209,7 @@ def test_a_schedule_runs_on_the_cron_and_each_digest_says_what_changed(agent_ser
         hooks.wait_for("watch", runs, timeout=150)
         runs += 1  # and the quiet run below
         assert len(hooks.wait_for("broken", 2, timeout=60)) >= 2, "a failed run does not stop the schedule"
-        paused = schedule(agent_server.url, "pause", BROKEN)
+        paused = schedule(watch_server.url, "pause", BROKEN)
         assert paused.returncode == 0 and f"Schedule {BROKEN} paused." in paused.stdout
         digest = second["values"]["digest"]
         assert digest["material"] and digest["new_findings"] == [CHANGED] and digest["gone_sources"] == [], digest
@@ -174,12 +220,12 @@ def test_a_schedule_runs_on_the_cron_and_each_digest_says_what_changed(agent_ser
         assert f"1,240 tonnes → 1,310 tonnes ({url})" in report and f"- {CHANGED}" in report
         assert "stored 1,310 tonnes of carbon in its first year [1]" in report, "the checked report follows the digest"
         assert second["values"]["claim_summary"]["supported"] == 1
-        exported = httpx.get(f"{agent_server.url}{digest['report_url']}", params={"format": "md"})
+        exported = httpx.get(f"{watch_server.url}{digest['report_url']}", params={"format": "md"})
         assert exported.status_code == 200 and "What changed since" in exported.text
-        over_mcp = report_over_mcp(agent_server.url, second["thread_id"])
+        over_mcp = report_over_mcp(watch_server.url, second["thread_id"])
         assert not over_mcp.isError and "1,240 tonnes → 1,310 tonnes" in text_of(over_mcp)
 
-        # 3. Nothing changed since: a scheduled run (as the cron starts one) delivers the short digest only.
+        # 4. Nothing changed since: a scheduled run (as the cron starts one) delivers the short digest only.
         quiet = client.runs.wait(
             None, GRAPH_ID, input={"messages": [{"role": "user", "content": QUESTION}]},
             config={"configurable": {"task": WATCH, "schedule": WATCH, "user_id": "anonymous", "clarify": False}},
@@ -192,26 +238,26 @@ def test_a_schedule_runs_on_the_cron_and_each_digest_says_what_changed(agent_ser
         )
         assert "[1]" not in quiet["final_report"] and quiet["citations"] == []
 
-        # 4. The Watching list: the user's own, with the last outcome, cost and digests newest first.
-        listing = schedule(agent_server.url, "list")
+        # 5. The Watching list: the user's own, with the last outcome, cost and digests newest first.
+        listing = schedule(watch_server.url, "list")
         assert listing.returncode == 0, listing.stderr
         [row] = [line for line in listing.stdout.splitlines() if f" {WATCH} " in line]
         assert "paused" in row and "answered" in row and f" {runs} " in row and "$" in row
         [broken_row] = [line for line in listing.stdout.splitlines() if f" {BROKEN} " in line]
         assert "FAILED: config_error" in broken_row
-        view = watching(agent_server.url, name=WATCH).json()
+        view = watching(watch_server.url, name=WATCH).json()
         assert view["runs"] == runs and [d["material"] for d in view["digests"]][:2] == [False, True]
         assert view["digests"][1]["headline"].startswith("1 figure moved, 1 new finding since ")
         assert view["digests"][-1]["headline"] == "First run: nothing to compare with yet"
-        assert watching(agent_server.url, name=BROKEN).json()["runs"] >= 2
-        assert watching(agent_server.url, user="bob", name=WATCH).status_code == 404
-        other = schedule(agent_server.url, "remove", WATCH, "--user", "bob")
+        assert watching(watch_server.url, name=BROKEN).json()["runs"] >= 2
+        assert watching(watch_server.url, user="bob", name=WATCH).status_code == 404
+        other = schedule(watch_server.url, "remove", WATCH, "--user", "bob")
         assert other.returncode == 1 and f"No schedule named '{WATCH}' for user bob" in other.stdout
-        assert watching(agent_server.url, user="bob").json()["schedules"] == []
+        assert watching(watch_server.url, user="bob").json()["schedules"] == []
 
         context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme="light")
         try:
-            ui = UiPage(context.new_page(), agent_server.url, "watching")
+            ui = UiPage(context.new_page(), watch_server.url, "watching")
             ui.page.set_default_timeout(20_000)
             ui.open()
             watch = ui.page.locator(f'li.watch[data-schedule="{WATCH}"]')
@@ -232,9 +278,9 @@ def test_a_schedule_runs_on_the_cron_and_each_digest_says_what_changed(agent_ser
         finally:
             context.close()
 
-        removed = schedule(agent_server.url, "remove", WATCH)
+        removed = schedule(watch_server.url, "remove", WATCH)
         assert removed.returncode == 0 and f"Schedule {WATCH} removed" in removed.stdout
     finally:
         for cron in client.crons.search(limit=100):  # no later test sees their runs
             client.crons.delete(cron["cron_id"])
-    assert watching(agent_server.url).json()["schedules"] == []
+    assert watching(watch_server.url).json()["schedules"] == []
