@@ -621,6 +621,7 @@ def run_lifecycle(
             remember_findings=settings.remember_findings,
             knowledge_dataset=settings.knowledge_dataset,
             public_url=settings.public_url,
+            max_charts=settings.max_charts,
         ),
     )
 
