@@ -181,8 +181,9 @@ def test_a_schedule_runs_on_the_cron_through_a_restart_and_each_digest_says_what
         first_digest = first["values"]["digest"]
         assert first["status"] == "success" and first["metadata"]["schedule"] == WATCH
         assert first_digest["task"] == WATCH and first_digest["since"] is None and not first_digest["failed"]
+        # langgraph dev gives its own address as the public one (LANGGRAPH_API_URL), so the link works anywhere.
         assert first_digest["outcome"] == "answered" and first_digest["report_url"] == (
-            f"/reports/{first['thread_id']}"
+            f"{watch_server.url}/reports/{first['thread_id']}"
         )
         assert first["values"]["final_report"].startswith(
             "# Norre Bay kelp\n\n## What changed\n\nThis is the first run"
@@ -220,7 +221,7 @@ def test_a_schedule_runs_on_the_cron_through_a_restart_and_each_digest_says_what
         assert f"1,240 tonnes → 1,310 tonnes ({url})" in report and f"- {CHANGED}" in report
         assert "stored 1,310 tonnes of carbon in its first year [1]" in report, "the checked report follows the digest"
         assert second["values"]["claim_summary"]["supported"] == 1
-        exported = httpx.get(f"{watch_server.url}{digest['report_url']}", params={"format": "md"})
+        exported = httpx.get(digest["report_url"], params={"format": "md"})
         assert exported.status_code == 200 and "What changed since" in exported.text
         over_mcp = report_over_mcp(watch_server.url, second["thread_id"])
         assert not over_mcp.isError and "1,240 tonnes → 1,310 tonnes" in text_of(over_mcp)

@@ -94,3 +94,9 @@ async function fetchJson(url: string): Promise<unknown> {
   }
   return JSON.parse(text) as unknown;
 }
+
+/** A chart of a delivered report, drawn by the server; a run's own when known, so an earlier turn keeps its picture. */
+export function chartUrl(threadId: string, runId: string | undefined, chartId: string): string {
+  const run = runId ? `/${encodeURIComponent(runId)}` : "";
+  return `${rootPath()}/charts/${encodeURIComponent(threadId)}${run}/${encodeURIComponent(chartId)}.svg`;
+}

@@ -512,10 +512,3 @@ class ScheduleSettings(BaseModel):
         env="DRA_WEBHOOK_ALLOW_HOSTS",
         operator_only=True,
     )
-    public_url: str = _setting(
-        "",
-        "The address users reach this server at (https://research.example.org): a scheduled run's digest links "
-        "its report there; empty, the link is the path /reports/<thread>.",
-        env="DRA_PUBLIC_URL",
-        operator_only=True,
-    )
