@@ -2,7 +2,7 @@
 
 Contract (orchestrator only; it must be the outermost middleware):
 - ``run_start`` is the first event of every run, with the tools each role is offered (``offer.py`` decides
-  the run's offer first, over the graph's ``roster``); config warnings and what loading the graph's skills and
+  the run's offer first, over the graph's ``roster``) and whether each agent's model gets the assist; config warnings and what loading the graph's skills and
   custom tools found wrong follow it as ``status: warning``, then the statuses the graph factory found for
   the run (``mcp_ready``/``mcp_error``); the run's stop-request watcher starts (``delivery/stop.py``);
 - a config problem (refused ``base_url``, missing key) ends the run before any model call;
@@ -52,7 +52,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, NotRequired
 
@@ -83,6 +83,7 @@ from ..delivery.stop import start_watching
 from ..delivery.stopped import model_view as stopped_run_view
 from ..delivery.stopped import stopped_run_opening
 from ..delivery.turn_end import deliverable
+from ..domain.assist import AssistDecision
 from ..domain.clock import format_elapsed
 from ..domain.conversation import deliverable_message, is_harness_message
 from ..domain.errors import tool_error_text
@@ -175,6 +176,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
         problems: Sequence[str] = (),
         knowledge_base: bool = False,
         roster: Roster | None = None,
+        assist: Mapping[str, AssistDecision] | None = None,
     ) -> None:
         """``endpoint``: what a failed model call's explanation names; ``budget`` and ``recursion_limit``
         (the graph's step limit): the limits the ``usage`` event reports; ``max_runs_per_user``: runs one user
@@ -182,7 +184,8 @@ class RunLifecycleMiddleware(AgentMiddleware):
         ``knowledge_dataset``; ``warnings``: reported by every run after ``run_start`` (the settings', then
         what loading the graph's skills, custom tools and corpora found wrong); ``problems``: settings that
         end every run before its first model call; ``knowledge_base``: the knowledge-base tools may be offered
-        (``offer.py``); ``roster``: every agent's registered tools, whose offered part ``run_start`` lists."""
+        (``offer.py``); ``roster``: every agent's registered tools, whose offered part ``run_start`` lists;
+        ``assist``: each agent role's assist decision, which ``run_start`` says."""
         owner = type(self).__name__
         if not isinstance(endpoint, ModelEndpoint):
             raise KnobError(owner, "endpoint", endpoint, "a ModelEndpoint")
@@ -208,6 +211,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
         self.problems = tuple(problems)
         self.knowledge_base = bool(knowledge_base)
         self.roster = roster or Roster()
+        self.assist = dict(assist or {})
 
     @hook_config(can_jump_to=["end"])
     @contain_hook_failures
@@ -227,6 +231,7 @@ class RunLifecycleMiddleware(AgentMiddleware):
                 thread_id=configurable.get("thread_id"),
                 run_id=configurable.get("run_id"),
                 tools=self.roster.offered(offer),
+                assist=self.assist,
             )
         )
         for warning in self.warnings:
