@@ -9,6 +9,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from deep_research_agent.assist import page_example
 from deep_research_agent.domain.conversation import harness_message
+from deep_research_agent.domain.knobs import KnobError
 from deep_research_agent.domain.names import EvidenceKind
 from deep_research_agent.domain.stops import StopCause
 from deep_research_agent.evidence.store import EvidenceStore
@@ -25,7 +26,7 @@ from deep_research_agent.handover.contract import (
     source_problem,
     validate_findings,
 )
-from deep_research_agent.handover.gate import pages_read
+from deep_research_agent.handover.gate import FindingsGateMiddleware, pages_read
 
 URL = "https://example.com/battery"
 
@@ -490,3 +491,9 @@ def test_a_halted_unit_hands_back_nothing_it_copied_from_the_harness() -> None:
 
     assert handed_back.summary == "" and [f.finding for f in handed_back.findings] == [PAGE]
     assert "Repeating it" not in without_findings.summary and "Its last notes" not in without_findings.summary
+
+
+@pytest.mark.parametrize("knob", ["first_call", "page_example"])
+def test_the_gate_refuses_an_example_hook_it_cannot_call(knob: str) -> None:
+    with pytest.raises(KnobError, match=knob):
+        FindingsGateMiddleware(role="research-subagent", **{knob: "an example"})

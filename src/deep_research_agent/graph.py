@@ -30,10 +30,11 @@ runs share one event loop.
 from its builder (``orchestrator_agent``, ``research_subagent``, ``extract_subagent``,
 ``coding_subagent``), each on the shared stack (``_agent``: the guard chain, the agent's own middleware,
 caching, compaction). An agent whose model gets the assist (``assist/``: ``model_assist`` decided per slot
-model, ``assist_decisions``) also gets its parts: the research sub-agent its first-step and next-step lines,
-each agent the worked examples of its nudges and bounces and the one-item list repair of its text tool
-calls, the triage router its wider rule; without it, none of that text reaches the model. Each agent's prompt is its role's prompt joined with the sections of the features
-the run can use, each owned by its feature (``role_prompt``). This module is the one place that reads
+model, ``assist_for``) also gets its parts: the research sub-agent its first-step and next-step lines, each
+agent the worked examples of its nudges and bounces and the one-item list repair of its text tool calls, the
+triage router its wider rule; without it, none of that text reaches the model. Each agent's prompt is its
+role's prompt joined with the sections of the features the run can use, each owned by its feature
+(``role_prompt``). This module is the one place that reads
 ``ResearchConfig`` for a middleware or a builder: each is handed only its own knobs (the Knobs section at the
 end), which its constructor checks; a feature's builders get its settings sub-model
 (``settings.part(SearchSettings)``, ``settings/features.py``), never the whole configuration (besides

@@ -61,7 +61,9 @@ class FindingsGateMiddleware(SubAgentAnswerGate[FindingsVerdict]):
     gate_key = "findings_gate"
     reason = RevisionReason.SUBAGENT_FINDINGS
 
-    def __init__(self, *, role: str, first_call: FirstCall | None = None, page_example: PageExample | None = None):
+    def __init__(
+        self, *, role: str, first_call: FirstCall | None = None, page_example: PageExample | None = None
+    ) -> None:
         """``first_call``: the call a unit that called no tool is shown to start with; ``page_example``: the example
         answer for a page the unit read, which ends a bounce for copied placeholders. Both are the assist's; None
         leaves them out."""
