@@ -302,7 +302,8 @@ class ResearchConfig(
         "",
         "A set of defaults for a kind of model server: local (small models on llama.cpp, vLLM or Ollama: streaming "
         "on, a 1,024-token output cap, runs of at most 30 minutes, 600 s requests, compaction at 8,000 tokens, 2 "
-        "model calls at once, no prompt caching, no pricing). Settings given explicitly win.",
+        "model calls at once, no prompt caching, no pricing; model_assist auto helps every model that is not a tier's). "
+        "Settings given explicitly win.",
         env="DRA_PROFILE",
         operator_only=True,
     )
