@@ -12,7 +12,7 @@ from deep_research_agent.assist import decide_assist, hosted_models, is_small_mo
 from deep_research_agent.domain.knobs import KnobError
 from deep_research_agent.domain.names import Role
 from deep_research_agent.graph import assist_for
-from deep_research_agent.settings import MODEL_TIERS, ResearchConfig
+from deep_research_agent.settings import MODEL_TIERS, SLOTS, ResearchConfig
 
 HOSTED = "deepseek/deepseek-v4-flash"
 
@@ -54,6 +54,11 @@ def test_who_gets_the_assist(mode: str, model: str, declared: bool, local: bool,
         ("qwen/qwen3.8-27b", False),
         ("gpt-5.6-luna", False),
         ("my-model", False),
+        # A context length is no size, and a mixture of experts is as large as its whole.
+        ("Qwen2.5-7B-Instruct-1M", False),
+        ("qwen-turbo-1m", False),
+        ("qwen3-30b-a3b", False),
+        ("granite-3.1-1b-a400m", True),
     ],
 )
 def test_a_small_model_is_known_by_its_family_or_a_size_under_4b(name: str, small: bool) -> None:
@@ -99,3 +104,13 @@ def test_the_setting_comes_from_the_run_or_the_environment_and_a_bad_value_warns
     assert bad.model_assist == "auto" and bad.small_model_slots == ("subagent",)
     assert any("model_assist 'maybe'" in warning for warning in bad.warnings)
     assert any("small_model_slots: 'tiny' is not a slot" in warning for warning in bad.warnings)
+
+
+def test_the_local_profile_warns_of_each_slot_still_on_a_tiers_hosted_model() -> None:
+    partly = settings(DRA_PROFILE="local", DRA_MODEL_RESEARCH="qwen2.5-7b", DRA_MODEL_SUBAGENT="qwen2.5-7b")
+    named = settings(DRA_PROFILE="local", **{f"DRA_MODEL_{slot.upper()}": "qwen2.5-7b" for slot in SLOTS})
+
+    [warning] = [w for w in partly.warnings if w.startswith("DRA_PROFILE=local")]
+    assert "no model is named in DRA_MODEL_UTILITY, DRA_MODEL_COMPACTION, DRA_MODEL_CODING:" in warning
+    assert "model_assist auto never helps" in warning
+    assert not any(w.startswith("DRA_PROFILE=local") for w in named.warnings)

@@ -24,6 +24,8 @@ __all__ = ["KNOWN_SMALL_FAMILIES", "SMALL_BELOW_BILLIONS", "decide_assist", "hos
 KNOWN_SMALL_FAMILIES = ("smollm", "tinyllama", "phi-3-mini", "phi-3.5-mini", "phi-4-mini")
 # A name that states a size below this many billion parameters is a small model: 0.5b, 1.5b, 3b, 135m, 270m.
 SMALL_BELOW_BILLIONS = 4.0
+# A size in millions under this is a context length, not a parameter count (Qwen2.5-7B-Instruct-1M).
+_MIN_MILLIONS = 10
 _SIZE = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)([bm])(?![a-z0-9])")
 _MODES = ("auto", "on", "off")
 
@@ -35,15 +37,17 @@ def hosted_models() -> frozenset[str]:
 
 def is_small_model(name: str) -> bool:
     """Whether the model ``name`` is of a known small family, or states a size under ``SMALL_BELOW_BILLIONS``
-    (``qwen2.5-coder-0.5b``, ``qwen2.5:1.5b``, ``gemma-3-270m``; not ``qwen2.5-7b``)."""
+    (``qwen2.5-coder-0.5b``, ``qwen2.5:1.5b``, ``gemma-3-270m``; not ``qwen2.5-7b``, ``qwen2.5-7b-instruct-1m``
+    nor ``qwen3-30b-a3b``, whose largest size is the model's)."""
     lowered = name.strip().lower()
     if any(family in lowered for family in KNOWN_SMALL_FAMILIES):
         return True
-    for number, unit in _SIZE.findall(lowered):
-        billions = float(number) / 1000 if unit == "m" else float(number)
-        if 0 < billions < SMALL_BELOW_BILLIONS:
-            return True
-    return False
+    sizes = _SIZE.findall(lowered)
+    # A size in billions is the parameter count; one in millions only where none is (smollm2-135m, gemma-3-270m).
+    billions = [float(number) for number, unit in sizes if unit == "b"] or [
+        float(number) / 1000 for number, unit in sizes if unit == "m" and float(number) >= _MIN_MILLIONS
+    ]
+    return bool(billions) and 0 < max(billions) < SMALL_BELOW_BILLIONS
 
 
 def decide_assist(

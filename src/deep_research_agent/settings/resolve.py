@@ -391,6 +391,12 @@ class ResearchConfig(
                 f"Unknown model tier {tier!r}; using {DEFAULT_TIER!r}. Known tiers: {', '.join(TIER_ORDER)}."
             )
             values["model_tier"] = DEFAULT_TIER
+        if profile == "local" and (unnamed := [s for s in SLOTS if not str(values.get(f"model_{s}", "")).strip()]):
+            warnings.append(
+                f"DRA_PROFILE=local, but no model is named in {', '.join(f'DRA_MODEL_{slot.upper()}' for slot in unnamed)}"
+                ": a slot without one sends the tier's hosted model name, which vLLM and Ollama refuse and "
+                "model_assist auto never helps. Name the model your server serves in each."
+            )
 
         if not values.get("domain_prompt") and values.get("domain_prompt_file"):
             path = Path(values["domain_prompt_file"]).expanduser()
