@@ -50,6 +50,7 @@ ASSIST_TEXTS: dict[str, list[str]] = {
         "Start with a `web_search` call.",
         "Read the best hit in full before relying on it, like this:\n" + '{"name": "web_fetch", "arguments": {"url": ',
         "If this answers the unit, reply with your findings JSON object now.",
+        "read it with web_fetch.\nRead it like this:\n" + '{"name": "web_fetch", "arguments": {"url": ',
         "Reply with exactly one JSON object and nothing else, with the page you read as its source:",
         'Start with a web_search call, like this:\n{"name": "web_search", "arguments": {"query": "' + UNIT,
     ],
@@ -71,15 +72,16 @@ def scenarios(url: str) -> dict[str, list[dict[str, Any]]]:
         turn(tool_calls=[call("web_search", query="lighthouse of alexandria")]),
         turn(tool_calls=[call("web_fetch", url=url)]),
     ]
+    opens_as_file = turn(tool_calls=[call("read_file", file_path=url)])
     valid = findings_json(CLAIM, [{"finding": CLAIM, "evidence": "stood over 100 metres tall", "source": url}])
     return {
         # Answers a research question from memory, twice: nudged once, then the honest end.
         "orchestrator": [scenario(orchestrator(turn("Sostratus built it."), turn("It was Sostratus.")))],
         "research-subagent": [
-            # Searches, reads the page, copies the example answer, then answers from the page.
+            # Opens the page as a file, searches, reads the page, copies the example answer, then answers from it.
             scenario(
                 orchestrator(plan_and_delegate(UNIT), report(url), repeat_last=True),
-                researcher(*reads, turn(content=COPIED), turn(content=valid)),
+                researcher(opens_as_file, *reads, turn(content=COPIED), turn(content=valid)),
             ),
             # Answers without any tool first.
             scenario(
@@ -188,4 +190,10 @@ def test_without_the_assist_the_nudges_and_bounces_say_what_to_do_in_words(sent)
     )
     bounce = next(text for text in unit_texts if text.startswith("Your findings were not accepted"))
     assert "Reply with exactly one JSON object and nothing else: " in bounce and "page you read" not in bounce
+    assert any(
+        text.endswith(
+            "is a web address, and read_file opens only the skill files under /skills/: read it with web_fetch."
+        )
+        for text in unit_texts
+    )
     assert not any('{"name": ' in text for text in orchestrator_texts + unit_texts), "no example call"
