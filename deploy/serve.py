@@ -23,8 +23,8 @@ Run with the Aegra environment's Python from the project root (``deploy/.venv/bi
 - SIGTERM or Ctrl-C drains: every instance stops taking runs, its runs in flight get ``DRA_SERVE_GRACE_S``
   (30) seconds to finish and the rest go back to the queue (for the next start), then the servers started
   here stop, keeping their data;
-- a run's own MCP servers are refused unless their host is on ``DRA_MCP_ALLOWED_HOSTS``
-  (``DRA_MCP_ALLOWLIST_REQUIRED`` defaults to true here);
+- the deployment is shared (``DRA_SHARED_DEPLOYMENT`` defaults to true here): a run's own MCP servers and
+  ``sandbox_url`` are refused unless their host is on ``DRA_MCP_ALLOWED_HOSTS`` / ``DRA_SANDBOX_ALLOWED_HOSTS``;
 - each instance logs to ``.aegra/<port>.log`` under the project.
 """
 
@@ -76,6 +76,12 @@ def port_taken(host: str, port: int) -> bool:
         except OSError:
             return True
     return False
+
+
+def local_url(host: str, port: int) -> str:
+    """The address a client on this machine reaches ``host:port`` at (a wildcard host through loopback)."""
+    reachable = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+    return f"http://[{reachable}]:{port}" if ":" in reachable else f"http://{reachable}:{port}"
 
 
 def _number(environ: dict[str, str], name: str, default: str, *, least: int = 1) -> int:
@@ -186,8 +192,10 @@ def main(environ: dict[str, str] | None = None, argv: list[str] | None = None) -
             redis_url,
             DRA_MAX_RUNS_PER_USER=environ.get("DRA_MAX_RUNS_PER_USER") or DEFAULT_RUNS_PER_USER,
             WORKER_DRAIN_TIMEOUT=str(max(0, grace_s - CONNECTIONS_GRACE_S - 2)),
-            # A team server: no user may make it reach internal services through a run's own MCP servers.
-            DRA_MCP_ALLOWLIST_REQUIRED=environ.get("DRA_MCP_ALLOWLIST_REQUIRED") or "true",
+            # A team server: no user may make it reach internal services through a run's own URLs.
+            DRA_SHARED_DEPLOYMENT=environ.get("DRA_SHARED_DEPLOYMENT") or "true",
+            # Chart images in the answer a generic UI renders are links to this server (behind a proxy: set it).
+            DRA_PUBLIC_URL=environ.get("DRA_PUBLIC_URL") or local_url(host, first_port),
         )
         say("Running Aegra's migrations (aegra db upgrade) and creating the checkpointer and store tables")
         try:

@@ -83,10 +83,12 @@ from .delivery import (
     ReportMiddleware,
     TurnEndMiddleware,
 )
+from .delivery.chart_offer import ChartOfferMiddleware
 from .delivery.follow_up import follow_up_section
 from .delivery.steer import SteeringMiddleware
 from .domain.assist import AssistDecision
 from .domain.names import Role, ToolName
+from .domain.plan_answer import PlanRules
 from .domain.search import PAPER_BACKENDS
 from .domain.secrets import register_secrets
 from .extensions import load_extensions, skills_filesystem
@@ -401,19 +403,22 @@ def orchestrator_agent(
                 assist={role.value: assist_for(settings, role) for role in roles},
             ),
             # Outside the guards: the call after a delivery is answered with the deliverable, never made.
-            TurnEndMiddleware(),
+            TurnEndMiddleware(public_url=settings.public_url),
             # A SIMPLE turn is answered in the orchestrator's first model call, before any guard or prompt.
             *([triage_router(settings)] if settings.triage else []),
             # Inside the router: a turn it sent to research must call a tool, or end with an honest error.
             NoToolCallsMiddleware(first_call=delegation_example if assisted else None),
             # Outside the guards: the call that starts an approved plan's units is answered with them, never made.
             # In every graph, offered only with plan_review on: a resume without config still finds its handler.
-            plan_review(settings),
+            plan_review(settings, subagents=subagents),
         ],
         gate=CompletionMiddleware(),
         own=[
             ClassifiedToolErrorsMiddleware(role=Role.ORCHESTRATOR),
             HandOverMiddleware(models_by_role=_models_by_role(settings, subagents)),
+            # Inside the hand-over: once a chart is called for (a series in the findings, or the user asked for one),
+            # how to write one, after the findings JSON; never in the system prompt.
+            *([ChartOfferMiddleware(max_charts=settings.max_charts)] if settings.max_charts else []),
             # The user's steering messages so far, read at each of the orchestrator's model calls.
             SteeringMiddleware(role=Role.ORCHESTRATOR),
             # Off (``clarify: false``), a caller that cannot answer: request_clarification is not even offered.
@@ -421,7 +426,11 @@ def orchestrator_agent(
             PlanningMiddleware(system_prompt=_TODOS_PROMPT, tool_description=_TODOS_DESCRIPTION),
             SubAgentMiddleware(backend=StateBackend(), subagents=list(subagents), task_description=_TASK_DESCRIPTION),
             ReportMiddleware(),
-            ReportGateMiddleware(judge=report_judge(settings), judge_timeout=judge_timeout(settings.request_timeout)),
+            ReportGateMiddleware(
+                judge=report_judge(settings),
+                judge_timeout=judge_timeout(settings.request_timeout),
+                max_charts=settings.max_charts,
+            ),
             # Inside the report gate: the "what changed" section is appended to the report it let through.
             # The patch for dangling tool calls runs in the lifecycle's opening hook, not as a node of its own.
             TaskMiddleware(),
@@ -640,6 +649,7 @@ def run_lifecycle(
         contained=ContainedCallsMiddleware(endpoint=model_endpoint(settings)),
         opening=RunOpeningMiddleware(
             max_runs_per_user=settings.max_runs_per_user,
+            max_question_chars=settings.max_question_chars,
             warnings=(*settings.warnings, *build_warnings),
             problems=settings.problems,
             knowledge_base=settings.knowledge_base,
@@ -654,15 +664,19 @@ def run_lifecycle(
             recursion_limit=effective_recursion_limit(settings.recursion_limit),
             remember_findings=settings.remember_findings,
             knowledge_dataset=settings.knowledge_dataset,
+            public_url=settings.public_url,
+            max_charts=settings.max_charts,
         ),
     )
 
 
-def plan_review(settings: ResearchConfig) -> PlanReviewMiddleware:
-    """The plan review, its estimate from the tier's prices and the run's budgets; offered with ``plan_review`` on."""
+def plan_review(settings: ResearchConfig, *, subagents: Sequence[CompiledSubAgent]) -> PlanReviewMiddleware:
+    """The plan review, its estimate from the tier's prices and the run's budgets, a plan's units bounded to
+    ``plan_max_units`` and the ``subagents`` the orchestrator can start; offered with ``plan_review`` on."""
     return PlanReviewMiddleware(
         offered=settings.plan_review,
         timeout_s=settings.plan_review_timeout,
+        rules=PlanRules(max_units=settings.plan_max_units, subagent_types=tuple(agent["name"] for agent in subagents)),
         estimate=partial(
             estimate_plan, tier=settings.tier, unit_tokens=settings.plan_unit_tokens, limits=budget_limits(settings)
         ),

@@ -24,7 +24,9 @@ from playwright.sync_api import Browser, expect, sync_playwright
 from testkit.agent_server import GRAPH_ID
 from testkit.browser import CHROMIUM_ARGS, UI_DIST, UiPage, chromium_executable
 from testkit.scenarios import (
+    CHART_QUESTION,
     brief_of,
+    charted_series,
     direct_answerer,
     findings_json,
     message_text,
@@ -311,6 +313,76 @@ def test_the_clarification_card_sends_the_paired_answers_and_the_run_resumes_on_
     expect(ui.turn(1).locator(".report-body h1")).to_have_text("Kelp farms")
 
 
+def test_a_reports_images_from_elsewhere_are_links_and_nothing_loads_them(ui, scripted, web):
+    article = ARTICLES["halvorsen-cell"]
+    url, loopback_image, tracker = web.url(article.path), web.url("/image.png"), "https://tracker.example/pixel.png"
+    report = (
+        "# Sodium-glass batteries\n\nThe Halvorsen cell reaches 412 Wh/kg [1].\n\n"
+        f"![Cell cross-section]({tracker}) ![Plan]({loopback_image})\n\n"
+        f"## Sources\n[1] {article.title} — {url}\n"
+    )
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate(BRIEF), submit(report)),
+            researcher(
+                turn(tool_calls=[call("web_fetch", url=url)]),
+                turn(
+                    content=findings_json(
+                        "They reach 412 Wh/kg.",
+                        [{"finding": "They reach 412 Wh/kg.", "evidence": "412 Wh/kg", "source": url}],
+                    )
+                ),
+            ),
+        )
+    )
+    page = ui.open().page
+    tracked: list[str] = []
+    page.route("https://tracker.example/**", lambda route: (tracked.append(route.request.url), route.abort()))
+    run = ui.ask(QUESTION)
+
+    expect(ui.wait_for_end(run)).to_contain_text("Report delivered.")
+    body = run.locator("section.report .report-body")
+    expect(body.locator("h1")).to_have_text("Sodium-glass batteries")
+    expect(body.locator("img")).to_have_count(0)
+    assert tracked == [], "the page asked a third party for an image the report names"
+    assert "/image.png" not in web.page_requests()
+    expect(body.get_by_role("link", name="Image: Cell cross-section")).to_have_attribute("href", tracker)
+    expect(body.get_by_role("link", name="Image: Plan")).to_have_attribute("href", loopback_image)
+    ui.screenshot()
+
+
+def test_a_reports_chart_is_drawn_by_the_server_with_its_failing_point_noted_and_its_data_on_demand(ui, scripted, web):
+    early, recent = (web.url(ARTICLES[slug].path) for slug in ("streymoy-early", "streymoy-recent"))
+    scripted.set_scenario(charted_series(early, recent))
+    page = ui.open().page
+    run = ui.ask(CHART_QUESTION)
+
+    expect(ui.wait_for_end(run)).to_contain_text("Report delivered.")
+    figure = run.locator("section.report figure.chart")
+    expect(figure).to_have_count(1)
+    image = figure.locator("img.chart-image")
+    expect(image).to_have_attribute(
+        "src", re.compile(rf"^/charts/{ui.thread_id}/[0-9a-f-]{{36}}/chart-[0-9a-f]{{16}}\.svg$")
+    )
+    expect(image).to_have_attribute("alt", re.compile("^line chart: Streymoy turbines, yearly generation; 6 points"))
+    image.scroll_into_view_if_needed()
+    page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image.element_handle())
+    expect(figure.locator("figcaption")).to_contain_text("Checked: 5 of 6 values are each in the text of the source")
+    expect(figure.locator(".chart-notes li")).to_have_text(
+        re.compile(r"^¹ 2024: 63\.9 GWh \[2\] — 63\.9 GWh is not in")
+    )
+    expect(run.locator("section.report pre")).to_have_count(0)
+
+    table = figure.locator("table.chart-data")
+    expect(table).to_be_hidden()
+    figure.get_by_role("button", name="Show data").click()
+    expect(table).to_be_visible()
+    expect(table.locator("tbody tr")).to_have_count(6)
+    expect(table.locator("tr.failing td")).to_have_text(["2024", "63.9", "[2]", "does not check out ¹"])
+    expect(table.locator("tr.failing a.cite-link")).to_have_attribute("href", re.compile("-src-2$"))
+    figure.screenshot(path=str(ui.screenshot().with_name(f"{ui.name}-chart.png")))
+
+
 def test_a_simple_question_is_answered_directly_without_research(ui, scripted):
     scripted.set_scenario(scenario(triage("SIMPLE"), direct_answerer("HTTP/3 runs over QUIC, on UDP.")))
     ui.open()
@@ -576,8 +648,14 @@ def test_with_review_on_the_plan_card_shows_the_units_and_the_edited_plan_is_wha
     assert requests_of(scripted, "research-subagent") == [], "no unit starts before the review"
     ui.screenshot()
 
-    card.get_by_label("Unit 1").fill("Find 2025 kelp output in Iceland")
+    # Every brief cleared is no plan to run: the card says so and sends nothing.
+    card.get_by_label("Unit 1").fill("")
     card.get_by_label("Unit 2").fill("")
+    card.get_by_role("button", name="Run edited plan").click()
+    expect(card.get_by_role("alert")).to_have_text("Every brief is empty: to start nothing, reject the plan.")
+    expect(card.get_by_role("button", name="Approve")).to_be_enabled()
+
+    card.get_by_label("Unit 1").fill("Find 2025 kelp output in Iceland")
     card.get_by_role("button", name="Run edited plan").click()
 
     expect(card.get_by_role("button", name="Approve")).to_be_disabled()
@@ -651,3 +729,69 @@ def test_the_plan_review_renders_as_an_approval_in_a_deep_agents_ui_like_page_an
     assert [run["status"] for run in client.runs.list(thread_id)] == ["success", "success"]
     last = state["values"]["messages"][-1]
     assert last["type"] == "ai" and last["content"].startswith("# Kelp farms"), "the report is the last answer"
+
+
+def test_a_refused_plan_answer_shows_why_on_a_deep_agents_ui_like_approval_and_approving_there_runs_the_plan(
+    browser, agent_server, scripted, request
+):
+    """A script answered the review with a decision deep-agents-ui would never send; the run stayed paused, and
+    the approval deep-agents-ui draws (tests/fixtures/clients/deep-agents-ui-like.html) opens with why."""
+    scripted.set_scenario(kelp_plan_reviewed())
+    client = get_sync_client(url=agent_server.url)
+    thread_id = client.threads.create()["thread_id"]
+    question = {"messages": [{"role": "user", "content": "How is kelp farming doing?"}]}
+    client.runs.wait(thread_id, GRAPH_ID, input=question, config={"configurable": {"plan_review": True}})
+    client.runs.wait(thread_id, GRAPH_ID, command={"resume": {"decisions": [{"type": "approve", "units": []}]}})
+    assert client.threads.get(thread_id)["status"] == "interrupted"
+    assert requests_of(scripted, "research-subagent") == []
+    [assistant] = [
+        a for a in client.assistants.search(graph_id=GRAPH_ID) if a["metadata"].get("created_by") == "system"
+    ]
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        fixture = Path(__file__).parents[1] / "fixtures" / "clients" / "deep-agents-ui-like.html"
+        page.route(
+            f"{agent_server.url}/deep-agents-ui-like*",
+            lambda route: route.fulfill(content_type="text/html", body=fixture.read_text(encoding="utf-8")),
+        )
+        page.goto(f"{agent_server.url}/deep-agents-ui-like?thread={thread_id}&assistant={assistant['assistant_id']}")
+
+        card = page.locator("section.approval")
+        expect(card.locator(".description")).to_contain_text(
+            'Your answer was not used: the approve decision has unknown keys "units"; it has only "type". '
+            "The plan is still waiting for your review: approve, edit or reject it."
+        )
+        expect(card.locator("ol.briefs li")).to_have_text([u["brief"] for u in KELP_UNITS])
+        UiPage(page, agent_server.url, request.node.name).screenshot()
+        card.get_by_role("button", name="Approve").click()
+        expect(page.get_by_role("status")).to_have_text("Finished")
+    finally:
+        context.close()
+
+    started = sorted(brief_of(r) for r in requests_of(scripted, "research-subagent") if r["turn"] == 0)
+    assert started == sorted(u["brief"] for u in KELP_UNITS)
+
+
+def test_a_blank_question_is_refused_under_the_question_box_and_an_over_long_one_ends_saying_why(ui, scripted):
+    scripted.set_scenario(scenario(orchestrator(submit("# Unused\n"), repeat_last=True)))
+    page = ui.open().page
+
+    page.fill("#question", "  \n\t ")
+    page.get_by_role("button", name="Research", exact=True).click()
+
+    expect(page.locator("#question-problem")).to_have_text("The question is empty: write what should be researched.")
+    expect(page.locator("#question")).to_be_focused()
+    expect(ui.turns).to_have_count(0)
+    ui.screenshot("blank")
+    page.keyboard.type("Kelp")
+    expect(page.locator("#question-problem")).to_be_empty()
+
+    # Past the server's DRA_MAX_QUESTION_CHARS (200,000): the run ends at once, and the turn says why.
+    run = ui.ask("Compare: " + "x" * 200_000)
+    end = ui.wait_for_end(run)
+    expect(end).to_have_class(re.compile(r"\berror\b"))
+    expect(end).to_contain_text("The run could not start: the question is empty or too long.")
+    expect(end).to_contain_text("The question is 200,009 characters long and this server takes at most 200,000")
+    assert scripted.requests() == [], "a refused question made model calls"

@@ -126,6 +126,8 @@ class EndReason(StrEnum):
     CONFIG_ERROR = "config_error"
     # The user already had the most runs in progress the server allows (DRA_MAX_RUNS_PER_USER).
     TOO_MANY_RUNS = "too_many_runs"
+    # The turn's question was empty, blank or longer than DRA_MAX_QUESTION_CHARS: nothing ran.
+    INVALID_QUESTION = "invalid_question"
     MODEL_ERROR = "model_error"
     INTERNAL_ERROR = "internal_error"
     # A research turn in which the model called no tool, even after a nudge (it may not support tool calling).
@@ -191,6 +193,8 @@ class WarningReason(StrEnum):
     # The model's reply had no tool call and no text (it stopped, or was cut off at the output cap); it is
     # asked once more.
     EMPTY_REPLY = "empty_reply"
+    # The answer to a plan review was not one valid decision: it was not used, and the plan still waits.
+    PLAN_REVIEW_ANSWER = "plan_review_answer"
 
 
 class TriageReason(StrEnum):
@@ -310,6 +314,7 @@ END_WORDS: dict[EndReason, str] = {
     EndReason.STALLED_AFTER_NUDGES: "Stopped: the agent stalled; the report covers what was found so far",
     EndReason.CONFIG_ERROR: "The run could not start: a setting is wrong",
     EndReason.TOO_MANY_RUNS: "The run could not start: you already have the most runs in progress this server allows",
+    EndReason.INVALID_QUESTION: "The run could not start: the question is empty or too long",
     EndReason.MODEL_ERROR: "The model could not be used",
     EndReason.INTERNAL_ERROR: "An internal error stopped the run",
     EndReason.NO_TOOL_CALLS: "The model called no tool, so no research was done",

@@ -3,7 +3,7 @@
 The end status says how the run ended; the outcome says what a caller can do with the answer. Contract:
 ``decide_outcome(end, facts)`` returns, by first match:
 - None when the run delivered nothing to judge: it is waiting for clarifying answers, or it ended with
-  no report and no answer (a config or model error before any research);
+  no report and no answer (a config or model error before any research, a refused question, too many runs);
 - ``recording_failed``: a store write of the run did not confirm (``run/recording.py``): the answer is
   delivered, but what the run should have kept for later runs (decisions, task, evidence) is not;
 - ``budget_exhausted``: a ceiling ended the run (tool calls, tokens, time, cost, or the step limit): the
@@ -33,6 +33,8 @@ _NOTHING_DELIVERED = frozenset(
         EndReason.AWAITING_CLARIFICATION,
         EndReason.ENDED_WITHOUT_REPORT,
         EndReason.CONFIG_ERROR,
+        EndReason.TOO_MANY_RUNS,
+        EndReason.INVALID_QUESTION,
         EndReason.MODEL_ERROR,
         EndReason.INTERNAL_ERROR,
         EndReason.NO_TOOL_CALLS,

@@ -49,6 +49,8 @@ class Prompt(StrEnum):
     NO_CLARIFY = "no_clarify"
     PLAN_REVIEW = "plan_review"
     RESEARCH_START = "research_start"
+    CHARTS = "charts"
+    CHART_OFFER = "chart_offer"
 
 
 @cache

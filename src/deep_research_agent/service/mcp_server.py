@@ -12,6 +12,9 @@ Contract:
   every evidence record its runs stored, full texts included.
 - Every run it starts is non-interactive (``clarify: false``): the orchestrator never asks and proceeds
   on stated assumptions; the question is the run's one human message, exactly as the caller wrote it.
+- A question that is empty, blank or longer than ``max_question_chars`` (``DRA_MAX_QUESTION_CHARS``) is a
+  tool error saying why (``domain/questions.py``), before any thread or run exists; the tools' input schema
+  states the limit (``maxLength``, and ``minLength``/``pattern`` for a non-blank question).
 - A run's answer is the report as Markdown text content, plus structured content (``ResearchResult``:
   report, sources, claim counts and citation accuracy, outcome, end status, thread and run ids, cost, run
   time). A run that ends without a report (a refused setting, too many runs) is a tool error saying why.
@@ -33,9 +36,11 @@ offers no thread, progress, cancellation or per-run settings.
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import logging
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
@@ -50,10 +55,13 @@ from pydantic import BaseModel, Field
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
+from ..domain.charts import chart_path
 from ..domain.claims import ClaimSummary
 from ..domain.names import StatusState, StopMode
+from ..domain.questions import question_problem
 from ..protocol.events import STOP_REQUESTS_NAMESPACE
-from ..settings import TIER_ORDER
+from ..report.charts import charts_as_markdown
+from ..settings import TIER_ORDER, ResearchConfig
 from .caller import caller_client
 
 logger = logging.getLogger(__name__)
@@ -94,9 +102,7 @@ _GET_EVIDENCE = (
     "with its URL, title and the evidence id the report's citations were checked against."
 )
 
-_Question = Annotated[
-    str, Field(min_length=1, description="The research question, self-contained, as a user would ask it.")
-]
+_QUESTION = "The research question, self-contained, as a user would ask it."
 _ThreadId = Annotated[str, Field(min_length=1, description="A thread_id returned by research or follow_up.")]
 
 
@@ -196,9 +202,25 @@ class _Asgi:
 class McpService:
     """The research tools on one FastMCP server; ``app`` and ``lifespan`` are what a custom app mounts."""
 
-    def __init__(self, *, transport_security: TransportSecuritySettings | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        transport_security: TransportSecuritySettings | None = None,
+        max_question_chars: int | None = None,
+        public_url: str | None = None,
+    ) -> None:
         """``transport_security``: the MCP SDK's host and origin checks (DNS-rebinding protection); by
-        default only loopback hosts are accepted, as the SDK does for a server on 127.0.0.1."""
+        default only loopback hosts are accepted, as the SDK does for a server on 127.0.0.1.
+        ``max_question_chars``: the longest question the tools take (0: no limit); by default the server's
+        ``DRA_MAX_QUESTION_CHARS``. ``public_url``: where callers reach this server, the base of a report's
+        chart images (by default the server's ``DRA_PUBLIC_URL``; empty: charts are given as caption and
+        table only)."""
+        if max_question_chars is None or public_url is None:
+            server = ResearchConfig.resolve(None)
+            max_question_chars = server.max_question_chars if max_question_chars is None else max_question_chars
+            public_url = server.public_url if public_url is None else public_url
+        self.max_question_chars = max_question_chars
+        self.public_url = public_url.rstrip("/")
         self.server = FastMCP(
             "deep-research-agent",
             instructions=INSTRUCTIONS,
@@ -209,8 +231,11 @@ class McpService:
         self.app = _Asgi(self.server)
         readonly = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
         runs = ToolAnnotations(readOnlyHint=False, openWorldHint=True)
-        self.server.add_tool(self.research, name="research", description=_RESEARCH, annotations=runs)
-        self.server.add_tool(self.follow_up, name="follow_up", description=_FOLLOW_UP, annotations=runs)
+        question = _question_type(max_question_chars)
+        self.server.add_tool(_asking(self.research, question), name="research", description=_RESEARCH, annotations=runs)
+        self.server.add_tool(
+            _asking(self.follow_up, question), name="follow_up", description=_FOLLOW_UP, annotations=runs
+        )
         self.server.add_tool(self.get_report, name="get_report", description=_GET_REPORT, annotations=readonly)
         self.server.add_tool(self.get_evidence, name="get_evidence", description=_GET_EVIDENCE, annotations=readonly)
 
@@ -223,7 +248,7 @@ class McpService:
 
     async def research(
         self,
-        question: _Question,
+        question: str,
         ctx: Context[Any, Any, Any],
         tier: Annotated[
             Literal[TIER_ORDER] | None,  # type: ignore[valid-type]
@@ -242,6 +267,7 @@ class McpService:
             float | None, Field(gt=0, description="Wall-clock ceiling of the run in minutes; it stops and reports.")
         ] = None,
     ) -> Annotated[CallToolResult, ResearchResult]:
+        self._check(question)
         configurable: dict[str, Any] = {}
         if tier is not None:
             configurable["model_tier"] = tier
@@ -256,8 +282,9 @@ class McpService:
         return await self._run(client, ctx, thread_id, question, configurable)
 
     async def follow_up(
-        self, thread_id: _ThreadId, question: _Question, ctx: Context[Any, Any, Any]
+        self, thread_id: _ThreadId, question: str, ctx: Context[Any, Any, Any]
     ) -> Annotated[CallToolResult, ResearchResult]:
+        self._check(question)
         client = _client(ctx)
         await _thread(client, thread_id)
         return await self._run(client, ctx, thread_id, question, {})
@@ -270,7 +297,7 @@ class McpService:
         values = await _values(client, thread_id)
         if not values.get("final_report"):
             raise ToolError(f"Thread {thread_id} has no report yet (a run may still be going, or it delivered none).")
-        return _answer(_result(thread_id, values))
+        return _answer(_result(thread_id, values, public_url=self.public_url))
 
     async def get_evidence(
         self, thread_id: _ThreadId, ctx: Context[Any, Any, Any]
@@ -291,6 +318,10 @@ class McpService:
         return CallToolResult(
             content=[TextContent(type="text", text=text)], structuredContent=result.model_dump(mode="json")
         )
+
+    def _check(self, question: str) -> None:
+        if problem := question_problem(question, max_chars=self.max_question_chars):
+            raise ToolError(problem)
 
     # --- one run -----------------------------------------------------------------------------------------
 
@@ -332,15 +363,36 @@ class McpService:
         values = await _values(client, thread_id)
         end = progress.end or {}
         ended = f"{end.get('state')}/{end.get('reason')}" if end else None
-        if not values.get("final_report") or end.get("reason") in ("config_error", "too_many_runs"):
+        if not values.get("final_report") or end.get("reason") in ("config_error", "too_many_runs", "invalid_question"):
             detail = end.get("detail") or "no report was delivered"
             raise ToolError(f"The research run ended {ended or 'without an end status'}: {detail}")
         usage = progress.usage or {}
-        result = _result(thread_id, values, run_id=progress.run_id, end=ended)
+        result = _result(thread_id, values, run_id=progress.run_id, end=ended, public_url=self.public_url)
         result.partial = progress.partial
         result.cost_usd = usage.get("cost_usd")
         result.run_seconds = usage.get("elapsed_s", round(time.monotonic() - began, 1))
         return _answer(result)
+
+
+def _question_type(max_chars: int) -> Any:
+    """The question parameter's type: its schema states the limits, which ``McpService._check`` enforces with
+    the reason (a validation constraint would answer in pydantic's words instead)."""
+    limits: dict[str, Any] = {"minLength": 1, "pattern": r"\S"} | ({"maxLength": max_chars} if max_chars else {})
+    return Annotated[str, Field(description=_QUESTION, json_schema_extra=limits)]
+
+
+def _asking(tool: Callable[..., Awaitable[Any]], question: Any) -> Callable[..., Awaitable[Any]]:
+    """``tool`` with its ``question`` parameter typed ``question``. FastMCP builds a tool's input schema from
+    its signature, and the question's limit is a server setting, known only once the service is built."""
+    signature = inspect.signature(tool, eval_str=True)
+    parameters = [p.replace(annotation=question) if p.name == "question" else p for p in signature.parameters.values()]
+
+    @functools.wraps(tool)
+    async def asking(*args: Any, **kwargs: Any) -> Any:
+        return await tool(*args, **kwargs)
+
+    asking.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    return asking
 
 
 # --- the API, as the caller ---------------------------------------------------------------------------------
@@ -397,14 +449,23 @@ async def _stop(client: LangGraphClient, thread_id: str, run_id: str | None) -> 
 
 
 def _result(
-    thread_id: str, values: Mapping[str, Any], *, run_id: str | None = None, end: str | None = None
+    thread_id: str,
+    values: Mapping[str, Any],
+    *,
+    run_id: str | None = None,
+    end: str | None = None,
+    public_url: str = "",
 ) -> ResearchResult:
+    """The run's result; its report's charts as a calling model reads them (image link, caption, notes and
+    data table), never their JSON."""
+    image = (lambda record: public_url + chart_path(thread_id, run_id, record.id)) if public_url else None
+    report = charts_as_markdown(str(values.get("final_report") or ""), image or (lambda record: None))
     summary = values.get("claim_summary")
     claims = ClaimSummary.model_validate(summary) if isinstance(summary, dict) else None
     return ResearchResult(
         thread_id=thread_id,
         run_id=run_id,
-        report=str(values.get("final_report") or ""),
+        report=report,
         sources=list(values.get("sources") or []),
         claims=claims,
         citation_accuracy=claims.citation_accuracy if claims else None,
