@@ -10,6 +10,7 @@ from typing import Any
 
 import docx
 import pytest
+from langchain_core.messages import AIMessage, HumanMessage
 from pypdf import PdfReader
 from starlette.applications import Starlette
 from starlette.routing import Route
@@ -20,6 +21,7 @@ from deep_research_agent.domain.charts import ChartRecord, ChartSpecError, Point
 from deep_research_agent.evidence.store import EvidenceStore
 from deep_research_agent.export import ExportFormat, render, report_document
 from deep_research_agent.export.charts import ChartImage, NotDrawn, render_chart
+from deep_research_agent.lifecycle.fallback_report import fallback_report
 from deep_research_agent.report.charts import charts_as_markdown, delivered_charts
 from deep_research_agent.report.hygiene import lint_citations, scrub_report
 from deep_research_agent.report.vetting import finalise, vet_report
@@ -125,6 +127,16 @@ def test_more_charts_than_the_setting_allows_are_refused_then_left_out():
     assert [r.spec.title for r in delivered_charts(delivered(spec(), spec(title="Again"), max_charts=1))] == [
         "Streymoy generation"
     ]
+
+
+def test_a_run_that_ends_undelivered_keeps_the_servers_chart_limit_in_its_fallback_report():
+    draft = AIMessage(content=report(spec(), spec(title="Again")))
+
+    limited = fallback_report([HumanMessage(content="Streymoy?"), draft], evidence(), why="halted", max_charts=1)
+    off = fallback_report([HumanMessage(content="Streymoy?"), draft], evidence(), why="halted", max_charts=0)
+
+    assert [r.spec.title for r in delivered_charts(limited)] == ["Streymoy generation"]
+    assert delivered_charts(off) == [] and "```chart" not in off
 
 
 # --- the checks ----------------------------------------------------------------------------------------

@@ -38,9 +38,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("modelcalls",),
     ("guards",),
     ("lifecycle",),
+    ("assist",),
     ("planning", "plan_review"),
     ("graph",),
     ("service", "export"),
+    ("schedules",),
     ("cli", "routes"),
     ("evaluation",),
 )

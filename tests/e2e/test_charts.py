@@ -20,6 +20,7 @@ from pypdf import PdfReader
 
 from deep_research_agent.report.charts import delivered_charts
 from testkit.agent_server import RunResult, stream_run
+from testkit.mcp_caller import mcp_session, text_of
 from testkit.scenarios import CHART_QUESTION, charted_series, end_of, message_text, requests_of
 from testkit.web import ARTICLES
 
@@ -129,3 +130,18 @@ async def test_every_export_embeds_the_chart_and_puts_its_data_table_in_the_appe
     assert f"]({link})" in markdown and "![" not in markdown
     assert markdown.index("| 2024 | 63.9 | [2] | does not check out ¹ |") > markdown.index("### Chart data 1:")
     assert (await get(link)).status_code == 200, "the Markdown export's link is the server's own image"
+
+
+async def test_a_calling_agent_reads_the_chart_over_mcp_as_an_image_link_and_its_table(agent_server, charted):
+    run, _, _ = charted
+    [chart] = delivered_charts(run.values["final_report"])
+
+    async with mcp_session(agent_server.url) as session:
+        answer = await session.call_tool("get_report", {"thread_id": run.thread_id})
+
+    text = text_of(answer)
+    assert not answer.isError, text
+    assert "```chart" not in text and "```chart" not in answer.structuredContent["report"]
+    assert f"]({agent_server.url}/charts/{run.thread_id}/{chart.id}.png)" in text
+    assert "Chart: Streymoy turbines, yearly generation." in text
+    assert "| 2019 | 41.2 | [1] | checked |" in text and "| 2024 | 63.9 | [2] | does not check out ¹ |" in text

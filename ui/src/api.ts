@@ -4,6 +4,7 @@ import { Client } from "@langchain/langgraph-sdk/client";
 
 import type { EvidenceEntry } from "./model";
 import { isRecord } from "./model";
+import type { ScheduleSummary } from "./views/watching";
 
 export const GRAPH_ID = "deep_research_agent";
 /**
@@ -69,7 +70,17 @@ export function reportUrl(threadId: string, format: string): string {
 
 /** Every evidence record the thread's runs stored, texts included (`GET /evidence/{thread_id}`). */
 export async function fetchEvidence(apiUrl: string, threadId: string): Promise<EvidenceEntry[]> {
-  const response = await fetch(`${apiUrl}/evidence/${encodeURIComponent(threadId)}`, { headers: { Accept: "application/json" } });
+  return (await fetchJson(`${apiUrl}/evidence/${encodeURIComponent(threadId)}`)) as EvidenceEntry[];
+}
+
+/** The caller's schedules as the Watching list shows them (`GET /schedules`, schedules/listing.py). */
+export async function fetchSchedules(apiUrl: string): Promise<ScheduleSummary[]> {
+  const body = await fetchJson(`${apiUrl}/schedules`);
+  return isRecord(body) && Array.isArray(body.schedules) ? (body.schedules as ScheduleSummary[]) : [];
+}
+
+async function fetchJson(url: string): Promise<unknown> {
+  const response = await fetch(url, { headers: { Accept: "application/json" } });
   const text = await response.text();
   if (!response.ok) {
     let detail = text;
@@ -81,7 +92,7 @@ export async function fetchEvidence(apiUrl: string, threadId: string): Promise<E
     }
     throw new Error(`HTTP ${response.status}: ${detail || response.statusText}`);
   }
-  return JSON.parse(text) as EvidenceEntry[];
+  return JSON.parse(text) as unknown;
 }
 
 /** A chart of a delivered report, drawn by the server; a run's own when known, so an earlier turn keeps its picture. */
