@@ -223,7 +223,7 @@ def test_cleaned_findings_drop_unusable_entries_and_keep_the_rest() -> None:
     assert verdict.findings is not None
     assert [f.source for f in verdict.findings.findings] == [URL, "MCP: pricing-db"]
     assert verdict.findings.gaps == ["No 2025 data."]
-    assert json.loads(verdict.fallback_text) == verdict.findings.model_dump()
+    assert json.loads(verdict.fallback_text) == verdict.findings.model_dump(exclude_none=True)
 
 
 def test_cleaning_summarises_a_series_and_caps_long_fields() -> None:
