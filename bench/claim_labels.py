@@ -170,7 +170,7 @@ def model_judge() -> JudgeCall:
     from deep_research_agent.run.usage import UsageMeter
     from deep_research_agent.settings import ResearchConfig
 
-    settings = ResearchConfig.resolve({"claim_judge": "on"})
+    settings = ResearchConfig.resolve({"configurable": {"claim_judge": "on"}})
     if settings.problems:
         raise SystemExit("; ".join(settings.problems))
     judge = report_judge(settings)
