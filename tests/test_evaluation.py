@@ -169,6 +169,19 @@ def test_compare_gives_one_verdict_line() -> None:
     assert compare(card([1.0] * 3), card([0.5] * 3)).verdict == "no significant difference"
 
 
+def test_fewer_claims_checked_is_a_regression_even_when_the_accuracy_over_them_rises() -> None:
+    def checked(share: int, accuracy: float) -> Scorecard:
+        questions = [
+            QuestionResult(id=f"q{n}", question="Q?", ok=True, claims=4, checked=share, citation_accuracy=accuracy)
+            for n in range(6)
+        ]
+        return Scorecard(suite="s", suite_path="s", suite_sha256="0", server="x", started_at="t", finished_at="t",
+                         wall_s=0, complete=True, questions=questions).summarise()  # fmt: skip
+
+    verdict = compare(checked(4, 0.75), checked(1, 1.0)).verdict
+    assert verdict.startswith("regression: checked_share -0.75"), verdict
+
+
 def test_a_scorecard_of_another_version_is_refused(tmp_path) -> None:
     path = tmp_path / "scorecard.json"
     path.write_text(json.dumps({**card([1.0]).model_dump(), "version": 99}))

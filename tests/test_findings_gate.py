@@ -513,10 +513,7 @@ def test_a_finding_whose_quote_is_in_no_text_read_from_its_source_is_handed_over
     handed_json = json.loads(checked.to_json())["findings"]
     assert "check" not in handed_json[0] and handed_json[2]["check"] == "quote_not_found"
     shown = findings_markdown(checked, evidence)
-    assert (
-        f"It costs $90/kWh. ([{URL}]({URL})) (its quote is in no text read from this source)"
-        in shown
-    )
+    assert f"It costs $90/kWh. ([{URL}]({URL})) (its quote is in no text read from this source)" in shown
     assert shown.count("its quote is in no text") == 3
 
 

@@ -320,7 +320,7 @@ def parse_reply(reply: str, batch: JudgeBatch) -> dict[int, Judgement]:
     passages = {int(p.id[1:]): p for p in batch.passages}
     found: dict[int, Judgement] = {}
     for claim, answer in _entries(data):
-        item = by_number.get(_number(claim)) if _number(claim) is not None else None
+        item = by_number.get(number) if (number := _number(claim)) is not None else None
         if item is None:
             continue
         if isinstance(answer, str):
@@ -331,7 +331,7 @@ def parse_reply(reply: str, batch: JudgeBatch) -> dict[int, Judgement]:
         if verdict is None:
             continue
         raw_passage = next((answer[k] for k in ("passage", "sentence", "evidence", "source") if k in answer), None)
-        passage = passages.get(_number(raw_passage)) if _number(raw_passage) is not None else None
+        passage = passages.get(named) if (named := _number(raw_passage)) is not None else None
         if passage is not None and passage not in item.passages:
             passage = passage if passage.index in item.indexes else None
         reason = " ".join(str(answer.get("reason") or answer.get("explanation") or "").split())[:REASON_CHARS]
