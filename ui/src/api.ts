@@ -83,3 +83,9 @@ export async function fetchEvidence(apiUrl: string, threadId: string): Promise<E
   }
   return JSON.parse(text) as EvidenceEntry[];
 }
+
+/** A chart of a delivered report, drawn by the server; a run's own when known, so an earlier turn keeps its picture. */
+export function chartUrl(threadId: string, runId: string | undefined, chartId: string): string {
+  const run = runId ? `/${encodeURIComponent(runId)}` : "";
+  return `${rootPath()}/charts/${encodeURIComponent(threadId)}${run}/${encodeURIComponent(chartId)}.svg`;
+}
