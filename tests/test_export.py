@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import io
+import re
 from datetime import UTC, datetime
 
 import docx
 import pytest
 from pypdf import PdfReader
 
-from deep_research_agent.domain.claims import ClaimRecord, ClaimSummary
+from deep_research_agent.domain.claims import ClaimRecord, summarise_claims
 from deep_research_agent.domain.names import ClaimVerdict, Outcome
 from deep_research_agent.export import (
     DocumentSource,
@@ -23,6 +24,15 @@ from deep_research_agent.export import (
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 MARKED = "Sales rose 40% in 2024 [2] [unverified]."
+
+
+CLAIMS = [
+    ClaimRecord(claim="Prices fell [1].", indexes=[1], verdict=ClaimVerdict.SUPPORTED),
+    ClaimRecord(
+        claim=MARKED, indexes=[2], verdict=ClaimVerdict.UNSUPPORTED_NUMBER, detail="40% not in the text of [2]"
+    ),
+]
+COVERAGE = "2 of 2 claims checked; 1 supported, 1 marked [unverified] (citation accuracy 50%)"
 
 
 def scripted() -> ReportDocument:
@@ -41,13 +51,8 @@ def scripted() -> ReportDocument:
                 index=2, title="Sales", url="https://example.org/sales", authors=["A. Li"], year=2025, doi="10.1/x"
             ),
         ],
-        claims=[
-            ClaimRecord(claim="Prices fell [1].", indexes=[1], verdict=ClaimVerdict.SUPPORTED),
-            ClaimRecord(
-                claim=MARKED, indexes=[2], verdict=ClaimVerdict.UNSUPPORTED_NUMBER, detail="40% not in the text of [2]"
-            ),
-        ],
-        summary=ClaimSummary(claims=2, supported=1, flagged=1, unsupported_number=1, citation_accuracy=0.5),
+        claims=CLAIMS,
+        summary=summarise_claims(CLAIMS),
     )
 
 
@@ -62,7 +67,7 @@ def test_the_html_page_links_each_marker_to_its_source_notes_the_mark_and_escape
     assert "40% not in the text of [2]" in page
     assert "<code>[1]</code>" in page and "&lt;script&gt;" in page and "<script>" not in page
     assert "A. Li; 2025; doi:10.1/x; not read in full" in page and "read 2026-05-04 09:00 UTC" in page
-    assert "<td>50% (supported claims ÷ claims)</td>" in page and "<table>" in page
+    assert f"<th>Coverage</th><td>{COVERAGE}</td>" in page and "<table>" in page
 
 
 def test_the_pdf_holds_the_text_in_every_script_and_links_the_sources():
@@ -86,7 +91,7 @@ def test_the_word_file_links_markers_to_numbered_entries_and_notes():
     assert marks["source_2"].startswith("[2] Sales — https://example.org/sales (A. Li; 2025; doi:10.1/x")
     assert any(run.font.rtl for p in paragraphs for run in p.runs if "שלום" in run.text)
     cells = [cell.text for table in document.tables for cell in table._cells]
-    assert "12 [1, 2]" in cells and "Citation accuracy" in cells
+    assert "12 [1, 2]" in cells and COVERAGE in cells
 
 
 def test_the_markdown_keeps_the_report_and_appends_notes_sources_and_checks():
@@ -95,7 +100,32 @@ def test_the_markdown_keeps_the_report_and_appends_notes_sources_and_checks():
     assert text.startswith("# Électricité 电力\n\n**Question:** Wie viel Strom?")
     assert MARKED in text and "1. “Sales rose 40% in 2024 [2].”: A figure of it is" in text
     assert "[1] [Grid data](<https://example.org/grid>) (read 2026-05-04 09:00 UTC)" in text
-    assert "| Citation accuracy | 50% (supported claims ÷ claims) |" in text
+    assert f"| Coverage | {COVERAGE} |" in text
+
+
+def unchecked_report() -> ReportDocument:
+    body = "The evidence found answers the question [1]. Finding 1 is supported by its source [1]."
+    claims = [
+        ClaimRecord(claim=sentence, indexes=[1], verdict=ClaimVerdict.UNCHECKED, decided_by="not_checked")
+        for sentence in ("The evidence found answers the question [1].", "Finding 1 is supported by its source [1].")
+    ]
+    source = DocumentSource(index=1, title="Grid data", url="https://example.org/grid")
+    return ReportDocument(title="T", body=body, sources=[source], claims=claims, summary=summarise_claims(claims))
+
+
+@pytest.mark.parametrize("form", [ExportFormat.MD, ExportFormat.HTML, ExportFormat.PDF, ExportFormat.DOCX])
+def test_a_report_whose_claims_nothing_checked_says_so_and_no_format_says_100_percent(form: ExportFormat):
+    data = render(unchecked_report(), form)
+    if form == ExportFormat.PDF:
+        text = "\n".join(page.extract_text() for page in PdfReader(io.BytesIO(data)).pages)
+    elif form == ExportFormat.DOCX:
+        document = docx.Document(io.BytesIO(data))
+        text = "\n".join([p.text for p in document.paragraphs] + [c.text for t in document.tables for c in t._cells])
+    else:
+        # What a reader sees: the stylesheet's widths ("max-width: 100%") are no figure.
+        text = re.sub(r"<style>.*?</style>", "", data.decode(), flags=re.S)
+    assert "0 of 2 claims checked" in " ".join(text.split()) and "100%" not in text
+    assert text.count("[unverified]") == 1, "only the appendix's count: nothing found an unchecked claim wrong"
 
 
 def test_the_document_is_built_from_the_state_records_not_the_sources_text():

@@ -23,6 +23,7 @@ from playwright.sync_api import Browser, expect, sync_playwright
 
 from testkit.agent_server import GRAPH_ID
 from testkit.browser import CHROMIUM_ARGS, UI_DIST, UiPage, chromium_executable
+from testkit.claim_reports import COVERAGE, coverage_report
 from testkit.scenarios import (
     CHART_QUESTION,
     brief_of,
@@ -227,10 +228,14 @@ def test_a_flagged_claim_is_marked_in_place_with_why_and_the_matching_sentence_o
     expect(report_section.locator(".report-body")).to_contain_text("Kelp grows fast.")
     expect(report_section.locator("li.source .badge")).to_have_text("Unverified: a number is not in the quote")
     claims = report_section.locator("details.claims")
-    expect(claims.locator("summary")).to_have_text("Claims checked: 2 · 1 flagged · 1 not checked for meaning")
+    expect(claims.locator("summary")).to_have_text(
+        "1 of 2 claims checked; 0 supported, 1 marked [unverified] (citation accuracy 0%)"
+    )
     expect(claims.locator("li.flagged .how")).to_have_text(" · figures and quotes looked up in the text")
-    unchecked = claims.locator("li.supported")
-    expect(unchecked.locator(".badge.unknown")).to_have_text("Cites a source that was read; not checked for meaning")
+    unchecked = claims.locator("li.unchecked")
+    expect(unchecked.locator(".badge.unknown")).to_have_text(
+        "Not checked: nothing in it to look up in the cited text, and no judge verdict"
+    )
     expect(report_section).not_to_contain_text("Supported by the cited text")
     flagged.focus()
     page.keyboard.press("Enter")
@@ -261,6 +266,36 @@ def test_a_flagged_claim_is_marked_in_place_with_why_and_the_matching_sentence_o
         downloads.first.click()
     assert document.value.suggested_filename == "how-much-carbon-does-a-kelp-farm-store.pdf"
     assert Path(document.value.path()).read_bytes().startswith(b"%PDF")
+
+
+def test_a_report_with_unchecked_claims_shows_the_server_s_coverage_in_the_usage_and_over_the_claims(ui, scripted, web):
+    url = web.url(ARTICLES["pharos-lighthouse"].path)
+    finding = {"finding": "It stood over 100 metres tall.", "evidence": "stood over 100 metres tall", "source": url}
+    scripted.set_scenario(
+        scenario(
+            orchestrator(
+                plan_and_delegate("Find how tall the Lighthouse of Alexandria was"), submit(coverage_report(url))
+            ),
+            researcher(
+                turn(tool_calls=[call("web_fetch", url=url)]), turn(content=findings_json("Its height.", [finding]))
+            ),
+        )
+    )
+    ui.open()
+    run = ui.ask("How tall was the Lighthouse of Alexandria?")
+    end = ui.wait_for_end(run)
+    expect(end).to_contain_text("Report delivered.")
+
+    assert usage_value(run, "Claims") == COVERAGE
+    claims = run.locator("section.report details.claims")
+    expect(claims.locator("summary")).to_have_text(COVERAGE)
+    expect(claims.locator("li.unchecked")).to_have_count(3)
+    expect(claims.locator("li.supported")).to_have_count(9)
+    expect(claims.locator("li.unchecked .badge.unknown").first).to_have_text(
+        "Not checked: nothing in it to look up in the cited text, and no judge verdict"
+    )
+    expect(run.locator("section.report mark.claim.flagged")).to_have_count(0)
+    ui.screenshot()
 
 
 QUESTIONS = ["Which region should I cover?", "Which timeframe matters: the last 12 months or longer?"]

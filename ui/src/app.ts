@@ -380,7 +380,8 @@ export class App implements TurnActions {
       // The message a generic client renders is the report with its markers and Sources linked
       // (report/rendering.py): the same report when it opens with the same heading line.
       if (typeof report === "string" && report && (!answer || firstLine(answer) === firstLine(report))) {
-        turn.model.report = { type: "report", markdown: report, partial: /^\s*(?:>\s*)?\*\*Incomplete\b/m.test(report.slice(0, 400)) };
+        const partial = /^\s*(?:>\s*)?\*\*Incomplete\b/m.test(report.slice(0, 400));
+        turn.model.report = { type: "report", markdown: report, partial, claims: values.claim_summary };
       }
     }
     turn.model.changed();

@@ -150,8 +150,9 @@ export function claimsFrom(values: { citations?: unknown }): Claim[] {
     }));
 }
 
+/** Whether a claim was delivered marked [unverified]: a check found it wrong or unbacked (domain/names.py ClaimVerdict.flags). */
 export function isFlagged(verdict: string): boolean {
-  return verdict !== "supported";
+  return verdict !== "supported" && verdict !== "unchecked";
 }
 
 // --- where a sentence sits in the report --------------------------------------------------------------

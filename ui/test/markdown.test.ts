@@ -12,6 +12,7 @@ import {
   citedNumbers,
   claimsFrom,
   imageLabel,
+  isFlagged,
   isOwnImage,
   locateClaim,
   matchingSentence,
@@ -90,6 +91,17 @@ test("the matching sentence of a source is the one holding the claim's tokens", 
   const page = "Intro text here. The Halvorsen cell stores 412 Wh/kg in lab tests. Prices were not disclosed.";
   assert.equal(matchingSentence(page, "The cell reaches 412 Wh/kg.", ["412"]), "The Halvorsen cell stores 412 Wh/kg in lab tests.");
   assert.equal(matchingSentence(page, "zebras everywhere", ["zebra"]), null);
+});
+
+test("an unchecked claim is neither flagged nor shown as checked, and says why", () => {
+  const [unchecked] = claimsFrom({
+    citations: [{ claim: "The evidence found answers the question.", indexes: [1], verdict: "unchecked", decided_by: "not_checked" }],
+  });
+  assert.equal(isFlagged(unchecked!.verdict), false);
+  assert.equal(checkedForMeaning(unchecked!.verdict, unchecked!.decidedBy), false);
+  assert.equal(verdictWords("unchecked", "not_checked"), "Not checked: nothing in it to look up in the cited text, and no judge verdict");
+  assert.equal(isFlagged("conflicting"), true);
+  assert.equal(sentenceMarks("The evidence found answers the question [1].", [unchecked!]).length, 0, "an unchecked claim is not marked in place");
 });
 
 test("a claim's decided_by is read, and only a judged claim is called supported by the cited text", () => {

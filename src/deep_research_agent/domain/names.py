@@ -188,6 +188,12 @@ class WarningReason(StrEnum):
     KNOWLEDGE_WRITE_FAILED = "knowledge_write_failed"
     # The claim judge failed, timed out or answered unparseably; those claims keep their deterministic verdicts.
     CLAIM_JUDGE_FAILED = "claim_judge_failed"
+    # The claim judge called the planted control claim (a false sentence added to its batch, never to the
+    # report) supported: it is unreliable for the run, and none of its verdicts is used.
+    CLAIM_JUDGE_UNRELIABLE = "claim_judge_unreliable"
+    # The judge called claims supported without naming a passage that shares their content, or with an empty
+    # or boilerplate reason: those claims are delivered unchecked.
+    CLAIM_VERDICT_UNFOUNDED = "claim_verdict_unfounded"
     # The model wrote tool calls as text (a local server without native tool calls); they ran as tool calls.
     TEXT_TOOL_CALLS = "text_tool_calls"
     # The model's reply had no tool call and no text (it stopped, or was cut off at the output cap); it is
@@ -271,6 +277,14 @@ class ClaimVerdict(StrEnum):
     SOURCE_NOT_READ = "source_not_read"
     CONFLICTING = "conflicting"
     UNCITED_NUMBER = "uncited_number"
+    # Nothing checked it: no figure, quote or name to look up in a cited text that was read, and no judge
+    # verdict that holds. Neither supported nor flagged; it counts against the report's coverage.
+    UNCHECKED = "unchecked"
+
+    @property
+    def flags(self) -> bool:
+        """Whether the claim is delivered marked ``[unverified]``: a check found it wrong or unbacked."""
+        return self not in (ClaimVerdict.SUPPORTED, ClaimVerdict.UNCHECKED)
 
 
 class ClaimMethod(StrEnum):
@@ -282,7 +296,8 @@ class ClaimMethod(StrEnum):
     NAMES_AND_DIRECTION = "names_and_direction"
     # The utility model judged it against the nearest passages of its cited sources.
     JUDGED = "judged"
-    # Nothing in it could be checked (no figure, quote or name, and no judge): a cited source was read.
+    # Nothing in it could be checked (no figure, quote or name, and no judge verdict that holds), or none of
+    # its sources was read: its verdict is ``unchecked`` (or ``source_not_read``).
     NOT_CHECKED = "not_checked"
 
 

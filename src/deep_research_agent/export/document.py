@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from ..domain.charts import ChartRecord
 from ..domain.claims import ClaimRecord, ClaimSummary
-from ..domain.names import CLARIFICATION_HEADER, HARNESS_MESSAGE_NAME, OUTCOME_NOTICES, ClaimVerdict, Outcome
+from ..domain.names import CLARIFICATION_HEADER, HARNESS_MESSAGE_NAME, OUTCOME_NOTICES, Outcome
 from ..report.charts import delivered_charts
 from ..report.markdown import source_entries, split_sources
 
@@ -74,7 +74,7 @@ class ReportDocument(BaseModel):
     @property
     def flagged_claims(self) -> list[ClaimRecord]:
         """The claims delivered marked ``[unverified]``, in report order (the k-th mark is the k-th of these)."""
-        return [claim for claim in self.claims if claim.verdict != ClaimVerdict.SUPPORTED]
+        return [claim for claim in self.claims if claim.verdict.flags]
 
     @property
     def charts(self) -> list[ChartRecord]:

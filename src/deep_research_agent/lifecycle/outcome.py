@@ -12,9 +12,11 @@ The end status says how the run ended; the outcome says what a caller can do wit
   report was written without it (``tools/errors.py`` ``retrieval_failure_text``);
 - ``insufficient_evidence``: the report says the evidence does not answer the question (the
   orchestrator's explicit ``submit_report(evidence_insufficient=true)``);
-- ``partial``: delivered with a claim the check did not support (any verdict but ``supported``), or
-  marked incomplete (a report assembled from the findings of a run that stopped early);
-- ``answered`` otherwise: delivered, every claim supported, no ceiling hit.
+- ``partial``: delivered with a claim a check flagged (marked ``[unverified]``: any verdict but
+  ``supported`` and ``unchecked``), or marked incomplete (a report assembled from the findings of a run
+  that stopped early);
+- ``answered`` otherwise: delivered, no claim flagged, no ceiling hit (how many claims were checked is the
+  claim summary's ``coverage``, beside the outcome).
 A failed write comes first because nothing else in the answer tells the caller it happened; a ceiling
 comes before the report's own qualities because a report cut short is incomplete whatever it says.
 """
@@ -90,6 +92,6 @@ def decide_outcome(end: EndStatus, facts: OutcomeFacts) -> Outcome | None:
         return Outcome.PARTIAL_RETRIEVAL
     if facts.evidence_insufficient:
         return Outcome.INSUFFICIENT_EVIDENCE
-    if facts.incomplete or any(verdict != ClaimVerdict.SUPPORTED for verdict in facts.verdicts):
+    if facts.incomplete or any(verdict.flags for verdict in facts.verdicts):
         return Outcome.PARTIAL
     return Outcome.ANSWERED

@@ -6,8 +6,9 @@ Contract:
   checks every citation's source against the run's evidence and findings (``check_citations``) and every
   claim against the texts it cites (``check_claims``). ``problems`` lists what the writer should fix; ``previous`` is the verdict on the draft the report gate sent back, so fixed
   citations count as ``repaired``;
-- ``with_judgements(vetted, judgements)`` puts the claim judge's verdicts (``judge.py``) into a vetted
-  draft, its problems listed again; the judge itself is a model call the report gate makes between the two;
+- ``with_judgements(vetted, judgements, judge_unreliable=...)`` puts the claim judge's verdicts (``judge.py``)
+  into a vetted draft, its problems listed again, or none when the judge was found unreliable (its claim
+  summary then says so); the judge itself is a model call the report gate makes between the two;
 - ``finalise(vetted, evidence)`` is the delivery: never-retrieved citations are removed
   (``repair_report``), the claims of the repaired text are checked again (the judge's verdicts kept, found
   by each claim's words and sources), every claim not supported is
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..domain.charts import DEFAULT_MAX_CHARTS
-from ..domain.claims import ClaimRecord, ClaimSummary
+from ..domain.claims import ClaimRecord, ClaimSummary, summarise_claims
 from .charts import ChartCheck, check_charts, with_checked_charts
 from .citations import CitationReport, check_citations, repair_report
 from .claims import ClaimCheck, check_claims, mark_unverified
@@ -49,6 +50,8 @@ class VettedReport:
     problems: list[str]
     # The claim judge's verdicts, by ``judge.judgement_key``: kept through the delivery's re-check.
     judgements: Mapping[str, Judgement] = field(default_factory=dict)
+    # The judge called a planted control claim supported: none of its verdicts is in ``judgements``.
+    judge_unreliable: bool = False
     # The draft's charts, their specs parsed and points checked (``charts.py``).
     charts: ChartCheck = field(default_factory=ChartCheck)
 
@@ -79,8 +82,14 @@ def vet_report(
     return VettedReport(markdown=scrubbed, check=check, claims=claims, problems=problems, charts=charts)
 
 
-def with_judgements(vetted: VettedReport, judgements: Mapping[str, Judgement]) -> VettedReport:
-    """The vetted draft with the judge's verdicts on its claims, and its problems listed again."""
+def with_judgements(
+    vetted: VettedReport, judgements: Mapping[str, Judgement], *, judge_unreliable: bool = False
+) -> VettedReport:
+    """The vetted draft with the judge's verdicts on its claims, and its problems listed again; a judge found
+    ``judge_unreliable`` gives none, and the draft's claim summary says so."""
+    if judge_unreliable:
+        claims = replace(vetted.claims, judge_unreliable=True)
+        return replace(vetted, claims=claims, judgements={}, judge_unreliable=True)
     if not judgements:
         return vetted
     claims = apply_judgements(vetted.claims, judgements)
@@ -102,15 +111,20 @@ def _deliverable(vetted: VettedReport, evidence: EvidenceStore) -> Delivery:
         library = evidence.library()
         citations = check_citations(repaired, library, evidence.all_findings())
         claims = apply_judgements(check_claims(repaired, citations, library), vetted.judgements)
+        claims = replace(claims, judge_unreliable=vetted.judge_unreliable)
     marked, records = mark_unverified(repaired, claims)
     # The charts are checked on the text as delivered, their cites renumbered with the rest, and written back
     # with their checks; a block that cannot be drawn becomes a note saying why.
     charts = check_charts(marked, citations, evidence.library(), max_charts=vetted.charts.max_charts)
+    points = [check for record in charts.records for check in record.checks]
+    summary = summarise_claims(
+        records,
+        judge_unreliable=claims.judge_unreliable,
+        chart_points=len(points),
+        chart_points_flagged=sum(not check.ok for check in points),
+    )
     return Delivery(
-        markdown=with_checked_charts(marked, charts),
-        citations=citations,
-        claims=records,
-        claim_summary=claims.summary,
+        markdown=with_checked_charts(marked, charts), citations=citations, claims=records, claim_summary=summary
     )
 
 

@@ -118,8 +118,14 @@ class ResearchResult(BaseModel):
         "absent when read back with get_report.",
     )
     sources: list[dict[str, Any]] = Field(description="The report's sources: url, title and how each was found.")
-    claims: ClaimSummary | None = Field(description="How many of the report's claims checked out, per verdict.")
-    citation_accuracy: float | None = Field(description="Supported claims ÷ claims checked (0 to 1).")
+    claims: ClaimSummary | None = Field(
+        description="How many of the report's claims were checked and checked out, per verdict; its coverage "
+        "sentence states them."
+    )
+    citation_accuracy: float | None = Field(
+        description="Supported claims ÷ checked claims (0 to 1); absent when none was checked. Read it with "
+        "claims.checked of claims.claims."
+    )
     outcome: str | None = Field(
         description="answered, partial, insufficient_evidence, partial_retrieval, budget_exhausted or recording_failed."
     )
@@ -478,7 +484,7 @@ def _answer(result: ResearchResult) -> CallToolResult:
     """The report as the text a calling model reads, and the whole result as structured content."""
     facts = [f"thread_id: {result.thread_id}"]
     if result.claims is not None and result.claims.claims:
-        facts.append(f"claims checked: {result.claims.supported} of {result.claims.claims} supported")
+        facts.append(f"claims: {result.claims.coverage}")
     if result.outcome:
         facts.append(f"outcome: {result.outcome}")
     if result.partial:

@@ -37,14 +37,13 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.store.base import BaseStore
 from langgraph.types import Command
 
-from ..domain.claims import CitationSummary
+from ..domain.claims import CitationSummary, no_claims
 from ..domain.clock import utc_now_iso
 from ..domain.conversation import last_user_index, latest_user_text
 from ..domain.knobs import KnobError
 from ..domain.names import EvidenceKind, ToolName, WarningReason
 from ..domain.url_policy import UrlPolicy
 from ..protocol.events import TaskDiff, WarningStatus, emit
-from ..report.claims import summarise
 from ..run import Run, run_hook, stored_evidence
 from ..run.archive import evidence_record
 from ..run.owner import run_user
@@ -163,7 +162,7 @@ class TaskMiddleware(AgentMiddleware):
         if material(diff):
             return await handler(_with_report(request, opening_with(draft, digest_section(diff))))
         # Nothing material: the short digest is the report, and none of the draft's checked claims is in it.
-        run.evidence.deliver_citations([], CitationSummary(), claims=[], claim_summary=summarise([]))
+        run.evidence.deliver_citations([], CitationSummary(), claims=[], claim_summary=no_claims())
         return await handler(_with_report(request, unchanged_report(draft, digest_section(diff), context.name)))
 
 

@@ -79,7 +79,7 @@ export function renderReport(ctx: ReportContext): HTMLElement {
       ? h("p", { class: "partial-banner", role: "note" }, h("strong", { text: "Incomplete. " }), "The run stopped before it finished; this report was assembled from what it found so far.")
       : null,
     body,
-    claims.length ? claimsList(claims) : null,
+    claims.length ? claimsList(claims, report.claims) : null,
     sources.length ? sourcesList(sources, headingId) : null,
     fieldList(extraFields(report, ["markdown", "partial", "claims"])),
   );
@@ -188,13 +188,13 @@ function sourcesList(sources: SourceView[], headingId: string): HTMLElement {
   );
 }
 
-function claimsList(claims: Claim[]): HTMLElement {
+/** The claims with their verdicts, under the server's own coverage sentence (domain/claims.py summarise_claims):
+ * the numbers every surface shows, never counted again here. */
+function claimsList(claims: Claim[], summary: EventOf<"report">["claims"]): HTMLElement {
   const flagged = claims.filter((c) => isFlagged(c.verdict)).length;
   const judged = claims.filter((c) => c.decidedBy === "judged").length;
-  const unchecked = claims.filter((c) => !checkedForMeaning(c.verdict, c.decidedBy)).length;
-  const parts = [`Claims checked: ${claims.length}`, flagged ? `${flagged} flagged` : unchecked ? "none flagged" : "all supported"];
+  const parts = [summary?.coverage || `${claims.length} claims`];
   if (judged) parts.push(`${judged} judged by the model`);
-  if (unchecked) parts.push(`${unchecked} not checked for meaning`);
   return h(
     "details",
     { class: "claims", open: flagged > 0 },
@@ -207,7 +207,7 @@ function claimsList(claims: Claim[]): HTMLElement {
         const how = decidedByWords(claim.decidedBy);
         return h(
           "li",
-          { class: isFlagged(claim.verdict) ? "flagged" : "supported", "data-decided-by": claim.decidedBy ?? "" },
+          { class: isFlagged(claim.verdict) ? "flagged" : checkedForMeaning(claim.verdict, claim.decidedBy) ? "supported" : "unchecked", "data-decided-by": claim.decidedBy ?? "" },
           h("span", { class: `badge ${badge}`, text: verdictWords(claim.verdict, claim.decidedBy) }),
           " ",
           claim.text,

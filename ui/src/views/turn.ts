@@ -489,13 +489,11 @@ export class Turn {
     if (cited) rows.push(["Citations", `${cited.valid ?? 0} verified`, `${cited.flagged ?? 0} flagged · ${cited.removed ?? 0} removed · ${cited.repaired ?? 0} repaired`]);
     const claims = usage.claims;
     if (claims?.claims) {
-      const notes = [`${formatNumber(claims.flagged ?? 0)} flagged`];
-      if (claims.judged) notes.push(`${formatNumber(claims.judged)} judged by the model`);
-      if (claims.not_checked) notes.push(`${formatNumber(claims.not_checked)} not checked for meaning`);
+      // The server's own sentence (domain/claims.py summarise_claims): coverage and accuracy, never counted here.
+      const notes = claims.judged ? [`${formatNumber(claims.judged)} judged by the model`] : [];
       // A report not in English may translate what it cites: say what its checks could not read.
       if (claims.not_checked_in_language) notes.push(`In ${claims.language}: ${claims.not_checked_in_language}`);
-      const accuracy = typeof claims.citation_accuracy === "number" ? ` (${Math.round(claims.citation_accuracy * 100)}% citation accuracy)` : "";
-      rows.push(["Claims", `${formatNumber(claims.supported ?? 0)} of ${formatNumber(claims.claims)} supported${accuracy}`, notes.join(", ")]);
+      rows.push(["Claims", claims.coverage || `${formatNumber(claims.claims)} claims`, notes.join(", ")]);
     }
     if (usage.compactions) rows.push(["Compactions", formatNumber(usage.compactions), `${formatNumber(usage.messages_summarized ?? 0)} messages summarized`]);
     const roles = Object.entries(usage.per_role ?? {});
