@@ -97,7 +97,10 @@ class ClaimCheck:
 
     @property
     def summary(self) -> ClaimSummary:
-        summary = summarise_claims(self.records, judge_unreliable=self.judge_unreliable)
+        return self.in_language(summarise_claims(self.records, judge_unreliable=self.judge_unreliable))
+
+    def in_language(self, summary: ClaimSummary) -> ClaimSummary:
+        """``summary`` with the report's language and what is not checked in it, for a report not in English."""
         if self.language is None:
             return summary
         limits = NOT_CHECKED_NOUN_CAPITALISING if self.language in NOUN_CAPITALISING else NOT_CHECKED_IN_LANGUAGE

@@ -117,11 +117,13 @@ def _deliverable(vetted: VettedReport, evidence: EvidenceStore) -> Delivery:
     # with their checks; a block that cannot be drawn becomes a note saying why.
     charts = check_charts(marked, citations, evidence.library(), max_charts=vetted.charts.max_charts)
     points = [check for record in charts.records for check in record.checks]
-    summary = summarise_claims(
-        records,
-        judge_unreliable=claims.judge_unreliable,
-        chart_points=len(points),
-        chart_points_flagged=sum(not check.ok for check in points),
+    summary = claims.in_language(
+        summarise_claims(
+            records,
+            judge_unreliable=claims.judge_unreliable,
+            chart_points=len(points),
+            chart_points_flagged=sum(not check.ok for check in points),
+        )
     )
     return Delivery(
         markdown=with_checked_charts(marked, charts), citations=citations, claims=records, claim_summary=summary
