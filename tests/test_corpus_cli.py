@@ -17,8 +17,9 @@ JSON_KEYS = ["corpus", "path", "anchor", "title", "score", "text"]
 
 
 def corpus_cli(*args: str, data: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The command with keyword search only, unless ``env`` turns embeddings on (the model costs seconds per call)."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("DRA_")}
-    environ.update({"DRA_DATA_DIR": str(data), **(env or {})})
+    environ.update({"DRA_DATA_DIR": str(data), "DRA_EMBEDDINGS": "off", **(env or {})})
     return subprocess.run(
         [sys.executable, "-m", "deep_research_agent.cli", "corpus", *args],
         cwd=ROOT, env=environ, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,

@@ -21,6 +21,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("domain",),
     ("prompts", "documents"),
     ("settings",),
+    ("embeddings",),
     ("protocol",),
     ("evidence",),
     ("run",),

@@ -10,6 +10,7 @@ from .environment import ENV_FILE_VARIABLE, load_env_file, read_dotenv
 from .features import (
     BudgetSettings,
     CorporaSettings,
+    EmbeddingSettings,
     ExtensionSettings,
     KnowledgeSettings,
     McpSettings,
@@ -30,6 +31,7 @@ __all__ = [
     "TIER_ORDER",
     "BudgetSettings",
     "CorporaSettings",
+    "EmbeddingSettings",
     "ExtensionSettings",
     "KnowledgeSettings",
     "McpSettings",

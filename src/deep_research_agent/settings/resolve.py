@@ -30,8 +30,10 @@ from ..domain.sandbox_providers import missing_package
 from ..domain.urls import http_url_problem
 from .corpora import parse_declarations
 from .features import (
+    EMBEDDERS,
     BudgetSettings,
     CorporaSettings,
+    EmbeddingSettings,
     ExtensionSettings,
     KnowledgeSettings,
     McpSettings,
@@ -112,6 +114,7 @@ _FALSE = frozenset({"false", "0", "no", "off"})
 class ResearchConfig(
     ExtensionSettings,
     ResultSettings,
+    EmbeddingSettings,
     CorporaSettings,
     SandboxSettings,
     McpSettings,
@@ -375,6 +378,12 @@ class ResearchConfig(
                 warnings.append(
                     f"DRA_DOMAIN_PROMPT_FILE {str(path)!r} cannot be read ({exc.strerror}); no domain prompt."
                 )
+
+        embedder = str(values.get("embeddings", "bundled")).strip().lower()
+        if embedder not in EMBEDDERS:
+            warnings.append(f"DRA_EMBEDDINGS {embedder!r} is not one of {', '.join(EMBEDDERS)}; using 'bundled'.")
+            embedder = "bundled"
+        values["embeddings"] = embedder
 
         values["corpora"], corpus_warnings = parse_declarations(environ.get("DRA_CORPORA", ""), base=PROJECT_ROOT)
         warnings.extend(corpus_warnings)
