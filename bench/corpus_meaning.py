@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
                 latency["embed"].append((t1 - t0) * 1000)
                 latency["keywords"].append((t2 - t1) * 1000)
                 latency["hybrid"].append((t3 - t2) * 1000)
-                meaning_hits = index.search("", MEANING_POOL, meaning=vector)
+                meaning_hits = index.search("", max(K, MEANING_POOL), meaning=vector)
                 texts = {hit.passage.id: hit.passage.text for hit in [*keyword_hits, *meaning_hits]}
                 rrf = fuse(
                     [(h.passage.id, h.score) for h in keyword_hits],

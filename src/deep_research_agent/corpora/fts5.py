@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from ..embeddings import fuse, rank_by_meaning
+from ..embeddings.ranking import FUSION_POOL
 from .backend import CorpusMeta, FileState, Hit, IndexedDocument, StoredPassage
 from .query import query_terms
 from .snippets import coverage, make_snippet, stem_pattern
@@ -43,7 +44,7 @@ TOKENIZER = "porter unicode61 remove_diacritics 2 tokenchars '_'"
 COMMON_FRACTION = 0.3
 RERANK_POOL = 40
 # How many passages nearest the question in meaning join the keyword candidates before fusion.
-MEANING_POOL = 50
+MEANING_POOL = FUSION_POOL
 COVERAGE_WEIGHT = 0.5
 # A query reads at most about this many rows per passage of the corpus: past it the most common single
 # words are dropped (never below two terms), which bounds the slowest queries without changing the ranking

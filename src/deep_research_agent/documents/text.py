@@ -16,6 +16,7 @@ import pypdf
 import trafilatura
 
 from ..domain.errors import ToolFailure
+from ..domain.works import CitationMetadata, citation_metadata
 from .office import OfficeKind, OfficeUnreadable, office_text
 
 _FALLBACK_DROP = "//nav|//header|//form|//noscript|//iframe|//button|//select|//menu"
@@ -27,6 +28,8 @@ class Document:
     author: str
     date: str
     text: str
+    # A scholarly page's DOI, arXiv id, title and authors from its meta tags: which work it is.
+    citation: CitationMetadata | None = None
 
     def as_text(self) -> str:
         fields = (("Title", self.title), ("Author", self.author), ("Date", self.date))
@@ -40,15 +43,17 @@ def extract_html(html: str, *, url: str | None = None) -> Document:
     extracted = trafilatura.extract_with_metadata(
         html, url=url, output_format="markdown", include_tables=True, prune_xpath="//nav"
     )
+    citation = citation_metadata(html)
     if extracted is not None and extracted.text:
         return Document(
             title=extracted.title or "",
             author=extracted.author or "",
             date=extracted.date or "",
             text=_strip_front_matter(extracted.text),
+            citation=citation,
         )
     title, text = _fallback_text(html)
-    return Document(title=title, author="", date="", text=text)
+    return Document(title=title, author="", date="", text=text, citation=citation)
 
 
 def _strip_front_matter(markdown: str) -> str:

@@ -3,13 +3,15 @@
 - ``rank_by_meaning(query, matrix, k)``: the rows of ``matrix`` (unit vectors) nearest the query vector,
   best first, as ``(row, cosine)``. Exact search: a matrix product over every row, which takes about 10 ms
   for 34,000 passages here; an approximate index would only pay past millions of rows.
-- ``fuse(keyword, meaning, k)``: one ranking from the two. Each side's scores are rescaled to 0..1 against
-  its own best score (``score / best``; a side with nothing scores nothing), and a candidate's fused
-  score is ``KEYWORD_WEIGHT × keyword + MEANING_WEIGHT × meaning``, a candidate missing from one side
-  scoring 0 there. Why not reciprocal-rank fusion: it throws the scores away, so a keyword list whose top
-  hit barely matches counts as much as one that found the exact identifier, and the trial in
-  ``docs/retrieval.md`` measured it below the meaning ranking alone on paraphrased questions;
-  ``bench/corpus_retrieval.py`` measures both (``--fusion``).
+- ``fuse(keyword, meaning, k)``: one ranking from the two, a convex combination of min-max normalised
+  scores (Bruch et al., "An Analysis of Fusion Functions for Hybrid Retrieval", 2023): each side keeps its
+  best ``FUSION_POOL``, its scores are rescaled to 0..1 between its worst and best kept score, and a
+  candidate's fused score is ``KEYWORD_WEIGHT × keyword + MEANING_WEIGHT × meaning``, a candidate missing
+  from one side scoring 0 there. So a keyword list whose top hit stands far above the rest (an exact
+  identifier) keeps it on top, and a flat one lets meaning decide. Why not reciprocal-rank fusion: it
+  throws those gaps away; equal-weight RRF lost to meaning alone on paraphrased questions in the trial, and
+  ``bench/corpus_meaning.py`` measures both in one run. The pool and the weights were chosen on the SQLite
+  questions and checked on PostgreSQL's (``docs/corpora.md`` has the numbers).
 - ``split_passages(text)`` and ``rank_passages(query, text, embedder, k)``: a long retrieved text (a page,
   an entry) cut into passages at paragraph ends and ranked by meaning for the query, for callers that
   choose which part of a document to read or show (the claim judge, the knowledge base).
@@ -28,8 +30,9 @@ from .embedder import Embedder
 
 Key = TypeVar("Key", bound=Hashable)
 
-KEYWORD_WEIGHT = 0.3
-MEANING_WEIGHT = 0.7
+KEYWORD_WEIGHT = 0.6
+MEANING_WEIGHT = 0.4
+FUSION_POOL = 20
 RRF_K = 60
 PASSAGE_CHARS = 1000
 _PARAGRAPH_RE = re.compile(r"\n\s*\n")
@@ -47,12 +50,12 @@ def rank_by_meaning(query: np.ndarray, matrix: np.ndarray, k: int) -> list[tuple
 
 
 def _rescaled(ranking: Sequence[tuple[Key, float]]) -> dict[Key, float]:
-    if not ranking:
+    """The best ``FUSION_POOL`` of ``ranking`` with their scores min-max normalised to 0..1 (a lone one: 1)."""
+    kept = sorted(ranking, key=lambda item: item[1], reverse=True)[:FUSION_POOL]
+    if not kept:
         return {}
-    best = max(score for _, score in ranking)
-    if best <= 0:
-        return {key: 0.0 for key, _ in ranking}
-    return {key: max(score, 0.0) / best for key, score in ranking}
+    low, high = kept[-1][1], kept[0][1]
+    return {key: (score - low) / (high - low) if high > low else 1.0 for key, score in kept}
 
 
 def fuse(
@@ -65,8 +68,8 @@ def fuse(
     method: str = "scores",
 ) -> list[tuple[Key, float]]:
     """The best ``k`` keys of both rankings (each best first, higher scores better), fused by ``method``:
-    ``scores`` (the default, see the module docstring) or ``rrf`` (weighted reciprocal-rank fusion,
-    ``weight / (RRF_K + rank)``, for comparison)."""
+    ``scores`` (the default, see the module docstring) or ``rrf`` (weighted reciprocal-rank fusion over
+    the whole lists, ``weight / (RRF_K + rank)``, for comparison)."""
     fused: dict[Key, float] = {}
     if method == "rrf":
         for weight, ranking in ((keyword_weight, keyword), (meaning_weight, meaning)):

@@ -492,7 +492,7 @@ async def fetch_page(
         url=url, title=document.title, kind=EvidenceKind.PAGE, text=full, agent=current_sender.get().role
     )
     emit(PageFetched(url=url, ok=True, title=document.title or None, chars=len(full)))
-    if record := evidence.add_source(url, document.title):
+    if record := evidence.add_source(url, document.title, work=document.citation):
         emit(Source(title=record.title, url=record.url, domain=record.domain))
     shown = await fit_result(
         full,
