@@ -36,7 +36,7 @@ def test_add_indexes_a_directory_and_prints_a_summary_naming_the_unreadable_file
 
     assert result.returncode == 0, result.stderr
     summary = result.stdout
-    assert summary.startswith("handbook: 7 documents, ") and "8 files seen, 7 added" in summary
+    assert summary.startswith("handbook: 10 documents, ") and "11 files seen, 10 added" in summary
     assert (
         "1 file(s) could not be read and were skipped:\n    reports/broken.pdf: is a PDF that could not be read"
         in summary
@@ -98,8 +98,8 @@ def test_a_declared_corpus_is_listed_before_it_is_indexed_and_reindex_builds_it(
     built = corpus_cli("reindex", "handbook", data=data, env=declared)
 
     assert "handbook (declared) Halvorsen Handbook" in listed.stdout and "not indexed yet" in listed.stdout
-    assert built.returncode == 0 and "7 added" in built.stdout
-    assert "7 documents" in corpus_cli("list", data=data, env=declared).stdout
+    assert built.returncode == 0 and "10 added" in built.stdout
+    assert "10 documents" in corpus_cli("list", data=data, env=declared).stdout
 
 
 def test_bad_input_gets_a_clear_message_and_a_nonzero_exit(docs, tmp_path):
@@ -155,7 +155,7 @@ def test_doctor_lists_the_corpora_and_warns_about_one_that_is_not_indexed(docs, 
     )  # fmt: skip
 
     lines = result.stdout.splitlines()
-    assert any("corpora" in line and "handbook: Halvorsen Handbook (7 documents" in line for line in lines), (
+    assert any("corpora" in line and "handbook: Halvorsen Handbook (10 documents" in line for line in lines), (
         result.stdout
     )
     assert any(line.strip().startswith("!") and "corpus 'later' is not indexed yet" in line for line in lines)
