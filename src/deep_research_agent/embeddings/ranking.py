@@ -7,9 +7,9 @@
   scores (Bruch et al., "An Analysis of Fusion Functions for Hybrid Retrieval", 2023): each side keeps its
   best ``FUSION_POOL``, its scores are rescaled to 0..1 between its worst and best kept score, and a
   candidate's fused score is ``KEYWORD_WEIGHT × keyword + MEANING_WEIGHT × meaning``, a candidate missing
-  from one side scoring 0 there. So a keyword list whose top hit stands far above the rest (an exact
-  identifier) keeps it on top, and a flat one lets meaning decide. Why not reciprocal-rank fusion: it
-  throws those gaps away; equal-weight RRF lost to meaning alone on paraphrased questions in the trial, and
+  from one side scoring 0 there. So a passage near the top of both rankings comes first, and the top of
+  either alone stays near the top (keywords weigh more: an exact identifier is the strongest signal there
+  is). Why not reciprocal-rank fusion: it throws the scores' gaps away; equal-weight RRF lost to meaning alone on paraphrased questions in the trial, and
   ``bench/corpus_meaning.py`` measures both in one run. The pool and the weights were chosen on the SQLite
   questions and checked on PostgreSQL's (``docs/corpora.md`` has the numbers).
 - ``split_passages(text)`` and ``rank_passages(query, text, embedder, k)``: a long retrieved text (a page,
