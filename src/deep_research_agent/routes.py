@@ -8,6 +8,10 @@
   (``service/steering.py``): 202 with ``{thread_id, run_id}`` once the message is on the run's channel, 404 with
   a ``detail`` when the thread has no run in progress the caller may see, 422 for a body without a message;
 - ``/mcp``: the agent's own MCP server (``service/mcp_server.py``), whose lifespan is this app's;
+- ``GET /corpora/search?corpus=NAME&q=TEXT[&k=10]``: a corpus of this server searched as the research units
+  search it (keywords and meaning, ``corpora/search.py``): ``{corpus, query, method, note, hits: [{id, title,
+  url, score, snippet, path, anchor}]}``; 404 with a ``detail`` naming the corpora for an unknown or
+  unsearchable one, 422 for an empty query or a ``k`` outside 1-50;
 - ``GET /ui`` and ``GET /ui/threads/{thread_id}``: the live-research web UI (``ui/``, built into ``ui/dist``),
   the same page for both, which reads the thread id from its URL; ``GET /ui/assets/...`` its bundle.
 
@@ -53,10 +57,17 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from .corpora.catalog import catalog_for
+from .corpora.readers import borrow
+from .corpora.search import CorpusSearch, hits_json, search_corpus
+from .embeddings import embedder_for
 from .export import ExportFormat, NoReport, file_name, render, report_document
 from .run.archive import stored_evidence
 from .service import MCP_PATH, McpService, NoRunningRun, SteerRequest, caller_client, send_steering
+from .settings import CorporaSettings, EmbeddingSettings, ResearchConfig
 
+CORPUS_SEARCH_PATH = "/corpora/search"
+MAX_CORPUS_HITS = 50
 EVIDENCE_PATH = "/evidence"
 REPORTS_PATH = "/reports"
 STEER_PATH = "/steer"
@@ -168,6 +179,39 @@ async def read_thread_state(request: Request, thread_id: str, run_id: str | None
     return state["values"], state.get("created_at")
 
 
+async def corpus_search_response(params: Mapping[str, str]) -> JSONResponse:
+    """One corpus searched for the web UI, with the server's own settings (corpora, data dir, embedder)."""
+    name, query = params.get("corpus", "").strip(), " ".join(params.get("q", "").split())
+    try:
+        k = int(params.get("k", "10"))
+    except ValueError:
+        k = 0
+    if not query or not 1 <= k <= MAX_CORPUS_HITS:
+        return JSONResponse({"detail": f"pass q (the words to look for) and k between 1 and {MAX_CORPUS_HITS}."}, 422)
+    settings = ResearchConfig.resolve(None)
+    catalog = await catalog_for(settings.part(CorporaSettings))
+    entry = next((e for e in catalog.ready() if e.spec.name == name), None)
+    if entry is None:
+        known = ", ".join(e.spec.name for e in catalog.ready()) or "none"
+        return JSONResponse({"detail": f"no searchable corpus {name!r}; the corpora are: {known}."}, 404)
+    embedder = embedder_for(settings.part(EmbeddingSettings))
+
+    def search() -> CorpusSearch:
+        with borrow(entry.spec.name, entry.index) as index:
+            return search_corpus(index, query, k, embedder)
+
+    found = await asyncio.to_thread(search)
+    return JSONResponse(
+        {
+            "corpus": name,
+            "query": query,
+            "method": found.method,
+            "note": found.note,
+            "hits": hits_json(found, entry.spec.display_title),
+        }
+    )
+
+
 def make_app(
     store: Callable[[], BaseStore],
     ui_dist: Path = UI_DIST,
@@ -191,6 +235,9 @@ def make_app(
 
     async def steer(request: Request) -> JSONResponse:
         return await steer_response(request, request.path_params["thread_id"])
+
+    async def corpus_search(request: Request) -> JSONResponse:
+        return await corpus_search_response(request.query_params)
 
     async def ui_page(request: Request) -> Response:
         index = ui_dist / "index.html"
@@ -217,6 +264,7 @@ def make_app(
             Route(REPORTS_PATH + "/{thread_id}", report, methods=["GET"]),
             Route(REPORTS_PATH + "/{thread_id}/{run_id}", report, methods=["GET"]),
             Route(STEER_PATH + "/{thread_id}", steer, methods=["POST"]),
+            Route(CORPUS_SEARCH_PATH, corpus_search, methods=["GET"]),
             Route(UI_PATH, ui_page, methods=["GET"]),
             Route(UI_PATH + "/", ui_page, methods=["GET"]),
             Route(UI_PATH + "/threads/{thread_id}", ui_page, methods=["GET"]),

@@ -19,6 +19,7 @@ from typing import Literal
 from ..embeddings import Embedder, EmbeddingFailed
 from .backend import Hit
 from .fts5 import Fts5Index
+from .locator import title_of, url_of
 
 SearchMethod = Literal["hybrid", "keywords"]
 
@@ -77,3 +78,19 @@ def search_corpus(index: Fts5Index, query: str, k: int, embedder: Embedder | Non
         embed_ms=embed_ms,
         search_ms=search_ms,
     )
+
+
+def hits_json(search: CorpusSearch, corpus_title: str) -> list[dict[str, object]]:
+    """The hits as a web client shows them: id, readable title, ``corpus://`` URL, score, snippet, file, anchor."""
+    return [
+        {
+            "id": hit.passage.id,
+            "title": title_of(corpus_title, hit.passage),
+            "url": url_of(hit.passage),
+            "score": hit.score,
+            "snippet": hit.snippet,
+            "path": hit.passage.path,
+            "anchor": hit.passage.anchor or (f"page={hit.passage.page}" if hit.passage.page else None),
+        }
+        for hit in search.hits
+    ]
