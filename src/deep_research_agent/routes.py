@@ -8,12 +8,15 @@
   (``service/steering.py``): 202 with ``{thread_id, run_id}`` once the message is on the run's channel, 404 with
   a ``detail`` when the thread has no run in progress the caller may see, 422 for a body without a message;
 - ``/mcp``: the agent's own MCP server (``service/mcp_server.py``), whose lifespan is this app's;
+- ``GET /corpora``: the corpora of this server a search can use, ``{corpora: [{name, title, description,
+  documents, passages}]}`` (the web UI's search page lists them);
 - ``GET /corpora/search?corpus=NAME&q=TEXT[&k=10]``: a corpus of this server searched as the research units
   search it (keywords and meaning, ``corpora/search.py``): ``{corpus, query, method, note, hits: [{id, title,
-  url, score, snippet, path, anchor}]}``; 404 with a ``detail`` naming the corpora for an unknown or
+  url, score, snippet, path, anchor, text}]}``; 404 with a ``detail`` naming the corpora for an unknown or
   unsearchable one, 422 for an empty query or a ``k`` outside 1-50;
-- ``GET /ui`` and ``GET /ui/threads/{thread_id}``: the live-research web UI (``ui/``, built into ``ui/dist``),
-  the same page for both, which reads the thread id from its URL; ``GET /ui/assets/...`` its bundle.
+- ``GET /ui``, ``GET /ui/threads/{thread_id}`` and ``GET /ui/search``: the web UI (``ui/``, built into
+  ``ui/dist``), the same page for all, which reads the thread id or the search from its URL; ``GET
+  /ui/assets/...`` its bundle.
 
 The evidence routes answer a JSON list of records (``run_id`` plus the fields of ``run/archive.py``: ``id,
 url, title, kind, retrieved_at, agent, sha256, chars, text``), or 404 with a ``detail`` when nothing is
@@ -66,7 +69,8 @@ from .run.archive import stored_evidence
 from .service import MCP_PATH, McpService, NoRunningRun, SteerRequest, caller_client, send_steering
 from .settings import CorporaSettings, EmbeddingSettings, ResearchConfig
 
-CORPUS_SEARCH_PATH = "/corpora/search"
+CORPORA_PATH = "/corpora"
+CORPUS_SEARCH_PATH = CORPORA_PATH + "/search"
 MAX_CORPUS_HITS = 50
 EVIDENCE_PATH = "/evidence"
 REPORTS_PATH = "/reports"
@@ -179,6 +183,25 @@ async def read_thread_state(request: Request, thread_id: str, run_id: str | None
     return state["values"], state.get("created_at")
 
 
+async def corpora_response() -> JSONResponse:
+    """The corpora of this server that can be searched now, with their sizes."""
+    catalog = await catalog_for(ResearchConfig.resolve(None).part(CorporaSettings))
+    return JSONResponse(
+        {
+            "corpora": [
+                {
+                    "name": entry.spec.name,
+                    "title": entry.spec.display_title,
+                    "description": entry.spec.description,
+                    "documents": entry.meta.documents if entry.meta else 0,
+                    "passages": entry.meta.passages if entry.meta else 0,
+                }
+                for entry in catalog.ready()
+            ]
+        }
+    )
+
+
 async def corpus_search_response(params: Mapping[str, str]) -> JSONResponse:
     """One corpus searched for the web UI, with the server's own settings (corpora, data dir, embedder)."""
     name, query = params.get("corpus", "").strip(), " ".join(params.get("q", "").split())
@@ -236,6 +259,9 @@ def make_app(
     async def steer(request: Request) -> JSONResponse:
         return await steer_response(request, request.path_params["thread_id"])
 
+    async def corpora(request: Request) -> JSONResponse:
+        return await corpora_response()
+
     async def corpus_search(request: Request) -> JSONResponse:
         return await corpus_search_response(request.query_params)
 
@@ -264,10 +290,12 @@ def make_app(
             Route(REPORTS_PATH + "/{thread_id}", report, methods=["GET"]),
             Route(REPORTS_PATH + "/{thread_id}/{run_id}", report, methods=["GET"]),
             Route(STEER_PATH + "/{thread_id}", steer, methods=["POST"]),
+            Route(CORPORA_PATH, corpora, methods=["GET"]),
             Route(CORPUS_SEARCH_PATH, corpus_search, methods=["GET"]),
             Route(UI_PATH, ui_page, methods=["GET"]),
             Route(UI_PATH + "/", ui_page, methods=["GET"]),
             Route(UI_PATH + "/threads/{thread_id}", ui_page, methods=["GET"]),
+            Route(UI_PATH + "/search", ui_page, methods=["GET"]),
             Route(UI_PATH + "/assets/{path:path}", ui_asset, methods=["GET", "HEAD"]),
             Route(MCP_PATH, mcp.app, methods=["GET", "POST", "DELETE"]),
         ],

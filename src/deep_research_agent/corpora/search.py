@@ -81,7 +81,8 @@ def search_corpus(index: Fts5Index, query: str, k: int, embedder: Embedder | Non
 
 
 def hits_json(search: CorpusSearch, corpus_title: str) -> list[dict[str, object]]:
-    """The hits as a web client shows them: id, readable title, ``corpus://`` URL, score, snippet, file, anchor."""
+    """The hits as a web client shows them: id, readable title, ``corpus://`` URL, score, snippet (query terms
+    between ``**``), file, anchor and the passage's whole text."""
     return [
         {
             "id": hit.passage.id,
@@ -91,6 +92,7 @@ def hits_json(search: CorpusSearch, corpus_title: str) -> list[dict[str, object]
             "snippet": hit.snippet,
             "path": hit.passage.path,
             "anchor": hit.passage.anchor or (f"page={hit.passage.page}" if hit.passage.page else None),
+            "text": hit.passage.text,
         }
         for hit in search.hits
     ]
