@@ -33,7 +33,9 @@ Commands:
                           Aegra environment deploy/.venv (Python >= 3.12) from deploy/uv.lock
   serve delete-data [--yes]
                           delete the data serve keeps (asks first)
-  --sync                  force `uv sync --extra dev`, then `up` (or the command that follows)
+  --sync                  force `uv sync --extra dev --compile-bytecode`, then `up` (or the command that
+                          follows); otherwise .venv is synced only when missing or when uv.lock or a
+                          pyproject.toml changed since its last sync
   ask "QUESTION" [--no-clarify] [--review-plan] [--evidence FILE] [--out FILE] [--config JSON] [--task NAME] [--user USER]
                           research a question against the running server and watch the run; --task
                           continues (or starts) a named task
@@ -114,17 +116,43 @@ ensure_uv() {
   say "Using $(uv --version)"
 }
 
+# When the environment was last synced from the lock: a command checks this stamp instead of having uv check
+# the lock at every start.
+SYNCED_STAMP=.venv/.dra-synced
+# When the project's own modules were last compiled to bytecode.
+COMPILED_STAMP=.venv/.dra-compiled
+
+# Every package is compiled to bytecode as it is installed: with PYTHONDONTWRITEBYTECODE set, Python caches
+# nothing it compiles, and each command would compile its imports again at every start.
 sync_env() {
-  say "uv sync --extra dev"
-  uv sync --extra dev
+  say "uv sync --extra dev --compile-bytecode"
+  uv sync --extra dev --compile-bytecode
+  : 2>/dev/null >"$SYNCED_STAMP" || true
 }
 
+# The environment is synced when it is missing, when --sync asks, or when uv.lock or a pyproject.toml changed
+# since its last sync; otherwise nothing is checked, so a command starts at once.
 ensure_env() {
   if [[ "${FORCE_SYNC:-0}" == 1 ]]; then
     sync_env
   elif [[ ! -d .venv ]]; then
     say ".venv is missing"
     sync_env
+  elif [[ ! -f "$SYNCED_STAMP" ]]; then
+    say ".venv has no record of its last sync"
+    sync_env
+  elif [[ uv.lock -nt "$SYNCED_STAMP" || pyproject.toml -nt "$SYNCED_STAMP" || sandbox/pyproject.toml -nt "$SYNCED_STAMP" ]]; then
+    say "uv.lock or a pyproject.toml changed since .venv was last synced"
+    sync_env
+  fi
+  compile_sources
+}
+
+# The project's own modules as bytecode, compiled again when one of them changed (an edit, a pull).
+compile_sources() {
+  [[ -d src ]] || return 0
+  if [[ ! -f "$COMPILED_STAMP" || -n "$(find src -name '*.py' -newer "$COMPILED_STAMP" -print -quit 2>/dev/null)" ]]; then
+    uv run --no-sync python -m compileall -q src >/dev/null && : 2>/dev/null >"$COMPILED_STAMP" || true
   fi
 }
 
@@ -238,7 +266,7 @@ cmd_eval() {
 
 cmd_cli() {
   ensure_env
-  exec uv run python -m deep_research_agent.cli "$@"
+  exec uv run --no-sync python -m deep_research_agent.cli "$@"
 }
 
 # The node projects: tests/js (the JS client tests) and ui (the web UI served at /ui). Each names the node it

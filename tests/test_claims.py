@@ -8,7 +8,8 @@ from deep_research_agent.domain.findings import Finding, Findings
 from deep_research_agent.evidence.store import EvidenceRecord
 from deep_research_agent.evidence.text import EvidenceLibrary
 from deep_research_agent.report.citations import check_citations
-from deep_research_agent.report.claims import ClaimCheck, check_claims, mark_unverified, split_claims
+from deep_research_agent.report.claim_split import split_claims
+from deep_research_agent.report.claims import ClaimCheck, check_claims, mark_unverified
 
 PHAROS = "https://history.example/pharos"
 SURVEY = "https://survey.example/pharos-height"

@@ -259,6 +259,20 @@ def test_report_is_rendered_as_markdown() -> None:
     assert view.report is not None
 
 
+def test_the_reports_sources_print_as_a_list_each_with_its_url() -> None:
+    view, out = make_view()
+    markdown = (
+        "# Findings\n\nGlass cells hold 412 Wh/kg [1], twice the old figure [2].\n\n"
+        "## Sources\n[1] Halvorsen cell — https://lab.example/cell\n[2] Survey 2025 — https://survey.example/s\n"
+    )
+
+    feed(view, [custom("report", markdown=markdown)])
+
+    lines = [line.strip() for line in out.getvalue().splitlines()]
+    assert "• [1] Halvorsen cell (https://lab.example/cell)" in lines
+    assert "• [2] Survey 2025 (https://survey.example/s)" in lines
+
+
 @pytest.mark.parametrize(("state", "code"), [("done", 0), ("error", 1)])
 def test_end_status_decides_exit_code_and_detail_is_printed(state: str, code: int) -> None:
     view, out = make_view()

@@ -9,7 +9,9 @@ a lower layer, never one of its own layer or above.
 from __future__ import annotations
 
 import ast
+import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -113,26 +115,140 @@ def test_no_two_packages_import_each_other():
 ARCHITECTURE = SOURCE.parents[1] / "docs" / "architecture.md"
 
 
-def concept_rows() -> list[tuple[str, list[str], int]]:
-    """The architecture doc's concept → modules table: each concept, the modules it names, their count."""
+@dataclass(frozen=True)
+class ConceptRow:
+    """One row of the architecture doc's concept → modules table."""
+
+    concept: str
+    modules: tuple[str, ...]  # a module's path under the package, or a folder ending in "/"
+    names: tuple[str, ...]  # identifiers, and values written as "quoted" strings
+    count: int
+
+
+def concept_rows() -> list[ConceptRow]:
+    """The architecture doc's concept → modules table."""
     table = ARCHITECTURE.read_text(encoding="utf-8").split("## Concept → modules", 1)[1].split("\n## ", 1)[0]
     rows = []
     for line in table.splitlines():
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        if len(cells) == 3 and cells[2].isdigit():
-            rows.append((cells[0], re.findall(r"`([^`]+\.py|[^`]+/)`", cells[1]), int(cells[2])))
+        if len(cells) >= 3 and cells[-1].isdigit():
+            assert len(cells) == 4, f"give the concept its names (Concept | Modules | Names | #): {line}"
+            modules = tuple(re.findall(r"`([^`]+\.py|[^`]+/)`", cells[1]))
+            rows.append(ConceptRow(cells[0], modules, tuple(re.findall(r"`([^`]+)`", cells[2])), int(cells[3])))
     return rows
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    return {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+
+
+def names_used(tree: ast.AST) -> set[str]:
+    """Every name a module uses (defined, imported, read, an attribute) and every string value its code
+    holds (docstrings aside), quoted: ``"done"``."""
+    docstrings = _docstrings(tree)
+    used: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            used.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            used.add(node.attr)
+        elif isinstance(node, ast.alias):
+            used |= {node.name.rpartition(".")[2], node.asname or node.name}
+        elif isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            used.add(node.name)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            used.add(json.dumps(node.value, ensure_ascii=False))
+    return used
+
+
+def only_reexports(tree: ast.Module) -> bool:
+    """A package ``__init__`` that only imports and lists exports (eagerly or lazily) does no work of its own."""
+    for node in tree.body:
+        if isinstance(node, ast.Import | ast.ImportFrom | ast.If) or (
+            isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        ):
+            continue
+        targets = [t for n in getattr(node, "targets", ()) for t in (n.elts if isinstance(n, ast.Tuple) else [n])]
+        if isinstance(node, ast.Assign) and all(
+            isinstance(t, ast.Name) and t.id in ("__all__", "__getattr__", "__dir__") for t in targets
+        ):
+            continue
+        return False
+    return True
+
+
+def module_names() -> dict[str, set[str]]:
+    """The names each module uses, by its path under the package; re-exporting ``__init__`` files left out."""
+    found = {}
+    for path in MODULES:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if path.name == "__init__.py" and only_reexports(tree):
+            continue
+        found[str(path.relative_to(SOURCE))] = names_used(tree)
+    return found
+
+
+def _in(module: str, entry: str) -> bool:
+    return module == entry or (entry.endswith("/") and module.startswith(entry))
+
+
+def modules_using(row: ConceptRow, used: dict[str, set[str]]) -> list[str]:
+    """The modules that use any of the row's names; graph.py (the roster, which wires every feature) only
+    for the concepts that name it."""
+    names = set(row.names)
+    return sorted(
+        module for module, its in used.items() if its & names and (module != "graph.py" or "graph.py" in row.modules)
+    )
 
 
 def test_every_concept_is_followed_in_at_most_three_modules_that_exist():
     rows = concept_rows()
     assert len(rows) > 40, "the concept table was not found"
-    spread = [f"{concept}: {count}" for concept, _, count in rows if count > 3]
+    spread = [f"{row.concept}: {row.count}" for row in rows if row.count > 3]
     assert not spread, "concepts followed in more than three modules:\n" + "\n".join(spread)
-    for concept, modules, count in rows:
-        assert len(modules) <= count, f"{concept}: names {len(modules)} modules but counts {count}"
-        missing = [module for module in modules if not (SOURCE / module).exists()]
-        assert not missing, f"{concept}: no such module {missing}"
+    for row in rows:
+        assert len(row.modules) == row.count, f"{row.concept}: names {len(row.modules)} modules but counts {row.count}"
+        missing = [module for module in row.modules if not (SOURCE / module).exists()]
+        assert not missing, f"{row.concept}: no such module {missing}"
+        assert row.names, f"{row.concept}: names no identifier that marks it in the code"
+
+
+@pytest.mark.parametrize("row", concept_rows(), ids=lambda row: row.concept[:60])
+def test_a_concept_is_used_in_exactly_the_modules_its_row_names(row: ConceptRow):
+    users = modules_using(row, module_names())
+
+    elsewhere = [module for module in users if not any(_in(module, entry) for entry in row.modules)]
+    assert not elsewhere, (
+        f"{row.concept}: {', '.join(elsewhere)} also use {', '.join(row.names)}: move the work into the concept's "
+        "modules, or name those modules in docs/architecture.md (at most three)"
+    )
+    left = [entry for entry in row.modules if not any(_in(module, entry) for module in users)]
+    assert not left, f"{row.concept}: {', '.join(left)} use none of {', '.join(row.names)}"
+
+
+def test_the_concept_check_counts_definitions_references_and_values_but_not_docstrings(tmp_path):
+    module = tmp_path / "module.py"
+    module.write_text(
+        '"""Mentions decide_outcome and "done" in prose only."""\n'
+        "from .outcome import OutcomeFacts as Facts\n"
+        "STATE = 'done'\n"
+        "def close(run):\n"
+        '    """Closes the run with decide_outcome."""\n'
+        "    return run.outcome.decide(Facts())\n",
+        encoding="utf-8",
+    )
+
+    used = names_used(ast.parse(module.read_text(encoding="utf-8")))
+
+    assert {"OutcomeFacts", "Facts", '"done"', "close", "decide", "STATE"} <= used
+    assert "decide_outcome" not in used
 
 
 # The modules that may hold the run's whole configuration: where it is defined and resolved (``settings``),

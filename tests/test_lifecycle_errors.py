@@ -23,8 +23,13 @@ from deep_research_agent.domain.secrets import register_secrets
 from deep_research_agent.domain.usage import RoleUsage
 from deep_research_agent.graph import build_graph, model_endpoint, run_lifecycle
 from deep_research_agent.guards.budget import BudgetLimits
-from deep_research_agent.lifecycle.middleware import RunLifecycleMiddleware, describe_model_error
-from deep_research_agent.lifecycle.model_errors import ModelEndpoint
+from deep_research_agent.lifecycle import (
+    ContainedCallsMiddleware,
+    RunClosingMiddleware,
+    RunLifecycle,
+    RunOpeningMiddleware,
+)
+from deep_research_agent.lifecycle.model_errors import ModelEndpoint, describe_model_error
 from deep_research_agent.run import Run, current_run, is_open, restore_ledger
 from deep_research_agent.run.containment import INTERNAL_ERROR, contain_hook_failures
 from deep_research_agent.settings import ResearchConfig
@@ -36,7 +41,7 @@ pytestmark = pytest.mark.anyio
 SECRET_DETAIL = "internal state at 0xdeadbeef"
 
 
-def lifecycle() -> RunLifecycleMiddleware:
+def lifecycle() -> RunLifecycle:
     return run_lifecycle(ResearchConfig.resolve({"configurable": {}}, environ={}))
 
 
@@ -47,7 +52,7 @@ async def broken(request: object) -> ModelResponse:
 async def test_an_unexpected_exception_in_a_model_call_ends_the_run_with_internal_error():
     request = ModelRequest(model=None, messages=[HumanMessage("question")], state={})
 
-    result = await lifecycle().awrap_model_call(request, broken)
+    result = await lifecycle().contained.awrap_model_call(request, broken)
 
     assert isinstance(result, ExtendedModelResponse)
     assert result.command.update["run_error"]["reason"] == "internal_error"
@@ -56,7 +61,7 @@ async def test_an_unexpected_exception_in_a_model_call_ends_the_run_with_interna
 
 
 async def test_an_unexpected_exception_in_a_tool_call_ends_the_run_before_the_next_model_call():
-    middleware = lifecycle()
+    middleware = lifecycle().contained
     request = ToolCallRequest(
         tool_call={"name": "submit_report", "args": {}, "id": "call-1"}, tool=None, state={}, runtime=None
     )
@@ -92,7 +97,7 @@ async def test_a_cancelled_run_drops_its_stores_and_stays_cancelled(call):
     run.evidence.add_evidence(
         url="https://example.org/a", title="A", kind="page", text="A page the run read.", agent="researcher"
     )
-    middleware = lifecycle()
+    middleware = lifecycle().contained
 
     model_request = ModelRequest(model=None, messages=[HumanMessage("q")], state={})
     tool_request = ToolCallRequest(
@@ -243,47 +248,61 @@ async def test_a_hook_that_breaks_after_research_ends_the_run_with_internal_erro
 ENDPOINT = ModelEndpoint(base_url="http://127.0.0.1:9/v1", model_tier="low", request_timeout=30.0)
 
 
-def test_the_graph_hands_the_lifecycle_the_settings_it_reports_and_enforces():
+def test_the_graph_hands_each_part_of_the_lifecycle_the_settings_it_reports_and_enforces():
     settings = ResearchConfig.resolve(
         {"configurable": {"max_tool_calls": 40, "recursion_limit": 5, "remember_findings": True}},
         environ={"OPENAI_API_KEY": "sk-test", "DRA_MAX_RUNS_PER_USER": "3", "DRA_KNOWLEDGE_DATASET": "grid"},
     )
 
-    middleware = run_lifecycle(settings, build_warnings=("skill broken",))
+    contained, opening, ledger, closing = run_lifecycle(settings, build_warnings=("skill broken",))
 
-    assert middleware.endpoint == ModelEndpoint(
+    assert contained.endpoint == ModelEndpoint(
         base_url=settings.base_url, model_tier=settings.model_tier, request_timeout=settings.request_timeout
     )
-    assert middleware.budget.max_tool_calls == 40
-    assert middleware.recursion_limit == 12  # the effective limit, never below the floor
-    assert (middleware.max_runs_per_user, middleware.remember_findings, middleware.knowledge_dataset) == (
-        3,
-        True,
-        "grid",
-    )
-    assert middleware.warnings == (*settings.warnings, "skill broken")
-    assert middleware.problems == settings.problems
+    assert (opening.max_runs_per_user, opening.remember_findings, opening.knowledge_dataset) == (3, True, "grid")
+    assert opening.warnings == (*settings.warnings, "skill broken")
+    assert opening.problems == settings.problems
+    assert closing.budget.max_tool_calls == 40
+    assert closing.recursion_limit == 12  # the effective limit, never below the floor
+    assert (closing.remember_findings, closing.knowledge_dataset) == (True, "grid")
 
 
 @pytest.mark.parametrize(
-    ("knob", "value"),
+    ("part", "knob", "value"),
     [
-        ("recursion_limit", 0),
-        ("recursion_limit", -3),
-        ("recursion_limit", 12.5),
-        ("max_runs_per_user", -1),
-        ("max_runs_per_user", True),
-        ("endpoint", "http://127.0.0.1:9/v1"),
-        ("budget", {"max_tool_calls": 10}),
-        ("warnings", "one warning"),
-        ("problems", [3]),
+        (RunClosingMiddleware, "recursion_limit", 0),
+        (RunClosingMiddleware, "recursion_limit", -3),
+        (RunClosingMiddleware, "recursion_limit", 12.5),
+        (RunClosingMiddleware, "budget", {"max_tool_calls": 10}),
+        (RunOpeningMiddleware, "max_runs_per_user", -1),
+        (RunOpeningMiddleware, "max_runs_per_user", True),
+        (RunOpeningMiddleware, "warnings", "one warning"),
+        (RunOpeningMiddleware, "problems", [3]),
+        (RunOpeningMiddleware, "roster", ["web_search"]),
+        (ContainedCallsMiddleware, "endpoint", "http://127.0.0.1:9/v1"),
     ],
 )
-def test_the_lifecycle_refuses_a_bad_knob_naming_it(knob: str, value: object):
-    knobs: dict[str, object] = {"endpoint": ENDPOINT, "budget": BudgetLimits(), "recursion_limit": 40}
+def test_each_part_of_the_lifecycle_refuses_a_bad_knob_naming_it(part: type, knob: str, value: object):
+    knobs: dict[type, dict[str, object]] = {
+        RunClosingMiddleware: {"budget": BudgetLimits(), "recursion_limit": 40},
+        RunOpeningMiddleware: {},
+        ContainedCallsMiddleware: {"endpoint": ENDPOINT},
+    }
     with pytest.raises(KnobError, match=knob) as refused:
-        RunLifecycleMiddleware(**{**knobs, knob: value})  # type: ignore[arg-type]
-    assert refused.value.parameter == knob
+        part(**{**knobs[part], knob: value})
+    assert (refused.value.owner, refused.value.parameter) == (part.__name__, knob)
+
+
+def test_the_lifecycle_opens_the_run_first_and_closes_it_last_at_the_cost_of_two_graph_steps():
+    graph = build_graph(ResearchConfig.resolve({}, environ={"OPENAI_API_KEY": "sk-test"}))
+    edges = {(edge.source, edge.target) for edge in graph.get_graph().edges}
+
+    assert ("__start__", "RunOpeningMiddleware.before_agent") in edges
+    assert [source for source, target in edges if target == "__end__"] == ["RunClosingMiddleware.after_agent"]
+    lifecycle_nodes = [
+        name for name in graph.nodes if name.startswith(("ContainedCalls", "RunOpening", "RunLedger", "RunClosing"))
+    ]
+    assert lifecycle_nodes == ["RunOpeningMiddleware.before_agent", "RunClosingMiddleware.after_agent"]
 
 
 @pytest.mark.parametrize(
@@ -308,7 +327,7 @@ async def test_an_orchestrator_model_call_is_in_the_ledger_before_its_reply_reac
         return ModelResponse(result=[AIMessage("", tool_calls=[{"name": "task", "args": {}, "id": "c1"}])])
 
     request = ModelRequest(model=None, messages=[HumanMessage("q")], state={}, runtime=SimpleNamespace(store=store))
-    await lifecycle().awrap_model_call(request, plans)
+    await lifecycle().ledger.awrap_model_call(request, plans)
 
     resumed = Run(key="planning-counted")
     assert await restore_ledger(store, resumed, thread_id="t-planning")

@@ -30,7 +30,7 @@ from deep_research_agent.delivery.follow_up import follow_up_section
 from deep_research_agent.domain.names import Role
 from deep_research_agent.extensions.skills import load_skills
 from deep_research_agent.knowledge.prompt import knowledge_section
-from deep_research_agent.lifecycle import RunLifecycleMiddleware
+from deep_research_agent.lifecycle import RunOpeningMiddleware
 from deep_research_agent.lifecycle.offer import OfferMiddleware, RunOffer
 from deep_research_agent.mcp.listing import Listing
 from deep_research_agent.mcp.prompt import mcp_section
@@ -128,7 +128,7 @@ def rendered(environ: dict[str, str], mcp: tuple[Listing, ...], corpora: Catalog
     lean = RunOffer(decided=True)
     layers = {call.kwargs["name"]: call.kwargs["middleware"] for call in create_agent.call_args_list}
     lean_prompts = {name: _one(stack, OfferMiddleware).prompt_for(lean) for name, stack in layers.items()}
-    roster = _one(layers[Role.ORCHESTRATOR], RunLifecycleMiddleware).roster
+    roster = _one(layers[Role.ORCHESTRATOR], RunOpeningMiddleware).roster
     return {
         "system_prompts": prompts,
         "default_run_prompts": {name: prompt for name, prompt in lean_prompts.items() if prompt != prompts[name]},

@@ -327,7 +327,7 @@ def test_the_knowledge_base_and_task_commands_reach_the_cli_with_the_server_url(
     result = run(project / "run.sh", *args, env=clean_env(PATH=str(stubs), HOME=str(project)))
 
     assert result.returncode == 0, result.stdout + result.stderr
-    assert log.read_text().splitlines()[-1] == f"uv run python -m deep_research_agent.cli {forwarded}"
+    assert log.read_text().splitlines()[-1] == f"uv run --no-sync python -m deep_research_agent.cli {forwarded}"
 
 
 def test_kb_without_an_action_says_how_to_use_it(project_without_node):
@@ -336,3 +336,34 @@ def test_kb_without_an_action_says_how_to_use_it(project_without_node):
     result = run(project / "run.sh", "kb", env=clean_env(PATH=str(stubs), HOME=str(project)))
 
     assert result.returncode != 0 and "usage: ./run.sh kb list|export|delete" in result.stderr
+
+
+def test_a_command_syncs_the_environment_only_when_its_lock_changed_and_compiles_what_changed(project_without_node):
+    project, stubs, log = project_without_node
+    (stubs / "find").symlink_to(shutil.which("find"))
+    (project / ".venv").mkdir()
+    (project / "uv.lock").write_text("lock\n")
+    (project / "pyproject.toml").write_text("[project]\n")
+    (project / "src").mkdir()
+    module = project / "src" / "module.py"
+    module.write_text("x = 1\n")
+    env = clean_env(PATH=str(stubs), HOME=str(project))
+
+    def calls_of_one_command() -> list[str]:
+        log.write_text("")
+        result = run(project / "run.sh", "corpus", "list", env=env)
+        assert result.returncode == 0, result.stdout + result.stderr
+        return log.read_text().splitlines()
+
+    sync, compile_sources = "uv sync --extra dev --compile-bytecode", "uv run --no-sync python -m compileall -q src"
+    command = "uv run --no-sync python -m deep_research_agent.cli corpus list"
+    assert calls_of_one_command() == [sync, compile_sources, command], "a first run syncs and compiles"
+    assert calls_of_one_command() == [command], "nothing changed: nothing is checked"
+
+    earlier = time.time() - 60
+    os.utime(project / ".venv" / ".dra-compiled", (earlier, earlier))
+    module.write_text("x = 2\n")
+    assert calls_of_one_command() == [compile_sources, command], "a changed module is compiled again"
+    os.utime(project / ".venv" / ".dra-synced", (earlier, earlier))
+    (project / "uv.lock").write_text("lock 2\n")
+    assert calls_of_one_command() == [sync, command], "a changed lock syncs again"

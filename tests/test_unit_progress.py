@@ -133,7 +133,7 @@ async def test_a_turn_after_a_run_stopped_mid_call_answers_the_dangling_call_bef
     settings = ResearchConfig.resolve(
         {"configurable": {"apiKeys": {"OPENAI_API_KEY": "sk-test-000000000000"}}}, environ={}
     )
-    update = await run_lifecycle(settings).abefore_agent(state, Runtime())
+    update = await run_lifecycle(settings).opening.abefore_agent(state, Runtime())
 
     assert update["run_error"] is None
     remove_all, *messages = update["messages"]

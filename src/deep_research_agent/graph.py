@@ -92,7 +92,14 @@ from .handover.progress import ProgressLinesMiddleware
 from .handover.script import ScriptGateMiddleware
 from .knowledge import build_knowledge_tools
 from .knowledge.prompt import knowledge_section
-from .lifecycle import RunLifecycleMiddleware, TriageRouterMiddleware
+from .lifecycle import (
+    ContainedCallsMiddleware,
+    RunClosingMiddleware,
+    RunLedgerMiddleware,
+    RunLifecycle,
+    RunOpeningMiddleware,
+    TriageRouterMiddleware,
+)
 from .lifecycle.claim_judge import ModelClaimJudge, claim_judge, judge_timeout
 from .lifecycle.model_errors import ModelEndpoint
 from .lifecycle.no_tool_calls import NoToolCallsMiddleware
@@ -368,7 +375,7 @@ def orchestrator_agent(
         Role.ORCHESTRATOR,
         tools=parts.custom_tools,
         outside=[
-            run_lifecycle(settings, build_warnings=parts.build_warnings, roster=parts.roster),
+            *run_lifecycle(settings, build_warnings=parts.build_warnings, roster=parts.roster),
             # Outside the guards: the call after a delivery is answered with the deliverable, never made.
             TurnEndMiddleware(),
             # A SIMPLE turn is answered in the orchestrator's first model call, before any guard or prompt.
@@ -586,20 +593,27 @@ def _caching(settings: ResearchConfig, role: str) -> list[AgentMiddleware]:
 
 def run_lifecycle(
     settings: ResearchConfig, build_warnings: Sequence[str] = (), roster: Roster | None = None
-) -> RunLifecycleMiddleware:
-    """The orchestrator's lifecycle: it reports the settings' warnings, then the build's ``build_warnings``,
-    and announces the part of the ``roster`` each run is offered."""
-    return RunLifecycleMiddleware(
-        endpoint=model_endpoint(settings),
-        budget=budget_limits(settings.part(BudgetSettings)),
-        recursion_limit=effective_recursion_limit(settings.recursion_limit),
-        max_runs_per_user=settings.max_runs_per_user,
-        remember_findings=settings.remember_findings,
-        knowledge_dataset=settings.knowledge_dataset,
-        warnings=(*settings.warnings, *build_warnings),
-        problems=settings.problems,
-        knowledge_base=settings.knowledge_base,
-        roster=roster,
+) -> RunLifecycle:
+    """The orchestrator's lifecycle: its opening reports the settings' warnings, then the build's
+    ``build_warnings``, and announces the part of the ``roster`` each run is offered."""
+    return RunLifecycle(
+        contained=ContainedCallsMiddleware(endpoint=model_endpoint(settings)),
+        opening=RunOpeningMiddleware(
+            max_runs_per_user=settings.max_runs_per_user,
+            warnings=(*settings.warnings, *build_warnings),
+            problems=settings.problems,
+            knowledge_base=settings.knowledge_base,
+            remember_findings=settings.remember_findings,
+            knowledge_dataset=settings.knowledge_dataset,
+            roster=roster,
+        ),
+        ledger=RunLedgerMiddleware(),
+        closing=RunClosingMiddleware(
+            budget=budget_limits(settings.part(BudgetSettings)),
+            recursion_limit=effective_recursion_limit(settings.recursion_limit),
+            remember_findings=settings.remember_findings,
+            knowledge_dataset=settings.knowledge_dataset,
+        ),
     )
 
 

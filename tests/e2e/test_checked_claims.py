@@ -382,3 +382,22 @@ async def test_a_judge_that_answers_garbage_leaves_the_deterministic_verdicts_an
         ("supported", "names_and_direction"),
     ]
     assert run.values["claim_summary"]["not_checked"] == 1 and run.values["claim_summary"]["judged"] == 0
+
+
+async def test_a_judge_that_fails_on_a_bounced_draft_and_its_revision_warns_once_for_the_delivered_report(
+    research, scripted, web
+):
+    url = pharos(web)
+    draft = report(INVENTED + " The tower had three stages [1].", ("The Lighthouse of Alexandria", url))
+
+    run = await research(
+        reads(url, findings=[height_finding(url)]),
+        submit(draft),
+        repeat_last=True,
+        judge="<html>502 Bad Gateway</html>",
+    )
+
+    assert end_of(run) == ("done", "report_delivered")
+    assert len(bounces(run)) == 1 and len(judge_requests(scripted)) == 2, "both drafts went to the judge"
+    [warning] = [s for s in run.statuses("warning") if s.get("reason") == "claim_judge_failed"]
+    assert "unparseable answer" in warning["detail"]

@@ -15,18 +15,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import sys
 from collections.abc import Sequence
 
 from rich.console import Console
 
-from .ask import cmd_ask
-from .corpus import add_parsers as add_corpus_parsers
-from .corpus import cmd_corpus
-from .doctor import cmd_doctor
+from .arguments import add_corpus_parsers, add_kb_parser
 from .env import default_url
-from .kb import add_kb_parser, cmd_kb
-from .tasks import cmd_tasks
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,26 +63,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def cmd_steer(args: argparse.Namespace, console: Console) -> int:
-    # Imported here: the service package loads the MCP server, which every other command would pay for.
-    from .steer import cmd_steer as steer
-
-    return steer(args, console)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     console = Console(highlight=False)
     try:
-        commands = {
-            "ask": cmd_ask,
-            "steer": cmd_steer,
-            "tasks": cmd_tasks,
-            "doctor": cmd_doctor,
-            "corpus": cmd_corpus,
-            "kb": cmd_kb,
-        }
-        return commands[args.command](args, console)
+        # The command's module ``cli/<command>.py`` is loaded once it is chosen, so each command loads only
+        # what it uses (the agent's framework for none of the client commands: tests/test_cli_startup.py).
+        command = importlib.import_module(f".{args.command}", __package__)
+        return int(getattr(command, f"cmd_{args.command}")(args, console))
     except (KeyboardInterrupt, asyncio.CancelledError):
         return 130
 

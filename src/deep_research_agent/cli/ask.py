@@ -47,7 +47,6 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from langgraph_sdk.errors import NotFoundError
 from rich.console import Console
 from rich.live import Live
 from rich.text import Text
@@ -226,6 +225,8 @@ class StopOnInterrupt:
 
 
 async def write_evidence(client: Any, thread_id: str, question: str, path: Path) -> None:
+    from langgraph_sdk.errors import NotFoundError  # loaded with the client already
+
     state = await client.threads.get_state(thread_id)
     values = state.get("values") if isinstance(state, dict) else None
     values = values if isinstance(values, dict) else {}
@@ -327,8 +328,6 @@ def _parse_configurable(raw: str | None) -> dict[str, Any]:
 
 
 def cmd_ask(args: argparse.Namespace, console: Console) -> int:
-    from langgraph_sdk import get_client
-
     try:
         configurable = _parse_configurable(args.config)
     except ValueError as exc:
@@ -359,6 +358,9 @@ def cmd_ask(args: argparse.Namespace, console: Console) -> int:
         configurable = {**configurable, "plan_review": True}
     interactive = sys.stdin.isatty() and not args.no_clarify
     view = RunView(console)
+    # Loaded once a server answers: the SDK imports langchain_core, more than the rest of the start costs.
+    from langgraph_sdk import get_client
+
     return asyncio.run(
         ask(
             get_client(url=url),

@@ -35,6 +35,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn, TimeElapsedColumn
@@ -42,50 +43,18 @@ from rich.text import Text
 
 from ..corpora.catalog import index_path, load_catalog, read_meta
 from ..corpora.fts5 import Fts5Index, IndexUnavailable
-from ..corpora.indexer import CorpusError, IndexSummary, index_corpus
 from ..corpora.locator import title_of
 from ..corpora.search import search_corpus
 from ..corpora.vectors import EmbeddingSummary, embed_passages
 from ..embeddings import Embedder, embedder_for, embedding_problem
 from ..settings import CorporaSettings, EmbeddingSettings, ResearchConfig
-from ..settings.corpora import HTML_MODES, CorpusSpec, name_problem
+from ..settings.corpora import CorpusSpec, name_problem
+from .arguments import MAX_K
 
-DEFAULT_K = 10
-MAX_K = 100
-_BACKGROUND_HELP = "embed the passages in a detached process; keyword search works as soon as the command returns"
+if TYPE_CHECKING:
+    from ..corpora.indexer import IndexSummary
+
 EMBEDDING_LOG = "{name}.embedding.log"
-
-
-def add_parsers(commands: argparse._SubParsersAction) -> None:
-    corpus = commands.add_parser("corpus", help="index and search local document collections")
-    verbs = corpus.add_subparsers(dest="verb", required=True)
-    add = verbs.add_parser("add", help="index a directory as a named corpus")
-    add.add_argument("name")
-    add.add_argument("directory")
-    add.add_argument("--title", default="", help="how sources from it are cited, e.g. 'PostgreSQL 15 docs'")
-    add.add_argument("--description", default="", help="what it holds, for the orchestrator's prompt")
-    add.add_argument(
-        "--html", choices=HTML_MODES, default="docs", help="docs (structure, anchors) or web (saved pages)"
-    )
-    add.add_argument("--workers", type=int, default=None, help="indexing processes (default: one per core)")
-    add.add_argument("--background", action="store_true", help=_BACKGROUND_HELP)
-    reindex = verbs.add_parser("reindex", help="read changed files again, drop deleted ones")
-    reindex.add_argument("names", nargs="*", help="corpora to update (default: all)")
-    reindex.add_argument(
-        "--declared", action="store_true", help="only the corpora DRA_CORPORA declares (what ./run.sh up updates)"
-    )
-    reindex.add_argument("--workers", type=int, default=None, help="indexing processes (default: one per core)")
-    reindex.add_argument("--background", action="store_true", help=_BACKGROUND_HELP)
-    embed = verbs.add_parser("embed", help="embed the passages that have no vector yet (search by meaning)")
-    embed.add_argument("names", nargs="*", help="corpora to embed (default: all)")
-    search = verbs.add_parser("search", help="search one corpus")
-    search.add_argument("name")
-    search.add_argument("query")
-    search.add_argument("--k", type=int, default=DEFAULT_K, help=f"how many passages (1-{MAX_K})")
-    search.add_argument("--json", action="store_true", help="one JSON object per hit and line")
-    verbs.add_parser("list", help="show the corpora and their indexes")
-    remove = verbs.add_parser("remove", help="delete a corpus's index")
-    remove.add_argument("name")
 
 
 def _settings() -> tuple[CorporaSettings, EmbeddingSettings, tuple[str, ...]]:
@@ -252,6 +221,9 @@ class _Embedding:
 
 
 def _index(spec: CorpusSpec, data_dir: Path, workers: int | None, embedding: _Embedding, errors: Console) -> int:
+    # Loaded here: the document readers (trafilatura, pypdf) serve indexing only, never search or list.
+    from ..corpora.indexer import CorpusError, index_corpus
+
     try:
         index = Fts5Index(spec.name, index_path(data_dir, spec.name), writable=True)
     except IndexUnavailable as exc:

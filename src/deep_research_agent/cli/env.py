@@ -19,11 +19,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from ..settings.environment import read_dotenv
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "PROBE_TIMEOUT_S",
@@ -66,6 +67,8 @@ def project_root(start: Path | None = None) -> Path:
 
 def probe(url: str, timeout: float = PROBE_TIMEOUT_S) -> bool:
     """True when ``url`` answers 200 within ``timeout`` seconds."""
+    import httpx  # loaded by the commands that reach a server, not by those that never do (corpus)
+
     try:
         return httpx.get(url, timeout=timeout).status_code == 200
     except httpx.HTTPError:
@@ -82,6 +85,7 @@ def server_answers(url: str, timeout: float = PROBE_TIMEOUT_S) -> bool:
 
 async def store_client(url: str) -> tuple[Any, str | None]:
     """The store client for a user's items on the server at ``url``, and the caller's identity when known."""
+    import httpx
     from langgraph_sdk import get_client
 
     view = get_client(url=url.rstrip("/") + USER_STORE_PREFIX)

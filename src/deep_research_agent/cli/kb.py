@@ -27,7 +27,7 @@ from rich.markup import escape
 
 from ..knowledge.namespace import DEFAULT_DATASET, KNOWLEDGE_NAMESPACE, knowledge_namespace
 from ..run.owner import ANONYMOUS_USER, label_value
-from .env import probe, refusal, store_client
+from .env import refusal, server_answers, store_client
 
 _PAGE = 100
 
@@ -36,26 +36,8 @@ def dataset_namespace(user: str, dataset: str) -> list[str]:
     return list(knowledge_namespace(user, dataset))
 
 
-def add_kb_parser(commands: Any, url_default: str, url_help: str) -> None:
-    parser = commands.add_parser("kb", help="list, export or delete a knowledge-base dataset")
-    actions = parser.add_subparsers(dest="kb_action", required=True)
-    for action, help_text in (
-        ("list", "list a dataset's entries (and every user and dataset that has some)"),
-        ("export", "write a dataset's entries as JSON lines"),
-        ("delete", "delete every entry of a dataset"),
-    ):
-        sub = actions.add_parser(action, help=help_text)
-        sub.add_argument("--url", default=url_default, help=url_help)
-        sub.add_argument("--user", default=None, help=f"the user (default: {ANONYMOUS_USER})")
-        sub.add_argument("--dataset", default=None, help=f"the dataset (default: {DEFAULT_DATASET})")
-        if action == "export":
-            sub.add_argument("--out", metavar="FILE", help="write here instead of stdout")
-        if action == "delete":
-            sub.add_argument("--yes", action="store_true", help="really delete")
-
-
 def cmd_kb(args: argparse.Namespace, console: Console) -> int:
-    if not probe(args.url):
+    if not server_answers(args.url):
         console.print(f"[red]No agent server answers at {args.url}.[/red] Start it with ./run.sh, or pass --url.")
         return 2
     if args.kb_action == "delete" and not args.yes:

@@ -4,7 +4,8 @@ Contract:
 - ``RunView.handle`` takes one SDK stream part (``custom``, ``messages/*`` and ``updates``, with the
   ``|tools:<uuid>`` suffix of sub-agent parts). It prints a line per search, new source, sub-agent start,
   end and failure, findings, plan item, usage summary, guard warning (``!``) and stop (``■``), compaction
-  and revision; the clarifying questions; the report as Markdown, then how many of its claims checked out;
+  and revision; the clarifying questions; the report as Markdown, its Sources one list item each with its
+  URL shown, then how many of its claims checked out;
   and the end status with its detail. A run that delivered no report has its answer printed the same way
   once its stream ends (``start_run`` of the next run, or ``finish``): the orchestrator's last complete
   message (a direct answer, the text a salvaged run ended on), or else, for a run that ended in error,
@@ -32,10 +33,11 @@ from rich.spinner import Spinner
 from rich.text import Text
 
 from ..domain.clock import format_elapsed
-from ..domain.names import Role, StopMode
+from ..domain.names import HARNESS_MESSAGE_NAME, Role, StopMode
 from ..domain.secrets import redact
 from ..domain.stops import GUARD_STOP_STATES, GUARD_WARNING_STATES
 from ..protocol.events import PROTOCOL_VERSION
+from ..report.rendering import listed_sources
 
 
 @dataclass
@@ -380,7 +382,7 @@ class RunView:
         """Keep the orchestrator's last complete reply that calls no tool: the answer, when no report comes."""
         if not isinstance(message, dict) or message.get("type") not in ("ai", "AIMessageChunk"):
             return
-        if message.get("tool_calls") or message.get("name") == "dra_harness":
+        if message.get("tool_calls") or message.get("name") == HARNESS_MESSAGE_NAME:
             return
         content = message.get("content")
         if isinstance(content, list):
@@ -395,7 +397,9 @@ class RunView:
         self.console.print(Rule("Report"))
         if event.get("partial"):
             self._print("!", "Partial report, salvaged from an incomplete run.", "yellow")
-        self.console.print(Markdown(self.report))
+        # Its Sources as a list, each URL shown: a terminal may not follow links, and the report's own
+        # ``[n] Title — URL`` lines would run together into one paragraph.
+        self.console.print(Markdown(listed_sources(self.report), hyperlinks=False))
         self.console.print(Rule())
         claims = event.get("claims")
         if isinstance(claims, dict) and claims.get("claims"):

@@ -10,11 +10,16 @@
 The tools (``tools/corpus.py``) and the CLI (``cli/corpus.py``) are built on these.
 """
 
-from .backend import CorpusIndex
-from .catalog import Catalog, CorpusEntry, catalog_for, index_path
-from .fts5 import Fts5Index
-from .indexer import index_corpus
-from .locator import passage_url
+from typing import TYPE_CHECKING
+
+from ..domain.exports import lazy_exports
+
+if TYPE_CHECKING:
+    from .backend import CorpusIndex
+    from .catalog import Catalog, CorpusEntry, catalog_for, index_path
+    from .fts5 import Fts5Index
+    from .indexer import index_corpus
+    from .locator import passage_url
 
 __all__ = [
     "Catalog",
@@ -26,3 +31,5 @@ __all__ = [
     "index_path",
     "passage_url",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -74,7 +74,7 @@ class CompletionMiddleware(AnswerGate):
                     run.control.halt_run(Halt(cause=StopCause.STALLED, detail=detail))
                 break
             update = self.spend(nudges, kind, request.messages)
-            nudges = update[f"{self.gate_key}_bounces"]
+            nudges = self.spent_after(update)
             added += [*response.result, harness_message(nudge_for(kind))]
             replies += response.result
         return respond(replies, model_response=response, update=update)

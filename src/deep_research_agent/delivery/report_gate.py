@@ -9,8 +9,9 @@ records anything):
   are then judged by the model against their sources' nearest passages (``report/judge.py``), every batch
   at once and each bounded by ``judge_timeout``; a claim judged on the bounced draft is not judged again
   when the revision leaves it as it was. A judge that fails, times out or answers unparseably leaves
-  those claims' deterministic verdicts and sends one ``status: warning`` (reason ``claim_judge_failed``):
-  it never blocks delivery;
+  those claims' deterministic verdicts and, for the draft that is delivered, sends one ``status: warning``
+  (reason ``claim_judge_failed``; a bounced draft's failure alone sends none, since its revision is judged
+  again): it never blocks delivery;
 - the first draft of a user turn with problems is not delivered: the model gets an error tool result
   listing what to fix (for a claim: the claim, the figure, quote or name that is not in its source, the
   words whose direction the source reverses or the judge's verdict, and the source's nearest or deciding
@@ -99,7 +100,7 @@ class ReportGateMiddleware(AnswerGate):
         previous = CitationReport.model_validate(bounced) if bounced is not None else None
         vetted = await asyncio.to_thread(vet_report, draft, evidence, previous=previous)
         judged = request.state.get("report_gate_judged") if bounced is not None else None
-        vetted = await self._judged(run, vetted, evidence, judged or {})
+        vetted, judge_failures = await self._judged(run, vetted, evidence, judged or {})
         if vetted.problems and self.may_bounce(spent):
             self.announce(vetted.problems)
             message = ToolMessage(
@@ -116,6 +117,10 @@ class ReportGateMiddleware(AnswerGate):
                     "report_gate_judged": {key: j.to_json() for key, j in vetted.judgements.items()},
                 }
             )
+        if judge_failures:
+            # Only the delivered draft's: the revision of a bounced one is judged again, so a failure on the
+            # bounced draft alone says nothing about the report the user gets.
+            emit(WarningStatus(reason=FAILED_REASON, detail=failure_detail(judge_failures)))
         delivered = await asyncio.to_thread(finalise, vetted, evidence)
         return await handler(
             request.override(tool_call={**request.tool_call, "args": {**args, "report_markdown": delivered}})
@@ -144,11 +149,13 @@ class ReportGateMiddleware(AnswerGate):
             length += len(problem) + 1
         return " ".join(shown)
 
-    async def _judged(self, run: Run, vetted: VettedReport, evidence: Any, known: dict[str, Any]) -> VettedReport:
-        """The draft with the judge's verdicts on the claims no deterministic check settles; unchanged when
-        there is no judge, nothing to judge, or the judge fails (then with a warning)."""
+    async def _judged(
+        self, run: Run, vetted: VettedReport, evidence: Any, known: dict[str, Any]
+    ) -> tuple[VettedReport, list[str]]:
+        """The draft with the judge's verdicts on the claims no deterministic check settles, and the judge's
+        failures; unchanged when there is no judge, nothing to judge, or the judge fails."""
         if self.judge is None or not vetted.claims.judgeable():
-            return vetted
+            return vetted, []
         try:
             before = {key: Judgement.from_json(value) for key, value in known.items()}
         except (KeyError, ValueError):
@@ -156,6 +163,4 @@ class ReportGateMiddleware(AnswerGate):
         outcome = await run_judge(
             vetted.claims, evidence.library(), self.judge.for_run(run.usage), timeout=self.judge_timeout, known=before
         )
-        if outcome.failures:
-            emit(WarningStatus(reason=FAILED_REASON, detail=failure_detail(outcome.failures)))
-        return with_judgements(vetted, outcome.judgements)
+        return with_judgements(vetted, outcome.judgements), list(outcome.failures)

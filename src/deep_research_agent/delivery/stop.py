@@ -18,7 +18,7 @@ Contract (orchestrator only; a request reaches every role through the run's cont
 - ``mode: "now"`` (also any other or no mode): the run is halted with reason ``stopped_by_user``: no model
   or tool call starts in any role, and the calls in flight are cut (``BudgetMiddleware`` enforces both);
   sub-agents hand back what they have, marked ``halted: user``, and the run ends ``done/stopped_by_user``
-  with a report assembled from the findings so far, marked incomplete (``RunLifecycleMiddleware``);
+  with a report assembled from the findings so far, marked incomplete (``RunClosingMiddleware``);
 - the same poller reads the run's steering messages (``steer.py``) in the same batch: one search per
   namespace of ``steer_namespace(run_id)``; a steering message that asks to finish is served as a wrap-up;
 - each run's events are sent in the context the run was watched from, so with several runs on one poller

@@ -1,7 +1,7 @@
 """The turn after a stopped run opens with what that run had found.
 
 Contract (orchestrator only; called as a turn opens): a thread whose state still holds a ``draft_report`` had
-its last run cut short, since every run that reaches its end clears it (``RunLifecycleMiddleware``) and a run
+its last run cut short, since every run that reaches its end clears it (``RunClosingMiddleware``) and a run
 cancelled mid-unit writes one (``handover/publish.py``). The new turn then opens with one AI message: a short
 note that the previous run was stopped, that draft with its Sources linked (``readable_report``), and an offer
 to continue (named ``STOPPED_RUN_NAME``). The orchestrator reads it as its own answer before the user's message

@@ -10,26 +10,31 @@
 - ``conversation``: the harness's messages and the user's turns; ``per_role``: the base of per-agent middleware.
 """
 
-from .claims import CitationRecord, CitationSummary, ClaimRecord, ClaimSource, ClaimSummary
-from .errors import ToolFailure, tool_error_text
-from .findings import Finding, Findings
-from .names import (
-    Ceiling,
-    ClaimMethod,
-    ClaimVerdict,
-    EndReason,
-    EvidenceKind,
-    HaltedBy,
-    Outcome,
-    Role,
-    StatusState,
-    StopMode,
-    ToolErrorClass,
-    ToolName,
-)
-from .stops import HALT_REASONS, RunError, StopCause
-from .task_diff import MovedFigure
-from .usage import CACHED_TOKEN_WEIGHT, RoleUsage
+from typing import TYPE_CHECKING
+
+from .exports import lazy_exports
+
+if TYPE_CHECKING:
+    from .claims import CitationRecord, CitationSummary, ClaimRecord, ClaimSource, ClaimSummary
+    from .errors import ToolFailure, tool_error_text
+    from .findings import Finding, Findings
+    from .names import (
+        Ceiling,
+        ClaimMethod,
+        ClaimVerdict,
+        EndReason,
+        EvidenceKind,
+        HaltedBy,
+        Outcome,
+        Role,
+        StatusState,
+        StopMode,
+        ToolErrorClass,
+        ToolName,
+    )
+    from .stops import HALT_REASONS, RunError, StopCause
+    from .task_diff import MovedFigure
+    from .usage import CACHED_TOKEN_WEIGHT, RoleUsage
 
 __all__ = [
     "CACHED_TOKEN_WEIGHT",
@@ -60,3 +65,5 @@ __all__ = [
     "ToolName",
     "tool_error_text",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -6,9 +6,9 @@ Contract:
   that needs it (a guard re-asks within the same model step; the summary is added to each request), never
   persisted, since a generic client (deep-agents-ui) draws every persisted human message as the user's;
 - what the harness persists in the agent's seat (a halted agent's last words) is a ``harness_note``. Both
-  carry the reserved name ``HARNESS_MESSAGE_NAME``, the marker ``additional_kwargs.dra_harness`` and an id
-  starting with ``HIDDEN_ID_PREFIX``, so a frontend can hide it (agent-chat-ui does by the id); providers
-  get only the name. ``is_harness_message`` tells them from the user's and the model's own;
+  carry the reserved name ``HARNESS_MESSAGE_NAME`` (``names.py``), the marker
+  ``additional_kwargs.dra_harness`` and an id starting with ``HIDDEN_ID_PREFIX``, so a frontend can hide it
+  (agent-chat-ui does by the id); providers get only the name. ``is_harness_message`` tells them from the user's and the model's own;
 - a turn's deliverable, when the harness (not the model) writes it as the turn's last AI message, is a
   ``deliverable_message``: shown to the user like any answer, named so it is never taken for a model reply;
 - a *real* user message is a ``HumanMessage`` the harness did not inject; the current turn starts at
@@ -29,7 +29,8 @@ from langchain.agents.middleware import ExtendedModelResponse, ModelResponse
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
 from langgraph.types import Command
 
-HARNESS_MESSAGE_NAME = "dra_harness"
+from .names import HARNESS_MESSAGE_NAME
+
 # The turn's deliverable (a delivered report, the clarifying questions, a salvaged report) as an AI
 # message the harness wrote for the user: shown by every client, but no reply of the model's.
 DELIVERABLE_MESSAGE_NAME = "dra_deliverable"
@@ -37,7 +38,7 @@ DELIVERABLE_MESSAGE_NAME = "dra_deliverable"
 
 # agent-chat-ui hides messages whose id starts with this; other frontends filter on the name or the marker.
 HIDDEN_ID_PREFIX = "do-not-render-"
-HARNESS_MARKER = {"dra_harness": True}
+HARNESS_MARKER = {HARNESS_MESSAGE_NAME: True}
 _CONTENT_KEY = "dra_content"
 
 

@@ -50,10 +50,14 @@ class ToolFailure(Exception):
         return text
 
 
+# How every failed tool call's text starts (``tool_error_text``), by which a reader tells one from a result.
+TOOL_ERROR_PREFIX = "TOOL ERROR ("
+
+
 def tool_error_text(tool: str, error_class: FailureKind | ToolErrorClass, message: str) -> str:
     """The one wording of a failed tool call, ``TOOL ERROR (tool, class): message``, for every tool and
     harness refusal, so the model (and the prompts that explain it) learn a single form."""
-    return f"TOOL ERROR ({tool}, {ToolErrorClass(error_class).value}): {message}"
+    return f"{TOOL_ERROR_PREFIX}{tool}, {ToolErrorClass(error_class).value}): {message}"
 
 
 def describe_tool_error(exc: Exception, tool: str) -> tuple[ToolErrorClass, str]:

@@ -341,3 +341,7 @@ OUTCOME_NOTICES: dict[Outcome, str] = {
 # The first line of the one user message that answers a turn's clarifying questions (the CLI and the web UI
 # send it): a user turn, but no new question.
 CLARIFICATION_HEADER = "Answers to your clarifying questions:"
+
+# The name of a message the harness wrote for the model only (``conversation.py``): clients that render
+# ``messages`` hide it by this name, this package's own CLI included.
+HARNESS_MESSAGE_NAME = "dra_harness"

@@ -21,8 +21,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from ..domain.claims import ClaimRecord, ClaimSummary
-from ..domain.conversation import HARNESS_MESSAGE_NAME
-from ..domain.names import CLARIFICATION_HEADER, OUTCOME_NOTICES, ClaimVerdict, Outcome
+from ..domain.names import CLARIFICATION_HEADER, HARNESS_MESSAGE_NAME, OUTCOME_NOTICES, ClaimVerdict, Outcome
 from ..report.markdown import source_entries, split_sources
 
 _TITLE_PREFIX = "# "

@@ -16,7 +16,7 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 
-from ..report.claims import UNVERIFIED_MARK
+from ..report.claim_split import UNVERIFIED_MARK
 from ..report.markdown import citation_groups
 
 CITATION = "citation"

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from ..domain.claims import ClaimRecord, ClaimSummary
 from ..domain.names import ClaimVerdict
-from ..report.claims import UNVERIFIED_MARK
+from ..report.claim_split import UNVERIFIED_MARK
 from .document import DocumentSource, ReportDocument
 
 # Why a claim was marked, per verdict, in a reader's words (docs/architecture.md "Checked claims").

@@ -86,6 +86,10 @@ class AnswerGate(AgentMiddleware):
             update[f"{self.gate_key}_turn"] = turn_key(list(messages))
         return update
 
+    def spent_after(self, update: Mapping[str, Any]) -> dict[str, int]:
+        """The bounces spent once ``update`` (from ``spend``) is applied, by kind."""
+        return dict(update[f"{self.gate_key}_bounces"])
+
     def announce(self, problems: Sequence[str]) -> None:
         """The ``status: revising`` of a bounce, when the gate announces its bounces."""
         if self.reason is not None:

@@ -40,6 +40,7 @@ from langgraph.constants import TAG_NOSTREAM
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
+from ..domain.errors import TOOL_ERROR_PREFIX
 from ..domain.findings import Findings
 from ..domain.names import ToolName
 from ..domain.urls import domain_of
@@ -51,7 +52,6 @@ IN_PROGRESS = "In progress: "
 
 # The card of the unit this sub-agent works on: shows one line there (set by the orchestrator's hand-over).
 _card: ContextVar[Callable[[str], Awaitable[None]] | None] = ContextVar("dra_unit_card", default=None)
-TOOL_ERROR_PREFIX = "TOOL ERROR ("
 
 
 def _merged(old: dict[str, str] | None, new: dict[str, str] | None) -> dict[str, str]:

@@ -5,10 +5,15 @@ research sub-agents ``remember`` and ``query``, and ``findings`` stores a delive
 ``remember_findings`` is on; ``cli/kb.py`` lists, exports and deletes a dataset for ``./run.sh kb``.
 """
 
-from .base import MAX_ENTRY_CHARS, KnowledgeBase, KnowledgeEntry, Retrieval, rank_lexically
-from .findings import remember_findings
-from .namespace import DEFAULT_DATASET, KNOWLEDGE_NAMESPACE, knowledge_namespace
-from .tools import build_knowledge_tools
+from typing import TYPE_CHECKING
+
+from ..domain.exports import lazy_exports
+
+if TYPE_CHECKING:
+    from .base import MAX_ENTRY_CHARS, KnowledgeBase, KnowledgeEntry, Retrieval, rank_lexically
+    from .findings import remember_findings
+    from .namespace import DEFAULT_DATASET, KNOWLEDGE_NAMESPACE, knowledge_namespace
+    from .tools import build_knowledge_tools
 
 __all__ = [
     "DEFAULT_DATASET",
@@ -22,3 +27,5 @@ __all__ = [
     "rank_lexically",
     "remember_findings",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

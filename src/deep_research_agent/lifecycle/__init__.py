@@ -1,13 +1,22 @@
-"""A run from its first event to its one end status: triage, containment of internal failures, the
-outcome, the fallback report of a run that ended undelivered, and the claim judge's model call
+"""A run from its first event to its one end status: its opening (handshake, admission, the takeover of a
+resumed run), its contained calls, its ledger, its closing (what it leaves stored, the fallback report of
+a run that ended undelivered, the outcome, the end status), triage, and the claim judge's model call
 (``claim_judge``), which the report gate is handed. The end of the turn itself (its last message, its end
 status) is ``delivery``'s.
 """
 
-from .middleware import RunLifecycleMiddleware
+from .closing import RunClosingMiddleware
+from .contained_calls import ContainedCallsMiddleware
+from .ledger import RunLedgerMiddleware
+from .opening import RunOpeningMiddleware
+from .parts import RunLifecycle
 from .triage import TriageRouterMiddleware
 
 __all__ = [
-    "RunLifecycleMiddleware",
+    "ContainedCallsMiddleware",
+    "RunClosingMiddleware",
+    "RunLedgerMiddleware",
+    "RunLifecycle",
+    "RunOpeningMiddleware",
     "TriageRouterMiddleware",
 ]

@@ -10,7 +10,7 @@ Contract:
   not an ordered-list marker, so a renderer that hides list numbers (deep-agents-ui) still shows it;
 - ``listed_sources(markdown, evidence)`` rewrites every entry of the report's Sources section with
   ``source_entry``: the title is the record's (the page the run retrieved) or, for a URL the run never
-  retrieved, the one written in the entry. Text between entries is kept; the entries stay readable by
+  retrieved (or without ``evidence``: a client that holds only the report), the one written in the entry. Text between entries is kept; the entries stay readable by
   ``report/markdown.py`` (``source_entries``). Idempotent;
 - ``linked_citations(markdown)`` links each inline ``[n]`` to the URL of entry ``n`` (``[[n]](URL)``), for
   the message a generic client renders; a marker without an entry, or one whose entry has no URL, is left
@@ -65,7 +65,7 @@ def findings_markdown(findings: Findings, evidence: EvidenceStore) -> str:
     return "\n".join(lines)
 
 
-def listed_sources(markdown: str, evidence: EvidenceStore) -> str:
+def listed_sources(markdown: str, evidence: EvidenceStore | None = None) -> str:
     parts = split_sources(markdown)
     entries = source_entries(parts.sources)
     if not entries:
@@ -102,10 +102,10 @@ def linked_citations(markdown: str) -> str:
     return "".join(out) + parts.sources + parts.after
 
 
-def _record(entry: SourceEntry, evidence: EvidenceStore) -> SourceRecord:
+def _record(entry: SourceEntry, evidence: EvidenceStore | None) -> SourceRecord:
     """The run's record of the entry's source, or one made from what the entry says."""
     url = entry.url or ""
-    record = evidence.source(url) if url else None
+    record = evidence.source(url) if url and evidence is not None else None
     if record is not None and record.title:
         return record
     return SourceRecord(index=entry.index, url=url, title=entry.title, domain=domain_of(url) if url else "")

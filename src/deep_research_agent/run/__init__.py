@@ -8,33 +8,38 @@ progress through the LangGraph store, across every server instance that shares i
 a live run's stores there too, for the process that resumes the run after its own died.
 """
 
-from .admission import (
-    ACTIVE_RUNS_NAMESPACE,
-    Admission,
-    RunSlot,
-    admit,
-    keep_slot,
-    owner_key,
-    release_slot,
-    start_keeping,
-)
-from .archive import EVIDENCE_NAMESPACE, archive_evidence, evidence_namespace, evidence_summaries, stored_evidence
-from .boundary import run_hook, run_tool
-from .control import Halt, RunControl
-from .ledger import (
-    LEDGER_NAMESPACE,
-    adopt_paused_usage,
-    forget_ledger,
-    keep_paused_usage,
-    kept_in_ledger,
-    restore_ledger,
-    save_ledger,
-    unsaved_records,
-)
-from .owner import ANONYMOUS_USER, client_namespaces, run_owner, run_user
-from .recording import RecordingLedger, note_recording_failure, record_ops
-from .registry import NoRunError, Run, bound_run, close_run, current_run, is_open, run_key
-from .usage import UsageMeter
+from typing import TYPE_CHECKING
+
+from ..domain.exports import lazy_exports
+
+if TYPE_CHECKING:
+    from .admission import (
+        ACTIVE_RUNS_NAMESPACE,
+        Admission,
+        RunSlot,
+        admit,
+        keep_slot,
+        owner_key,
+        release_slot,
+        start_keeping,
+    )
+    from .archive import EVIDENCE_NAMESPACE, archive_evidence, evidence_namespace, evidence_summaries, stored_evidence
+    from .boundary import run_hook, run_tool
+    from .control import Halt, RunControl
+    from .ledger import (
+        LEDGER_NAMESPACE,
+        adopt_paused_usage,
+        forget_ledger,
+        keep_paused_usage,
+        kept_in_ledger,
+        restore_ledger,
+        save_ledger,
+        unsaved_records,
+    )
+    from .owner import ANONYMOUS_USER, client_namespaces, run_owner, run_user
+    from .recording import RecordingLedger, note_recording_failure, record_ops
+    from .registry import NoRunError, Run, bound_run, close_run, current_run, is_open, run_key
+    from .usage import UsageMeter
 
 __all__ = [
     "ACTIVE_RUNS_NAMESPACE",
@@ -78,3 +83,5 @@ __all__ = [
     "stored_evidence",
     "unsaved_records",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

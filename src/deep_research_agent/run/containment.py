@@ -1,12 +1,13 @@
 """Containment of internal failures: a bug in the harness ends the run with an end status, never a traceback.
 
 Contract:
-- ``INTERNAL_ERROR`` is the ``run_error`` every contained failure records; ``RunLifecycleMiddleware`` ends
-  the run with ``error/internal_error`` and still delivers what the research found, marked incomplete;
-- the lifecycle wraps every model and tool call of the orchestrator. Node hooks (``before_agent``,
-  ``before_model``, ``after_model``) run as graph steps of their own, outside those wrappers, so each of
-  the harness's hooks is decorated with ``contain_hook_failures``: an unexpected exception is logged and
-  the orchestrator jumps to its end, where the lifecycle closes the run. The decorated hook must declare
+- ``INTERNAL_ERROR`` is the ``run_error`` every contained failure records; the lifecycle's closing
+  (``RunClosingMiddleware``) ends the run with ``error/internal_error`` and still delivers what the research
+  found, marked incomplete;
+- the lifecycle (``ContainedCallsMiddleware``) wraps every model and tool call of the orchestrator. Node
+  hooks (``before_agent``, ``before_model``, ``after_model``) run as graph steps of their own, outside those
+  wrappers, so each of the harness's hooks is decorated with ``contain_hook_failures``: an unexpected
+  exception is logged and the orchestrator jumps to its end, where the lifecycle closes the run. The decorated hook must declare
   ``@hook_config(can_jump_to=["end"])``;
 - in a sub-agent the exception propagates: its ``task`` call turns it into ``status: subagent_failed`` and
   the run goes on. Interrupts and other LangGraph control flow always propagate.

@@ -60,7 +60,7 @@ class Run:
     the named task (``tasks/context.py``), the MCP call slots (``mcp/calls.py``), the MCP connections' opening
     statuses (``mcp/listing.py``), the skills applied (``extensions/skills.py``), the stop watcher
     (``delivery/stop.py``), the admission slot (``run/admission.py``), the texts the ledger saved
-    (``run/ledger.py``) and whether this process has taken the run on (``lifecycle/middleware.py``)."""
+    (``run/ledger.py``) and whether this process has taken the run on (``lifecycle/opening.py``)."""
 
     def __post_init__(self) -> None:
         self.recording = RecordingLedger(self.failures)

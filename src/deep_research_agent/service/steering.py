@@ -7,12 +7,14 @@ lands in the caller's scope, where the run's watcher reads it (``delivery/stop.p
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING
 
-from langgraph_sdk.client import LangGraphClient
-from langgraph_sdk.errors import NotFoundError, PermissionDeniedError, UnprocessableEntityError
 from pydantic import BaseModel, Field
 
 from ..protocol.events import MAX_STEER_CHARS, steer_namespace
+
+if TYPE_CHECKING:
+    from langgraph_sdk.client import LangGraphClient
 
 __all__ = ["NoRunningRun", "SteerRequest", "Steered", "send_steering"]
 
@@ -36,6 +38,10 @@ class NoRunningRun(LookupError):
 
 async def send_steering(client: LangGraphClient, thread_id: str, message: str, *, by: str) -> Steered:
     """Put ``message`` for the run in progress on ``thread_id``; ``by`` names the client (``ask``, ``ui``, ``http``)."""
+    # The caller holds a client, so the SDK is loaded already; the command that only validates a message
+    # (``./run.sh steer`` refusing an empty one) does not load it.
+    from langgraph_sdk.errors import NotFoundError, PermissionDeniedError, UnprocessableEntityError
+
     request = SteerRequest(message=message)
     try:
         running = await client.runs.list(thread_id, status="running", limit=1)

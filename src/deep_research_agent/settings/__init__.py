@@ -5,23 +5,28 @@ backends a run offers and their base URLs (``search``); the agent's own env file
 the feature settings sub-models ``ResearchConfig`` is composed of, each handed to its feature's builders
 (``features``)."""
 
-from .docgen import env_example, markdown_table, settings_table
-from .environment import ENV_FILE_VARIABLE, load_env_file, read_dotenv
-from .features import (
-    BudgetSettings,
-    CorporaSettings,
-    EmbeddingSettings,
-    ExtensionSettings,
-    KnowledgeSettings,
-    McpSettings,
-    ModelSettings,
-    ResultSettings,
-    SandboxSettings,
-    SearchSettings,
-)
-from .resolve import ResearchConfig
-from .schema import RunSettings, config_json_schema, publish_run_settings
-from .tiers import DEFAULT_BASE_URL, MODEL_TIERS, SLOTS, TIER_ORDER, ModelSpec, Slot, Tier
+from typing import TYPE_CHECKING
+
+from ..domain.exports import lazy_exports
+
+if TYPE_CHECKING:
+    from .docgen import env_example, markdown_table, settings_table
+    from .environment import ENV_FILE_VARIABLE, load_env_file, read_dotenv
+    from .features import (
+        BudgetSettings,
+        CorporaSettings,
+        EmbeddingSettings,
+        ExtensionSettings,
+        KnowledgeSettings,
+        McpSettings,
+        ModelSettings,
+        ResultSettings,
+        SandboxSettings,
+        SearchSettings,
+    )
+    from .resolve import ResearchConfig
+    from .schema import RunSettings, config_json_schema, publish_run_settings
+    from .tiers import DEFAULT_BASE_URL, MODEL_TIERS, SLOTS, TIER_ORDER, ModelSpec, Slot, Tier
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -52,3 +57,5 @@ __all__ = [
     "read_dotenv",
     "settings_table",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -1,8 +1,13 @@
 """Named, resumable tasks: a task's memory in the LangGraph store, its view, its decisions and its re-run diff."""
 
-from .diff import task_diff
-from .middleware import TaskMiddleware, finish_task
-from .store import TaskRecord, list_tasks, task_of
+from typing import TYPE_CHECKING
+
+from ..domain.exports import lazy_exports
+
+if TYPE_CHECKING:
+    from .diff import task_diff
+    from .middleware import TaskMiddleware, finish_task
+    from .store import TaskRecord, list_tasks, task_of
 
 __all__ = [
     "TaskMiddleware",
@@ -12,3 +17,5 @@ __all__ = [
     "task_diff",
     "task_of",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

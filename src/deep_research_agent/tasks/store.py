@@ -17,14 +17,16 @@ cannot be read starts fresh, logged); writes go through ``run/recording.py``.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langgraph.store.base import BaseStore, PutOp
 from pydantic import BaseModel, Field
 
-from ..run.failures import RunFailures
 from ..run.owner import namespace_label
-from ..run.recording import record_ops
+
+if TYPE_CHECKING:
+    from langgraph.store.base import BaseStore
+
+    from ..run.failures import RunFailures
 
 logger = logging.getLogger(__name__)
 
@@ -104,6 +106,12 @@ async def load_task(store: BaseStore | None, user: str, name: str) -> TaskRecord
 
 async def save_task(store: BaseStore | None, record: TaskRecord, *, failures: RunFailures) -> bool:
     """Write the task's record; True only when the store confirmed it (else a recording failure in ``failures``)."""
+    # Loaded here: the records and their namespace serve clients that only read them (``./run.sh tasks``),
+    # which need not load the store's write path.
+    from langgraph.store.base import PutOp
+
+    from ..run.recording import record_ops
+
     op = PutOp(task_namespace(record.user_id), record.name, record.model_dump(mode="json"), index=False)
     return await record_ops(store, [op], what="task record", failures=failures)
 
