@@ -19,6 +19,7 @@ from deep_research_agent.corpora.indexer import index_corpus
 from deep_research_agent.corpora.search import search_corpus
 from deep_research_agent.corpora.vectors import embed_passages
 from deep_research_agent.embeddings import EmbeddingFailed, embedder_for, embedding_problem, fuse, rank_passages
+from deep_research_agent.embeddings.bundled import BundledEmbedder
 from deep_research_agent.embeddings.embedder import unit_rows
 from deep_research_agent.knowledge.base import KnowledgeBase, KnowledgeEntry, entry_key
 from deep_research_agent.settings import EmbeddingSettings, ResearchConfig
@@ -196,3 +197,13 @@ def test_bundled_model_places_a_paraphrase_nearer_its_passage_than_an_unrelated_
     vectors = embedder.embed_documents([fixture.PARAPHRASE, fixture.DORMANT_QUOTE, fixture.PDF_QUOTE])
     assert vectors.shape == (3, 384) and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.1
+
+
+def test_a_one_shot_bundled_model_loads_unoptimised_and_embeds_the_same_vectors():
+    settings = ResearchConfig.resolve(None, environ={}).part(EmbeddingSettings)
+    one_shot, served = embedder_for(settings, one_shot=True), embedder_for(settings)
+    assert isinstance(one_shot, BundledEmbedder) and isinstance(served, BundledEmbedder)
+    assert (one_shot.optimize, served.optimize) == (False, True) and one_shot.identity == served.identity
+
+    texts = [fixture.PARAPHRASE, fixture.DORMANT_QUOTE]
+    assert np.allclose(one_shot.embed_documents(texts), served.embed_documents(texts), atol=1e-4)

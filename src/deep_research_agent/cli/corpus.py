@@ -78,7 +78,8 @@ def cmd_corpus(args: argparse.Namespace, console: Console) -> int:
         errors.print(f"[yellow]warning:[/] {warning}")
     declared = {spec.name: spec for spec in settings.corpora}
     data_dir = Path(settings.data_dir)
-    embedder = embedder_for(embedding)
+    # A search embeds one question and exits: the model loads without the optimisation that pays off over many.
+    embedder = embedder_for(embedding, one_shot=args.verb == "search")
     verb = args.verb
     if verb == "add":
         return _add(args, declared, data_dir, _Embedding(embedder, args.background), errors)

@@ -2,7 +2,9 @@
 
 ``embedder_for(settings)`` returns the bundled model (``DRA_EMBEDDINGS=bundled``, the default), the
 endpoint's model (``endpoint``), or None (``off``, or an endpoint setting that is incomplete: keyword
-search only, and ``embedding_problem`` says why). Building one loads nothing: the model file is read, or
+search only, and ``embedding_problem`` says why); ``one_shot=True`` asks for a bundled model that loads fast
+for a process that embeds a question or two and exits (``BundledEmbedder(optimize=False)``). Building one
+loads nothing: the model file is read, or
 the endpoint called, on the first text to embed, so importing this or starting a command costs nothing.
 """
 
@@ -15,7 +17,7 @@ from .bundled import BundledEmbedder
 from .embedder import Embedder
 from .endpoint import EndpointEmbedder
 
-_built: dict[tuple[str, str, str, str], Embedder] = {}
+_built: dict[tuple[str, str, str, str, bool], Embedder] = {}
 _lock = threading.Lock()
 
 
@@ -36,11 +38,11 @@ def embedding_problem(settings: EmbeddingSettings) -> str | None:
     return None
 
 
-def embedder_for(settings: EmbeddingSettings) -> Embedder | None:
+def embedder_for(settings: EmbeddingSettings, *, one_shot: bool = False) -> Embedder | None:
     if settings.embeddings == "off" or embedding_problem(settings):
         return None
     key_text = settings.embedding_api_key.get_secret_value() if settings.embedding_api_key else ""
-    key = (settings.embeddings, settings.embedding_base_url, settings.embedding_model, key_text)
+    key = (settings.embeddings, settings.embedding_base_url, settings.embedding_model, key_text, one_shot)
     with _lock:
         found = _built.get(key)
         if found is None:
@@ -49,6 +51,6 @@ def embedder_for(settings: EmbeddingSettings) -> Embedder | None:
                     base_url=settings.embedding_base_url, model=settings.embedding_model, api_key=key_text or None
                 )
             else:
-                found = BundledEmbedder()
+                found = BundledEmbedder(optimize=not one_shot)
             _built[key] = found
         return found
