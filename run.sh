@@ -38,7 +38,8 @@ Commands:
                           pyproject.toml changed since its last sync
   ask "QUESTION" [--no-clarify] [--review-plan] [--evidence FILE] [--out FILE] [--config JSON] [--task NAME] [--user USER]
                           research a question against the running server and watch the run; --task
-                          continues (or starts) a named task
+                          continues (or starts) a named task; "-" instead of QUESTION reads it from
+                          stdin, --question-file FILE from a file
   steer THREAD "MESSAGE"  steer the run in progress on a thread ("also cover X", "drop Y", "finish now")
   tasks [--user USER]     list a user's tasks: name, last run, status, outcome, cost so far
   smoke                   ask a canned question with --no-clarify

@@ -23,8 +23,8 @@ Run with the Aegra environment's Python from the project root (``deploy/.venv/bi
 - SIGTERM or Ctrl-C drains: every instance stops taking runs, its runs in flight get ``DRA_SERVE_GRACE_S``
   (30) seconds to finish and the rest go back to the queue (for the next start), then the servers started
   here stop, keeping their data;
-- a run's own MCP servers are refused unless their host is on ``DRA_MCP_ALLOWED_HOSTS``
-  (``DRA_MCP_ALLOWLIST_REQUIRED`` defaults to true here);
+- the deployment is shared (``DRA_SHARED_DEPLOYMENT`` defaults to true here): a run's own MCP servers and
+  ``sandbox_url`` are refused unless their host is on ``DRA_MCP_ALLOWED_HOSTS`` / ``DRA_SANDBOX_ALLOWED_HOSTS``;
 - each instance logs to ``.aegra/<port>.log`` under the project.
 """
 
@@ -186,8 +186,8 @@ def main(environ: dict[str, str] | None = None, argv: list[str] | None = None) -
             redis_url,
             DRA_MAX_RUNS_PER_USER=environ.get("DRA_MAX_RUNS_PER_USER") or DEFAULT_RUNS_PER_USER,
             WORKER_DRAIN_TIMEOUT=str(max(0, grace_s - CONNECTIONS_GRACE_S - 2)),
-            # A team server: no user may make it reach internal services through a run's own MCP servers.
-            DRA_MCP_ALLOWLIST_REQUIRED=environ.get("DRA_MCP_ALLOWLIST_REQUIRED") or "true",
+            # A team server: no user may make it reach internal services through a run's own URLs.
+            DRA_SHARED_DEPLOYMENT=environ.get("DRA_SHARED_DEPLOYMENT") or "true",
         )
         say("Running Aegra's migrations (aegra db upgrade) and creating the checkpointer and store tables")
         try:

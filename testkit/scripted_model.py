@@ -127,6 +127,17 @@ TURN (every key optional)::
     echo_last_tool_result: bool   make the reply quote the last tool result:
                                   content defaults to "{last_tool_result}", and
                                   the result is appended if content lacks it
+    judge: {"verdicts": {str: str}, "default": str, "reason": str}
+                                  answer a claim-judge prompt (the product's
+                                  ``report/judge.py`` format: "P1 (source [1]): ..."
+                                  and "C1 (cites [1]; its passages: P1, P2): ..."
+                                  lines in the last user message) as a judge that
+                                  reads: each claim gets the verdict of the first
+                                  ``verdicts`` key its text contains, else ``default``
+                                  ("supported" unless set), the one of its passages
+                                  sharing most words with it, and that passage's
+                                  text as its reason (or ``reason`` when given);
+                                  the JSON is the reply's content
 
 Placeholders ``{last_tool_result}`` (text of the last ``tool`` message) and
 ``{last_user}`` (text of the last user message the harness did not write: a message named
@@ -209,6 +220,7 @@ _TURN_KEYS = frozenset(
         "blank_times",
         "blank_finish_reason",
         "echo_last_tool_result",
+        "judge",
     }
 )
 
@@ -243,6 +255,7 @@ def turn(
     blank_times: int | None = None,
     blank_finish_reason: str | None = None,
     echo_last_tool_result: bool = False,
+    judge: Json | None = None,
 ) -> Json:
     """One scripted assistant reply; unset options are left out."""
     out: Json = {}
@@ -266,6 +279,8 @@ def turn(
         out["blank_finish_reason"] = blank_finish_reason
     if echo_last_tool_result:
         out["echo_last_tool_result"] = True
+    if judge is not None:
+        out["judge"] = dict(judge)
     return out
 
 
@@ -315,6 +330,8 @@ def _validate_turn(t: Any, where: str) -> None:
         raise ScenarioError(f"{where}: error needs an integer 'status'")
     if "error_times" in t and "error" not in t:
         raise ScenarioError(f"{where}: error_times without error")
+    if "judge" in t and not isinstance(t["judge"], dict):
+        raise ScenarioError(f"{where}: judge must be an object")
 
 
 def validate_scenario(sc: Any) -> Json:
@@ -512,6 +529,32 @@ def _usage(body: Json, output: str, override: Mapping[str, Any] | None) -> Json:
     return usage
 
 
+_JUDGE_PASSAGE_RE = re.compile(r"^(P\d+) \(source \[\d+\]\): (.*)$", re.M)
+_JUDGE_CLAIM_RE = re.compile(r"^(C\d+) \(cites [^;]*; its passages: ([^)]*)\): (.*)$", re.M)
+_WORD_RE = re.compile(r"[a-z0-9]{3,}")
+
+
+def _judged(judge: Json, prompt: str) -> str:
+    """The ``judge`` turn's answer to a claim-judge prompt (see TURN above)."""
+    passages = dict(_JUDGE_PASSAGE_RE.findall(prompt))
+    verdicts = []
+    for claim_id, listed, text in _JUDGE_CLAIM_RE.findall(prompt):
+        verdict = next((v for key, v in (judge.get("verdicts") or {}).items() if key in text), None)
+        words = set(_WORD_RE.findall(text.lower()))
+        own = [p.strip() for p in listed.split(",") if p.strip() in passages]
+        passage = max(own, key=lambda p: len(words & set(_WORD_RE.findall(passages[p].lower()))), default="P1")
+        reason = judge.get("reason", passages.get(passage, ""))
+        verdicts.append(
+            {
+                "claim": claim_id,
+                "verdict": verdict or judge.get("default", "supported"),
+                "passage": passage,
+                "reason": reason,
+            }
+        )
+    return json.dumps({"verdicts": verdicts})
+
+
 def _render_turn(t: Json, messages: list[Json]) -> tuple[str | None, list[Json]]:
     """Return the reply text and OpenAI-shaped tool calls for a turn."""
     last_tool = _last_text(messages, "tool")
@@ -523,6 +566,8 @@ def _render_turn(t: Json, messages: list[Json]) -> tuple[str | None, list[Json]]
         "{last_harness}": _last_text(harness, "user"),
     }
     content: str | None = t.get("content")
+    if t.get("judge") is not None:
+        content = _judged(t["judge"], _last_text(users, "user"))
     if t.get("echo_last_tool_result"):
         if content is None:
             content = "{last_tool_result}"

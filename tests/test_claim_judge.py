@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 import pytest
 from langchain_core.messages import AIMessage
 
 from deep_research_agent import graph
 from deep_research_agent.domain.knobs import KnobError
+from deep_research_agent.domain.names import ClaimVerdict
 from deep_research_agent.evidence.store import EvidenceStore
 from deep_research_agent.evidence.text import EvidenceLibrary
 from deep_research_agent.lifecycle.claim_judge import ModelClaimJudge, claim_judge, judge_timeout
 from deep_research_agent.report.citations import check_citations
 from deep_research_agent.report.claims import ClaimCheck, check_claims
 from deep_research_agent.report.judge import (
+    CONTROL,
+    PASSAGES_PER_SOURCE,
     Judgement,
     JudgeReplyError,
     apply_judgements,
@@ -23,7 +27,9 @@ from deep_research_agent.report.judge import (
     judgement_key,
     parse_reply,
     run_judge,
+    unfounded_claims,
 )
+from deep_research_agent.report.judge_guard import CONTROL_CLAIMS
 from deep_research_agent.report.vetting import finalise, vet_report, with_judgements
 from deep_research_agent.run import UsageMeter
 from deep_research_agent.settings import ResearchConfig
@@ -45,16 +51,22 @@ def checked(body: str = BODY) -> tuple[ClaimCheck, EvidenceLibrary]:
     return check_claims(markdown, check_citations(markdown, library, []), library), library
 
 
-def answer(*verdicts: tuple[str, str, str]) -> str:
-    return json.dumps({"verdicts": [{"claim": c, "verdict": v, "passage": p, "reason": "why"} for c, v, p in verdicts]})
+# A reason about the claims of BODY, as a judge that read their passages gives it.
+REASON = "the passage says it was built on Pharos and was one of the Seven Wonders"
+
+
+def answer(*verdicts: tuple[str, str, str], reason: str = REASON) -> str:
+    return json.dumps(
+        {"verdicts": [{"claim": c, "verdict": v, "passage": p, "reason": reason} for c, v, p in verdicts]}
+    )
 
 
 # --- what is judged, and the prompt --------------------------------------------------------------
 
 
-def test_only_supported_claims_without_figures_or_quotes_are_judged_each_with_its_passages() -> None:
+def test_claims_no_check_settles_are_judged_each_with_its_passages() -> None:
     check, library = checked()
-    [batch] = judge_batches(check, library)
+    [batch] = judge_batches(check, library, control=False)
     assert [item.claim for item in batch.items] == [
         "It was built on Pharos.",
         "Fires destroyed the tower.",
@@ -62,6 +74,7 @@ def test_only_supported_claims_without_figures_or_quotes_are_judged_each_with_it
     ]
     assert [item.id for item in batch.items] == ["C1", "C2", "C3"]
     assert all(p.index == 1 and p.text in PHAROS_TEXT for p in batch.passages)
+    assert [len(item.passages) for item in batch.items] == [PASSAGES_PER_SOURCE] * 3
     assert len({p.id for p in batch.passages}) == len(batch.passages), "a passage shared by claims is listed once"
     user = batch.user
     assert user.startswith("Passages:\nP1 (source [1]): ") and "\nClaims:\nC1 (cites [1]; its passages: " in user
@@ -71,7 +84,9 @@ def test_only_supported_claims_without_figures_or_quotes_are_judged_each_with_it
 def test_claims_are_judged_in_batches() -> None:
     body = " ".join(f"It was one of the Seven Wonders, note {n} [1]." for n in "abcdefg")
     check, library = checked(body)
-    assert [len(b.items) for b in judge_batches(check, library, batch_claims=3)] == [3, 3, 1]
+    assert [len(b.items) for b in judge_batches(check, library, batch_claims=3, control=False)] == [3, 3, 1]
+    planted = judge_batches(check, library, batch_claims=3)
+    assert [(len(b.items), len(b.claims)) for b in planted] == [(4, 3), (4, 3), (2, 1)], "one control claim a batch"
 
 
 # --- reading the answer --------------------------------------------------------------------------
@@ -100,7 +115,7 @@ def test_claims_are_judged_in_batches() -> None:
 )
 def test_the_answer_is_read_in_the_shapes_a_model_gives(reply: str) -> None:
     check, library = checked()
-    [batch] = judge_batches(check, library)
+    [batch] = judge_batches(check, library, control=False)
     found = parse_reply(reply, batch)
     first, second = batch.items[0], batch.items[1]
     assert found[first.position].verdict == "supported"
@@ -148,7 +163,7 @@ class Judge:
 async def test_the_judge_s_verdicts_replace_the_deterministic_ones_with_the_deciding_sentence() -> None:
     check, library = checked()
     judge = Judge(answer(("C1", "supported", "P1"), ("C2", "contradicted", "P3"), ("C3", "supported", "P2")))
-    outcome = await run_judge(check, library, judge, timeout=5)
+    outcome = await run_judge(check, library, judge, timeout=5, control=False)
     assert outcome.failures == [] and outcome.calls == 1 and len(judge.calls) == 1
     judged = apply_judgements(check, outcome.judgements)
     records = judged.records
@@ -160,7 +175,7 @@ async def test_the_judge_s_verdicts_replace_the_deterministic_ones_with_the_deci
     ]
     [source] = records[2].sources
     assert source.deciding and source.sentence and source.sentence in PHAROS_TEXT
-    assert records[2].detail == "why"
+    assert records[2].detail == REASON
     summary = judged.summary
     assert (summary.judged, summary.contradicted, summary.citation_accuracy) == (3, 1, 0.75)
     [problem] = judged.problems()
@@ -187,7 +202,7 @@ async def test_a_failing_judge_leaves_the_deterministic_verdicts_and_says_why(re
 
 async def test_claims_the_judge_does_not_answer_keep_their_verdict_and_are_reported() -> None:
     check, library = checked()
-    outcome = await run_judge(check, library, Judge(answer(("C2", "not_supported", "P1"))), timeout=5)
+    outcome = await run_judge(check, library, Judge(answer(("C2", "not_supported", "P1"))), timeout=5, control=False)
     assert outcome.failures == ["2 of 3 claims: not answered"]
     verdicts = [r.verdict for r in apply_judgements(check, outcome.judgements).records]
     assert verdicts == ["supported", "supported", "not_supported", "supported"]
@@ -198,12 +213,116 @@ async def test_claims_judged_before_are_not_judged_again() -> None:
     keys = [judgement_key(c) for c in check.judgeable()]
     known = {keys[0]: Judgement("supported"), keys[1]: Judgement("not_supported"), "gone": Judgement("supported")}
     judge = Judge(answer(("C1", "supported", "P1")))
-    outcome = await run_judge(check, library, judge, timeout=5, known=known)
+    outcome = await run_judge(check, library, judge, timeout=5, known=known, control=False)
     assert len(judge.calls) == 1 and judge.calls[0][1].split("Claims:")[1].count("\nC") == 1, (
         "only the claim not judged before is sent"
     )
     assert set(outcome.judgements) == set(keys)
-    assert await run_judge(check, library, Judge(RuntimeError("never called")), timeout=5, known=outcome.judgements)
+    again = await run_judge(check, library, Judge(RuntimeError("never called")), timeout=5, known=outcome.judgements)
+    assert again.judgements == outcome.judgements and again.calls == 0
+
+
+# --- a judge that cannot rubber-stamp ------------------------------------------------------------
+
+
+def rubber_stamp(system: str, user: str) -> str:
+    """Every claim of the prompt supported, each on its first passage, with a reason made of its own words."""
+    claims = re.findall(r"^(C\d+) \(cites [^;]*; its passages: (P\d+)[^)]*\): (.*)$", user, re.M)
+    return json.dumps(
+        {"verdicts": [{"claim": c, "verdict": "supported", "passage": p, "reason": t} for c, p, t in claims]}
+    )
+
+
+async def test_every_batch_holds_one_control_claim_among_the_claims_with_a_passage_of_its_own() -> None:
+    check, library = checked()
+    [batch] = judge_batches(check, library)
+    [planted] = [item for item in batch.items if item.position == CONTROL]
+    pair = next(pair for pair in CONTROL_CLAIMS if pair.claim == planted.claim)
+    [passage] = planted.passages
+    assert passage.text == pair.passage and passage.index not in {n for item in batch.claims for n in item.indexes}
+    assert f"{planted.id} (cites [{passage.index}]; its passages: {passage.id}): {pair.claim}" in batch.user
+    assert len(batch.claims) == 3 and all(pair.claim not in item.claim for item in batch.claims)
+    placed = {
+        next(i for i, item in enumerate(b.items) if item.position == CONTROL)
+        for body in (BODY, BODY.replace("Fires", "Floods"), BODY.replace("tower", "light"), "It was admired [1].")
+        for b in judge_batches(*checked(body))
+    }
+    assert len(placed) > 1, "the control claim is not always in the same place"
+
+
+async def test_a_judge_that_calls_the_control_claim_supported_is_unreliable_and_none_of_its_verdicts_is_used() -> None:
+    check, library = checked()
+    known = {judgement_key(check.judgeable()[0]): Judgement(ClaimVerdict.SUPPORTED, REASON, 1, None, "x")}
+
+    async def judge(system: str, user: str) -> str:
+        return rubber_stamp(system, user)
+
+    outcome = await run_judge(check, library, judge, timeout=5, known=known)
+    assert outcome.unreliable and outcome.judgements == {} and outcome.calls == 1
+    records = apply_judgements(check, outcome.judgements).records
+    assert [r.verdict for r in records] == ["supported", "supported", "unchecked", "supported"]
+    assert "judged" not in {r.decided_by for r in records}
+
+
+async def test_a_judge_that_calls_the_control_claim_false_is_used() -> None:
+    check, library = checked()
+
+    async def judge(system: str, user: str) -> str:
+        [planted] = [item for item in judge_batches(check, library)[0].items if item.position == CONTROL]
+        verdicts = json.loads(rubber_stamp(system, user))["verdicts"]
+        for verdict in verdicts:
+            if verdict["claim"] == planted.id:
+                verdict.update(verdict="contradicted", reason="the passage says the opposite")
+        return json.dumps({"verdicts": verdicts})
+
+    outcome = await run_judge(check, library, judge, timeout=5)
+    assert not outcome.unreliable and outcome.failures == []
+    assert {j.verdict for j in outcome.judgements.values()} == {"supported", "unchecked"}, (
+        "“Fires destroyed the tower.” shares nothing with the passage it was called supported on"
+    )
+
+
+async def test_a_judge_that_leaves_the_control_claim_unanswered_has_that_batch_s_verdicts_ignored() -> None:
+    check, library = checked()
+    outcome = await run_judge(check, library, Judge(answer(("C1", "supported", "P1"))), timeout=5)
+    assert outcome.judgements == {} and not outcome.unreliable
+    assert outcome.failures == [
+        "3 claims: the control claim was not answered, so none of this batch's verdicts was used"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("passage", "reason", "why"),
+    [
+        pytest.param("P3", REASON, "a passage that does not share its content", id="a-passage-about-something-else"),
+        pytest.param(None, REASON, "named no passage", id="no-passage"),
+        pytest.param("P1", "...", "without a reason about it", id="dots"),
+        pytest.param("P1", "The passage supports the claim.", "without a reason about it", id="boilerplate"),
+        pytest.param("P1", "", "without a reason about it", id="empty"),
+    ],
+)
+async def test_a_supported_verdict_that_names_no_passage_sharing_the_claim_or_no_reason_is_downgraded_to_unchecked(
+    passage: str | None, reason: str, why: str
+) -> None:
+    check, library = checked("It was built on Pharos [1].")
+    entry = {"claim": "C1", "verdict": "supported", "reason": reason} | ({"passage": passage} if passage else {})
+    outcome = await run_judge(check, library, Judge(json.dumps({"verdicts": [entry]})), timeout=5, control=False)
+    judged = apply_judgements(check, outcome.judgements)
+    [record] = judged.records
+    assert (record.verdict, record.decided_by) == ("unchecked", "not_checked") and why in record.detail
+    assert not any(source.deciding for source in record.sources)
+    assert outcome.unfounded == ["It was built on Pharos."]
+    assert unfounded_claims(judged, outcome.judgements) == [record.claim]
+    assert judged.summary.coverage == "0 of 1 claim checked"
+
+
+async def test_a_supported_verdict_on_the_passage_that_states_the_claim_holds() -> None:
+    check, library = checked("It was built on Pharos [1].")
+    reply = answer(("C1", "supported", "P1"), reason="P1: built on the island of Pharos")
+    outcome = await run_judge(check, library, Judge(reply), timeout=5, control=False)
+    [record] = apply_judgements(check, outcome.judgements).records
+    assert (record.verdict, record.decided_by, outcome.unfounded) == ("supported", "judged", [])
+    assert record.sources[0].deciding and "island of Pharos" in record.sources[0].sentence
 
 
 def test_judgements_survive_the_delivery_s_renumbering() -> None:

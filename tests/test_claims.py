@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from deep_research_agent.domain.claims import ClaimRecord, ClaimSummary
 from deep_research_agent.domain.findings import Finding, Findings
 from deep_research_agent.evidence.store import EvidenceRecord
 from deep_research_agent.evidence.text import EvidenceLibrary
@@ -209,7 +210,7 @@ def test_stating_both_values_resolves_the_conflict() -> None:
     ],
 )
 def test_no_conflict_without_two_values_for_one_figure(body: str) -> None:
-    assert {r.verdict for r in check(body).records} == {"supported"}
+    assert {r.verdict for r in check(body).records} <= {"supported", "unchecked"}
 
 
 # --- the bounce and the marks --------------------------------------------------------------------
@@ -266,6 +267,7 @@ def test_the_summary_counts_every_verdict() -> None:
     ).summary
     assert summary.model_dump() == {
         "claims": 4,
+        "checked": 4,
         "supported": 1,
         "flagged": 3,
         "unsupported_number": 1,
@@ -276,11 +278,57 @@ def test_the_summary_counts_every_verdict() -> None:
         "source_not_read": 1,
         "conflicting": 0,
         "uncited_number": 1,
+        "unchecked": 0,
         "judged": 0,
         "not_checked": 0,
+        "judge_unreliable": False,
         "decided_by": {"figures_and_quotes": 3, "names_and_direction": 0, "judged": 0, "not_checked": 1},
         "citation_accuracy": 0.25,
+        "coverage": "4 of 4 claims checked; 1 supported, 3 marked [unverified] (citation accuracy 25%)",
     }
+
+
+@pytest.mark.parametrize(
+    ("body", "coverage", "accuracy"),
+    [
+        pytest.param(
+            "The evidence found answers the question [1]. Finding 1 is supported by its source [1].",
+            "0 of 2 claims checked",
+            None,
+            id="nothing-to-look-up",
+        ),
+        pytest.param(
+            "It stood over 100 metres tall [1]. It was a wonder [1]. The tower was admired [1].",
+            "1 of 3 claims checked; 1 supported (citation accuracy 100%)",
+            1.0,
+            id="some-unchecked",
+        ),
+    ],
+)
+def test_a_claim_with_nothing_to_look_up_is_unchecked_and_the_accuracy_counts_only_checked_claims(
+    body: str, coverage: str, accuracy: float | None
+) -> None:
+    result = check(body)
+    summary = result.summary
+    assert (summary.coverage, summary.citation_accuracy) == (coverage, accuracy)
+    assert summary.unchecked == summary.claims - summary.checked and summary.flagged == 0
+    unchecked = [r for r in result.records if r.verdict == "unchecked"]
+    assert unchecked and all(
+        r.decided_by == "not_checked" and "no figure, quote or name" in r.detail for r in unchecked
+    )
+    assert "[unverified]" not in mark_unverified(report(body), result)[0]
+    assert result.problems() == [], "the writer cannot fix a sentence with nothing to check: it is not bounced"
+
+
+def test_a_summary_saved_before_unchecked_claims_reads_its_not_checked_claims_as_unchecked() -> None:
+    saved = {"claims": 2, "supported": 2, "flagged": 0, "not_checked": 2, "citation_accuracy": 1.0}
+    summary = ClaimSummary.model_validate(saved)
+    assert (summary.checked, summary.supported, summary.unchecked, summary.citation_accuracy) == (0, 0, 2, None)
+    assert summary.coverage == "0 of 2 claims checked"
+    record = ClaimRecord.model_validate(
+        {"claim": "It was admired.", "verdict": "supported", "decided_by": "not_checked"}
+    )
+    assert record.verdict == "unchecked"
 
 
 def test_a_page_s_header_line_yields_to_the_body_sentence_holding_the_same_figure() -> None:
@@ -331,9 +379,9 @@ def test_a_label_s_number_is_not_a_figure_missing_from_the_source() -> None:
         pytest.param("The lighthouse of Alexandrïa was a wonder [1].", [("supported", [])], id="diacritics"),
         pytest.param("It was among the Seven Wonders [1].", [("supported", [])], id="plural-and-title"),
         pytest.param(
-            "Historians agree it was one of the wonders [1].", [("supported", [])], id="sentence-start-is-grammar"
+            "Historians agree it was one of the wonders [1].", [("unchecked", [])], id="sentence-start-is-grammar"
         ),
-        pytest.param("It was a wonder [4].", [("supported", [])], id="the-source-s-label-names-it"),
+        pytest.param("It was a wonder [4].", [("unchecked", [])], id="the-source-s-label-names-it"),
     ],
 )
 def test_names_must_be_in_the_cited_text(body: str, expected: list[tuple[str, list[str]]]) -> None:
@@ -393,7 +441,7 @@ def test_a_superlative_without_a_figure_is_held_against_the_nearest_sentence() -
     markdown = report(body)
     library = EvidenceLibrary(survey)
     records = check_claims(markdown, check_citations(markdown, library, []), library).records
-    assert [(r.verdict, r.tokens) for r in records] == [("contradicted", ["shortest"]), ("supported", [])]
+    assert [(r.verdict, r.tokens) for r in records] == [("contradicted", ["shortest"]), ("unchecked", [])]
 
 
 def test_each_verdict_says_how_it_was_decided() -> None:
@@ -404,8 +452,8 @@ def test_each_verdict_says_how_it_was_decided() -> None:
     assert [(r.verdict, r.decided_by) for r in check(body).records] == [
         ("supported", "figures_and_quotes"),
         ("supported", "names_and_direction"),
-        ("supported", "not_checked"),
+        ("unchecked", "not_checked"),
         ("source_not_read", "not_checked"),
     ]
-    assert check(body).summary.not_checked == 1
+    assert check(body).summary.unchecked == 1
     assert [c.claim.text for c in check(body).judgeable()] == ["It was built on Pharos [1].", "It was a wonder [1]."]

@@ -232,21 +232,31 @@ def test_a_compaction_is_printed_with_its_size_before_and_after() -> None:
     assert "⇣ context compacted: 14 messages summarized, ~9,120 → ~2,050 tokens" in out.getvalue().splitlines()
 
 
-def test_the_report_is_followed_by_how_many_of_its_claims_checked_out() -> None:
+def test_the_report_is_followed_by_its_claims_coverage_as_the_server_states_it() -> None:
     view, out = make_view()
-    claims = {"claims": 5, "supported": 3, "flagged": 2}
+    flagged = {"claims": 5, "checked": 5, "supported": 3, "flagged": 2}
+    flagged["coverage"] = "5 of 5 claims checked; 3 supported, 2 marked [unverified] (citation accuracy 60%)"
+    partly = {"claims": 12, "checked": 9, "supported": 9, "flagged": 0}
+    partly["coverage"] = "9 of 12 claims checked; 9 supported (citation accuracy 100%)"
     feed(
         view,
         [
-            custom("report", markdown="# Findings\n\nX [1].\n", claims=claims),
-            custom("report", markdown="# Again\n", claims={**claims, "flagged": 0, "supported": 5}),
+            custom("report", markdown="# Findings\n\nX [1].\n", claims=flagged),
+            custom("report", markdown="# Again\n", claims=partly),
+            custom(
+                "report", markdown="# None\n", claims={"claims": 2, "checked": 0, "coverage": "0 of 2 claims checked"}
+            ),
         ],
     )
     lines = out.getvalue().splitlines()
-    assert any("5 claims checked against their sources: 3 supported, 2 marked [unverified]" in line for line in lines)
     assert any(
-        "5 claims checked against their sources: 5 supported" in line and "unverified" not in line for line in lines
+        f"! Claims against their sources: {flagged['coverage']} (see the evidence file" in line for line in lines
     )
+    assert any(f"! Claims against their sources: {partly['coverage']}" in line for line in lines), (
+        "a report with unchecked claims is not shown as all checked"
+    )
+    assert any("! Claims against their sources: 0 of 2 claims checked" in line for line in lines)
+    assert not any("✓" in line for line in lines)
 
 
 def test_report_is_rendered_as_markdown() -> None:

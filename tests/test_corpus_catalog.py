@@ -24,6 +24,7 @@ def test_a_declaration_maps_names_to_directories_or_to_objects_with_a_title_and_
             {
                 "pg15": str(tmp_path),
                 "notes": {"path": str(tmp_path), "title": "Team notes", "description": "Our wiki", "html": "web"},
+                "shared": {"path": str(tmp_path), "follow_links": True},
             }
         )
     )
@@ -32,8 +33,10 @@ def test_a_declaration_maps_names_to_directories_or_to_objects_with_a_title_and_
     assert specs == (
         CorpusSpec(name="pg15", root=str(tmp_path.resolve())),
         CorpusSpec(name="notes", root=str(tmp_path.resolve()), title="Team notes", description="Our wiki", html="web"),
+        CorpusSpec(name="shared", root=str(tmp_path.resolve()), follow_links=True),
     )
     assert specs[0].exclude == DEFAULT_EXCLUDE and specs[0].display_title == "pg15"
+    assert not specs[0].follow_links, "a corpus stays inside its directory unless its declaration says otherwise"
 
 
 def test_a_declaration_can_live_in_a_file_whose_relative_paths_start_at_the_file(tmp_path):
@@ -56,6 +59,7 @@ def test_a_declaration_can_live_in_a_file_whose_relative_paths_start_at_the_file
         ('{"docs": {"title": "no path"}}', "has no path"),
         ('{"docs": {"path": "/tmp", "html": "pdf"}}', "use 'docs' (documentation sites) or 'web'"),
         ('{"docs": 3}', "must be a directory or an object with a path"),
+        ('{"docs": {"path": "/tmp", "follow_links": "yes"}}', "follow_links must be true or false"),
         ("/no/such/corpora.json", "cannot be read"),
     ],
 )

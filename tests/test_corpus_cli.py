@@ -78,6 +78,55 @@ def test_search_without_json_shows_readable_titles_and_snippets(docs, tmp_path):
     assert "**flux_buffer**" in result.stdout
 
 
+SECRET = "Quarterly salaries of the board: 918,000 kroner."
+
+
+def with_links_outside(docs: Path, tmp_path: Path) -> Path:
+    """``docs`` with two symlinks leading outside it (a file and a folder) and one leading inside."""
+    outside = tmp_path / "private"
+    (outside / "hr").mkdir(parents=True)
+    (outside / "board.md").write_text(f"# Board\n\n{SECRET}\n", encoding="utf-8")
+    (outside / "hr" / "pay.md").write_text(f"# Pay\n\n{SECRET}\n", encoding="utf-8")
+    (docs / "notes" / "board.md").symlink_to(outside / "board.md")
+    (docs / "shared").symlink_to(outside / "hr", target_is_directory=True)
+    (docs / "guide" / "field-guide-link.md").symlink_to(docs / "notes" / "field-guide.md")
+    return docs
+
+
+def test_add_stays_inside_its_directory_and_names_each_link_it_did_not_follow(docs, tmp_path):
+    data = tmp_path / "data"
+    with_links_outside(docs, tmp_path)
+
+    added = corpus_cli("add", "handbook", str(docs), data=data)
+    found = corpus_cli("search", "handbook", "salaries board kroner", "--json", data=data)
+    reindexed = corpus_cli("reindex", "handbook", data=data)
+
+    assert added.returncode == 0, added.stderr
+    assert "11 added" in added.stdout, "the link that stays inside the directory is followed"
+    assert (
+        "2 symbolic link(s) lead outside the directory and were not followed (corpus add --follow-links follows "
+        "them):\n    notes/board.md\n    shared" in added.stdout
+    )
+    assert found.returncode == 0
+    assert not [line for line in found.stdout.splitlines() if "kroner" in line], "nothing behind the links is searchable"
+    assert "0 added" in reindexed.stdout and "2 symbolic link(s) lead outside" in reindexed.stdout
+
+
+def test_add_follow_links_indexes_what_links_lead_to_and_reindex_keeps_that_rule(docs, tmp_path):
+    data = tmp_path / "data"
+    with_links_outside(docs, tmp_path)
+
+    added = corpus_cli("add", "handbook", str(docs), "--follow-links", data=data)
+    (tmp_path / "private" / "hr" / "bonus.md").write_text(f"# Bonus\n\n{SECRET}\n", encoding="utf-8")
+    reindexed = corpus_cli("reindex", "handbook", data=data)
+    found = corpus_cli("search", "handbook", "salaries board kroner", "--json", data=data)
+
+    assert added.returncode == 0 and "13 added" in added.stdout and "symbolic link" not in added.stdout
+    assert "1 added" in reindexed.stdout
+    paths = sorted(json.loads(line)["path"] for line in found.stdout.splitlines() if "kroner" in line)
+    assert paths == ["notes/board.md", "shared/bonus.md", "shared/pay.md"]
+
+
 def test_reindex_reports_what_changed(docs, tmp_path):
     data = tmp_path / "data"
     corpus_cli("add", "handbook", str(docs), data=data)

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from deep_research_agent.domain.claims import ClaimRecord, summarise_claims
 from deep_research_agent.domain.errors import ToolFailure
 from deep_research_agent.evaluation.__main__ import gate_failures
 from deep_research_agent.evaluation.cassette import Cassette, CassetteServer, request_key, request_shape
@@ -58,23 +59,20 @@ def test_bad_lines_are_problems_and_a_suite_of_none_is_an_error() -> None:
 
 
 def state(report: str, verdicts: list[str], evidence_urls: list[str]) -> dict:
+    citations = [
+        {
+            "claim": f"Claim {n}: the tower stood over 100 metres.",
+            "verdict": v,
+            "indexes": [1],
+            "sources": [{"index": 1, "url": URL, "sentence": "It stood over 100 metres tall."}],
+        }
+        for n, v in enumerate(verdicts)
+    ]
+    summary = summarise_claims([ClaimRecord.model_validate(c) for c in citations])
     return {
         "final_report": report,
-        "claim_summary": {
-            "claims": len(verdicts),
-            "supported": verdicts.count("supported"),
-            "flagged": len(verdicts) - verdicts.count("supported"),
-            "unsupported_number": verdicts.count("unsupported_number"),
-        },  # fmt: skip
-        "citations": [
-            {
-                "claim": f"Claim {n}: the tower stood over 100 metres.",
-                "verdict": v,
-                "indexes": [1],
-                "sources": [{"index": 1, "url": URL, "sentence": "It stood over 100 metres tall."}],
-            }
-            for n, v in enumerate(verdicts)
-        ],  # fmt: skip
+        "claim_summary": summary.model_dump(mode="json"),
+        "citations": citations,
         "evidence": [{"url": u, "kind": "page"} for u in evidence_urls],
         "sources": [{"url": u} for u in evidence_urls],
     }
@@ -93,6 +91,7 @@ def test_a_run_is_scored_from_its_state_and_events() -> None:
     result = measure(question, events, values, thread_id="t", wall_s=1.25)
     assert (result.end_state, result.end_reason, result.outcome) == ("done", "report_delivered", "partial")
     assert (result.claims, result.supported, result.citation_accuracy) == (2, 1, 0.5)
+    assert result.coverage == "2 of 2 claims checked; 1 supported, 1 marked [unverified] (citation accuracy 50%)"
     assert result.flagged_by_kind == {"unsupported_number": 1} and result.effective_citations == 1
     assert (result.sources_read, result.model_calls, result.cost_usd) == (1, 5, 0.01)
     assert [(f.in_report, f.supported) for f in result.facts] == [(True, True), (False, False)]
@@ -170,6 +169,19 @@ def test_compare_gives_one_verdict_line() -> None:
     assert compare(card([1.0] * 3), card([0.5] * 3)).verdict == "no significant difference"
 
 
+def test_fewer_claims_checked_is_a_regression_even_when_the_accuracy_over_them_rises() -> None:
+    def checked(share: int, accuracy: float) -> Scorecard:
+        questions = [
+            QuestionResult(id=f"q{n}", question="Q?", ok=True, claims=4, checked=share, citation_accuracy=accuracy)
+            for n in range(6)
+        ]
+        return Scorecard(suite="s", suite_path="s", suite_sha256="0", server="x", started_at="t", finished_at="t",
+                         wall_s=0, complete=True, questions=questions).summarise()  # fmt: skip
+
+    verdict = compare(checked(4, 0.75), checked(1, 1.0)).verdict
+    assert verdict.startswith("regression: checked_share -0.75"), verdict
+
+
 def test_a_scorecard_of_another_version_is_refused(tmp_path) -> None:
     path = tmp_path / "scorecard.json"
     path.write_text(json.dumps({**card([1.0]).model_dump(), "version": 99}))
@@ -179,7 +191,8 @@ def test_a_scorecard_of_another_version_is_refused(tmp_path) -> None:
 
 def test_the_markdown_report_charts_each_metric_a_question_has() -> None:
     markdown = render_markdown(card([1.0, 0.5, None]))
-    assert "### Citation accuracy (supported ÷ claims) (higher is better)" in markdown and "Judge: RACE" not in markdown
+    assert "### Citation accuracy (supported ÷ checked claims) (higher is better)" in markdown
+    assert "Judge: RACE" not in markdown
     assert bar_chart([("a", 2.0), ("bb", 1.0), ("c", None)]) == [
         "a  │██████████████████████████████│ 2",
         "bb │███████████████               │ 1",

@@ -8,6 +8,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from deep_research_agent.domain.conversation import harness_message
+from deep_research_agent.domain.findings import Findings
 from deep_research_agent.domain.names import EvidenceKind
 from deep_research_agent.domain.stops import StopCause
 from deep_research_agent.evidence.store import EvidenceStore
@@ -21,10 +22,12 @@ from deep_research_agent.handover.contract import (
     bounce_message,
     copies_placeholder,
     hand_back,
+    quotes_checked,
     source_problem,
     validate_findings,
 )
 from deep_research_agent.handover.gate import pages_read
+from deep_research_agent.report.rendering import findings_markdown
 
 URL = "https://example.com/battery"
 
@@ -223,7 +226,7 @@ def test_cleaned_findings_drop_unusable_entries_and_keep_the_rest() -> None:
     assert verdict.findings is not None
     assert [f.source for f in verdict.findings.findings] == [URL, "MCP: pricing-db"]
     assert verdict.findings.gaps == ["No 2025 data."]
-    assert json.loads(verdict.fallback_text) == verdict.findings.model_dump()
+    assert json.loads(verdict.fallback_text) == verdict.findings.model_dump(exclude_none=True)
 
 
 def test_cleaning_summarises_a_series_and_caps_long_fields() -> None:
@@ -469,3 +472,52 @@ def test_a_halted_unit_hands_back_nothing_it_copied_from_the_harness() -> None:
 
     assert handed_back.summary == "" and [f.finding for f in handed_back.findings] == [PAGE]
     assert "Repeating it" not in without_findings.summary and "Its last notes" not in without_findings.summary
+
+
+# --- the quotes, checked at hand-over ------------------------------------------------------------
+
+
+def test_a_finding_whose_quote_is_in_no_text_read_from_its_source_is_handed_over_marked() -> None:
+    evidence = EvidenceStore()
+    evidence.add_evidence(
+        url=URL, title="Cells", kind="page", text="The cell reaches 412 Wh/kg in tests.", agent="research-subagent"
+    )
+    other = "https://example.com/other"
+    evidence.add_evidence(
+        url=other, title="Other", kind="search_result", text="Prices fell 12% last year.", agent="research-subagent"
+    )
+    handed = Findings.model_validate(
+        {
+            "summary": "s",
+            "findings": [
+                finding(),
+                finding(claim="Prices fell 12%.", source=other, evidence="Prices fell 12%"),
+                finding(claim="It costs $90/kWh.", evidence="costs $90/kWh"),
+                finding(claim="It reaches 412 Wh/kg.", source=other),
+                finding(claim="Never read.", source="https://never.example/x", evidence="anything"),
+                finding(claim="No quote.", evidence=""),
+            ],
+        }
+    )
+
+    checked = quotes_checked(handed, evidence.library())
+
+    assert [f.check for f in checked.findings] == [
+        None,
+        None,  # a search result's snippet is text the run read from that source
+        "quote_not_found",
+        "quote_not_found",  # in the text of another source only
+        "quote_not_found",
+        None,  # no quote: left to the report's checks, which name it
+    ]
+    handed_json = json.loads(checked.to_json())["findings"]
+    assert "check" not in handed_json[0] and handed_json[2]["check"] == "quote_not_found"
+    shown = findings_markdown(checked, evidence)
+    assert f"It costs $90/kWh. ([{URL}]({URL})) (its quote is in no text read from this source)" in shown
+    assert shown.count("its quote is in no text") == 3
+
+
+def test_a_sub_agent_cannot_mark_its_own_finding() -> None:
+    text = message(findings=[{**finding(), "check": "quote_not_found"}])
+    verdict = validate_findings(text, tool_calls_made=1)
+    assert verdict.findings is not None and verdict.findings.findings[0].check is None

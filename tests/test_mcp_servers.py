@@ -307,7 +307,7 @@ def test_a_stdio_server_needs_a_command():
 
 # --- a shared deployment's allowlist ------------------------------------------------------------------
 
-SHARED = {"DRA_MCP_ALLOWLIST_REQUIRED": "true"}
+SHARED = {"DRA_SHARED_DEPLOYMENT": "true"}
 
 
 @pytest.mark.parametrize(
@@ -318,7 +318,7 @@ def test_under_serve_a_runs_own_server_off_the_allowlist_is_kept_refused_with_wh
 
     [server] = settings.mcp_servers
     assert server.refused is not None and "DRA_MCP_ALLOWED_HOSTS (none are listed)" in server.refused
-    assert server.refused.startswith(f"refused {url}: this deployment connects a run's own MCP servers only")
+    assert server.refused.startswith(f"refused {url}: this deployment allows a run's MCP servers only on the hosts")
 
 
 def test_under_serve_a_runs_server_on_an_allowed_host_or_host_port_connects_and_the_operators_are_not_limited():
@@ -346,6 +346,15 @@ def test_on_langgraph_dev_a_runs_private_server_is_allowed_unless_the_operator_s
 
     assert resolve(private).mcp_servers[0].refused is None
     assert resolve(private, {"DRA_MCP_ALLOWED_HOSTS": "gw.internal"}).mcp_servers[0].refused is not None
+
+
+def test_the_shared_flag_s_old_name_still_closes_the_deployment_and_says_its_new_name():
+    settings = resolve(
+        {"mcp_servers": [{"label": "gw", "url": "http://10.0.0.5/mcp"}]}, {"DRA_MCP_ALLOWLIST_REQUIRED": "true"}
+    )
+
+    assert settings.shared_deployment and settings.mcp_servers[0].refused is not None
+    assert any("DRA_MCP_ALLOWLIST_REQUIRED is now DRA_SHARED_DEPLOYMENT" in w for w in settings.warnings)
 
 
 def test_a_run_cannot_lift_the_allowlist_from_its_configurable():

@@ -38,9 +38,13 @@ def test_a_direct_answer_is_answered():
     )
 
 
-@pytest.mark.parametrize("verdict", [v for v in ClaimVerdict if v != ClaimVerdict.SUPPORTED])
-def test_one_claim_the_check_did_not_support_makes_the_answer_partial(verdict):
+@pytest.mark.parametrize("verdict", [v for v in ClaimVerdict if v.flags])
+def test_one_claim_a_check_flagged_makes_the_answer_partial(verdict):
     assert decide_outcome(DELIVERED, facts(verdicts=("supported", verdict))) == Outcome.PARTIAL
+
+
+def test_a_claim_nothing_checked_leaves_the_answer_answered_its_coverage_says_how_much_was_checked():
+    assert decide_outcome(DELIVERED, facts(verdicts=("supported", ClaimVerdict.UNCHECKED))) == Outcome.ANSWERED
 
 
 @pytest.mark.parametrize(

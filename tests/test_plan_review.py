@@ -1,7 +1,9 @@
-"""The plan's cost estimate (tier prices within the run's budgets), its text, the review's answer shapes, and
-what the middleware shows the model with plan review on and off."""
+"""The plan's cost estimate (tier prices within the run's budgets), its text, the rules a proposed plan must keep,
+and what the middleware shows the model with plan review on and off (the review's answer: test_plan_answer.py)."""
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import pytest
 from langchain.agents.middleware import ModelRequest, ModelResponse
@@ -11,11 +13,11 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from deep_research_agent.domain.knobs import KnobError
 from deep_research_agent.domain.plan import PlanEstimate, PlanUnit, estimate_deviation
+from deep_research_agent.domain.plan_answer import PlanRules
 from deep_research_agent.guards.budget import BudgetLimits
 from deep_research_agent.plan_review import (
     PROPOSED_AT_KEY,
     PlanReviewMiddleware,
-    _one_decision,
     estimate_plan,
     plan_text,
 )
@@ -105,43 +107,43 @@ def test_the_plan_text_lists_each_brief_with_its_sources_then_the_estimate():
     ]
 
 
-@pytest.mark.parametrize(
-    "answer",
-    [
-        None,
-        {"decisions": []},
-        {"decisions": [{"type": "approve"}, {"type": "approve"}]},
-        {"decisions": [{"type": "respond", "message": "x"}]},
-        {"decisions": ["approve"]},
-        [{"type": "approve"}],
-    ],
-)
-def test_a_resume_that_is_not_one_decision_of_approve_edit_reject_is_refused(answer):
-    decision, problem = _one_decision(answer)
-
-    assert decision == {} and problem
+RULES = PlanRules(max_units=3, subagent_types=("research-subagent",))
 
 
-@pytest.mark.parametrize("kind", ["approve", "edit", "reject"])
-def test_one_decision_of_the_allowed_kinds_is_accepted(kind):
-    decision, problem = _one_decision({"decisions": [{"type": kind}]})
-
-    assert decision == {"type": kind} and problem == ""
+def _free(units: int) -> PlanEstimate:
+    return PlanEstimate(units=units, tokens=0, cost_usd=0, ceiling_usd=0)
 
 
 def test_a_negative_timeout_is_refused_where_the_middleware_is_built():
     with pytest.raises(KnobError, match="timeout_s"):
-        PlanReviewMiddleware(
-            timeout_s=-1, estimate=lambda units: PlanEstimate(units=units, tokens=0, cost_usd=0, ceiling_usd=0)
-        )
+        PlanReviewMiddleware(timeout_s=-1, estimate=_free, rules=RULES)
+
+
+def test_the_middleware_is_built_with_the_rules_a_plan_must_keep():
+    with pytest.raises(KnobError, match="rules"):
+        PlanReviewMiddleware(timeout_s=0, estimate=_free, rules=None)  # type: ignore[arg-type]
 
 
 def _middleware(*, offered: bool) -> PlanReviewMiddleware:
-    return PlanReviewMiddleware(
-        timeout_s=0,
-        estimate=lambda units: PlanEstimate(units=units, tokens=0, cost_usd=0, ceiling_usd=0),
-        offered=offered,
-    )
+    return PlanReviewMiddleware(timeout_s=0, estimate=_free, rules=RULES, offered=offered)
+
+
+@pytest.mark.parametrize(
+    ("units", "problem"),
+    [
+        ([PlanUnit(brief=f"Find {n}") for n in range(4)], "the plan has 4 units and a plan may have at most 3"),
+        ([PlanUnit(brief="Find A", subagent_type="web-subagent")], 'unit 1 is for the sub-agent "web-subagent"'),
+    ],
+)
+def test_a_proposed_plan_that_breaks_the_rules_goes_back_to_the_orchestrator_before_any_review(units, problem):
+    runtime = SimpleNamespace(tool_call_id="p1", state={"messages": []})
+
+    # No graph is running: a plan that reached the review would fail here on interrupt().
+    answer = _middleware(offered=True)._review(units, runtime)  # type: ignore[arg-type]
+
+    assert isinstance(answer, ToolMessage) and answer.status == "error" and answer.tool_call_id == "p1"
+    assert answer.text.startswith("TOOL ERROR (propose_plan, permanent): the plan was not shown to the user: ")
+    assert problem in answer.text and answer.text.endswith("Propose it again.")
 
 
 async def _replying(middleware: PlanReviewMiddleware, reply: AIMessage) -> tuple[list[str], list[object]]:

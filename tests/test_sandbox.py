@@ -328,6 +328,40 @@ async def test_service_errors_are_classified(status, kind, words):
     assert (failure.value.retry_after == 3) == (status == 429)
 
 
+@pytest.mark.parametrize(
+    "answer",
+    [
+        pytest.param(httpx.Response(404, text="sink: nothing here"), id="404-text"),
+        pytest.param(httpx.Response(404, json={"detail": "sink: nothing here"}), id="404-json"),
+        pytest.param(httpx.Response(500, text="sink: nothing here"), id="500-text"),
+        pytest.param(httpx.Response(400, html="<h1>sink: nothing here</h1>"), id="400-html"),
+    ],
+)
+async def test_nothing_a_service_that_is_no_sandbox_answers_reaches_the_run(answer):
+    client = SidecarClient("http://127.0.0.1:1", TOKEN, transport=httpx.MockTransport(lambda request: answer))
+
+    with pytest.raises(ToolFailure) as failure:
+        await client.create_session(timeout_s=10, network=False)
+    await client.aclose()
+
+    assert "sink" not in failure.value.message and f"HTTP {answer.status_code}" in failure.value.message
+
+
+async def test_a_sandbox_host_name_that_does_not_resolve_is_a_transient_failure_before_any_request():
+    sent: list[httpx.Request] = []
+    client = SidecarClient(
+        "http://no-such-sandbox.invalid:8900", TOKEN,
+        transport=httpx.MockTransport(lambda r: sent.append(r) or httpx.Response(200, json={"session_id": SESSION_ID})),
+    )  # fmt: skip
+
+    with pytest.raises(ToolFailure) as failure:
+        await client.create_session(timeout_s=10, network=False)
+    await client.aclose()
+
+    assert failure.value.kind == "transient" and "no-such-sandbox.invalid does not resolve" in failure.value.message
+    assert sent == []
+
+
 async def test_deepagents_file_operations_work_over_the_session(sandbox, run):
     backend = SandboxBackend(connector(sandbox))
 
@@ -427,6 +461,44 @@ def test_a_runs_unusable_sandbox_url_ends_the_run_with_a_config_error(url):
     settings = ResearchConfig.resolve({"configurable": {"sandbox_url": url}}, {"OPENAI_API_KEY": "sk-test"})
 
     assert settings.problems and "sandbox_url" in settings.problems[0] and not settings.sandbox_attached
+
+
+SHARED = {"OPENAI_API_KEY": "sk-test", "DRA_SHARED_DEPLOYMENT": "true"}
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8901", "http://10.0.0.5:8900", "https://sandbox.example"])
+def test_on_a_shared_deployment_a_runs_own_sandbox_off_the_operators_list_ends_the_run_naming_the_list(url):
+    settings = ResearchConfig.resolve({"configurable": {"sandbox_url": url}}, SHARED)
+
+    [problem] = settings.problems
+    assert problem.startswith(f"configurable.sandbox_url: refused {url}: this deployment allows a run's sandbox URLs")
+    assert "DRA_SANDBOX_ALLOWED_HOSTS (none are listed)" in problem
+    assert not settings.sandbox_attached
+
+
+def test_on_a_shared_deployment_a_listed_sandbox_and_the_operators_own_are_used():
+    listed = ResearchConfig.resolve(
+        {"configurable": {"sandbox_url": "http://10.0.0.5:8900"}},
+        {**SHARED, "DRA_SANDBOX_ALLOWED_HOSTS": "10.0.0.5:8900"},
+    )
+    operators = ResearchConfig.resolve({}, {**SHARED, "LLM_SANDBOX_URL": "http://127.0.0.1:8900"})
+    asked_for_the_operators = ResearchConfig.resolve(
+        {"configurable": {"sandbox_url": "http://127.0.0.1:8900"}},
+        {**SHARED, "LLM_SANDBOX_URL": "http://127.0.0.1:8900"},
+    )
+
+    assert not listed.problems and listed.sandbox_url == "http://10.0.0.5:8900"
+    assert not operators.problems and operators.sandbox_url == "http://127.0.0.1:8900"
+    assert not asked_for_the_operators.problems
+
+
+def test_on_langgraph_dev_a_runs_loopback_sandbox_is_used_unless_the_operator_lists_sandbox_hosts():
+    own = {"configurable": {"sandbox_url": "http://127.0.0.1:8901"}}
+    environ = {"OPENAI_API_KEY": "sk-test"}
+
+    assert not ResearchConfig.resolve(own, environ).problems
+    limited = ResearchConfig.resolve(own, {**environ, "DRA_SANDBOX_ALLOWED_HOSTS": "sandbox.internal"})
+    assert limited.problems and "(sandbox.internal), and 127.0.0.1 is not one of them" in limited.problems[0]
 
 
 def test_a_session_shorter_than_a_run_is_warned_about():

@@ -292,7 +292,7 @@ def test_search_backends_keep_their_order_and_bad_names_are_left_out_with_a_warn
 def test_a_bad_base_url_warns_and_keeps_the_public_service() -> None:
     config = ResearchConfig.resolve(None, environ={"OPENALEX_API_URL": "ftp://mirror", "DRA_SEARCH_BACKENDS": "pubmed"})
     assert config.openalex_api_url == "https://api.openalex.org" and config.search_backends == ("pubmed",)
-    assert any(w.startswith("OPENALEX_API_URL 'ftp://mirror': only http and https") for w in config.warnings)
+    assert any(w.startswith("OPENALEX_API_URL: refused ftp://mirror: only http and https") for w in config.warnings)
 
 
 # --- doctor ---------------------------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ def test_the_page_is_served_for_the_ui_and_every_thread_url(dist: Path, path: st
     assert answer.headers["cache-control"] == "no-cache"
     policy = answer.headers["content-security-policy"]
     assert "connect-src 'self'" in policy and "script-src 'self'" in policy
+    assert "img-src 'self';" in policy, "an image from elsewhere would tell its host who reads the report"
     version = str(int((dist / "index.html").stat().st_mtime))
     assert answer.text == PAGE.replace("__ROOT__", "").replace("__VERSION__", version)
 

@@ -73,6 +73,7 @@ from .delivery import (
 from .delivery.follow_up import follow_up_section
 from .delivery.steer import SteeringMiddleware
 from .domain.names import Role, ToolName
+from .domain.plan_answer import PlanRules
 from .domain.search import PAPER_BACKENDS
 from .domain.secrets import register_secrets
 from .embeddings import embedder_for
@@ -384,7 +385,7 @@ def orchestrator_agent(
             NoToolCallsMiddleware(first_call=_delegation_example),
             # Outside the guards: the call that starts an approved plan's units is answered with them, never made.
             # In every graph, offered only with plan_review on: a resume without config still finds its handler.
-            plan_review(settings),
+            plan_review(settings, subagents=subagents),
         ],
         gate=CompletionMiddleware(),
         own=[
@@ -600,6 +601,7 @@ def run_lifecycle(
         contained=ContainedCallsMiddleware(endpoint=model_endpoint(settings)),
         opening=RunOpeningMiddleware(
             max_runs_per_user=settings.max_runs_per_user,
+            max_question_chars=settings.max_question_chars,
             warnings=(*settings.warnings, *build_warnings),
             problems=settings.problems,
             knowledge_base=settings.knowledge_base,
@@ -617,11 +619,13 @@ def run_lifecycle(
     )
 
 
-def plan_review(settings: ResearchConfig) -> PlanReviewMiddleware:
-    """The plan review, its estimate from the tier's prices and the run's budgets; offered with ``plan_review`` on."""
+def plan_review(settings: ResearchConfig, *, subagents: Sequence[CompiledSubAgent]) -> PlanReviewMiddleware:
+    """The plan review, its estimate from the tier's prices and the run's budgets, a plan's units bounded to
+    ``plan_max_units`` and the ``subagents`` the orchestrator can start; offered with ``plan_review`` on."""
     return PlanReviewMiddleware(
         offered=settings.plan_review,
         timeout_s=settings.plan_review_timeout,
+        rules=PlanRules(max_units=settings.plan_max_units, subagent_types=tuple(agent["name"] for agent in subagents)),
         estimate=partial(
             estimate_plan, tier=settings.tier, unit_tokens=settings.plan_unit_tokens, limits=budget_limits(settings)
         ),

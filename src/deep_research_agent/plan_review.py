@@ -21,8 +21,17 @@ Contract (orchestrator only; in every graph, ``offered`` only with ``plan_review
   unit's brief verbatim, so what the reviewer approved is exactly what the sub-agents get; the approved
   plan's estimate is attached to the run, and its usage event says how far the actual cost ended from it;
 - ``reject`` (its message, if any, quoted) tells the orchestrator to plan again from the message and
-  propose again, which pauses again; a resume that is not one decision of those three is answered as a
-  ``TOOL ERROR`` and the orchestrator proposes again;
+  propose again, which pauses again;
+- the answer is read strictly before anything acts on it (``domain/plan_answer.py``): a resume that is not
+  one valid decision (a malformed shape, an unknown type or key, an edit whose plan breaks the ``rules``)
+  is not used: the run pauses again at once on the same plan, an interrupt whose action request's
+  ``description`` starts with what was wrong (deep-agents-ui shows it on the approval, agent-chat-ui under
+  Description), and a ``status: warning`` (``plan_review_answer``) says the same on the custom channel. So
+  no unit starts and no model call is made until a valid approve or edit: the orchestrator never hears of
+  a bad answer. (LangGraph replays a node's earlier answers to its earlier ``interrupt`` calls, in order, so
+  each refused answer is refused again on the way to the newest one);
+- a plan the orchestrator proposes that breaks the ``rules`` (more units than ``plan_max_units``, a sub-agent
+  the run does not have, a blank brief) goes back to it as a ``TOOL ERROR`` and never reaches the user;
 - a reply with more than one ``propose_plan`` call pauses once: the first call is reviewed, every further one
   is answered at once with a ``TOOL ERROR`` that says one plan is reviewed at a time;
 - a plan answered more than ``timeout_s`` after it was proposed (0: no limit) is not started: the run ends
@@ -46,22 +55,24 @@ from langchain.agents.middleware.human_in_the_loop import ActionRequest, HITLReq
 from langchain.tools import ToolRuntime
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
+from langgraph.errors import GraphInterrupt
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from . import prompts
 from .domain.conversation import is_user_turn
 from .domain.errors import tool_error_text
-from .domain.knobs import not_negative
-from .domain.names import EndReason, Role, ToolErrorClass, ToolName
+from .domain.knobs import KnobError, not_negative
+from .domain.names import EndReason, Role, ToolErrorClass, ToolName, WarningReason
 from .domain.plan import PlanEstimate, PlanUnit
+from .domain.plan_answer import DECISIONS, PlanRules, ReviewAnswerError, ReviewDecision, read_review_answer
 from .domain.stops import RunError
 from .guards.budget import BudgetLimits
+from .protocol.events import WarningStatus, emit
 from .run import current_run
 from .settings.tiers import ModelSpec, Tier
 
-DECISIONS = ["approve", "edit", "reject"]
 # When the plan was proposed, on the orchestrator's reply that proposed it (epoch seconds).
 PROPOSED_AT_KEY = "dra_plan_proposed_at"
 
@@ -138,13 +149,24 @@ def plan_text(units: Sequence[PlanUnit], estimate: PlanEstimate) -> str:
 class PlanReviewMiddleware(AgentMiddleware):
     """``propose_plan`` and its review for the orchestrator; the approved units start without a model call."""
 
-    def __init__(self, *, timeout_s: float, estimate: Callable[[int], PlanEstimate], offered: bool = True) -> None:
-        """``offered``: the model is shown ``propose_plan`` and no unit starts before a review (``plan_review``);
+    def __init__(
+        self,
+        *,
+        timeout_s: float,
+        estimate: Callable[[int], PlanEstimate],
+        rules: PlanRules,
+        offered: bool = True,
+    ) -> None:
+        """``rules``: what a plan must be to start, proposed or edited (its size, the run's sub-agents);
+        ``offered``: the model is shown ``propose_plan`` and no unit starts before a review (``plan_review``);
         off, the middleware only answers a resume of a plan another run's settings proposed."""
         super().__init__()
         not_negative("PlanReviewMiddleware", "timeout_s", timeout_s)
+        if not isinstance(rules, PlanRules):
+            raise KnobError("PlanReviewMiddleware", "rules", rules, "a PlanRules")
         self.timeout_s = timeout_s
         self.estimate = estimate
+        self.rules = rules
         self.offered = offered
         self.tools: list[BaseTool] = [self._propose_plan_tool()]
         # Registered for a resume, never shown: the roster (what a run is offered) leaves these out.
@@ -160,48 +182,30 @@ class PlanReviewMiddleware(AgentMiddleware):
     def _review(self, units: list[PlanUnit], runtime: ToolRuntime) -> ToolMessage | Command:
         call_id = runtime.tool_call_id or ""
         units = [PlanUnit.model_validate(unit) for unit in units]
+        if problem := self.rules.problem(units):
+            text = f"the plan was not shown to the user: {problem}. Propose it again."
+            return _result(call_id, tool_error_text(ToolName.PROPOSE_PLAN, ToolErrorClass.PERMANENT, text), error=True)
         estimate = self.estimate(len(units))
-        action = ActionRequest(
-            name=ToolName.PROPOSE_PLAN,
-            args={"units": [unit.model_dump() for unit in units], "cost_estimate": estimate.model_dump()},
-            description=plan_text(units, estimate),
-        )
-        review = ReviewConfig(action_name=ToolName.PROPOSE_PLAN, allowed_decisions=list(DECISIONS))  # type: ignore[arg-type]
-        answer = interrupt(HITLRequest(action_requests=[action], review_configs=[review]))
-        proposed_at = _proposed_at(runtime.state.get("messages") or [], call_id)
-        if self.timeout_s and proposed_at is not None and time.time() - proposed_at > self.timeout_s:
-            detail = (
-                f"The plan waited for its review longer than plan_review_timeout ({self.timeout_s:g} s), so it was "
-                "not started. Ask again to get a new plan."
-            )
-            return Command(
-                update={
-                    "messages": [_result(call_id, detail, error=True)],
-                    "run_error": RunError(reason=EndReason.PLAN_REVIEW_EXPIRED.value, detail=detail),
-                }
-            )
-        decision, problem = _one_decision(answer)
-        if problem:
-            return _result(
-                call_id, tool_error_text(ToolName.PROPOSE_PLAN, ToolErrorClass.PERMANENT, problem), error=True
-            )
-        if decision["type"] == "reject":
-            reason = str(decision.get("message") or "").strip()
-            said = f' They said: "{reason}".' if reason else ""
+        answer = interrupt(_review_request(units, estimate))
+        while True:
+            if (expired := self._expired(runtime, call_id)) is not None:
+                return expired
+            try:
+                decision = self._decision(answer, units)
+                break
+            except ReviewAnswerError as refused:
+                answer = _ask_again(units, estimate, str(refused))
+        if decision.type == "reject":
+            said = f' They said: "{decision.message}".' if decision.message else ""
             return _result(
                 call_id,
                 f"The user rejected the plan; no unit has started.{said} Plan again from what they said and call "
                 f"{ToolName.PROPOSE_PLAN} with the new plan.",
                 error=True,
             )
-        edited = decision["type"] == "edit"
+        edited = decision.type == "edit"
         if edited:
-            try:
-                units = ProposePlanArgs.model_validate((decision.get("edited_action") or {}).get("args") or {}).units
-            except ValidationError as exc:
-                problem = f"the edited plan is not valid ({exc.error_count()} problem(s): {exc.errors()[0]['msg']})."
-                text = tool_error_text(ToolName.PROPOSE_PLAN, ToolErrorClass.PERMANENT, problem + " Propose it again.")
-                return _result(call_id, text, error=True)
+            units = list(decision.units)
             estimate = self.estimate(len(units))
         current_run().attachments.attach(estimate)
         how = "approved the plan as they edited it" if edited else "approved the plan"
@@ -211,6 +215,30 @@ class PlanReviewMiddleware(AgentMiddleware):
             tool_call_id=call_id,
             name=ToolName.PROPOSE_PLAN,
             artifact={"units": [unit.model_dump() for unit in units], "cost_estimate": estimate.model_dump()},
+        )
+
+    def _decision(self, answer: Any, units: Sequence[PlanUnit]) -> ReviewDecision:
+        """The answer's one valid decision on ``units``; an approval of a plan this graph's rules refuse (a
+        resume on a graph built with other settings) can only be edited or rejected."""
+        decision = read_review_answer(answer, self.rules)
+        if decision.type == "approve" and (problem := self.rules.problem(units)):
+            raise ReviewAnswerError(f"the plan cannot start as proposed, since {problem}; edit or reject it")
+        return decision
+
+    def _expired(self, runtime: ToolRuntime, call_id: str) -> Command | None:
+        """The run's end when the plan is answered past ``timeout_s`` after it was proposed; None in time."""
+        proposed_at = _proposed_at(runtime.state.get("messages") or [], call_id)
+        if not self.timeout_s or proposed_at is None or time.time() - proposed_at <= self.timeout_s:
+            return None
+        detail = (
+            f"The plan waited for its review longer than plan_review_timeout ({self.timeout_s:g} s), so it was "
+            "not started. Ask again to get a new plan."
+        )
+        return Command(
+            update={
+                "messages": [_result(call_id, detail, error=True)],
+                "run_error": RunError(reason=EndReason.PLAN_REVIEW_EXPIRED.value, detail=detail),
+            }
         )
 
     async def awrap_model_call(
@@ -273,15 +301,30 @@ def _result(call_id: str, text: str, *, error: bool = False) -> ToolMessage:
     return ToolMessage(text, tool_call_id=call_id, name=ToolName.PROPOSE_PLAN, status="error" if error else "success")
 
 
-def _one_decision(answer: Any) -> tuple[dict[str, Any], str]:
-    """The resume's single decision, or what is wrong with the resume."""
-    decisions = answer.get("decisions") if isinstance(answer, dict) else None
-    if not isinstance(decisions, list) or len(decisions) != 1 or not isinstance(decisions[0], dict):
-        return {}, 'the review\'s answer must be {"decisions": [one decision]}. Propose the plan again.'
-    decision = decisions[0]
-    if decision.get("type") not in DECISIONS:
-        return {}, f"the review's decision must be one of {', '.join(DECISIONS)}. Propose the plan again."
-    return decision, ""
+def _review_request(units: Sequence[PlanUnit], estimate: PlanEstimate, *, refused: str = "") -> HITLRequest:
+    """The plan as one human-in-the-loop action request; ``refused``, the problem of the answer just refused,
+    comes first in its description."""
+    description = plan_text(units, estimate)
+    action = ActionRequest(
+        name=ToolName.PROPOSE_PLAN,
+        args={"units": [unit.model_dump() for unit in units], "cost_estimate": estimate.model_dump()},
+        description=f"{refused}\n\n{description}" if refused else description,
+    )
+    review = ReviewConfig(action_name=ToolName.PROPOSE_PLAN, allowed_decisions=list(DECISIONS))  # type: ignore[arg-type]
+    return HITLRequest(action_requests=[action], review_configs=[review])
+
+
+def _ask_again(units: Sequence[PlanUnit], estimate: PlanEstimate, problem: str) -> Any:
+    """The next answer to the same plan, its description opening with why the last one was not used. Only
+    the pause for the newest answer tells the client (a replayed refusal returns its answer, not raising)."""
+    refused = (
+        f"Your answer was not used: {problem}. The plan is still waiting for your review: approve, edit or reject it."
+    )
+    try:
+        return interrupt(_review_request(units, estimate, refused=refused))
+    except GraphInterrupt:
+        emit(WarningStatus(reason=WarningReason.PLAN_REVIEW_ANSWER, detail=refused))
+        raise
 
 
 def _proposed_at(messages: Sequence[AnyMessage], call_id: str) -> float | None:

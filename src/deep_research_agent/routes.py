@@ -30,9 +30,13 @@ with an RFC 6266 ``filename*`` for any script), 404 with a ``detail`` when there
 422 with a ``detail`` naming the formats for any other ``format``.
 
 The UI page is served with the server's mount prefix written into it (so its API calls and assets resolve
-under ``http.mount_prefix`` too), a content security policy that lets it reach only this server (images
-excepted: a site's favicon comes from the site), and ``no-cache``, so a rebuilt bundle shows at once. When
-the bundle is missing the page says how to build it (503), rather than 404.
+under ``http.mount_prefix`` too), a content security policy that lets it reach only this server, images
+included (an image a report names would tell its host who reads the report: the UI shows it as a link), and
+``no-cache``, so a rebuilt bundle shows at once. When the bundle is missing the page says how to build it
+(503), rather than 404.
+
+The report and steering routes call the server's API where ``service/caller.py`` says: ``DRA_SELF_URL``, else
+plain http on the socket the request came in on, never a URL rebuilt from forwarded headers.
 
 The store is the server's: langgraph-api makes it reachable from a custom route through
 ``langgraph.config.get_store()``. Custom routes are not behind the server's auth unless
@@ -84,7 +88,7 @@ _ROOT_PLACEHOLDER = "__ROOT__"
 # The bundle's build time on its asset URLs, so a browser never runs a stale bundle against a new page.
 _VERSION_PLACEHOLDER = "__VERSION__"
 _UI_POLICY = (
-    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' https: data:; "
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self'; "
     "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'self'"
 )
 _NOT_BUILT = """<!doctype html><html lang="en"><meta charset="utf-8"><title>Web UI not built</title>

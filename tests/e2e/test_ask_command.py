@@ -62,7 +62,7 @@ def test_ask_streams_a_run_through_to_the_rendered_report_and_the_run_time(agent
     assert out.index(REPORT_TITLE) < out.rindex("Run time")
     first_user_message = [r for r in scripted.requests() if r["agent"] == "orchestrator"][0]["body"]["messages"][1]
     assert message_text(first_user_message) == "How dense are sodium-glass batteries?"
-    assert "1 claim checked against their sources: 1 supported" in out
+    assert "Claims against their sources: 1 of 1 claim checked; 1 supported (citation accuracy 100%)" in out
     audit = json.loads(evidence_file.read_text())
     assert audit["report"].startswith(f"# {REPORT_TITLE}")
     # Claim → source → the sentence of the source that holds it.

@@ -4,6 +4,7 @@ plan, and each answer (approve, edit, reject, too late) resumes it as the user m
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -11,8 +12,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from langgraph_sdk import get_client
 
-from testkit.agent_server import AgentServer, RunResult, stream_run
+from testkit.agent_server import GRAPH_ID, AgentServer, RunResult, stream_run
 from testkit.scenarios import (
     brief_of,
     findings_json,
@@ -213,21 +215,158 @@ async def test_a_plan_answered_after_its_timeout_is_not_started_and_the_run_ends
     assert last["type"] == "ai" and "was not started" in last["content"]
 
 
-async def test_a_resume_with_other_than_one_decision_is_refused_and_the_plan_is_proposed_again(agent_server, scripted):
-    scripted.set_scenario(
-        scenario(
-            orchestrator(propose(UNITS), propose(UNITS)),
-            researcher(turn(content=findings_json("Output grew.")), repeat_last=True),
-        )
-    )
+def refused_answer(resumed: RunResult) -> str:
+    """What the client is told of an answer that was not used: the paused run's one action request, whose
+    description opens with it, and the stream's ``plan_review_answer`` warning, which says the same."""
+    assert resumed.end_statuses == [], "a refused answer leaves the run paused, not ended"
+    [action] = review_request(resumed)["action_requests"]
+    assert action["name"] == "propose_plan"
+    [warning] = [e for e in resumed.statuses("warning") if e["reason"] == "plan_review_answer"]
+    assert action["description"].startswith(warning["detail"])
+    assert warning["detail"].startswith("Your answer was not used: ")
+    assert warning["detail"].endswith("The plan is still waiting for your review: approve, edit or reject it.")
+    return warning["detail"]
+
+
+async def answer_with(url: str, paused: RunResult, resume: Any) -> RunResult:
+    """Resumes the paused run with ``resume`` as it is, whatever its shape."""
+    return await stream_run(url, None, thread_id=paused.thread_id, configurable=REVIEW, resume=resume)
+
+
+def kelp_edit(args: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"type": "edit", "edited_action": {"name": "propose_plan", "args": args}}]
+
+
+MALFORMED_RESUMES = [
+    pytest.param("approve", 'must be an object such as {"decisions"', id="the bare string"),
+    pytest.param([], "not a list", id="an empty list"),
+    pytest.param({"decisions": "approve"}, '"decisions" must be a list holding one decision', id="decisions a string"),
+    pytest.param({"decisions": []}, "exactly one decision", id="no decision"),
+    pytest.param({"decisions": [{"type": "approve"}, {"type": "approve"}]}, "it holds 2", id="two decisions"),
+    pytest.param({"decisions": [{"type": "respond", "message": "go"}]}, 'it is the text "respond"', id="unknown type"),
+    pytest.param({"decisions": [{"type": "Reject"}]}, 'it is the text "Reject"', id="Reject"),
+    pytest.param({"decisions": [{"type": "edit"}]}, 'carries the edited plan as "edited_action"', id="edit no args"),
+    pytest.param({"decisions": [{"type": "reject", "mesage": "Chile"}]}, 'unknown keys "mesage"', id="typo'd key"),
+    pytest.param({"decision": [{"type": "approve"}]}, 'has no "decisions"', id="typo'd decisions"),
+]
+
+
+@pytest.mark.parametrize(("resume", "said"), MALFORMED_RESUMES)
+async def test_a_malformed_answer_leaves_the_run_paused_on_its_plan_saying_why_and_starts_nothing(
+    agent_server, scripted, resume, said
+):
+    scripted.set_scenario(kelp_plan_scenario())
     paused = await stream_run(agent_server.url, "How is kelp farming doing?", configurable=REVIEW)
 
-    again = await answer(agent_server.url, paused, [{"type": "approve"}, {"type": "approve"}])
+    resumed = await answer_with(agent_server.url, paused, resume)
 
-    assert len(review_request(again)["action_requests"]) == 1
-    refused = requests_of(scripted, "orchestrator")[-1]["body"]["messages"][-1]
-    assert "TOOL ERROR (propose_plan, permanent)" in message_text(refused)
+    assert said in refused_answer(resumed)
+    assert briefs_received(scripted) == [], "research nobody approved started"
+    assert len(requests_of(scripted, "orchestrator")) == 1, "the orchestrator was told of the answer"
+    [action] = review_request(resumed)["action_requests"]
+    assert [u["brief"] for u in action["args"]["units"]] == [u["brief"] for u in UNITS], "the plan changed"
+
+
+async def test_after_refused_answers_the_first_valid_one_starts_exactly_the_plan(agent_server, scripted):
+    scripted.set_scenario(kelp_plan_scenario())
+    paused = await stream_run(agent_server.url, "How is kelp farming doing?", configurable=REVIEW)
+
+    for resume in ("approve", {"decisions": [{"type": "Approve"}]}, {"decisions": []}):
+        refused_answer(await answer_with(agent_server.url, paused, resume))
+    approved = await answer(agent_server.url, paused, [{"type": "approve"}])
+
+    assert sorted(briefs_received(scripted)) == sorted(u["brief"] for u in UNITS), "each unit starts once"
+    assert [(e["state"], e["reason"]) for e in approved.end_statuses] == [("done", "report_delivered")]
+    assert not [e for e in approved.statuses("warning") if e["reason"] == "plan_review_answer"], (
+        "a refusal already told is not told again when the valid answer resumes the run"
+    )
+
+
+@pytest.mark.parametrize(
+    ("units", "said"),
+    [
+        pytest.param(
+            [{"brief": "Find 2025 kelp output in Chile", "subagent_type": "chile-subagent"}],
+            'unit 1 is for the sub-agent "chile-subagent", which this run does not have; its sub-agents are '
+            "research-subagent",
+            id="an unknown sub-agent",
+        ),
+        pytest.param(
+            [{"brief": f"Find 2025 kelp output in region {n}"} for n in range(500)],
+            "the plan has 500 units and a plan may have at most 10 (plan_max_units)",
+            id="500 units",
+        ),
+        pytest.param([{"brief": "  "}], "a brief must say what to research", id="a blank brief"),
+    ],
+)
+async def test_an_edit_that_cannot_start_is_refused_and_the_plan_keeps_waiting(agent_server, scripted, units, said):
+    scripted.set_scenario(kelp_plan_scenario())
+    paused = await stream_run(agent_server.url, "How is kelp farming doing?", configurable=REVIEW)
+
+    resumed = await answer(agent_server.url, paused, kelp_edit({"units": units}))
+
+    assert said in refused_answer(resumed)
     assert briefs_received(scripted) == []
+    assert len(requests_of(scripted, "orchestrator")) == 1
+
+
+async def test_an_edit_with_the_units_as_json_text_as_agent_chat_ui_sends_it_starts_the_edited_units(
+    agent_server, scripted
+):
+    scripted.set_scenario(kelp_plan_scenario())
+    paused = await stream_run(agent_server.url, "How is kelp farming doing?", configurable=REVIEW)
+    [action] = review_request(paused)["action_requests"]
+    # agent-chat-ui edits each argument in a text field of its JSON and sends the field's text back; the
+    # arguments left alone go back as they came.
+    edited = [{**action["args"]["units"][0], "brief": "Find 2025 kelp farm output in Iceland"}]
+    args = {**action["args"], "units": json.dumps(edited, indent=2)}
+
+    resumed = await answer(agent_server.url, paused, kelp_edit(args))
+
+    assert briefs_received(scripted) == ["Find 2025 kelp farm output in Iceland"]
+    assert [(e["state"], e["reason"]) for e in resumed.end_statuses] == [("done", "report_delivered")]
+    assert resumed.of_type("usage")[0]["plan_estimate"]["units"] == 1
+
+
+async def test_an_assistant_with_plan_review_run_as_a_generic_ui_runs_it_pauses_and_shows_why_an_answer_was_refused(
+    agent_server, scripted
+):
+    """deep-agents-ui and agent-chat-ui run an assistant (docs/webui.md): one created with ``plan_review`` on, run
+    the way deep-agents-ui runs it (its assistant id, ``recursion_limit`` 100, ``values`` and ``messages-tuple``),
+    pauses on the plan, and the interrupt both UIs read from the stream's values says why an answer was refused."""
+    scripted.set_scenario(kelp_plan_scenario())
+    client = get_client(url=agent_server.url)
+    assistant = await client.assistants.create(GRAPH_ID, config={"configurable": REVIEW}, name="Plan reviewed")
+    thread_id = (await client.threads.create())["thread_id"]
+
+    async def pending_action(**run: Any) -> dict[str, Any] | None:
+        """The action request of the interrupt in the run's last ``values`` part, as the UIs read it."""
+        values = [
+            part.data
+            async for part in client.runs.stream(
+                thread_id,
+                assistant["assistant_id"],
+                stream_mode=["values", "messages-tuple"],
+                config={"recursion_limit": 100},
+                **run,
+            )
+            if part.event == "values"
+        ]
+        interrupts = values[-1].get("__interrupt__") or []
+        return interrupts[0]["value"]["action_requests"][0] if interrupts else None
+
+    proposed = await pending_action(input={"messages": [{"role": "user", "content": "How is kelp farming doing?"}]})
+    refused = await pending_action(command={"resume": {"decisions": [{"type": "Approve"}]}})
+    approved = await pending_action(command={"resume": {"decisions": [{"type": "approve"}]}})
+
+    assert proposed is not None and proposed["description"].startswith("Research plan: 2 units.")
+    assert refused is not None and refused["description"].startswith(
+        'Your answer was not used: the decision\'s "type" must be "approve", "edit" or "reject"; it is the text '
+        '"Approve".'
+    )
+    assert refused["args"] == proposed["args"], "the same plan waits"
+    assert approved is None
+    assert sorted(briefs_received(scripted)) == sorted(u["brief"] for u in UNITS)
 
 
 def test_ask_with_review_plan_shows_the_plan_and_runs_the_units_as_edited_on_the_terminal(agent_server, scripted):

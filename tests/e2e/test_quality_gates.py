@@ -312,8 +312,8 @@ async def test_a_revision_that_still_cites_an_unfetched_url_is_delivered_with_th
     assert run.of_type("usage")[0]["citations"] == {"valid": 1, "repaired": 0, "removed": 1, "flagged": 0}
 
 
-async def test_a_finding_s_bad_quote_unverifies_its_source_and_a_figure_its_page_lacks_marks_the_sentence(
-    research_unit, web
+async def test_a_finding_s_bad_quote_is_handed_over_marked_unverifies_its_source_and_a_figure_its_page_lacks_marks_the_sentence(
+    research_unit, scripted, web
 ):
     cell, farm = halvorsen(web), kelp(web)
     findings = findings_json(
@@ -357,6 +357,16 @@ async def test_a_finding_s_bad_quote_unverifies_its_source_and_a_figure_its_page
         ("unsupported_number", ["2,000 tonnes"]),
     ]
     assert run.of_type("usage")[0]["citations"] == {"valid": 0, "repaired": 0, "removed": 0, "flagged": 2}
+    # At hand-over: the finding whose quote is in no text read from its source arrives marked, everywhere.
+    [handed] = run.of_type("subagent_findings")
+    assert [f.get("check") for f in handed["findings"]] == ["quote_not_found", None]
+    after_task = requests_of(scripted, "orchestrator")[1]["body"]["messages"]
+    results = [message_text(m) for m in after_task if m["role"] == "tool"]
+    [task_result] = [json.loads(text) for text in results if text.startswith('{"summary"')]
+    assert [f.get("check") for f in task_result["findings"]] == ["quote_not_found", None]
+    assert "quote_not_found" in message_text(after_task[0]) and "another source" in message_text(after_task[0])
+    shown = [m for m in run.values["messages"] if m["type"] == "tool" and m.get("name") == "task"][0]["content"]
+    assert shown.count("(its quote is in no text read from this source)") == 1
 
 
 # --- completion ------------------------------------------------------------------------------------

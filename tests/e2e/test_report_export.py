@@ -38,18 +38,19 @@ ARABIC = "منارة الإسكندرية"
 ALICE, BOB = "alice-token-0123456789", "bob-token-0123456789ab"
 
 
-def report_markdown(pharos: str, survey: str) -> str:
+def report_markdown(pharos: str, survey: str, image: str = "") -> str:
     return (
         "# The Lighthouse of Alexandria\n\n"
         f"It was built between 280 and 247 BC [1]. {INVENTED}\n\n"
-        "| Survey | Finding |\n|---|---|\n| 2023 dives | 2,500 granite blocks were mapped [2]. |\n\n"
+        + (f"![Plan of the tower]({image})\n\n" if image else "")
+        + "| Survey | Finding |\n|---|---|\n| 2023 dives | 2,500 granite blocks were mapped [2]. |\n\n"
         "```python\nheights = {'pharos': '[1]'}\n```\n\n"
         f"## 中文摘要\n\n{CJK} The Arabic name is {ARABIC}.\n\n"
         f"## Sources\n[1] The Lighthouse of Alexandria — {pharos}\n[2] Divers map the ruins of the Pharos — {survey}\n"
     )
 
 
-def lighthouse_scenario(web: Any) -> tuple[dict[str, Any], str, str]:
+def lighthouse_scenario(web: Any, image: str = "") -> tuple[dict[str, Any], str, str]:
     pharos, survey = (web.url(ARTICLES[slug].path) for slug in ("pharos-lighthouse", "pharos-survey"))
     reader = researcher(
         turn(tool_calls=[call("web_fetch", url=pharos), call("web_fetch", url=survey)]),
@@ -63,7 +64,7 @@ def lighthouse_scenario(web: Any) -> tuple[dict[str, Any], str, str]:
             )
         ),
     )
-    draft = submit(report_markdown(pharos, survey))
+    draft = submit(report_markdown(pharos, survey, image))
     # The invented figure is sent back once; the same draft again is delivered with it marked.
     return (
         scenario(orchestrator(plan_and_delegate("Find the lighthouse's height"), draft, repeat_last=True), reader),
@@ -219,6 +220,42 @@ async def test_the_markdown_export_rebuilds_the_sources_with_read_times(agent_se
     assert_header(answer.text.replace("**", ""))
     assert re.search(rf"\[1\] \[The Lighthouse of Alexandria\]\(<{re.escape(pharos)}>\) \(read \d{{4}}-", answer.text)
     assert "1. “The lighthouse stood 300 metres tall and was finished in 1999 [1].”" in answer.text
+
+
+async def test_the_pdf_export_of_a_report_naming_a_loopback_image_makes_no_request_to_it_and_links_it(
+    agent_server, scripted, web
+):
+    image = web.url("/image.png")
+    plan, _, _ = lighthouse_scenario(web, image=image)
+    scripted.set_scenario(plan)
+    run = await stream_run(agent_server.url, QUESTION, timeout=120)
+    assert end_of(run) == ("done", "report_delivered") and image in run.values["final_report"]
+
+    answers = {
+        format: await get_report(agent_server.url, f"/reports/{run.thread_id}", format=format)
+        for format in ("pdf", "html", "md", "docx")
+    }
+
+    assert "/image.png" not in web.page_requests(), "exporting the report fetched the image it names"
+    assert all(answer.status_code == 200 for answer in answers.values())
+    pdf = PdfReader(io.BytesIO(answers["pdf"].content))
+    uris = [a.get_object()["/A"]["/URI"] for p in pdf.pages for a in p.get("/Annots") or [] if "/A" in a.get_object()]
+    assert image in uris and "Image: Plan of the tower" in " ".join(p.extract_text() for p in pdf.pages)
+    assert (
+        "<img" not in answers["html"].text and f'<a href="{image}">Image: Plan of the tower</a>' in answers["html"].text
+    )
+    assert f"[Plan of the tower]({image})" in answers["md"].text and "![Plan" not in answers["md"].text
+
+
+async def test_reports_answer_behind_a_tls_terminating_proxy(agent_server, delivered):
+    run, _, _ = delivered
+
+    answer = await get_report(
+        agent_server.url, f"/reports/{run.thread_id}", headers={"X-Forwarded-Proto": "https"}, format="md"
+    )
+
+    assert answer.status_code == 200, answer.text[:500]
+    assert MARKED in answer.text
 
 
 async def test_a_thread_without_a_report_or_an_unknown_format_is_refused_with_a_detail(agent_server):

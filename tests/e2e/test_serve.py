@@ -13,6 +13,7 @@ them); each start of serve takes a minute or more on a loaded 2-core machine, so
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import subprocess
@@ -35,6 +36,7 @@ from deploy import services
 from testkit.agent_server import EVENT_SCHEMA, GRAPH_ID, PROJECT_ROOT, STREAM_MODES, RunResult, stream_run
 from testkit.mcp_caller import Progress, mcp_session, research_then_cancel, text_of, what_others_get
 from testkit.scenarios import (
+    coder,
     end_of,
     findings_json,
     message_text,
@@ -50,6 +52,7 @@ from testkit.scenarios import (
 )
 from testkit.scripted_model import call, turn
 from testkit.serve_process import ServeProcess, free_port_range
+from testkit.sink import SINK_ANSWER, InternalSink
 from testkit.web import ARTICLES
 from tests.conftest import agent_env
 
@@ -352,6 +355,43 @@ async def test_a_run_naming_an_mcp_server_on_a_private_address_is_refused_with_a
     assert "DRA_MCP_ALLOWED_HOSTS" in error["detail"]
     assert not [e for e in run.statuses() if e["state"] == "mcp_ready"]
     assert delivered(run)
+
+
+async def test_a_runs_own_sandbox_url_on_loopback_is_refused_on_serve_and_nothing_of_the_hosts_answer_reaches_the_user(
+    team, scripted
+):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(
+                turn(tool_calls=[call("task", description="List the workspace", subagent_type="coding-subagent")]),
+                submit(REPORT),
+            ),
+            coder(
+                turn(tool_calls=[call("execute", command="ls /workspace")]),
+                turn(content="STATUS: ok\nSCRIPT: none\nOUTPUT:\n\nNOTES: listed."),
+            ),
+        )
+    )
+    client = team.client(0, "user-8")
+
+    with InternalSink() as sink:
+        run = await stream_run(
+            client, "How cheap are sodium cells?", configurable={"sandbox_url": sink.root_url}, timeout=180
+        )
+        reached = sink.requests
+    state = await client.threads.get_state(run.thread_id)
+
+    assert reached == [], "the server reached the internal host a user named"
+    assert end_of(run) == ("error", "config_error")
+    [end] = run.statuses("error")
+    assert (
+        f"refused {sink.root_url}: this deployment allows a run's sandbox URLs only on the hosts the operator "
+        in (end["detail"])
+    )
+    assert "DRA_SANDBOX_ALLOWED_HOSTS (none are listed)" in end["detail"]
+    seen = json.dumps([run.parts, state])
+    assert SINK_ANSWER not in seen, "the internal host's answer reached the user"
+    assert not requests_of(scripted, "orchestrator") and not requests_of(scripted, "coding-subagent")
 
 
 async def test_either_instance_streams_the_same_events_and_joins_a_run_streaming_on_the_other(team, scripted):

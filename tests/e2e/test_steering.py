@@ -131,6 +131,29 @@ async def test_a_steering_message_is_acknowledged_and_the_orchestrator_follows_i
     assert left == {"items": []}, "the served steering message was left in the store"
 
 
+async def test_steering_through_a_tls_terminating_proxy_is_accepted(agent_server, scripted, web):
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Find sodium battery prices"), submit(REPORT)),
+            slow_researcher("Sodium cells are cheaper than lithium cells."),
+        )
+    )
+    answers: list[httpx.Response] = []
+
+    async def send(thread_id: str) -> None:
+        async with httpx.AsyncClient(base_url=agent_server.url, timeout=10) as http:
+            answers.append(
+                await http.post(f"/steer/{thread_id}", json={"message": STEER}, headers={"X-Forwarded-Proto": "https"})
+            )
+
+    run, _ = await steer_mid_run(agent_server, scripted, send)
+
+    [answer] = answers
+    assert answer.status_code == 202, answer.text
+    assert answer.json() == {"thread_id": run.thread_id, "run_id": run.run_id}
+    assert [ack["message"] for ack in run.statuses("steer_received")] == [STEER]
+
+
 async def test_finish_now_from_the_steer_command_wraps_up_and_delivers_what_was_found(agent_server, scripted, web):
     scripted.set_scenario(
         scenario(

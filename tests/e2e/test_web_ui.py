@@ -24,6 +24,7 @@ from playwright.sync_api import Browser, expect, sync_playwright
 from testkit import corpus as corpus_fixture
 from testkit.agent_server import GRAPH_ID
 from testkit.browser import CHROMIUM_ARGS, UI_DIST, UiPage, chromium_executable
+from testkit.claim_reports import COVERAGE, coverage_report
 from testkit.scenarios import (
     brief_of,
     direct_answerer,
@@ -225,10 +226,14 @@ def test_a_flagged_claim_is_marked_in_place_with_why_and_the_matching_sentence_o
     expect(report_section.locator(".report-body")).to_contain_text("Kelp grows fast.")
     expect(report_section.locator("li.source .badge")).to_have_text("Unverified: a number is not in the quote")
     claims = report_section.locator("details.claims")
-    expect(claims.locator("summary")).to_have_text("Claims checked: 2 · 1 flagged · 1 not checked for meaning")
+    expect(claims.locator("summary")).to_have_text(
+        "1 of 2 claims checked; 0 supported, 1 marked [unverified] (citation accuracy 0%)"
+    )
     expect(claims.locator("li.flagged .how")).to_have_text(" · figures and quotes looked up in the text")
-    unchecked = claims.locator("li.supported")
-    expect(unchecked.locator(".badge.unknown")).to_have_text("Cites a source that was read; not checked for meaning")
+    unchecked = claims.locator("li.unchecked")
+    expect(unchecked.locator(".badge.unknown")).to_have_text(
+        "Not checked: nothing in it to look up in the cited text, and no judge verdict"
+    )
     expect(report_section).not_to_contain_text("Supported by the cited text")
     flagged.focus()
     page.keyboard.press("Enter")
@@ -259,6 +264,36 @@ def test_a_flagged_claim_is_marked_in_place_with_why_and_the_matching_sentence_o
         downloads.first.click()
     assert document.value.suggested_filename == "how-much-carbon-does-a-kelp-farm-store.pdf"
     assert Path(document.value.path()).read_bytes().startswith(b"%PDF")
+
+
+def test_a_report_with_unchecked_claims_shows_the_server_s_coverage_in_the_usage_and_over_the_claims(ui, scripted, web):
+    url = web.url(ARTICLES["pharos-lighthouse"].path)
+    finding = {"finding": "It stood over 100 metres tall.", "evidence": "stood over 100 metres tall", "source": url}
+    scripted.set_scenario(
+        scenario(
+            orchestrator(
+                plan_and_delegate("Find how tall the Lighthouse of Alexandria was"), submit(coverage_report(url))
+            ),
+            researcher(
+                turn(tool_calls=[call("web_fetch", url=url)]), turn(content=findings_json("Its height.", [finding]))
+            ),
+        )
+    )
+    ui.open()
+    run = ui.ask("How tall was the Lighthouse of Alexandria?")
+    end = ui.wait_for_end(run)
+    expect(end).to_contain_text("Report delivered.")
+
+    assert usage_value(run, "Claims") == COVERAGE
+    claims = run.locator("section.report details.claims")
+    expect(claims.locator("summary")).to_have_text(COVERAGE)
+    expect(claims.locator("li.unchecked")).to_have_count(3)
+    expect(claims.locator("li.supported")).to_have_count(9)
+    expect(claims.locator("li.unchecked .badge.unknown").first).to_have_text(
+        "Not checked: nothing in it to look up in the cited text, and no judge verdict"
+    )
+    expect(run.locator("section.report mark.claim.flagged")).to_have_count(0)
+    ui.screenshot()
 
 
 QUESTIONS = ["Which region should I cover?", "Which timeframe matters: the last 12 months or longer?"]
@@ -310,6 +345,44 @@ def test_the_clarification_card_sends_the_paired_answers_and_the_run_resumes_on_
     expect(replayed.get_by_label(f"1. {QUESTIONS[0]}")).to_be_disabled()
     expect(replayed.get_by_role("button", name="Answers sent")).to_be_disabled()
     expect(ui.turn(1).locator(".report-body h1")).to_have_text("Kelp farms")
+
+
+def test_a_reports_images_from_elsewhere_are_links_and_nothing_loads_them(ui, scripted, web):
+    article = ARTICLES["halvorsen-cell"]
+    url, loopback_image, tracker = web.url(article.path), web.url("/image.png"), "https://tracker.example/pixel.png"
+    report = (
+        "# Sodium-glass batteries\n\nThe Halvorsen cell reaches 412 Wh/kg [1].\n\n"
+        f"![Cell cross-section]({tracker}) ![Plan]({loopback_image})\n\n"
+        f"## Sources\n[1] {article.title} — {url}\n"
+    )
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate(BRIEF), submit(report)),
+            researcher(
+                turn(tool_calls=[call("web_fetch", url=url)]),
+                turn(
+                    content=findings_json(
+                        "They reach 412 Wh/kg.",
+                        [{"finding": "They reach 412 Wh/kg.", "evidence": "412 Wh/kg", "source": url}],
+                    )
+                ),
+            ),
+        )
+    )
+    page = ui.open().page
+    tracked: list[str] = []
+    page.route("https://tracker.example/**", lambda route: (tracked.append(route.request.url), route.abort()))
+    run = ui.ask(QUESTION)
+
+    expect(ui.wait_for_end(run)).to_contain_text("Report delivered.")
+    body = run.locator("section.report .report-body")
+    expect(body.locator("h1")).to_have_text("Sodium-glass batteries")
+    expect(body.locator("img")).to_have_count(0)
+    assert tracked == [], "the page asked a third party for an image the report names"
+    assert "/image.png" not in web.page_requests()
+    expect(body.get_by_role("link", name="Image: Cell cross-section")).to_have_attribute("href", tracker)
+    expect(body.get_by_role("link", name="Image: Plan")).to_have_attribute("href", loopback_image)
+    ui.screenshot()
 
 
 def test_a_simple_question_is_answered_directly_without_research(ui, scripted):
@@ -622,8 +695,14 @@ def test_with_review_on_the_plan_card_shows_the_units_and_the_edited_plan_is_wha
     assert requests_of(scripted, "research-subagent") == [], "no unit starts before the review"
     ui.screenshot()
 
-    card.get_by_label("Unit 1").fill("Find 2025 kelp output in Iceland")
+    # Every brief cleared is no plan to run: the card says so and sends nothing.
+    card.get_by_label("Unit 1").fill("")
     card.get_by_label("Unit 2").fill("")
+    card.get_by_role("button", name="Run edited plan").click()
+    expect(card.get_by_role("alert")).to_have_text("Every brief is empty: to start nothing, reject the plan.")
+    expect(card.get_by_role("button", name="Approve")).to_be_enabled()
+
+    card.get_by_label("Unit 1").fill("Find 2025 kelp output in Iceland")
     card.get_by_role("button", name="Run edited plan").click()
 
     expect(card.get_by_role("button", name="Approve")).to_be_disabled()
@@ -697,3 +776,69 @@ def test_the_plan_review_renders_as_an_approval_in_a_deep_agents_ui_like_page_an
     assert [run["status"] for run in client.runs.list(thread_id)] == ["success", "success"]
     last = state["values"]["messages"][-1]
     assert last["type"] == "ai" and last["content"].startswith("# Kelp farms"), "the report is the last answer"
+
+
+def test_a_refused_plan_answer_shows_why_on_a_deep_agents_ui_like_approval_and_approving_there_runs_the_plan(
+    browser, agent_server, scripted, request
+):
+    """A script answered the review with a decision deep-agents-ui would never send; the run stayed paused, and
+    the approval deep-agents-ui draws (tests/fixtures/clients/deep-agents-ui-like.html) opens with why."""
+    scripted.set_scenario(kelp_plan_reviewed())
+    client = get_sync_client(url=agent_server.url)
+    thread_id = client.threads.create()["thread_id"]
+    question = {"messages": [{"role": "user", "content": "How is kelp farming doing?"}]}
+    client.runs.wait(thread_id, GRAPH_ID, input=question, config={"configurable": {"plan_review": True}})
+    client.runs.wait(thread_id, GRAPH_ID, command={"resume": {"decisions": [{"type": "approve", "units": []}]}})
+    assert client.threads.get(thread_id)["status"] == "interrupted"
+    assert requests_of(scripted, "research-subagent") == []
+    [assistant] = [
+        a for a in client.assistants.search(graph_id=GRAPH_ID) if a["metadata"].get("created_by") == "system"
+    ]
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        fixture = Path(__file__).parents[1] / "fixtures" / "clients" / "deep-agents-ui-like.html"
+        page.route(
+            f"{agent_server.url}/deep-agents-ui-like*",
+            lambda route: route.fulfill(content_type="text/html", body=fixture.read_text(encoding="utf-8")),
+        )
+        page.goto(f"{agent_server.url}/deep-agents-ui-like?thread={thread_id}&assistant={assistant['assistant_id']}")
+
+        card = page.locator("section.approval")
+        expect(card.locator(".description")).to_contain_text(
+            'Your answer was not used: the approve decision has unknown keys "units"; it has only "type". '
+            "The plan is still waiting for your review: approve, edit or reject it."
+        )
+        expect(card.locator("ol.briefs li")).to_have_text([u["brief"] for u in KELP_UNITS])
+        UiPage(page, agent_server.url, request.node.name).screenshot()
+        card.get_by_role("button", name="Approve").click()
+        expect(page.get_by_role("status")).to_have_text("Finished")
+    finally:
+        context.close()
+
+    started = sorted(brief_of(r) for r in requests_of(scripted, "research-subagent") if r["turn"] == 0)
+    assert started == sorted(u["brief"] for u in KELP_UNITS)
+
+
+def test_a_blank_question_is_refused_under_the_question_box_and_an_over_long_one_ends_saying_why(ui, scripted):
+    scripted.set_scenario(scenario(orchestrator(submit("# Unused\n"), repeat_last=True)))
+    page = ui.open().page
+
+    page.fill("#question", "  \n\t ")
+    page.get_by_role("button", name="Research", exact=True).click()
+
+    expect(page.locator("#question-problem")).to_have_text("The question is empty: write what should be researched.")
+    expect(page.locator("#question")).to_be_focused()
+    expect(ui.turns).to_have_count(0)
+    ui.screenshot("blank")
+    page.keyboard.type("Kelp")
+    expect(page.locator("#question-problem")).to_be_empty()
+
+    # Past the server's DRA_MAX_QUESTION_CHARS (200,000): the run ends at once, and the turn says why.
+    run = ui.ask("Compare: " + "x" * 200_000)
+    end = ui.wait_for_end(run)
+    expect(end).to_have_class(re.compile(r"\berror\b"))
+    expect(end).to_contain_text("The run could not start: the question is empty or too long.")
+    expect(end).to_contain_text("The question is 200,009 characters long and this server takes at most 200,000")
+    assert scripted.requests() == [], "a refused question made model calls"

@@ -160,11 +160,15 @@ export class App implements TurnActions {
     this.el.submit = submit;
     this.el.busy = h("p", { class: "muted busy", hidden: true, text: "A run is in progress: what you send now steers it (\u201calso cover X\u201d, \u201cdrop Y\u201d, \u201cfinish now\u201d)." });
     this.el.askLabel = h("label", { for: "question", class: "ask-label", text: "What should I research?" });
+    // Said here rather than by the browser's own bubble (the form is novalidate), for a blank question too.
+    const askProblem = h("p", { id: "question-problem", class: "inline-error", role: "alert" });
+    question.setAttribute("aria-describedby", "question-problem");
     const form = h(
       "form",
-      { class: "ask card", "aria-label": "Ask a research question" },
+      { class: "ask card", "aria-label": "Ask a research question", novalidate: true },
       this.el.askLabel,
       question,
+      askProblem,
       h("p", { class: "hint muted", text: "Ctrl+Enter sends. State your assumptions; the agent may ask before it starts." }),
       h(
         "fieldset",
@@ -184,10 +188,16 @@ export class App implements TurnActions {
         form.requestSubmit();
       }
     });
+    question.addEventListener("input", () => replaceChildren(askProblem));
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       const text = question.value.trim();
-      if (!text) return;
+      if (!text) {
+        askProblem.textContent = "The question is empty: write what should be researched.";
+        question.focus();
+        return;
+      }
+      replaceChildren(askProblem);
       question.value = "";
       const live = this.liveTurn();
       if (live) void this.steer(live, text);
@@ -337,7 +347,8 @@ export class App implements TurnActions {
       // The message a generic client renders is the report with its markers and Sources linked
       // (report/rendering.py): the same report when it opens with the same heading line.
       if (typeof report === "string" && report && (!answer || firstLine(answer) === firstLine(report))) {
-        turn.model.report = { type: "report", markdown: report, partial: /^\s*(?:>\s*)?\*\*Incomplete\b/m.test(report.slice(0, 400)) };
+        const partial = /^\s*(?:>\s*)?\*\*Incomplete\b/m.test(report.slice(0, 400));
+        turn.model.report = { type: "report", markdown: report, partial, claims: values.claim_summary };
       }
     }
     turn.model.changed();

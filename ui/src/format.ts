@@ -213,6 +213,7 @@ const VERDICTS: Record<string, string> = {
   source_not_read: "The cited source was never read in full",
   conflicting: "The cited sources disagree on this",
   uncited_number: "A figure with no source",
+  unchecked: "Not checked: nothing in it to look up in the cited text, and no judge verdict",
 };
 
 // How a supported claim was checked: only a judged one is "supported by the cited text" in so many words.
@@ -242,9 +243,10 @@ export function decidedByWords(decidedBy?: string): string {
   return DECIDED_BY[decidedBy ?? ""] ?? "";
 }
 
-/** Whether anything checked a supported claim for what it means (false: shown as not checked). */
+/** Whether anything checked a claim (false: shown as not checked). A claim a server before unchecked verdicts
+ * called supported with nothing checked is not checked either. */
 export function checkedForMeaning(verdict: string, decidedBy?: string): boolean {
-  return verdict !== "supported" || decidedBy !== "not_checked";
+  return verdict !== "unchecked" && !(verdict === "supported" && decidedBy === "not_checked");
 }
 
 export function domainInitials(domain: string): string {

@@ -150,8 +150,9 @@ export function claimsFrom(values: { citations?: unknown }): Claim[] {
     }));
 }
 
+/** Whether a claim was delivered marked [unverified]: a check found it wrong or unbacked (domain/names.py ClaimVerdict.flags). */
 export function isFlagged(verdict: string): boolean {
-  return verdict !== "supported";
+  return verdict !== "supported" && verdict !== "unchecked";
 }
 
 // --- where a sentence sits in the report --------------------------------------------------------------
@@ -318,4 +319,24 @@ export function sameUrl(a: string | null | undefined, b: string | null | undefin
   if (!a || !b) return false;
   const norm = (url: string) => url.trim().replace(/#.*$/, "").replace(/\/+$/, "").replace(/^(https?:\/\/)([^/]+)/i, (_, scheme: string, host: string) => scheme.toLowerCase() + host.toLowerCase());
   return norm(a) === norm(b);
+}
+
+// --- images ---------------------------------------------------------------------------------------------
+
+/** Whether an image address is this server's own (same origin as the page at `pageUrl`): the only images shown. */
+export function isOwnImage(src: string, pageUrl: string): boolean {
+  if (!src.trim()) return false;
+  try {
+    const page = new URL(pageUrl);
+    const image = new URL(src, page);
+    return (image.protocol === "http:" || image.protocol === "https:") && image.origin === page.origin;
+  } catch {
+    return false;
+  }
+}
+
+/** What stands in for an image not shown: a link's words for a web address, a note for anything else. */
+export function imageLabel(src: string, alt: string): string {
+  const words = /^https?:/i.test(src) ? "Image" : "Image not shown";
+  return alt.trim() ? `${words}: ${alt.trim()}` : words;
 }

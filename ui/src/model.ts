@@ -79,6 +79,8 @@ export interface ThreadValues {
   evidence?: EvidenceEntry[];
   /** One entry per checked claim (markdown.ts ClaimEntry). */
   citations?: unknown[];
+  /** The claims' counts and coverage sentence, as on the report event (domain/claims.py summarise_claims). */
+  claim_summary?: EventOf<"report">["claims"];
   /** One entry per cited source: whether its quotes were found in what the run retrieved. */
   cited_sources?: Citation[];
   findings?: Record<string, HandOver>;
@@ -626,7 +628,7 @@ export class RunModel {
 
   private onUpdate(update: Record<string, unknown>): void {
     if (Array.isArray(update.todos)) this.todos = update.todos as Todo[];
-    const keys = ["final_report", "sources", "evidence", "citations", "cited_sources", "findings"] as const;
+    const keys = ["final_report", "sources", "evidence", "citations", "claim_summary", "cited_sources", "findings"] as const;
     for (const key of keys) if (key in update) this.values = { ...this.values, [key]: update[key] };
   }
 }

@@ -6,6 +6,9 @@ import {
   MARK_OPEN,
   citedNumbers,
   claimsFrom,
+  imageLabel,
+  isFlagged,
+  isOwnImage,
   locateClaim,
   matchingSentence,
   sentenceMarks,
@@ -85,6 +88,17 @@ test("the matching sentence of a source is the one holding the claim's tokens", 
   assert.equal(matchingSentence(page, "zebras everywhere", ["zebra"]), null);
 });
 
+test("an unchecked claim is neither flagged nor shown as checked, and says why", () => {
+  const [unchecked] = claimsFrom({
+    citations: [{ claim: "The evidence found answers the question.", indexes: [1], verdict: "unchecked", decided_by: "not_checked" }],
+  });
+  assert.equal(isFlagged(unchecked!.verdict), false);
+  assert.equal(checkedForMeaning(unchecked!.verdict, unchecked!.decidedBy), false);
+  assert.equal(verdictWords("unchecked", "not_checked"), "Not checked: nothing in it to look up in the cited text, and no judge verdict");
+  assert.equal(isFlagged("conflicting"), true);
+  assert.equal(sentenceMarks("The evidence found answers the question [1].", [unchecked!]).length, 0, "an unchecked claim is not marked in place");
+});
+
 test("a claim's decided_by is read, and only a judged claim is called supported by the cited text", () => {
   const [judged, unchecked] = claimsFrom({
     citations: [
@@ -106,4 +120,22 @@ test("a claim's decided_by is read, and only a judged claim is called supported 
   assert.equal(verdictWords("not_supported", "judged"), "Judged not supported by the cited text");
   assert.equal(decidedByWords("judged"), "judged by the model");
   assert.equal(decidedByWords(undefined), "");
+});
+
+test("only this server's own images are shown: any other address, or an odd scheme, is not", () => {
+  const page = "http://127.0.0.1:2024/ui/threads/t1";
+  assert.equal(isOwnImage("/reports/t1/chart.png", page), true);
+  assert.equal(isOwnImage("http://127.0.0.1:2024/ui/assets/logo.png", page), true);
+  assert.equal(isOwnImage("http://127.0.0.1:9000/p.png", page), false, "another port is another origin");
+  assert.equal(isOwnImage("https://tracker.example/pixel.png", page), false);
+  assert.equal(isOwnImage("//tracker.example/pixel.png", page), false);
+  assert.equal(isOwnImage("data:image/png;base64,iVBORw0KGgo=", page), false);
+  assert.equal(isOwnImage("javascript:alert(1)", page), false);
+  assert.equal(isOwnImage("", page), false);
+});
+
+test("an image not shown reads as a link to a web address or a note naming it", () => {
+  assert.equal(imageLabel("https://cdn.example/p.png", "Price chart"), "Image: Price chart");
+  assert.equal(imageLabel("https://cdn.example/p.png", ""), "Image");
+  assert.equal(imageLabel("file:///etc/passwd", "secret"), "Image not shown: secret");
 });

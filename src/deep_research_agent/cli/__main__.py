@@ -1,8 +1,8 @@
 """Entry point: ``python -m deep_research_agent.cli {ask,steer,tasks,doctor,corpus,kb}``, which is what ./run.sh runs.
 
 Contract:
-- ``ask QUESTION [--url URL] [--no-clarify] [--review-plan] [--evidence FILE] [--out FILE] [--config JSON] [--task NAME]
-  [--user USER]``, ``steer THREAD_ID MESSAGE [--url URL]`` (``steer.py``), ``tasks [--url URL] [--user USER]``,
+- ``ask QUESTION|- [--question-file FILE] [--url URL] [--no-clarify] [--review-plan] [--evidence FILE] [--out FILE]
+  [--config JSON] [--task NAME] [--user USER]``, ``steer THREAD_ID MESSAGE [--url URL]`` (``steer.py``), ``tasks [--url URL] [--user USER]``,
   ``doctor [--url URL]``, ``corpus ...`` (``corpus.py``) and
   ``kb {list,export,delete} [--url URL] [--user U] [--dataset D]`` (``kb.py``);
   ``--url`` defaults to ``DRA_URL``, else ``http://$DRA_HOST:$DRA_PORT``, the server run.sh starts.
@@ -31,7 +31,10 @@ def build_parser() -> argparse.ArgumentParser:
     url_help = "agent server URL (default: DRA_URL, else http://$DRA_HOST:$DRA_PORT)"
 
     ask_parser = commands.add_parser("ask", help="research a question and watch the run")
-    ask_parser.add_argument("question")
+    ask_parser.add_argument("question", nargs="?", help='the question; "-" reads it from stdin')
+    ask_parser.add_argument(
+        "--question-file", metavar="FILE", help="read the question from a UTF-8 text file (a question of any length)"
+    )
     ask_parser.add_argument("--url", default=default_url(), help=url_help)
     ask_parser.add_argument("--no-clarify", action="store_true", help="never ask clarifying questions")
     ask_parser.add_argument(

@@ -30,6 +30,11 @@ def add_corpus_parsers(commands: argparse._SubParsersAction) -> None:
     add.add_argument(
         "--html", choices=HTML_MODES, default="docs", help="docs (structure, anchors) or web (saved pages)"
     )
+    add.add_argument(
+        "--follow-links",
+        action="store_true",
+        help="also index what symbolic links lead to outside the directory (default: stay inside it)",
+    )
     add.add_argument("--workers", type=int, default=None, help="indexing processes (default: one per core)")
     add.add_argument("--background", action="store_true", help=_BACKGROUND_HELP)
     reindex = verbs.add_parser("reindex", help="read changed files again, drop deleted ones")

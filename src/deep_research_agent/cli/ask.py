@@ -1,6 +1,9 @@
 """The ``ask`` session: research one question on the agent server and watch the run in a ``RunView``.
 
 Contract:
+- The question is the argument, stdin up to its end when the argument is ``-``, or ``--question-file``'s text
+  (either form takes a question longer than the OS allows an argument to be); an empty or blank one, or
+  none, exits 2 before anything is sent (the server refuses one over its ``DRA_MAX_QUESTION_CHARS``).
 - ``cmd_ask`` exits 2 when ``--config`` is not a JSON object or no server answers ``{url}/ok`` or ``{url}/health``; otherwise
   the exit status is the view's: 0 when the last run ended ``done``, 1 on ``error``, on a run that ended
   without an end status, or on a broken stream.
@@ -52,6 +55,7 @@ from rich.live import Live
 from rich.text import Text
 
 from ..domain.names import CLARIFICATION_HEADER, StopMode
+from ..domain.questions import question_problem
 from ..protocol.events import STOP_REQUESTS_NAMESPACE
 from ..run.owner import ANONYMOUS_USER
 from .env import server_answers
@@ -327,7 +331,42 @@ def _parse_configurable(raw: str | None) -> dict[str, Any]:
     return value
 
 
+def read_question(args: argparse.Namespace, stdin: TextIO) -> str:
+    """The question from the argument, ``stdin`` (the argument ``-``) or ``--question-file``; raises
+    ``ValueError`` saying what to give instead. Text read from stdin or a file loses its surrounding blanks."""
+    path = getattr(args, "question_file", None)
+    if path and args.question is not None:
+        raise ValueError("Give the question as an argument or with --question-file, not both.")
+    if path:
+        try:
+            text = Path(path).read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise ValueError(f"Cannot read --question-file {path}: {exc.strerror}.") from None
+        except UnicodeDecodeError:
+            raise ValueError(f"--question-file {path} is not UTF-8 text.") from None
+    elif args.question == "-":
+        if getattr(args, "review_plan", False):
+            raise ValueError(
+                "--review-plan reads its answers from stdin: give the question as an argument or with --question-file."
+            )
+        text = stdin.read().strip()
+    elif args.question is None:
+        raise ValueError(
+            'No question: give it as an argument, as "-" to read it from stdin, or with --question-file FILE.'
+        )
+    else:
+        text = args.question
+    if problem := question_problem(text):
+        raise ValueError(problem)
+    return text
+
+
 def cmd_ask(args: argparse.Namespace, console: Console) -> int:
+    try:
+        question = read_question(args, sys.stdin)
+    except ValueError as exc:
+        console.print(Text(str(exc), "red"))
+        return 2
     try:
         configurable = _parse_configurable(args.config)
     except ValueError as exc:
@@ -365,7 +404,7 @@ def cmd_ask(args: argparse.Namespace, console: Console) -> int:
         ask(
             get_client(url=url),
             view,
-            args.question,
+            question,
             interactive=interactive,
             configurable=configurable,
             evidence=Path(args.evidence) if args.evidence else None,

@@ -1,10 +1,11 @@
 """``./run.sh corpus add|reindex|search|list|remove``: build, update, inspect and query the local corpora.
 
 Contract:
-- ``add NAME DIR [--title T] [--description D] [--html docs|web]`` indexes a directory under a name and
-  records the directory, title and description in the index, so the server offers the corpus with no
-  declaration; a name declared in ``DRA_CORPORA`` keeps its declared directory (adding it elsewhere is
-  refused).
+- ``add NAME DIR [--title T] [--description D] [--html docs|web] [--follow-links]`` indexes a directory under
+  a name and records the directory, title, description and link rule in the index, so the server offers the
+  corpus with no declaration; a name declared in ``DRA_CORPORA`` keeps its declared directory (adding it
+  elsewhere is refused). A symlink leading outside the directory is not followed (the summary names each
+  one) unless ``--follow-links`` says so; ``reindex`` keeps the rule the corpus was added with.
 - ``reindex [NAME ...]`` (every corpus when no name is given; ``--declared``: those ``DRA_CORPORA`` declares)
   reads again only the files whose size or mtime changed and drops deleted ones.
 - After the keyword index, ``add`` and ``reindex`` embed the passages that have no vector yet with the
@@ -208,6 +209,12 @@ def summary_text(summary: IndexSummary) -> str:
     if summary.unreadable:
         lines.append(f"  {len(summary.unreadable):,} file(s) could not be read and were skipped:")
         lines += [f"    {path}: {reason}" for path, reason in summary.unreadable]
+    if summary.links_outside:
+        lines.append(
+            f"  {len(summary.links_outside):,} symbolic link(s) lead outside the directory and were not followed "
+            "(corpus add --follow-links follows them):"
+        )
+        lines += [f"    {path}" for path in sorted(summary.links_outside)]
     if summary.still_unreadable:
         lines.append(f"  {summary.still_unreadable:,} unchanged file(s) still cannot be read (see an earlier run).")
     return "\n".join(lines)
@@ -304,7 +311,12 @@ def _add(
         errors.print(f"[red]error:[/] {args.directory} is not a directory.", highlight=False)
         return 2
     spec = CorpusSpec(
-        name=args.name, root=str(root), title=args.title.strip(), description=args.description.strip(), html=args.html
+        name=args.name,
+        root=str(root),
+        title=args.title.strip(),
+        description=args.description.strip(),
+        html=args.html,
+        follow_links=args.follow_links,
     )
     existing = declared.get(args.name)
     if existing is not None:
@@ -316,7 +328,10 @@ def _add(
             )
             return 2
         spec = replace(
-            existing, title=spec.title or existing.title, description=spec.description or existing.description
+            existing,
+            title=spec.title or existing.title,
+            description=spec.description or existing.description,
+            follow_links=spec.follow_links or existing.follow_links,
         )
     return _index(spec, data_dir, args.workers, embedding, errors)
 

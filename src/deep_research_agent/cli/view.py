@@ -5,7 +5,7 @@ Contract:
   ``|tools:<uuid>`` suffix of sub-agent parts). It prints a line per search, new source, sub-agent start,
   end and failure, findings, plan item, usage summary, guard warning (``!``) and stop (``■``), compaction
   and revision; the clarifying questions; the report as Markdown, its Sources one list item each with its
-  URL shown, then how many of its claims checked out;
+  URL shown, then its claims' coverage as the server states it ("9 of 12 claims checked; 9 supported ...");
   and the end status with its detail. A run that delivered no report has its answer printed the same way
   once its stream ends (``start_run`` of the next run, or ``finish``): the orchestrator's last complete
   message (a direct answer, the text a salvaged run ended on), or else, for a run that ended in error,
@@ -403,11 +403,15 @@ class RunView:
         self.console.print(Rule())
         claims = event.get("claims")
         if isinstance(claims, dict) and claims.get("claims"):
+            # The server's own sentence (domain/claims.summarise_claims): the same numbers every surface shows.
             flagged = int(claims.get("flagged") or 0)
-            line = f"{_count(int(claims['claims']), 'claim')} checked against their sources: {int(claims.get('supported') or 0)} supported"
+            complete = int(claims.get("checked") or 0) == int(claims["claims"]) and not claims.get("judge_unreliable")
+            coverage = claims.get("coverage") or f"{claims['claims']} claims, {claims.get('supported') or 0} supported"
+            line = f"Claims against their sources: {coverage}"
             if flagged:
-                line += f", {flagged} marked [unverified] (see the evidence file for why)"
-            self._print("✓" if not flagged else "!", line, "dim" if not flagged else "yellow")
+                line += " (see the evidence file for why)"
+            ok = complete and not flagged
+            self._print("✓" if ok else "!", line, "dim" if ok else "yellow")
 
     def _on_usage(self, event: dict[str, Any]) -> None:
         parts = [

@@ -82,6 +82,7 @@ class CorpusMeta:
     source_bytes: int
     unreadable: int
     splitter_version: int = 0
+    follow_links: bool = False
 
 
 class CorpusIndex(Protocol):

@@ -105,6 +105,7 @@ def _recorded_spec(meta: CorpusMeta) -> CorpusSpec:
         description=meta.description,
         html=meta.html or "docs",
         exclude=meta.exclude or DEFAULT_EXCLUDE,
+        follow_links=meta.follow_links,
     )
 
 

@@ -236,6 +236,7 @@ class Fts5Index:
             source_bytes=size,
             unreadable=unreadable,
             splitter_version=int(stored.get("splitter_version") or 0),
+            follow_links=stored.get("follow_links") == "1",
         )
 
     # --- reading ------------------------------------------------------------------------------------

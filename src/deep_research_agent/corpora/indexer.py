@@ -3,7 +3,8 @@
 Contract of ``index_corpus(spec, index, progress=...)``:
 - walks ``spec.root`` (following symlinks, never twice into the same real directory), skipping hidden
   entries, ``spec.exclude`` patterns (matched against each name and each relative path) and formats the
-  corpus does not read;
+  corpus does not read; a symlink whose target lies outside the directory is not followed unless
+  ``spec.follow_links`` (``corpus add --follow-links``), and the summary names each one left out;
 - a file is read when it is new, its size or mtime changed, or the index was made from another directory,
   HTML reading or ``SPLITTER_VERSION`` (then every file is read again); a file no longer there leaves the
   index; an unchanged file is not opened at all;
@@ -70,6 +71,8 @@ class IndexSummary:
     passages: int = 0
     elapsed_s: float = 0.0
     rebuilt: str = ""
+    links_outside: list[str] = field(default_factory=list)
+    """Symlinks (relative paths) that lead outside the directory and were not followed."""
 
     @property
     def changed(self) -> bool:
@@ -104,9 +107,22 @@ def _excluded(name: str, relative: str, patterns: tuple[str, ...]) -> bool:
     return name.startswith(".") or any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(relative, p) for p in patterns)
 
 
-def walk_corpus(spec: CorpusSpec) -> Iterator[SourceFile]:
-    """Every file of the corpus that it indexes, in a stable order."""
+def walk_corpus(spec: CorpusSpec, links_outside: list[str] | None = None) -> Iterator[SourceFile]:
+    """Every file of the corpus that it indexes, in a stable order; each symlink left out because it leads
+    outside the directory (without ``spec.follow_links``) is appended to ``links_outside``."""
     root = Path(spec.root)
+    inside = os.path.realpath(root)
+
+    def leads_outside(path: str, relative: str) -> bool:
+        if spec.follow_links or not os.path.islink(path):
+            return False
+        target = os.path.realpath(path)
+        if os.path.commonpath([inside, target]) == inside:
+            return False
+        if links_outside is not None:
+            links_outside.append(relative)
+        return True
+
     seen_dirs: set[str] = set()
     for directory, subdirs, names in os.walk(root, followlinks=True):
         real = os.path.realpath(directory)
@@ -116,12 +132,18 @@ def walk_corpus(spec: CorpusSpec) -> Iterator[SourceFile]:
         seen_dirs.add(real)
         relative_dir = os.path.relpath(directory, root)
         prefix = "" if relative_dir == "." else relative_dir.replace(os.sep, "/") + "/"
-        subdirs[:] = sorted(d for d in subdirs if not _excluded(d, prefix + d, spec.exclude))
+        subdirs[:] = sorted(
+            d
+            for d in subdirs
+            if not _excluded(d, prefix + d, spec.exclude) and not leads_outside(os.path.join(directory, d), prefix + d)
+        )
         for name in sorted(names):
             relative = prefix + name
             if _excluded(name, relative, spec.exclude) or format_of(name) is None:
                 continue
             absolute = os.path.join(directory, name)
+            if leads_outside(absolute, relative):
+                continue
             try:
                 stat = os.stat(absolute)
             except OSError:
@@ -186,7 +208,7 @@ def index_corpus(
         index.remove(list(known))
         index.commit()
         known = {}
-    files = list(walk_corpus(spec))
+    files = list(walk_corpus(spec, summary.links_outside))
     summary.files = len(files)
     present = {f.relative for f in files}
     gone = [path for path in known if path not in present]
@@ -242,6 +264,7 @@ def index_corpus(
         description=spec.description,
         html=spec.html,
         exclude=_json_list(spec.exclude),
+        follow_links=int(spec.follow_links),
         indexed_at=utc_now_iso(),
         splitter_version=SPLITTER_VERSION,
     )

@@ -42,7 +42,19 @@ from ..domain.names import RevisionReason, ToolErrorClass, ToolName
 from ..handover.answer_gate import ANSWER, AnswerGate
 from ..protocol.events import WarningStatus, emit
 from ..report.citations import CitationReport
-from ..report.judge import FAILED_REASON, JudgeCall, Judgement, failure_detail, run_judge
+from ..report.judge import (
+    FAILED_REASON,
+    UNFOUNDED_REASON,
+    UNRELIABLE_DETAIL,
+    UNRELIABLE_REASON,
+    JudgeCall,
+    Judgement,
+    JudgeOutcome,
+    failure_detail,
+    run_judge,
+    unfounded_claims,
+    unfounded_detail,
+)
 from ..report.vetting import VettedReport, finalise, vet_report, with_judgements
 from ..run import Run, UsageMeter, run_hook
 
@@ -62,6 +74,8 @@ class ReportGateState(AgentState):
     report_gate_draft: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr, UntrackedValue]]
     # The judge's verdicts on the bounced draft, by claim key, so its revision's unchanged claims keep them.
     report_gate_judged: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr, UntrackedValue]]
+    # The judge called a planted control claim supported: it is not asked again in this run.
+    report_gate_judge_unreliable: NotRequired[Annotated[bool, PrivateStateAttr, UntrackedValue]]
 
 
 class ReportGateMiddleware(AnswerGate):
@@ -100,7 +114,8 @@ class ReportGateMiddleware(AnswerGate):
         previous = CitationReport.model_validate(bounced) if bounced is not None else None
         vetted = await asyncio.to_thread(vet_report, draft, evidence, previous=previous)
         judged = request.state.get("report_gate_judged") if bounced is not None else None
-        vetted, judge_failures = await self._judged(run, vetted, evidence, judged or {})
+        unreliable = bool(request.state.get("report_gate_judge_unreliable"))
+        vetted, judged_now = await self._judged(run, vetted, evidence, judged or {}, unreliable=unreliable)
         if vetted.problems and self.may_bounce(spent):
             self.announce(vetted.problems)
             message = ToolMessage(
@@ -115,12 +130,18 @@ class ReportGateMiddleware(AnswerGate):
                     **self.spend(spent, ANSWER, messages),
                     "report_gate_draft": vetted.check.model_dump(),
                     "report_gate_judged": {key: j.to_json() for key, j in vetted.judgements.items()},
+                    "report_gate_judge_unreliable": vetted.judge_unreliable,
                 }
             )
-        if judge_failures:
-            # Only the delivered draft's: the revision of a bounced one is judged again, so a failure on the
-            # bounced draft alone says nothing about the report the user gets.
-            emit(WarningStatus(reason=FAILED_REASON, detail=failure_detail(judge_failures)))
+        # Only the delivered draft's warnings: the revision of a bounced one is judged again, so a failure on the
+        # bounced draft alone says nothing about the report the user gets.
+        if vetted.judge_unreliable:
+            emit(WarningStatus(reason=UNRELIABLE_REASON, detail=UNRELIABLE_DETAIL))
+        if judged_now.failures:
+            emit(WarningStatus(reason=FAILED_REASON, detail=failure_detail(judged_now.failures)))
+        unfounded = unfounded_claims(vetted.claims, vetted.judgements)
+        if unfounded:
+            emit(WarningStatus(reason=UNFOUNDED_REASON, detail=unfounded_detail(unfounded)))
         delivered = await asyncio.to_thread(finalise, vetted, evidence)
         return await handler(
             request.override(tool_call={**request.tool_call, "args": {**args, "report_markdown": delivered}})
@@ -150,12 +171,15 @@ class ReportGateMiddleware(AnswerGate):
         return " ".join(shown)
 
     async def _judged(
-        self, run: Run, vetted: VettedReport, evidence: Any, known: dict[str, Any]
-    ) -> tuple[VettedReport, list[str]]:
-        """The draft with the judge's verdicts on the claims no deterministic check settles, and the judge's
-        failures; unchanged when there is no judge, nothing to judge, or the judge fails."""
+        self, run: Run, vetted: VettedReport, evidence: Any, known: dict[str, Any], *, unreliable: bool
+    ) -> tuple[VettedReport, JudgeOutcome]:
+        """The draft with the judge's verdicts on the claims no deterministic check settles, and what the judge
+        did; unchanged when there is no judge, nothing to judge, or the judge fails. A judge found unreliable
+        earlier in the run is not asked again: the draft says so."""
         if self.judge is None or not vetted.claims.judgeable():
-            return vetted, []
+            return vetted, JudgeOutcome()
+        if unreliable:
+            return with_judgements(vetted, {}, judge_unreliable=True), JudgeOutcome(unreliable=True)
         try:
             before = {key: Judgement.from_json(value) for key, value in known.items()}
         except (KeyError, ValueError):
@@ -163,4 +187,4 @@ class ReportGateMiddleware(AnswerGate):
         outcome = await run_judge(
             vetted.claims, evidence.library(), self.judge.for_run(run.usage), timeout=self.judge_timeout, known=before
         )
-        return with_judgements(vetted, outcome.judgements), list(outcome.failures)
+        return with_judgements(vetted, outcome.judgements, judge_unreliable=outcome.unreliable), outcome

@@ -7,7 +7,9 @@
   why a run or an agent stops (``StopCause`` and the table of every name of a stop);
 - ``errors``: the classified tool failure and its one wording; ``secrets``: scrubbing known secrets;
 - ``clock``, ``urls``, ``addresses``, ``retry_after``, ``sandbox_providers``: small rules several layers apply;
-- ``conversation``: the harness's messages and the user's turns; ``per_role``: the base of per-agent middleware.
+- ``conversation``: the harness's messages and the user's turns; ``per_role``: the base of per-agent middleware;
+- ``plan`` and ``plan_answer``: a reviewed plan, its rules and the reviewer's answer read strictly; ``questions``:
+  why a question cannot be researched, the one check every entrance applies.
 """
 
 from typing import TYPE_CHECKING

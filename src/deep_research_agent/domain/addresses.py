@@ -1,8 +1,7 @@
-"""What a network address is: IP literals in any spelling, cloud-metadata endpoints, and why one is refused.
-
-One owner for the address rules both outbound paths apply: ``web_fetch`` refuses every non-public address
-(``refusal_reason``), MCP connections refuse only link-local and metadata targets
-(``link_local_or_metadata``), because internal MCP gateways live on loopback and private addresses.
+"""What a network address is: IP literals in any spelling, cloud-metadata endpoints, and what kind of
+address one is. Which addresses a URL may reach is ``url_policy``'s to decide: it refuses every non-public
+address for pages (``refusal_reason``) and only link-local and metadata ones for services
+(``link_local_or_metadata``), because internal services live on loopback and private addresses.
 """
 
 from __future__ import annotations
@@ -10,8 +9,6 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
-from collections.abc import Sequence
-from urllib.parse import urlsplit
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -79,18 +76,3 @@ def link_local_or_metadata(ip: IPAddress) -> str | None:
         if candidate.is_link_local:
             return "a link-local address"
     return None
-
-
-def on_allowlist(host: str, port: int | None, entries: Sequence[str]) -> bool:
-    """True when ``host`` (and ``port``) is on an operator's list of ``host`` or ``host:port`` entries (IPv6 in
-    brackets); an entry without a port matches every port, and ``port`` None matches only such entries."""
-    host = host.rstrip(".").lower()
-    for entry in entries:
-        try:
-            parts = urlsplit("//" + entry.strip().lower())
-            entry_port = parts.port
-        except ValueError:
-            continue
-        if parts.hostname and parts.hostname.rstrip(".") == host and entry_port in (None, port):
-            return True
-    return False

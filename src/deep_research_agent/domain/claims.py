@@ -1,14 +1,17 @@
 """The verdicts of a delivered report's checks: per citation and per claim, and their counts.
 
 ``report/citations.py`` and ``report/claims.py`` decide them; the run's evidence store keeps them, the
-``report`` and ``usage`` events carry the counts and the thread state the records.
+``report`` and ``usage`` events carry the counts and the thread state the records. ``summarise_claims`` is
+the one maker of the counts, the citation accuracy (over the checked claims) and the coverage sentence that
+the web UI, the CLI, the exports, the MCP result and the scorecards show as they are.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Sequence
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 from .names import ClaimMethod, ClaimVerdict
 
@@ -108,6 +111,14 @@ class ClaimRecord(BaseModel):
     )
     sources: list[ClaimSource] = Field(default_factory=list)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _upgraded(cls, data: Any) -> Any:
+        """A record saved before claims could be unchecked called one ``supported`` that nothing checked."""
+        if isinstance(data, dict) and data.get("verdict") == "supported" and data.get("decided_by") == "not_checked":
+            return data | {"verdict": ClaimVerdict.UNCHECKED.value}
+        return data
+
 
 class ClaimMethods(BaseModel):
     """How many of a report's claims each way of deciding a verdict decided (``ClaimMethod``)."""
@@ -121,12 +132,19 @@ class ClaimMethods(BaseModel):
 
 
 class ClaimSummary(BaseModel):
-    """Counts of the delivered report's claims (on the ``report`` and ``usage`` events)."""
+    """Counts of the delivered report's claims (on the ``report`` and ``usage`` events, and the thread state's
+    ``claim_summary``), made by ``summarise_claims`` only: every surface shows ``coverage``, never a citation
+    accuracy without it."""
 
     model_config = ConfigDict(extra="forbid")
 
     claims: int = Field(
-        default=0, description="Claims checked: cited sentences, items and cells, and uncited ones stating a figure."
+        default=0, description="Claims: cited sentences, items and cells, and uncited ones stating a figure."
+    )
+    checked: int = Field(
+        default=0,
+        description="Claims something checked: every claim but the unchecked ones (no figure, quote or name to look "
+        "up, and no judge verdict that holds).",
     )
     supported: int = Field(
         default=0, description="Claims supported: their figures, quotes and names in the text they cite, or judged so."
@@ -140,14 +158,80 @@ class ClaimSummary(BaseModel):
     source_not_read: int = 0
     conflicting: int = 0
     uncited_number: int = 0
+    unchecked: int = Field(default=0, description="Claims nothing checked: neither supported nor flagged.")
     judged: int = Field(default=0, description="Claims whose verdict the model judge decided.")
-    not_checked: int = Field(
-        default=0, description="Supported claims nothing checked for meaning: no figure, quote or name, and no judge."
+    not_checked: int = Field(default=0, description="The same count as unchecked, under its earlier name.")
+    judge_unreliable: bool = Field(
+        default=False,
+        description="The claim judge called the planted control claim supported: none of its verdicts was used.",
     )
     decided_by: ClaimMethods = Field(
         default_factory=ClaimMethods, description="How many claims each way of deciding a verdict decided."
     )
     citation_accuracy: float | None = Field(
         default=None,
-        description="Supported claims ÷ claims (DeepResearch Bench's FACT citation accuracy); absent without claims.",
+        description="Supported claims ÷ checked claims (DeepResearch Bench's FACT citation accuracy, over the claims "
+        "that were checked); absent when none was checked.",
     )
+    coverage: str = Field(
+        default="",
+        description='The counts in one sentence, as every surface shows them: "9 of 12 claims checked; 9 supported '
+        '(citation accuracy 100%)".',
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upgraded(cls, data: Any) -> Any:
+        """A summary saved before claims could be unchecked counted its ``not_checked`` claims as supported:
+        read it with those claims unchecked, and its accuracy and coverage made again."""
+        if not isinstance(data, dict) or "not_checked" not in data or "checked" in data:
+            return data
+        data = dict(data)
+        unchecked = int(data.get("not_checked") or 0)
+        claims, supported = int(data.get("claims") or 0), int(data.get("supported") or 0) - unchecked
+        checked = claims - unchecked
+        accuracy = round(supported / checked, 4) if checked else None
+        judge_unreliable = bool(data.get("judge_unreliable"))
+        return data | {
+            "supported": supported,
+            "checked": checked,
+            "unchecked": unchecked,
+            "citation_accuracy": accuracy,
+            "coverage": _coverage(claims, checked, supported, accuracy, judge_unreliable=judge_unreliable),
+        }
+
+
+def summarise_claims(records: Sequence[ClaimRecord], *, judge_unreliable: bool = False) -> ClaimSummary:
+    """The one place a report's claim counts are made: per verdict, how many were checked and judged, the
+    citation accuracy over the checked claims, and the sentence that states them (``coverage``)."""
+    counts = {verdict.value: 0 for verdict in ClaimVerdict}
+    for record in records:
+        counts[record.verdict] += 1
+    supported, unchecked = counts[ClaimVerdict.SUPPORTED], counts[ClaimVerdict.UNCHECKED]
+    checked = len(records) - unchecked
+    accuracy = round(supported / checked, 4) if checked else None
+    return ClaimSummary(
+        claims=len(records),
+        checked=checked,
+        flagged=checked - supported,
+        **counts,
+        judged=sum(r.decided_by == ClaimMethod.JUDGED for r in records),
+        not_checked=unchecked,
+        judge_unreliable=judge_unreliable,
+        decided_by=ClaimMethods(**{m.value: sum(r.decided_by == m for r in records) for m in ClaimMethod}),
+        citation_accuracy=accuracy,
+        coverage=_coverage(len(records), checked, supported, accuracy, judge_unreliable=judge_unreliable),
+    )
+
+
+def _coverage(claims: int, checked: int, supported: int, accuracy: float | None, *, judge_unreliable: bool) -> str:
+    if not claims:
+        return "No claims to check"
+    line = f"{checked} of {claims} claim{'s' if claims != 1 else ''} checked"
+    if checked:
+        flagged = checked - supported
+        line += f"; {supported} supported" + (f", {flagged} marked [unverified]" if flagged else "")
+        line += f" (citation accuracy {accuracy:.0%})" if accuracy is not None else ""
+    if judge_unreliable:
+        line += "; the claim judge was unreliable (it called a planted false claim supported), so its verdicts were not used"
+    return line

@@ -6,7 +6,7 @@ events all read; the rules that validate a sub-agent's message live in ``handove
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -17,6 +17,9 @@ class Finding(BaseModel):
     finding: str
     evidence: str = ""
     source: str
+    # Set at the hand-over, never by a sub-agent: ``quote_not_found`` when ``evidence`` is in no text the run
+    # retrieved from ``source`` (``handover/contract.quotes_checked``).
+    check: Literal["quote_not_found"] | None = None
 
     @field_validator("finding", "evidence", "source", mode="before")
     @classmethod
@@ -41,4 +44,4 @@ class Findings(BaseModel):
         return [str(v) for v in value if str(v).strip()]
 
     def to_json(self) -> str:
-        return self.model_dump_json()
+        return self.model_dump_json(exclude_none=True)

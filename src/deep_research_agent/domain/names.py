@@ -126,6 +126,8 @@ class EndReason(StrEnum):
     CONFIG_ERROR = "config_error"
     # The user already had the most runs in progress the server allows (DRA_MAX_RUNS_PER_USER).
     TOO_MANY_RUNS = "too_many_runs"
+    # The turn's question was empty, blank or longer than DRA_MAX_QUESTION_CHARS: nothing ran.
+    INVALID_QUESTION = "invalid_question"
     MODEL_ERROR = "model_error"
     INTERNAL_ERROR = "internal_error"
     # A research turn in which the model called no tool, even after a nudge (it may not support tool calling).
@@ -186,11 +188,19 @@ class WarningReason(StrEnum):
     KNOWLEDGE_WRITE_FAILED = "knowledge_write_failed"
     # The claim judge failed, timed out or answered unparseably; those claims keep their deterministic verdicts.
     CLAIM_JUDGE_FAILED = "claim_judge_failed"
+    # The claim judge called the planted control claim (a false sentence added to its batch, never to the
+    # report) supported: it is unreliable for the run, and none of its verdicts is used.
+    CLAIM_JUDGE_UNRELIABLE = "claim_judge_unreliable"
+    # The judge called claims supported without naming a passage that shares their content, or with an empty
+    # or boilerplate reason: those claims are delivered unchecked.
+    CLAIM_VERDICT_UNFOUNDED = "claim_verdict_unfounded"
     # The model wrote tool calls as text (a local server without native tool calls); they ran as tool calls.
     TEXT_TOOL_CALLS = "text_tool_calls"
     # The model's reply had no tool call and no text (it stopped, or was cut off at the output cap); it is
     # asked once more.
     EMPTY_REPLY = "empty_reply"
+    # The answer to a plan review was not one valid decision: it was not used, and the plan still waits.
+    PLAN_REVIEW_ANSWER = "plan_review_answer"
 
 
 class TriageReason(StrEnum):
@@ -266,6 +276,14 @@ class ClaimVerdict(StrEnum):
     SOURCE_NOT_READ = "source_not_read"
     CONFLICTING = "conflicting"
     UNCITED_NUMBER = "uncited_number"
+    # Nothing checked it: no figure, quote or name to look up in a cited text that was read, and no judge
+    # verdict that holds. Neither supported nor flagged; it counts against the report's coverage.
+    UNCHECKED = "unchecked"
+
+    @property
+    def flags(self) -> bool:
+        """Whether the claim is delivered marked ``[unverified]``: a check found it wrong or unbacked."""
+        return self not in (ClaimVerdict.SUPPORTED, ClaimVerdict.UNCHECKED)
 
 
 class ClaimMethod(StrEnum):
@@ -277,7 +295,8 @@ class ClaimMethod(StrEnum):
     NAMES_AND_DIRECTION = "names_and_direction"
     # The utility model judged it against the nearest passages of its cited sources.
     JUDGED = "judged"
-    # Nothing in it could be checked (no figure, quote or name, and no judge): a cited source was read.
+    # Nothing in it could be checked (no figure, quote or name, and no judge verdict that holds), or none of
+    # its sources was read: its verdict is ``unchecked`` (or ``source_not_read``).
     NOT_CHECKED = "not_checked"
 
 
@@ -309,6 +328,7 @@ END_WORDS: dict[EndReason, str] = {
     EndReason.STALLED_AFTER_NUDGES: "Stopped: the agent stalled; the report covers what was found so far",
     EndReason.CONFIG_ERROR: "The run could not start: a setting is wrong",
     EndReason.TOO_MANY_RUNS: "The run could not start: you already have the most runs in progress this server allows",
+    EndReason.INVALID_QUESTION: "The run could not start: the question is empty or too long",
     EndReason.MODEL_ERROR: "The model could not be used",
     EndReason.INTERNAL_ERROR: "An internal error stopped the run",
     EndReason.NO_TOOL_CALLS: "The model called no tool, so no research was done",

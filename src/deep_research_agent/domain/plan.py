@@ -6,7 +6,7 @@ what the plan is expected to cost, shown with the plan and compared with the run
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class PlanUnit(BaseModel):
@@ -19,6 +19,13 @@ class PlanUnit(BaseModel):
     expected_sources: list[str] = Field(
         default_factory=list, description="Where the unit expects to find its evidence (kinds of sources or sites)."
     )
+
+    @field_validator("brief")
+    @classmethod
+    def _brief_has_words(cls, brief: str) -> str:
+        if not brief.strip():
+            raise ValueError("a brief must say what to research: this one is blank")
+        return brief
 
 
 class PlanEstimate(BaseModel):

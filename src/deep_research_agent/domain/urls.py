@@ -19,17 +19,3 @@ def normalise_url(url: str) -> str:
 def domain_of(url: str) -> str:
     host = urlsplit(url).hostname or ""
     return host.removeprefix("www.")
-
-
-def http_url_problem(url: str, what: str = "URLs") -> str | None:
-    """Why ``url`` is not an http(s) URL with a host, naming ``what`` it should have been, or None."""
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
-    except ValueError:
-        return "it is not a valid URL"
-    if parts.scheme.lower() not in ("http", "https"):
-        return f"only http and https {what} are allowed"
-    if not parts.hostname:
-        return "the URL has no host"
-    return None

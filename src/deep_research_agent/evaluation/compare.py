@@ -25,6 +25,8 @@ SAMPLES = 20_000
 QUALITY = frozenset(
     {
         "citation_accuracy",
+        # Fewer claims checked is worse even when the accuracy over them rises.
+        "checked_share",
         "fabricated_citations",
         "fact_recall",
         "flagged",

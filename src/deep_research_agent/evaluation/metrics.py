@@ -1,9 +1,11 @@
 """Per-question scores measured from the run itself: its end status, ``usage`` event and final thread state.
 
 Contract (``measure``):
-- claims, supported, flagged and flags by kind come from the state's ``claim_summary`` (the report gate's own
-  verdicts); citation accuracy is supported ÷ claims, and effective citations the distinct source URLs of
-  the supported claims in ``citations``, as DeepResearch Bench's FACT defines both;
+- claims, checked, supported, flagged, flags by kind, the citation accuracy (supported ÷ checked claims) and
+  the coverage sentence come from the state's ``claim_summary`` as the run made them
+  (``domain.claims.summarise_claims``, the report gate's own verdicts), never computed again here; effective
+  citations are the distinct source URLs of the supported claims in ``citations``, as DeepResearch Bench's
+  FACT defines them;
 - a fabricated citation is a URL the report cites or links (its ``citations``, ``cited_sources`` and the
   URLs in ``final_report``) that is in none of the run's ``evidence`` records: it must always be none;
 - sources seen are the state's ``sources``; sources read the distinct URLs of ``page`` and ``corpus`` evidence;
@@ -28,7 +30,19 @@ READ_KINDS = frozenset({"page", "corpus"})
 SUPPORTED = "supported"
 # Counts of ClaimSummary that are not verdicts of a flagged claim.
 _NOT_FLAG_KINDS = frozenset(
-    {"claims", "supported", "flagged", "judged", "not_checked", "decided_by", "citation_accuracy"}
+    {
+        "claims",
+        "checked",
+        "supported",
+        "flagged",
+        "unchecked",
+        "not_checked",
+        "judged",
+        "judge_unreliable",
+        "decided_by",
+        "citation_accuracy",
+        "coverage",
+    }
 )
 FLAG_KINDS = tuple(name for name in ClaimSummary.model_fields if name not in _NOT_FLAG_KINDS)
 _URL = re.compile(r"https?://[^\s<>()\[\]\"'`]+")
@@ -107,12 +121,15 @@ def measure(
         clarified=clarified,
         report_chars=len(report),
         claims=summary.claims,
+        checked=summary.checked,
         supported=summary.supported,
         flagged=summary.flagged,
         flagged_by_kind={kind: count for kind in FLAG_KINDS if (count := getattr(summary, kind))},
         judged=summary.judged,
-        not_checked=summary.not_checked,
-        citation_accuracy=summary.supported / summary.claims if summary.claims else None,
+        unchecked=summary.unchecked,
+        judge_unreliable=summary.judge_unreliable,
+        citation_accuracy=summary.citation_accuracy,
+        coverage=summary.coverage,
         effective_citations=len(supporting),
         fabricated_citations=fabricated(values),
         sources_seen=len(values.get("sources") or []),

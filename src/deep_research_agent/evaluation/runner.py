@@ -101,10 +101,10 @@ def _question_problems(results: list[QuestionResult]) -> list[str]:
 def progress_line(done: int, total: int, result: QuestionResult) -> str:
     if not result.ok:
         return f"[{done}/{total}] {result.id}: FAILED: {result.error}"
-    accuracy = f"{result.citation_accuracy:.0%}" if result.citation_accuracy is not None else "–"
+    claims = result.coverage or f"{result.claims} claims"
     line = (
-        f"[{done}/{total}] {result.id}: {result.end_state}/{result.end_reason} · claims {result.supported}/"
-        f"{result.claims} supported ({accuracy}) · sources read {result.sources_read} · {result.wall_s:.1f} s"
+        f"[{done}/{total}] {result.id}: {result.end_state}/{result.end_reason} · {claims} · sources read "
+        f"{result.sources_read} · {result.wall_s:.1f} s"
     )
     if result.fabricated_citations:
         line += f" · FABRICATED {len(result.fabricated_citations)}"

@@ -66,12 +66,17 @@ class QuestionResult(BaseModel):
     clarified: bool = Field(default=False, description="The agent asked questions anyway and got a no-answers reply.")
     report_chars: int = 0
     claims: int = 0
+    checked: int = Field(default=0, description="Claims something checked; the rest are unchecked.")
     supported: int = 0
     flagged: int = 0
     flagged_by_kind: dict[str, int] = Field(default_factory=dict)
     judged: int = 0
-    not_checked: int = 0
-    citation_accuracy: float | None = Field(default=None, description="Supported claims ÷ claims (FACT).")
+    unchecked: int = 0
+    judge_unreliable: bool = False
+    citation_accuracy: float | None = Field(
+        default=None, description="Supported claims ÷ checked claims (FACT, over the checked claims)."
+    )
+    coverage: str = Field(default="", description="The run's own sentence: '9 of 12 claims checked; 9 supported ...'.")
     effective_citations: int = Field(default=0, description="Distinct sources that support at least one claim (FACT).")
     fabricated_citations: list[str] = Field(default_factory=list, description="URLs the report cites, never retrieved.")
     sources_seen: int = 0
@@ -166,7 +171,13 @@ def _if_ok(getter: Callable[[QuestionResult], float | None]) -> Callable[[Questi
 
 
 METRICS: tuple[Metric, ...] = (
-    Metric("citation_accuracy", "Citation accuracy (supported ÷ claims)", True, lambda q: q.citation_accuracy),
+    Metric("citation_accuracy", "Citation accuracy (supported ÷ checked claims)", True, lambda q: q.citation_accuracy),
+    Metric(
+        "checked_share",
+        "Claims checked (checked ÷ claims)",
+        True,
+        _if_ok(lambda q: q.checked / q.claims if q.claims else None),
+    ),
     Metric("effective_citations", "Effective citations", True, _if_ok(lambda q: q.effective_citations)),
     Metric("fabricated_citations", "Fabricated citations", False, _if_ok(lambda q: len(q.fabricated_citations))),
     Metric("fact_recall", "Expected facts stated and cited", True, lambda q: q.fact_recall),
@@ -231,15 +242,13 @@ def render_markdown(card: Scorecard) -> str:
         summary = card.summary.get(metric.name)
         if summary and summary.n:
             lines.append(f"| {metric.label} | {_number(summary.mean, metric.unit)} | {summary.n} |")
-    lines += ["", "## Questions", "", "| Id | End | Outcome | Claims | Supported | Accuracy | Facts | Wall |"]
-    lines.append("|---|---|---|---|---|---|---|---|")
+    lines += ["", "## Questions", "", "| Id | End | Outcome | Claims | Facts | Wall |"]
+    lines.append("|---|---|---|---|---|---|")
     for q in card.questions:
         end = f"{q.end_state}/{q.end_reason}" if q.ok else f"failed: {q.error}"
         facts = f"{sum(f.supported for f in q.facts)}/{len(q.facts)}" if q.facts else "–"
-        lines.append(
-            f"| {q.id} | {end} | {q.outcome or '–'} | {q.claims} | {q.supported} | "
-            f"{_number(q.citation_accuracy)} | {facts} | {q.wall_s:.1f} s |"
-        )
+        claims = q.coverage or f"{q.claims} claims"
+        lines.append(f"| {q.id} | {end} | {q.outcome or '–'} | {claims} | {facts} | {q.wall_s:.1f} s |")
     lines += ["", "## Charts", ""]
     for metric in METRICS:
         rows = [(q.id, metric.value(q)) for q in card.questions]

@@ -149,6 +149,17 @@ _RARE_WORDS = 6
 _WORD_HITS = 12
 
 
+def _initial(text: str, found: int) -> bool:
+    """Whether the full stop at ``found`` follows a lone capital ("Franklin D. Roosevelt"): an initial, which
+    ends no sentence."""
+    return (
+        text[found] == "."
+        and found >= 1
+        and text[found - 1].isupper()
+        and (found == 1 or not text[found - 2].isalnum())
+    )
+
+
 def content_words(text: str) -> set[str]:
     """The words that name what a sentence is about: three letters or more, no stopwords, plurals folded."""
     return {_fold(word) for word in _WORD_RE.findall(text.casefold()) if word not in STOPWORDS}
@@ -212,11 +223,15 @@ class EvidenceText:
         start = low
         for end_mark in _ENDS:
             found = text.rfind(end_mark, low, position)
+            while found != -1 and _initial(text, found):
+                found = text.rfind(end_mark, low, found)
             if found != -1 and found + len(end_mark) > start:
                 start = found + len(end_mark)
         end = high
         for end_mark in _ENDS:
             found = text.find(end_mark, position, high)
+            while found != -1 and _initial(text, found):
+                found = text.find(end_mark, found + 1, high)
             if found != -1 and found + 1 < end:
                 end = found + 1
         span = (start, max(end, position + 1))
@@ -368,6 +383,10 @@ class EvidenceText:
         ranked = sorted(scores.values(), key=lambda entry: (-entry[0], entry[1][0]))
         found = self._best[key] = [entry[1] for entry in ranked[:count]]
         return found
+
+    def occurrences(self, word: str) -> int:
+        """How often a lower-case word occurs in the text (as a substring, counted once per text)."""
+        return self._count(word, self._lowered)
 
     def _count(self, literal: str, haystack: str) -> int:
         count = self._counts.get(literal)

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from ..domain.claims import ClaimRecord, ClaimSummary
-from ..domain.names import CLARIFICATION_HEADER, HARNESS_MESSAGE_NAME, OUTCOME_NOTICES, ClaimVerdict, Outcome
+from ..domain.names import CLARIFICATION_HEADER, HARNESS_MESSAGE_NAME, OUTCOME_NOTICES, Outcome
 from ..report.markdown import source_entries, split_sources
 
 _TITLE_PREFIX = "# "
@@ -67,7 +67,7 @@ class ReportDocument(BaseModel):
     @property
     def flagged_claims(self) -> list[ClaimRecord]:
         """The claims delivered marked ``[unverified]``, in report order (the k-th mark is the k-th of these)."""
-        return [claim for claim in self.claims if claim.verdict != ClaimVerdict.SUPPORTED]
+        return [claim for claim in self.claims if claim.verdict.flags]
 
     def source(self, index: int) -> DocumentSource | None:
         return next((source for source in self.sources if source.index == index), None)

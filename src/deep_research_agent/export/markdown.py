@@ -1,9 +1,12 @@
 """A report document as Markdown: the header, the report as written, the notes on its ``[unverified]`` marks,
-the Sources list rebuilt from the state's records (with when each was read) and the checks appendix."""
+the Sources list rebuilt from the state's records (with when each was read) and the checks appendix; every
+image syntax anywhere in it made a link and raw HTML text (``images.inert_markdown``), so no viewer loads what a
+report names."""
 
 from __future__ import annotations
 
 from .document import ReportDocument
+from .images import inert_markdown
 from .markup import unverified_marks
 from .wording import appendix_rows, header_lines, note_text, source_details
 
@@ -29,4 +32,4 @@ def render_markdown(document: ReportDocument) -> str:
         parts.append("")
     parts += ["## Appendix: checks", "", "| Check | Result |", "|---|---|"]
     parts += [f"| {label.strip()} | {value} |" for label, value in appendix_rows(document.summary, len(flagged))]
-    return "\n".join(parts) + "\n"
+    return inert_markdown("\n".join(parts) + "\n")

@@ -4,6 +4,7 @@ of their own, so the HTML and Word renderers link and annotate them the same way
 Contract:
 - CommonMark with tables and strikethrough; raw HTML in the report is text, never markup (a report quotes
   web pages), and markdown-it's link validation drops ``javascript:`` and other unsafe links;
+- an image is never an image: it becomes a link to its address or a note (``images.images_to_links``);
 - a ``[n]`` (also ``[1, 2]``, ``[1-3]``) in running text becomes a ``citation`` token whose ``meta["numbers"]``
   are the cited sources (``report/markdown.py``'s reading of a marker); inside code it stays code;
 - each ``[unverified]`` becomes an ``unverified`` token whose ``meta["note"]`` counts the marks from 1 in
@@ -18,6 +19,7 @@ from markdown_it.token import Token
 
 from ..report.claim_split import UNVERIFIED_MARK
 from ..report.markdown import citation_groups
+from .images import images_to_links
 
 CITATION = "citation"
 UNVERIFIED = "unverified"
@@ -25,6 +27,7 @@ UNVERIFIED = "unverified"
 
 def markdown_parser() -> MarkdownIt:
     parser = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
+    parser.core.ruler.push("dra_images", images_to_links)
     parser.core.ruler.push("dra_marks", _mark_tokens)
     return parser
 

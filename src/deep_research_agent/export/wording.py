@@ -75,19 +75,25 @@ def source_details(source: DocumentSource) -> list[str]:
 
 
 def appendix_rows(summary: ClaimSummary | None, flagged: int) -> list[tuple[str, str]]:
-    """(label, value) rows of the checks appendix: the claim counts and the citation accuracy."""
+    """(label, value) rows of the checks appendix: the coverage (``summarise_claims``'s sentence, which holds
+    the citation accuracy over the checked claims), then the counts."""
     if summary is None:
         return [("Claims checked", "none recorded"), ("Claims marked [unverified]", str(flagged))]
     rows = [
-        ("Claims checked", str(summary.claims)),
+        ("Coverage", summary.coverage or f"{summary.checked} of {summary.claims} claims checked"),
+        ("Claims", str(summary.claims)),
+        ("Checked", str(summary.checked)),
         ("Supported", str(summary.supported)),
         ("Marked [unverified]", str(summary.flagged)),
     ]
     for verdict in ClaimVerdict:
-        count = getattr(summary, verdict.value, 0) if verdict != ClaimVerdict.SUPPORTED else 0
+        count = getattr(summary, verdict.value, 0) if verdict.flags else 0
         if count:
             rows.append((f"  {verdict.value.replace('_', ' ')}", str(count)))
-    rows += [("Judged by the claim judge", str(summary.judged)), ("Not checked for meaning", str(summary.not_checked))]
-    accuracy = summary.citation_accuracy
-    rows.append(("Citation accuracy", f"{accuracy:.0%} (supported claims ÷ claims)" if accuracy is not None else "n/a"))
+    rows += [("Unchecked (nothing to look up, no judge verdict)", str(summary.unchecked))]
+    rows += [("Judged by the claim judge", str(summary.judged))]
+    if summary.judge_unreliable:
+        rows.append(
+            ("Claim judge", "unreliable: it called a planted false claim supported; its verdicts were not used")
+        )
     return rows

@@ -24,6 +24,10 @@ dropped, series summarised, long fields cut), or else the prose, trimmed.
 The caps: what reaches the orchestrator is at most ``MAX_HANDOVER_CHARS`` (``capped``): one degenerate
 worker cannot flood the orchestrator's context.
 
+``quotes_checked`` marks, as a unit hands over, each finding whose quote is in no text the run retrieved
+from its source (``check: "quote_not_found"``): the orchestrator's prompt says such a finding needs another
+source before a report states it.
+
 ``hand_back`` is what a sub-agent stopped by a guard returns: its last findings object if it wrote one
 (without what it copied), otherwise one that says it was halted and quotes the head of its last notes
 (unless they repeat the harness), always with a gap that names what stopped it.
@@ -43,6 +47,7 @@ from ..domain.conversation import is_harness_instruction, is_harness_message
 from ..domain.findings import Finding, Findings
 from ..domain.internal_names import LOCAL_PATH_RE, SANDBOX_PATH_RE, is_file_path, names_internal_tool
 from ..domain.stops import StopCause
+from ..evidence.text import EvidenceLibrary, quote_fragments
 from ..prompts import Prompt, template
 from ..report.series import describe, inline_series
 
@@ -405,6 +410,22 @@ def capped_findings(findings: Findings) -> Findings:
     while kept and len(build().to_json()) > MAX_HANDOVER_CHARS:
         kept.pop()
     return build()
+
+
+def quotes_checked(findings: Findings, library: EvidenceLibrary) -> Findings:
+    """``findings`` with each finding whose quote is in no text the run retrieved from its source (a page, a
+    search result's snippet, an MCP result, a corpus passage) marked ``quote_not_found``; a finding without a
+    quote is left to the report's checks, which name it."""
+    marked = [
+        finding.model_copy(update={"check": "quote_not_found"})
+        if finding.evidence
+        and not any(
+            text.contains_quote(quote_fragments(finding.evidence)) for text in library.for_source(finding.source)
+        )
+        else finding
+        for finding in findings.findings
+    ]
+    return findings.model_copy(update={"findings": marked})
 
 
 def _clip(text: str, limit: int) -> str:

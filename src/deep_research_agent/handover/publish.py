@@ -18,7 +18,8 @@ Contract (orchestrator only; ``models_by_role`` is the roster, with each sub-age
   model call of the orchestrator gets the object itself (normalised JSON) in its place, from the
   checkpointed ``findings``; a ``subagent_findings`` event shows it (``halted`` names what stopped the
   sub-agent, if anything did), the run's evidence store records the hand-over, and its source URLs join
-  the run's sources;
+  the run's sources; before that, each finding whose quote is in no text the run retrieved from its
+  source is marked ``check: "quote_not_found"`` (``contract.quotes_checked``);
 - each hand-over also updates the checkpointed ``findings`` and ``draft_report`` (``HandOverState``; the
   draft is vetted in a worker thread);
 - a ``task`` cancelled in flight (the server cancels the run: a client's ``runs.cancel``) writes a
@@ -70,7 +71,7 @@ from ..protocol.sender import Sender, current_sender
 from ..report.rendering import findings_markdown
 from ..report.vetting import draft_report
 from ..run import Run, run_hook
-from .contract import capped_findings, capped_text
+from .contract import capped_findings, capped_text, quotes_checked
 from .progress import tool_message_of, unit_card
 
 logger = logging.getLogger(__name__)
@@ -208,6 +209,8 @@ async def _hand_over(
         return result
     if staged is None:
         return _replace_message(result, message, capped_text(message.text))
+    if not nested:
+        staged = await asyncio.to_thread(quotes_checked, staged, run.evidence.library())
     findings = capped_findings(staged)
     halted = run.control.halted_by(sender.task_id or "")
     if not nested:

@@ -7,6 +7,9 @@ Contract (orchestrator only; its ``before_agent`` is the run's first node hook):
   found for the run (``mcp_ready``/``mcp_error``); the run's stop-request watcher starts
   (``delivery/stop.py``);
 - a config problem (``problems``: a refused ``base_url``, a missing key) ends the run before any model call;
+- so does a turn whose question (its new human message) is empty, blank or longer than
+  ``max_question_chars`` (``domain/questions.py``): ``error/invalid_question``, its detail also the turn's AI
+  message, whatever client sent it (the SDK, the web UI, a generic UI, the CLI, the MCP tools);
 - with a per-user limit (``max_runs_per_user``), the run takes a slot among its user's runs in progress
   (``run/admission.py``); past the limit it ends at once with ``error/too_many_runs``, its detail (how many
   runs are in progress, the limit, what to do) also the turn's AI message for clients that show only
@@ -34,7 +37,8 @@ Example:
     ```
 
 Raises:
-    KnobError: from the constructor, for a negative or non-whole ``max_runs_per_user``, ``warnings`` or
+    KnobError: from the constructor, for a negative or non-whole ``max_runs_per_user`` or
+        ``max_question_chars``, ``warnings`` or
         ``problems`` that are not a sequence of strings, or a ``roster`` that is not a ``Roster``.
 """
 
@@ -49,7 +53,7 @@ from typing import Any
 
 from deepagents.middleware.patch_tool_calls import PatchToolCallsMiddleware
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse, hook_config
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
@@ -59,9 +63,10 @@ from ..delivery.follow_up import adopt_thread_evidence
 from ..delivery.stop import start_watching
 from ..delivery.stopped import model_view as stopped_run_view
 from ..delivery.stopped import stopped_run_opening
-from ..domain.conversation import deliverable_message
+from ..domain.conversation import deliverable_message, is_user_turn
 from ..domain.knobs import KnobError
 from ..domain.names import EndReason, WarningReason
+from ..domain.questions import question_problem
 from ..domain.stops import RunError
 from ..knowledge import DEFAULT_DATASET
 from ..mcp.listing import OpeningStatuses
@@ -95,6 +100,7 @@ class RunOpeningMiddleware(AgentMiddleware):
         self,
         *,
         max_runs_per_user: int = 0,
+        max_question_chars: int = 0,
         warnings: Sequence[str] = (),
         problems: Sequence[str] = (),
         knowledge_base: bool = False,
@@ -102,15 +108,17 @@ class RunOpeningMiddleware(AgentMiddleware):
         knowledge_dataset: str = DEFAULT_DATASET,
         roster: Roster | None = None,
     ) -> None:
-        """``max_runs_per_user``: runs one user may have in progress (0: no limit); ``warnings``: reported by
+        """``max_runs_per_user``: runs one user may have in progress (0: no limit); ``max_question_chars``: the
+        longest question a run takes (0: no limit); ``warnings``: reported by
         every run after ``run_start`` (the settings', then what loading the graph's skills, custom tools and
         corpora found wrong); ``problems``: settings that end every run before its first model call;
         ``knowledge_base``, ``remember_findings``, ``knowledge_dataset``: whether the knowledge-base tools may
         be offered, and from which dataset (``offer.py``); ``roster``: every agent's registered tools, whose
         offered part ``run_start`` lists."""
         owner = type(self).__name__
-        if isinstance(max_runs_per_user, bool) or not isinstance(max_runs_per_user, int) or max_runs_per_user < 0:
-            raise KnobError(owner, "max_runs_per_user", max_runs_per_user, "a whole number of 0 or more (0: no limit)")
+        for name, count in (("max_runs_per_user", max_runs_per_user), ("max_question_chars", max_question_chars)):
+            if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+                raise KnobError(owner, name, count, "a whole number of 0 or more (0: no limit)")
         if roster is not None and not isinstance(roster, Roster):
             raise KnobError(owner, "roster", roster, "a Roster")
         for name, texts in (("warnings", warnings), ("problems", problems)):
@@ -118,6 +126,7 @@ class RunOpeningMiddleware(AgentMiddleware):
                 raise KnobError(owner, name, texts, "a sequence of strings")
         super().__init__()
         self.max_runs_per_user = max_runs_per_user
+        self.max_question_chars = max_question_chars
         self.warnings = tuple(warnings)
         self.problems = tuple(problems)
         self.knowledge_base = bool(knowledge_base)
@@ -151,6 +160,12 @@ class RunOpeningMiddleware(AgentMiddleware):
         if self.problems:
             problems = " ".join(self.problems)
             return {"run_error": RunError(reason=EndReason.CONFIG_ERROR.value, detail=problems), "jump_to": "end"}
+        if refusal := _question_refusal(state.get("messages") or [], self.max_question_chars):
+            return {
+                "run_error": RunError(reason=EndReason.INVALID_QUESTION.value, detail=refusal),
+                "messages": [deliverable_message(refusal)],
+                "jump_to": "end",
+            }
         if refusal := await self._admit(runtime.store, run, owner):
             return {
                 "run_error": RunError(reason=EndReason.TOO_MANY_RUNS.value, detail=refusal),
@@ -231,6 +246,14 @@ class RunOpeningMiddleware(AgentMiddleware):
             if self.max_runs_per_user and run.attachments.get(RunSlot) is None and store is not None:
                 start_keeping(store, run, RunSlot(owner_key=owner_key(owner), run_id=run.key, queued_at=time.time()))
             attached.done = True
+
+
+def _question_refusal(messages: Sequence[AnyMessage], max_chars: int) -> str:
+    """Why the turn's question cannot be researched; ``""`` when it can, or when the run brings no new human
+    message (it goes on with the thread as it is)."""
+    if messages and not is_user_turn(messages[-1]):
+        return ""
+    return question_problem(messages[-1].text if messages else "", max_chars=max_chars)
 
 
 def _answering_dangling_calls(state: LifecycleState, runtime: Runtime, update: dict[str, Any]) -> dict[str, Any]:

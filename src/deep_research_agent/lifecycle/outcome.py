@@ -3,7 +3,7 @@
 The end status says how the run ended; the outcome says what a caller can do with the answer. Contract:
 ``decide_outcome(end, facts)`` returns, by first match:
 - None when the run delivered nothing to judge: it is waiting for clarifying answers, or it ended with
-  no report and no answer (a config or model error before any research);
+  no report and no answer (a config or model error before any research, a refused question, too many runs);
 - ``recording_failed``: a store write of the run did not confirm (``run/recording.py``): the answer is
   delivered, but what the run should have kept for later runs (decisions, task, evidence) is not;
 - ``budget_exhausted``: a ceiling ended the run (tool calls, tokens, time, cost, or the step limit): the
@@ -12,9 +12,11 @@ The end status says how the run ended; the outcome says what a caller can do wit
   report was written without it (``tools/errors.py`` ``retrieval_failure_text``);
 - ``insufficient_evidence``: the report says the evidence does not answer the question (the
   orchestrator's explicit ``submit_report(evidence_insufficient=true)``);
-- ``partial``: delivered with a claim the check did not support (any verdict but ``supported``), or
-  marked incomplete (a report assembled from the findings of a run that stopped early);
-- ``answered`` otherwise: delivered, every claim supported, no ceiling hit.
+- ``partial``: delivered with a claim a check flagged (marked ``[unverified]``: any verdict but
+  ``supported`` and ``unchecked``), or marked incomplete (a report assembled from the findings of a run
+  that stopped early);
+- ``answered`` otherwise: delivered, no claim flagged, no ceiling hit (how many claims were checked is the
+  claim summary's ``coverage``, beside the outcome).
 A failed write comes first because nothing else in the answer tells the caller it happened; a ceiling
 comes before the report's own qualities because a report cut short is incomplete whatever it says.
 """
@@ -33,6 +35,8 @@ _NOTHING_DELIVERED = frozenset(
         EndReason.AWAITING_CLARIFICATION,
         EndReason.ENDED_WITHOUT_REPORT,
         EndReason.CONFIG_ERROR,
+        EndReason.TOO_MANY_RUNS,
+        EndReason.INVALID_QUESTION,
         EndReason.MODEL_ERROR,
         EndReason.INTERNAL_ERROR,
         EndReason.NO_TOOL_CALLS,
@@ -88,6 +92,6 @@ def decide_outcome(end: EndStatus, facts: OutcomeFacts) -> Outcome | None:
         return Outcome.PARTIAL_RETRIEVAL
     if facts.evidence_insufficient:
         return Outcome.INSUFFICIENT_EVIDENCE
-    if facts.incomplete or any(verdict != ClaimVerdict.SUPPORTED for verdict in facts.verdicts):
+    if facts.incomplete or any(verdict.flags for verdict in facts.verdicts):
         return Outcome.PARTIAL
     return Outcome.ANSWERED

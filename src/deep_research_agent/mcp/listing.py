@@ -12,8 +12,8 @@ A run's server the deployment's allowlist refused (``McpServer.refused``) is nev
 that refusal, announced as the run's ``mcp_error``.
 
 A stdio server (operator configuration only) is started per session by the MCP client, like it opens
-an HTTP session per call. Before connecting, an HTTP server's host name is resolved and refused when it points at a link-local or
-metadata address (``servers`` checked only IP literals). The tools the adapters build open a session of
+an HTTP session per call. Before connecting, an HTTP server's host name is resolved and refused when it points at a
+link-local or metadata address (the URL policy, ``domain/url_policy.py``; settings checked only IP literals). The tools the adapters build open a session of
 their own per call, with the server's headers; the MCP transports follow redirects only within the
 server's origin, so its credentials never travel elsewhere.
 
@@ -27,19 +27,16 @@ import asyncio
 import hashlib
 import json
 import logging
-import socket
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from langchain_core.tools import BaseTool
 from langchain_mcp_adapters.client import MultiServerMCPClient
 
-from ..domain.addresses import link_local_or_metadata, parse_ip_literal
 from ..protocol.events import McpErrorStatus, McpReadyStatus
-from ..settings.mcp_servers import McpServer
+from ..settings.mcp_servers import SERVER_URLS, McpServer
 from .errors import describe
 
 logger = logging.getLogger(__name__)
@@ -122,7 +119,7 @@ async def _listing(server: McpServer, ttl: float) -> Listing:
 async def _list_now(server: McpServer, key: str) -> Listing:
     try:
         if server.transport != "stdio":
-            await _check_host(server.url)
+            await SERVER_URLS.target(server.url)  # a name resolving to a link-local or metadata address raises
         tools = await asyncio.wait_for(_fetch(server), LIST_TIMEOUT_S)
     except Exception as exc:  # noqa: BLE001 - any failure is this server's mcp_error, never the run's
         detail = (
@@ -154,22 +151,6 @@ async def _fetch(server: McpServer) -> list[BaseTool]:
     # Tool errors raise, so each call classifies them itself (``calls``) instead of reading them as results.
     client = MultiServerMCPClient({server.label: connection}, handle_tool_errors=False)  # type: ignore[dict-item]
     return await client.get_tools(server_name=server.label)
-
-
-class RefusedHost(Exception):
-    """The server's host name resolves to a link-local or metadata address."""
-
-
-async def _check_host(url: str) -> None:
-    parts = urlsplit(url)
-    host = (parts.hostname or "").rstrip(".")
-    if parse_ip_literal(host) is not None:
-        return  # literals were checked when the server list was resolved
-    infos = await asyncio.get_running_loop().getaddrinfo(host, parts.port or 443, type=socket.SOCK_STREAM)
-    for info in infos:
-        address = parse_ip_literal(str(info[4][0]).split("%", 1)[0])
-        if address is not None and (reason := link_local_or_metadata(address)):
-            raise RefusedHost(f"refused: {host} resolves to {address}, which is {reason}")
 
 
 def unique_names(listings: Sequence[Listing], reserved: Collection[str]) -> tuple[Listing, ...]:

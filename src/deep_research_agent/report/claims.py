@@ -11,18 +11,21 @@ Contract (the claims are ``claim_split.split_claims``'s):
   different values in the same unit, near the same words), ``contradicted`` (a directional word bound to a
   figure, or a superlative, comparative or change word of the sentence, is reversed by the source's words
   around the same figure or in its nearest sentence: ``direction.py``), ``unsupported_name`` (a name of
-  the claim is in none of its cited texts, nor in a cited source's title: ``entities.py``), ``supported``.
+  the claim is in none of its cited texts, nor in a cited source's title: ``entities.py``), ``supported``
+  when it has a figure, a quote or a name and all of them check out (no direction reversed), else
+  ``unchecked``: a sentence with nothing to look up is never called supported because a source was read.
   Each record names the offending ``tokens`` and, per cited source, the sentence of its text nearest to the
   claim, and says how it was decided (``decided_by``: ``figures_and_quotes`` when the claim has a figure or
-  a quote, ``names_and_direction`` when it has only names or directional words, ``not_checked`` when it
-  has none of these, so nothing checked its meaning). Figures are labels, versions and identifiers as
-  ``figures.py`` reads them: "Finding 1" states no figure.
-- ``ClaimCheck.judgeable()`` are the claims the judge (``judge.py``) decides: supported, with no figure and
-  no quote, or with a word that none of the sentences holding its figures and quotes has (a cause, a
-  detail beside a correct figure); ``judge.apply_judgements`` puts its verdicts in.
+  a quote, ``names_and_direction`` when it has names but no figure or quote, ``not_checked`` when it has
+  none of these). Figures are labels, versions and identifiers as ``figures.py`` reads them: "Finding
+  1" states no figure. ``ClaimCheck.summary`` is ``domain.claims.summarise_claims`` of its records.
+- ``ClaimCheck.judgeable()`` are the claims the judge (``judge.py``) decides: unchecked, supported with no
+  figure and no quote, or supported with a word that none of the sentences holding its figures and quotes
+  has (a cause, a detail beside a correct figure); ``judge.apply_judgements`` puts its verdicts in.
 - ``ClaimCheck.problems()`` states each failing claim as an instruction for the report gate's one bounce.
-- ``mark_unverified(markdown, check)`` appends `` [unverified]`` to every claim not ``supported`` (after
-  its last citation, or before its closing punctuation), never twice.
+- ``mark_unverified(markdown, check)`` appends `` [unverified]`` to every claim whose verdict flags it
+  (neither ``supported`` nor ``unchecked``; after its last citation, or before its closing punctuation),
+  never twice.
 
 No model is called here: it is local text work, and each text is prepared once per run (``evidence/text.py``).
 """
@@ -34,7 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
-from ..domain.claims import CitationRecord, ClaimMethods, ClaimRecord, ClaimSource, ClaimSummary
+from ..domain.claims import CitationRecord, ClaimRecord, ClaimSource, ClaimSummary, summarise_claims
 from ..domain.names import ClaimMethod, ClaimVerdict
 from ..evidence.figures import DATE, IDENTIFIER, YEAR, Figure, masked_for_figures, same_measure, supports
 from ..evidence.text import EvidenceLibrary, EvidenceText, Span, content_words, normalise_for_match, quote_fragments
@@ -65,6 +68,8 @@ class CheckedClaim:
 @dataclass(frozen=True)
 class ClaimCheck:
     checked: list[CheckedClaim]
+    # The claim judge called its planted control claim supported: none of its verdicts is in these records.
+    judge_unreliable: bool = False
 
     @property
     def records(self) -> list[ClaimRecord]:
@@ -72,16 +77,20 @@ class ClaimCheck:
 
     @property
     def summary(self) -> ClaimSummary:
-        return summarise(self.records)
+        return summarise_claims(self.records, judge_unreliable=self.judge_unreliable)
 
     def judgeable(self) -> list[CheckedClaim]:
-        """The claims no deterministic check can settle: supported, with no figure and no quote (their names,
-        if any, were found), or with words beyond the sentences their figures and quotes were found in. The
-        judge decides these."""
+        """The claims no deterministic check can settle: unchecked (no figure, quote or name), supported with
+        no figure and no quote (their names, if any, were found), or supported with words beyond the
+        sentences their figures and quotes were found in. The judge decides these."""
         return [
             c
             for c in self.checked
-            if c.record.verdict == ClaimVerdict.SUPPORTED and (not (c.claim.figures or c.claim.quotes) or not c.settled)
+            if c.record.verdict == ClaimVerdict.UNCHECKED
+            or (
+                c.record.verdict == ClaimVerdict.SUPPORTED
+                and (not (c.claim.figures or c.claim.quotes) or not c.settled)
+            )
         ]
 
     def with_records(self, updated: dict[int, tuple[ClaimRecord, tuple[str, ...]]]) -> ClaimCheck:
@@ -90,33 +99,14 @@ class ClaimCheck:
             [
                 CheckedClaim(c.claim, *updated[i], settled=c.settled) if i in updated else c
                 for i, c in enumerate(self.checked)
-            ]
+            ],
+            judge_unreliable=self.judge_unreliable,
         )
 
     def problems(self) -> list[str]:
         """Each failing claim as an instruction to the report's writer (a claim resting on a source that was
         never read is left to the citation check, which names that source once)."""
         return [text for checked in self.checked if (text := _problem(checked))]
-
-
-def summarise(records: Sequence[ClaimRecord]) -> ClaimSummary:
-    """The counts of a report's claims: per verdict, how many the judge decided, how many nothing checked for
-    meaning, and the citation accuracy (supported ÷ claims, as DeepResearch Bench's FACT defines it)."""
-    counts = {verdict.value: 0 for verdict in ClaimVerdict}
-    for record in records:
-        counts[record.verdict] += 1
-    supported = counts[ClaimVerdict.SUPPORTED]
-    return ClaimSummary(
-        claims=len(records),
-        flagged=len(records) - supported,
-        **counts,
-        judged=sum(r.decided_by == ClaimMethod.JUDGED for r in records),
-        decided_by=ClaimMethods(**{m.value: sum(r.decided_by == m for r in records) for m in ClaimMethod}),
-        not_checked=sum(
-            r.decided_by == ClaimMethod.NOT_CHECKED and r.verdict == ClaimVerdict.SUPPORTED for r in records
-        ),
-        citation_accuracy=round(supported / len(records), 4) if records else None,
-    )
 
 
 # --- checking --------------------------------------------------------------------------------------
@@ -243,10 +233,13 @@ def _check(claim: Claim, by_index: dict[int, CitationRecord], library: EvidenceL
     if claim.figures or claim.quotes:
         method = ClaimMethod.FIGURES_AND_QUOTES
         settled = _covered(claim, texts)
-    elif claim.names or stated:
+    elif claim.names:
         method = ClaimMethod.NAMES_AND_DIRECTION
     else:
-        method = ClaimMethod.NOT_CHECKED
+        # A directional word the source does not reverse is no fact found in it: "fell" beside an invented cause.
+        detail = f"no figure, quote or name to look up in the text of {where}"
+        record = _record(claim, text, cited, words, ClaimVerdict.UNCHECKED, [], detail, method=ClaimMethod.NOT_CHECKED)
+        return CheckedClaim(claim, record)
     record = _record(claim, text, cited, words, ClaimVerdict.SUPPORTED, [], "", method=method)
     return CheckedClaim(claim, record, settled=settled)
 
@@ -556,10 +549,12 @@ def _problem(checked: CheckedClaim) -> str | None:
 
 
 def mark_unverified(markdown: str, check: ClaimCheck) -> tuple[str, list[ClaimRecord]]:
-    """``markdown`` with `` [unverified]`` on every claim that is not supported, and the records with the
-    claims as delivered. ``check`` must come from ``check_claims`` on this same ``markdown``."""
+    """``markdown`` with `` [unverified]`` on every claim a check flags (a claim whose cited sources disagree
+    also gets both values with their sources: `` (the cited sources disagree: [2] gives 137 metres, [1] gives
+    100 metres)``), and the records with the claims as delivered. ``check`` must come from ``check_claims`` on
+    this same ``markdown``."""
     marks = sorted(
-        (c for c in check.checked if c.record.verdict != ClaimVerdict.SUPPORTED and not _marked(markdown, c.claim)),
+        (c for c in check.checked if c.record.verdict.flags and not _marked(markdown, c.claim)),
         key=lambda c: c.claim.mark_at,
     )
     if not marks:
@@ -568,7 +563,7 @@ def mark_unverified(markdown: str, check: ClaimCheck) -> tuple[str, list[ClaimRe
     pieces: list[str] = []
     position = 0
     for checked in marks:
-        pieces.append(markdown[position : checked.claim.mark_at] + f" {UNVERIFIED_MARK}")
+        pieces.append(markdown[position : checked.claim.mark_at] + _mark(checked.record))
         position = checked.claim.mark_at
     pieces.append(markdown[position:])
     records = []
@@ -577,10 +572,17 @@ def mark_unverified(markdown: str, check: ClaimCheck) -> tuple[str, list[ClaimRe
         if id(checked) in marked_at:
             claim = checked.claim
             offset = claim.mark_at - claim.start
-            delivered = claim.text[:offset] + f" {UNVERIFIED_MARK}" + claim.text[offset:]
+            delivered = claim.text[:offset] + _mark(record) + claim.text[offset:]
             record = record.model_copy(update={"claim": " ".join(delivered.split())})
         records.append(record)
     return "".join(pieces), records
+
+
+def _mark(record: ClaimRecord) -> str:
+    """The mark a flagged claim is delivered with: sources that disagree keep both values, each with its source."""
+    if record.verdict == ClaimVerdict.CONFLICTING and record.detail:
+        return f" {UNVERIFIED_MARK} (the cited sources disagree: {record.detail})"
+    return f" {UNVERIFIED_MARK}"
 
 
 def _marked(markdown: str, claim: Claim) -> bool:

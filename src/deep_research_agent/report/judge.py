@@ -1,12 +1,14 @@
 """The claim judge: the claims no deterministic check can settle, judged by a model against their sources.
 
 Contract:
-- ``judge_batches(check, library)`` picks the claims to judge (``ClaimCheck.judgeable``: supported so far,
-  with no figure and no quote), and for each the nearest passages of every cited source it read (the
-  sentences sharing most of its words, a page's header lines and headings aside, ``PASSAGES_PER_SOURCE``
-  per source), and packs them into batches of
-  at most ``BATCH_CLAIMS`` claims: one prompt each (``JudgeBatch.system``, ``.user``), every passage and
-  claim numbered (``P1``, ``C1``), passages shared between claims listed once.
+- ``judge_batches(check, library)`` picks the claims to judge (``ClaimCheck.judgeable``: unchecked, or
+  supported so far with no figure and no quote, or with words beyond the sentences its figures were found
+  in), and for each the passages of every cited source it read that hold its facts (``passages.py``: its
+  figures, names and content words together, ``PASSAGES_PER_SOURCE`` per source, never a page's header
+  lines), and packs them into batches of at most ``BATCH_CLAIMS`` claims: one prompt each
+  (``JudgeBatch.system``, ``.user``), every passage and claim numbered (``P1``, ``C1``), passages shared
+  between claims listed once. With ``control`` (the default) each batch also holds one planted control
+  claim and its passage (``judge_guard.py``), placed among the others, never part of the report.
 - ``parse_reply(reply, batch)`` reads the model's JSON answer: one verdict per claim (``supported``,
   ``not_supported``, ``contradicted``; common synonyms accepted), the passage that decides it, a short
   reason. It tolerates a code fence, a ``<think>`` block and prose around the JSON, a bare list, and a
@@ -15,13 +17,16 @@ Contract:
 - ``run_judge(check, library, call, timeout=..., known=...)`` asks ``call(system, user)`` (the model call,
   made by the layer that may call models: ``lifecycle/claim_judge.py``) for every batch at once, each
   bounded by ``timeout`` seconds, and returns the judgements by claim key (``judgement_key``) and a line
-  per batch that failed (an exception, a time-out, an unparseable answer) for the caller's warning. It
-  never raises: a failed batch leaves its claims as the deterministic checks left them. ``known`` holds
-  judgements already made (a resubmitted draft's unchanged claims are not judged again).
+  per batch that failed (an exception, a time-out, an unparseable answer, the control claim unanswered)
+  for the caller's warning. A judge that calls a control claim supported is ``unreliable``: the outcome
+  holds none of its verdicts, ``known`` ones included. A ``supported`` verdict that names no passage
+  sharing the claim's content, or gives an empty or boilerplate reason, becomes ``unchecked`` (listed in
+  ``unfounded``). It never raises: a failed batch leaves its claims as the deterministic checks left them.
+  ``known`` holds judgements already made (a resubmitted draft's unchanged claims are not judged again).
 - ``apply_judgements(check, judgements)``: the check with each judged claim's verdict the judge's, its
-  ``decided_by`` ``judged``, its ``detail`` the judge's reason and the deciding sentence set (and marked
-  ``deciding``) on the source it comes from. A judgement is found again by its key after the report is
-  renumbered, so the delivery's re-check keeps it.
+  ``decided_by`` ``judged`` (``not_checked`` for one downgraded to ``unchecked``), its ``detail`` the
+  judge's reason and the deciding sentence set (and marked ``deciding``) on the source it comes from. A
+  judgement is found again by its key after the report is renumbered, so the delivery's re-check keeps it.
 """
 
 from __future__ import annotations
@@ -34,8 +39,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..domain.names import ClaimMethod, ClaimVerdict, WarningReason
-from ..evidence.text import EvidenceLibrary, EvidenceText, Span, content_words
+from ..evidence.text import EvidenceLibrary, EvidenceText, Span
 from .claims import CheckedClaim, ClaimCheck
+from .judge_guard import control_for, unfounded_support
+from .passages import ClaimFacts, choose_passages
 
 JudgeCall = Callable[[str, str], Awaitable[str]]
 
@@ -43,6 +50,10 @@ BATCH_CLAIMS = 20
 PASSAGES_PER_SOURCE = 3
 REASON_CHARS = 200
 FAILED_REASON = WarningReason.CLAIM_JUDGE_FAILED
+UNRELIABLE_REASON = WarningReason.CLAIM_JUDGE_UNRELIABLE
+UNFOUNDED_REASON = WarningReason.CLAIM_VERDICT_UNFOUNDED
+# The position of a batch's planted control claim: it is no claim of the report.
+CONTROL = -1
 
 SYSTEM = """You check the sentences of a research report against passages of the sources they cite.
 
@@ -57,7 +68,7 @@ Judge every part of the claim: one detail the passages do not give makes it "not
 Answer with JSON only, no other text:
 {"verdicts": [{"claim": "C1", "verdict": "supported", "passage": "P2", "reason": "..."}]}
 one entry per claim, where "passage" is the id of the passage that decides the verdict (the closest one
-when none does) and "reason" says why in at most 20 words."""
+when none does) and "reason" says why in at most 20 words, naming what that passage says."""
 
 _VERDICTS: dict[str, ClaimVerdict] = {
     "supported": ClaimVerdict.SUPPORTED,
@@ -102,18 +113,24 @@ class Passage:
 @dataclass(frozen=True)
 class JudgeItem:
     id: str  # "C1"
-    position: int  # in ``ClaimCheck.checked``
+    position: int  # in ``ClaimCheck.checked``; ``CONTROL`` for the planted control claim
     key: str
     claim: str
     indexes: tuple[int, ...]
     passages: tuple[Passage, ...]
+    facts: ClaimFacts | None = None  # what its passages were chosen by; None for the control claim
 
 
 @dataclass(frozen=True)
 class JudgeBatch:
-    items: tuple[JudgeItem, ...]
+    items: tuple[JudgeItem, ...]  # the control claim among them, when planted
     passages: tuple[Passage, ...]
     system: str = SYSTEM
+
+    @property
+    def claims(self) -> tuple[JudgeItem, ...]:
+        """The report's claims of the batch, the control claim aside."""
+        return tuple(item for item in self.items if item.position != CONTROL)
 
     @property
     def user(self) -> str:
@@ -159,9 +176,14 @@ class Judgement:
 
 @dataclass(frozen=True)
 class JudgeOutcome:
+    """The verdicts that hold, by claim key; what failed; the claims whose ``supported`` did not hold; and
+    whether the judge called a control claim supported (then ``judgements`` is empty)."""
+
     judgements: dict[str, Judgement] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
     calls: int = 0
+    unfounded: list[str] = field(default_factory=list)
+    unreliable: bool = False
 
 
 def judgement_key(checked: CheckedClaim) -> str:
@@ -174,24 +196,26 @@ def judgement_key(checked: CheckedClaim) -> str:
 
 
 def _passages_of(checked: CheckedClaim, library: EvidenceLibrary) -> list[tuple[int, EvidenceText, Span]]:
-    words = content_words(checked.claim.text)
+    facts = ClaimFacts.of(checked.claim)
     found: list[tuple[int, EvidenceText, Span]] = []
     for source in checked.record.sources:
         texts = [t for t in library.for_source(source.url or source.title) if t.read]
         for text in texts[:2]:
-            # A page's header lines (title, date) and headings repeat its words but state nothing.
-            ranked = text.best_spans(words, count=PASSAGES_PER_SOURCE + 3) if words else []
-            spans = [span for span in ranked if not text.is_header(span)][:PASSAGES_PER_SOURCE]
-            if not spans and text.text.strip():
-                spans = [text.sentence_span(len(text.text) - len(text.text.lstrip()))]
+            spans = choose_passages(facts, text, count=PASSAGES_PER_SOURCE)
             found.extend((source.index, text, span) for span in sorted(spans))
     return found
 
 
 def judge_batches(
-    check: ClaimCheck, library: EvidenceLibrary, *, skip: frozenset[str] = frozenset(), batch_claims: int = BATCH_CLAIMS
+    check: ClaimCheck,
+    library: EvidenceLibrary,
+    *,
+    skip: frozenset[str] = frozenset(),
+    batch_claims: int = BATCH_CLAIMS,
+    control: bool = True,
 ) -> list[JudgeBatch]:
-    """The prompts that judge every judgeable claim of ``check`` whose key is not in ``skip``."""
+    """The prompts that judge every judgeable claim of ``check`` whose key is not in ``skip``, each with a
+    planted control claim when ``control`` (``judge_guard.py``)."""
     judgeable = {id(c) for c in check.judgeable()}
     wanted = [
         (position, checked)
@@ -200,23 +224,34 @@ def judge_batches(
     ]
     batches: list[JudgeBatch] = []
     for start in range(0, len(wanted), batch_claims):
-        passages: dict[tuple[str, int], Passage] = {}
-        items: list[JudgeItem] = []
-        for number, (position, checked) in enumerate(wanted[start : start + batch_claims], start=1):
-            own: list[Passage] = []
+        texts: dict[tuple[str, int], tuple[int, str, str]] = {}  # by (evidence id, offset): [n], id, sentence
+        drafts: list[tuple[int, str, str, tuple[int, ...], ClaimFacts | None, list[tuple[str, int]]]] = []
+        for position, checked in wanted[start : start + batch_claims]:
+            own = []
             for index, text, span in _passages_of(checked, library):
-                key = (text.id, span[0])
-                if key not in passages:
-                    passages[key] = Passage(f"P{len(passages) + 1}", index, text.id, text.sentence(span))
-                own.append(passages[key])
-            if not own:
-                continue
-            claim = " ".join(_CITATION_RE.sub("", checked.claim.text).replace("[unverified]", "").split())
-            items.append(
-                JudgeItem(f"C{number}", position, judgement_key(checked), claim, checked.claim.indexes, tuple(own))
-            )
-        if items:
-            batches.append(JudgeBatch(tuple(items), tuple(passages.values())))
+                texts.setdefault((text.id, span[0]), (index, text.id, text.sentence(span)))
+                own.append((text.id, span[0]))
+            if own:
+                claim = " ".join(_CITATION_RE.sub("", checked.claim.text).replace("[unverified]", "").split())
+                facts = ClaimFacts.of(checked.claim)
+                drafts.append((position, judgement_key(checked), claim, checked.claim.indexes, facts, own))
+        if not drafts:
+            continue
+        order = list(texts)
+        if control:
+            pair, number = control_for(draft[1] for draft in drafts)
+            index = max(n for draft in drafts for n in draft[3]) + 1
+            texts[("control", 0)] = (index, "", pair.passage)
+            order.insert(number % (len(order) + 1), ("control", 0))
+            number //= len(order)
+            control_draft = (CONTROL, "control", pair.claim, (index,), None, [("control", 0)])
+            drafts.insert(number % (len(drafts) + 1), control_draft)
+        passages = {key: Passage(f"P{n}", *texts[key]) for n, key in enumerate(order, start=1)}
+        items = tuple(
+            JudgeItem(f"C{n}", position, key, claim, indexes, tuple(passages[k] for k in own), facts)
+            for n, (position, key, claim, indexes, facts, own) in enumerate(drafts, start=1)
+        )
+        batches.append(JudgeBatch(items, tuple(passages.values())))
     return batches
 
 
@@ -285,7 +320,7 @@ def parse_reply(reply: str, batch: JudgeBatch) -> dict[int, Judgement]:
     passages = {int(p.id[1:]): p for p in batch.passages}
     found: dict[int, Judgement] = {}
     for claim, answer in _entries(data):
-        item = by_number.get(_number(claim)) if _number(claim) is not None else None
+        item = by_number.get(number) if (number := _number(claim)) is not None else None
         if item is None:
             continue
         if isinstance(answer, str):
@@ -296,7 +331,7 @@ def parse_reply(reply: str, batch: JudgeBatch) -> dict[int, Judgement]:
         if verdict is None:
             continue
         raw_passage = next((answer[k] for k in ("passage", "sentence", "evidence", "source") if k in answer), None)
-        passage = passages.get(_number(raw_passage)) if _number(raw_passage) is not None else None
+        passage = passages.get(named) if (named := _number(raw_passage)) is not None else None
         if passage is not None and passage not in item.passages:
             passage = passage if passage.index in item.indexes else None
         reason = " ".join(str(answer.get("reason") or answer.get("explanation") or "").split())[:REASON_CHARS]
@@ -323,12 +358,13 @@ async def run_judge(
     timeout: float,
     known: Mapping[str, Judgement] | None = None,
     batch_claims: int = BATCH_CLAIMS,
+    control: bool = True,
 ) -> JudgeOutcome:
     """Judge every judgeable claim not judged before, every batch at once (see the module's contract)."""
     known = dict(known or {})
     present = {judgement_key(c) for c in check.judgeable()}
     judgements = {key: judgement for key, judgement in known.items() if key in present}
-    batches = judge_batches(check, library, skip=frozenset(judgements), batch_claims=batch_claims)
+    batches = judge_batches(check, library, skip=frozenset(judgements), batch_claims=batch_claims, control=control)
     if not batches:
         return JudgeOutcome(judgements)
 
@@ -338,20 +374,43 @@ async def run_judge(
 
     results = await asyncio.gather(*(one(batch) for batch in batches), return_exceptions=True)
     failures: list[str] = []
+    unfounded: list[str] = []
     for batch, result in zip(batches, results, strict=True):
-        claims = f"{len(batch.items)} claim{'s' if len(batch.items) != 1 else ''}"
+        claims = f"{len(batch.claims)} claim{'s' if len(batch.claims) != 1 else ''}"
         if isinstance(result, BaseException):
             if isinstance(result, asyncio.CancelledError):
                 raise result
             failures.append(f"{claims}: {_failure(result, timeout)}")
             continue
-        for item in batch.items:
+        if control:
+            planted = result.get(CONTROL)
+            if planted is not None and planted.verdict == ClaimVerdict.SUPPORTED:
+                return JudgeOutcome(failures=failures, calls=len(batches), unreliable=True)
+            if planted is None:
+                failures.append(
+                    f"{claims}: the control claim was not answered, so none of this batch's verdicts was used"
+                )
+                continue
+        for item in batch.claims:
             if item.position in result:
-                judgements[item.key] = result[item.position]
-        unanswered = sum(item.position not in result for item in batch.items)
+                judgement = _held_to_its_passage(result[item.position], item)
+                unfounded += [item.claim] if judgement.verdict == ClaimVerdict.UNCHECKED else []
+                judgements[item.key] = judgement
+        unanswered = sum(item.position not in result for item in batch.claims)
         if unanswered:
             failures.append(f"{unanswered} of {claims}: not answered")
-    return JudgeOutcome(judgements, failures, calls=len(batches))
+    return JudgeOutcome(judgements, failures, calls=len(batches), unfounded=unfounded)
+
+
+def _held_to_its_passage(judgement: Judgement, item: JudgeItem) -> Judgement:
+    """A ``supported`` verdict that names no passage sharing the claim's content, or gives no reason about it,
+    becomes ``unchecked``, saying why (``judge_guard.unfounded_support``)."""
+    if judgement.verdict != ClaimVerdict.SUPPORTED or item.facts is None:
+        return judgement
+    why = unfounded_support(item.facts, judgement.sentence or None, judgement.reason)
+    if why is None:
+        return judgement
+    return Judgement(verdict=ClaimVerdict.UNCHECKED, reason=why)
 
 
 def _failure(exc: BaseException, timeout: float) -> str:
@@ -371,6 +430,35 @@ def failure_detail(failures: Sequence[str]) -> str:
     )
 
 
+UNRELIABLE_DETAIL = (
+    "The claim judge called a planted control claim (a false sentence added to its batch, never to the report) "
+    "supported: it is unreliable for this run, and none of its verdicts was used. The claims only it could "
+    "check are delivered unchecked."
+)
+
+
+def unfounded_claims(check: ClaimCheck, judgements: Mapping[str, Judgement]) -> list[str]:
+    """The claims of ``check`` whose ``supported`` verdict did not hold (the judge never answers ``unchecked``)."""
+    return [
+        c.record.claim
+        for c in check.checked
+        if (judgement := judgements.get(judgement_key(c))) is not None
+        and judgement.verdict == ClaimVerdict.UNCHECKED
+        and c.record.verdict == ClaimVerdict.UNCHECKED
+    ]
+
+
+def unfounded_detail(claims: Sequence[str]) -> str:
+    """The warning's words for the ``supported`` verdicts that did not hold."""
+    shown = "; ".join(f"“{claim[:80]}”" for claim in claims[:3]) + (
+        f" and {len(claims) - 3} more" if len(claims) > 3 else ""
+    )
+    return (
+        f"The claim judge called {len(claims)} claim{'s' if len(claims) != 1 else ''} supported without naming a "
+        f"passage that shares its content, or without a reason about it ({shown}): delivered unchecked."
+    )
+
+
 # --- applying it -----------------------------------------------------------------------------------
 
 
@@ -386,6 +474,7 @@ def apply_judgements(check: ClaimCheck, judgements: Mapping[str, Judgement]) -> 
         judgement = judgements.get(judgement_key(checked))
         if judgement is None:
             continue
+        verdict = ClaimVerdict(judgement.verdict)
         sources = [
             source.model_copy(
                 update={"sentence": judgement.sentence, "deciding": True, "evidence_id": judgement.evidence_id}
@@ -394,17 +483,18 @@ def apply_judgements(check: ClaimCheck, judgements: Mapping[str, Judgement]) -> 
             else source
             for source in checked.record.sources
         ]
+        unchecked = verdict == ClaimVerdict.UNCHECKED
         record = checked.record.model_copy(
             update={
-                "verdict": judgement.verdict,
-                "decided_by": ClaimMethod.JUDGED,
+                "verdict": verdict,
+                "decided_by": ClaimMethod.NOT_CHECKED if unchecked else ClaimMethod.JUDGED,
                 "detail": judgement.reason,
                 "tokens": [],
-                "sources": sources,
+                "sources": checked.record.sources if unchecked else sources,
             }
         )
         hints: tuple[str, ...] = ()
-        if judgement.verdict != ClaimVerdict.SUPPORTED:
+        if verdict.flags:
             deciding = [s for s in sources if s.deciding] or [s for s in sources if s.sentence]
             hints = tuple(f"[{s.index}] says: “{s.sentence}”" for s in deciding[:2])
         updated[position] = (record, hints)

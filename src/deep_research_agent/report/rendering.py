@@ -59,7 +59,8 @@ def findings_markdown(findings: Findings, evidence: EvidenceStore) -> str:
                 record = SourceRecord(
                     index=0, url=source if source.startswith(_LINKABLE) else "", title=source, domain=""
                 )
-            lines.append(f"- {' '.join(finding.finding.split())} ({source_link(record)})")
+            unfound = " (its quote is in no text read from this source)" if finding.check == "quote_not_found" else ""
+            lines.append(f"- {' '.join(finding.finding.split())} ({source_link(record)}){unfound}")
     if findings.gaps:
         lines += ["", "**Gaps:** " + "; ".join(" ".join(gap.split()) for gap in findings.gaps)]
     return "\n".join(lines)

@@ -6,8 +6,9 @@ Contract:
   checks every citation's source against the run's evidence and findings (``check_citations``) and every
   claim against the texts it cites (``check_claims``). ``problems`` lists what the writer should fix; ``previous`` is the verdict on the draft the report gate sent back, so fixed
   citations count as ``repaired``;
-- ``with_judgements(vetted, judgements)`` puts the claim judge's verdicts (``judge.py``) into a vetted
-  draft, its problems listed again; the judge itself is a model call the report gate makes between the two;
+- ``with_judgements(vetted, judgements, judge_unreliable=...)`` puts the claim judge's verdicts (``judge.py``)
+  into a vetted draft, its problems listed again, or none when the judge was found unreliable (its claim
+  summary then says so); the judge itself is a model call the report gate makes between the two;
 - ``finalise(vetted, evidence)`` is the delivery: never-retrieved citations are removed
   (``repair_report``), the claims of the repaired text are checked again (the judge's verdicts kept, found
   by each claim's words and sources), every claim not supported is
@@ -48,6 +49,8 @@ class VettedReport:
     problems: list[str]
     # The claim judge's verdicts, by ``judge.judgement_key``: kept through the delivery's re-check.
     judgements: Mapping[str, Judgement] = field(default_factory=dict)
+    # The judge called a planted control claim supported: none of its verdicts is in ``judgements``.
+    judge_unreliable: bool = False
 
 
 @dataclass(frozen=True)
@@ -78,8 +81,14 @@ def _source_of(evidence: EvidenceStore) -> Callable[[str], str | None]:
     return source_of
 
 
-def with_judgements(vetted: VettedReport, judgements: Mapping[str, Judgement]) -> VettedReport:
-    """The vetted draft with the judge's verdicts on its claims, and its problems listed again."""
+def with_judgements(
+    vetted: VettedReport, judgements: Mapping[str, Judgement], *, judge_unreliable: bool = False
+) -> VettedReport:
+    """The vetted draft with the judge's verdicts on its claims, and its problems listed again; a judge found
+    ``judge_unreliable`` gives none, and the draft's claim summary says so."""
+    if judge_unreliable:
+        claims = replace(vetted.claims, judge_unreliable=True)
+        return replace(vetted, claims=claims, judgements={}, judge_unreliable=True)
     if not judgements:
         return vetted
     claims = apply_judgements(vetted.claims, judgements)
@@ -96,6 +105,7 @@ def _deliverable(vetted: VettedReport, evidence: EvidenceStore) -> Delivery:
         library = evidence.library()
         citations = check_citations(repaired, library, evidence.all_findings())
         claims = apply_judgements(check_claims(repaired, citations, library), vetted.judgements)
+        claims = replace(claims, judge_unreliable=vetted.judge_unreliable)
     marked, records = mark_unverified(repaired, claims)
     return Delivery(markdown=marked, citations=citations, claims=records, claim_summary=claims.summary)
 

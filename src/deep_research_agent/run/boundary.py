@@ -35,33 +35,33 @@ def run_hook(hook: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
     """``hook`` (a middleware method taking ``run`` as a keyword) as langchain calls it: without the run."""
 
     @functools.wraps(hook)
-    async def boundary(self: object, *args: Any, **kwargs: Any) -> T:
+    async def hook_with_its_run(self: object, *args: Any, **kwargs: Any) -> T:
         return await hook(self, *args, run=current_run(), **kwargs)
 
     signature = inspect.signature(hook)
-    boundary.__signature__ = signature.replace(  # type: ignore[attr-defined]
+    hook_with_its_run.__signature__ = signature.replace(  # type: ignore[attr-defined]
         parameters=[p for name, p in signature.parameters.items() if name != "run"]
     )
-    return boundary
+    return hook_with_its_run
 
 
 def run_tool(body: Callable[..., T]) -> Callable[..., T]:
     """A tool function calling ``body(run, *args, **kwargs)`` with the run of the tool call."""
-    entry: Callable[..., Any]
+    tool_with_its_run: Callable[..., Any]
     if inspect.iscoroutinefunction(body):
 
         @functools.wraps(body)
-        async def entry(*args: Any, **kwargs: Any) -> Any:
+        async def tool_with_its_run(*args: Any, **kwargs: Any) -> Any:
             return await body(current_run(), *args, **kwargs)
 
     else:
 
         @functools.wraps(body)
-        def entry(*args: Any, **kwargs: Any) -> Any:
+        def tool_with_its_run(*args: Any, **kwargs: Any) -> Any:
             return body(current_run(), *args, **kwargs)
 
     signature = inspect.signature(body)
-    entry.__signature__ = signature.replace(  # type: ignore[attr-defined]
+    tool_with_its_run.__signature__ = signature.replace(  # type: ignore[attr-defined]
         parameters=list(signature.parameters.values())[1:]
     )
-    return entry
+    return tool_with_its_run

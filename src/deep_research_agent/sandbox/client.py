@@ -7,9 +7,13 @@ Contract of ``SidecarClient`` (one per run's session, closed with it):
   ``delete_session`` is ``DELETE /sessions/{id}``. A file operation the service refuses (HTTP 400 whose
   ``error`` is one of deepagents' file error codes: ``file_not_found``, ``permission_denied``,
   ``is_directory``, ``invalid_path``) raises ``FileOperationFailed`` with that code;
+- before a session is created, the service's host name is resolved and refused when it points at a link-local
+  or metadata address (the URL policy, ``domain/url_policy.py``; settings checked only what the URL spells);
 - the bearer token goes only to the configured service: it is attached by an auth hook that refuses any
-  other origin, and redirects are never followed. No error text carries a header, and every text from the
-  service is redacted before it is shown;
+  other origin, and redirects are never followed. No error text carries a header. Of a failing answer only
+  the service's own error ``detail`` (a JSON field of the sandbox API) is shown, redacted, never any other body,
+  and none of a 404 outside a session: whatever answers there is no sandbox service, and what it says must not
+  reach the run;
 - a session the service no longer knows (HTTP 404 on a session route, or "no such container" / "is not
   running" in an error or in an exec's stderr) raises ``SessionGone``, which the run's ``SandboxSession``
   answers by opening a fresh session; every other failure raises a classified ``ToolFailure``: permanent
@@ -34,6 +38,8 @@ from pydantic import BaseModel, ValidationError
 from ..domain.errors import ToolFailure
 from ..domain.retry_after import retry_after_s
 from ..domain.secrets import redact, register_secrets
+from ..domain.url_policy import UrlRefused
+from ..settings.features import SANDBOX_URLS
 
 _DEAD_SESSION = re.compile(r"no such container|is not running|no such session|unknown session|session not found", re.I)
 _DETAIL_CHARS = 300
@@ -107,6 +113,7 @@ class SidecarClient:
         )
 
     async def create_session(self, *, timeout_s: int, network: bool) -> str:
+        await self._check_host()
         body = await self._call(
             "POST", "/sessions", json={"timeout_seconds": max(int(timeout_s), 1), "network": network}
         )
@@ -146,6 +153,15 @@ class SidecarClient:
     async def aclose(self) -> None:
         await self._http.aclose()
 
+    async def _check_host(self) -> None:
+        try:
+            await SANDBOX_URLS.target(self.url)
+        except UrlRefused as refused:
+            raise ToolFailure.permanent(f"{refused}; code execution is unavailable in this run.") from None
+        except OSError:
+            host = urlsplit(self.url).hostname
+            raise ToolFailure.transient(f"cannot reach the sandbox service ({host} does not resolve).") from None
+
     async def _call(
         self,
         method: str,
@@ -181,9 +197,7 @@ def _failure(response: httpx.Response, *, session: bool) -> Exception:
     if session and (status == 404 or (status >= 500 and _DEAD_SESSION.search(detail))):
         return SessionGone(f"HTTP {status}{said}")
     if status == 404:
-        return ToolFailure.permanent(
-            f"the sandbox service has no such endpoint (HTTP 404{said}); check LLM_SANDBOX_URL."
-        )
+        return ToolFailure.permanent("the sandbox service has no such endpoint (HTTP 404); check LLM_SANDBOX_URL.")
     if status == 400 and code in FILE_ERRORS:
         return FileOperationFailed(code, detail)
     if status in (401, 403):
@@ -204,13 +218,13 @@ def _failure(response: httpx.Response, *, session: bool) -> Exception:
 
 
 def _response_detail(response: httpx.Response) -> tuple[str, str]:
-    """The answer's ``detail`` as text, and its ``error`` code if it names one."""
+    """The answer's ``detail`` as text, and its ``error`` code if it names one; nothing of any other body."""
     try:
         body = response.json()
     except ValueError:
-        return response.text, ""
+        return "", ""
     if not isinstance(body, dict):
-        return str(body), ""
+        return "", ""
     detail = body.get("detail")
     return (detail if isinstance(detail, str) else str(detail or "")), str(body.get("error") or "")
 

@@ -12,6 +12,9 @@ Contract:
   every evidence record its runs stored, full texts included.
 - Every run it starts is non-interactive (``clarify: false``): the orchestrator never asks and proceeds
   on stated assumptions; the question is the run's one human message, exactly as the caller wrote it.
+- A question that is empty, blank or longer than ``max_question_chars`` (``DRA_MAX_QUESTION_CHARS``) is a
+  tool error saying why (``domain/questions.py``), before any thread or run exists; the tools' input schema
+  states the limit (``maxLength``, and ``minLength``/``pattern`` for a non-blank question).
 - A run's answer is the report as Markdown text content, plus structured content (``ResearchResult``:
   report, sources, claim counts and citation accuracy, outcome, end status, thread and run ids, cost, run
   time). A run that ends without a report (a refused setting, too many runs) is a tool error saying why.
@@ -33,9 +36,11 @@ offers no thread, progress, cancellation or per-run settings.
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import logging
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
@@ -52,8 +57,9 @@ from starlette.types import Receive, Scope, Send
 
 from ..domain.claims import ClaimSummary
 from ..domain.names import StatusState, StopMode
+from ..domain.questions import question_problem
 from ..protocol.events import STOP_REQUESTS_NAMESPACE
-from ..settings import TIER_ORDER
+from ..settings import TIER_ORDER, ResearchConfig
 from .caller import caller_client
 
 logger = logging.getLogger(__name__)
@@ -94,9 +100,7 @@ _GET_EVIDENCE = (
     "with its URL, title and the evidence id the report's citations were checked against."
 )
 
-_Question = Annotated[
-    str, Field(min_length=1, description="The research question, self-contained, as a user would ask it.")
-]
+_QUESTION = "The research question, self-contained, as a user would ask it."
 _ThreadId = Annotated[str, Field(min_length=1, description="A thread_id returned by research or follow_up.")]
 
 
@@ -112,8 +116,14 @@ class ResearchResult(BaseModel):
         "absent when read back with get_report.",
     )
     sources: list[dict[str, Any]] = Field(description="The report's sources: url, title and how each was found.")
-    claims: ClaimSummary | None = Field(description="How many of the report's claims checked out, per verdict.")
-    citation_accuracy: float | None = Field(description="Supported claims ÷ claims checked (0 to 1).")
+    claims: ClaimSummary | None = Field(
+        description="How many of the report's claims were checked and checked out, per verdict; its coverage "
+        "sentence states them."
+    )
+    citation_accuracy: float | None = Field(
+        description="Supported claims ÷ checked claims (0 to 1); absent when none was checked. Read it with "
+        "claims.checked of claims.claims."
+    )
     outcome: str | None = Field(
         description="answered, partial, insufficient_evidence, partial_retrieval, budget_exhausted or recording_failed."
     )
@@ -196,9 +206,16 @@ class _Asgi:
 class McpService:
     """The research tools on one FastMCP server; ``app`` and ``lifespan`` are what a custom app mounts."""
 
-    def __init__(self, *, transport_security: TransportSecuritySettings | None = None) -> None:
+    def __init__(
+        self, *, transport_security: TransportSecuritySettings | None = None, max_question_chars: int | None = None
+    ) -> None:
         """``transport_security``: the MCP SDK's host and origin checks (DNS-rebinding protection); by
-        default only loopback hosts are accepted, as the SDK does for a server on 127.0.0.1."""
+        default only loopback hosts are accepted, as the SDK does for a server on 127.0.0.1.
+        ``max_question_chars``: the longest question the tools take (0: no limit); by default the server's
+        ``DRA_MAX_QUESTION_CHARS``."""
+        if max_question_chars is None:
+            max_question_chars = ResearchConfig.resolve(None).max_question_chars
+        self.max_question_chars = max_question_chars
         self.server = FastMCP(
             "deep-research-agent",
             instructions=INSTRUCTIONS,
@@ -209,8 +226,11 @@ class McpService:
         self.app = _Asgi(self.server)
         readonly = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
         runs = ToolAnnotations(readOnlyHint=False, openWorldHint=True)
-        self.server.add_tool(self.research, name="research", description=_RESEARCH, annotations=runs)
-        self.server.add_tool(self.follow_up, name="follow_up", description=_FOLLOW_UP, annotations=runs)
+        question = _question_type(max_question_chars)
+        self.server.add_tool(_asking(self.research, question), name="research", description=_RESEARCH, annotations=runs)
+        self.server.add_tool(
+            _asking(self.follow_up, question), name="follow_up", description=_FOLLOW_UP, annotations=runs
+        )
         self.server.add_tool(self.get_report, name="get_report", description=_GET_REPORT, annotations=readonly)
         self.server.add_tool(self.get_evidence, name="get_evidence", description=_GET_EVIDENCE, annotations=readonly)
 
@@ -223,7 +243,7 @@ class McpService:
 
     async def research(
         self,
-        question: _Question,
+        question: str,
         ctx: Context[Any, Any, Any],
         tier: Annotated[
             Literal[TIER_ORDER] | None,  # type: ignore[valid-type]
@@ -242,6 +262,7 @@ class McpService:
             float | None, Field(gt=0, description="Wall-clock ceiling of the run in minutes; it stops and reports.")
         ] = None,
     ) -> Annotated[CallToolResult, ResearchResult]:
+        self._check(question)
         configurable: dict[str, Any] = {}
         if tier is not None:
             configurable["model_tier"] = tier
@@ -256,8 +277,9 @@ class McpService:
         return await self._run(client, ctx, thread_id, question, configurable)
 
     async def follow_up(
-        self, thread_id: _ThreadId, question: _Question, ctx: Context[Any, Any, Any]
+        self, thread_id: _ThreadId, question: str, ctx: Context[Any, Any, Any]
     ) -> Annotated[CallToolResult, ResearchResult]:
+        self._check(question)
         client = _client(ctx)
         await _thread(client, thread_id)
         return await self._run(client, ctx, thread_id, question, {})
@@ -291,6 +313,10 @@ class McpService:
         return CallToolResult(
             content=[TextContent(type="text", text=text)], structuredContent=result.model_dump(mode="json")
         )
+
+    def _check(self, question: str) -> None:
+        if problem := question_problem(question, max_chars=self.max_question_chars):
+            raise ToolError(problem)
 
     # --- one run -----------------------------------------------------------------------------------------
 
@@ -332,7 +358,7 @@ class McpService:
         values = await _values(client, thread_id)
         end = progress.end or {}
         ended = f"{end.get('state')}/{end.get('reason')}" if end else None
-        if not values.get("final_report") or end.get("reason") in ("config_error", "too_many_runs"):
+        if not values.get("final_report") or end.get("reason") in ("config_error", "too_many_runs", "invalid_question"):
             detail = end.get("detail") or "no report was delivered"
             raise ToolError(f"The research run ended {ended or 'without an end status'}: {detail}")
         usage = progress.usage or {}
@@ -341,6 +367,27 @@ class McpService:
         result.cost_usd = usage.get("cost_usd")
         result.run_seconds = usage.get("elapsed_s", round(time.monotonic() - began, 1))
         return _answer(result)
+
+
+def _question_type(max_chars: int) -> Any:
+    """The question parameter's type: its schema states the limits, which ``McpService._check`` enforces with
+    the reason (a validation constraint would answer in pydantic's words instead)."""
+    limits: dict[str, Any] = {"minLength": 1, "pattern": r"\S"} | ({"maxLength": max_chars} if max_chars else {})
+    return Annotated[str, Field(description=_QUESTION, json_schema_extra=limits)]
+
+
+def _asking(tool: Callable[..., Awaitable[Any]], question: Any) -> Callable[..., Awaitable[Any]]:
+    """``tool`` with its ``question`` parameter typed ``question``. FastMCP builds a tool's input schema from
+    its signature, and the question's limit is a server setting, known only once the service is built."""
+    signature = inspect.signature(tool, eval_str=True)
+    parameters = [p.replace(annotation=question) if p.name == "question" else p for p in signature.parameters.values()]
+
+    @functools.wraps(tool)
+    async def asking(*args: Any, **kwargs: Any) -> Any:
+        return await tool(*args, **kwargs)
+
+    asking.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    return asking
 
 
 # --- the API, as the caller ---------------------------------------------------------------------------------
@@ -417,7 +464,7 @@ def _answer(result: ResearchResult) -> CallToolResult:
     """The report as the text a calling model reads, and the whole result as structured content."""
     facts = [f"thread_id: {result.thread_id}"]
     if result.claims is not None and result.claims.claims:
-        facts.append(f"claims checked: {result.claims.supported} of {result.claims.claims} supported")
+        facts.append(f"claims: {result.claims.coverage}")
     if result.outcome:
         facts.append(f"outcome: {result.outcome}")
     if result.partial:

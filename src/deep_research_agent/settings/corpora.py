@@ -1,7 +1,7 @@
 """The corpora an operator declares (``DRA_CORPORA``): names, directories, titles and how their HTML reads.
 
 Contract of ``parse_declarations(raw)``: ``raw`` is a JSON object mapping a corpus name to its directory,
-or to ``{path, title?, description?, html?, exclude?}``; or the path of a file holding that JSON. It never
+or to ``{path, title?, description?, html?, exclude?, follow_links?}``; or the path of a file holding that JSON. It never
 raises: an entry that cannot be used is dropped with a warning that says what to fix. A name is lower-case
 letters, digits, ``-`` and ``_`` (at most 48 characters), because it is the host of a passage's
 ``corpus://`` URL and the prefix of its ids. The corpora package (``corpora/catalog.py``) finds their indexes.
@@ -42,6 +42,8 @@ class CorpusSpec:
     description: str = ""
     html: str = "docs"
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    follow_links: bool = False
+    """Index what symbolic links lead to outside the directory too; off, the corpus stays inside it."""
 
     @property
     def display_title(self) -> str:
@@ -106,6 +108,9 @@ def _spec(name: str, value: Any, base: Path | None) -> tuple[CorpusSpec | None, 
     exclude = value.get("exclude", DEFAULT_EXCLUDE)
     if isinstance(exclude, str) or not all(isinstance(item, str) for item in exclude):
         return None, f"corpus {name!r}: exclude must be a list of glob patterns"
+    follow_links = value.get("follow_links", False)
+    if not isinstance(follow_links, bool):
+        return None, f"corpus {name!r}: follow_links must be true or false"
     path = Path(root).expanduser()
     if not path.is_absolute() and base is not None:
         path = base / path
@@ -117,6 +122,7 @@ def _spec(name: str, value: Any, base: Path | None) -> tuple[CorpusSpec | None, 
             description=str(value.get("description") or "").strip(),
             html=html,
             exclude=tuple(exclude),
+            follow_links=follow_links,
         ),
         None,
     )

@@ -44,6 +44,12 @@ RUNNER_SETTINGS: tuple[tuple[str, str, str], ...] = (
     ("DRA_RELOAD", "0", "1 restarts the server on source changes (kills in-flight runs)."),
     ("DRA_URL", "", "Server URL for ./run.sh ask/smoke/doctor; defaults to http://DRA_HOST:DRA_PORT."),
     (
+        "DRA_SELF_URL",
+        "",
+        "The server's own API as its routes (/reports, /steer, /mcp) call it, mount prefix included; unset, http:// on "
+        "the address and port a request came in on (never from X-Forwarded-* headers). Set it when the server speaks TLS itself.",
+    ),
+    (
         "DRA_ENV_FILE",
         "",
         "File of KEY=VALUE settings the agent loads at start under the environment (which wins); default the project's .env.",

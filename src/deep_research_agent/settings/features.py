@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from ..domain.names import SandboxProvider
+from ..domain.url_policy import UrlPolicy
 from .corpora import CorpusSpec
 from .mcp_servers import McpServer
 from .tiers import DEFAULT_BASE_URL, DEFAULT_TIER, ModelSpec
@@ -319,17 +320,9 @@ class McpSettings(BaseModel):
     mcp_allowed_hosts: tuple[str, ...] = _setting(
         (),
         "Comma-separated host[:port] on which a run's own MCP servers (configurable mcp_servers or mcp_config) may "
-        "be; when set, or under ./run.sh serve, a run's server on any other host is refused with mcp_error. The "
-        "operator's servers are not limited.",
+        "be; when set, or on a shared deployment (DRA_SHARED_DEPLOYMENT), a run's server on any other host is "
+        "refused with mcp_error. The operator's servers are not limited.",
         env="DRA_MCP_ALLOWED_HOSTS",
-        operator_only=True,
-    )
-    mcp_allowlist_required: bool = _setting(
-        False,
-        "Refuse a run's own MCP servers unless their host is on DRA_MCP_ALLOWED_HOSTS, loopback and private "
-        "addresses included (./run.sh serve sets it: on a shared deployment any user could otherwise make the "
-        "server reach internal services).",
-        env="DRA_MCP_ALLOWLIST_REQUIRED",
         operator_only=True,
     )
     mcp_prompt: str = _setting(
@@ -338,6 +331,10 @@ class McpSettings(BaseModel):
         env="DRA_MCP_PROMPT",
         configurable="mcp_prompt",
     )
+
+
+# Every sandbox URL, the operator's too: http(s), never a link-local or metadata host (a run's own is limited further).
+SANDBOX_URLS = UrlPolicy("sandbox URLs")
 
 
 class SandboxSettings(BaseModel):
@@ -355,9 +352,17 @@ class SandboxSettings(BaseModel):
     sandbox_url: str = _setting(
         "",
         "The sandbox service (same HTTP API as llm-sandbox); when set, execute runs real shell and Python there and the "
-        "coding and extract sub-agents are offered. Empty: code execution is disabled. Link-local and metadata hosts are refused.",
+        "coding and extract sub-agents are offered. Empty: code execution is disabled. Link-local and metadata hosts are "
+        "refused; a run's own is limited like its MCP servers (DRA_SANDBOX_ALLOWED_HOSTS).",
         env="LLM_SANDBOX_URL",
         configurable="sandbox_url",
+    )
+    sandbox_allowed_hosts: tuple[str, ...] = _setting(
+        (),
+        "Comma-separated host[:port] on which a run's own sandbox_url may be; when set, or on a shared deployment "
+        "(DRA_SHARED_DEPLOYMENT), a run naming any other host ends with config_error. LLM_SANDBOX_URL is not limited.",
+        env="DRA_SANDBOX_ALLOWED_HOSTS",
+        operator_only=True,
     )
     sandbox_token: SecretStr | None = _setting(
         None,

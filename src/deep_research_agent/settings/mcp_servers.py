@@ -15,13 +15,14 @@ Contract of ``resolve_servers`` (pure: it never connects, never resolves a name,
   (``DRA_MCP_SERVERS`` or its file) and refused from a run's configurable, because a client must never make
   the server run a command. Its process gets only the MCP client's default environment (PATH, HOME and the
   like) plus its own ``env``, never the server's keys.
-- **URL guard**: http and https only; link-local and cloud-metadata targets are refused, loopback and
-  private hosts are allowed (internal gateways live there). Names are checked here only when they are IP
-  literals or known metadata names; the connection re-checks what a name resolves to.
-- **A shared deployment's allowlist**: with ``allowed_hosts`` set, or ``allowlist_required`` (``./run.sh
-  serve`` sets it, since every user of a team server could otherwise make it reach internal services), a
-  run's own server whose host (or ``host:port``) is not on the list is kept with ``refused`` saying why, so
-  the run announces it as an ``mcp_error`` and never connects. The operator's own servers are not limited.
+- **URL guard** (``domain/url_policy.py``): http and https only; link-local and cloud-metadata targets are
+  refused, loopback and private hosts are allowed (internal gateways live there). Names are checked here
+  only when they are IP literals or known metadata names; the connection re-checks what a name resolves to.
+- **A shared deployment's allowlist**: with ``allowed_hosts`` set (``DRA_MCP_ALLOWED_HOSTS``), or ``shared``
+  (``DRA_SHARED_DEPLOYMENT``, which ``./run.sh serve`` sets, since every user of a team server could
+  otherwise make it reach internal services), a run's own server whose host (or ``host:port``) is not on
+  the list is kept with ``refused`` saying why, so the run announces it as an ``mcp_error`` and never
+  connects. The operator's own servers are not limited.
 - **Credentials**: ``DRA_MCP_BEARER`` becomes ``Authorization: Bearer …`` on operator-configured servers
   that carry no auth header of their own (``Authorization``, or a header whose name says key, token or
   auth); a run's servers carry only their own ``headers``. So a token only ever goes to a server it was
@@ -44,7 +45,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import SecretStr
 from typing_extensions import TypedDict
 
-from ..domain.addresses import METADATA_HOSTNAMES, link_local_or_metadata, on_allowlist, parse_ip_literal
+from ..domain.url_policy import UrlPolicy, shown
 
 Transport = Literal["streamable_http", "sse", "stdio"]
 Origin = Literal["run", "operator"]
@@ -59,6 +60,9 @@ _TRANSPORTS: dict[str, Transport] = {
 _AUTH_HEADER = re.compile(r"auth|key|token", re.IGNORECASE)
 _UNSAFE_LABEL = re.compile(r"[^A-Za-z0-9_-]+")
 _WILDCARD_HOSTS = {"0.0.0.0": "127.0.0.1", "[::]": "[::1]"}
+ALLOW_ENV = "DRA_MCP_ALLOWED_HOSTS"
+# Every server's URL, the operator's too: http(s), never a link-local or metadata host.
+SERVER_URLS = UrlPolicy("MCP servers")
 
 
 class McpServerSpec(TypedDict):
@@ -93,8 +97,7 @@ class McpServer:
         """Where the server is, as events and logs may show it: no user info or query, no env values."""
         if self.transport == "stdio":
             return " ".join(["stdio:", self.command, *self.args])
-        parts = urlsplit(self.url)
-        return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
+        return shown(self.url)
 
     def header_values(self) -> dict[str, str]:
         """The headers to send, in the clear: for the connection only, never for events or logs."""
@@ -129,10 +132,11 @@ def resolve_servers(
     label: str = "mcp",
     bearer: SecretStr | None = None,
     allowed_hosts: tuple[str, ...] = (),
-    allowlist_required: bool = False,
+    shared: bool = False,
 ) -> tuple[tuple[McpServer, ...], tuple[str, ...]]:
     """The run's MCP servers and a warning per entry that was dropped; see the module contract."""
     warnings: list[str] = []
+    run_policy = UrlPolicy.for_run("MCP servers", allow_env=ALLOW_ENV, allowed_hosts=allowed_hosts, shared=shared)
     specs: list[tuple[Any, bool]]
     if _present(configurable.get("mcp_servers")):
         origin, where = "run", "configurable.mcp_servers"
@@ -168,8 +172,8 @@ def resolve_servers(
             continue
         if origin == "operator" and bearer is not None and bearer.get_secret_value() and not _has_auth(server.headers):
             server = _with_header(server, "Authorization", SecretStr(f"Bearer {bearer.get_secret_value()}"))
-        if origin == "run" and (allowed_hosts or allowlist_required):
-            server = replace(server, refused=_off_allowlist(server.url, allowed_hosts))
+        if origin == "run":
+            server = replace(server, refused=run_policy.refusal(server.url))
         unique = _unique(server.label, taken)
         taken.add(unique)
         servers.append(replace(server, label=unique))
@@ -263,22 +267,10 @@ def _read(path: str, warnings: list[str]) -> Any:
 
 
 def _checked_url(raw: str, *, is_base: bool) -> tuple[str, str | None]:
-    """The URL to dial (path rule applied, wildcard host made loopback), or a refusal that says why."""
-    try:
-        parts = urlsplit(raw.strip())
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
-    except ValueError:
-        return raw, f"{_shown(raw)} is not a valid URL"
-    if parts.scheme.lower() not in ("http", "https"):
-        return raw, f"refused {_shown(raw)}: only http and https MCP servers are allowed"
-    host = (parts.hostname or "").rstrip(".").lower()
-    if not host:
-        return raw, f"refused {_shown(raw)}: the URL has no host"
-    if host in METADATA_HOSTNAMES:
-        return raw, f"refused {_shown(raw)}: {host} is a cloud metadata endpoint"
-    literal = parse_ip_literal(host)
-    if literal is not None and (reason := link_local_or_metadata(literal)):
-        return raw, f"refused {_shown(raw)}: {host} is {reason}"
+    """The URL to dial (path rule applied, wildcard host made loopback), or the policy's refusal."""
+    if refusal := SERVER_URLS.refusal(raw):
+        return raw, refusal
+    parts = urlsplit(raw.strip())
     netloc = parts.netloc
     for wildcard, loopback in _WILDCARD_HOSTS.items():
         hostport = netloc.rpartition("@")[2]
@@ -290,28 +282,6 @@ def _checked_url(raw: str, *, is_base: bool) -> tuple[str, str | None]:
     elif not path:
         path = "/mcp"
     return urlunsplit((parts.scheme.lower(), netloc, path, parts.query, "")), None
-
-
-def _off_allowlist(url: str, allowed_hosts: tuple[str, ...]) -> str | None:
-    """Why a run's server at ``url`` is refused on a deployment with an allowlist, or None when it is on it."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if on_allowlist(host, parts.port or (443 if parts.scheme == "https" else 80), allowed_hosts):
-        return None
-    listed = ", ".join(allowed_hosts) if allowed_hosts else "none are listed"
-    return (
-        f"refused {_shown(url)}: this deployment connects a run's own MCP servers only on the hosts the operator "
-        f"allows in DRA_MCP_ALLOWED_HOSTS ({listed}), and {host} is not one of them"
-    )
-
-
-def _shown(url: str) -> str:
-    """A URL as a warning may show it: without user info, which can hold a password."""
-    try:
-        parts = urlsplit(url.strip())
-    except ValueError:
-        return "the url"
-    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
 
 
 def _has_auth(headers: tuple[tuple[str, Any], ...]) -> bool:

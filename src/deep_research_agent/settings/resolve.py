@@ -24,13 +24,13 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from ..domain.addresses import METADATA_HOSTNAMES, link_local_or_metadata, parse_ip_literal
 from ..domain.names import SandboxProvider
 from ..domain.sandbox_providers import missing_package
-from ..domain.urls import http_url_problem
+from ..domain.url_policy import UrlPolicy
 from .corpora import parse_declarations
 from .features import (
     EMBEDDERS,
+    SANDBOX_URLS,
     BudgetSettings,
     CorporaSettings,
     EmbeddingSettings,
@@ -61,6 +61,9 @@ RETIRED_RESULT_LIMITS = {
     "DRA_MAX_FETCH_CHARS": "DRA_MAX_RESULT_CHARS",
     "DRA_CUSTOM_TOOL_MAX_CHARS": "DRA_MAX_RESULT_CHARS",
 }
+
+# The shared-deployment flag's first name, when it limited only MCP servers (DRA_SHARED_DEPLOYMENT now).
+RETIRED_SHARED_FLAG = "DRA_MCP_ALLOWLIST_REQUIRED"
 
 LEGACY_MODEL_KEYS = frozenset(
     {
@@ -166,11 +169,26 @@ class ResearchConfig(
         env="DRA_CLAIM_JUDGE",
         configurable="claim_judge",
     )
+    shared_deployment: bool = _setting(
+        False,
+        "This server is shared by users who must not reach its network through it (./run.sh serve sets it): a run's "
+        "own sandbox_url and MCP servers reach only the hosts the operator lists in DRA_SANDBOX_ALLOWED_HOSTS and "
+        "DRA_MCP_ALLOWED_HOSTS, loopback and private addresses included (docs/operations.md, the URL policy).",
+        env="DRA_SHARED_DEPLOYMENT",
+        operator_only=True,
+    )
     max_runs_per_user: int = _setting(
         0,
         "Runs one user may have in progress at once, counted across every server instance sharing the store; "
         "the run past it ends at once with error/too_many_runs. 0 means no limit (./run.sh serve sets 3).",
         env="DRA_MAX_RUNS_PER_USER",
+        operator_only=True,
+    )
+    max_question_chars: int = _setting(
+        200_000,
+        "Longest question a run takes, in characters; a longer one (or an empty one) ends the run at once with "
+        "error/invalid_question, and the MCP tools refuse it. 0 means no limit.",
+        env="DRA_MAX_QUESTION_CHARS",
         operator_only=True,
     )
     clarify: bool = _setting(
@@ -195,6 +213,14 @@ class ResearchConfig(
         "error/plan_review_expired. 0 means no limit.",
         env="DRA_PLAN_REVIEW_TIMEOUT",
         configurable="plan_review_timeout",
+    )
+    plan_max_units: int = _setting(
+        10,
+        "Most research units a plan may have: a proposed plan with more goes back to the orchestrator, and an "
+        "edited one is refused while the plan keeps waiting for its review. 0 means no limit.",
+        env="DRA_PLAN_MAX_UNITS",
+        configurable="plan_max_units",
+        ceiling=True,
     )
     plan_unit_tokens: int = _setting(
         150_000,
@@ -333,6 +359,14 @@ class ResearchConfig(
                 else:
                     warnings.append(f"{origin}: {exc}; using the default {field.default!r}.")
 
+        retired_shared = str(environ.get(RETIRED_SHARED_FLAG) or "").strip().lower() in _TRUE
+        if retired_shared and not environ.get("DRA_SHARED_DEPLOYMENT"):
+            # The old name of the flag must still close the deployment: dropping it would open it silently.
+            values["shared_deployment"] = True
+            warnings.append(
+                f"{RETIRED_SHARED_FLAG} is now DRA_SHARED_DEPLOYMENT, which limits a run's sandbox_url too; read as it."
+            )
+
         profile = str(values.get("profile", "")).strip().lower()
         if profile and profile not in PROFILES:
             warnings.append(f"DRA_PROFILE {profile!r} is unknown; no profile. Known profiles: {', '.join(PROFILES)}.")
@@ -400,7 +434,7 @@ class ResearchConfig(
             label=values.get("mcp_label", "mcp"),
             bearer=values.get("mcp_bearer"),
             allowed_hosts=tuple(values.get("mcp_allowed_hosts", ())),
-            allowlist_required=bool(values.get("mcp_allowlist_required", False)),
+            shared=bool(values.get("shared_deployment", False)),
         )
         warnings.extend(mcp_warnings)
 
@@ -572,8 +606,9 @@ def _confine_sandbox(
 
     The operator's token goes only to the operator's sandbox: a run that names a sandbox_url of its own
     gets its own sandbox_token or none. A run may open the network only in its own sandbox. A URL that
-    is not http(s), or points at a link-local or metadata address, is refused: a run's is a problem (the
-    run ends with config_error), the operator's disables code execution with a warning.
+    is not http(s), or points at a link-local or metadata address, or (a run's own, on a shared deployment
+    or with DRA_SANDBOX_ALLOWED_HOSTS set) at a host the operator did not list, is refused: a run's is a
+    problem (the run ends with config_error), the operator's disables code execution with a warning.
     """
     provider = str(values.get("sandbox_provider", SandboxProvider.SIDECAR)).strip().lower()
     if provider not in set(SandboxProvider):
@@ -593,10 +628,19 @@ def _confine_sandbox(
     url = str(values.get("sandbox_url") or "").strip().rstrip("/")
     requested = str(configurable.get("sandbox_url") or "").strip().rstrip("/")
     own_sandbox = bool(requested) and _normalise_url(requested) != _normalise_url(operator_url)
-    if url and (refusal := sandbox_url_problem(url)):
+    policy = SANDBOX_URLS
+    if own_sandbox:
+        policy = UrlPolicy.for_run(
+            "sandbox URLs",
+            allow_env="DRA_SANDBOX_ALLOWED_HOSTS",
+            allowed_hosts=values.get("sandbox_allowed_hosts", ()),
+            shared=bool(values.get("shared_deployment", False)),
+        )
+    if url and (refusal := _sandbox_url_problem(url, policy)):
         if own_sandbox:
             problems.append(
-                f"configurable.sandbox_url: {refusal}. Give an http(s) URL of a sandbox service, or leave it out."
+                f"configurable.sandbox_url: {refusal}. Give the http(s) URL of a sandbox service this deployment allows, or "
+                "leave it out."
             )
         else:
             warnings.append(f"LLM_SANDBOX_URL: {refusal}; code execution is disabled.")
@@ -628,22 +672,15 @@ def _confine_sandbox(
         )
 
 
-def sandbox_url_problem(url: str) -> str | None:
-    """Why the agent must not call ``url`` as its sandbox, or None: http(s) only, with a host that is neither
-    link-local nor a metadata endpoint (the sandbox service usually lives on loopback or a private address)."""
-    if problem := http_url_problem(url, "sandbox URLs"):
-        return problem
+def _sandbox_url_problem(url: str, policy: UrlPolicy = SANDBOX_URLS) -> str | None:
+    """Why the agent must not call ``url`` as its sandbox under ``policy`` (the operator's: http(s), neither
+    link-local nor a metadata endpoint, since the sandbox service usually lives on loopback or a private
+    address), or None. A URL carrying user info is refused too: the token has its own setting."""
+    if refusal := policy.refusal(url):
+        return refusal
     parts = urlsplit(url)
     if parts.username or parts.password:
         return "the URL must not carry user info; put the token in sandbox_token"
-    host = (parts.hostname or "").rstrip(".").lower()
-    if not host:
-        return "the URL has no host"
-    if host in METADATA_HOSTNAMES:
-        return f"{host} is a cloud metadata endpoint"
-    literal = parse_ip_literal(host)
-    if literal is not None and (reason := link_local_or_metadata(literal)):
-        return f"{host} is {reason}"
     return None
 
 

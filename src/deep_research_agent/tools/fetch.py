@@ -14,10 +14,11 @@ Contract:
   sandbox with a stub, or cut with a note without one (``tools.results.fit_result``); the run's evidence store
   keeps the full text as ``page`` evidence. A URL new to the run is added as a source (``source`` event);
   ``page_fetched`` reports every attempt.
-- SSRF guard (``resolve_public_target``): http/https only; every address the host resolves to must be
-  public (loopback, private, link-local, multicast, reserved, unspecified and cloud-metadata addresses
-  are refused, whatever spelling the URL uses), unless the operator lists the host or ``host:port`` in
-  ``settings.fetch_allow_hosts``. The check runs on every redirect hop and the connection goes to the
+- SSRF guard (``resolve_public_target``, the page policy of ``domain/url_policy.py``): http/https only;
+  every address the host resolves to must be public (loopback, private, link-local, multicast, reserved,
+  unspecified and cloud-metadata addresses are refused, whatever spelling the URL uses), unless the
+  operator lists the host or ``host:port`` in ``settings.fetch_allow_hosts`` (metadata and link-local
+  addresses stay refused even then). The check runs on every redirect hop and the connection goes to the
   address that was checked.
 - Limits (``FetchLimits``): 5 MB downloaded, 20 s in total, 5 redirects.
 - A page source (``settings.fetch_cassette_url``, operator-only, for evaluation): every page is asked of
@@ -32,27 +33,26 @@ from __future__ import annotations
 import asyncio
 import base64
 import functools
-import ipaddress
 import logging
 import re
 import socket
 import ssl
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from html import escape
-from typing import Any
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit
 
 import httpx
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
 from ..documents import Document, extract_html, extract_office, extract_pdf, office_kind
-from ..domain.addresses import METADATA_HOSTNAMES, IPAddress, on_allowlist, parse_ip_literal, refusal_reason
+from ..domain.addresses import IPAddress
 from ..domain.errors import FailureKind, ToolFailure
 from ..domain.names import EvidenceKind
 from ..domain.retry_after import retry_after_s
+from ..domain.url_policy import Resolver, Target, UrlPolicy, UrlRefused, system_resolver
 from ..protocol.events import PageFetched, Source, emit
 from ..protocol.sender import current_sender
 from ..run import Run, run_tool
@@ -74,13 +74,10 @@ DESCRIPTION = (
 USER_AGENT = "Mozilla/5.0 (compatible; deep-research-agent/0.1; research reader)"
 ACCEPT = "text/html,application/xhtml+xml,application/pdf;q=0.9,text/plain;q=0.8,*/*;q=0.5"
 
-Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
-
 # Extraction gets threads of its own, not asyncio's default pool: langsmith hops through that pool twice
 # for every middleware layer of every model and tool call, so a burst of slow extractions there would
 # stall every run on the server. Extraction is CPU-bound Python, so more threads than this would not help.
 _EXTRACTION_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="dra-extract")
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _TEXT_TYPES = frozenset({"application/json", "application/xml"})
 
@@ -90,41 +87,6 @@ class FetchLimits:
     max_bytes: int = 5 * 1024 * 1024
     timeout_s: float = 20.0
     max_redirects: int = 5
-
-
-@dataclass(frozen=True)
-class Target:
-    """A URL whose host passed the guard, with the addresses that were checked."""
-
-    url: str
-    scheme: str
-    host: str
-    port: int
-    explicit_port: bool
-    addresses: tuple[IPAddress, ...]
-
-    def connect_url(self, ip: IPAddress) -> str:
-        """The URL with a checked address in place of the host name.
-
-        httpx has no public hook to pin a DNS answer, so the request dials the checked IP and carries the
-        original Host header (and SNI): a second lookup at connect time, open to DNS rebinding, never happens.
-        """
-        host = f"[{ip.compressed}]" if ip.version == 6 else str(ip)
-        netloc = f"{host}:{self.port}" if self.explicit_port else host
-        parts = urlsplit(self.url)
-        return urlunsplit((self.scheme, netloc, parts.path or "/", parts.query, ""))
-
-    @property
-    def host_header(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{host}:{self.port}" if self.explicit_port else host
-
-    @property
-    def extensions(self) -> dict[str, Any]:
-        # TLS must verify the certificate against the name, not the IP we dial.
-        if self.scheme == "https" and parse_ip_literal(self.host) is None:
-            return {"sni_hostname": self.host}
-        return {}
 
 
 @dataclass(frozen=True)
@@ -141,61 +103,28 @@ class Download:
 # --------------------------------------------------------------------------
 
 
-async def system_resolver(host: str, port: int) -> list[str]:
-    """Every address ``host`` resolves to, looked up off the event loop."""
-    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+def page_policy(allow_hosts: Sequence[str]) -> UrlPolicy:
+    """The URL policy of pages: public addresses only, and the hosts the operator lists in DRA_FETCH_ALLOW_HOSTS."""
+    return UrlPolicy("URLs", allow_env="DRA_FETCH_ALLOW_HOSTS", allowed_hosts=tuple(allow_hosts), public_only=True)
 
 
 async def resolve_public_target(
     url: str, allow_hosts: Sequence[str] = (), *, resolver: Resolver = system_resolver
 ) -> Target:
-    """Check ``url`` against the SSRF rules and return it with its checked addresses.
+    """Check ``url`` against the page policy and return it with its checked addresses.
 
-    Raises ``ToolFailure`` (permanent, saying why) for a refused URL.
+    Raises ``ToolFailure`` (permanent, saying why) for a refused URL or a name that does not resolve, transient
+    for a DNS lookup that failed for now.
     """
-    parts = urlsplit(url.strip())
-    scheme = parts.scheme.lower()
-    if scheme not in _DEFAULT_PORTS:
-        raise ToolFailure.permanent(f"refused {url}: only http and https URLs can be fetched.")
-    host = (parts.hostname or "").rstrip(".")
-    if not host:
-        raise ToolFailure.permanent(f"refused {url}: the URL has no host.")
+    host = urlsplit(url.strip()).hostname or ""
     try:
-        explicit = parts.port
-    except ValueError:
-        raise ToolFailure.permanent(f"refused {url}: the port is not valid.") from None
-    port = explicit or _DEFAULT_PORTS[scheme]
-    allowed = on_allowlist(host, port, allow_hosts)
-    if host in METADATA_HOSTNAMES and not allowed:
-        raise ToolFailure.permanent(f"refused {url}: {host} is a cloud metadata endpoint.")
-
-    literal = parse_ip_literal(host)
-    addresses = (literal,) if literal is not None else await _resolve(host, port, resolver)
-    if not allowed:
-        for ip in addresses:
-            if reason := refusal_reason(ip):
-                where = f"{host} is" if str(ip) == host else f"{host} resolves to {ip}, which is"
-                raise ToolFailure.permanent(
-                    f"refused {url}: {where} {reason}. Only public web addresses can be fetched."
-                )
-    normalised = urlunsplit((scheme, parts.netloc.rpartition("@")[2], parts.path, parts.query, ""))
-    return Target(
-        url=normalised, scheme=scheme, host=host, port=port, explicit_port=explicit is not None, addresses=addresses
-    )
-
-
-async def _resolve(host: str, port: int, resolver: Resolver) -> tuple[IPAddress, ...]:
-    try:
-        raw = await resolver(host, port)
+        return await page_policy(allow_hosts).target(url, resolver=resolver)
+    except UrlRefused as refused:
+        raise ToolFailure.permanent(f"{refused}.") from None
     except socket.gaierror as exc:
         if exc.errno == socket.EAI_AGAIN:
             raise ToolFailure.transient(f"the DNS lookup of {host} failed temporarily.") from None
         raise ToolFailure.permanent(f"cannot resolve the host {host}; check the URL.") from None
-    addresses = tuple(ipaddress.ip_address(a.split("%", 1)[0]) for a in raw)
-    if not addresses:
-        raise ToolFailure.permanent(f"cannot resolve the host {host}; check the URL.")
-    return addresses
 
 
 # --------------------------------------------------------------------------

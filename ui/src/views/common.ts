@@ -1,28 +1,45 @@
-// Pieces every view uses: the site badge (favicon, or the domain's initials), generic field lists, links.
+// Pieces every view uses: the site badge (the domain's initials), generic field lists, links, and Markdown
+// rendered safely.
+
+import DOMPurify from "dompurify";
+import { marked } from "marked";
 
 import { h } from "../dom";
 import type { Child } from "../dom";
 import { domainHue, domainInitials, hostOf } from "../format";
+import { imageLabel, isOwnImage } from "../markdown";
 
-/** Favicons come from the site itself; IP literals and local hosts never have one worth a request. */
-function faviconUrl(domain: string): string | null {
-  const host = domain.replace(/:\d+$/, "");
-  if (!host || host === "localhost" || /^[\d.]+$/.test(host) || host.includes(":")) return null;
-  return `https://${host}/favicon.ico`;
+/**
+ * The domain's initials in its own colour. No favicon: loading one from each cited site would tell those sites
+ * who reads which report (the page's CSP allows images from this server only).
+ */
+export function siteBadge(domain: string): HTMLElement {
+  return h("span", { class: "site-badge", "aria-hidden": "true", style: `--hue: ${domainHue(domain)}` }, h("span", { class: "initials", text: domainInitials(domain) }));
 }
 
-/** The domain's initials in its own colour; its favicon on top once (and only if) it loads. */
-export function siteBadge(domain: string): HTMLElement {
-  const badge = h("span", { class: "site-badge", "aria-hidden": "true", style: `--hue: ${domainHue(domain)}` }, h("span", { class: "initials", text: domainInitials(domain) }));
-  const src = faviconUrl(domain);
-  if (src) {
-    const img = h("img", { alt: "", width: 16, height: 16, loading: "lazy", referrerpolicy: "no-referrer", decoding: "async" });
-    img.addEventListener("load", () => img.naturalWidth > 1 && badge.classList.add("has-icon"));
-    img.addEventListener("error", () => img.remove());
-    img.src = src;
-    badge.appendChild(img);
+/**
+ * Markdown a run wrote, as sanitized DOM: links to the web open in a new tab, and an image shows only when this
+ * server serves it; any other becomes a link to its address (or a note), so nothing a report names is loaded.
+ */
+export function markdownFragment(markdown: string): DocumentFragment {
+  const html = marked.parse(markdown, { async: false, gfm: true }) as string;
+  const fragment = DOMPurify.sanitize(html, { RETURN_DOM_FRAGMENT: true });
+  for (const link of Array.from(fragment.querySelectorAll("a[href]"))) {
+    if (/^https?:/i.test(link.getAttribute("href") ?? "")) {
+      link.setAttribute("target", "_blank");
+      link.setAttribute("rel", "noopener noreferrer");
+    }
   }
-  return badge;
+  for (const image of Array.from(fragment.querySelectorAll("img"))) {
+    const src = image.getAttribute("src") ?? "";
+    if (isOwnImage(src, location.href)) {
+      image.removeAttribute("srcset");
+      continue;
+    }
+    const label = imageLabel(src, image.getAttribute("alt") ?? "");
+    image.replaceWith(/^https?:/i.test(src) ? externalLink(src, label) : h("span", { class: "image-not-shown", text: label }));
+  }
+  return fragment;
 }
 
 /** A link that opens in a new tab; a source with no web address (a corpus:// passage) is named, not linked. */

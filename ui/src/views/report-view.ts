@@ -2,9 +2,6 @@
 // its verification status and the quote that backs it, each checked claim's verdict in place, a partial
 // report marked as such, and copy / download buttons.
 
-import DOMPurify from "dompurify";
-import { marked } from "marked";
-
 import { REPORT_FORMATS, reportUrl } from "../api";
 import { h, replaceChildren } from "../dom";
 import { extraFields } from "../protocol";
@@ -28,7 +25,7 @@ import {
   withSentinels,
 } from "../markdown";
 import type { Claim, Flag, ReportSource } from "../markdown";
-import { domainOf, externalLink, fieldList, siteBadge } from "./common";
+import { domainOf, externalLink, fieldList, markdownFragment, siteBadge } from "./common";
 
 export interface ReportContext {
   /** Unique per turn, for the anchors of its sources. */
@@ -73,7 +70,7 @@ export function renderReport(ctx: ReportContext): HTMLElement {
       ? h("p", { class: "partial-banner", role: "note" }, h("strong", { text: "Incomplete. " }), "The run stopped before it finished; this report was assembled from what it found so far.")
       : null,
     body,
-    claims.length ? claimsList(claims) : null,
+    claims.length ? claimsList(claims, report.claims) : null,
     sources.length ? sourcesList(sources, headingId) : null,
     fieldList(extraFields(report, ["markdown", "partial", "claims"])),
   );
@@ -90,18 +87,6 @@ export function renderReport(ctx: ReportContext): HTMLElement {
     target.classList.add("flash");
   });
   return section;
-}
-
-function markdownFragment(markdown: string): DocumentFragment {
-  const html = marked.parse(markdown, { async: false, gfm: true }) as string;
-  const fragment = DOMPurify.sanitize(html, { RETURN_DOM_FRAGMENT: true });
-  for (const link of Array.from(fragment.querySelectorAll("a[href]"))) {
-    if (/^https?:/i.test(link.getAttribute("href") ?? "")) {
-      link.setAttribute("target", "_blank");
-      link.setAttribute("rel", "noopener noreferrer");
-    }
-  }
-  return fragment;
 }
 
 function sourceViews(ctx: ReportContext, sourcesText: string, body: string): SourceView[] {
@@ -183,13 +168,13 @@ function sourcesList(sources: SourceView[], headingId: string): HTMLElement {
   );
 }
 
-function claimsList(claims: Claim[]): HTMLElement {
+/** The claims with their verdicts, under the server's own coverage sentence (domain/claims.py summarise_claims):
+ * the numbers every surface shows, never counted again here. */
+function claimsList(claims: Claim[], summary: EventOf<"report">["claims"]): HTMLElement {
   const flagged = claims.filter((c) => isFlagged(c.verdict)).length;
   const judged = claims.filter((c) => c.decidedBy === "judged").length;
-  const unchecked = claims.filter((c) => !checkedForMeaning(c.verdict, c.decidedBy)).length;
-  const parts = [`Claims checked: ${claims.length}`, flagged ? `${flagged} flagged` : unchecked ? "none flagged" : "all supported"];
+  const parts = [summary?.coverage || `${claims.length} claims`];
   if (judged) parts.push(`${judged} judged by the model`);
-  if (unchecked) parts.push(`${unchecked} not checked for meaning`);
   return h(
     "details",
     { class: "claims", open: flagged > 0 },
@@ -202,7 +187,7 @@ function claimsList(claims: Claim[]): HTMLElement {
         const how = decidedByWords(claim.decidedBy);
         return h(
           "li",
-          { class: isFlagged(claim.verdict) ? "flagged" : "supported", "data-decided-by": claim.decidedBy ?? "" },
+          { class: isFlagged(claim.verdict) ? "flagged" : checkedForMeaning(claim.verdict, claim.decidedBy) ? "supported" : "unchecked", "data-decided-by": claim.decidedBy ?? "" },
           h("span", { class: `badge ${badge}`, text: verdictWords(claim.verdict, claim.decidedBy) }),
           " ",
           claim.text,

@@ -1,14 +1,12 @@
 // One turn of a thread: the user's message and the run that answers it, rendered live from its RunModel.
 
-import DOMPurify from "dompurify";
-import { marked } from "marked";
 
 import { h, replaceChildren, syncKeyed } from "../dom";
 import { PROTOCOL_VERSION, extraFields } from "../protocol";
 import { endWords, formatCost, formatElapsed, formatNumber, formatTokens, outcomeWords, plural } from "../format";
 import type { EvidenceEntry, Finding, Lane } from "../model";
 import { RunModel } from "../model";
-import { fieldList } from "./common";
+import { fieldList, markdownFragment } from "./common";
 import { makeLane, renderFeed, renderThoughts, updateLane } from "./feed";
 import { renderReport } from "./report-view";
 
@@ -365,20 +363,25 @@ export class Turn {
     });
     const estimate = plan.args.cost_estimate;
     const reason = h("input", { id: `${this.id}-reject-reason`, type: "text", autocomplete: "off", placeholder: "What should change?" }) as HTMLInputElement;
-    const button = (text: string, decide: () => PlanDecision, primary = false) => {
+    const problem = h("p", { class: "inline-error", role: "alert" });
+    // A decision, or undefined when there is none to send (the server would refuse it and keep the plan waiting).
+    const button = (text: string, decide: () => PlanDecision | undefined, primary = false) => {
       const b = h("button", { type: "button", class: primary ? "primary" : "", text }) as HTMLButtonElement;
       b.addEventListener("click", () => {
         if (this.reviewed) return;
+        const decision = decide();
+        if (!decision) return;
         this.reviewed = true;
         this.schedule();
-        this.actions.review(this, decide());
+        this.actions.review(this, decision);
       });
       return b;
     };
-    const edited = (): PlanDecision => {
+    const edited = (): PlanDecision | undefined => {
       const briefs = units.map((field) => (field.querySelector("textarea") as HTMLTextAreaElement).value.trim());
       const kept = plan.args.units.map((unit, i) => ({ ...unit, brief: briefs[i] ?? "" })).filter((unit) => unit.brief);
-      return { type: "edit", edited_action: { name: plan.name, args: { ...plan.args, units: kept } } };
+      problem.textContent = kept.length ? "" : "Every brief is empty: to start nothing, reject the plan.";
+      return kept.length ? { type: "edit", edited_action: { name: plan.name, args: { ...plan.args, units: kept } } } : undefined;
     };
     return h(
       "form",
@@ -389,6 +392,7 @@ export class Turn {
         : null,
       units,
       h("div", { class: "field" }, h("label", { for: reason.id, text: "To reject, say what should change" }), reason),
+      problem,
       h(
         "div",
         { class: "actions" },
@@ -434,7 +438,7 @@ export class Turn {
     if (!text || this.answerSignature === text) return;
     this.answerSignature = text;
     const body = h("div", { class: "markdown" });
-    body.append(DOMPurify.sanitize(marked.parse(text, { async: false }) as string, { RETURN_DOM_FRAGMENT: true }));
+    body.append(markdownFragment(text));
     replaceChildren(section, h("h2", { class: "section-label", text: "Answer" }), body);
   }
 
@@ -484,11 +488,9 @@ export class Turn {
     if (cited) rows.push(["Citations", `${cited.valid ?? 0} verified`, `${cited.flagged ?? 0} flagged · ${cited.removed ?? 0} removed · ${cited.repaired ?? 0} repaired`]);
     const claims = usage.claims;
     if (claims?.claims) {
-      const notes = [`${formatNumber(claims.flagged ?? 0)} flagged`];
-      if (claims.judged) notes.push(`${formatNumber(claims.judged)} judged by the model`);
-      if (claims.not_checked) notes.push(`${formatNumber(claims.not_checked)} not checked for meaning`);
-      const accuracy = typeof claims.citation_accuracy === "number" ? ` (${Math.round(claims.citation_accuracy * 100)}% citation accuracy)` : "";
-      rows.push(["Claims", `${formatNumber(claims.supported ?? 0)} of ${formatNumber(claims.claims)} supported${accuracy}`, notes.join(", ")]);
+      // The server's own sentence (domain/claims.py summarise_claims): coverage and accuracy, never counted here.
+      const notes = claims.judged ? [`${formatNumber(claims.judged)} judged by the model`] : [];
+      rows.push(["Claims", claims.coverage || `${formatNumber(claims.claims)} claims`, notes.join(", ")]);
     }
     if (usage.compactions) rows.push(["Compactions", formatNumber(usage.compactions), `${formatNumber(usage.messages_summarized ?? 0)} messages summarized`]);
     const roles = Object.entries(usage.per_role ?? {});
