@@ -108,7 +108,9 @@ def test_add_stays_inside_its_directory_and_names_each_link_it_did_not_follow(do
         "them):\n    notes/board.md\n    shared" in added.stdout
     )
     assert found.returncode == 0
-    assert not [line for line in found.stdout.splitlines() if "kroner" in line], "nothing behind the links is searchable"
+    assert not [line for line in found.stdout.splitlines() if "kroner" in line], (
+        "nothing behind the links is searchable"
+    )
     assert "0 added" in reindexed.stdout and "2 symbolic link(s) lead outside" in reindexed.stdout
 
 

@@ -398,7 +398,11 @@ def orchestrator_agent(
             PlanningMiddleware(system_prompt=_TODOS_PROMPT, tool_description=_TODOS_DESCRIPTION),
             SubAgentMiddleware(backend=StateBackend(), subagents=list(subagents), task_description=_TASK_DESCRIPTION),
             ReportMiddleware(),
-            ReportGateMiddleware(judge=report_judge(settings), judge_timeout=judge_timeout(settings.request_timeout)),
+            ReportGateMiddleware(
+                judge=report_judge(settings),
+                judge_timeout=judge_timeout(settings.request_timeout),
+                embedder=embedder_for(settings.part(EmbeddingSettings)),
+            ),
             # Inside the report gate: the "what changed" section is appended to the report it let through.
             # The patch for dangling tool calls runs in the lifecycle's opening hook, not as a node of its own.
             TaskMiddleware(),

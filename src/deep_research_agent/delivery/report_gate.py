@@ -6,7 +6,8 @@ records anything):
   run's evidence and findings, and every claim against the full text it cites (``vet_report``: figures,
   quotes, names, direction), in a worker thread (it reads every text the run retrieved);
 - with a ``judge`` (``claim_judge`` on, ``lifecycle/claim_judge.py``), the claims those checks cannot settle
-  are then judged by the model against their sources' nearest passages (``report/judge.py``), every batch
+  are then judged by the model against their sources' nearest passages (``report/judge.py``; with an
+  ``embedder``, chosen by meaning as well as by figures, names and words), every batch
   at once and each bounded by ``judge_timeout``; a claim judged on the bounced draft is not judged again
   when the revision leaves it as it was. A judge that fails, times out or answers unparseably leaves
   those claims' deterministic verdicts and, for the draft that is delivered, sends one ``status: warning``
@@ -39,6 +40,7 @@ from langgraph.types import Command
 from ..domain.errors import tool_error_text
 from ..domain.knobs import callable_knob, not_negative
 from ..domain.names import RevisionReason, ToolErrorClass, ToolName
+from ..embeddings import Embedder
 from ..handover.answer_gate import ANSWER, AnswerGate
 from ..protocol.events import WarningStatus, emit
 from ..report.citations import CitationReport
@@ -55,6 +57,7 @@ from ..report.judge import (
     unfounded_claims,
     unfounded_detail,
 )
+from ..report.passages import with_meaning
 from ..report.vetting import VettedReport, finalise, vet_report, with_judgements
 from ..run import Run, UsageMeter, run_hook
 
@@ -86,12 +89,19 @@ class ReportGateMiddleware(AnswerGate):
     reason = RevisionReason.REPORT_QUALITY
     per_turn = True
 
-    def __init__(self, *, judge: RunJudge | None = None, judge_timeout: float = 60.0) -> None:
+    def __init__(
+        self, *, judge: RunJudge | None = None, judge_timeout: float = 60.0, embedder: Embedder | None = None
+    ) -> None:
         super().__init__()
         callable_knob("ReportGateMiddleware", "judge", getattr(judge, "for_run", None), optional=judge is None)
         not_negative("ReportGateMiddleware", "judge_timeout", judge_timeout)
+        callable_knob(
+            "ReportGateMiddleware", "embedder", getattr(embedder, "embed_documents", None), optional=embedder is None
+        )
         self.judge = judge
         self.judge_timeout = judge_timeout
+        # The judge's passages are chosen by meaning too when there is an embedder (``report/passages.py``).
+        self.passage_signals = with_meaning(embedder)
 
     @run_hook
     async def awrap_tool_call(
@@ -185,6 +195,11 @@ class ReportGateMiddleware(AnswerGate):
         except (KeyError, ValueError):
             before = {}
         outcome = await run_judge(
-            vetted.claims, evidence.library(), self.judge.for_run(run.usage), timeout=self.judge_timeout, known=before
+            vetted.claims,
+            evidence.library(),
+            self.judge.for_run(run.usage),
+            timeout=self.judge_timeout,
+            known=before,
+            signals=self.passage_signals,
         )
         return with_judgements(vetted, outcome.judgements, judge_unreliable=outcome.unreliable), outcome
