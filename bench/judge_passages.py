@@ -43,7 +43,13 @@ from deep_research_agent.report.citations import check_citations
 from deep_research_agent.report.claims import CheckedClaim, check_claims
 from deep_research_agent.report.judge import PASSAGES_PER_SOURCE
 from deep_research_agent.report.judge_guard import GROUNDING
-from deep_research_agent.report.passages import ClaimFacts, choose_passages, shared_content, with_meaning
+from deep_research_agent.report.passages import (
+    ClaimFacts,
+    PassageSignal,
+    choose_passages,
+    shared_content,
+    with_meaning,
+)
 from deep_research_agent.settings import EmbeddingSettings, ResearchConfig
 
 GOAL = 0.95
@@ -65,9 +71,14 @@ def by_facts(checked: CheckedClaim, text: EvidenceText) -> list[Span]:
 
 
 def by_facts_and_meaning(embedder: Embedder) -> Chooser:
-    signals = with_meaning(embedder)
+    """As the judge chooses with an embedder: one ``MeaningSignal`` (its budget, its caches) per report, here
+    per page."""
+    passes: dict[int, tuple[EvidenceText, tuple[PassageSignal, ...]]] = {}
 
     def choose(checked: CheckedClaim, text: EvidenceText) -> list[Span]:
+        if id(text) not in passes or passes[id(text)][0] is not text:
+            passes[id(text)] = (text, with_meaning(embedder))
+        signals = passes[id(text)][1]
         return choose_passages(ClaimFacts.of(checked.claim), text, count=PASSAGES_PER_SOURCE, signals=signals)
 
     return choose

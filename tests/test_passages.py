@@ -211,3 +211,37 @@ def test_meaning_shows_the_deciding_passage_at_least_as_often_on_the_labelled_cl
         without, _ = measure(pages, by_facts, None)
 
         assert with_it.rate() >= GOAL and with_it.included >= without.included
+
+
+class CountingEmbedder:
+    """Every text the same unit vector; counts the texts it was given."""
+
+    identity = "counting/2"
+
+    def __init__(self) -> None:
+        self.texts = 0
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        self.texts += len(texts)
+        return np.tile(np.array([1.0, 0.0], dtype=np.float32), (len(texts), 1))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([text])[0]
+
+
+def test_one_judging_pass_embeds_at_most_its_budget_of_sentences_and_reuses_each_text_s(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    embedder = CountingEmbedder()
+    meaning = MeaningSignal(embedder, budget=3)
+    facts, harbour = facts_and_text(PARAPHRASE, HARBOUR)
+    _, pharos = facts_and_text(PARAPHRASE)
+
+    first = choose_passages(facts, harbour, count=3, signals=(*SIGNALS, meaning))
+    again = choose_passages(facts, harbour, count=3, signals=(*SIGNALS, meaning))
+    beyond = choose_passages(facts, pharos, count=3, signals=(*SIGNALS, meaning))
+
+    assert first == again
+    assert embedder.texts == 3 + 1, "three sentences of the first text and the claim, each once"
+    assert beyond == choose_passages(facts, pharos, count=3), "past the budget the other signals choose"
+    assert meaning.unread == 1 and "chosen without it" in caplog.text

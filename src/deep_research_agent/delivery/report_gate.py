@@ -101,7 +101,7 @@ class ReportGateMiddleware(AnswerGate):
         self.judge = judge
         self.judge_timeout = judge_timeout
         # The judge's passages are chosen by meaning too when there is an embedder (``report/passages.py``).
-        self.passage_signals = with_meaning(embedder)
+        self.embedder = embedder
 
     @run_hook
     async def awrap_tool_call(
@@ -200,6 +200,6 @@ class ReportGateMiddleware(AnswerGate):
             self.judge.for_run(run.usage),
             timeout=self.judge_timeout,
             known=before,
-            signals=self.passage_signals,
+            signals=with_meaning(self.embedder),
         )
         return with_judgements(vetted, outcome.judgements, judge_unreliable=outcome.unreliable), outcome

@@ -55,8 +55,11 @@ WORD_WEIGHT = 1.0
 # about as much as a shared name, and a figure held still outranks it.
 MEANING_WEIGHT = 3.0
 MEANING_FLOOR = 0.3
-# The body sentences of one text embedded for meaning, from its start: about a 60-page document's worth.
-MEANING_SENTENCES = 600
+# Embedding is the cost of meaning: about 20 to 70 sentences a second on two shared cores. So one text gives
+# at most its first MEANING_SENTENCES body sentences, and one judging pass (one MeaningSignal) embeds at most
+# MEANING_BUDGET in all, about 10 to 40 s; the texts beyond it are chosen by figures, names and words.
+MEANING_SENTENCES = 200
+MEANING_BUDGET = 800
 # A word or name at most this often in a text counts in full; a more common one counts less (by the square
 # root of how much more often it occurs): "POSTGRES" on every line of a page says little about which line.
 _RARE = 2
@@ -187,12 +190,16 @@ class WordSignal:
 class MeaningSignal:
     """The sentences nearest the claim in meaning, each worth up to ``MEANING_WEIGHT`` by its cosine above
     ``MEANING_FLOOR``. A text's sentences are embedded once (its first ``MEANING_SENTENCES`` body sentences)
-    and kept while the text lives; a claim's vector is kept while its sentence is asked about. An embedder
-    that fails proposes nothing and scores nothing, so the other signals choose; ``failure`` says why (logged
-    once)."""
+    and kept while the text lives; a claim's vector is kept while its sentence is asked about. Once ``budget``
+    sentences are embedded, a text not embedded yet gets no meaning (``unread`` counts them; logged once).
+    An embedder that fails proposes nothing and scores nothing, so the other signals choose; ``failure`` says
+    why (logged once). Make one per judging pass: its budget and caches are that pass's."""
 
-    def __init__(self, embedder: Embedder) -> None:
+    def __init__(self, embedder: Embedder, *, budget: int = MEANING_BUDGET) -> None:
         self.embedder = embedder
+        self.budget = budget
+        self.remaining = budget
+        self.unread = 0
         self.failure = ""
         self._lock = threading.Lock()
         self._texts: weakref.WeakKeyDictionary[EvidenceText, tuple[dict[int, int], list[Span], np.ndarray]] = (
@@ -242,10 +249,19 @@ class MeaningSignal:
         if found is None:
             spans = []
             for span in _sentences_from(text, 0):
-                spans.append(span)
-                if len(spans) == MEANING_SENTENCES:
+                if len(spans) >= min(MEANING_SENTENCES, self.remaining):
                     break
-            matrix = self.embedder.embed_documents([text.sentence(span) for span in spans])
+                spans.append(span)
+            if not spans and self.remaining <= 0:
+                self.unread += 1
+                if self.unread == 1:
+                    _log.warning("meaning read %s sentences; further cited texts are chosen without it", self.budget)
+            self.remaining -= len(spans)
+            matrix = (
+                self.embedder.embed_documents([text.sentence(span) for span in spans])
+                if spans
+                else np.zeros((0, 0), dtype=np.float32)
+            )
             found = ({span[0]: row for row, span in enumerate(spans)}, spans, matrix)
             with self._lock:
                 self._texts[text] = found
