@@ -78,6 +78,12 @@ def port_taken(host: str, port: int) -> bool:
     return False
 
 
+def local_url(host: str, port: int) -> str:
+    """The address a client on this machine reaches ``host:port`` at (a wildcard host through loopback)."""
+    reachable = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+    return f"http://[{reachable}]:{port}" if ":" in reachable else f"http://{reachable}:{port}"
+
+
 def _number(environ: dict[str, str], name: str, default: str, *, least: int = 1) -> int:
     value = environ.get(name) or default
     if not value.isdigit() or int(value) < least:
@@ -188,6 +194,8 @@ def main(environ: dict[str, str] | None = None, argv: list[str] | None = None) -
             WORKER_DRAIN_TIMEOUT=str(max(0, grace_s - CONNECTIONS_GRACE_S - 2)),
             # A team server: no user may make it reach internal services through a run's own URLs.
             DRA_SHARED_DEPLOYMENT=environ.get("DRA_SHARED_DEPLOYMENT") or "true",
+            # Chart images in the answer a generic UI renders are links to this server (behind a proxy: set it).
+            DRA_PUBLIC_URL=environ.get("DRA_PUBLIC_URL") or local_url(host, first_port),
         )
         say("Running Aegra's migrations (aegra db upgrade) and creating the checkpointer and store tables")
         try:

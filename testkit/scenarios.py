@@ -130,3 +130,55 @@ def would_ask_but_cannot() -> dict[str, Any]:
         ),
         researcher(turn(content=findings_json("Nothing new."))),
     )
+
+
+# A yearly series read from two pages and charted, one point planted wrong (tests/e2e/test_charts.py, the web UI).
+CHART_QUESTION = "Chart the yearly generation of the Streymoy turbines since 2019."
+CHART_SERIES = [(2019, 41.2, 1), (2020, 44.8, 1), (2021, 47.5, 1), (2022, 52.1, 2), (2023, 58.6, 2)]
+# 2024 is in neither page: the planted point, drawn hollow with its reason.
+CHART_PLANTED = (2024, 63.9, 2)
+
+
+def chart_report(early: str, recent: str) -> str:
+    points = [{"x": x, "y": y, "cite": c} for x, y, c in (*CHART_SERIES, CHART_PLANTED)]
+    chart = {
+        "kind": "line",
+        "title": "Streymoy turbines, yearly generation",
+        "x_label": "Year",
+        "y_label": "Generation",
+        "unit": "GWh",
+        "points": points,
+    }
+    return (
+        "# Streymoy turbine generation\n\n"
+        "Generation was 41.2 GWh in 2019 [1] and 58.6 GWh in 2023 [2].\n\n"
+        f"```chart\n{json.dumps(chart)}\n```\n\n"
+        f"## Sources\n[1] Streymoy turbines: yearly generation 2019 to 2021 — {early}\n"
+        f"[2] Streymoy turbines: generation since 2022 — {recent}\n"
+    )
+
+
+def charted_series(early: str, recent: str) -> dict[str, Any]:
+    """One unit reads the two Streymoy pages and hands back the series; the orchestrator charts it with one
+    planted point. The gate sends the draft back once (the planted point), and the same draft is delivered."""
+    reader = researcher(
+        turn(tool_calls=[call("web_fetch", url=early), call("web_fetch", url=recent)]),
+        turn(
+            content=findings_json(
+                "Yearly generation 2019-2023.",
+                [
+                    {"finding": "41.2 GWh in 2019.", "evidence": "generated 41.2 GWh in 2019", "source": early},
+                    {
+                        "finding": "58.6 GWh in 2023.",
+                        "evidence": "In 2023 the turbines produced 58.6 GWh",
+                        "source": recent,
+                    },
+                ],
+            )
+        ),
+    )
+    draft = submit(chart_report(early, recent))
+    return scenario(
+        orchestrator(plan_and_delegate("Find the Streymoy turbines' yearly generation"), draft, repeat_last=True),
+        reader,
+    )

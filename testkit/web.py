@@ -291,6 +291,31 @@ ARTICLES: dict[str, Article] = {
             facts=("2,500 granite blocks", "137 metres"),
             keywords=("lighthouse", "pharos", "survey", "ruins"),
         ),
+        # A yearly series over two pages, for the charts (tests/e2e/test_charts.py): 2019-2021, then 2022-2023.
+        Article(
+            slug="streymoy-early",
+            title="Streymoy turbines: yearly generation 2019 to 2021",
+            author="Hanna Dam",
+            date="2022-02-11",
+            paragraphs=(
+                "The Streymoy turbines generated 41.2 GWh in 2019, their first full year on the grid.",
+                "Generation rose to 44.8 GWh in 2020 and to 47.5 GWh in 2021 as availability improved.",
+            ),
+            facts=("41.2 GWh in 2019", "44.8 GWh in 2020", "47.5 GWh in 2021"),
+            keywords=("streymoy", "turbines", "generation", "gwh"),
+        ),
+        Article(
+            slug="streymoy-recent",
+            title="Streymoy turbines: generation since 2022",
+            author="Hanna Dam",
+            date="2024-01-30",
+            paragraphs=(
+                "Output reached 52.1 GWh in 2022.",
+                "In 2023 the turbines produced 58.6 GWh, after two new machines joined the array.",
+            ),
+            facts=("52.1 GWh in 2022", "58.6 GWh"),
+            keywords=("streymoy", "turbines", "generation", "gwh"),
+        ),
         Article(
             slug="long",
             title="The Arctic wind census",

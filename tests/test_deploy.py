@@ -219,3 +219,13 @@ def test_the_start_message_never_shows_a_database_password():
 
     assert serve.redacted("postgresql://team:s3cret@db:5432/aegra") == "postgresql://team:***@db:5432/aegra"
     assert serve.redacted("redis://cache:6379/0") == "redis://cache:6379/0"
+
+
+@pytest.mark.parametrize(
+    "host, url",
+    [("127.0.0.1", "http://127.0.0.1:2024"), ("0.0.0.0", "http://127.0.0.1:2024"), ("::", "http://[::1]:2024")],
+)
+def test_serve_gives_the_chart_links_an_address_a_local_client_reaches(host: str, url: str):
+    from deploy import serve
+
+    assert serve.local_url(host, 2024) == url

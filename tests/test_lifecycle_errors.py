@@ -211,10 +211,10 @@ async def test_a_hook_that_breaks_after_research_ends_the_run_with_internal_erro
     )
     real_deliverable = turn_end.deliverable
 
-    def deliverable_that_breaks_once_research_started(state, control, evidence):
+    def deliverable_that_breaks_once_research_started(state, control, evidence, **options):
         if control.research_started:
             raise RuntimeError(SECRET_DETAIL)
-        return real_deliverable(state, control, evidence)
+        return real_deliverable(state, control, evidence, **options)
 
     monkeypatch.setattr(turn_end, "deliverable", deliverable_that_breaks_once_research_started)
     environ = {

@@ -96,7 +96,7 @@ CORPORA = Catalog(
 # name -> (environment, MCP listings, corpora)
 COMBINATIONS: dict[str, tuple[dict[str, str], tuple[Listing, ...], Catalog | None]] = {
     "defaults": ({}, (), None),
-    "bare": ({**NO_SKILLS, **NO_KNOWLEDGE}, (), None),
+    "bare": ({**NO_SKILLS, **NO_KNOWLEDGE, "DRA_MAX_CHARTS": "0"}, (), None),
     "no-web": ({**NO_WEB, **NO_SKILLS}, (), None),
     "no-web-corpora-domain": ({**NO_WEB, **DOMAIN, **NO_KNOWLEDGE}, (), CORPORA),
     "web-corpora-sandbox": ({**SANDBOX, **NO_SKILLS}, (), CORPORA),

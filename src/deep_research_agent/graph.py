@@ -70,6 +70,7 @@ from .delivery import (
     ReportMiddleware,
     TurnEndMiddleware,
 )
+from .delivery.chart_offer import ChartOfferMiddleware
 from .delivery.follow_up import follow_up_section
 from .delivery.steer import SteeringMiddleware
 from .domain.names import Role, ToolName
@@ -378,7 +379,7 @@ def orchestrator_agent(
         outside=[
             *run_lifecycle(settings, build_warnings=parts.build_warnings, roster=parts.roster),
             # Outside the guards: the call after a delivery is answered with the deliverable, never made.
-            TurnEndMiddleware(),
+            TurnEndMiddleware(public_url=settings.public_url),
             # A SIMPLE turn is answered in the orchestrator's first model call, before any guard or prompt.
             *([triage_router(settings)] if settings.triage else []),
             # Inside the router: a turn it sent to research must call a tool, or end with an honest error.
@@ -391,6 +392,9 @@ def orchestrator_agent(
         own=[
             ClassifiedToolErrorsMiddleware(role=Role.ORCHESTRATOR),
             HandOverMiddleware(models_by_role=_models_by_role(settings, subagents)),
+            # Inside the hand-over: once a chart is called for (a series in the findings, or the user asked for one),
+            # how to write one, after the findings JSON; never in the system prompt.
+            *([ChartOfferMiddleware(max_charts=settings.max_charts)] if settings.max_charts else []),
             # The user's steering messages so far, read at each of the orchestrator's model calls.
             SteeringMiddleware(role=Role.ORCHESTRATOR),
             # Off (``clarify: false``), a caller that cannot answer: request_clarification is not even offered.
@@ -402,6 +406,7 @@ def orchestrator_agent(
                 judge=report_judge(settings),
                 judge_timeout=judge_timeout(settings.request_timeout),
                 embedder=embedder_for(settings.part(EmbeddingSettings)),
+                max_charts=settings.max_charts,
             ),
             # Inside the report gate: the "what changed" section is appended to the report it let through.
             # The patch for dangling tool calls runs in the lifecycle's opening hook, not as a node of its own.
@@ -619,6 +624,8 @@ def run_lifecycle(
             recursion_limit=effective_recursion_limit(settings.recursion_limit),
             remember_findings=settings.remember_findings,
             knowledge_dataset=settings.knowledge_dataset,
+            public_url=settings.public_url,
+            max_charts=settings.max_charts,
         ),
     )
 

@@ -4,6 +4,10 @@
 - ``GET /evidence/{thread_id}/{run_id}``: one run's records;
 - ``GET /reports/{thread_id}?format=md|html|pdf|docx``: the thread's delivered report as a document to hand on
   (``export/``); ``GET /reports/{thread_id}/{run_id}``: the report that run delivered;
+- ``GET /charts/{thread_id}/{chart_id}.png|svg`` (and ``/charts/{thread_id}/{run_id}/...`` for the report one run
+  delivered): a chart of the delivered report, drawn on demand from the checked spec its block carries
+  (``export/charts.py``), so nothing but the report is stored; the turn's last AI message and the web UI link
+  here. It reads the thread like the report routes, as the caller, so the same auth decides;
 - ``POST /steer/{thread_id}`` with ``{"message": text}``: steers the thread's run in progress
   (``service/steering.py``): 202 with ``{thread_id, run_id}`` once the message is on the run's channel, 404 with
   a ``detail`` when the thread has no run in progress the caller may see, 422 for a body without a message;
@@ -67,8 +71,11 @@ from starlette.routing import Route
 from .corpora.catalog import catalog_for
 from .corpora.readers import borrow
 from .corpora.search import CorpusSearch, hits_json, search_corpus
+from .domain.charts import CHARTS_PATH, chart_path
 from .embeddings import embedder_for
 from .export import ExportFormat, NoReport, file_name, render, report_document
+from .export.charts import ChartImage, NotDrawn, render_chart
+from .report.charts import delivered_charts
 from .run.archive import stored_evidence
 from .service import MCP_PATH, McpService, NoRunningRun, SteerRequest, caller_client, send_steering
 from .settings import CorporaSettings, EmbeddingSettings, ResearchConfig
@@ -144,13 +151,16 @@ def unknown_format(requested: str) -> JSONResponse | None:
 
 
 async def report_response(
-    state: ThreadState | None, format: ExportFormat, thread_id: str, run_id: str | None = None
+    state: ThreadState | None, format: ExportFormat, thread_id: str, run_id: str | None = None, base_url: str = ""
 ) -> Response:
-    """The answer of ``GET /reports/{thread_id}[/{run_id}]`` for the state read (None: none the caller may read)."""
+    """The answer of ``GET /reports/{thread_id}[/{run_id}]`` for the state read (None: none the caller may read);
+    ``base_url``: the address the caller used, under which the Markdown export links its chart images."""
     try:
         if state is None:
             raise NoReport
         document = report_document(state[0], created_at=state[1])
+        link = chart_path(thread_id, run_id, "x").rpartition("/")[0]
+        document = document.model_copy(update={"chart_link": base_url.rstrip("/") + link})
     except NoReport:
         where = f"run {run_id} of thread {thread_id}" if run_id else f"thread {thread_id}"
         return JSONResponse({"detail": f"No delivered report on {where}."}, status_code=404)
@@ -158,6 +168,26 @@ async def report_response(
     content = await asyncio.to_thread(render, document, format)
     disposition = content_disposition(file_name(document, format))
     return Response(content, media_type=format.media_type, headers={"Content-Disposition": disposition})
+
+
+async def chart_response(state: ThreadState | None, thread_id: str, file: str, run_id: str | None = None) -> Response:
+    """The answer of ``GET /charts/{thread_id}[/{run_id}]/{chart_id}.png|svg``: the chart of the delivered report
+    in the state read (None: none the caller may read), drawn from its checked spec (``export/charts.py``)."""
+    chart_id, _, extension = file.rpartition(".")
+    if extension not in {image.value for image in ChartImage}:
+        return JSONResponse({"detail": f"A chart is served as .png or .svg, not {file!r}."}, status_code=404)
+    report = state[0].get("final_report") if state is not None else None
+    record = next((r for r in delivered_charts(report) if r.id == chart_id), None) if isinstance(report, str) else None
+    if record is None:
+        where = f"run {run_id} of thread {thread_id}" if run_id else f"thread {thread_id}"
+        return JSONResponse({"detail": f"No chart {chart_id} in the delivered report of {where}."}, status_code=404)
+    image = ChartImage(extension)
+    try:
+        # Drawing takes a tenth of a second of CPU: off the event loop.
+        content = await asyncio.to_thread(render_chart, record, image)
+    except NotDrawn as exc:
+        return JSONResponse({"detail": f"Chart {chart_id} is not drawn: {exc}."}, status_code=404)
+    return Response(content, media_type=image.media_type, headers={"Cache-Control": "private, max-age=300"})
 
 
 def content_disposition(name: str) -> str:
@@ -258,7 +288,12 @@ def make_app(
         if refused := unknown_format(requested):
             return refused
         state = await thread_state(request, thread_id, run_id)
-        return await report_response(state, ExportFormat(requested), thread_id, run_id)
+        return await report_response(state, ExportFormat(requested), thread_id, run_id, str(request.base_url))
+
+    async def chart(request: Request) -> Response:
+        thread_id, run_id = request.path_params["thread_id"], request.path_params.get("run_id")
+        state = await thread_state(request, thread_id, run_id)
+        return await chart_response(state, thread_id, request.path_params["file"], run_id)
 
     async def steer(request: Request) -> JSONResponse:
         return await steer_response(request, request.path_params["thread_id"])
@@ -293,6 +328,8 @@ def make_app(
             Route(EVIDENCE_PATH + "/{thread_id}/{run_id}", evidence, methods=["GET"]),
             Route(REPORTS_PATH + "/{thread_id}", report, methods=["GET"]),
             Route(REPORTS_PATH + "/{thread_id}/{run_id}", report, methods=["GET"]),
+            Route(CHARTS_PATH + "/{thread_id}/{file}", chart, methods=["GET"]),
+            Route(CHARTS_PATH + "/{thread_id}/{run_id}/{file}", chart, methods=["GET"]),
             Route(STEER_PATH + "/{thread_id}", steer, methods=["POST"]),
             Route(CORPORA_PATH, corpora, methods=["GET"]),
             Route(CORPUS_SEARCH_PATH, corpus_search, methods=["GET"]),

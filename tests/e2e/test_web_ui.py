@@ -26,7 +26,9 @@ from testkit.agent_server import GRAPH_ID
 from testkit.browser import CHROMIUM_ARGS, UI_DIST, UiPage, chromium_executable
 from testkit.claim_reports import COVERAGE, coverage_report
 from testkit.scenarios import (
+    CHART_QUESTION,
     brief_of,
+    charted_series,
     direct_answerer,
     findings_json,
     message_text,
@@ -383,6 +385,38 @@ def test_a_reports_images_from_elsewhere_are_links_and_nothing_loads_them(ui, sc
     expect(body.get_by_role("link", name="Image: Cell cross-section")).to_have_attribute("href", tracker)
     expect(body.get_by_role("link", name="Image: Plan")).to_have_attribute("href", loopback_image)
     ui.screenshot()
+
+
+def test_a_reports_chart_is_drawn_by_the_server_with_its_failing_point_noted_and_its_data_on_demand(ui, scripted, web):
+    early, recent = (web.url(ARTICLES[slug].path) for slug in ("streymoy-early", "streymoy-recent"))
+    scripted.set_scenario(charted_series(early, recent))
+    page = ui.open().page
+    run = ui.ask(CHART_QUESTION)
+
+    expect(ui.wait_for_end(run)).to_contain_text("Report delivered.")
+    figure = run.locator("section.report figure.chart")
+    expect(figure).to_have_count(1)
+    image = figure.locator("img.chart-image")
+    expect(image).to_have_attribute(
+        "src", re.compile(rf"^/charts/{ui.thread_id}/[0-9a-f-]{{36}}/chart-[0-9a-f]{{16}}\.svg$")
+    )
+    expect(image).to_have_attribute("alt", re.compile("^line chart: Streymoy turbines, yearly generation; 6 points"))
+    image.scroll_into_view_if_needed()
+    page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image.element_handle())
+    expect(figure.locator("figcaption")).to_contain_text("Checked: 5 of 6 values are each in the text of the source")
+    expect(figure.locator(".chart-notes li")).to_have_text(
+        re.compile(r"^¹ 2024: 63\.9 GWh \[2\] — 63\.9 GWh is not in")
+    )
+    expect(run.locator("section.report pre")).to_have_count(0)
+
+    table = figure.locator("table.chart-data")
+    expect(table).to_be_hidden()
+    figure.get_by_role("button", name="Show data").click()
+    expect(table).to_be_visible()
+    expect(table.locator("tbody tr")).to_have_count(6)
+    expect(table.locator("tr.failing td")).to_have_text(["2024", "63.9", "[2]", "does not check out ¹"])
+    expect(table.locator("tr.failing a.cite-link")).to_have_attribute("href", re.compile("-src-2$"))
+    figure.screenshot(path=str(ui.screenshot().with_name(f"{ui.name}-chart.png")))
 
 
 def test_a_simple_question_is_answered_directly_without_research(ui, scripted):

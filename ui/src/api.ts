@@ -101,3 +101,9 @@ export async function searchCorpus(apiUrl: string, corpus: string, query: string
   const params = new URLSearchParams({ corpus, q: query, k: String(k) });
   return searchAnswerOf(await getJson(`${apiUrl}/corpora/search?${params}`));
 }
+
+/** A chart of a delivered report, drawn by the server; a run's own when known, so an earlier turn keeps its picture. */
+export function chartUrl(threadId: string, runId: string | undefined, chartId: string): string {
+  const run = runId ? `/${encodeURIComponent(runId)}` : "";
+  return `${rootPath()}/charts/${encodeURIComponent(threadId)}${run}/${encodeURIComponent(chartId)}.svg`;
+}

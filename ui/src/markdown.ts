@@ -340,3 +340,71 @@ export function imageLabel(src: string, alt: string): string {
   const words = /^https?:/i.test(src) ? "Image" : "Image not shown";
   return alt.trim() ? `${words}: ${alt.trim()}` : words;
 }
+
+// --- charts ---------------------------------------------------------------------------------------------
+
+/** A point of a delivered chart, with what the check found (domain/charts.py ChartRecord.to_block). */
+export interface ChartPoint {
+  x: string | number;
+  y: number;
+  cite: number | null;
+  check: { verdict: string; reason?: string; sentence?: string };
+}
+
+/** A chart as the delivered report carries it: its spec, the checks of its points, whether it is drawn. */
+export interface DeliveredChart {
+  id: string;
+  kind: string;
+  title: string;
+  x_label?: string;
+  y_label?: string;
+  unit?: string;
+  points: ChartPoint[];
+  drawn: boolean;
+  caption: string;
+  reason?: string;
+}
+
+const CHART_FENCE_RE = /^[ \t]{0,3}(`{3,}|~{3,})[ \t]*chart[ \t]*\n([\s\S]*?)^[ \t]*\1[ \t]*$\n?/gim;
+export const CHART_OPEN = "\uE003";
+export const CHART_CLOSE = "\uE004";
+
+function deliveredChart(text: string): DeliveredChart | null {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof raw !== "object" || raw === null) return null;
+  const chart = raw as Partial<DeliveredChart>;
+  if (typeof chart.id !== "string" || typeof chart.title !== "string" || !Array.isArray(chart.points)) return null;
+  const points = chart.points.filter((p) => p && typeof p.y === "number" && p.check && typeof p.check.verdict === "string");
+  if (points.length !== chart.points.length) return null;
+  return { ...chart, caption: String(chart.caption ?? ""), drawn: Boolean(chart.drawn), points } as DeliveredChart;
+}
+
+/**
+ * The body with each delivered chart block replaced by a placeholder paragraph (`\uE003n\uE004`) for the renderer
+ * to swap for the chart, and the charts in order. A block the product did not write (no checks) stays code.
+ */
+export function chartPlaceholders(body: string): { text: string; charts: DeliveredChart[] } {
+  const charts: DeliveredChart[] = [];
+  const text = body.replace(CHART_FENCE_RE, (block: string, _fence: string, inner: string) => {
+    const chart = deliveredChart(inner);
+    if (!chart) return block;
+    charts.push(chart);
+    return `\n${CHART_OPEN}${charts.length - 1}${CHART_CLOSE}\n\n`;
+  });
+  return { text, charts };
+}
+
+/** A number as the report writes it: `1,240`, `41.2`. */
+export function chartValue(y: number): string {
+  return Number.isInteger(y) ? y.toLocaleString("en-US") : y.toLocaleString("en-US", { maximumFractionDigits: 6 });
+}
+
+/** The notes' numbering: `¹`, `²`, … for the failing points in order. */
+export function superscript(n: number): string {
+  return String(n).replace(/\d/g, (d) => "⁰¹²³⁴⁵⁶⁷⁸⁹"[Number(d)]!);
+}

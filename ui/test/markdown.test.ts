@@ -2,6 +2,11 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
+  CHART_CLOSE,
+  CHART_OPEN,
+  chartPlaceholders,
+  chartValue,
+  superscript,
   MARK_CLOSE,
   MARK_OPEN,
   citedNumbers,
@@ -138,4 +143,20 @@ test("an image not shown reads as a link to a web address or a note naming it", 
   assert.equal(imageLabel("https://cdn.example/p.png", "Price chart"), "Image: Price chart");
   assert.equal(imageLabel("https://cdn.example/p.png", ""), "Image");
   assert.equal(imageLabel("file:///etc/passwd", "secret"), "Image not shown: secret");
+});
+
+test("a delivered chart block becomes a placeholder paragraph, a chart the product did not check stays code", () => {
+  const checked = JSON.stringify({
+    id: "chart-1", kind: "line", title: "Output", unit: "GWh", drawn: true, caption: "Checked: all 1",
+    points: [{ x: 2021, y: 47.5, cite: 1, check: { verdict: "supported" } }],
+  });
+  const unchecked = JSON.stringify({ kind: "line", title: "Raw", points: [{ x: 2021, y: 1, cite: 1 }] });
+  const body = `Intro [1].\n\n\`\`\`chart\n${checked}\n\`\`\`\n\nMiddle.\n\n\`\`\`chart\n${unchecked}\n\`\`\`\n`;
+  const { text, charts } = chartPlaceholders(body);
+  assert.equal(charts.length, 1);
+  assert.equal(charts[0]!.title, "Output");
+  assert.ok(text.includes(`${CHART_OPEN}0${CHART_CLOSE}`));
+  assert.ok(text.includes(unchecked), "an unchecked block is left as written");
+  assert.equal(superscript(12), "¹²");
+  assert.equal(chartValue(1240), "1,240");
 });

@@ -37,6 +37,7 @@ from ..domain.names import HARNESS_MESSAGE_NAME, Role, StopMode
 from ..domain.secrets import redact
 from ..domain.stops import GUARD_STOP_STATES, GUARD_WARNING_STATES
 from ..protocol.events import PROTOCOL_VERSION
+from ..report.charts import charts_as_markdown
 from ..report.rendering import listed_sources
 
 
@@ -398,8 +399,10 @@ class RunView:
         if event.get("partial"):
             self._print("!", "Partial report, salvaged from an incomplete run.", "yellow")
         # Its Sources as a list, each URL shown: a terminal may not follow links, and the report's own
-        # ``[n] Title — URL`` lines would run together into one paragraph.
-        self.console.print(Markdown(listed_sources(self.report), hyperlinks=False))
+        # ``[n] Title — URL`` lines would run together into one paragraph. A chart is shown as its caption,
+        # notes and data table (a terminal draws no image).
+        shown = charts_as_markdown(self.report, lambda chart: None)
+        self.console.print(Markdown(listed_sources(shown), hyperlinks=False))
         self.console.print(Rule())
         claims = event.get("claims")
         if isinstance(claims, dict) and claims.get("claims"):

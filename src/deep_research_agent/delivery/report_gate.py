@@ -37,6 +37,7 @@ from langgraph.channels import UntrackedValue
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
+from ..domain.charts import DEFAULT_MAX_CHARTS
 from ..domain.errors import tool_error_text
 from ..domain.knobs import callable_knob, not_negative
 from ..domain.names import RevisionReason, ToolErrorClass, ToolName
@@ -90,17 +91,25 @@ class ReportGateMiddleware(AnswerGate):
     per_turn = True
 
     def __init__(
-        self, *, judge: RunJudge | None = None, judge_timeout: float = 60.0, embedder: Embedder | None = None
+        self,
+        *,
+        judge: RunJudge | None = None,
+        judge_timeout: float = 60.0,
+        max_charts: int = DEFAULT_MAX_CHARTS,
+        embedder: Embedder | None = None,
     ) -> None:
+        """``max_charts``: the charts a report may hold (``report/charts.py``); 0 refuses every chart.
+        ``embedder``: the judge's passages are chosen by meaning too (``report/passages.py``)."""
         super().__init__()
         callable_knob("ReportGateMiddleware", "judge", getattr(judge, "for_run", None), optional=judge is None)
         not_negative("ReportGateMiddleware", "judge_timeout", judge_timeout)
+        not_negative("ReportGateMiddleware", "max_charts", max_charts)
         callable_knob(
             "ReportGateMiddleware", "embedder", getattr(embedder, "embed_documents", None), optional=embedder is None
         )
         self.judge = judge
         self.judge_timeout = judge_timeout
-        # The judge's passages are chosen by meaning too when there is an embedder (``report/passages.py``).
+        self.max_charts = max_charts
         self.embedder = embedder
 
     @run_hook
@@ -122,7 +131,7 @@ class ReportGateMiddleware(AnswerGate):
         spent = self.bounces_spent(request.state, messages)
         bounced = request.state.get("report_gate_draft") if spent else None
         previous = CitationReport.model_validate(bounced) if bounced is not None else None
-        vetted = await asyncio.to_thread(vet_report, draft, evidence, previous=previous)
+        vetted = await asyncio.to_thread(vet_report, draft, evidence, previous=previous, max_charts=self.max_charts)
         judged = request.state.get("report_gate_judged") if bounced is not None else None
         unreliable = bool(request.state.get("report_gate_judge_unreliable"))
         vetted, judged_now = await self._judged(run, vetted, evidence, judged or {}, unreliable=unreliable)

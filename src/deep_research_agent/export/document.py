@@ -20,8 +20,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from ..domain.charts import ChartRecord
 from ..domain.claims import ClaimRecord, ClaimSummary
 from ..domain.names import CLARIFICATION_HEADER, HARNESS_MESSAGE_NAME, OUTCOME_NOTICES, Outcome
+from ..report.charts import delivered_charts
 from ..report.markdown import source_entries, split_sources
 
 _TITLE_PREFIX = "# "
@@ -59,6 +61,11 @@ class ReportDocument(BaseModel):
     sources: list[DocumentSource] = Field(default_factory=list)
     claims: list[ClaimRecord] = Field(default_factory=list)
     summary: ClaimSummary | None = None
+    chart_link: str = Field(
+        default="",
+        description="Where the server serves this report's chart images (``{chart_link}/{id}.png``), for the "
+        "Markdown export's image links; empty when unknown.",
+    )
 
     @property
     def outcome_notice(self) -> str:
@@ -68,6 +75,11 @@ class ReportDocument(BaseModel):
     def flagged_claims(self) -> list[ClaimRecord]:
         """The claims delivered marked ``[unverified]``, in report order (the k-th mark is the k-th of these)."""
         return [claim for claim in self.claims if claim.verdict.flags]
+
+    @property
+    def charts(self) -> list[ChartRecord]:
+        """The report's delivered charts, in order (each block carries its checks: ``domain/charts.py``)."""
+        return delivered_charts(self.body)
 
     def source(self, index: int) -> DocumentSource | None:
         return next((source for source in self.sources if source.index == index), None)

@@ -2,7 +2,8 @@
 
 Each ``[n]`` is an internal link to its numbered entry of the Sources list (bookmark ``source_n``), whose
 entry links the source's web address; each ``[unverified]`` mark is highlighted and followed by a numbered
-note reference (bookmark ``note_k``) to the notes that quote the claim and say why. python-docx has no API
+note reference (bookmark ``note_k``) to the notes that quote the claim and say why; each delivered chart is its
+drawing (PNG, with alt text), caption and notes, its data in an appendix. python-docx has no API
 for hyperlinks and bookmarks that point inside the document, so those two are written as WordprocessingML.
 """
 
@@ -20,10 +21,13 @@ from docx.enum.text import WD_COLOR_INDEX
 from docx.opc.constants import RELATIONSHIP_TYPE
 from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
-from docx.shared import Pt, RGBColor
+from docx.shared import Inches, Pt, RGBColor
 from docx.text.paragraph import Paragraph
 from markdown_it.token import Token
 
+from ..domain.charts import ChartRecord
+from ..report.charts import alt_text, caption_text, is_chart_fence, point_notes
+from .charts import ChartImage, data_rows, render_chart
 from .document import ReportDocument
 from .markup import CITATION, UNVERIFIED, markdown_parser, unverified_marks
 from .wording import appendix_rows, header_lines, note_text, source_details
@@ -48,6 +52,7 @@ class _Writer:
         self.report = document
         self.doc: Document = new_document()
         self.bookmark_ids = count(1)
+        self.chart_numbers = {record.id: number for number, record in enumerate(document.charts, start=1)}
 
     # --- inline ---------------------------------------------------------------------------------------
 
@@ -172,6 +177,8 @@ class _Writer:
                 else:
                     name = "Normal"
                 self.inline(self.doc.add_paragraph(style=name), token.children or [])
+            elif kind == "fence" and (record := self.chart_of(token)) is not None:
+                self.chart(record)
             elif kind in ("fence", "code_block"):
                 paragraph = self.doc.add_paragraph(style="No Spacing")
                 self.text(paragraph, token.content.rstrip("\n"), _Style(), mono=True)
@@ -196,6 +203,42 @@ class _Writer:
                     for run in paragraph.runs:
                         run.bold = True
 
+    # --- charts ---------------------------------------------------------------------------------------
+
+    def chart_of(self, token: Token) -> ChartRecord | None:
+        record = ChartRecord.from_block(token.content) if is_chart_fence(token.info) else None
+        return record if record is not None and record.id in self.chart_numbers else None
+
+    def chart(self, record: ChartRecord) -> None:
+        """The chart's drawing (PNG, with its alt text), its caption and the notes on its failing points."""
+        number = self.chart_numbers[record.id]
+        if record.drawn:
+            shape = self.doc.add_picture(io.BytesIO(render_chart(record, ChartImage.PNG)), width=Inches(6.3))
+            shape._inline.docPr.set("descr", alt_text(record))
+            shape._inline.docPr.set("title", record.spec.title)
+        caption = self.doc.add_paragraph(style="Caption" if "Caption" in self.doc.styles else None)
+        self.text(caption, f"Chart {number}: {record.spec.title}. ", _Style(bold=1))
+        self.text(caption, caption_text(record), _Style())
+        for note in point_notes(record):
+            self.text(self.doc.add_paragraph(), note, _Style())
+
+    def chart_appendix(self) -> None:
+        records = self.report.charts
+        if not records:
+            return
+        self.doc.add_heading("Appendix: chart data", level=1)
+        for number, record in enumerate(records, start=1):
+            self.doc.add_heading(f"Chart {number}: {record.spec.title}", level=2)
+            header, _, *rows = data_rows(record)
+            table = self.doc.add_table(rows=len(rows) + 1, cols=len(header))
+            table.style = "Table Grid"
+            for r, row in enumerate([header, *rows]):
+                for c, cell in enumerate(row):
+                    table.cell(r, c).text = cell
+                    if r == 0:
+                        for run in table.cell(r, c).paragraphs[0].runs:
+                            run.bold = True
+
     # --- the document ---------------------------------------------------------------------------------
 
     def write(self) -> bytes:
@@ -214,6 +257,7 @@ class _Writer:
         self.notes()
         self.sources()
         self.appendix()
+        self.chart_appendix()
         buffer = io.BytesIO()
         self.doc.save(buffer)
         return buffer.getvalue()

@@ -2,7 +2,8 @@
 
 Each ``[n]`` links to its source: to the source's web address when it has one, else to its entry in the
 Sources list (``#source-n``); each ``[unverified]`` mark is highlighted and carries a numbered note
-(``#note-k``) that quotes the claim and says why. Everything from the report or its sources is escaped.
+(``#note-k``) that quotes the claim and says why; each delivered chart is a figure with its drawing embedded
+(``charts.py``), its data in an appendix. Everything from the report or its sources is escaped.
 """
 
 from __future__ import annotations
@@ -11,8 +12,12 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
+from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 
+from ..domain.charts import ChartRecord
+from ..report.charts import is_chart_fence
+from .charts import ChartImage, appendix_html, figure_html
 from .document import ReportDocument
 from .markup import CITATION, UNVERIFIED, markdown_parser, unverified_marks
 from .wording import appendix_rows, header_lines, note_text, source_details
@@ -31,15 +36,23 @@ th, td {{ border: 1px solid #999; padding: 0.25rem 0.5rem; text-align: start; ve
 mark.unverified {{ background: #ffe3e3; }}
 a.citation {{ text-decoration: none; }}
 section ul {{ list-style: none; padding-inline-start: 0; }}
+figure.chart {{ margin: 1.5rem 0; }}
+figure.chart img {{ max-width: 100%; height: auto; }}
+figure.chart figcaption {{ font-size: 0.9em; color: #333; }}
+ul.chart-notes {{ list-style: none; padding-inline-start: 0; }}
 @page {{ size: A4; margin: 2cm; }}
 """
 
 
-def render_html(document: ReportDocument) -> str:
+def render_html(document: ReportDocument, chart_image: ChartImage = ChartImage.SVG) -> str:
+    """The page; its charts embedded as ``chart_image`` (SVG; the PDF takes PNG)."""
     parser = markdown_parser()
     parser.add_render_rule(CITATION, _citation)
     parser.add_render_rule(UNVERIFIED, _unverified)
-    body = parser.render(document.body, {"document": document})
+    parser.add_render_rule("fence", _fence)
+    charts = {record.id: number for number, record in enumerate(document.charts, start=1)}
+    env = {"document": document, "charts": charts, "chart_image": chart_image}
+    body = parser.render(document.body, env)
     parts = [
         "<!doctype html>",
         '<html lang="und"><head><meta charset="utf-8">',
@@ -53,6 +66,7 @@ def render_html(document: ReportDocument) -> str:
     parts += _notes(document)
     parts += _sources(document)
     parts += _appendix(document)
+    parts += appendix_html(document.charts)
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
@@ -67,6 +81,15 @@ def _citation(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: d
         title = escape(source.label, quote=True) if source else "not in the Sources list"
         links.append(f'<a class="citation" href="{href}" title="{title}">{number}</a>')
     return "[" + ", ".join(links) + "]"
+
+
+def _fence(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
+    """A delivered chart block as its figure; any other fenced block as code."""
+    token = tokens[idx]
+    record = ChartRecord.from_block(token.content) if is_chart_fence(token.info) else None
+    if record is None or record.id not in env["charts"]:
+        return str(RendererHTML.fence(self, tokens, idx, options, env))
+    return figure_html(record, env["charts"][record.id], env["chart_image"])
 
 
 def _unverified(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:

@@ -5,6 +5,7 @@ address in the page can make the server open a connection or read a file."""
 
 from __future__ import annotations
 
+from .charts import ChartImage
 from .document import ReportDocument
 from .html import render_html
 from .images import embedded_only_fetcher
@@ -22,6 +23,6 @@ def render_pdf(document: ReportDocument) -> bytes:
         raise PdfEngineMissing(
             f"PDF export needs Pango (Debian: libpango-1.0-0 libpangoft2-1.0-0; ./run.sh installs them): {exc}"
         ) from exc
-    pdf = HTML(string=render_html(document), url_fetcher=embedded_only_fetcher()).write_pdf()
+    pdf = HTML(string=render_html(document, ChartImage.PNG), url_fetcher=embedded_only_fetcher()).write_pdf()
     assert pdf is not None, "write_pdf without a target returns the document"
     return pdf

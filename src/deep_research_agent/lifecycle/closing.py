@@ -44,9 +44,10 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
 from ..delivery.end_state import EndRecord, decide_end, owes_report
-from ..delivery.turn_end import deliverable
+from ..delivery.turn_end import answer_images, deliverable
+from ..domain.charts import DEFAULT_MAX_CHARTS
 from ..domain.conversation import deliverable_message, is_harness_message
-from ..domain.knobs import KnobError
+from ..domain.knobs import KnobError, not_negative
 from ..domain.names import EndReason, Outcome
 from ..guards.budget import BudgetLimits
 from ..knowledge import DEFAULT_DATASET, KnowledgeBase, knowledge_namespace, remember_findings
@@ -88,19 +89,26 @@ class RunClosingMiddleware(AgentMiddleware):
         recursion_limit: int,
         remember_findings: bool = False,
         knowledge_dataset: str = DEFAULT_DATASET,
+        public_url: str = "",
+        max_charts: int = DEFAULT_MAX_CHARTS,
     ) -> None:
         """``budget`` and ``recursion_limit`` (the graph's step limit): the limits the ``usage`` event reports;
-        ``remember_findings``: store a delivered report's findings in the ``knowledge_dataset``."""
+        ``remember_findings``: store a delivered report's findings in the ``knowledge_dataset``; ``public_url``:
+        where clients reach this server, for the chart images of the answer (``turn_end.py``); ``max_charts``: the
+        charts a fallback report may hold, as the report gate allows them."""
         owner = type(self).__name__
         if not isinstance(budget, BudgetLimits):
             raise KnobError(owner, "budget", budget, "a BudgetLimits")
         if isinstance(recursion_limit, bool) or not isinstance(recursion_limit, int) or recursion_limit < 1:
             raise KnobError(owner, "recursion_limit", recursion_limit, "a whole number above 0")
+        not_negative(owner, "max_charts", max_charts)
         super().__init__()
         self.budget = budget
         self.recursion_limit = recursion_limit
         self.remember_findings = remember_findings
         self.knowledge_dataset = knowledge_dataset
+        self.public_url = public_url
+        self.max_charts = max_charts
 
     async def aafter_agent(self, state: LifecycleState, runtime: Runtime) -> dict[str, Any] | None:
         run, config = hook_call()
@@ -150,7 +158,9 @@ class RunClosingMiddleware(AgentMiddleware):
         if owes_report(record):
             why = why_undelivered(record.run_error, record.halt)
             try:
-                salvaged = await asyncio.to_thread(fallback_report, state.get("messages") or [], run.evidence, why=why)
+                salvaged = await asyncio.to_thread(
+                    fallback_report, state.get("messages") or [], run.evidence, why=why, max_charts=self.max_charts
+                )
             except Exception:  # noqa: BLE001 - the run still gets its end status, never a traceback
                 logger.exception("could not assemble the fallback report")
                 record = replace(record, run_error=record.run_error or INTERNAL_ERROR)
@@ -160,7 +170,9 @@ class RunClosingMiddleware(AgentMiddleware):
                 update["messages"] = [deliverable_message(readable_report(salvaged, run.evidence))]
                 report_chars = len(salvaged)
                 record = replace(record, salvaged=True)
-        elif (answer := deliverable(state, run.control, run.evidence)) is not None and not _ends_with(state, answer):
+        elif (
+            answer := deliverable(state, run.control, run.evidence, chart_url=answer_images(self.public_url, run.key))
+        ) is not None and not _ends_with(state, answer):
             # Delivered, but the turn ended before its answer message (a halt right after submit_report).
             update["messages"] = [deliverable_message(answer)]
         end = decide_end(record)

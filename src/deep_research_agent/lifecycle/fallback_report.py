@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessage, AnyMessage
 
 from ..delivery.final_text import classify_final_text
+from ..domain.charts import DEFAULT_MAX_CHARTS
 from ..domain.conversation import is_harness_message
 from ..domain.names import ToolName
 from ..domain.stops import RunError
@@ -23,12 +24,15 @@ from ..report.vetting import finalise, vet_report
 from ..run import Halt
 
 
-def fallback_report(messages: Sequence[AnyMessage], evidence: EvidenceStore, *, why: str) -> str:
+def fallback_report(
+    messages: Sequence[AnyMessage], evidence: EvidenceStore, *, why: str, max_charts: int = DEFAULT_MAX_CHARTS
+) -> str:
+    """``max_charts``: the charts the report may hold, as the report gate allows them."""
     draft = last_report_like_text(messages)
     if draft is not None:
-        vetted = vet_report(draft, evidence)
+        vetted = vet_report(draft, evidence, max_charts=max_charts)
         return incomplete_banner(["the final review and delivery of this report"], why) + finalise(vetted, evidence)
-    return finalise(vet_report(salvage_report(evidence, reason=why), evidence), evidence)
+    return finalise(vet_report(salvage_report(evidence, reason=why), evidence, max_charts=max_charts), evidence)
 
 
 def why_undelivered(run_error: RunError | None, halt: Halt | None) -> str:

@@ -48,6 +48,8 @@ class Prompt(StrEnum):
     TASKS = "tasks"
     NO_CLARIFY = "no_clarify"
     PLAN_REVIEW = "plan_review"
+    CHARTS = "charts"
+    CHART_OFFER = "chart_offer"
 
 
 @cache

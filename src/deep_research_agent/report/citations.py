@@ -32,6 +32,7 @@ from ..domain.claims import CITATION_ACTIONS, Action, CitationRecord, CitationSu
 from ..domain.findings import Finding, Findings
 from ..evidence.figures import figures_in, unsupported
 from ..evidence.text import EvidenceLibrary, EvidenceLike, EvidenceText, quote_fragments, source_key
+from .charts import renumber_chart_cites
 from .markdown import SourceEntry, citation_groups, first_use_order, source_entries, split_sources
 
 
@@ -216,8 +217,8 @@ def repair_report(markdown: str, report: CitationReport) -> str:
     kept_cited = [n for n in first_use_order(parts.before + parts.after) if n not in removed]
     kept_listed = [e.index for e in entries if e.index not in removed and e.index not in kept_cited]
     numbering = {old: new for new, old in enumerate(dict.fromkeys(kept_cited + kept_listed), start=1)}
-    before = _renumber_inline(parts.before, numbering)
-    after = _renumber_inline(parts.after, numbering)
+    before = renumber_chart_cites(_renumber_inline(parts.before, numbering), numbering)
+    after = renumber_chart_cites(_renumber_inline(parts.after, numbering), numbering)
     sources = _renumber_sources(parts.sources, entries, numbering, removed)
     if parts.sources and not sources:
         before = before.rstrip() + "\n"

@@ -35,6 +35,7 @@ from ..domain.internal_names import (
     UNDERSCORE_TOOL_NAMES,
     UNDERSCORE_TOOL_RE,
 )
+from .charts import chart_cites, is_chart_fence
 from .markdown import CITATION_RE, citation_groups, first_use_order, source_entries, split_sources
 from .series import Point, describe, parse_row, to_float
 
@@ -133,6 +134,8 @@ def _scrub_body(text: str) -> str:
 def _scrub_fence(fence: re.Match[str]) -> str:
     """A fenced block is kept verbatim unless it is a tool call (dropped) or a data dump (summarised)."""
     content = fence.group(3).replace(_CUT, "")
+    if is_chart_fence(fence.group(0).lstrip(" \t")[len(fence.group(2)) :].split("\n", 1)[0]):
+        return fence.group(0).replace(_CUT, "")  # a chart's points are data the chart check reads, never a dump
     emptied = _CUT in fence.group(3) and not content.strip()
     if emptied or _is_tool_call_text(content):
         return ""
@@ -373,7 +376,8 @@ def lint_citations(markdown: str) -> CitationLint:
     """Orphans, danglers, empty entries, and a Sources list with no inline citation at all."""
     parts = split_sources(markdown)
     body = parts.before + parts.after
-    cited = first_use_order(body)
+    # A chart's points cite sources too; a source only a chart cites is no orphan.
+    cited = list(dict.fromkeys([*first_use_order(body), *chart_cites(body)]))
     entries = source_entries(parts.sources)
     listed = list(dict.fromkeys(entry.index for entry in entries))
     empty = [entry.index for entry in entries if entry.is_empty]
@@ -384,5 +388,5 @@ def lint_citations(markdown: str) -> CitationLint:
         danglers=[n for n in cited if n not in listed],
         empty_entries=empty,
         has_sources=parts.has_sources,
-        no_inline_citations=bool(listed) and not citation_groups(body),
+        no_inline_citations=bool(listed) and not citation_groups(body) and not cited,
     )

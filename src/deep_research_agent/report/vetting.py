@@ -28,8 +28,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from ..domain.charts import DEFAULT_MAX_CHARTS
 from ..domain.claims import ClaimRecord, ClaimSummary
 from ..domain.urls import normalise_url
+from .charts import ChartCheck, check_charts, with_checked_charts
 from .citations import CitationReport, check_citations, one_entry_per_work, repair_report
 from .claims import ClaimCheck, check_claims, mark_unverified
 from .corpus_sources import readable_corpus_sources
@@ -51,6 +53,8 @@ class VettedReport:
     judgements: Mapping[str, Judgement] = field(default_factory=dict)
     # The judge called a planted control claim supported: none of its verdicts is in ``judgements``.
     judge_unreliable: bool = False
+    # The draft's charts, their specs parsed and points checked (``charts.py``).
+    charts: ChartCheck = field(default_factory=ChartCheck)
 
 
 @dataclass(frozen=True)
@@ -61,14 +65,22 @@ class Delivery:
     claim_summary: ClaimSummary
 
 
-def vet_report(markdown: str, evidence: EvidenceStore, *, previous: CitationReport | None = None) -> VettedReport:
-    """The scrubbed draft, the verdicts on its citations and claims, and what its writer should fix."""
+def vet_report(
+    markdown: str,
+    evidence: EvidenceStore,
+    *,
+    previous: CitationReport | None = None,
+    max_charts: int = DEFAULT_MAX_CHARTS,
+) -> VettedReport:
+    """The scrubbed draft, the verdicts on its citations, claims and charts (at most ``max_charts``), and what
+    its writer should fix."""
     scrubbed = one_entry_per_work(readable_corpus_sources(scrub_report(markdown), evidence), _source_of(evidence))
     library = evidence.library()
     check = check_citations(scrubbed, library, evidence.all_findings(), previous=previous)
     claims = check_claims(scrubbed, check, library)
-    problems = [*lint_citations(scrubbed).problems(), *check.problems(), *claims.problems()]
-    return VettedReport(markdown=scrubbed, check=check, claims=claims, problems=problems)
+    charts = check_charts(scrubbed, check, library, max_charts=max_charts)
+    problems = [*lint_citations(scrubbed).problems(), *check.problems(), *claims.problems(), *charts.problems()]
+    return VettedReport(markdown=scrubbed, check=check, claims=claims, problems=problems, charts=charts)
 
 
 def _source_of(evidence: EvidenceStore) -> Callable[[str], str | None]:
@@ -92,7 +104,12 @@ def with_judgements(
     if not judgements:
         return vetted
     claims = apply_judgements(vetted.claims, judgements)
-    problems = [*lint_citations(vetted.markdown).problems(), *vetted.check.problems(), *claims.problems()]
+    problems = [
+        *lint_citations(vetted.markdown).problems(),
+        *vetted.check.problems(),
+        *claims.problems(),
+        *vetted.charts.problems(),
+    ]
     return replace(vetted, claims=claims, problems=problems, judgements=dict(judgements))
 
 
@@ -107,7 +124,15 @@ def _deliverable(vetted: VettedReport, evidence: EvidenceStore) -> Delivery:
         claims = apply_judgements(check_claims(repaired, citations, library), vetted.judgements)
         claims = replace(claims, judge_unreliable=vetted.judge_unreliable)
     marked, records = mark_unverified(repaired, claims)
-    return Delivery(markdown=marked, citations=citations, claims=records, claim_summary=claims.summary)
+    # The charts are checked on the text as delivered, their cites renumbered with the rest, and written back
+    # with their checks; a block that cannot be drawn becomes a note saying why.
+    charts = check_charts(marked, citations, evidence.library(), max_charts=vetted.charts.max_charts)
+    return Delivery(
+        markdown=with_checked_charts(marked, charts),
+        citations=citations,
+        claims=records,
+        claim_summary=claims.summary,
+    )
 
 
 def draft_report(evidence: EvidenceStore, *, reason: str, in_flight: bool = False) -> str:

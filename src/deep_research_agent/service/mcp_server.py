@@ -55,10 +55,12 @@ from pydantic import BaseModel, Field
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
+from ..domain.charts import chart_path
 from ..domain.claims import ClaimSummary
 from ..domain.names import StatusState, StopMode
 from ..domain.questions import question_problem
 from ..protocol.events import STOP_REQUESTS_NAMESPACE
+from ..report.charts import charts_as_markdown
 from ..settings import TIER_ORDER, ResearchConfig
 from .caller import caller_client
 
@@ -207,15 +209,24 @@ class McpService:
     """The research tools on one FastMCP server; ``app`` and ``lifespan`` are what a custom app mounts."""
 
     def __init__(
-        self, *, transport_security: TransportSecuritySettings | None = None, max_question_chars: int | None = None
+        self,
+        *,
+        transport_security: TransportSecuritySettings | None = None,
+        max_question_chars: int | None = None,
+        public_url: str | None = None,
     ) -> None:
         """``transport_security``: the MCP SDK's host and origin checks (DNS-rebinding protection); by
         default only loopback hosts are accepted, as the SDK does for a server on 127.0.0.1.
         ``max_question_chars``: the longest question the tools take (0: no limit); by default the server's
-        ``DRA_MAX_QUESTION_CHARS``."""
-        if max_question_chars is None:
-            max_question_chars = ResearchConfig.resolve(None).max_question_chars
+        ``DRA_MAX_QUESTION_CHARS``. ``public_url``: where callers reach this server, the base of a report's
+        chart images (by default the server's ``DRA_PUBLIC_URL``; empty: charts are given as caption and
+        table only)."""
+        if max_question_chars is None or public_url is None:
+            server = ResearchConfig.resolve(None)
+            max_question_chars = server.max_question_chars if max_question_chars is None else max_question_chars
+            public_url = server.public_url if public_url is None else public_url
         self.max_question_chars = max_question_chars
+        self.public_url = public_url.rstrip("/")
         self.server = FastMCP(
             "deep-research-agent",
             instructions=INSTRUCTIONS,
@@ -292,7 +303,7 @@ class McpService:
         values = await _values(client, thread_id)
         if not values.get("final_report"):
             raise ToolError(f"Thread {thread_id} has no report yet (a run may still be going, or it delivered none).")
-        return _answer(_result(thread_id, values))
+        return _answer(_result(thread_id, values, public_url=self.public_url))
 
     async def get_evidence(
         self, thread_id: _ThreadId, ctx: Context[Any, Any, Any]
@@ -362,7 +373,7 @@ class McpService:
             detail = end.get("detail") or "no report was delivered"
             raise ToolError(f"The research run ended {ended or 'without an end status'}: {detail}")
         usage = progress.usage or {}
-        result = _result(thread_id, values, run_id=progress.run_id, end=ended)
+        result = _result(thread_id, values, run_id=progress.run_id, end=ended, public_url=self.public_url)
         result.partial = progress.partial
         result.cost_usd = usage.get("cost_usd")
         result.run_seconds = usage.get("elapsed_s", round(time.monotonic() - began, 1))
@@ -444,14 +455,23 @@ async def _stop(client: LangGraphClient, thread_id: str, run_id: str | None) -> 
 
 
 def _result(
-    thread_id: str, values: Mapping[str, Any], *, run_id: str | None = None, end: str | None = None
+    thread_id: str,
+    values: Mapping[str, Any],
+    *,
+    run_id: str | None = None,
+    end: str | None = None,
+    public_url: str = "",
 ) -> ResearchResult:
+    """The run's result; its report's charts as a calling model reads them (image link, caption, notes and
+    data table), never their JSON."""
+    image = (lambda record: public_url + chart_path(thread_id, run_id, record.id)) if public_url else None
+    report = charts_as_markdown(str(values.get("final_report") or ""), image or (lambda record: None))
     summary = values.get("claim_summary")
     claims = ClaimSummary.model_validate(summary) if isinstance(summary, dict) else None
     return ResearchResult(
         thread_id=thread_id,
         run_id=run_id,
-        report=str(values.get("final_report") or ""),
+        report=report,
         sources=list(values.get("sources") or []),
         claims=claims,
         citation_accuracy=claims.citation_accuracy if claims else None,

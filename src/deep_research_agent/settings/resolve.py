@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from ..domain.charts import DEFAULT_MAX_CHARTS
 from ..domain.names import SandboxProvider
 from ..domain.sandbox_providers import missing_package
 from ..domain.url_policy import UrlPolicy
@@ -168,6 +169,22 @@ class ResearchConfig(
         "has a utility model) | on | off. A judge that fails leaves the deterministic verdicts and warns.",
         env="DRA_CLAIM_JUDGE",
         configurable="claim_judge",
+    )
+    max_charts: int = _setting(
+        DEFAULT_MAX_CHARTS,
+        "Charts a report may hold: ```chart blocks the orchestrator writes, each point checked against the text it "
+        "cites and drawn by the server (docs/charts.md). 0 turns charts off: the orchestrator is not told of them "
+        "and a chart block is left out of the report with a note.",
+        env="DRA_MAX_CHARTS",
+        configurable="max_charts",
+    )
+    public_url: str = _setting(
+        "",
+        "The address clients reach this server at, for the chart images the turn's last AI message links "
+        "(a generic UI loads them from there); langgraph dev sets LANGGRAPH_API_URL. Empty: the links are "
+        "relative (/charts/...), which only the web UI resolves.",
+        env=("DRA_PUBLIC_URL", "LANGGRAPH_API_URL"),
+        operator_only=True,
     )
     shared_deployment: bool = _setting(
         False,

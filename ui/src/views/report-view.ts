@@ -1,4 +1,5 @@
-// The delivered report: Markdown rendered and sanitized, `[n]` linked to the sources list, each source with
+// The delivered report: Markdown rendered and sanitized, its charts drawn by the server (chart-view.ts), `[n]`
+// linked to the sources list, each source with
 // its verification status and the quote that backs it, each checked claim's verdict in place, a partial
 // report marked as such, and copy / download buttons.
 
@@ -9,11 +10,14 @@ import type { EventOf } from "../protocol";
 import { checkedForMeaning, citationWords, decidedByWords, verdictWords } from "../format";
 import type { Citation, EvidenceEntry, Finding, ThreadValues } from "../model";
 import {
+  CHART_CLOSE,
+  CHART_OPEN,
   CITATION_RE,
   MARK_CLOSE,
   MARK_ID_END,
   MARK_OPEN,
   UNVERIFIED_MARK,
+  chartPlaceholders,
   citedNumbers,
   claimsFrom,
   isFlagged,
@@ -24,7 +28,8 @@ import {
   splitSources,
   withSentinels,
 } from "../markdown";
-import type { Claim, Flag, ReportSource } from "../markdown";
+import type { Claim, DeliveredChart, Flag, ReportSource } from "../markdown";
+import { chartFigure } from "./chart-view";
 import { domainOf, externalLink, fieldList, markdownFragment, siteBadge } from "./common";
 
 export interface ReportContext {
@@ -35,6 +40,8 @@ export interface ReportContext {
   findings: Finding[];
   question: string;
   threadId?: string;
+  /** The run that delivered the report, so its charts are drawn from that run's state. */
+  runId?: string;
   /** The thread's stored evidence records, texts included (GET /evidence/{thread_id}). */
   loadEvidence: () => Promise<EvidenceEntry[]>;
 }
@@ -48,13 +55,15 @@ interface SourceView extends ReportSource {
 export function renderReport(ctx: ReportContext): HTMLElement {
   const { report, values } = ctx;
   const sections = splitSources(report.markdown);
-  const sources = sourceViews(ctx, sections.sources, sections.body);
+  const { text: bodyText, charts } = chartPlaceholders(sections.body);
+  const sources = sourceViews(ctx, sections.sources, bodyText);
   const claims = claimsFrom(values);
-  const marks = sentenceMarks(sections.body, claims);
+  const marks = sentenceMarks(bodyText, claims);
   const headingId = `${ctx.idPrefix}-report`;
 
   const body = h("div", { class: "report-body markdown" });
-  body.append(markdownFragment(withSentinels(sections.body, marks) + sections.after));
+  body.append(markdownFragment(withSentinels(bodyText, marks) + sections.after));
+  placeCharts(body, charts, ctx);
   wrapMarks(body, marks, ctx, sources);
   linkCitations(body, sources);
   const section = h(
@@ -87,6 +96,17 @@ export function renderReport(ctx: ReportContext): HTMLElement {
     target.classList.add("flash");
   });
   return section;
+}
+
+/** Swaps each chart's placeholder paragraph for the chart (before the citations are linked, so its [n] are too). */
+function placeCharts(root: HTMLElement, charts: DeliveredChart[], ctx: ReportContext): void {
+  if (!charts.length) return;
+  const placeholder = new RegExp(`^${CHART_OPEN}(\\d+)${CHART_CLOSE}$`);
+  for (const paragraph of Array.from(root.querySelectorAll("p"))) {
+    const match = placeholder.exec(paragraph.textContent?.trim() ?? "");
+    const chart = match ? charts[Number(match[1])] : undefined;
+    if (chart) paragraph.replaceWith(chartFigure(chart, Number(match![1]) + 1, ctx.threadId, ctx.runId));
+  }
 }
 
 function sourceViews(ctx: ReportContext, sourcesText: string, body: string): SourceView[] {

@@ -460,6 +460,7 @@ export class Turn {
         findings: this.findings(),
         question: this.question,
         threadId: this.threadId,
+        runId: m.runId,
         loadEvidence: () => this.actions.loadEvidence(),
       }),
     );
