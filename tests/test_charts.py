@@ -385,3 +385,16 @@ async def test_a_chart_is_offered_when_the_user_asks_for_one_and_never_otherwise
         (offer, _offer_request(SERIES_FINDINGS, "Chart it", final_report="# Done")),
     ):
         assert await _seen(middleware, request) == "{}"
+
+
+def test_a_chart_s_points_count_among_the_report_s_claims_and_a_failing_one_as_flagged():
+    store = evidence()
+    finalise(vet_report(report(spec([*SERIES[:4], (2023, 63.0, 2)])), store), store)
+
+    summary = store.claim_summary
+    assert summary is not None
+    assert (summary.claims, summary.checked, summary.supported, summary.flagged) == (6, 6, 5, 1)
+    assert (summary.chart_points, summary.chart_points_flagged, summary.citation_accuracy) == (5, 1, 0.8333)
+    assert summary.coverage == (
+        "6 of 6 claims checked (5 chart points); 5 supported, 1 chart point not checking out (citation accuracy 83%)"
+    )

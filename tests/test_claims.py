@@ -282,6 +282,8 @@ def test_the_summary_counts_every_verdict() -> None:
         "judged": 0,
         "not_checked": 0,
         "judge_unreliable": False,
+        "chart_points": 0,
+        "chart_points_flagged": 0,
         "decided_by": {"figures_and_quotes": 3, "names_and_direction": 0, "judged": 0, "not_checked": 1},
         "citation_accuracy": 0.25,
         "coverage": "4 of 4 claims checked; 1 supported, 3 marked [unverified] (citation accuracy 25%)",

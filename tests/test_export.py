@@ -122,7 +122,7 @@ def test_a_report_whose_claims_nothing_checked_says_so_and_no_format_says_100_pe
         document = docx.Document(io.BytesIO(data))
         text = "\n".join([p.text for p in document.paragraphs] + [c.text for t in document.tables for c in t._cells])
     else:
-        # The page's style sheet (a chart's "max-width: 100%") is no figure a reader sees.
+        # What a reader sees: the stylesheet's widths ("max-width: 100%") are no figure.
         text = re.sub(r"<style>.*?</style>", "", data.decode(), flags=re.S)
     assert "0 of 2 claims checked" in " ".join(text.split()) and "100%" not in text
     assert text.count("[unverified]") == 1, "only the appendix's count: nothing found an unchecked claim wrong"

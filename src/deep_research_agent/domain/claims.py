@@ -165,6 +165,14 @@ class ClaimSummary(BaseModel):
         default=False,
         description="The claim judge called the planted control claim supported: none of its verdicts was used.",
     )
+    chart_points: int = Field(
+        default=0,
+        description="Points of the report's charts, each checked against the source it cites: counted among the claims "
+        "(and checked, supported or flagged).",
+    )
+    chart_points_flagged: int = Field(
+        default=0, description="Chart points that do not check out against the source they cite (among flagged)."
+    )
     decided_by: ClaimMethods = Field(
         default_factory=ClaimMethods, description="How many claims each way of deciding a verdict decided."
     )
@@ -201,36 +209,70 @@ class ClaimSummary(BaseModel):
         }
 
 
-def summarise_claims(records: Sequence[ClaimRecord], *, judge_unreliable: bool = False) -> ClaimSummary:
+def summarise_claims(
+    records: Sequence[ClaimRecord],
+    *,
+    judge_unreliable: bool = False,
+    chart_points: int = 0,
+    chart_points_flagged: int = 0,
+) -> ClaimSummary:
     """The one place a report's claim counts are made: per verdict, how many were checked and judged, the
-    citation accuracy over the checked claims, and the sentence that states them (``coverage``)."""
+    citation accuracy over the checked claims, and the sentence that states them (``coverage``). A chart's
+    points (``report/charts.py`` checks each against the source it cites) count as checked claims, supported
+    or flagged."""
     counts = {verdict.value: 0 for verdict in ClaimVerdict}
     for record in records:
         counts[record.verdict] += 1
-    supported, unchecked = counts[ClaimVerdict.SUPPORTED], counts[ClaimVerdict.UNCHECKED]
-    checked = len(records) - unchecked
+    unchecked = counts[ClaimVerdict.UNCHECKED]
+    supported = counts[ClaimVerdict.SUPPORTED] + chart_points - chart_points_flagged
+    claims = len(records) + chart_points
+    checked = claims - unchecked
     accuracy = round(supported / checked, 4) if checked else None
     return ClaimSummary(
-        claims=len(records),
+        claims=claims,
         checked=checked,
         flagged=checked - supported,
-        **counts,
+        **(counts | {ClaimVerdict.SUPPORTED.value: supported}),
         judged=sum(r.decided_by == ClaimMethod.JUDGED for r in records),
         not_checked=unchecked,
         judge_unreliable=judge_unreliable,
+        chart_points=chart_points,
+        chart_points_flagged=chart_points_flagged,
         decided_by=ClaimMethods(**{m.value: sum(r.decided_by == m for r in records) for m in ClaimMethod}),
         citation_accuracy=accuracy,
-        coverage=_coverage(len(records), checked, supported, accuracy, judge_unreliable=judge_unreliable),
+        coverage=_coverage(
+            claims,
+            checked,
+            supported,
+            accuracy,
+            judge_unreliable=judge_unreliable,
+            chart_points=chart_points,
+            chart_points_flagged=chart_points_flagged,
+        ),
     )
 
 
-def _coverage(claims: int, checked: int, supported: int, accuracy: float | None, *, judge_unreliable: bool) -> str:
+def _coverage(
+    claims: int,
+    checked: int,
+    supported: int,
+    accuracy: float | None,
+    *,
+    judge_unreliable: bool,
+    chart_points: int = 0,
+    chart_points_flagged: int = 0,
+) -> str:
     if not claims:
         return "No claims to check"
     line = f"{checked} of {claims} claim{'s' if claims != 1 else ''} checked"
+    if chart_points:
+        line += f" ({chart_points} chart point{'s' if chart_points != 1 else ''})"
     if checked:
         flagged = checked - supported
-        line += f"; {supported} supported" + (f", {flagged} marked [unverified]" if flagged else "")
+        marked = flagged - chart_points_flagged
+        line += f"; {supported} supported" + (f", {marked} marked [unverified]" if marked else "")
+        if chart_points_flagged:
+            line += f", {chart_points_flagged} chart point{'s' if chart_points_flagged != 1 else ''} not checking out"
         line += f" (citation accuracy {accuracy:.0%})" if accuracy is not None else ""
     if judge_unreliable:
         line += "; the claim judge was unreliable (it called a planted false claim supported), so its verdicts were not used"

@@ -39,6 +39,7 @@ _NOT_FLAG_KINDS = frozenset(
         "not_checked",
         "judged",
         "judge_unreliable",
+        "chart_points",
         "decided_by",
         "citation_accuracy",
         "coverage",

@@ -90,7 +90,11 @@ def appendix_rows(summary: ClaimSummary | None, flagged: int) -> list[tuple[str,
         count = getattr(summary, verdict.value, 0) if verdict.flags else 0
         if count:
             rows.append((f"  {verdict.value.replace('_', ' ')}", str(count)))
+    if summary.chart_points_flagged:
+        rows.append(("  chart points not checking out", str(summary.chart_points_flagged)))
     rows += [("Unchecked (nothing to look up, no judge verdict)", str(summary.unchecked))]
+    if summary.chart_points:
+        rows.append(("Chart points (counted among the claims)", str(summary.chart_points)))
     rows += [("Judged by the claim judge", str(summary.judged))]
     if summary.judge_unreliable:
         rows.append(

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..domain.charts import DEFAULT_MAX_CHARTS
-from ..domain.claims import ClaimRecord, ClaimSummary
+from ..domain.claims import ClaimRecord, ClaimSummary, summarise_claims
 from ..domain.urls import normalise_url
 from .charts import ChartCheck, check_charts, with_checked_charts
 from .citations import CitationReport, check_citations, one_entry_per_work, repair_report
@@ -127,11 +127,15 @@ def _deliverable(vetted: VettedReport, evidence: EvidenceStore) -> Delivery:
     # The charts are checked on the text as delivered, their cites renumbered with the rest, and written back
     # with their checks; a block that cannot be drawn becomes a note saying why.
     charts = check_charts(marked, citations, evidence.library(), max_charts=vetted.charts.max_charts)
+    points = [check for record in charts.records for check in record.checks]
+    summary = summarise_claims(
+        records,
+        judge_unreliable=claims.judge_unreliable,
+        chart_points=len(points),
+        chart_points_flagged=sum(not check.ok for check in points),
+    )
     return Delivery(
-        markdown=with_checked_charts(marked, charts),
-        citations=citations,
-        claims=records,
-        claim_summary=claims.summary,
+        markdown=with_checked_charts(marked, charts), citations=citations, claims=records, claim_summary=summary
     )
 
 
