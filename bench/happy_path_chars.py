@@ -1,8 +1,9 @@
 """The prompt budget: characters a research run sends to models, per role and per call, through the real dev server.
 
 A happy-path run: the orchestrator plans, one research unit does one search and one fetch of a short page,
-then the report. Every request body is measured as it arrives on the wire at the scripted model server:
-its characters, and the characters of its tool schemas. The run is measured with default settings, then
+then the report, on the tiers' hosted models, so no agent gets the small-model assist (``assist/``; a run whose
+``run_start`` says otherwise stops the measurement). Every request body is measured as it arrives on the wire
+at the scripted model server: its characters, and the characters of its tool schemas. The run is measured with default settings, then
 once with each optional capability turned on (a named task, the knowledge base, corpora, MCP, a custom
 tool, a sandbox; and with the shipped skills off, since they are on by default), each against the happy
 path measured in the same run and against the original llm_agent's figure for the same path.
@@ -33,7 +34,7 @@ from langchain_core.tools import StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from bench.stack import running_stack
-from testkit.agent_server import stream_run
+from testkit.agent_server import RunResult, stream_run
 from testkit.scenarios import orchestrator, plan_and_delegate, researcher_reads, scenario, submit
 from testkit.web import SHORT_FACT, SHORT_TITLE
 
@@ -86,7 +87,17 @@ async def happy_path(server_url: str, model: Any, web: Any, configurable: dict[s
     run = await stream_run(server_url, "What does the short page say?", configurable=configurable, timeout=180)
     if [e.get("reason") for e in run.end_statuses] != ["report_delivered"]:
         raise SystemExit(f"the happy path did not deliver: {run.end_statuses}")
+    if helped := assisted_roles(run):
+        raise SystemExit(
+            f"the happy path ran with the small-model assist on for {helped}; the budget is measured without it"
+        )
     return calls_of(model.requests())
+
+
+def assisted_roles(run: RunResult) -> list[str]:
+    """The agent roles whose model got the small-model assist in ``run``, as its ``run_start`` event says."""
+    [start] = run.of_type("run_start")
+    return sorted(role for role, decision in (start.get("assist") or {}).items() if decision["on"])
 
 
 def over_budget(calls: list[Call]) -> list[str]:
@@ -273,7 +284,8 @@ def main() -> int:
     happy_total = sum(c.chars for c in happy)
     for name, calls in measured.items():
         _report(name, calls, happy_total)
-    print(f"\nbudget: {BUDGET_CHARS:,} chars, {BUDGET_CALLS} calls, {RESEARCHER_TOOL_CHARS:,} researcher tool chars")
+    print("\nevery run above: the tiers' hosted models, so model_assist auto gave no agent the small-model assist")
+    print(f"budget: {BUDGET_CHARS:,} chars, {BUDGET_CALLS} calls, {RESEARCHER_TOOL_CHARS:,} researcher tool chars")
     print(f"stock deepagents orchestrator toolbox per call (baseline): {stock_orchestrator_tools_chars():,} chars")
     print("\nWhat each capability adds per model call (docs/prompt-budget.md):\n" + capability_table())
     breaches = over_budget(happy)

@@ -77,6 +77,9 @@ CMAKE_FLAGS = (
     "-DLLAMA_OPENSSL=OFF",
     "-DBUILD_SHARED_LIBS=OFF",
     "-DLLAMA_CURL=OFF",
+    # A VM may report AMX without letting a process use it (SIGILL at the first matrix product): leave it out.
+    "-DCMAKE_C_FLAGS=-mno-amx-tile -mno-amx-int8 -mno-amx-bf16",
+    "-DCMAKE_CXX_FLAGS=-mno-amx-tile -mno-amx-int8 -mno-amx-bf16",
 )
 
 
@@ -190,7 +193,11 @@ async def research(env: dict[str, str], question: str, timeout: float) -> dict[s
     finally:
         server.stop()
     usage = (run.of_type("usage") or [{}])[-1]
+    start = (run.of_type("run_start") or [{}])[0]
     return {
+        "assist": {
+            role: f"{'on' if d['on'] else 'off'} ({d['reason']})" for role, d in (start.get("assist") or {}).items()
+        },
         "end": [(e["state"], e["reason"], e.get("outcome"), e["detail"]) for e in run.end_statuses],
         "model_calls": usage.get("model_calls"),
         "per_role": {role: c.get("model_calls") for role, c in (usage.get("per_role") or {}).items()},
@@ -271,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
             llama.kill()
             llama.wait()
     print(f"question: {args.question}")
+    print(f"assist: {result['assist']}")
     print(f"model calls: {result['model_calls']} (per role: {result['per_role']})")
     print(f"tool calls parsed from text: {len(result['text_tool_calls'])}")
     for detail in result["text_tool_calls"]:

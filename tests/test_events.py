@@ -16,6 +16,7 @@ from langgraph.graph import END, START, StateGraph
 from pydantic import ValidationError
 
 from deep_research_agent.domain import secrets
+from deep_research_agent.domain.assist import AssistDecision
 from deep_research_agent.domain.clock import format_elapsed
 from deep_research_agent.domain.findings import Finding
 from deep_research_agent.domain.names import (
@@ -570,7 +571,14 @@ def emitted_events() -> list[dict]:
     """One emitted event of each shape a run sends, a sub-agent's among them."""
     hit = SearchHit(title="Halvorsen cell", url="https://example.org/a", domain="example.org", snippet="412 Wh/kg")
     orchestrator = [
-        emit(RunStart(started_at="2026-01-01T00:00:00Z", thread_id="t1", run_id="r1")),
+        emit(
+            RunStart(
+                started_at="2026-01-01T00:00:00Z",
+                thread_id="t1",
+                run_id="r1",
+                assist={"research-subagent": AssistDecision(on=True, reason="local_profile", model="qwen2.5:7b")},
+            )
+        ),
         *[emit(status) for status in one_status_per_state()],
         emit(Report(markdown="# Report\n\nDone.", partial=True)),
         emit(

@@ -7,8 +7,10 @@ import json
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from deep_research_agent.assist import page_example
 from deep_research_agent.domain.conversation import harness_message
 from deep_research_agent.domain.findings import Findings
+from deep_research_agent.domain.knobs import KnobError
 from deep_research_agent.domain.names import EvidenceKind
 from deep_research_agent.domain.stops import StopCause
 from deep_research_agent.evidence.store import EvidenceStore
@@ -26,7 +28,7 @@ from deep_research_agent.handover.contract import (
     source_problem,
     validate_findings,
 )
-from deep_research_agent.handover.gate import pages_read
+from deep_research_agent.handover.gate import FindingsGateMiddleware, pages_read
 from deep_research_agent.report.rendering import findings_markdown
 
 URL = "https://example.com/battery"
@@ -340,8 +342,10 @@ def test_a_copied_quote_leaves_the_finding_without_it_and_a_copied_source_drops_
             finding(claim="The tower stood over 100 metres.", source="the page URL"),
         ]
     )
+    # The first quote copies the example a bounce of the assist showed the unit.
+    shown = [HumanMessage(content="Find the cell's density"), harness_message(page_example(URL))]
 
-    verdict = validate_findings(text, tool_calls_made=2)
+    verdict = validate_findings(text, tool_calls_made=2, conversation=shown)
 
     assert not verdict.ok and verdict.copied_text
     assert verdict.findings is not None
@@ -350,18 +354,36 @@ def test_a_copied_quote_leaves_the_finding_without_it_and_a_copied_source_drops_
     ]
 
 
-def test_a_bounce_for_copied_placeholders_in_a_unit_that_read_a_page_ends_on_an_example_citing_it() -> None:
+def test_a_bounce_with_the_assists_page_example_ends_on_that_example_citing_the_page() -> None:
     problems = validate_findings(COPIED_EXAMPLE, tool_calls_made=2).problems
 
-    text = bounce_message(problems, read_source=URL)
+    text = bounce_message(problems, example=page_example(URL))
 
     *_, lead, example = text.splitlines()
     assert lead.startswith("Reply with exactly one JSON object") and "the page you read as its source" in lead
     assert json.loads(example)["findings"][0]["source"] == URL
     assert all(problem in text for problem in problems)
-    # The example's texts are placeholders too: copying them is refused like the contract's.
-    assert validate_findings(example, tool_calls_made=2).copied_text
-    assert not validate_findings(message(), tool_calls_made=2).copied_text
+    # The example's texts are placeholders once the unit was shown them: copying them is refused like the
+    # contract's, while its source, the page the unit read, may be cited.
+    shown = [HumanMessage(content="Find the cell's density"), harness_message(text)]
+    copied = validate_findings(example, tool_calls_made=2, conversation=shown)
+    assert copied.copied_text and copied.findings is not None and copied.findings.findings == []
+    assert not validate_findings(example, tool_calls_made=2).copied_text
+    assert not validate_findings(message(), tool_calls_made=2, conversation=shown).copied_text
+
+
+def test_an_example_filled_with_the_units_own_brief_is_no_placeholder() -> None:
+    brief = "Sodium-glass battery energy density"
+    shown = [
+        HumanMessage(content=brief),
+        harness_message(
+            f'Start with a web_search call, like this:\n{{"name": "web_search", "arguments": {{"query": "{brief}"}}}}'
+        ),
+    ]
+
+    verdict = validate_findings(message(summary=brief), tool_calls_made=2, conversation=shown)
+
+    assert verdict.ok and not verdict.copied_text
 
 
 @pytest.mark.parametrize(
@@ -521,3 +543,9 @@ def test_a_sub_agent_cannot_mark_its_own_finding() -> None:
     text = message(findings=[{**finding(), "check": "quote_not_found"}])
     verdict = validate_findings(text, tool_calls_made=1)
     assert verdict.findings is not None and verdict.findings.findings[0].check is None
+
+
+@pytest.mark.parametrize("knob", ["first_call", "page_example"])
+def test_the_gate_refuses_an_example_hook_it_cannot_call(knob: str) -> None:
+    with pytest.raises(KnobError, match=knob):
+        FindingsGateMiddleware(role="research-subagent", **{knob: "an example"})

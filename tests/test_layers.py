@@ -39,6 +39,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("modelcalls",),
     ("guards",),
     ("lifecycle",),
+    ("assist",),
     ("planning", "plan_review"),
     ("graph",),
     ("service", "export"),

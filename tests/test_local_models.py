@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from deep_research_agent.lifecycle.triage import asks_for_research
 from deep_research_agent.settings import ResearchConfig
 
 LOCAL = {"OPENAI_API_KEY": "none", "OPENAI_BASE_URL": "http://127.0.0.1:8080/v1"}
@@ -63,20 +62,6 @@ def test_prompt_caching_is_on_by_default_only_where_it_is_honoured(base_url: str
         resolve({"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": base_url, "DRA_PROMPT_CACHING": mode}).caches_prompts
         is caches
     )
-
-
-@pytest.mark.parametrize(
-    ("question", "research"),
-    [
-        ("Who built the Lighthouse of Alexandria, with cited sources?", True),
-        ("Compare sodium and lithium batteries in a table", True),
-        ("Python vs. Rust for CLI tools", True),
-        ("What does HTTP stand for?", False),
-        ("hello!", False),
-    ],
-)
-def test_asking_for_sources_tables_or_comparisons_is_research(question: str, research: bool) -> None:
-    assert asks_for_research(question) is research
 
 
 def test_the_triage_router_can_be_turned_off() -> None:

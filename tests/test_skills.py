@@ -116,10 +116,7 @@ async def test_the_skill_event_fires_on_the_first_successful_read_of_each_run_on
 @pytest.mark.parametrize(
     ("web_fetch", "then"),
     [
-        (
-            True,
-            'read it with web_fetch, like this:\n{"name": "web_fetch", "arguments": {"url": "https://a.example/p"}}',
-        ),
+        (True, "read it with web_fetch."),
         (False, "this run reads no web pages."),
     ],
 )

@@ -7,6 +7,7 @@ from langchain.agents.middleware import ModelRequest, ModelResponse, TodoListMid
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
 
+from deep_research_agent.assist import one_item_list
 from deep_research_agent.modelcalls import text_tool_calls
 from deep_research_agent.modelcalls.text_tool_calls import TEXT_TOOL_CALLS_KEY, TextToolCallsMiddleware, validate_call
 from deep_research_agent.modelcalls.tool_text import TextToolCall, parse_text_tool_calls, strip_reasoning
@@ -132,18 +133,25 @@ def test_an_object_that_merely_has_a_name_is_no_tool_call() -> None:
     assert parse_text_tool_calls('[{"name": "Sostratus of Cnidus", "role": "architect"}]') == []
 
 
-def test_one_item_written_as_the_arguments_of_a_tool_that_takes_a_list_runs_as_that_list() -> None:
+def test_with_the_assists_repair_one_item_written_as_the_arguments_of_a_list_tool_runs_as_that_list() -> None:
     [write_todos] = TodoListMiddleware().tools
     [call] = parse_text_tool_calls(REAL_TODO_ITEM)
 
-    assert validate_call(call, write_todos) == ({"todos": [{"content": TODO, "status": "pending"}]}, "")
+    assert validate_call(call, write_todos, one_item_list) == ({"todos": [{"content": TODO, "status": "pending"}]}, "")
+
+
+def test_without_the_repair_one_item_for_a_list_is_refused_with_what_the_tool_needs() -> None:
+    [write_todos] = TodoListMiddleware().tools
+    [call] = parse_text_tool_calls(REAL_TODO_ITEM)
+
+    assert validate_call(call, write_todos) == (None, "write_todos needs todos")
 
 
 def test_an_item_that_does_not_fit_the_list_either_is_refused_with_what_the_tool_needs() -> None:
     [write_todos] = TodoListMiddleware().tools
     [call] = parse_text_tool_calls('{"name": "write_todos", "arguments": [{"content": "' + TODO + '"}]}}')
 
-    assert validate_call(call, write_todos) == (None, "write_todos needs todos")
+    assert validate_call(call, write_todos, one_item_list) == (None, "write_todos needs todos")
 
 
 @pytest.mark.anyio

@@ -15,12 +15,14 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMes
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
+from deep_research_agent.assist import asks_for_research_or_comparison
 from deep_research_agent.domain.knobs import KnobError
 from deep_research_agent.lifecycle.triage import (
     ANSWER_MAX_TOKENS,
     MAX_TRIAGE_CHARS,
     VERDICT_MAX_TOKENS,
     TriageRouterMiddleware,
+    asks_for_research,
     parse_verdict,
 )
 from deep_research_agent.run import bound_run
@@ -240,12 +242,60 @@ async def test_each_turn_of_a_thread_is_triaged_once_and_the_verdict_is_per_run(
     config = {"configurable": {"thread_id": "thread-1"}}
 
     _, first = await run(agent, {"messages": [HumanMessage("Hi!", id="u1")]}, config)
-    _, second = await run(agent, {"messages": [HumanMessage("Research EV battery prices.", id="u2")]}, config)
+    _, second = await run(
+        agent, {"messages": [HumanMessage("How have EV battery prices moved since 2020?", id="u2")]}, config
+    )
 
     assert first["triage_verdict"] == "simple"
     assert second["triage_verdict"] == "research"
     assert len(router.calls) == 3
     assert len(orchestrator.calls) == 1
+
+
+# Which requests go where, without asking the router: research (R) or the router (-), for every model and with
+# the research model's assist on (small routers call every question SIMPLE, so tables and comparisons go to
+# research too). Naming sources, a table or two things compared is not asking for research.
+ROUTING = [
+    ("TCP vs UDP?", "-", "R"),
+    ("What is TCP?", "-", "-"),
+    ("What does HTTP stand for?", "-", "-"),
+    ("hello!", "-", "-"),
+    ("What are the main sources of vitamin D?", "-", "-"),
+    ("Which foods are good sources of iron?", "-", "-"),
+    ("What is operations research?", "-", "-"),
+    ("What is a pivot table?", "-", "R"),
+    ("Put the planets in a table", "-", "R"),
+    ("Compare sodium and lithium batteries", "-", "R"),
+    ("Python vs. Rust for CLI tools", "-", "R"),
+    ("TCP vs UDP, with sources", "R", "R"),
+    ("TCP vs UDP? Sources please.", "R", "R"),
+    ("What changed in TLS 1.3? Any sources?", "R", "R"),
+    ("Who built the Lighthouse of Alexandria and how tall was it? Cite sources.", "R", "R"),
+    ("Who built the Lighthouse of Alexandria, with cited sources?", "R", "R"),
+    ("Give me references for the claim that coffee dehydrates", "R", "R"),
+    ("Research the state of sodium batteries", "R", "R"),
+    ("Please research whether 5G towers affect birds", "R", "R"),
+    ("Can you look into the Faroe grid's flywheels?", "R", "R"),
+    ("Do some research on kelp farming", "R", "R"),
+    ("Investigate the causes of the 2003 blackout", "R", "R"),
+]
+
+
+@pytest.mark.parametrize(("question", "every_model", "assisted"), ROUTING, ids=[q for q, _, _ in ROUTING])
+def test_which_requests_go_to_research_without_asking_the_router(question: str, every_model: str, assisted: str):
+    assert ("R" if asks_for_research(question) else "-") == every_model
+    assert ("R" if asks_for_research_or_comparison(question) else "-") == assisted
+
+
+@pytest.mark.anyio
+async def test_a_comparison_asks_the_router_and_its_answer_stands() -> None:
+    router = RecordingChatModel(replies=["SIMPLE", "TCP is connection-oriented and reliable; UDP is neither."])
+    orchestrator = RecordingChatModel(replies=["never"])
+
+    events, state = await run(build(router, orchestrator), {"messages": [HumanMessage("TCP vs UDP?")]})
+
+    assert state["triage_verdict"] == "simple" and orchestrator.calls == []
+    assert [(e["detail"], e["reason"]) for e in triage_events(events)] == [("simple", "classified")]
 
 
 def test_the_router_refuses_a_model_factory_or_hook_it_cannot_call():

@@ -18,7 +18,7 @@ import urllib.parse
 import anyio
 import pytest
 
-from deep_research_agent.tools.fetch import PAGE_NEXT, PAGE_PREAMBLE, FetchLimits, build_web_fetch_tool
+from deep_research_agent.tools.fetch import PAGE_PREAMBLE, FetchLimits, build_web_fetch_tool
 from deep_research_agent.tools.results import ResultLimits
 from testkit.web import (
     ARTICLES,
@@ -64,14 +64,13 @@ def test_fetch_tool_is_named_web_fetch_and_takes_a_url(web: WebStandIn) -> None:
 
 
 @pytest.mark.anyio
-async def test_short_page_comes_back_as_a_delimited_data_block_then_the_line_that_ends_the_unit(
+async def test_short_page_comes_back_as_a_delimited_data_block(
     web: WebStandIn,
 ) -> None:
     run = await fetch(web, "/short")
     url = web.url("/short")
     assert run.results[0] == (
-        f'{PAGE_PREAMBLE}\n<page url="{url}" title="{SHORT_TITLE}">\nTitle: {SHORT_TITLE}\n\n{SHORT_FACT}\n</page>\n'
-        f"{PAGE_NEXT}"
+        f'{PAGE_PREAMBLE}\n<page url="{url}" title="{SHORT_TITLE}">\nTitle: {SHORT_TITLE}\n\n{SHORT_FACT}\n</page>'
     )
 
 
@@ -161,7 +160,7 @@ async def test_a_page_cannot_close_the_data_block_early(web: WebStandIn) -> None
     text = (await fetch(web, ARTICLES["injected"].path)).results[0]
     assert FAKE_BLOCK_END.removeprefix("</page>") in text
     assert text.count("</page>") == 1
-    assert text.endswith(f"</page>\n{PAGE_NEXT}")
+    assert text.endswith("</page>")
 
 
 # --------------------------------------------------------------------------

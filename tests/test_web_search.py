@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from deep_research_agent.tools.search import FETCH_HINT, KEYLESS_NOTICE, RESULTS_PREAMBLE, build_web_search_tool
+from deep_research_agent.tools.search import KEYLESS_NOTICE, RESULTS_PREAMBLE, build_web_search_tool, hit_urls
 from testkit.web import ARTICLES, WebStandIn, closed_port, run_tools_in_graph
 
 KEY = "tvly-dev-run-key-0123456789"
@@ -81,16 +81,20 @@ async def test_results_reach_the_model_as_a_delimited_data_block(web: WebStandIn
 
 
 @pytest.mark.anyio
-async def test_with_the_page_reader_on_the_results_end_with_the_call_that_reads_the_first_hit(web: WebStandIn) -> None:
+async def test_with_the_page_reader_on_the_results_are_still_only_the_data_block(web: WebStandIn) -> None:
+    """The call that reads the first hit is the assist's decoration (assist/next_step.py), never the tool's."""
     text = (await search(web, web_fetch=True)).results[0]
-    call = json.dumps({"name": "web_fetch", "arguments": {"url": web.url(ARTICLES["halvorsen-cell"].path)}})
-    assert text.endswith(f"\n</search_results>\n{FETCH_HINT.format(call=call)}")
+    assert text.endswith("\n</search_results>") and "web_fetch" not in text
 
 
 @pytest.mark.anyio
-async def test_no_hits_show_no_call_to_read_one(web: WebStandIn) -> None:
-    text = (await search(web, "zzyzx quux", web_fetch=True)).results[0]
-    assert text.endswith("</search_results>")
+async def test_the_hits_urls_read_back_from_the_block_in_order(web: WebStandIn) -> None:
+    text = (await search(web, "lighthouse")).results[0]
+    urls = hit_urls(text)
+    assert len(urls) == 2 and urls[0] == web.url(ARTICLES["pharos-lighthouse"].path)
+    assert all(f"]({url})" in text for url in urls)
+    assert hit_urls((await search(web, "zzyzx quux")).results[0]) == []
+    assert hit_urls("TOOL ERROR (web_search, transient): the search failed.") == []
 
 
 @pytest.mark.anyio

@@ -29,8 +29,12 @@ runs share one event loop.
 ``build_graph`` is the roster: the parts read once per configuration (``read_parts``), then each agent
 from its builder (``orchestrator_agent``, ``research_subagent``, ``extract_subagent``,
 ``coding_subagent``), each on the shared stack (``_agent``: the guard chain, the agent's own middleware,
-caching, compaction). Each agent's prompt is its role's prompt joined with the sections of the features
-the run can use, each owned by its feature (``role_prompt``). This module is the one place that reads
+caching, compaction). An agent whose model gets the assist (``assist/``: ``model_assist`` decided per slot
+model, ``assist_for``) also gets its parts: the research sub-agent its first-step and next-step lines, each
+agent the worked examples of its nudges and bounces and the one-item list repair of its text tool calls, the
+triage router its wider rule; without it, none of that text reaches the model. Each agent's prompt is its
+role's prompt joined with the sections of the features the run can use, each owned by its feature
+(``role_prompt``). This module is the one place that reads
 ``ResearchConfig`` for a middleware or a builder: each is handed only its own knobs (the Knobs section at the
 end), which its constructor checks; a feature's builders get its settings sub-model
 (``settings.part(SearchSettings)``, ``settings/features.py``), never the whole configuration (besides
@@ -40,7 +44,6 @@ end), which its constructor checks; a feature's builders get its settings sub-mo
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -61,6 +64,16 @@ from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
 
 from . import prompts
+from .assist import (
+    FirstStepMiddleware,
+    NextStepMiddleware,
+    UnitFirstCall,
+    asks_for_research_or_comparison,
+    decide_assist,
+    delegation_example,
+    one_item_list,
+    page_example,
+)
 from .corpora.catalog import Catalog, catalog_for
 from .corpora.prompt import corpora_section
 from .delivery import (
@@ -73,6 +86,7 @@ from .delivery import (
 from .delivery.chart_offer import ChartOfferMiddleware
 from .delivery.follow_up import follow_up_section
 from .delivery.steer import SteeringMiddleware
+from .domain.assist import AssistDecision
 from .domain.names import Role, ToolName
 from .domain.plan_answer import PlanRules
 from .domain.search import PAPER_BACKENDS
@@ -89,7 +103,7 @@ from .guards import (
     StepLimitMiddleware,
     effective_recursion_limit,
 )
-from .handover import FindingsGateMiddleware, FirstSearchMiddleware, HandOverMiddleware
+from .handover import FindingsGateMiddleware, HandOverMiddleware
 from .handover.progress import ProgressLinesMiddleware
 from .handover.script import ScriptGateMiddleware
 from .knowledge import build_knowledge_tools
@@ -106,6 +120,7 @@ from .lifecycle.claim_judge import ModelClaimJudge, claim_judge, judge_timeout
 from .lifecycle.model_errors import ModelEndpoint
 from .lifecycle.no_tool_calls import NoToolCallsMiddleware
 from .lifecycle.offer import OfferMiddleware, Roster, RunOffer
+from .lifecycle.triage import asks_for_research
 from .mcp.calls import CallLimits, instrument
 from .mcp.listing import Listing, OpeningStatuses, list_tools, listings_digest, unique_names
 from .mcp.prompt import mcp_section
@@ -148,6 +163,7 @@ from .tasks.middleware import TaskMiddleware
 from .tasks.prompt import tasks_section
 from .tools import ClassifiedToolErrorsMiddleware, build_corpus_tools, build_web_fetch_tool, build_web_search_tool
 from .tools.results import ResultLimits
+from .tools.start import ResearchSources, start_section
 from .tools.web_prompt import no_web_section, web_section
 
 logger = logging.getLogger(__name__)
@@ -292,6 +308,16 @@ class RunFeatures:
     # The user reviews the plan before its units start (plan_review).
     plan_review: bool = False
 
+    @property
+    def sources(self) -> ResearchSources:
+        """The corpora and the MCP servers with tools, as a brief may name them (``tools/start.py``)."""
+        return ResearchSources(
+            corpora=tuple((entry.spec.name, entry.spec.display_title) for entry in self.corpora.ready()),
+            mcp=tuple(
+                (listing.server.label, tuple(t.name for t in listing.tools)) for listing in self.mcp if listing.tools
+            ),
+        )
+
 
 @dataclass(frozen=True)
 class GraphParts:
@@ -361,29 +387,30 @@ def read_parts(settings: ResearchConfig, *, mcp: Sequence[Listing], corpora: Cat
 # --- The agents ----------------------------------------------------------------------------------------
 
 
-def _delegation_example(question: str) -> str:
-    """The call that starts researching ``question``: one unit for all of it (a small model copies it as is)."""
-    brief = {"description": question, "subagent_type": Role.RESEARCH_SUBAGENT.value}
-    return json.dumps({"name": ToolName.TASK.value, "arguments": brief}, ensure_ascii=False)
-
-
 def orchestrator_agent(
     settings: ResearchConfig, parts: GraphParts, *, subagents: Sequence[CompiledSubAgent]
 ) -> CompiledStateGraph:
     """The orchestrator: it plans, hands units to ``subagents`` through ``task``, and delivers the report."""
+    assisted = assist_for(settings, Role.ORCHESTRATOR).on
+    roles = [Role.ORCHESTRATOR, *(Role(agent["name"]) for agent in subagents)]
     return _agent(
         settings,
         parts,
         Role.ORCHESTRATOR,
         tools=parts.custom_tools,
         outside=[
-            *run_lifecycle(settings, build_warnings=parts.build_warnings, roster=parts.roster),
+            *run_lifecycle(
+                settings,
+                build_warnings=parts.build_warnings,
+                roster=parts.roster,
+                assist={role.value: assist_for(settings, role) for role in roles},
+            ),
             # Outside the guards: the call after a delivery is answered with the deliverable, never made.
             TurnEndMiddleware(public_url=settings.public_url),
             # A SIMPLE turn is answered in the orchestrator's first model call, before any guard or prompt.
             *([triage_router(settings)] if settings.triage else []),
             # Inside the router: a turn it sent to research must call a tool, or end with an honest error.
-            NoToolCallsMiddleware(first_call=_delegation_example),
+            NoToolCallsMiddleware(first_call=delegation_example if assisted else None),
             # Outside the guards: the call that starts an approved plan's units is answered with them, never made.
             # In every graph, offered only with plan_review on: a resume without config still finds its handler.
             plan_review(settings, subagents=subagents),
@@ -429,24 +456,33 @@ def research_subagent(
                 backend=StateBackend(), subagents=list(helpers), task_description=_NESTED_TASK_DESCRIPTION
             ),
         ]
+    role = Role.RESEARCH_SUBAGENT
+    web_fetch = any(t.name == ToolName.WEB_FETCH for t in parts.research_tools)
+    assisted = assist_for(settings, role).on
     agent = _agent(
         settings,
         parts,
-        Role.RESEARCH_SUBAGENT,
+        role,
         tools=[*parts.research_tools, *parts.custom_tools],
         # Outermost: a client streaming sub-agents sees progress lines; every layer inside reads the full texts.
         outside=[ProgressLinesMiddleware()],
-        gate=FindingsGateMiddleware(role=Role.RESEARCH_SUBAGENT),
+        gate=findings_gate(settings, role, parts.features.sources),
         own=[
+            # The assist's "Start with a `web_search` call." after the brief, on the unit's first model call, and
+            # the next step at the end of search results, pages and read_file's web-address error.
+            *(
+                [
+                    FirstStepMiddleware(role=role, sources=parts.features.sources),
+                    NextStepMiddleware(role=role, web_fetch=web_fetch),
+                ]
+                if assisted
+                else []
+            ),
             # No PatchToolCallsMiddleware: the task tool starts every sub-agent on one fresh brief, which
             # never holds a dangling tool call, and the patch would cost a graph step per sub-agent run.
-            ClassifiedToolErrorsMiddleware(role=Role.RESEARCH_SUBAGENT),
-            # "Start with a web_search call." after the brief, on the unit's first model call.
-            FirstSearchMiddleware(),
+            ClassifiedToolErrorsMiddleware(role=role),
             # read_file on /skills/ only, and the skill events; nothing when there are no skills.
-            *skills_filesystem(
-                parts.features.skills, web_fetch=any(t.name == ToolName.WEB_FETCH for t in parts.research_tools)
-            ),
+            *skills_filesystem(parts.features.skills, web_fetch=web_fetch),
             # task for the extract and coding sub-agents, when a sandbox is attached.
             *delegation,
         ],
@@ -470,7 +506,7 @@ def extract_subagent(settings: ResearchConfig, parts: GraphParts) -> CompiledSub
         parts,
         Role.EXTRACT_SUBAGENT,
         _EXTRACT_DESCRIPTION,
-        gate=FindingsGateMiddleware(role=Role.EXTRACT_SUBAGENT),
+        gate=findings_gate(settings, Role.EXTRACT_SUBAGENT),
     )
 
 
@@ -562,7 +598,11 @@ def _guards(
             LoopGuardMiddleware(role=role),
             gate,
             RunawayOutputMiddleware(role=role),
-            TextToolCallsMiddleware(role=role, enabled=settings.text_tool_calls),
+            TextToolCallsMiddleware(
+                role=role,
+                enabled=settings.text_tool_calls,
+                repair=one_item_list if assist_for(settings, Role(role)).on else None,
+            ),
             ModelCallHeartbeatMiddleware(role=role, model=spec.slug),
             ModelConcurrencyMiddleware(
                 role=role,
@@ -602,10 +642,13 @@ def _caching(settings: ResearchConfig, role: str) -> list[AgentMiddleware]:
 
 
 def run_lifecycle(
-    settings: ResearchConfig, build_warnings: Sequence[str] = (), roster: Roster | None = None
+    settings: ResearchConfig,
+    build_warnings: Sequence[str] = (),
+    roster: Roster | None = None,
+    assist: dict[str, AssistDecision] | None = None,
 ) -> RunLifecycle:
     """The orchestrator's lifecycle: its opening reports the settings' warnings, then the build's
-    ``build_warnings``, and announces the part of the ``roster`` each run is offered."""
+    ``build_warnings``, and announces the part of the ``roster`` each run is offered and each agent's ``assist``."""
     return RunLifecycle(
         contained=ContainedCallsMiddleware(endpoint=model_endpoint(settings)),
         opening=RunOpeningMiddleware(
@@ -617,6 +660,7 @@ def run_lifecycle(
             remember_findings=settings.remember_findings,
             knowledge_dataset=settings.knowledge_dataset,
             roster=roster,
+            assist=assist,
         ),
         ledger=RunLedgerMiddleware(),
         closing=RunClosingMiddleware(
@@ -644,10 +688,24 @@ def plan_review(settings: ResearchConfig, *, subagents: Sequence[CompiledSubAgen
 
 
 def triage_router(settings: ResearchConfig) -> TriageRouterMiddleware:
-    """The pre-triage router, its calls metered as ``triage`` side calls on the tier's research model."""
+    """The pre-triage router, its calls metered as ``triage`` side calls on the tier's research model; with that
+    model's assist on, tables and comparisons go to research without asking it."""
+    assisted = assist_for(settings, Role.ORCHESTRATOR).on
     return TriageRouterMiddleware(
-        model_factory=models_for(settings), on_model_response=side_call_meter(Role.TRIAGE, settings.tier.research)
+        model_factory=models_for(settings),
+        on_model_response=side_call_meter(Role.TRIAGE, settings.tier.research),
+        research_request=asks_for_research_or_comparison if assisted else asks_for_research,
     )
+
+
+def findings_gate(
+    settings: ResearchConfig, role: Role, sources: ResearchSources = ResearchSources()
+) -> FindingsGateMiddleware:
+    """The findings gate of ``role``; with its assist on, its bounces end on worked examples (``sources``: what a
+    brief may name, for the call that starts a unit's research)."""
+    if not assist_for(settings, role).on:
+        return FindingsGateMiddleware(role=role)
+    return FindingsGateMiddleware(role=role, first_call=UnitFirstCall(sources), page_example=page_example)
 
 
 def _step_limit(settings: ResearchConfig) -> RunnableConfig:
@@ -676,8 +734,12 @@ def role_prompt(role: Role, features: RunFeatures, offer: RunOffer | None = None
     tasked = offer.task if offer is not None else True
     knowledge = features.knowledge and (offer.knowledge if offer is not None else True)
     follow_up = offer.follow_up if offer is not None else True
+    sources = features.sources
     sections = (
         follow_up_section(role) if follow_up else "",
+        start_section(
+            role, knowledge=knowledge, corpora=bool(sources.corpora), mcp=bool(sources.mcp), web=features.web_search
+        ),
         web_section(role, web_search=features.web_search, paper_sources=features.paper_sources),
         corpora_section(role, features.corpora, web_search=features.web_search),
         no_web_section(role, web_search=features.web_search),
@@ -713,6 +775,17 @@ def _research_description(features: RunFeatures) -> str:
 
 
 # --- Knobs: the one place that reads the run's settings for a middleware ------------------------------
+
+
+def assist_for(settings: ResearchConfig, role: Role) -> AssistDecision:
+    """Whether the agent of ``role`` gets the assist, on the model of its slot (``assist/switch.py``)."""
+    slot = _SLOTS[role]
+    return decide_assist(
+        settings.model_assist,
+        model=settings.tier.slot(slot).slug,
+        declared_small=slot in settings.small_model_slots,
+        local_profile=settings.profile == "local",
+    )
 
 
 def budget_limits(settings: BudgetSettings) -> BudgetLimits:

@@ -106,7 +106,12 @@ async def test_a_research_question_answered_without_any_tool_ends_with_an_honest
         )
     )
 
-    run = await stream_run(agent_server.url, "Who built the Lighthouse of Alexandria, with cited sources?")
+    # The example call is the assist's, for a small model to copy (the tier's hosted model is not helped by default).
+    run = await stream_run(
+        agent_server.url,
+        "Who built the Lighthouse of Alexandria, with cited sources?",
+        configurable={"model_assist": "on"},
+    )
 
     assert [(e["state"], e["reason"]) for e in run.end_statuses] == [("error", "no_tool_calls")]
     assert "may not support tool calling" in run.end_statuses[0]["detail"]
@@ -174,7 +179,13 @@ async def test_a_plan_written_as_one_todo_for_arguments_runs_as_the_plan(agent_s
         )
     )
 
-    run = await stream_run(agent_server.url, "When was the Pharos of Alexandria built? Cite sources.", timeout=240)
+    # Reading one todo as the list is the assist's repair.
+    run = await stream_run(
+        agent_server.url,
+        "When was the Pharos of Alexandria built? Cite sources.",
+        configurable={"model_assist": "on"},
+        timeout=240,
+    )
 
     assert end_of(run) == ("done", "report_delivered")
     [ran] = [e["detail"] for e in run.statuses("warning") if e["reason"] == "text_tool_calls"]
@@ -193,12 +204,18 @@ async def test_a_unit_that_answers_without_any_tool_is_shown_the_search_for_its_
     reads["turns"].insert(0, turn("I'm sorry, but I can't assist with that request."))
     scripted.set_scenario(scenario(orchestrator(plan_and_delegate(brief), submit(_battery_report(url))), reads))
 
-    run = await stream_run(agent_server.url, "How dense are sodium-glass batteries? Cite sources.", timeout=240)
+    run = await stream_run(
+        agent_server.url,
+        "How dense are sodium-glass batteries? Cite sources.",
+        configurable={"model_assist": "on"},
+        timeout=240,
+    )
 
     assert end_of(run) == ("done", "report_delivered")
     told = message_text(requests_of(scripted, "research-subagent")[1]["body"]["messages"][-1])
     assert "You called no tool in this unit" in told
-    assert json.dumps({"name": "web_search", "arguments": {"query": brief}}) in told
+    # The first search of the prompt's order: the session server's corpus comes before the web.
+    assert json.dumps({"name": "corpus_search", "arguments": {"query": brief}}) in told
     assert "Reply with exactly one JSON object" not in told
     assert [e["url"] for e in run.of_type("page_fetched") if e["ok"]] == [url]
     assert url in run.values["final_report"]

@@ -98,11 +98,15 @@ def research_unit(agent_server: Any, scripted: Any) -> Callable[..., Awaitable[R
     """Runs one scenario: the orchestrator delegates ``UNIT`` to a researcher, then takes the turns given."""
 
     async def run(
-        researcher_agent: dict[str, Any], *then: dict[str, Any], repeat_last: bool = False, question: str = QUESTION
+        researcher_agent: dict[str, Any],
+        *then: dict[str, Any],
+        repeat_last: bool = False,
+        question: str = QUESTION,
+        configurable: dict[str, Any] | None = None,
     ) -> RunResult:
         orchestrator_turns = orchestrator(plan_and_delegate(UNIT), *then, repeat_last=repeat_last)
         scripted.set_scenario(scenario(orchestrator_turns, researcher_agent))
-        return await stream_run(agent_server.url, question, timeout=60)
+        return await stream_run(agent_server.url, question, configurable=configurable, timeout=60)
 
     return run
 
@@ -227,8 +231,12 @@ async def test_findings_copying_the_example_are_bounced_with_the_page_read_as_th
     revised = findings_json(
         CLAIM, [{"finding": CLAIM, "evidence": "the sentence of the page that says it, copied", "source": url}]
     )
+    # The example citing the page is the assist's.
     run = await research_unit(
-        reads_then_answers(url, copied, revised), submit(cited_report(("The Halvorsen cell", url))), repeat_last=True
+        reads_then_answers(url, copied, revised),
+        submit(cited_report(("The Halvorsen cell", url))),
+        repeat_last=True,
+        configurable={"model_assist": "on"},
     )
 
     assert end_of(run) == ("done", "report_delivered")

@@ -213,7 +213,8 @@ class TriageReason(StrEnum):
     CLARIFICATION_ANSWER = "clarification_answer"
     ROUTER_FAILED = "router_failed"
     ANSWER_FAILED = "answer_failed"
-    # The message asks for sources, a table or a comparison: research whatever the router would say.
+    # The message asks for sources or research (with the assist, also a table or a comparison): research
+    # whatever the router would say.
     RESEARCH_REQUEST = "research_request"
 
 

@@ -13,8 +13,8 @@ Contract:
   (``skills_filesystem``): deepagents' ``FilesystemMiddleware`` restricted to that one tool, writes
   denied, large-result eviction off (it would write).
 - ``read_file`` given a web address (``http://``, ``https://``) answers ``TOOL ERROR (read_file, permanent)``
-  with the ``web_fetch`` call that reads it (or that this run reads no web pages), without opening anything
-  (``SkillPathsMiddleware``);
+  naming ``web_fetch`` as the tool that reads it (or saying that this run reads no web pages), without opening
+  anything (``SkillPathsMiddleware``; the assist adds the call itself, ``assist/next_step.py``);
 - ``SkillEventsMiddleware`` sends one ``skill`` event (``name``, ``path``, ``state: applied``) the first
   time a run reads a skill's ``SKILL.md`` successfully, whichever sub-agent reads it; the run keeps the
   skills it announced as an attachment (``SkillsApplied``), which its ledger keeps too, so a resumed run
@@ -27,7 +27,6 @@ so each sub-agent run would list the folder again.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -187,8 +186,7 @@ class SkillPathsMiddleware(AgentMiddleware):
         if call["name"] != ToolName.READ_FILE or not path.lower().startswith(("http://", "https://")):
             return await handler(request)
         if self.web_fetch:
-            fetch = json.dumps({"name": ToolName.WEB_FETCH.value, "arguments": {"url": path}}, ensure_ascii=False)
-            then = f"read it with {ToolName.WEB_FETCH}, like this:\n{fetch}"
+            then = f"read it with {ToolName.WEB_FETCH}."
         else:
             then = "this run reads no web pages."
         return ToolMessage(

@@ -1,16 +1,13 @@
 """The findings hand-over from a research sub-agent to the orchestrator: the contract (``contract``), the
-sub-agent's gate that bounces a bad answer once (``gate``), the line that starts a unit's research
-(``first_step``), and the orchestrator's side that publishes it.
+sub-agent's gate that bounces a bad answer once (``gate``), and the orchestrator's side that publishes it.
 """
 
 from .contract import hand_back, parse_findings, validate_findings
-from .first_step import FirstSearchMiddleware
 from .gate import FindingsGateMiddleware
 from .publish import HandOverMiddleware
 
 __all__ = [
     "FindingsGateMiddleware",
-    "FirstSearchMiddleware",
     "HandOverMiddleware",
     "hand_back",
     "parse_findings",

@@ -13,9 +13,10 @@ The rules: ``validate_findings`` names every problem with that message:
 - a field is longer than ``MAX_FIELD_CHARS`` (a data dump), or transcribes a series of at least
   ``MIN_SERIES_POINTS`` dated values;
 - findings exist although the sub-agent made no tool call, so none of them can come from retrieved text;
-- a field copies a placeholder of an example answer the sub-agent was shown, or repeats a harness instruction
-  it was given (a guard's warning, a nudge): a copied quote is left out of its finding, a copied claim or
-  source drops the finding, a copied summary or gap is not handed over.
+- a field copies a placeholder of an example answer the sub-agent was shown (its prompt's, the contract's, or
+  any example a harness message showed it), or repeats a harness instruction it was given (a guard's warning,
+  a nudge): a copied quote is left out of its finding, a copied claim or source drops the finding, a copied
+  summary or gap is not handed over.
 
 An empty ``findings`` list is valid: it is the honest "nothing found". The verdict also carries what to
 hand over once the gate's single bounce is spent: the findings that parse, cleaned (unusable findings
@@ -37,7 +38,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage
@@ -108,15 +109,6 @@ _CONTRACT_EXAMPLE = {
     ],
     "gaps": ["what you could not establish"],
 }
-# The ending of a bounce for copied placeholders, in a unit that read a page: the example names that page as
-# its source. Replayed on Qwen2.5-Coder-0.5B's recorded bounce (4 seeds), the contract's example was copied
-# whole in 4 of 4 replies; this one gave a finding quoted from the page, with that page as its source, in 4 of 4.
-_READ_EXAMPLE = {
-    "summary": "what the page says about the unit",
-    "findings": [{"finding": "one claim the page makes", "evidence": "the sentence of the page that says it, copied"}],
-    "gaps": [],
-}
-_READ_LEAD = "Reply with exactly one JSON object and nothing else, with the page you read as its source:"
 _CONTRACT = (
     f"Reply with exactly one JSON object and nothing else: {json.dumps(_CONTRACT_EXAMPLE, ensure_ascii=False)}. "
     'A source is the URL the claim was read at, or a named data source such as "MCP: pricing-db"; never a file path '
@@ -126,14 +118,15 @@ _CONTRACT = (
 
 
 class FindingsVerdict(BaseModel):
-    """The gate's judgement on one final message; ``copied_text`` when a field copied text it was shown,
-    and ``read_source``, the page the unit read that a bounce for it names (set by the gate, which sees the unit)."""
+    """The gate's judgement on one final message; ``copied_text`` when a field copied text it was shown, and
+    ``example``, an example answer that ends the bounce instead of the contract (set by the gate, which sees the
+    unit and its assist)."""
 
     findings: Findings | None = None
     problems: list[str] = Field(default_factory=list)
     fallback_text: str = ""
     copied_text: bool = False
-    read_source: str = ""
+    example: str = ""
 
     @property
     def ok(self) -> bool:
@@ -183,19 +176,18 @@ def validate_findings(text: str, *, tool_calls_made: int, conversation: Sequence
     return FindingsVerdict(findings=cleaned, problems=problems, fallback_text=cleaned.to_json(), copied_text=copied)
 
 
-def bounce_message(problems: Sequence[str], *, read_source: str = "") -> str:
+def bounce_message(problems: Sequence[str], *, example: str = "") -> str:
     """What the sub-agent is told when its findings are sent back: each problem, then the contract; an answer
-    that researched nothing (``UNRESEARCHED`` first) is told only that, ending on the call to make: a small
-    model told last to reply with findings writes them from memory (Qwen2.5-Coder-0.5B: 0 of 4 replies
-    searched when the bounce ended "then reply with your findings", 4 of 4 when it ended on the example).
-    With ``read_source`` (findings that copied placeholders, in a unit that read that page) it ends on an
-    example whose source is that page instead of the contract."""
+    that researched nothing (``UNRESEARCHED`` first) is told only that, ending on what to do: a small model
+    told last to reply with findings writes them from memory (Qwen2.5-Coder-0.5B: 0 of 4 replies searched when
+    the bounce ended "then reply with your findings", 4 of 4 when it ended on the call to make). With
+    ``example`` (the assist's, for findings that copied placeholders) it ends on that example instead of the
+    contract."""
     if problems and problems[0].startswith(UNRESEARCHED):
         return problems[0]
     listed = "\n".join(f"- {problem}" for problem in problems)
-    if read_source:
-        example = {**_READ_EXAMPLE, "findings": [{**_READ_EXAMPLE["findings"][0], "source": read_source}]}
-        return f"Your findings were not accepted:\n{listed}\n\n{_READ_LEAD}\n{json.dumps(example, ensure_ascii=False)}"
+    if example:
+        return f"Your findings were not accepted:\n{listed}\n\n{example}"
     return (
         f"Your findings were not accepted:\n{listed}\n\n{_CONTRACT}\n"
         "This is your one chance to fix them; after it, whatever parses is handed over as it is."
@@ -215,8 +207,8 @@ def _words(text: str) -> str:
 
 
 def _example_placeholders() -> frozenset[str]:
-    """The texts of the example answers a sub-agent is shown: its prompt's example line and the bounce's."""
-    examples: list[Any] = [_CONTRACT_EXAMPLE, _READ_EXAMPLE]
+    """The texts of the example answers every sub-agent may be shown: its prompt's example line and the bounce's."""
+    examples: list[Any] = [_CONTRACT_EXAMPLE]
     for prompt in (Prompt.RESEARCH_SUBAGENT, Prompt.EXTRACT_SUBAGENT):
         for line in template(prompt).splitlines():
             if line.startswith('{"summary"'):
@@ -228,40 +220,65 @@ _PLACEHOLDERS = _example_placeholders()
 _MIN_PLACEHOLDER_WORDS = 3
 
 
-def copies_placeholder(value: str) -> bool:
-    """True when ``value`` is an example answer's placeholder, or a run of at least three of its words: a small
-    model copies the example instead of answering (seen: "the text you read that supports it")."""
+def copies_placeholder(value: str, placeholders: Collection[str] = _PLACEHOLDERS) -> bool:
+    """True when ``value`` is an example answer's placeholder (of ``placeholders``, their words), or a run of at
+    least three of its words: a small model copies the example instead of answering (seen: "the text you read
+    that supports it")."""
     words = _words(value)
     if not words:
         return False
     return any(
         words == held or (len(words.split()) >= _MIN_PLACEHOLDER_WORDS and f" {words} " in f" {held} ")
-        for held in _PLACEHOLDERS
+        for held in placeholders
     )
+
+
+def _shown_examples(text: str) -> set[str]:
+    """The words of the string values of the JSON objects in a harness message (an example answer or call it
+    showed); never a URL, which an answer is right to cite."""
+    values = []
+    decoder = json.JSONDecoder()
+    index = text.find("{")
+    while index != -1:
+        try:
+            value, end = decoder.raw_decode(text, index)
+        except json.JSONDecodeError:
+            index = text.find("{", index + 1)
+            continue
+        values += _string_values(value)
+        index = text.find("{", end)
+    return {words for value in values if not _URL_RE.match(value.strip()) and (words := _words(value))}
 
 
 _MIN_ECHO_WORDS = 8
 
 
 class _Copying:
-    """Tells which text a field copied instead of answering: an example's placeholder, or a run of eight words
-    that a harness instruction in the conversation introduced (words no earlier message held, so a bounce
-    quoting the sub-agent's own answer does not count). Seen: Qwen2.5-Coder-0.5B handed over the loop guard's
-    "Repeating it will not give you anything new" as its unit's summary, and the salvaged report showed it."""
+    """Tells which text a field copied instead of answering: an example's placeholder (the prompt's and the
+    contract's, or one a harness message in the conversation showed), or a run of eight words that a harness
+    instruction in the conversation introduced (words no earlier message held, so a bounce quoting the
+    sub-agent's own answer, or an example filled with its brief, does not count). Seen: Qwen2.5-Coder-0.5B
+    handed over the loop guard's "Repeating it will not give you anything new" as its unit's summary, and the
+    salvaged report showed it."""
 
     def __init__(self, conversation: Sequence[AnyMessage]) -> None:
         held: set[tuple[str, ...]] = set()
+        held_text = " "
+        shown: set[str] = set()
         self._introduced: set[tuple[str, ...]] = set()
         for message in conversation:
             runs = _word_runs(message.text)
             if is_harness_instruction(message):
                 self._introduced |= runs - held
+                shown |= {words for words in _shown_examples(message.text) if f" {words} " not in held_text}
             elif not is_harness_message(message):
                 held |= runs
+                held_text += f"{_words(message.text)} "
+        self._placeholders = _PLACEHOLDERS | shown
 
     def of(self, value: str) -> str | None:
         """What ``value`` copied, as a problem names it, or None when it copied nothing."""
-        if copies_placeholder(value):
+        if copies_placeholder(value, self._placeholders):
             return "copies the example's placeholder"
         if self._introduced and not self._introduced.isdisjoint(_word_runs(value)):
             return "repeats what the harness told you"

@@ -9,8 +9,10 @@ metered, retried and heartbeat-reported like any other; the bounce itself is ``a
   asked again with the answer and a harness message (``bounce_message``), and all three stay in the
   conversation. The bounce counter is private state of that sub-agent run, so parallel sub-agents
   never share it;
-- an answer that copied an example's placeholders, in a unit that read a page (``pages_read``), is bounced
-  ending on an example whose source is the last page it read;
+- a failing answer of a unit that called no tool is told first that nothing was researched, and to research
+  with its tools; with ``first_call`` (the assist's) it is shown the call that starts its research;
+- with ``page_example`` (the assist's), an answer that copied an example's placeholders, in a unit that read
+  a page (``pages_read``), is bounced ending on that example for the last page it read, not on the contract;
 - once the bounce is spent, a failing answer is replaced by what can be handed over: the findings that
   parse, cleaned, or else the prose, trimmed (``FindingsVerdict.fallback_text``);
 - the findings it accepts or hands over are staged in the run's evidence store under this sub-agent's
@@ -20,7 +22,7 @@ metered, retried and heartbeat-reported like any other; the bounce itself is ``a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware import AgentState, ModelRequest
@@ -30,24 +32,21 @@ from langchain_core.tools import BaseTool
 from langgraph.channels import UntrackedValue
 
 from ..domain.conversation import harness_message, latest_user_text
+from ..domain.knobs import callable_knob
 from ..domain.names import EvidenceKind, RevisionReason, ToolName
 from ..domain.urls import normalise_url
 from ..evidence.store import EvidenceStore
 from ..protocol.sender import current_sender
 from ..run import Run, UsageMeter
-from ..tools.arguments import example_call, tool_schema
 from .answer_gate import SubAgentAnswerGate
 from .contract import UNRESEARCHED, FindingsVerdict, bounce_message, validate_findings
 
-# The tools a unit's research starts with, in the order the example prefers them.
-SEARCH_TOOLS = (ToolName.WEB_SEARCH.value, ToolName.CORPUS_SEARCH.value)
-
-
-def first_research_tool(tools: Sequence[BaseTool | dict[str, Any]]) -> tuple[str, dict[str, Any]]:
-    """The name and schema of the tool a unit's research starts with: its search, else its first tool."""
-    schemas = dict(tool_schema(tool) for tool in tools)
-    name = next((name for name in SEARCH_TOOLS if name in schemas), next(iter(schemas)))
-    return name, schemas[name]
+# What a unit that called no tool is told, without the assist's example of the call to start with.
+RESEARCH_FIRST = "research it with your tools, then answer"
+# The call that starts a unit's research, for its tools and brief; "" when there is none to show.
+FirstCall = Callable[[Sequence[BaseTool | dict[str, Any]], str], str]
+# The example answer that ends a bounce for copied placeholders, for the page the unit read.
+PageExample = Callable[[str], str]
 
 
 class FindingsGateState(AgentState):
@@ -62,28 +61,41 @@ class FindingsGateMiddleware(SubAgentAnswerGate[FindingsVerdict]):
     gate_key = "findings_gate"
     reason = RevisionReason.SUBAGENT_FINDINGS
 
+    def __init__(
+        self, *, role: str, first_call: FirstCall | None = None, page_example: PageExample | None = None
+    ) -> None:
+        """``first_call``: the call a unit that called no tool is shown to start with; ``page_example``: the example
+        answer for a page the unit read, which ends a bounce for copied placeholders. Both are the assist's; None
+        leaves them out."""
+        callable_knob(type(self).__name__, "first_call", first_call, optional=True)
+        callable_knob(type(self).__name__, "page_example", page_example, optional=True)
+        super().__init__(role=role)
+        self.first_call = first_call
+        self.page_example = page_example
+
     async def judge(self, run: Run, text: str, request: ModelRequest, added: Sequence[AnyMessage]) -> FindingsVerdict:
         """Counted on the request's own messages: the bounce adds no tool call. A failing answer of a unit that
-        called no tool is told first to call one: a search for the unit's brief (else its first tool's example)."""
+        called no tool is told first to research (shown the call to start with, by ``first_call``)."""
         made = _tool_calls_made(run.usage, request.messages)
         verdict = validate_findings(text, tool_calls_made=made, conversation=[*request.messages, *added])
         if verdict.ok:
             return verdict
         if made:
-            read = pages_read(request.messages, run.evidence) if verdict.copied_text else []
-            return verdict.model_copy(update={"read_source": read[-1]}) if read else verdict
+            if self.page_example is None or not verdict.copied_text:
+                return verdict
+            read = pages_read(request.messages, run.evidence)
+            return verdict.model_copy(update={"example": self.page_example(read[-1])}) if read else verdict
         if not request.tools:
             return verdict
-        name, schema = first_research_tool(request.tools)
-        example = example_call(name, schema, fill=latest_user_text(request.messages))
-        unresearched = f"{UNRESEARCHED}. Start with a {name} call, like this:\n{example}"
+        call = self.first_call(request.tools, latest_user_text(request.messages)) if self.first_call else ""
+        unresearched = f"{UNRESEARCHED}. {call}" if call else f"{UNRESEARCHED}: {RESEARCH_FIRST}."
         return verdict.model_copy(update={"problems": [unresearched, *verdict.problems]})
 
     def bounce_text(self, problems: Sequence[str]) -> str:
         return bounce_message(problems)
 
     def bounce_for(self, verdict: FindingsVerdict) -> AnyMessage:
-        return harness_message(bounce_message(verdict.problems, read_source=verdict.read_source))
+        return harness_message(bounce_message(verdict.problems, example=verdict.example))
 
     def settle(self, run: Run, verdict: FindingsVerdict) -> None:
         """Hand the parsed findings to this sub-agent's hand-over; an answer with none hands over its text."""

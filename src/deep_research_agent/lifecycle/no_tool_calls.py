@@ -7,9 +7,9 @@ any call):
   started, nothing was delivered or asked, the run is not halted, the thread holds no report (a follow-up
   may be answered from it) and the reply asks no clarifying questions in prose;
 - the first such reply is answered, in the same model step, with a harness message that says a research
-  question needs tools, with an example call (``first_call(question)`` when given: the call that starts the
-  research of the user's question, which a small model copies; else the first tool's placeholders); the model
-  is asked again;
+  question needs tools, called through the tool-calling interface; with ``first_call`` (the assist's:
+  ``first_call(question)``, the call that starts the research of the user's question, which a small model
+  copies) it ends on that example; the model is asked again;
 - a second such reply in the turn ends the run: ``run_error`` ``no_tool_calls`` (end status
   ``error/no_tool_calls``), whose detail says the model may not support tool calling. The reply itself
   is replaced by that notice, so no client shows it as the answer.
@@ -30,7 +30,6 @@ from ..domain.knobs import KnobError
 from ..domain.names import EndReason
 from ..domain.stops import RunError
 from ..run import Run, run_hook
-from ..tools.arguments import example_call, tool_schema
 
 NUDGE_OPENING = "This question needs research, and your reply called no tool"
 NO_TOOL_CALLS_DETAIL = (
@@ -44,7 +43,7 @@ class NoToolCallsMiddleware(AgentMiddleware):
     """Nudges an orchestrator that answers a research question without tools once, then ends the run honestly."""
 
     def __init__(self, *, first_call: Callable[[str], str] | None = None) -> None:
-        """``first_call``: the example call shown for the user's question (one line of JSON), or None."""
+        """``first_call``: the example call shown for the user's question (one line of JSON), or None for none."""
         if first_call is not None and not callable(first_call):
             raise KnobError(type(self).__name__, "first_call", first_call, "a function of the question, or None")
         super().__init__()
@@ -59,10 +58,7 @@ class NoToolCallsMiddleware(AgentMiddleware):
             return response
         if _nudged(request.messages):
             return _ended(response)
-        if self.first_call is not None:
-            example = self.first_call(latest_user_text(request.messages))
-        else:
-            example = example_call(*tool_schema(request.tools[0])) if request.tools else ""
+        example = self.first_call(latest_user_text(request.messages)) if self.first_call is not None else ""
         nudge = harness_message(
             f"{NUDGE_OPENING}. Do not answer from memory: plan and research it with your tools, calling them through "
             f"the tool-calling interface{', for example:' + chr(10) + example if example else '.'}"

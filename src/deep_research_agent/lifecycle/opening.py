@@ -2,7 +2,8 @@
 
 Contract (orchestrator only; its ``before_agent`` is the run's first node hook):
 - ``run_start`` is the first event of every run, with the tools each role is offered (``offer.py`` decides
-  the run's offer first, over the graph's ``roster``); the config ``warnings`` and what loading the graph's
+  the run's offer first, over the graph's ``roster``) and whether each agent's model gets the assist
+  (``assist``, decided by the graph: ``assist/switch.py``); the config ``warnings`` and what loading the graph's
   skills and custom tools found wrong follow it as ``status: warning``, then the statuses the graph factory
   found for the run (``mcp_ready``/``mcp_error``); the run's stop-request watcher starts
   (``delivery/stop.py``);
@@ -47,7 +48,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +64,7 @@ from ..delivery.follow_up import adopt_thread_evidence
 from ..delivery.stop import start_watching
 from ..delivery.stopped import model_view as stopped_run_view
 from ..delivery.stopped import stopped_run_opening
+from ..domain.assist import AssistDecision
 from ..domain.conversation import deliverable_message, is_user_turn
 from ..domain.knobs import KnobError
 from ..domain.names import EndReason, WarningReason
@@ -107,6 +109,7 @@ class RunOpeningMiddleware(AgentMiddleware):
         remember_findings: bool = False,
         knowledge_dataset: str = DEFAULT_DATASET,
         roster: Roster | None = None,
+        assist: Mapping[str, AssistDecision] | None = None,
     ) -> None:
         """``max_runs_per_user``: runs one user may have in progress (0: no limit); ``max_question_chars``: the
         longest question a run takes (0: no limit); ``warnings``: reported by
@@ -114,7 +117,7 @@ class RunOpeningMiddleware(AgentMiddleware):
         corpora found wrong); ``problems``: settings that end every run before its first model call;
         ``knowledge_base``, ``remember_findings``, ``knowledge_dataset``: whether the knowledge-base tools may
         be offered, and from which dataset (``offer.py``); ``roster``: every agent's registered tools, whose
-        offered part ``run_start`` lists."""
+        offered part ``run_start`` lists; ``assist``: each agent role's assist decision, which ``run_start`` says."""
         owner = type(self).__name__
         for name, count in (("max_runs_per_user", max_runs_per_user), ("max_question_chars", max_question_chars)):
             if isinstance(count, bool) or not isinstance(count, int) or count < 0:
@@ -133,6 +136,7 @@ class RunOpeningMiddleware(AgentMiddleware):
         self.remember_findings = remember_findings
         self.knowledge_dataset = knowledge_dataset
         self.roster = roster or Roster()
+        self.assist = dict(assist or {})
 
     @hook_config(can_jump_to=["end"])
     @contain_hook_failures
@@ -151,6 +155,7 @@ class RunOpeningMiddleware(AgentMiddleware):
                 thread_id=configurable.get("thread_id"),
                 run_id=configurable.get("run_id"),
                 tools=self.roster.offered(offer),
+                assist=self.assist,
             )
         )
         for warning in self.warnings:

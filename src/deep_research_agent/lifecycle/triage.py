@@ -9,8 +9,10 @@ Contract (orchestrator only):
   (``prompts/direct_answer.md``, requests named ``direct-answer``), which stands in for the orchestrator's
   reply: it calls no tool, so the turn ends, and the orchestrator's model, prompt and tools are never
   loaded: at most 2 model calls in all;
-- a message that asks for sources, citations, a table or a comparison (``asks_for_research``) is RESEARCH
-  without asking the router: small models call every question SIMPLE;
+- a message that asks for sources, citations or research (``asks_for_research``) is RESEARCH without asking
+  the router; a definition question that merely names sources, a table or two things compared ("TCP vs
+  UDP?") goes to the router. ``research_request`` may widen that rule: the assist's also sends tables and
+  comparisons to research, because small routers call every question SIMPLE;
 - RESEARCH, longer messages, answers to clarifying questions, and any router failure (an exception, an
   unparseable verdict, an empty answer) fall through to the full agent. A follow-up on a thread that
   already holds a ``final_report`` is RESEARCH unless plainly SIMPLE: the full agent has the report in
@@ -58,8 +60,19 @@ VERDICT_MAX_TOKENS = 64
 ANSWER_MAX_TOKENS = 400
 _REPORT_TITLE_CHARS = 120
 _THINKING = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
-_RESEARCH_REQUEST = re.compile(
-    r"\b(sources|cit(?:e|ed|es|ing|ations?)|references|tables?|tabular|compar(?:e|es|ed|ing|isons?)|versus|vs\.?)\b",
+# Asking for sources: citing, "with sources", "give references", "sources please", "any sources?".
+_SOURCES_REQUEST = re.compile(
+    r"\b(?:cite|cited|citing|sourced)\b"
+    r"|\b(?:with|include|including|add|give|list|provide|show)\b\W+(?:\w+\W+){0,3}?(?:sources|citations|references|links)\b"
+    r"|\b(?:sources|citations|references)\s*(?:please\b|pls\b|\?)",
+    re.IGNORECASE,
+)
+# Asking for research: "Research X", "do some research on", "research into", "can you look into", "investigate".
+_RESEARCH_ASKED = re.compile(
+    r"^\W*(?:please\s+)?(?:research|investigate)\b"
+    r"|\b(?:do|run|conduct|some|deep|thorough|more|need|want)\s+research\b"
+    r"|\bresearch\s+(?:on|into|about|how|why|what|whether|this|these|it)\b"
+    r"|\b(?:investigate|look\s+into|dig\s+into|deep[-\s]dive)\b",
     re.IGNORECASE,
 )
 
@@ -84,8 +97,9 @@ def parse_verdict(text: str) -> Verdict | None:
 
 
 def asks_for_research(question: str) -> bool:
-    """True when the message asks for sources, citations, a table or a comparison: work only research does."""
-    return bool(_RESEARCH_REQUEST.search(question))
+    """True when the message asks for sources, citations or research: work only research does. Naming sources,
+    a table or a comparison is not asking ("What are the main sources of iron?", "TCP vs UDP?")."""
+    return bool(_SOURCES_REQUEST.search(question) or _RESEARCH_ASKED.search(question))
 
 
 def awaits_answers(previous: Sequence[AnyMessage]) -> bool:
@@ -113,14 +127,18 @@ class TriageRouterMiddleware(AgentMiddleware):
         *,
         model_factory: ModelFactory,
         on_model_response: Callable[[UsageMeter, AIMessage], None] | None = None,
+        research_request: Callable[[str], bool] = asks_for_research,
     ) -> None:
         """``model_factory(slot, role)``: builds the router's two models (the ``research`` slot, for the
-        ``triage`` and ``direct-answer`` roles) on first use; ``on_model_response``: sees each of their replies."""
+        ``triage`` and ``direct-answer`` roles) on first use; ``on_model_response``: sees each of their replies;
+        ``research_request``: whether a message asks for research, so the router is not asked."""
         callable_knob(type(self).__name__, "model_factory", model_factory)
         callable_knob(type(self).__name__, "on_model_response", on_model_response, optional=True)
+        callable_knob(type(self).__name__, "research_request", research_request)
         super().__init__()
         self.model_factory = model_factory
         self.on_model_response = on_model_response
+        self.research_request = research_request
 
     @cached_property
     def verdict_model(self) -> BaseChatModel:
@@ -153,7 +171,7 @@ class TriageRouterMiddleware(AgentMiddleware):
             return _research(TriageReason.LONG_MESSAGE)
         if awaits_answers(previous_turns(messages)):
             return _research(TriageReason.CLARIFICATION_ANSWER)
-        if asks_for_research(question):
+        if self.research_request(question):
             return _research(TriageReason.RESEARCH_REQUEST)
         verdict = await self._classify(usage, question, report)
         if verdict is None:

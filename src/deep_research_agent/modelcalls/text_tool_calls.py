@@ -11,6 +11,8 @@ and the runaway guard judge the calls as they will run):
   ``text_tool_calls``) names them and any call that could not run;
 - when none of the written calls can run, the model is told once per conversation, in a harness message
   with an example of the right form, and asked again in the same step; after that, replies pass unchanged;
+- ``repair`` (the assist's ``one_item_list``, when the agent's assist is on) may turn arguments that do not fit
+  into ones that do; without it, such a call cannot run;
 - ``enabled=False`` (``DRA_TEXT_TOOL_CALLS=false``) passes every reply unchanged.
 Streaming or not makes no difference: the middleware sees the reply once the model call returns it.
 """
@@ -27,7 +29,7 @@ from langchain_core.messages import AIMessage, AnyMessage, ToolCall
 from langchain_core.tools import BaseTool
 
 from ..domain.conversation import harness_message, is_harness_message, respond
-from ..domain.knobs import KnobError
+from ..domain.knobs import KnobError, callable_knob
 from ..domain.names import WarningReason
 from ..domain.per_role import PerRoleMiddleware
 from ..protocol.events import WarningStatus, emit
@@ -38,14 +40,15 @@ GUIDE_OPENING = "Your reply wrote a tool call as text, and it did not run"
 # Marks a reply whose tool calls were read from its text: each is a whole JSON object, so a reply cut at the
 # output cap still holds complete calls (the runaway guard keeps them).
 TEXT_TOOL_CALLS_KEY = "text_tool_calls"
+# Arguments that do not fit a tool made into ones that do, or None when it cannot (the assist's).
+ArgumentRepair = Callable[[BaseTool | dict[str, Any], dict[str, Any]], dict[str, Any] | None]
 
 
-def validate_call(call: TextToolCall, tool: BaseTool | dict[str, Any] | None) -> tuple[dict[str, Any] | None, str]:
-    """The call's arguments as the tool takes them, or None and why they do not fit.
-
-    A tool whose one required argument is a list may be given one item of it as its arguments (Qwen2.5-Coder-0.5B
-    wrote ``write_todos`` with ``"arguments": [{"content": …, "status": …}]``): when that item fits, it runs as
-    the one-item list."""
+def validate_call(
+    call: TextToolCall, tool: BaseTool | dict[str, Any] | None, repair: ArgumentRepair | None = None
+) -> tuple[dict[str, Any] | None, str]:
+    """The call's arguments as the tool takes them (as ``repair`` makes them fit, when given), or None and why
+    they do not fit."""
     if tool is None:
         return None, f"{call.name!r} is not one of your tools"
     _, schema = tool_schema(tool)
@@ -56,19 +59,8 @@ def validate_call(call: TextToolCall, tool: BaseTool | dict[str, Any] | None) ->
     problem = argument_problem(tool, args)
     if not problem:
         return args, ""
-    listed = _list_argument(schema)
-    if listed and call.args and listed not in call.args and not argument_problem(tool, {listed: [call.args]}):
-        return {listed: [dict(call.args)]}, ""
-    return None, problem
-
-
-def _list_argument(schema: dict[str, Any]) -> str | None:
-    """The tool's one required argument when it is a list, else None."""
-    required = schema.get("required") or []
-    if len(required) != 1:
-        return None
-    spec = (schema.get("properties") or {}).get(required[0]) or {}
-    return required[0] if spec.get("type") == "array" else None
+    repaired = repair(tool, dict(call.args)) if repair is not None else None
+    return (repaired, "") if repaired is not None else (None, problem)
 
 
 class TextToolCallsMiddleware(PerRoleMiddleware):
@@ -76,12 +68,15 @@ class TextToolCallsMiddleware(PerRoleMiddleware):
 
     label = "TextToolCalls"
 
-    def __init__(self, *, role: str, enabled: bool = True) -> None:
-        """``enabled``: read tool calls from text at all (False passes every reply unchanged)."""
+    def __init__(self, *, role: str, enabled: bool = True, repair: ArgumentRepair | None = None) -> None:
+        """``enabled``: read tool calls from text at all (False passes every reply unchanged); ``repair``: makes
+        arguments that do not fit a tool fit it, when it can (the assist's)."""
         if not isinstance(enabled, bool):
             raise KnobError(type(self).__name__, "enabled", enabled, "True or False")
+        callable_knob(type(self).__name__, "repair", repair, optional=True)
         super().__init__(role=role)
         self.enabled = enabled
+        self.repair = repair
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -100,7 +95,7 @@ class TextToolCallsMiddleware(PerRoleMiddleware):
         refused: list[str] = []
         seen: set[str] = set()
         for call in written:
-            args, problem = validate_call(call, tools.get(call.name))
+            args, problem = validate_call(call, tools.get(call.name), self.repair)
             if args is None:
                 refused.append(problem)
             elif (key := f"{call.name}\x00{json.dumps(args, sort_keys=True, default=str)}") not in seen:

@@ -48,6 +48,7 @@ class Prompt(StrEnum):
     TASKS = "tasks"
     NO_CLARIFY = "no_clarify"
     PLAN_REVIEW = "plan_review"
+    RESEARCH_START = "research_start"
     CHARTS = "charts"
     CHART_OFFER = "chart_offer"
 

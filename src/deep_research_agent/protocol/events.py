@@ -35,6 +35,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from ..domain.assist import AssistDecision
 from ..domain.claims import CitationSummary, ClaimSummary
 from ..domain.findings import Finding
 from ..domain.names import (
@@ -111,6 +112,11 @@ class RunStart(BaseEvent):
     tools: dict[str, list[str]] = Field(
         default_factory=dict,
         description="The tools each agent role of the run is offered, by role, decided once per run.",
+    )
+    assist: dict[str, AssistDecision] = Field(
+        default_factory=dict,
+        description="Per agent role: whether its model gets the assist that helps a small model follow the "
+        "research loop (model_assist), why, and the model it was decided for.",
     )
 
 

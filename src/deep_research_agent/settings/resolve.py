@@ -253,6 +253,22 @@ class ResearchConfig(
         env="DRA_TEXT_TOOL_CALLS",
         configurable="text_tool_calls",
     )
+    model_assist: str = _setting(
+        "auto",
+        "Help a small model follow the research loop (the line naming a unit's first call, the next step after search "
+        "results and pages, example calls in nudges and bounces, a one-item list read as the list): auto (on under "
+        "DRA_PROFILE=local and for the slots of small_model_slots or a known small model family; never for the tiers' "
+        "hosted models) | on | off. The run_start event says, per agent, whether it is on and why.",
+        env="DRA_MODEL_ASSIST",
+        configurable="model_assist",
+    )
+    small_model_slots: tuple[str, ...] = _setting(
+        (),
+        "Comma-separated slots (research, subagent, utility, compaction, coding) whose model is small or has no native "
+        "tool calling, so model_assist auto helps it.",
+        env="DRA_SMALL_MODEL_SLOTS",
+        configurable="small_model_slots",
+    )
     model_research: str = _setting(
         "",
         "Model name of the research slot (the orchestrator), instead of the tier's: the name the server serves "
@@ -309,8 +325,8 @@ class ResearchConfig(
     triage: bool = _setting(
         True,
         "Route each fresh question through the pre-triage (one tiny call) that answers simple ones directly; "
-        "off sends every question to the full research agent. Asking for sources, a table or a comparison is "
-        "always research.",
+        "off sends every question to the full research agent. A message that asks for sources, citations or research is "
+        "always research (with the research model's assist on, so is one asking for a table or a comparison).",
         env="DRA_TRIAGE",
         configurable="triage",
     )
@@ -332,7 +348,8 @@ class ResearchConfig(
         "",
         "A set of defaults for a kind of model server: local (small models on llama.cpp, vLLM or Ollama: streaming "
         "on, a 1,024-token output cap, runs of at most 30 minutes, 600 s requests, compaction at 8,000 tokens, 2 "
-        "model calls at once, no prompt caching, no pricing). Settings given explicitly win.",
+        "model calls at once, no prompt caching, no pricing; model_assist auto helps every model that is not a tier's). "
+        "Settings given explicitly win.",
         env="DRA_PROFILE",
         operator_only=True,
     )
@@ -398,7 +415,7 @@ class ResearchConfig(
             warnings.append(f"claim_judge {judge!r} is not one of {', '.join(CLAIM_JUDGE_MODES)}; using 'auto'.")
             judge = "auto"
         values["claim_judge"] = judge
-        for mode_name in ("prompt_caching", "priced"):
+        for mode_name in ("prompt_caching", "priced", "model_assist"):
             mode = _auto_mode(values.get(mode_name, "auto"))
             if mode is None:
                 warnings.append(
@@ -414,12 +431,26 @@ class ResearchConfig(
                 for entry in bad
             )
 
+        declared = tuple(str(slot).strip().lower() for slot in values.get("small_model_slots", ()))
+        values["small_model_slots"] = tuple(dict.fromkeys(slot for slot in declared if slot in SLOTS))
+        warnings.extend(
+            f"small_model_slots: {slot!r} is not a slot; known slots: {', '.join(SLOTS)}."
+            for slot in declared
+            if slot not in SLOTS
+        )
+
         tier = values.get("model_tier", DEFAULT_TIER)
         if tier not in MODEL_TIERS:
             warnings.append(
                 f"Unknown model tier {tier!r}; using {DEFAULT_TIER!r}. Known tiers: {', '.join(TIER_ORDER)}."
             )
             values["model_tier"] = DEFAULT_TIER
+        if profile == "local" and (unnamed := [s for s in SLOTS if not str(values.get(f"model_{s}", "")).strip()]):
+            warnings.append(
+                f"DRA_PROFILE=local, but no model is named in {', '.join(f'DRA_MODEL_{slot.upper()}' for slot in unnamed)}"
+                ": a slot without one sends the tier's hosted model name, which vLLM and Ollama refuse and "
+                "model_assist auto never helps. Name the model your server serves in each."
+            )
 
         if not values.get("domain_prompt") and values.get("domain_prompt_file"):
             path = Path(values["domain_prompt_file"]).expanduser()
