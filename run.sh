@@ -42,6 +42,11 @@ Commands:
                           stdin, --question-file FILE from a file
   steer THREAD "MESSAGE"  steer the run in progress on a thread ("also cover X", "drop Y", "finish now")
   tasks [--user USER]     list a user's tasks: name, last run, status, outcome, cost so far
+  schedule add NAME "QUESTION" --cron "0 8 * * MON" [--timezone TZ] [--webhook URL] [--config JSON] [--user USER]
+                          research that keeps watch: each run of the cron continues the task NAME and opens
+                          its report with what changed (docs/scheduled-research.md)
+  schedule list|pause|resume|remove [NAME] [--user USER]
+                          the user's schedules (next run, last outcome, cost, digests), or change one
   smoke                   ask a canned question with --no-clarify
   doctor                  check the local setup (starts nothing)
   corpus add NAME DIR [--title T] [--description D] [--html docs|web] [--background]
@@ -470,6 +475,12 @@ main() {
     ask) cmd_cli ask --url "$(server_url)" "$@" ;;
     steer) cmd_cli steer --url "$(server_url)" "$@" ;;
     tasks) cmd_cli tasks --url "$(server_url)" "$@" ;;
+    schedule)
+      [[ $# -gt 0 ]] || die "usage: ./run.sh schedule add|list|pause|resume|remove [NAME] (./run.sh help)"
+      action="$1"
+      shift
+      cmd_cli schedule "$action" --url "$(server_url)" "$@"
+      ;;
     smoke) cmd_cli ask --url "$(server_url)" --no-clarify "$SMOKE_QUESTION" "$@" ;;
     doctor) cmd_cli doctor --url "$(server_url)" "$@" ;;
     corpus) cmd_cli corpus "$@" ;;

@@ -14,6 +14,10 @@ project's app is Starlette, reads its store through a callable, and may hold a l
 - the web UI's page cannot send a bearer token, so with tokens configured it asks for one (``POST
   /ui/session``), which comes back as an HttpOnly, SameSite=Strict cookie ``deploy/auth.py`` accepts; its
   static assets are public. Without tokens every caller is the anonymous user and no sign-in is asked;
+- around Aegra's whole API, the schedule guard (``schedules/guard.py``, its first run deferred: Aegra's cron
+  create would start one at once) refuses a bad schedule before Aegra's cron engine sees it, and the lifespan
+  runs the webhook outbox (``deploy/webhooks.py``), which posts LangGraph's run webhook for schedules' runs,
+  since Aegra does not;
 - ``/dra/store/...`` answers the LangGraph store API's item search, namespace listing and item delete on
   the namespaces the graph keeps per user (knowledge base, tasks, task decisions), for the caller's own
   only: Aegra's own store API scopes a client's items under ``["users", <identity>]``, where the graph never
@@ -23,8 +27,10 @@ project's app is Starlette, reads its store through a callable, and may hold a l
 from __future__ import annotations
 
 import html
+import importlib.util
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Annotated, Any
 
 from aegra_api.core.auth_deps import require_auth
@@ -40,9 +46,16 @@ from starlette.routing import BaseRoute, Match, get_route_path
 from starlette.types import Receive, Scope, Send
 
 from deep_research_agent.knowledge.namespace import KNOWLEDGE_NAMESPACE
-from deep_research_agent.routes import SESSION_COOKIE, UI_PATH, make_app
+from deep_research_agent.routes import SESSION_COOKIE, UI_PATH, make_app, schedule_guard
 from deep_research_agent.run.owner import namespace_label
+from deep_research_agent.settings import ResearchConfig, ScheduleSettings
 from deep_research_agent.tasks.store import DECISIONS_NAMESPACE, TASKS_NAMESPACE
+
+# Aegra loads this file by its path, as a module of its own: its sibling is loaded the same way.
+_spec = importlib.util.spec_from_file_location("dra_deploy_webhooks", Path(__file__).with_name("webhooks.py"))
+assert _spec is not None and _spec.loader is not None
+webhooks = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(webhooks)
 
 SESSION_PATH = UI_PATH + "/session"
 STORE_PREFIX = "/dra"
@@ -173,14 +186,24 @@ class ProjectRoutes(BaseRoute):
         await guarded(scope, receive, send)
 
 
+SCHEDULES = ResearchConfig.resolve(None).part(ScheduleSettings)
+
+
 @asynccontextmanager
 async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+    outbox = webhooks.WebhookOutbox(SCHEDULES.webhook_allow_hosts)
     async with project.router.lifespan_context(project):
-        yield
+        await outbox.start()
+        try:
+            yield
+        finally:
+            await outbox.stop()
 
 
 app = FastAPI(title="deep-research-agent routes", lifespan=lifespan)
 app.router.routes.append(ProjectRoutes())
+guard = schedule_guard(SCHEDULES, defer_first_run=True)
+app.add_middleware(guard.cls, *guard.args, **guard.kwargs)
 
 
 # --- the caller's own per-user store namespaces -------------------------------------------------------------

@@ -49,17 +49,20 @@ class AgentServer:
         http_app: str | None = None,
         store: dict[str, Any] | None = None,
         auth: dict[str, Any] | None = None,
+        persist: bool = False,
     ) -> None:
         """``jobs`` is ``--n-jobs-per-worker``; ``graphs`` adds graph ids to this project's and ``http_app``
         replaces its ``http.app`` (benchmarks serve a baseline graph and a probe next to the product);
         ``store`` is langgraph.json's ``store`` (e.g. ``{"path": ...}`` for a custom store), ``auth`` its
-        ``auth`` (``{"path": ...}``: who a request is, and what it may read)."""
+        ``auth`` (``{"path": ...}``: who a request is, and what it may read); ``persist`` keeps the server's
+        data in its scratch directory's ``.langgraph_api/`` as ``./run.sh up`` does, so ``restart`` finds it."""
         self.env = env
         self.jobs = jobs
         self.graphs = graphs or {}
         self.http_app = http_app
         self.store = store
         self.auth = auth
+        self.persist = persist
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
         self.workdir = Path(tempfile.mkdtemp(prefix="dra-dev-"))
@@ -76,8 +79,8 @@ class AgentServer:
             raise RuntimeError("not started")
         return self.process.pid
 
-    def start(self, timeout: float = 90.0) -> AgentServer:
-        self.port = free_port()
+    def start(self, timeout: float = 90.0, port: int | None = None) -> AgentServer:
+        self.port = port or free_port()
         config = json.loads((PROJECT_ROOT / "langgraph.json").read_text())
         config["dependencies"] = [str(PROJECT_ROOT)]
         config["graphs"].update({graph_id: {"path": path} for graph_id, path in self.graphs.items()})
@@ -94,7 +97,7 @@ class AgentServer:
             **os.environ,
             "LANGGRAPH_CLI_NO_ANALYTICS": "1",
             "LANGGRAPH_NO_VERSION_CHECK": "true",
-            "LANGGRAPH_DISABLE_FILE_PERSISTENCE": "true",
+            "LANGGRAPH_DISABLE_FILE_PERSISTENCE": "false" if self.persist else "true",
             **self.env,
         }
         langgraph = Path(sys.executable).with_name("langgraph")
@@ -103,7 +106,7 @@ class AgentServer:
             "--host", "127.0.0.1", "--port", str(self.port),
             "--n-jobs-per-worker", str(self.jobs), "--config", str(self.workdir / "langgraph.json"),
         ]  # fmt: skip
-        log = self.log_path.open("wb")
+        log = self.log_path.open("ab")  # a restart adds to the same log
         self.process = subprocess.Popen(
             command, cwd=self.workdir, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
@@ -157,13 +160,22 @@ class AgentServer:
             await asyncio.sleep(0.05)
 
     def stop(self) -> None:
+        self._end()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def restart(self, timeout: float = 90.0) -> AgentServer:
+        """Stop the server as Ctrl-C would and start it again on the same port and scratch directory."""
+        self._end()
+        return self.start(timeout, port=self.port)
+
+    def _end(self) -> None:
         if self.process and self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGTERM)
             try:
                 self.process.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
-        shutil.rmtree(self.workdir, ignore_errors=True)
+                self.process.wait(timeout=15)
 
 
 @dataclass

@@ -132,6 +132,32 @@ def would_ask_but_cannot() -> dict[str, Any]:
     )
 
 
+# A watched page whose figure changes between two runs of a scheduled task (tests/e2e/test_schedules.py, test_serve.py).
+FARM_BEFORE = "In its first year the Norre Bay farm stored 1,240 tonnes of carbon in the seabed."
+FARM_AFTER = "In its first year the Norre Bay farm stored 1,310 tonnes of carbon in the seabed."
+FARM_CHANGED = "The Norre Bay farm stored 1,310 tonnes of carbon in its first year."
+
+
+def farm_watch(url: str, sentence: str) -> dict[str, Any]:
+    """One unit reads the farm's page (saying ``sentence``) and hands back its figure; the report cites it."""
+    figure = sentence.split("stored ")[1].split(" of")[0]
+    finding = {
+        "finding": f"The Norre Bay farm stored {figure} of carbon in its first year.",
+        "evidence": f"stored {figure} of carbon",
+        "source": url,
+    }
+    report = (
+        f"# Norre Bay kelp\n\nThe Norre Bay farm stored {figure} of carbon in its first year [1].\n\n"
+        f"## Sources\n[1] Norre Bay kelp farm — {url}\n"
+    )
+    return scenario(
+        orchestrator(plan_and_delegate("Find how much carbon the Norre Bay farm stored"), submit(report)),
+        researcher(
+            turn(tool_calls=[call("web_fetch", url=url)]), turn(content=findings_json("The farm's carbon.", [finding]))
+        ),
+    )
+
+
 # A yearly series read from two pages and charted, one point planted wrong (tests/e2e/test_charts.py, the web UI).
 CHART_QUESTION = "Chart the yearly generation of the Streymoy turbines since 2019."
 CHART_SERIES = [(2019, 41.2, 1), (2020, 44.8, 1), (2021, 47.5, 1), (2022, 52.1, 2), (2023, 58.6, 2)]

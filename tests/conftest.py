@@ -27,6 +27,8 @@ from testkit.scripted_model import ScriptedModelServer
 from testkit.web import WebStandIn
 
 E2E_MODEL_KEY = "sk-e2e-model-key-0123456789"
+# Where the tests' webhook receiver listens (testkit/webhook_receiver.py), which the servers allow.
+WEBHOOK_HOST = "127.0.0.1"
 # The only root under which an end-to-end run may point its skills_dir or custom_tools_dir.
 EXTENSION_FIXTURES = Path(__file__).parent / "fixtures" / "extensions"
 
@@ -121,6 +123,9 @@ def agent_env(
         # The stand-in plays a paid provider that honours cache breakpoints (auto would treat loopback as local).
         "DRA_PRICED": "on",
         "DRA_PROMPT_CACHING": "on",
+        # Schedules may run every minute, and post their webhooks to the loopback receiver.
+        "DRA_SCHEDULE_MIN_INTERVAL_S": "60",
+        "DRA_WEBHOOK_ALLOW_HOSTS": WEBHOOK_HOST,
     }
 
 

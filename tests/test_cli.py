@@ -737,7 +737,7 @@ def test_the_package_runs_as_a_module_without_warnings_and_exports_its_entry_poi
         cwd=ROOT, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
     )  # fmt: skip
     assert result.returncode == 0 and result.stderr == "", result.stderr
-    assert "{ask,steer,tasks,doctor,corpus,kb}" in result.stdout
+    assert "{ask,steer,tasks,schedule,doctor,corpus,kb}" in result.stdout
 
     from deep_research_agent.cli.__main__ import main
 

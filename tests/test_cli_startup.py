@@ -119,7 +119,13 @@ def test_corpus_list_and_search_load_neither_the_framework_nor_a_server_client(t
 
 @pytest.mark.parametrize(
     "argv",
-    [("ask", "How dense are sodium cells?"), ("steer", "thread-1", "also cover costs"), ("tasks",), ("kb", "list")],
+    [
+        ("ask", "How dense are sodium cells?"),
+        ("steer", "thread-1", "also cover costs"),
+        ("tasks",),
+        ("kb", "list"),
+        ("schedule", "list"),
+    ],
     ids=lambda argv: argv[0],
 )
 def test_a_command_for_the_server_gets_as_far_as_finding_none_without_loading_the_framework(

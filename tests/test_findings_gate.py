@@ -496,6 +496,12 @@ def test_a_halted_unit_hands_back_nothing_it_copied_from_the_harness() -> None:
     assert "Repeating it" not in without_findings.summary and "Its last notes" not in without_findings.summary
 
 
+@pytest.mark.parametrize("knob", ["first_call", "page_example"])
+def test_the_gate_refuses_an_example_hook_it_cannot_call(knob: str) -> None:
+    with pytest.raises(KnobError, match=knob):
+        FindingsGateMiddleware(role="research-subagent", **{knob: "an example"})
+
+
 # --- the quotes, checked at hand-over ------------------------------------------------------------
 
 
@@ -543,9 +549,3 @@ def test_a_sub_agent_cannot_mark_its_own_finding() -> None:
     text = message(findings=[{**finding(), "check": "quote_not_found"}])
     verdict = validate_findings(text, tool_calls_made=1)
     assert verdict.findings is not None and verdict.findings.findings[0].check is None
-
-
-@pytest.mark.parametrize("knob", ["first_call", "page_example"])
-def test_the_gate_refuses_an_example_hook_it_cannot_call(knob: str) -> None:
-    with pytest.raises(KnobError, match=knob):
-        FindingsGateMiddleware(role="research-subagent", **{knob: "an example"})

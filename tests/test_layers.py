@@ -43,6 +43,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("planning", "plan_review"),
     ("graph",),
     ("service", "export"),
+    ("schedules",),
     ("cli", "routes"),
     ("evaluation",),
 )

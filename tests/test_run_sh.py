@@ -316,6 +316,11 @@ def test_test_installs_postgres_and_redis_and_the_aegra_environment_from_its_loc
         ),
         (["tasks", "--user", "ada"], "tasks --url http://127.0.0.1:2024 --user ada"),
         (
+            ["schedule", "add", "sodium", "What changed?", "--cron", "0 8 * * MON"],
+            "schedule add --url http://127.0.0.1:2024 sodium What changed? --cron 0 8 * * MON",
+        ),
+        (["schedule", "pause", "sodium"], "schedule pause --url http://127.0.0.1:2024 sodium"),
+        (
             ["ask", "--task", "sodium", "Is it cheaper now?"],
             "ask --url http://127.0.0.1:2024 --task sodium Is it cheaper now?",
         ),
@@ -336,6 +341,14 @@ def test_kb_without_an_action_says_how_to_use_it(project_without_node):
     result = run(project / "run.sh", "kb", env=clean_env(PATH=str(stubs), HOME=str(project)))
 
     assert result.returncode != 0 and "usage: ./run.sh kb list|export|delete" in result.stderr
+
+
+def test_schedule_without_an_action_says_how_to_use_it(project_without_node):
+    project, stubs, _ = project_without_node
+
+    result = run(project / "run.sh", "schedule", env=clean_env(PATH=str(stubs), HOME=str(project)))
+
+    assert result.returncode != 0 and "usage: ./run.sh schedule add|list|pause|resume|remove" in result.stderr
 
 
 def test_a_command_syncs_the_environment_only_when_its_lock_changed_and_compiles_what_changed(project_without_node):

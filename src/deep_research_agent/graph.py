@@ -437,7 +437,7 @@ def orchestrator_agent(
             ),
             # Inside the report gate: the "what changed" section is appended to the report it let through.
             # The patch for dangling tool calls runs in the lifecycle's opening hook, not as a node of its own.
-            TaskMiddleware(),
+            TaskMiddleware(public_url=settings.public_url),
         ],
         state_schema=DeepAgentState,
     )

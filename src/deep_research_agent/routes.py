@@ -18,6 +18,12 @@
   search it (keywords and meaning, ``corpora/search.py``): ``{corpus, query, method, note, hits: [{id, title,
   url, score, snippet, path, anchor, text}]}``; 404 with a ``detail`` naming the corpora for an unknown or
   unsearchable one, 422 for an empty query or a ``k`` outside 1-50;
+- ``GET /schedules`` (``?user=U`` on a server without auth) and ``GET /schedules/{name}``: the caller's
+  schedules as the Watching list shows them (``schedules/listing.py``); a name that is not one of the caller's
+  schedules is 404 with a ``detail``, whoever else has one by that name;
+- around all of it and the LangGraph API, the schedule guard (``schedules/guard.py``): the cron engine's API
+  refuses a bad schedule (cron, timezone, frequency, webhook, duplicate name, per-user cap) before the engine
+  sees it;
 - ``GET /ui``, ``GET /ui/threads/{thread_id}`` and ``GET /ui/search``: the web UI (``ui/``, built into
   ``ui/dist``), the same page for all, which reads the thread id or the search from its URL; ``GET
   /ui/assets/...`` its bundle.
@@ -64,6 +70,7 @@ from langgraph.store.base import BaseStore, InvalidNamespaceError
 from langgraph_sdk.errors import NotFoundError, PermissionDeniedError, UnprocessableEntityError
 from pydantic import ValidationError
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
@@ -77,8 +84,11 @@ from .export import ExportFormat, NoReport, file_name, render, report_document
 from .export.charts import ChartImage, NotDrawn, render_chart
 from .report.charts import delivered_charts
 from .run.archive import stored_evidence
+from .run.owner import ANONYMOUS_USER
+from .schedules.guard import ScheduleGuard
+from .schedules.listing import watching
 from .service import MCP_PATH, McpService, NoRunningRun, SteerRequest, caller_client, send_steering
-from .settings import CorporaSettings, EmbeddingSettings, ResearchConfig
+from .settings import CorporaSettings, EmbeddingSettings, ResearchConfig, ScheduleSettings
 
 CORPORA_PATH = "/corpora"
 CORPUS_SEARCH_PATH = CORPORA_PATH + "/search"
@@ -86,6 +96,7 @@ MAX_CORPUS_HITS = 50
 EVIDENCE_PATH = "/evidence"
 REPORTS_PATH = "/reports"
 STEER_PATH = "/steer"
+SCHEDULES_PATH = "/schedules"
 UI_PATH = "/ui"
 # The cookie a shared deployment's UI sign-in keeps the caller's token in (deploy/routes.py, deploy/auth.py).
 SESSION_COOKIE = "dra_token"
@@ -140,6 +151,34 @@ async def steer_response(request: Request, thread_id: str) -> JSONResponse:
     finally:
         await client.aclose()
     return JSONResponse(steered.model_dump(), status_code=202)
+
+
+def caller_identity(request: Request) -> str | None:
+    """The user the server's auth named for this request, or None on a server without auth."""
+    identity = getattr(request.scope.get("user"), "identity", None)
+    return str(identity) if identity else None
+
+
+async def schedules_response(request: Request, store: BaseStore, name: str | None = None) -> JSONResponse:
+    """The answer of ``GET /schedules[/{name}]``: the caller's Watching list, or one schedule of it."""
+    user = caller_identity(request) or request.query_params.get("user") or ANONYMOUS_USER
+    client = caller_client(request, read_timeout_s=30.0)
+    try:
+        views = await watching(client, store, user)
+    finally:
+        await client.aclose()
+    if name is None:
+        return JSONResponse({"user": user, "schedules": [view.model_dump(mode="json") for view in views]})
+    for view in views:
+        if view.name == name:
+            return JSONResponse(view.model_dump(mode="json"))
+    return JSONResponse({"detail": f"No schedule named {name!r} of user {user} is on this server."}, status_code=404)
+
+
+def schedule_guard(settings: ScheduleSettings | None = None, *, defer_first_run: bool = False) -> Middleware:
+    """The schedule guard with this server's settings (``DRA_SCHEDULE_*``, ``DRA_WEBHOOK_ALLOW_HOSTS``)."""
+    settings = settings or ResearchConfig.resolve(None).part(ScheduleSettings)
+    return Middleware(ScheduleGuard, settings=settings, defer_first_run=defer_first_run)
 
 
 def unknown_format(requested: str) -> JSONResponse | None:
@@ -274,10 +313,15 @@ def make_app(
     ui_dist: Path = UI_DIST,
     thread_state: StateReader = read_thread_state,
     mcp: McpService | None = None,
+    guard: Middleware | None = None,
 ) -> Starlette:
     """The routes, reading the store ``store()`` returns at each request, the UI bundle from ``ui_dist`` and
-    a thread's state through ``thread_state``, with the MCP server ``mcp`` (a new one when not given) at ``/mcp``."""
+    a thread's state through ``thread_state``, with the MCP server ``mcp`` (a new one when not given) at ``/mcp``,
+    behind ``guard`` (none when not given; ``app`` has the server's ``schedule_guard``)."""
     mcp = mcp or McpService()
+
+    async def schedules(request: Request) -> JSONResponse:
+        return await schedules_response(request, store(), request.path_params.get("name"))
 
     async def evidence(request: Request) -> JSONResponse:
         return await evidence_response(store(), request.path_params["thread_id"], request.path_params.get("run_id"))
@@ -333,6 +377,8 @@ def make_app(
             Route(STEER_PATH + "/{thread_id}", steer, methods=["POST"]),
             Route(CORPORA_PATH, corpora, methods=["GET"]),
             Route(CORPUS_SEARCH_PATH, corpus_search, methods=["GET"]),
+            Route(SCHEDULES_PATH, schedules, methods=["GET"]),
+            Route(SCHEDULES_PATH + "/{name}", schedules, methods=["GET"]),
             Route(UI_PATH, ui_page, methods=["GET"]),
             Route(UI_PATH + "/", ui_page, methods=["GET"]),
             Route(UI_PATH + "/threads/{thread_id}", ui_page, methods=["GET"]),
@@ -341,7 +387,8 @@ def make_app(
             Route(MCP_PATH, mcp.app, methods=["GET", "POST", "DELETE"]),
         ],
         lifespan=mcp.lifespan,
+        middleware=[guard] if guard is not None else [],
     )
 
 
-app = make_app(get_store)
+app = make_app(get_store, guard=schedule_guard())

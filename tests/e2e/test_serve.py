@@ -30,14 +30,21 @@ import pytest
 from langgraph_sdk import get_client
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from playwright.async_api import async_playwright
+from playwright.async_api import expect as async_expect
 
 from deep_research_agent.protocol.events import STOP_REQUESTS_NAMESPACE
 from deploy import services
 from testkit.agent_server import EVENT_SCHEMA, GRAPH_ID, PROJECT_ROOT, STREAM_MODES, RunResult, stream_run
+from testkit.browser import CHROMIUM_ARGS, chromium_executable
 from testkit.mcp_caller import Progress, mcp_session, research_then_cancel, text_of, what_others_get
 from testkit.scenarios import (
+    FARM_AFTER,
+    FARM_BEFORE,
+    FARM_CHANGED,
     coder,
     end_of,
+    farm_watch,
     findings_json,
     message_text,
     orchestrator,
@@ -54,6 +61,7 @@ from testkit.scripted_model import call, turn
 from testkit.serve_process import ServeProcess, free_port_range
 from testkit.sink import SINK_ANSWER, InternalSink
 from testkit.web import ARTICLES
+from testkit.webhook_receiver import WebhookReceiver
 from tests.conftest import agent_env
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e, pytest.mark.aegra]
@@ -64,6 +72,8 @@ RUNS_PER_USER = 3
 SNIPPET = "Sodium-ion cells cost about 30 % less per kWh than lithium iron phosphate cells (2025 survey)."
 SOURCE = "https://batteries.example/sodium-survey"
 MCP_QUESTION = "How dense are sodium-glass batteries?"
+# The user whose schedule runs on the cron: no other test makes threads of theirs, so their threads are its runs.
+WATCHER = "wendy"
 
 
 def token(user: str) -> str:
@@ -76,6 +86,8 @@ class Team:
     def __init__(self, serve: ServeProcess) -> None:
         self.serve = serve
         self.threads: dict[str, str] = {}
+        # The schedule the restart must keep: its cron and the webhook posts so far.
+        self.schedule: dict[str, Any] = {}
 
     def client(self, n: int, user: str) -> Any:
         return get_client(url=self.serve.urls[n], api_key=token(user))
@@ -100,7 +112,7 @@ def team(model_server, web_server, tmp_path_factory) -> Iterator[Team]:
         "DRA_PORT": str(free_port_range(2)),
         "DRA_INSTANCES": "2",
         "DRA_AUTH_TOKENS": ",".join(
-            f"{user}={token(user)}" for user in [*USERS, "alice", "bob", "carol", "dave", "erin"]
+            f"{user}={token(user)}" for user in [*USERS, "alice", "bob", "carol", "dave", "erin", WATCHER]
         ),
         "DRA_MAX_RUNS_PER_USER": str(RUNS_PER_USER),
         "DRA_SERVE_GRACE_S": "20",
@@ -109,7 +121,9 @@ def team(model_server, web_server, tmp_path_factory) -> Iterator[Team]:
         "LEASE_DURATION_SECONDS": "10",
         "HEARTBEAT_INTERVAL_SECONDS": "3",
         "REAPER_INTERVAL_SECONDS": "2",
-        "CRON_ENABLED": "false",
+        # Aegra's cron engine looks for due crons every 2 s, and the webhook outbox for finished runs every 1 s.
+        "CRON_POLL_INTERVAL_SECONDS": "2",
+        "DRA_WEBHOOK_POLL_S": "1",
     }
     serve = ServeProcess(env, workdir / "serve.log").start()
     team = Team(serve)
@@ -557,7 +571,116 @@ async def test_an_instance_killed_while_ten_runs_research_is_restarted_and_every
     team.threads["user-1"] = runs[1].thread_id
 
 
-async def test_serve_stopped_and_started_again_keeps_every_thread_and_checkpoint_and_a_thread_continues(team, scripted):
+WATCH = "kelp-watch-serve"
+EVERY_MINUTE = "* * * * *"
+
+
+@pytest.fixture(scope="module")
+def serve_hooks() -> Iterator[WebhookReceiver]:
+    """The schedule's webhook receiver, alive until serve's restart at the end of the module."""
+    with WebhookReceiver() as receiver:
+        yield receiver
+
+
+async def test_a_schedule_on_serve_runs_on_aegras_cron_through_a_sigkill_and_posts_each_digest_to_its_owner_only(
+    team, scripted, web, serve_hooks
+):
+    url = team.serve.urls[0]
+    page = web.set_page(
+        "norre-bay-serve", title="Norre Bay kelp farm", paragraphs=[FARM_BEFORE, "It covers 40 hectares."]
+    )
+    scripted.set_scenario(farm_watch(page, FARM_BEFORE))
+    watcher, bob = team.client(1, WATCHER), team.client(1, "bob")
+    hooks = serve_hooks
+    # The guard stands in front of Aegra's cron engine too: bad schedules never reach it.
+    bad_cron = await asyncio.to_thread(cli, url, WATCHER, "schedule", "add", WATCH, "Q?", "--cron", "8 o'clock")
+    private = await asyncio.to_thread(
+        cli, url, WATCHER, "schedule", "add", WATCH, "Q?", "--cron", EVERY_MINUTE, "--webhook", "http://10.9.8.7/h"
+    )
+    assert bad_cron.returncode == 1 and "is not a cron expression" in bad_cron.stdout
+    assert private.returncode == 1 and "is a private address" in " ".join(private.stdout.split())
+    assert await watcher.crons.search() == []
+    added = await asyncio.to_thread(
+        cli, url, WATCHER, "schedule", "add", WATCH, "How much carbon does the Norre Bay farm store?",
+        "--cron", EVERY_MINUTE, "--webhook", hooks.url("serve"),
+    )  # fmt: skip
+    assert added.returncode == 0, added.stdout + added.stderr
+    [cron] = await watcher.crons.search()
+    assert cron["enabled"] and cron["next_run_date"] > cron["created_at"], "Aegra starts no run at creation"
+
+    first = (await asyncio.to_thread(hooks.wait_for, "serve", 1, 150))[0]
+    # Between the two runs an instance dies (serve restarts it) and the page changes, the schedule paused
+    # meanwhile; a run the cron started before the pause (a slow machine) read the old page, and is waited for.
+    await watcher.crons.update(cron["cron_id"], enabled=False)
+    earlier = await asyncio.to_thread(hooks.wait_for, "serve", len(await watcher.threads.search(limit=50)), 180)
+    assert first["status"] == "success" and first["values"]["digest"]["since"] is None
+    assert first["values"]["digest"]["task"] == WATCH and first["values"]["digest"]["outcome"] == "answered"
+    killed = team.serve.kill_instance(team.serve.first_port)
+    web.set_page("norre-bay-serve", title="Norre Bay kelp farm", paragraphs=[FARM_AFTER, "It covers 40 hectares."])
+    scripted.set_scenario(farm_watch(page, FARM_AFTER))
+    assert (await asyncio.to_thread(cli, team.serve.urls[1], WATCHER, "schedule", "resume", WATCH)).returncode == 0
+    second = (await asyncio.to_thread(hooks.wait_for, "serve", len(earlier) + 1, 180))[-1]
+    await watcher.crons.update(cron["cron_id"], enabled=False)
+    runs = await asyncio.to_thread(hooks.wait_for, "serve", len(await watcher.threads.search(limit=50)), 180)
+    paused = await asyncio.to_thread(cli, team.serve.urls[1], WATCHER, "schedule", "pause", WATCH)
+    assert paused.returncode == 0, paused.stdout + paused.stderr
+    out = team.serve.output()
+    assert f"the instance on port {team.serve.first_port} (pid {killed}) was killed by SIGKILL" in out
+
+    digest = second["values"]["digest"]
+    assert digest["material"] and digest["new_findings"] == [FARM_CHANGED] and digest["since"] is not None
+    assert second["values"]["final_report"].startswith("# Norre Bay kelp\n\n## What changed since ")
+    assert "1,240 tonnes → 1,310 tonnes" in second["values"]["final_report"] and "kwargs" not in second
+    listed = await watcher.http.get("/schedules")
+    [view] = listed["schedules"]
+    assert view["name"] == WATCH and not view["enabled"] and view["runs"] == len(runs)
+    assert [d["run_id"] for d in view["digests"]] == [run["run_id"] for run in reversed(runs)]
+    assert view["digests"][-1]["run_id"] == first["run_id"]
+    async with httpx.AsyncClient(base_url=team.serve.urls[1], headers=bearer(WATCHER), timeout=30) as http:
+        report = await http.get(second["values"]["digest"]["report_url"], params={"format": "md"})
+    assert report.status_code == 200 and "What changed since" in report.text
+    # Another user can neither list, read, change nor remove it, nor read its runs.
+    for attempt in (
+        bob.http.get(f"/schedules/{WATCH}"),
+        bob.crons.update(cron["cron_id"], enabled=True),
+        bob.crons.delete(cron["cron_id"]),
+        bob.threads.get_state(second["thread_id"]),
+        bob.http.get(second["values"]["digest"]["report_url"]),
+    ):
+        with pytest.raises(httpx.HTTPStatusError) as refused:
+            await attempt
+        assert refused.value.response.status_code == 404
+    assert await bob.crons.search() == [] and (await bob.http.get("/schedules"))["schedules"] == []
+    assert len(await watcher.crons.search()) == 1
+    team.threads[WATCHER] = second["thread_id"]
+    team.schedule = {"cron_id": cron["cron_id"], "posted": len(runs)}
+
+    # The web UI's Watching list, signed in with the owner's token, shows the runs and their digests.
+    executable = chromium_executable()
+    if executable is None:
+        pytest.skip("chromium is not installed, and ./run.sh test could not install Debian's chromium package")
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        try:
+            ui = await browser.new_page()
+            ui.set_default_timeout(30_000)
+            await ui.goto(f"{team.serve.urls[1]}/ui")
+            await ui.fill("input[name=token]", token(WATCHER))
+            await ui.press("input[name=token]", "Enter")
+            watch = ui.locator(f'li.watch[data-schedule="{WATCH}"]')
+            await async_expect(watch.locator(".watch-meta")).to_contain_text("Paused")
+            await async_expect(watch.locator(".watch-meta")).to_contain_text(f"{len(runs)} runs")
+            await async_expect(watch.locator(".digest-headline")).to_have_count(len(runs))
+            await async_expect(watch.locator(".digest-headline").last).to_contain_text("First run")
+            changed = watch.locator(".digest-headline", has_text="1 figure moved, 1 new finding since")
+            await async_expect(changed).to_have_count(1)
+        finally:
+            await browser.close()
+
+
+async def test_serve_stopped_and_started_again_keeps_every_thread_and_checkpoint_and_a_thread_continues(
+    team, scripted, web, serve_hooks
+):
     # Last in the module: it restarts serve on the same data directory.
     before = {user: await team.client(0, user).threads.get_state(thread) for user, thread in team.threads.items()}
     histories = {
@@ -582,6 +705,8 @@ async def test_serve_stopped_and_started_again_keeps_every_thread_and_checkpoint
     )
 
     assert "(reused)" in team.serve.output()
+    [kept] = (await team.client(1, WATCHER).http.get("/schedules"))["schedules"]
+    assert kept["name"] == WATCH and kept["runs"] >= 2, "a schedule and its digests outlive a restart"
     for user, thread in team.threads.items():
         after = await team.client(1, user).threads.get_state(thread)
         assert after["values"]["final_report"] == before[user]["values"]["final_report"]
@@ -593,3 +718,18 @@ async def test_serve_stopped_and_started_again_keeps_every_thread_and_checkpoint
     assert "Lithium costs more." in follow_up.values["final_report"]
     humans = [m["content"] for m in follow_up.values["messages"] if m["type"] == "human"]
     assert humans == ["How cheap are sodium cells?", "And how do lithium cells compare?"]
+
+    # The schedule's cron is in Postgres: resumed on the restarted serve, it runs again, and since its page has
+    # not changed, its digest says nothing material changed.
+    assert team.schedule, "the schedule test ran before"
+    page = web.set_page(
+        "norre-bay-serve", title="Norre Bay kelp farm", paragraphs=[FARM_AFTER, "It covers 40 hectares."]
+    )
+    scripted.set_scenario(farm_watch(page, FARM_AFTER))
+    resumed = await asyncio.to_thread(cli, team.serve.urls[0], WATCHER, "schedule", "resume", WATCH)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    after = (await asyncio.to_thread(serve_hooks.wait_for, "serve", team.schedule["posted"] + 1, 180))[-1]
+    await team.client(0, WATCHER).crons.update(team.schedule["cron_id"], enabled=False)
+    assert after["status"] == "success" and after["values"]["digest"]["material"] is False
+    assert "Nothing material changed" in after["values"]["digest"]["markdown"]
+    assert after["values"]["final_report"].startswith("# Norre Bay kelp\n\n## What changed since ")

@@ -6,6 +6,7 @@ import { corporaOf, searchAnswerOf } from "./corpus";
 import type { CorpusSearchAnswer, CorpusSummary } from "./corpus";
 import type { EvidenceEntry } from "./model";
 import { isRecord } from "./model";
+import type { ScheduleSummary } from "./views/watching";
 
 export const GRAPH_ID = "deep_research_agent";
 /**
@@ -83,12 +84,18 @@ async function getJson(url: string): Promise<unknown> {
     }
     throw new Error(`HTTP ${response.status}: ${detail || response.statusText}`);
   }
-  return JSON.parse(text);
+  return JSON.parse(text) as unknown;
 }
 
 /** Every evidence record the thread's runs stored, texts included (`GET /evidence/{thread_id}`). */
 export async function fetchEvidence(apiUrl: string, threadId: string): Promise<EvidenceEntry[]> {
   return (await getJson(`${apiUrl}/evidence/${encodeURIComponent(threadId)}`)) as EvidenceEntry[];
+}
+
+/** The caller's schedules as the Watching list shows them (`GET /schedules`, schedules/listing.py). */
+export async function fetchSchedules(apiUrl: string): Promise<ScheduleSummary[]> {
+  const body = await getJson(`${apiUrl}/schedules`);
+  return isRecord(body) && Array.isArray(body.schedules) ? (body.schedules as ScheduleSummary[]) : [];
 }
 
 /** The corpora this server can search (`GET /corpora`). */

@@ -5,7 +5,7 @@
 
 import type { Client } from "@langchain/langgraph-sdk/client";
 
-import { GRAPH_ID, STOP_REQUESTS_NAMESPACE, STREAM_MODES, errorText, fetchEvidence, rootPath, steerNamespace } from "./api";
+import { GRAPH_ID, STOP_REQUESTS_NAMESPACE, STREAM_MODES, errorText, fetchEvidence, fetchSchedules, rootPath, steerNamespace } from "./api";
 import { searchPageUrl } from "./corpus";
 import { h, replaceChildren } from "./dom";
 import { formatWhen } from "./format";
@@ -14,6 +14,7 @@ import { isHarnessMessage, isRecord, messageText } from "./model";
 import { CorpusSearchPage } from "./views/corpus-search";
 import { Turn, answersOf, pendingPlan, problemBox } from "./views/turn";
 import type { PlanAction, PlanDecision, Problem, TurnActions } from "./views/turn";
+import { watchingItems } from "./views/watching";
 
 interface ThreadSummary {
   thread_id: string;
@@ -32,6 +33,8 @@ interface RunSummary {
 }
 
 const TIERS_FALLBACK = ["extra-low", "low", "mid", "high"];
+/** How often the Watching list is read again, for the runs the schedules start meanwhile. */
+const WATCHING_REFRESH_MS = 30_000;
 
 export class App implements TurnActions {
   private threadId?: string;
@@ -53,6 +56,7 @@ export class App implements TurnActions {
     this.shell();
     window.addEventListener("popstate", () => void this.route());
     setInterval(() => this.turns.forEach((turn) => turn.live && turn.tick()), 1000);
+    setInterval(() => void this.loadWatching(), WATCHING_REFRESH_MS);
     void this.loadOptions();
     void this.loadThreads();
     void this.route();
@@ -105,9 +109,12 @@ export class App implements TurnActions {
     const e = this.el;
     e.threadList = h("ul", { class: "thread-list" });
     e.threadsProblem = h("div");
+    e.watchList = h("ul", { class: "watch-list" });
+    e.watchProblem = h("div");
     e.nav = h(
       "nav",
       { id: "threads", class: "threads", "aria-labelledby": "threads-title" },
+      h("section", { class: "watching", "aria-labelledby": "watching-title" }, h("h2", { id: "watching-title", class: "section-label", text: "Watching" }), e.watchProblem, e.watchList),
       h("h2", { id: "threads-title", class: "section-label", text: "Past research" }),
       e.threadsProblem,
       e.threadList,
@@ -244,7 +251,32 @@ export class App implements TurnActions {
 
   // --- threads ---------------------------------------------------------------------------------------
 
+  /** The schedules and their digests, newest first; each digest opens its run's thread here. */
+  private async loadWatching(): Promise<void> {
+    let schedules;
+    try {
+      schedules = await fetchSchedules(this.apiUrl);
+    } catch (error) {
+      replaceChildren(this.el.watchProblem!, problemBox({ title: "Could not list what is watched.", detail: errorText(error), retry: () => void this.loadWatching() }));
+      return;
+    }
+    replaceChildren(this.el.watchProblem!);
+    const open = (threadId: string, event: MouseEvent) => {
+      if (event.ctrlKey || event.metaKey || event.shiftKey) return;
+      event.preventDefault();
+      this.root.classList.remove("threads-open");
+      this.el.menu!.setAttribute("aria-expanded", "false");
+      this.navigate(threadId);
+    };
+    replaceChildren(
+      this.el.watchList!,
+      schedules.length === 0 ? h("li", { class: "muted", text: "Nothing watched yet: ./run.sh schedule add runs a question on a schedule." }) : null,
+      watchingItems(schedules, (threadId) => this.threadUrl(threadId), open),
+    );
+  }
+
   private async loadThreads(): Promise<void> {
+    void this.loadWatching();
     let threads: ThreadSummary[];
     try {
       threads = (await this.client.threads.search({ limit: 40, sortBy: "updated_at", sortOrder: "desc" })) as ThreadSummary[];

@@ -56,6 +56,7 @@ export function taskDiffWords(diff: EventOf<"task_diff">): string {
   if (diff.new_findings?.length) parts.push(plural(diff.new_findings.length, "new finding"));
   if (diff.new_sources?.length) parts.push(plural(diff.new_sources.length, "new source"));
   if (diff.changed_sources?.length) parts.push(`${plural(diff.changed_sources.length, "source")} changed`);
+  if (diff.gone_sources?.length) parts.push(`${plural(diff.gone_sources.length, "source")} gone`);
   for (const figure of diff.moved_figures ?? []) parts.push(`${figure.before} → ${figure.after}`);
   const since = `What changed since the last run of “${diff.task}”`;
   return parts.length ? `${since}: ${parts.join("; ")}` : `${since}: nothing`;

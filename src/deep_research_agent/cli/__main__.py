@@ -1,8 +1,9 @@
-"""Entry point: ``python -m deep_research_agent.cli {ask,steer,tasks,doctor,corpus,kb}``, which is what ./run.sh runs.
+"""Entry point: ``python -m deep_research_agent.cli {ask,steer,tasks,schedule,doctor,corpus,kb}``, which is what ./run.sh runs.
 
 Contract:
 - ``ask QUESTION|- [--question-file FILE] [--url URL] [--no-clarify] [--review-plan] [--evidence FILE] [--out FILE]
   [--config JSON] [--task NAME] [--user USER]``, ``steer THREAD_ID MESSAGE [--url URL]`` (``steer.py``), ``tasks [--url URL] [--user USER]``,
+  ``schedule add|list|pause|resume|remove ...`` (``schedule.py``),
   ``doctor [--url URL]``, ``corpus ...`` (``corpus.py``) and
   ``kb {list,export,delete} [--url URL] [--user U] [--dataset D]`` (``kb.py``);
   ``--url`` defaults to ``DRA_URL``, else ``http://$DRA_HOST:$DRA_PORT``, the server run.sh starts.
@@ -21,7 +22,7 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
-from .arguments import add_corpus_parsers, add_kb_parser
+from .arguments import add_corpus_parsers, add_kb_parser, add_schedule_parser
 from .env import default_url
 
 
@@ -58,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     tasks_parser = commands.add_parser("tasks", help="list a user's tasks: name, last run, status, cost so far")
     tasks_parser.add_argument("--url", default=default_url(), help=url_help)
     tasks_parser.add_argument("--user", metavar="USER", help="whose tasks (default: anonymous)")
+    add_schedule_parser(commands, default_url(), url_help)
 
     doctor_parser = commands.add_parser("doctor", help="check the local setup; starts nothing")
     doctor_parser.add_argument("--url", default=default_url(), help=url_help)

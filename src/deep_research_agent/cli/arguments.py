@@ -1,4 +1,4 @@
-"""The arguments of the ``corpus`` and ``kb`` commands, defined apart from the commands themselves.
+"""The arguments of the ``corpus``, ``kb`` and ``schedule`` commands, defined apart from the commands themselves.
 
 ``__main__`` builds the whole command line before it knows which command runs; taking these definitions
 from the command modules would load what every command uses (the corpora's settings, the SQLite index,
@@ -72,3 +72,29 @@ def add_kb_parser(commands: Any, url_default: str, url_help: str) -> None:
             sub.add_argument("--out", metavar="FILE", help="write here instead of stdout")
         if action == "delete":
             sub.add_argument("--yes", action="store_true", help="really delete")
+
+
+def add_schedule_parser(commands: Any, default_url: str, url_help: str) -> None:
+    parser = commands.add_parser("schedule", help="research that keeps watch: add, list, pause, resume, remove")
+    verbs = parser.add_subparsers(dest="verb", required=True)
+
+    def verb(name: str, help: str, *, named: bool = True) -> argparse.ArgumentParser:
+        sub: argparse.ArgumentParser = verbs.add_parser(name, help=help)
+        if named:
+            sub.add_argument("name", help="the schedule's name, which is also its task's")
+        sub.add_argument("--url", default=default_url, help=url_help)
+        sub.add_argument("--user", metavar="USER", help="whose schedules, on a server without auth")
+        return sub
+
+    add = verb("add", "run a question on a cron, each run continuing the task NAME")
+    add.add_argument("question")
+    add.add_argument("--cron", required=True, help="five fields: minute hour day-of-month month day-of-week")
+    add.add_argument("--timezone", help="IANA timezone the cron is read in (default UTC)")
+    add.add_argument("--webhook", metavar="URL", help="POST each finished run's digest here")
+    add.add_argument("--config", metavar="JSON", help="extra configurable settings for every run, as a JSON object")
+    add.add_argument("--paused", action="store_true", help="add it paused; resume it to start")
+    listing = verb("list", "the user's schedules: next run, last outcome, cost, latest digests", named=False)
+    listing.add_argument("--json", action="store_true", help="print the Watching list as JSON")
+    verb("pause", "stop a schedule's runs until it is resumed")
+    verb("resume", "start a paused schedule's runs again")
+    verb("remove", "delete a schedule (its task and digests stay)")

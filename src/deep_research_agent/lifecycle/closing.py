@@ -14,7 +14,8 @@ but by cancellation):
 - exactly one ``usage`` event and exactly one ``status`` ``done``/``error`` whose reason
   ``delivery.end_state.decide_end`` names from one record of the run (``run_error`` among it); both carry
   the run's ``outcome`` (``outcome.decide_outcome``), which state keeps as ``outcome`` and the run's named
-  task records (``tasks/middleware.py``); the events and the state the run leaves are ``end_summary.py``'s;
+  task records (``tasks/middleware.py``), with a scheduled run's digest as state's ``digest``
+  (``tasks/digest.py``); the events and the state the run leaves are ``end_summary.py``'s;
 - the run's sandbox session is deleted and its stores are closed, whatever failed before.
 
 A failure in the salvage is logged and the run ends ``internal_error`` with its end status; a failure in
@@ -48,7 +49,7 @@ from ..delivery.turn_end import answer_images, deliverable
 from ..domain.charts import DEFAULT_MAX_CHARTS
 from ..domain.conversation import deliverable_message, is_harness_message
 from ..domain.knobs import KnobError, not_negative
-from ..domain.names import EndReason, Outcome
+from ..domain.names import EndReason, Outcome, StatusState
 from ..guards.budget import BudgetLimits
 from ..knowledge import DEFAULT_DATASET, KnowledgeBase, knowledge_namespace, remember_findings
 from ..protocol.events import Report, emit
@@ -127,7 +128,7 @@ class RunClosingMiddleware(AgentMiddleware):
             if (slot := run.attachments.get(RunSlot)) is not None and runtime.store is not None:
                 # Before the end status, so the user's next run, started on seeing it, finds the slot free.
                 await release_slot(runtime.store, slot)
-            return await self._close(state, run, runtime.store)
+            return await self._close(state, run, runtime.store, config)
         finally:
             if (sandbox := run.attachments.get(SandboxSession)) is not None:
                 await sandbox.close()
@@ -150,7 +151,9 @@ class RunClosingMiddleware(AgentMiddleware):
         except Exception:  # noqa: BLE001 - the run still ends with its report and end status
             logger.exception("could not finish the knowledge writes of run %s", run.key)
 
-    async def _close(self, state: LifecycleState, run: Run, store: BaseStore | None) -> dict[str, Any]:
+    async def _close(
+        self, state: LifecycleState, run: Run, store: BaseStore | None, config: dict[str, Any]
+    ) -> dict[str, Any]:
         # The running draft served a run cut short; this one ends with its report, or its salvage.
         update: dict[str, Any] = {"draft_report": None}
         record = EndRecord.of(run, state, answered_directly=_answered_directly(state.get("messages") or []))
@@ -191,9 +194,14 @@ class RunClosingMiddleware(AgentMiddleware):
             )
 
         # The task keeps the outcome its save leaves standing; a save that fails makes it recording_failed.
-        await finish_task(store, run, {**state, **update}, run_id=run.key, status=end.reason, outcome=outcome_now())
+        digest = await finish_task(
+            store, run, {**state, **update}, run_id=run.key, status=end.reason, outcome=outcome_now(),
+            failed=end.state == StatusState.ERROR, config=config,
+        )  # fmt: skip
         outcome = outcome_now()
         update["outcome"] = outcome.value if outcome else None
+        if digest is not None:
+            update["digest"] = digest.model_copy(update={"outcome": update["outcome"]}).model_dump(mode="json")
         emit_usage(run, outcome, budget=self.budget, recursion_limit=self.recursion_limit)
         emit_end_status(run, end, outcome, report_chars=report_chars)
         return {**update, **left_in_state(run)}

@@ -656,6 +656,10 @@ class TaskDiff(BaseEvent):
     moved_figures: list[MovedFigure] = Field(
         default_factory=list, description="A figure of a source, before and after."
     )
+    gone_sources: list[str] = Field(
+        default_factory=list,
+        description="Pages the task had read that this run tried to read again and could not: the URL and why.",
+    )
 
 
 Event = Annotated[

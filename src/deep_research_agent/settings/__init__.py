@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         ModelSettings,
         ResultSettings,
         SandboxSettings,
+        ScheduleSettings,
         SearchSettings,
     )
     from .resolve import ResearchConfig
@@ -46,6 +47,7 @@ __all__ = [
     "ResultSettings",
     "RunSettings",
     "SandboxSettings",
+    "ScheduleSettings",
     "SearchSettings",
     "Slot",
     "Tier",

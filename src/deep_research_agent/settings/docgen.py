@@ -81,6 +81,11 @@ SERVE_SETTINGS: tuple[tuple[str, str, str], ...] = (
     ("DRA_SERVE_EPHEMERAL", "0", "1 starts a throwaway Postgres and Redis, deleted on exit (as --ephemeral does)."),
     ("DRA_SERVE_GRACE_S", "30", "Seconds runs in flight get to finish on SIGTERM before they are queued back."),
     ("DRA_SERVE_MAX_RESTARTS", "5", "Restarts of one instance per minute; past it the instance stays down."),
+    (
+        "DRA_WEBHOOK_POLL_S",
+        "5",
+        "Seconds between two looks of each instance's webhook outbox for finished scheduled runs to post.",
+    ),
 )
 
 # The evaluation harness's judge (docs/evaluation.md): read by ./run.sh eval, never by the agent server.

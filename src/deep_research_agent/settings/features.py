@@ -522,3 +522,28 @@ class ExtensionSettings(BaseModel):
         env="DRA_CUSTOM_TOOL_TIMEOUT",
         operator_only=True,
     )
+
+
+class ScheduleSettings(BaseModel):
+    """Scheduled research (``schedules/``): what a schedule may ask of the server's cron engine."""
+
+    model_config = ConfigDict(frozen=True)
+
+    schedule_min_interval_s: int = _setting(
+        3600,
+        "Shortest time between two runs of a schedule, in seconds: a cron that would fire more often is refused.",
+        env="DRA_SCHEDULE_MIN_INTERVAL_S",
+        operator_only=True,
+    )
+    schedule_max_per_user: int = _setting(
+        20,
+        "Schedules one user may have (paused ones count); 0 means no limit.",
+        env="DRA_SCHEDULE_MAX_PER_USER",
+        operator_only=True,
+    )
+    webhook_allow_hosts: tuple[str, ...] = _setting(
+        (),
+        "Comma-separated host[:port] a webhook may post to although they are loopback or private addresses.",
+        env="DRA_WEBHOOK_ALLOW_HOSTS",
+        operator_only=True,
+    )

@@ -41,6 +41,7 @@ from .features import (
     ModelSettings,
     ResultSettings,
     SandboxSettings,
+    ScheduleSettings,
     SearchSettings,
     _setting,
 )
@@ -116,6 +117,7 @@ _FALSE = frozenset({"false", "0", "no", "off"})
 
 
 class ResearchConfig(
+    ScheduleSettings,
     ExtensionSettings,
     ResultSettings,
     EmbeddingSettings,
@@ -181,8 +183,9 @@ class ResearchConfig(
     public_url: str = _setting(
         "",
         "The address clients reach this server at, for the chart images the turn's last AI message links "
-        "(a generic UI loads them from there); langgraph dev sets LANGGRAPH_API_URL. Empty: the links are "
-        "relative (/charts/...), which only the web UI resolves.",
+        "(a generic UI loads them from there) and a scheduled run's link to its report; langgraph dev sets "
+        "LANGGRAPH_API_URL. Empty: the links are relative (/charts/..., /reports/...), which only the web UI "
+        "resolves.",
         env=("DRA_PUBLIC_URL", "LANGGRAPH_API_URL"),
         operator_only=True,
     )
@@ -451,6 +454,10 @@ class ResearchConfig(
                 ": a slot without one sends the tier's hosted model name, which vLLM and Ollama refuse and "
                 "model_assist auto never helps. Name the model your server serves in each."
             )
+
+        if (public_url := values.get("public_url")) and (problem := UrlPolicy("public URLs").refusal(public_url)):
+            warnings.append(f"DRA_PUBLIC_URL {public_url!r}: {problem}; links to this server are relative.")
+            values["public_url"] = ""
 
         if not values.get("domain_prompt") and values.get("domain_prompt_file"):
             path = Path(values["domain_prompt_file"]).expanduser()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .diff import TaskDiff
 from .store import TaskRecord
 
 
@@ -18,3 +19,9 @@ class TaskContext:
     decisions: list[dict[str, Any]] = field(default_factory=list)
     adopted: int = 0
     """Evidence texts of earlier runs taken into this run's evidence."""
+    schedule: str | None = None
+    """The schedule that started the run (``digest.schedule_of``), else None."""
+    diff: TaskDiff | None = None
+    """What changed, once the run's report was delivered after researching again."""
+    public_url: str = ""
+    """Where users reach this server, for the digest's link to the report (``TaskMiddleware``)."""

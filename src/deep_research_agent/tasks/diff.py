@@ -1,8 +1,9 @@
 """What changed since a task's last run: new or changed findings and sources, and figures that moved.
 
-Contract: ``task_diff(previous, findings, pages)`` compares the task's record with this run's findings and
-the pages (and MCP results) this run retrieved itself:
-- a source is ``new`` when the task never read its URL, ``changed`` when its text's sha256 differs;
+Contract: ``task_diff(previous, findings, pages, failed)`` compares the task's record with this run's findings
+and the pages (and MCP results) this run retrieved itself, as of the task's last run that delivered a report:
+- a source is ``new`` when the task never read its URL, ``changed`` when its text's sha256 differs, ``gone``
+  when the task had read it and this run tried to read it again and could not (``failed``: URL → why);
 - a finding is new when its text (whitespace and case aside) is not among the task's findings;
 - a figure moved when a new finding and an earlier finding cite the same source and state figures of the
   same measure (unit and kind) with different values: ``{source, before, after}`` as written;
@@ -12,7 +13,7 @@ the pages (and MCP results) this run retrieved itself:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -34,18 +35,28 @@ class TaskDiff(BaseModel):
     new_sources: list[str] = Field(default_factory=list)
     changed_sources: list[str] = Field(default_factory=list)
     moved_figures: list[MovedFigure] = Field(default_factory=list)
+    gone_sources: list[str] = Field(default_factory=list)
 
     @property
     def empty(self) -> bool:
-        return not (self.new_findings or self.new_sources or self.changed_sources or self.moved_figures)
+        return not (
+            self.new_findings or self.new_sources or self.changed_sources or self.moved_figures or self.gone_sources
+        )
 
 
 def _key(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def task_diff(previous: TaskRecord, findings: Sequence[Finding], pages: Sequence[EvidenceRecord]) -> TaskDiff:
+def task_diff(
+    previous: TaskRecord,
+    findings: Sequence[Finding],
+    pages: Sequence[EvidenceRecord],
+    failed: Mapping[str, str] | None = None,
+) -> TaskDiff:
     known = {source.url: source for source in previous.sources}
+    read = {p.url for p in pages}
+    gone = sorted(f"{url} ({why})" for url, why in (failed or {}).items() if url in known and url not in read)
     new_sources = sorted({p.url for p in pages if p.url not in known})
     changed = sorted({p.url for p in pages if p.url in known and known[p.url].sha256 != p.sha256})
     old_keys = {_key(f.finding) for f in previous.findings}
@@ -62,11 +73,12 @@ def task_diff(previous: TaskRecord, findings: Sequence[Finding], pages: Sequence
                             moved.append(entry)
     return TaskDiff(
         task=previous.name,
-        previous_run_at=previous.last_run_at,
+        previous_run_at=previous.last_delivered_at or previous.last_run_at,
         new_findings=list(dict.fromkeys(f.finding for f in fresh)),
         new_sources=new_sources,
         changed_sources=changed,
         moved_figures=moved,
+        gone_sources=gone,
     )
 
 
@@ -78,6 +90,7 @@ def section(diff: TaskDiff) -> str:
         )
     for title, entries in (
         ("Figures that moved", [f"{m.before} → {m.after} ({m.source})" for m in diff.moved_figures]),
+        ("Sources gone", diff.gone_sources),
         ("Changed sources", diff.changed_sources),
         ("New sources", diff.new_sources),
         ("New findings", diff.new_findings),

@@ -10,10 +10,16 @@ Contract (orchestrator only, inside the guards):
 - a ``submit_report`` of a run that researched again (a research unit handed back findings) on a task
   with an earlier run gets the "What changed since the last run" section appended (``tasks/diff.py``)
   after the report gate, and a ``task_diff`` event is sent;
+- a run a schedule started (``configurable.schedule``, ``tasks/digest.py``) gets its digest instead: the
+  report opens with "What changed since <date>" (on the task's first run, that there is nothing to compare
+  with yet); when nothing material changed it delivers the short "nothing material changed" digest under
+  the draft's title rather than the report again, and records no claims for it;
 - ``finish_task`` (called by the lifecycle once the end status is known, before the outcome) saves the
   task's record merged with this run: its question, findings and gaps, the latest version of each source,
   the report, the end reason, the outcome as it stands before the save, and the cost so far; a failed write is a recording
-  failure of the run (``run/recording.py``).
+  failure of the run (``run/recording.py``). A scheduled run's save also adds it to the task's digests
+  (``DigestEntry``), a run that failed before its task was opened (a refused setting) included, and
+  ``finish_task`` returns its ``Digest`` for the run's ``digest`` state key.
 A ``configurable.task`` that is not a usable name is a ``status: warning`` and the run goes on untasked.
 """
 
@@ -22,17 +28,21 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import Any
+from typing import Annotated, Any, NotRequired
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import OmitFromInput
 from langchain_core.messages import HumanMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.store.base import BaseStore
 from langgraph.types import Command
 
+from ..domain.claims import CitationSummary, summarise_claims
 from ..domain.clock import utc_now_iso
 from ..domain.conversation import last_user_index, latest_user_text
+from ..domain.knobs import KnobError
 from ..domain.names import EvidenceKind, ToolName, WarningReason
+from ..domain.url_policy import UrlPolicy
 from ..protocol.events import TaskDiff, WarningStatus, emit
 from ..run import Run, run_hook, stored_evidence
 from ..run.archive import evidence_record
@@ -40,7 +50,28 @@ from ..run.owner import run_user
 from .context import TaskContext
 from .decisions import record_decision, search_decisions, task_decisions
 from .diff import section, task_diff
-from .store import TaskFinding, TaskNameError, TaskRecord, TaskSource, load_task, save_task, task_of
+from .digest import (
+    Digest,
+    build_digest,
+    digest_section,
+    first_section,
+    headline,
+    material,
+    opening_with,
+    schedule_of,
+    unchanged_report,
+)
+from .store import (
+    MAX_DIGESTS,
+    DigestEntry,
+    TaskFinding,
+    TaskNameError,
+    TaskRecord,
+    TaskSource,
+    load_task,
+    save_task,
+    task_of,
+)
 from .view import render_view
 
 logger = logging.getLogger(__name__)
@@ -62,23 +93,39 @@ async def open_task(store: BaseStore | None, run: Run, config: dict[str, Any]) -
     user = run_user(config)
     thread_id = str((config.get("configurable") or {}).get("thread_id") or "")
     previous = await load_task(store, user, name)
-    context = TaskContext(name=name, user=user, thread_id=thread_id, previous=previous)
+    context = TaskContext(name=name, user=user, thread_id=thread_id, previous=previous, schedule=schedule_of(config))
     if previous is not None:
         context.decisions = await _read(task_decisions(store, user, name), default=[])
         context.adopted = await _adopt_sources(store, run, previous)
     run.attachments.attach(context)
 
 
-class TaskMiddleware(AgentMiddleware):
-    """Shows and diffs the run's named task (which ``open_task`` loaded and ``finish_task`` saves); gives the decision tools."""
+class TaskState(AgentState):
+    """A scheduled run's digest (``tasks/digest.Digest``), for clients and the run's webhook: output only."""
 
+    digest: NotRequired[Annotated[dict[str, Any] | None, OmitFromInput]]
+
+
+class TaskMiddleware(AgentMiddleware):
+    """Shows and diffs the run's named task (which ``open_task`` loaded and ``finish_task`` saves); gives the
+    decision tools; ``public_url`` (where users reach this server, or empty) starts a digest's report link."""
+
+    state_schema = TaskState
     tools = [record_decision, search_decisions]
+
+    def __init__(self, *, public_url: str = "") -> None:
+        if not isinstance(public_url, str) or (public_url and UrlPolicy("public URLs").refusal(public_url)):
+            raise KnobError(type(self).__name__, "public_url", public_url, "an http(s) URL, or empty")
+        super().__init__()
+        self.public_url = public_url.rstrip("/")
 
     @run_hook
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]], *, run: Run
     ) -> ModelResponse:
         context = run.attachments.get(TaskContext)
+        if context is not None:
+            context.public_url = self.public_url
         if context is None or context.previous is None:
             return await handler(request)
         messages = list(request.messages)
@@ -95,29 +142,33 @@ class TaskMiddleware(AgentMiddleware):
         run: Run,
     ) -> ToolMessage | Command:
         context = run.attachments.get(TaskContext)
-        if request.tool_call["name"] != ToolName.SUBMIT_REPORT or context is None or context.previous is None:
+        if request.tool_call["name"] != ToolName.SUBMIT_REPORT or context is None:
             return await handler(request)
-        if not run.evidence.handovers():
-            return await handler(request)  # a follow-up answered from the task's memory: nothing was re-researched
         args = request.tool_call.get("args") or {}
         draft = str(args.get("report_markdown") or "").rstrip()
         if not draft:
             return await handler(request)
-        diff = task_diff(context.previous, _findings(run), _own_pages(run))
-        emit(
-            TaskDiff(
-                task=diff.task,
-                previous_run_at=diff.previous_run_at,
-                new_findings=diff.new_findings,
-                new_sources=diff.new_sources,
-                changed_sources=diff.changed_sources,
-                moved_figures=diff.moved_figures,
-            )
-        )
-        report = f"{draft}\n\n{section(diff)}\n"
-        return await handler(
-            request.override(tool_call={**request.tool_call, "args": {**args, "report_markdown": report}})
-        )
+        if context.previous is None:
+            if context.schedule is None:
+                return await handler(request)
+            return await handler(_with_report(request, opening_with(draft, first_section(context.name))))
+        if not run.evidence.handovers():
+            return await handler(request)  # a follow-up answered from the task's memory: nothing was re-researched
+        diff = task_diff(context.previous, _findings(run), _own_pages(run), _failed_reads(run))
+        context.diff = diff
+        emit(TaskDiff(**diff.model_dump()))
+        if context.schedule is None:
+            return await handler(_with_report(request, f"{draft}\n\n{section(diff)}\n"))
+        if material(diff):
+            return await handler(_with_report(request, opening_with(draft, digest_section(diff))))
+        # Nothing material: the short digest is the report, and none of the draft's checked claims is in it.
+        run.evidence.deliver_citations([], CitationSummary(), claims=[], claim_summary=summarise_claims([]))
+        return await handler(_with_report(request, unchanged_report(draft, digest_section(diff), context.name)))
+
+
+def _with_report(request: ToolCallRequest, report: str) -> ToolCallRequest:
+    args = request.tool_call.get("args") or {}
+    return request.override(tool_call={**request.tool_call, "args": {**args, "report_markdown": report}})
 
 
 async def _read(awaitable: Awaitable[Any], *, default: Any) -> Any:
@@ -150,6 +201,11 @@ def _findings(run: Run) -> list[Any]:
     return [finding for findings in run.evidence.all_findings() for finding in findings.findings]
 
 
+def _failed_reads(run: Run) -> dict[str, str]:
+    """The pages this run tried to read and could not, and why (a later read of the same page clears one)."""
+    return {f.target: f.message for f in run.failures.retrieval() if f.tool == ToolName.WEB_FETCH}
+
+
 def _own_pages(run: Run) -> list[Any]:
     return [
         r
@@ -159,12 +215,22 @@ def _own_pages(run: Run) -> list[Any]:
 
 
 async def finish_task(
-    store: BaseStore | None, run: Run, state: dict[str, Any], *, run_id: str, status: str, outcome: str | None
-) -> None:
-    """Save the run's task, merged with what this run asked, found, read and delivered (see the contract)."""
-    context = run.attachments.get(TaskContext)
+    store: BaseStore | None,
+    run: Run,
+    state: dict[str, Any],
+    *,
+    run_id: str,
+    status: str,
+    outcome: str | None,
+    failed: bool = False,
+    config: dict[str, Any] | None = None,
+) -> Digest | None:
+    """Save the run's task, merged with what this run asked, found, read and delivered (see the contract);
+    ``failed``: the run ended in error; ``config``: the run's, which names a schedule whose run failed before
+    its task was opened. Returns a scheduled run's digest, else None."""
+    context = run.attachments.get(TaskContext) or await _scheduled_context(store, config)
     if context is None:
-        return
+        return None
     now = utc_now_iso()
     previous = context.previous
     record = previous.model_copy(deep=True) if previous else TaskRecord(
@@ -173,6 +239,9 @@ async def finish_task(
     question = latest_user_text(state.get("messages") or [])
     if question and question not in record.questions:
         record.questions.append(question)
+    if context.diff is None and previous is not None and run.evidence.handovers():
+        # A run cut short delivers a report assembled from its findings: what changed is still what it found.
+        context.diff = task_diff(previous, _findings(run), _own_pages(run), _failed_reads(run))
     known = {_key(f.finding) for f in record.findings}
     for finding in _findings(run):
         if _key(finding.finding) not in known:
@@ -192,11 +261,44 @@ async def finish_task(
     record.sources = list(sources.values())
     if report := state.get("final_report"):
         record.last_report = report
+    if run.control.report_delivered or (report and not failed):
+        record.last_delivered_at = now
     record.thread_id = context.thread_id or record.thread_id
     record.last_run_at, record.last_run_id, record.status, record.outcome = now, run_id, status, outcome
     record.runs += 1
-    record.cost_usd = round(record.cost_usd + run.usage.totals().cost_usd, 6)
+    cost = round(run.usage.totals().cost_usd, 6)
+    record.cost_usd = round(record.cost_usd + cost, 6)
+    digest = None
+    if context.schedule is not None:
+        # The run's own thread holds only its report, which the thread's route reads on either server (Aegra
+        # cannot read one run's state of a thread, which /reports/{thread_id}/{run_id} needs).
+        digest = build_digest(
+            context, run_id=run_id, status=status, outcome=outcome, failed=failed, cost=cost, finished_at=now,
+            report_url=f"{context.public_url}/reports/{context.thread_id}" if report else None,
+        )  # fmt: skip
+        entry = DigestEntry(
+            run_id=run_id, thread_id=context.thread_id, finished_at=now, status=status, outcome=outcome,
+            failed=failed, material=digest.material, since=digest.since, headline=headline(digest), cost_usd=cost,
+        )  # fmt: skip
+        record.digests = [*record.digests, entry][-MAX_DIGESTS:]
     await save_task(store, record, failures=run.failures)
+    return digest
+
+
+async def _scheduled_context(store: BaseStore | None, config: dict[str, Any] | None) -> TaskContext | None:
+    """The task of a scheduled run that ended before its task was opened (a refused setting, too many runs)."""
+    if (schedule := schedule_of(config)) is None:
+        return None
+    try:
+        name = task_of(config)
+    except TaskNameError:
+        return None
+    if name is None:
+        return None
+    user = run_user(config)
+    thread_id = str(((config or {}).get("configurable") or {}).get("thread_id") or "")
+    previous = await load_task(store, user, name)
+    return TaskContext(name=name, user=user, thread_id=thread_id, previous=previous, schedule=schedule)
 
 
 def _key(text: str) -> str:

@@ -73,6 +73,24 @@ class TaskFinding(BaseModel):
     source: str
 
 
+MAX_DIGESTS = 50
+
+
+class DigestEntry(BaseModel):
+    """One scheduled run of a task, as its Watching list shows it (newest last; at most ``MAX_DIGESTS``)."""
+
+    run_id: str
+    thread_id: str
+    finished_at: str
+    status: str
+    outcome: str | None = None
+    material: bool = False
+    since: str | None = None
+    failed: bool = False
+    headline: str = Field(default="", description="One line: what changed, nothing material, or why it failed.")
+    cost_usd: float = 0.0
+
+
 class TaskRecord(BaseModel):
     """What a task keeps between runs; ``sources`` are the latest version of every page it read."""
 
@@ -91,6 +109,8 @@ class TaskRecord(BaseModel):
     gaps: list[str] = Field(default_factory=list)
     sources: list[TaskSource] = Field(default_factory=list)
     last_report: str = ""
+    last_delivered_at: str = Field(default="", description="When a run of the task last delivered a report.")
+    digests: list[DigestEntry] = Field(default_factory=list, description="Its scheduled runs, newest last.")
 
 
 async def load_task(store: BaseStore | None, user: str, name: str) -> TaskRecord | None:
@@ -102,6 +122,12 @@ async def load_task(store: BaseStore | None, user: str, name: str) -> TaskRecord
     except Exception:  # noqa: BLE001 - an unreadable task starts fresh rather than failing the run
         logger.exception("could not read task %r; it starts fresh", name)
         return None
+
+
+async def task_digests(store: BaseStore | None, user: str, name: str) -> list[DigestEntry]:
+    """The scheduled runs of ``user``'s task ``name``, newest last; none for a task not (yet) stored."""
+    record = await load_task(store, user, name)
+    return list(record.digests) if record else []
 
 
 async def save_task(store: BaseStore | None, record: TaskRecord, *, failures: RunFailures) -> bool:
