@@ -209,6 +209,11 @@ class ClaimSummary(BaseModel):
         }
 
 
+def no_claims() -> ClaimSummary:
+    """The summary of a report that holds no claim to check (a scheduled run's short digest, for one)."""
+    return summarise_claims([])
+
+
 def summarise_claims(
     records: Sequence[ClaimRecord],
     *,

@@ -37,7 +37,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.store.base import BaseStore
 from langgraph.types import Command
 
-from ..domain.claims import CitationSummary, summarise_claims
+from ..domain.claims import CitationSummary, no_claims
 from ..domain.clock import utc_now_iso
 from ..domain.conversation import last_user_index, latest_user_text
 from ..domain.knobs import KnobError
@@ -162,7 +162,7 @@ class TaskMiddleware(AgentMiddleware):
         if material(diff):
             return await handler(_with_report(request, opening_with(draft, digest_section(diff))))
         # Nothing material: the short digest is the report, and none of the draft's checked claims is in it.
-        run.evidence.deliver_citations([], CitationSummary(), claims=[], claim_summary=summarise_claims([]))
+        run.evidence.deliver_citations([], CitationSummary(), claims=[], claim_summary=no_claims())
         return await handler(_with_report(request, unchanged_report(draft, digest_section(diff), context.name)))
 
 
