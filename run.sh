@@ -49,9 +49,9 @@ Commands:
                           the user's schedules (next run, last outcome, cost, digests), or change one
   smoke                   ask a canned question with --no-clarify
   doctor                  check the local setup (starts nothing)
-  corpus add NAME DIR [--title T] [--description D] [--html docs|web]
-                          index a directory of documents as a named corpus
-  corpus reindex [NAME...]
+  corpus add NAME DIR [--title T] [--description D] [--html docs|web] [--background]
+                          index a directory of documents as a named corpus, then embed it
+  corpus reindex [NAME...] [--background] | corpus embed [NAME...]
                           read changed files again, drop deleted ones (every corpus by default)
   corpus search NAME "QUERY" [--k 10] [--json]
                           search a corpus (--json: one object per hit and line)
@@ -218,7 +218,7 @@ cmd_up() {
   # Declared corpora are brought up to date first: only changed files are read, so this is quick once built.
   if [[ -n "${DRA_CORPORA:-}" ]]; then
     say "Updating the corpora DRA_CORPORA declares (only changed files are read)"
-    uv run python -m deep_research_agent.cli corpus reindex --declared || warn "a corpus could not be indexed; runs will say so"
+    uv run python -m deep_research_agent.cli corpus reindex --declared --background || warn "a corpus could not be indexed; runs will say so"
   fi
   local reload=(--no-reload)
   if [[ "${DRA_RELOAD:-0}" == 1 ]]; then reload=(); fi

@@ -7,7 +7,9 @@ passages are chosen two ways, measured in the same run:
 
 - ``words only`` (the baseline, as the judge was shown before): the sentences sharing most of the claim's
   content words, a page's header lines aside, else the page's first line;
-- ``figures, names and words`` (``report/passages.py``, as the judge is shown now).
+- ``figures, names and words`` (``report/passages.py``, as the judge is shown with embeddings off);
+- ``... and meaning``: the same with ``MeaningSignal`` (the deployment's embedder, ``DRA_EMBEDDINGS``; the
+  bundled model by default), as the judge is shown by default.
 
 A case counts as included when every sentence its ``deciding`` names is among the ``PASSAGES_PER_SOURCE``
 chosen. Two page shapes:
@@ -23,8 +25,8 @@ judge is sent (``ClaimCheck.judgeable``). Then the grounding rule the judge's ``
 to (``report/judge_guard.GROUNDING``): how many correct claims, judged supported on their deciding passage, it would
 downgrade (a false downgrade turns a supported claim unchecked, never flagged).
 
-Run: ``uv run python -m bench.judge_passages [--misses]``. Exits 1 when the product's choice includes the
-deciding passage for under 95 % of the cases on either page shape.
+Run: ``uv run python -m bench.judge_passages [--misses]``. Exits 1 when the product's choice (with meaning
+when an embedder is set) includes the deciding passage for under 95 % of the cases on either page shape.
 """
 
 from __future__ import annotations
@@ -35,12 +37,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bench.claim_labels import SUPPORTED, Case, Passage, load
+from deep_research_agent.embeddings import Embedder, embedder_for
 from deep_research_agent.evidence.text import EvidenceLibrary, EvidenceText, Span, content_words
 from deep_research_agent.report.citations import check_citations
 from deep_research_agent.report.claims import CheckedClaim, check_claims
 from deep_research_agent.report.judge import PASSAGES_PER_SOURCE
 from deep_research_agent.report.judge_guard import GROUNDING
-from deep_research_agent.report.passages import ClaimFacts, choose_passages, shared_content
+from deep_research_agent.report.passages import (
+    ClaimFacts,
+    PassageSignal,
+    choose_passages,
+    shared_content,
+    with_meaning,
+)
+from deep_research_agent.settings import EmbeddingSettings, ResearchConfig
 
 GOAL = 0.95
 Chooser = Callable[[CheckedClaim, EvidenceText], list[Span]]
@@ -60,7 +70,21 @@ def by_facts(checked: CheckedClaim, text: EvidenceText) -> list[Span]:
     return choose_passages(ClaimFacts.of(checked.claim), text, count=PASSAGES_PER_SOURCE)
 
 
-MODES: dict[str, Chooser] = {"words only (before)": words_only, "figures, names and words (now)": by_facts}
+def by_facts_and_meaning(embedder: Embedder) -> Chooser:
+    """As the judge chooses with an embedder: one ``MeaningSignal`` (its budget, its caches) per report, here
+    per page."""
+    passes: dict[int, tuple[EvidenceText, tuple[PassageSignal, ...]]] = {}
+
+    def choose(checked: CheckedClaim, text: EvidenceText) -> list[Span]:
+        if id(text) not in passes or passes[id(text)][0] is not text:
+            passes[id(text)] = (text, with_meaning(embedder))
+        signals = passes[id(text)][1]
+        return choose_passages(ClaimFacts.of(checked.claim), text, count=PASSAGES_PER_SOURCE, signals=signals)
+
+    return choose
+
+
+MODES: dict[str, Chooser] = {"words only (before)": words_only, "figures, names and words": by_facts}
 
 
 @dataclass(frozen=True)
@@ -171,11 +195,17 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{labelled} of {len(cases)} labelled claims name a deciding passage; {PASSAGES_PER_SOURCE} passages a source"
     )
+    modes = dict(MODES)
+    embedder = embedder_for(ResearchConfig.resolve(None).part(EmbeddingSettings))
+    if embedder is None:
+        print("DRA_EMBEDDINGS is off: measured without meaning")
+    else:
+        modes["figures, names, words and meaning (default)"] = by_facts_and_meaning(embedder)
     failed = False
     for shape, pages in shapes(passages, cases).items():
         print(f"\n{shape}")
         rates = {}
-        for mode, chooser in MODES.items():
+        for mode, chooser in modes.items():
             misses: list[str] | None = [] if args.misses else None
             found, grounding = measure(pages, chooser, misses)
             rates[mode] = found.rate()
@@ -186,8 +216,8 @@ def main(argv: list[str] | None = None) -> int:
             )
             for line in misses or []:
                 print(f"    missed {line}")
-        before, now = rates.values()
-        print(f"  ratio now ÷ before: {now / before:.2f}" if before else "")
+        before, *_, now = rates.values()
+        print(f"  ratio shipped ÷ before: {now / before:.2f}" if before else "")
         failed |= now < GOAL
     _, grounding = measure(shapes(passages, cases)["one page per passage"], by_facts, None)
     below = [g for g in grounding if g < GROUNDING]

@@ -1,7 +1,9 @@
 """A small corpus the tests write: one document per format, shaped like the documentation sets users index.
 
 ``write_corpus(root)`` creates it and returns ``root``. Its facts (``FACTS``) are each in exactly one
-passage, so a test can search for one and check what it read. Besides the documents there is a PDF that
+passage, so a test can search for one and check what it read; one of them (``DORMANT_QUOTE``) is meant to
+be found by meaning (``PARAPHRASE``), and a Word report and an Excel workbook (``testkit/office.py``) sit
+in ``office/``. Besides the documents there is a PDF that
 cannot be read, a hidden folder and a Sphinx ``_static`` folder, which indexing must skip or report.
 """
 
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from testkit.office import docx_bytes, xlsx_bytes
 from testkit.web import make_pdf
 
 CORPUS_NAME = "handbook"
@@ -18,6 +21,11 @@ FLUX_QUOTE = "The default value is four megabytes (4MB)"
 LIMIT_QUOTE = "columns per table | 1,600"
 CONNECT_QUOTE = "How many seconds the connection should wait before raising an exception"
 PDF_QUOTE = "Installed storage capacity reached 7.4 GWh in the third quarter."
+# Found by meaning: PARAPHRASE asks for it in words it does not hold (no word of it but "the" and "it").
+DORMANT_QUOTE = (
+    "A gauge that has been powered down for more than 72 hours must be recalibrated before it reports again."
+)
+PARAPHRASE = "How long can the instrument stay switched off until it has to be adjusted anew?"
 
 # A DocBook page (like PostgreSQL's): an appendix with a table, page chrome around it.
 LIMITS_HTML = """<?xml version="1.0" encoding="UTF-8" standalone="no"?>
@@ -103,6 +111,7 @@ FACTS = {
     "limits": LIMIT_QUOTE,
     "connect": CONNECT_QUOTE,
     "pdf": PDF_QUOTE,
+    "dormant": DORMANT_QUOTE,
 }
 
 
@@ -114,6 +123,7 @@ def write_corpus(root: Path) -> Path:
         "notes/field-guide.md": MARKDOWN,
         "notes/history.rst": RST,
         "notes/day3.txt": TEXT,
+        "notes/maintenance.md": f"# Maintenance\n\n## Recalibration\n\n{DORMANT_QUOTE}\n",
         ".hidden/secret.md": "# Secret\n\nNever indexed: hidden folder.\n",
         "_static/theme.html": "<html><body><h1>Theme</h1><p>Never indexed: a Sphinx asset folder.</p></body></html>",
         "images/logo.png": "not a document",
@@ -133,4 +143,7 @@ def write_corpus(root: Path) -> Path:
         )
     )
     (root / "reports/broken.pdf").write_bytes(b"%PDF-1.4\nthis is not really a PDF\n")
+    (root / "office").mkdir(parents=True, exist_ok=True)
+    (root / "office/kelp-review.docx").write_bytes(docx_bytes())
+    (root / "office/harvest.xlsx").write_bytes(xlsx_bytes())
     return root

@@ -175,6 +175,29 @@ def _long_paragraphs() -> tuple[str, ...]:
     ) + ("The census closes with its final measurement: a fleet-wide capacity factor of 47.3 percent.",)
 
 
+PAPER_ARXIV_ID = "2401.01234"
+PAPER_TITLE = "Kelp forests as carbon sinks in northern fjords"
+PAPER_QUOTE = (
+    "Kelp canopies in the studied fjords exported 31 percent of their net primary production to the deep basin."
+)
+
+
+def paper_html(where: str) -> str:
+    """One paper as two pages: its arXiv abstract page (``abs``) and its DOI landing page (``doi``), each with the
+    ``citation_*`` meta tags scholarly sites carry, so the run can tell they are one work."""
+    ids = (
+        f'<meta name="citation_arxiv_id" content="{PAPER_ARXIV_ID}">'
+        if where == "abs"
+        else f'<meta name="citation_doi" content="10.48550/arXiv.{PAPER_ARXIV_ID}">'
+    )
+    return (
+        f"<!doctype html><html><head><title>{PAPER_TITLE}</title>{ids}"
+        f'<meta name="citation_title" content="{PAPER_TITLE}"><meta name="citation_author" content="Lund, Ada">'
+        f"</head><body><article><h1>{PAPER_TITLE}</h1><p>Ada Lund, Per Berg.</p><p>{PAPER_QUOTE}</p>"
+        "<p>The export was measured with sediment traps at four depths over two winters.</p></article></body></html>"
+    )
+
+
 ARTICLES: dict[str, Article] = {
     a.slug: a
     for a in (
@@ -618,6 +641,9 @@ def _web_routes(state: _TavilyState) -> list[Route]:
             return HTMLResponse("<h1>Not found</h1>", status_code=404)
         return HTMLResponse(article_html(found))
 
+    async def paper(request: Request) -> Response:
+        return HTMLResponse(paper_html(request.path_params["where"]))
+
     async def numbered(request: Request) -> Response:
         kb = float(request.query_params.get("kb", "50"))
         return HTMLResponse(article_html(numbered_article(request.path_params["n"], kb)))
@@ -681,6 +707,7 @@ def _web_routes(state: _TavilyState) -> list[Route]:
 
     return [
         Route("/articles/{slug}", article),
+        Route("/papers/{where}", paper),
         Route("/edited/{slug}", edited),
         Route("/pages/{n:int}", numbered),
         Route("/short", short),

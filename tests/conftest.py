@@ -13,6 +13,8 @@ import pytest
 from deep_research_agent.corpora.catalog import index_path
 from deep_research_agent.corpora.fts5 import Fts5Index
 from deep_research_agent.corpora.indexer import index_corpus
+from deep_research_agent.corpora.vectors import embed_passages
+from deep_research_agent.embeddings.bundled import BundledEmbedder
 from deep_research_agent.run import Run, bound_run
 from deep_research_agent.settings.corpora import CorpusSpec
 from testkit import corpus as corpus_fixture
@@ -68,6 +70,14 @@ class CorpusFixture:
         }
         return {"DRA_CORPORA": json.dumps(declared), "DRA_DATA_DIR": str(self.data_dir)}
 
+    def keyword_hits(self, query: str) -> list[str]:
+        """The ids keyword search alone finds for ``query``."""
+        index = Fts5Index(self.spec.name, index_path(self.data_dir, self.spec.name))
+        try:
+            return [hit.passage.id for hit in index.search(query, 5)]
+        finally:
+            index.close()
+
     def passage_id(self, query: str) -> str:
         """The id of the best passage for ``query``, as corpus_search would show it."""
         index = Fts5Index(self.spec.name, index_path(self.data_dir, self.spec.name))
@@ -84,6 +94,7 @@ def test_corpus(tmp_path_factory: pytest.TempPathFactory) -> CorpusFixture:
     index = Fts5Index(corpus.spec.name, index_path(corpus.data_dir, corpus.spec.name), writable=True)
     try:
         index_corpus(corpus.spec, index, workers=1)
+        embed_passages(index, BundledEmbedder())
     finally:
         index.close()
     return corpus

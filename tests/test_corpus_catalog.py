@@ -118,7 +118,7 @@ def test_the_catalog_lists_declared_corpora_and_those_added_from_the_command_lin
     assert handbook.ready and handbook.spec.title == fixture.CORPUS_TITLE and handbook.spec.root == added.root
     assert catalog.ready() == (handbook,) and catalog.warnings == (later.problem,)
     line = handbook.describe()
-    assert line.startswith("`handbook`: Halvorsen Handbook — Engine manuals (7 documents, ") and "passages" in line
+    assert line.startswith("`handbook`: Halvorsen Handbook — Engine manuals (10 documents, ") and "passages" in line
 
 
 def test_a_declared_corpus_indexed_from_another_directory_asks_for_a_reindex(tmp_path):

@@ -78,11 +78,13 @@ def test_indexing_reads_every_supported_file_skips_hidden_and_excluded_ones_and_
 
     summary = reindex(spec, tmp_path / "data", progress)
 
-    assert summary.files == 8, "six documents and two PDFs; .hidden, _static and the PNG are not corpus files"
-    assert summary.added == 7 and summary.unreadable == [
+    assert summary.files == 11, (
+        "seven documents, a Word and an Excel file and two PDFs; .hidden, _static and the PNG are not corpus files"
+    )
+    assert summary.added == 10 and summary.unreadable == [
         ("reports/broken.pdf", "is a PDF that could not be read (PdfStreamError)")
     ]
-    assert progress.started is not None and progress.started[0] == 8 and progress.advanced == 8 and progress.finished
+    assert progress.started is not None and progress.started[0] == 11 and progress.advanced == 11 and progress.finished
     assert progress.skipped == summary.unreadable
     assert summary.passages == progress.passages == summary.passages_written > 0
     paths = set(all_ids(spec, tmp_path / "data").values())
@@ -110,7 +112,7 @@ def test_a_reindex_reads_only_changed_files_drops_deleted_ones_and_keeps_the_ids
     before = all_ids(spec, data)
 
     unchanged = reindex(spec, data)
-    assert (unchanged.added, unchanged.updated, unchanged.removed, unchanged.unchanged) == (0, 0, 0, 7)
+    assert (unchanged.added, unchanged.updated, unchanged.removed, unchanged.unchanged) == (0, 0, 0, 10)
     assert unchanged.still_unreadable == 1 and unchanged.unreadable == [], "an unchanged broken file is not retried"
     assert unchanged.bytes_read == 0, "no unchanged file is opened"
 
@@ -119,7 +121,7 @@ def test_a_reindex_reads_only_changed_files_drops_deleted_ones_and_keeps_the_ids
     (corpus_dir / "notes/new.md").write_text("# New\n\nA gauge was added at Bergen.\n", encoding="utf-8")
     changed = reindex(spec, data)
 
-    assert (changed.added, changed.updated, changed.removed, changed.unchanged) == (1, 1, 1, 5)
+    assert (changed.added, changed.updated, changed.removed, changed.unchanged) == (1, 1, 1, 8)
     after = all_ids(spec, data)
     assert "notes/history.rst" not in after.values() and "notes/new.md" in after.values()
     kept = {pid: path for pid, path in before.items() if path not in ("notes/history.rst", "notes/day3.txt")}
@@ -220,8 +222,8 @@ def test_a_passage_is_read_back_whole_with_its_neighbours(indexed):
 def test_the_index_describes_its_corpus(indexed):
     meta = indexed.meta()
 
-    assert (meta.name, meta.title, meta.documents, meta.unreadable) == ("handbook", fixture.CORPUS_TITLE, 7, 1)
-    assert meta.passages > 7 and meta.source_bytes > 0 and meta.indexed_at.endswith("Z")
+    assert (meta.name, meta.title, meta.documents, meta.unreadable) == ("handbook", fixture.CORPUS_TITLE, 10, 1)
+    assert meta.passages > 10 and meta.source_bytes > 0 and meta.indexed_at.endswith("Z")
 
 
 def test_a_reader_sees_a_reindex_that_commits_while_it_is_open(indexed, corpus_dir, tmp_path):

@@ -23,6 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("domain",),
     ("prompts", "documents"),
     ("settings",),
+    ("embeddings",),
     ("protocol",),
     ("evidence",),
     ("run",),

@@ -4,17 +4,29 @@ labelled claims (``bench/judge_passages.py``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
+import numpy as np
 import pytest
 
 from bench.claim_labels import load
-from bench.judge_passages import GOAL, by_facts, measure, shapes, words_only
-from deep_research_agent.evidence.text import EvidenceLibrary, EvidenceText, Span
+from bench.judge_passages import GOAL, by_facts, by_facts_and_meaning, measure, shapes, words_only
+from deep_research_agent.embeddings import EmbeddingFailed
+from deep_research_agent.embeddings.bundled import BundledEmbedder
+from deep_research_agent.evidence.text import EvidenceLibrary, EvidenceText, Span, content_words
 from deep_research_agent.report.citations import check_citations
 from deep_research_agent.report.claims import check_claims
+from deep_research_agent.report.judge import PASSAGES_PER_SOURCE, judge_batches
 from deep_research_agent.report.judge_guard import GROUNDING
-from deep_research_agent.report.passages import ClaimFacts, choose_passages, shared_content
+from deep_research_agent.report.passages import (
+    SIGNALS,
+    ClaimFacts,
+    MeaningSignal,
+    choose_passages,
+    shared_content,
+    stems,
+    with_meaning,
+)
 
 URL = "https://example.org/pharos"
 PAGE = (
@@ -118,3 +130,118 @@ def test_no_correct_claim_judged_supported_on_its_deciding_passage_is_downgraded
     _, grounding = measure(labelled["one page per passage"], by_facts, None)
 
     assert len(grounding) >= 90 and min(grounding) >= GROUNDING
+
+
+HARBOUR = (
+    "Title: Harbour notes\n\n"
+    "The harbour master said the ferry timetable changes every spring. "
+    "Visitors praised the new fish market beside the pier. "
+    "Volunteers repainted the pier railings last summer. "
+    "Gales regularly keep the fishing fleet tied up in port for days. "
+    "The lighthouse keeper retired after forty years of service."
+)
+PARAPHRASE = "Bad weather often stops the harbour's boats from going out to sea"
+DECIDING = "Gales regularly keep the fishing fleet tied up in port for days."
+
+
+class FailingEmbedder:
+    identity = "failing/3"
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        raise EmbeddingFailed("the embedding endpoint answered 503")
+
+    def embed_query(self, text: str) -> np.ndarray:
+        raise EmbeddingFailed("the embedding endpoint answered 503")
+
+
+@pytest.fixture(scope="module")
+def bundled() -> BundledEmbedder:
+    return BundledEmbedder()
+
+
+def test_a_paraphrased_claim_s_deciding_sentence_is_chosen_only_by_meaning(bundled: BundledEmbedder) -> None:
+    facts, text = facts_and_text(PARAPHRASE, HARBOUR)
+    deciding = text.sentence_span(text.text.find(DECIDING))
+
+    by_words = choose_passages(facts, text, count=PASSAGES_PER_SOURCE)
+    by_meaning = choose_passages(facts, text, count=PASSAGES_PER_SOURCE, signals=with_meaning(bundled))
+
+    assert not facts.word_stems & stems(content_words(DECIDING)), "the claim shares no word with its source"
+    assert deciding not in by_words
+    assert deciding in by_meaning
+    assert MeaningSignal(bundled).score(facts, text, deciding) > 0
+
+
+def test_meaning_adds_to_the_figures_a_claim_s_figure_still_picks_its_sentence(bundled: BundledEmbedder) -> None:
+    passages = shown("The tower was more than 100 metres high", count=1, signals=with_meaning(bundled))
+
+    assert passages == ["It stood over 100 metres tall, one of the tallest structures built by hand."]
+
+
+def test_an_embedder_that_fails_leaves_the_choice_to_the_other_signals(caplog: pytest.LogCaptureFixture) -> None:
+    facts, text = facts_and_text(PARAPHRASE, HARBOUR)
+    signals = with_meaning(FailingEmbedder())
+
+    chosen = choose_passages(facts, text, count=PASSAGES_PER_SOURCE, signals=signals)
+
+    assert chosen == choose_passages(facts, text, count=PASSAGES_PER_SOURCE)
+    meaning = signals[-1]
+    assert isinstance(meaning, MeaningSignal) and "503" in meaning.failure
+    assert "chosen without meaning" in caplog.text
+    assert with_meaning(None) == SIGNALS
+
+
+def test_the_judge_is_shown_the_sentence_a_paraphrase_restates_when_it_reads_meaning(bundled: BundledEmbedder) -> None:
+    markdown = f"# Report\n\n{PARAPHRASE} [1].\n\n## Sources\n[1] Harbour notes — {URL}\n"
+    library = EvidenceLibrary([{"id": "ev-1", "url": URL, "title": "Harbour notes", "kind": "page", "text": HARBOUR}])
+    check = check_claims(markdown, check_citations(markdown, library, []), library)
+
+    plain = judge_batches(check, library, control=False)
+    meaning = judge_batches(check, library, control=False, signals=with_meaning(bundled))
+
+    assert DECIDING not in plain[0].user
+    assert DECIDING in meaning[0].user
+
+
+def test_meaning_shows_the_deciding_passage_at_least_as_often_on_the_labelled_claims(
+    labelled, bundled: BundledEmbedder
+) -> None:
+    for pages in labelled.values():
+        with_it, _ = measure(pages, by_facts_and_meaning(bundled), None)
+        without, _ = measure(pages, by_facts, None)
+
+        assert with_it.rate() >= GOAL and with_it.included >= without.included
+
+
+class CountingEmbedder:
+    """Every text the same unit vector; counts the texts it was given."""
+
+    identity = "counting/2"
+
+    def __init__(self) -> None:
+        self.texts = 0
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        self.texts += len(texts)
+        return np.tile(np.array([1.0, 0.0], dtype=np.float32), (len(texts), 1))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([text])[0]
+
+
+def test_one_judging_pass_embeds_at_most_its_budget_of_sentences_and_reuses_each_text_s(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    embedder = CountingEmbedder()
+    meaning = MeaningSignal(embedder, budget=3)
+    facts, harbour = facts_and_text(PARAPHRASE, HARBOUR)
+    _, pharos = facts_and_text(PARAPHRASE)
+
+    first = choose_passages(facts, harbour, count=3, signals=(*SIGNALS, meaning))
+    again = choose_passages(facts, harbour, count=3, signals=(*SIGNALS, meaning))
+    beyond = choose_passages(facts, pharos, count=3, signals=(*SIGNALS, meaning))
+
+    assert first == again
+    assert embedder.texts == 3 + 1, "three sentences of the first text and the claim, each once"
+    assert beyond == choose_passages(facts, pharos, count=3), "past the budget the other signals choose"
+    assert meaning.unread == 1 and "chosen without it" in caplog.text

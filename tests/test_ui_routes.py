@@ -8,6 +8,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from deep_research_agent.routes import make_app
+from testkit import corpus as corpus_fixture
 
 PAGE = (
     '<!doctype html><meta name="dra-root" content="__ROOT__">'
@@ -76,3 +77,41 @@ def test_no_asset_path_reaches_outside_the_bundle(dist: Path):
     ):
         answer = client.get(path)
         assert answer.status_code == 404 and "not for the web" not in answer.text, path
+
+
+def test_a_corpus_is_searched_by_meaning_from_the_web_routes(test_corpus, monkeypatch):
+    for key, value in test_corpus.env().items():
+        monkeypatch.setenv(key, value)
+    client = TestClient(make_app(no_store))
+
+    found = client.get("/corpora/search", params={"corpus": "handbook", "q": corpus_fixture.PARAPHRASE, "k": 3})
+
+    assert found.status_code == 200, found.text
+    body = found.json()
+    assert body["method"] == "hybrid" and body["note"] == ""
+    top = body["hits"][0]
+    assert (
+        top["url"] == "corpus://handbook/notes/maintenance.md#recalibration" and top["path"] == "notes/maintenance.md"
+    )
+    assert top["title"].startswith("Halvorsen Handbook — Maintenance")
+    assert corpus_fixture.DORMANT_QUOTE in top["text"]
+    missing = client.get("/corpora/search", params={"corpus": "atlas", "q": "x"})
+    assert missing.status_code == 404 and "handbook" in missing.json()["detail"]
+    assert client.get("/corpora/search", params={"corpus": "handbook", "q": " "}).status_code == 422
+
+
+def test_the_web_routes_list_the_searchable_corpora_with_their_sizes(test_corpus, monkeypatch):
+    for key, value in test_corpus.env().items():
+        monkeypatch.setenv(key, value)
+    client = TestClient(make_app(no_store))
+
+    [listed] = client.get("/corpora").json()["corpora"]
+
+    assert (listed["name"], listed["title"]) == ("handbook", "Halvorsen Handbook")
+    assert listed["documents"] >= 5 and listed["passages"] >= listed["documents"]
+
+
+def test_the_search_page_is_the_ui_page(dist: Path):
+    client = TestClient(make_app(no_store, ui_dist=dist))
+
+    assert client.get("/ui/search", params={"corpus": "handbook", "q": "gauge"}).text == client.get("/ui").text

@@ -92,6 +92,7 @@ from .domain.names import Role, ToolName
 from .domain.plan_answer import PlanRules
 from .domain.search import PAPER_BACKENDS
 from .domain.secrets import register_secrets
+from .embeddings import embedder_for
 from .extensions import load_extensions, skills_filesystem
 from .extensions.skills import SkillCatalog, load_skills, skill_helpers
 from .guards import (
@@ -145,6 +146,7 @@ from .sandbox.tools import sandbox_tools
 from .settings import (
     BudgetSettings,
     CorporaSettings,
+    EmbeddingSettings,
     ExtensionSettings,
     KnowledgeSettings,
     McpSettings,
@@ -356,10 +358,11 @@ def read_parts(settings: ResearchConfig, *, mcp: Sequence[Listing], corpora: Cat
         build_web_search_tool(settings.part(SearchSettings)),
         build_web_fetch_tool(settings.part(SearchSettings), results=results) if settings.web_search else None,
     )
-    corpus_tools = build_corpus_tools(corpora, default_k=settings.corpus_max_results)
+    embedder = embedder_for(settings.part(EmbeddingSettings))
+    corpus_tools = build_corpus_tools(corpora, default_k=settings.corpus_max_results, embedder=embedder)
     limits = mcp_call_limits(settings.part(McpSettings), results)
     mcp_tools = [instrument(tool, listing.server, limits) for listing in mcp for tool in listing.tools]
-    knowledge_tools = build_knowledge_tools(settings.part(KnowledgeSettings))
+    knowledge_tools = build_knowledge_tools(settings.part(KnowledgeSettings), embedder=embedder)
     return GraphParts(
         custom_tools=custom_tools,
         research_tools=(*(t for t in web_tools if t is not None), *corpus_tools, *knowledge_tools, *mcp_tools),
@@ -433,6 +436,7 @@ def orchestrator_agent(
             ReportGateMiddleware(
                 judge=report_judge(settings),
                 judge_timeout=judge_timeout(settings.request_timeout),
+                embedder=embedder_for(settings.part(EmbeddingSettings)),
                 max_charts=settings.max_charts,
                 outline=settings.report_outline,
             ),

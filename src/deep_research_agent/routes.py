@@ -12,14 +12,21 @@
   (``service/steering.py``): 202 with ``{thread_id, run_id}`` once the message is on the run's channel, 404 with
   a ``detail`` when the thread has no run in progress the caller may see, 422 for a body without a message;
 - ``/mcp``: the agent's own MCP server (``service/mcp_server.py``), whose lifespan is this app's;
+- ``GET /corpora``: the corpora of this server a search can use, ``{corpora: [{name, title, description,
+  documents, passages}]}`` (the web UI's search page lists them);
+- ``GET /corpora/search?corpus=NAME&q=TEXT[&k=10]``: a corpus of this server searched as the research units
+  search it (keywords and meaning, ``corpora/search.py``): ``{corpus, query, method, note, hits: [{id, title,
+  url, score, snippet, path, anchor, text}]}``; 404 with a ``detail`` naming the corpora for an unknown or
+  unsearchable one, 422 for an empty query or a ``k`` outside 1-50;
 - ``GET /schedules`` (``?user=U`` on a server without auth) and ``GET /schedules/{name}``: the caller's
   schedules as the Watching list shows them (``schedules/listing.py``); a name that is not one of the caller's
   schedules is 404 with a ``detail``, whoever else has one by that name;
 - around all of it and the LangGraph API, the schedule guard (``schedules/guard.py``): the cron engine's API
   refuses a bad schedule (cron, timezone, frequency, webhook, duplicate name, per-user cap) before the engine
   sees it;
-- ``GET /ui`` and ``GET /ui/threads/{thread_id}``: the live-research web UI (``ui/``, built into ``ui/dist``),
-  the same page for both, which reads the thread id from its URL; ``GET /ui/assets/...`` its bundle.
+- ``GET /ui``, ``GET /ui/threads/{thread_id}`` and ``GET /ui/search``: the web UI (``ui/``, built into
+  ``ui/dist``), the same page for all, which reads the thread id or the search from its URL; ``GET
+  /ui/assets/...`` its bundle.
 
 The evidence routes answer a JSON list of records (``run_id`` plus the fields of ``run/archive.py``: ``id,
 url, title, kind, retrieved_at, agent, sha256, chars, text``), or 404 with a ``detail`` when nothing is
@@ -68,7 +75,11 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from .corpora.catalog import catalog_for
+from .corpora.readers import borrow
+from .corpora.search import CorpusSearch, hits_json, search_corpus
 from .domain.charts import CHARTS_PATH, chart_path
+from .embeddings import embedder_for
 from .export import ExportFormat, NoReport, file_name, render, report_document
 from .export.charts import ChartImage, NotDrawn, render_chart
 from .report.charts import delivered_charts
@@ -77,8 +88,11 @@ from .run.owner import ANONYMOUS_USER
 from .schedules.guard import ScheduleGuard
 from .schedules.listing import watching
 from .service import MCP_PATH, McpService, NoRunningRun, SteerRequest, caller_client, send_steering
-from .settings import ResearchConfig, ScheduleSettings
+from .settings import CorporaSettings, EmbeddingSettings, ResearchConfig, ScheduleSettings
 
+CORPORA_PATH = "/corpora"
+CORPUS_SEARCH_PATH = CORPORA_PATH + "/search"
+MAX_CORPUS_HITS = 50
 EVIDENCE_PATH = "/evidence"
 REPORTS_PATH = "/reports"
 STEER_PATH = "/steer"
@@ -242,6 +256,58 @@ async def read_thread_state(request: Request, thread_id: str, run_id: str | None
     return state["values"], state.get("created_at")
 
 
+async def corpora_response() -> JSONResponse:
+    """The corpora of this server that can be searched now, with their sizes."""
+    catalog = await catalog_for(ResearchConfig.resolve(None).part(CorporaSettings))
+    return JSONResponse(
+        {
+            "corpora": [
+                {
+                    "name": entry.spec.name,
+                    "title": entry.spec.display_title,
+                    "description": entry.spec.description,
+                    "documents": entry.meta.documents if entry.meta else 0,
+                    "passages": entry.meta.passages if entry.meta else 0,
+                }
+                for entry in catalog.ready()
+            ]
+        }
+    )
+
+
+async def corpus_search_response(params: Mapping[str, str]) -> JSONResponse:
+    """One corpus searched for the web UI, with the server's own settings (corpora, data dir, embedder)."""
+    name, query = params.get("corpus", "").strip(), " ".join(params.get("q", "").split())
+    try:
+        k = int(params.get("k", "10"))
+    except ValueError:
+        k = 0
+    if not query or not 1 <= k <= MAX_CORPUS_HITS:
+        return JSONResponse({"detail": f"pass q (the words to look for) and k between 1 and {MAX_CORPUS_HITS}."}, 422)
+    settings = ResearchConfig.resolve(None)
+    catalog = await catalog_for(settings.part(CorporaSettings))
+    entry = next((e for e in catalog.ready() if e.spec.name == name), None)
+    if entry is None:
+        known = ", ".join(e.spec.name for e in catalog.ready()) or "none"
+        return JSONResponse({"detail": f"no searchable corpus {name!r}; the corpora are: {known}."}, 404)
+    embedder = embedder_for(settings.part(EmbeddingSettings))
+
+    def search() -> CorpusSearch:
+        with borrow(entry.spec.name, entry.index) as index:
+            return search_corpus(index, query, k, embedder)
+
+    found = await asyncio.to_thread(search)
+    return JSONResponse(
+        {
+            "corpus": name,
+            "query": query,
+            "method": found.method,
+            "note": found.note,
+            "hits": hits_json(found, entry.spec.display_title),
+        }
+    )
+
+
 def make_app(
     store: Callable[[], BaseStore],
     ui_dist: Path = UI_DIST,
@@ -276,6 +342,12 @@ def make_app(
     async def steer(request: Request) -> JSONResponse:
         return await steer_response(request, request.path_params["thread_id"])
 
+    async def corpora(request: Request) -> JSONResponse:
+        return await corpora_response()
+
+    async def corpus_search(request: Request) -> JSONResponse:
+        return await corpus_search_response(request.query_params)
+
     async def ui_page(request: Request) -> Response:
         index = ui_dist / "index.html"
         if not index.is_file():
@@ -303,11 +375,14 @@ def make_app(
             Route(CHARTS_PATH + "/{thread_id}/{file}", chart, methods=["GET"]),
             Route(CHARTS_PATH + "/{thread_id}/{run_id}/{file}", chart, methods=["GET"]),
             Route(STEER_PATH + "/{thread_id}", steer, methods=["POST"]),
+            Route(CORPORA_PATH, corpora, methods=["GET"]),
+            Route(CORPUS_SEARCH_PATH, corpus_search, methods=["GET"]),
             Route(SCHEDULES_PATH, schedules, methods=["GET"]),
             Route(SCHEDULES_PATH + "/{name}", schedules, methods=["GET"]),
             Route(UI_PATH, ui_page, methods=["GET"]),
             Route(UI_PATH + "/", ui_page, methods=["GET"]),
             Route(UI_PATH + "/threads/{thread_id}", ui_page, methods=["GET"]),
+            Route(UI_PATH + "/search", ui_page, methods=["GET"]),
             Route(UI_PATH + "/assets/{path:path}", ui_asset, methods=["GET", "HEAD"]),
             Route(MCP_PATH, mcp.app, methods=["GET", "POST", "DELETE"]),
         ],

@@ -1,6 +1,8 @@
 """Research over local corpora through ``langgraph dev``: a sub-agent searches and reads a passage, the report
 cites it as ``corpus://…`` with a readable Sources line, the evidence keeps the passage, and web and corpus
-sources share one numbering. The session server has the test corpus (``testkit/corpus.py``) declared."""
+sources share one numbering; a paraphrased brief finds a passage by meaning, office files are cited at their
+sheet cell and heading, and a paper read at arXiv and at its DOI is one source. The session server has the
+test corpus (``testkit/corpus.py``) declared, indexed and embedded with the bundled model."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import pytest
 
 from testkit import corpus as fixture
 from testkit.agent_server import stored_records, stream_run
+from testkit.office import DOCX_QUOTE, XLSX_QUOTE
 from testkit.scenarios import (
     findings_json,
     orchestrator,
@@ -19,7 +22,7 @@ from testkit.scenarios import (
     system_text,
 )
 from testkit.scripted_model import call, turn
-from testkit.web import ARTICLES
+from testkit.web import ARTICLES, PAPER_ARXIV_ID, PAPER_QUOTE, PAPER_TITLE
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -106,7 +109,7 @@ async def test_the_prompts_list_the_corpora_and_the_research_sub_agent_gets_the_
     planner = system_text(requests_of(scripted, "orchestrator")[0]["body"])
     assert (
         "## Local corpora" in planner
-        and "`handbook`: Halvorsen Handbook — Manuals of the Halvorsen engine (7 documents, " in planner
+        and "`handbook`: Halvorsen Handbook — Manuals of the Halvorsen engine (10 documents, " in planner
     )
     worker = requests_of(scripted, "research-subagent")[0]
     assert {"corpus_search", "corpus_read", "web_search", "web_fetch"} <= tool_names(worker)
@@ -181,3 +184,126 @@ async def test_a_run_that_names_an_unknown_corpus_is_warned_and_gets_no_corpus_t
     warnings = [s["detail"] for s in run.statuses("warning")]
     assert any("'atlas'" in w and "known corpora: handbook" in w for w in warnings), warnings
     assert not {"corpus_search", "corpus_read"} & tool_names(requests_of(scripted, "research-subagent")[0])
+
+
+DORMANT_URL = "corpus://handbook/notes/maintenance.md#recalibration"
+
+
+async def test_a_paraphrased_brief_finds_by_meaning_a_passage_that_shares_no_rare_word_with_it_and_cites_it(
+    agent_server, scripted, test_corpus
+):
+    passage_id = test_corpus.passage_id("recalibrated powered down gauge")
+    finding = "A gauge switched off for more than 72 hours must be recalibrated before use."
+    written = (
+        f"# Dormant gauges\n\nA gauge that has been off for more than 72 hours must be recalibrated [1].\n\n"
+        f"## Sources\n[1] Maintenance — {DORMANT_URL}\n"
+    )
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate(fixture.PARAPHRASE), submit(written)),
+            researcher(
+                turn(tool_calls=[call("corpus_search", query=fixture.PARAPHRASE, corpus="handbook")]),
+                turn(tool_calls=[call("corpus_read", id=passage_id)]),
+                turn(
+                    content=findings_json(
+                        finding, [{"finding": finding, "evidence": fixture.DORMANT_QUOTE, "source": DORMANT_URL}]
+                    )
+                ),
+            ),
+        )
+    )
+
+    run = await stream_run(agent_server.url, fixture.PARAPHRASE)
+
+    assert [(e["state"], e["reason"]) for e in run.end_statuses] == [("done", "report_delivered")]
+    results = run.of_type("search_results")[0]
+    assert results["ok"] and results["results"][0]["url"] == DORMANT_URL, "found by meaning, ranked first"
+    assert test_corpus.keyword_hits(fixture.PARAPHRASE) == [], "no word of the brief is in the passage"
+    [citation] = run.values["cited_sources"]
+    assert (citation["url"], citation["verified"], citation["reason"]) == (DORMANT_URL, True, "quote_verified")
+    [claim] = run.values["citations"]
+    assert claim["verdict"] == "supported" and [s["url"] for s in claim["sources"]] == [DORMANT_URL], claim
+    assert "[unverified]" not in run.values["final_report"]
+
+
+XLSX_URL = "corpus://handbook/office/harvest.xlsx#sheet=Harvest!A1"
+DOCX_URL = "corpus://handbook/office/kelp-review.docx#carbon-storage"
+
+
+async def test_a_word_report_and_an_excel_sheet_in_a_corpus_are_searched_and_cited_at_their_heading_and_cell(
+    agent_server, scripted, test_corpus
+):
+    sheet_id = test_corpus.passage_id("Vardo 2023 tonnes harvest")
+    docx_id = test_corpus.passage_id("kelp farm stored tonnes of carbon second season")
+    findings = [
+        {"finding": "Vardo harvested 318 tonnes in 2023.", "evidence": XLSX_QUOTE, "source": XLSX_URL},
+        {
+            "finding": "The farm stored 1,240 tonnes of carbon in its second season.",
+            "evidence": DOCX_QUOTE,
+            "source": DOCX_URL,
+        },
+    ]
+    written = (
+        "# Kelp\n\nVardo harvested 318 tonnes in 2023 [1]. The farm stored 1,240 tonnes of carbon in its second "
+        f"season [2].\n\n## Sources\n[1] harvest — {XLSX_URL}\n[2] review — {DOCX_URL}\n"
+    )
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Find the harvest and the carbon stored"), submit(written)),
+            researcher(
+                turn(tool_calls=[call("corpus_search", query="Vardo harvest tonnes 2023", corpus="handbook")]),
+                turn(tool_calls=[call("corpus_read", id=sheet_id)]),
+                turn(tool_calls=[call("corpus_read", id=docx_id)]),
+                turn(content=findings_json("Harvest and carbon.", findings)),
+            ),
+        )
+    )
+
+    run = await stream_run(agent_server.url, "How much did the Vardo site harvest and how much carbon was stored?")
+
+    results = run.of_type("search_results")[0]
+    assert results["results"][0]["url"] == XLSX_URL
+    assert {(c["url"], c["verified"]) for c in run.values["cited_sources"]} == {(XLSX_URL, True), (DOCX_URL, True)}
+    assert [c["verdict"] for c in run.values["citations"]] == ["supported", "supported"], run.values["citations"]
+    sources = run.values["final_report"].split("## Sources\n", 1)[1]
+    assert f"Halvorsen Handbook — harvest.xlsx › Harvest (from row 1) (office/harvest.xlsx) — {XLSX_URL}" in sources
+    assert (
+        f"Halvorsen Handbook — Kelp Farm Annual Review › Carbon storage (office/kelp-review.docx) — {DOCX_URL}"
+        in sources
+    )
+    sheet = next(e for e in run.values["evidence"] if e["url"] == XLSX_URL and e["kind"] == "corpus")
+    assert sheet["corpus"]["anchor"] == "sheet=Harvest!A1" and sheet["corpus"]["path"] == "office/harvest.xlsx"
+
+
+async def test_a_paper_read_at_arxiv_and_at_its_doi_is_one_source_cited_once(agent_server, scripted, web):
+    abstract, landing = web.url("/papers/abs"), web.url("/papers/doi")
+    findings = [
+        {"finding": "Kelp exported 31 percent of its production.", "evidence": PAPER_QUOTE, "source": landing},
+    ]
+    # The writer lists both addresses; the report keeps one entry for the work.
+    written = (
+        f"# Kelp carbon\n\nKelp canopies exported 31 percent of their net primary production to the deep basin [2]. "
+        f"Sediment traps measured it [1].\n\n## Sources\n[1] arXiv — {abstract}\n[2] DOI — {landing}\n"
+    )
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Read the kelp carbon paper"), submit(written)),
+            researcher(
+                turn(tool_calls=[call("web_fetch", url=abstract)]),
+                turn(tool_calls=[call("web_fetch", url=landing)]),
+                turn(content=findings_json("Kelp export.", findings)),
+            ),
+        )
+    )
+
+    run = await stream_run(agent_server.url, f"What does arXiv {PAPER_ARXIV_ID} say about kelp carbon export?")
+
+    assert [(e["state"], e["reason"]) for e in run.end_statuses] == [("done", "report_delivered")]
+    assert [e["url"] for e in run.of_type("source")] == [abstract], "the DOI page is no second source"
+    [paper] = [s for s in run.values["sources"] if PAPER_TITLE in s["title"]]
+    assert paper["url"] == abstract and paper["urls"] == [abstract, landing]
+    report = run.values["final_report"]
+    assert report.split("## Sources\n", 1)[1].strip().splitlines() == [f"[1] arXiv — {abstract}"], report
+    assert "deep basin [1]. Sediment traps measured it [1]." in report
+    [citation] = run.values["cited_sources"]
+    assert citation["verified"] and citation["reason"] == "quote_verified", citation

@@ -21,6 +21,7 @@ import pytest
 from langgraph_sdk import get_sync_client
 from playwright.sync_api import Browser, expect, sync_playwright
 
+from testkit import corpus as corpus_fixture
 from testkit.agent_server import GRAPH_ID
 from testkit.browser import CHROMIUM_ARGS, UI_DIST, UiPage, chromium_executable
 from testkit.claim_reports import COVERAGE, coverage_report
@@ -429,6 +430,51 @@ def test_a_simple_question_is_answered_directly_without_research(ui, scripted):
     expect(run.locator(".activity")).to_be_hidden()
     expect(run.locator("section.report")).to_have_count(0)
     ui.screenshot()
+
+
+def test_the_search_page_finds_a_passage_by_meaning_and_shows_its_document_anchor_and_whole_text(ui):
+    page = ui.open().page
+    page.get_by_role("link", name="Search documents").click()
+    expect(page).to_have_url(re.compile(r"/ui/search$"))
+    expect(page.locator("#question")).to_be_hidden()
+    expect(page.get_by_label("Corpus")).to_have_value(corpus_fixture.CORPUS_NAME)
+
+    # The question shares no rare word with the passage that answers it.
+    page.get_by_label("Look for").fill(corpus_fixture.PARAPHRASE)
+    page.get_by_label("Look for").press("Enter")
+
+    expect(page.locator(".search-summary")).to_contain_text(
+        f"in {corpus_fixture.CORPUS_TITLE}, searched by meaning and words."
+    )
+    first = page.locator(".corpus-hit").first
+    expect(first.locator(".hit-title")).to_have_text("Maintenance › Recalibration (notes/maintenance.md)")
+    expect(first.locator(".hit-document")).to_have_text("notes/maintenance.md")
+    expect(first.locator(".hit-anchor")).to_have_text("#recalibration")
+    first.get_by_text("The whole passage").click()
+    expect(first.locator(".passage-text")).to_contain_text(corpus_fixture.DORMANT_QUOTE)
+    assert "corpus=handbook" in page.url and "q=How+long" in page.url
+    ui.screenshot("found")
+
+    # Reloaded, the same search runs again from the URL.
+    page.reload()
+    expect(page.locator(".corpus-hit").first.locator(".hit-anchor")).to_have_text("#recalibration")
+
+    # An empty query is caught in the form; an unknown corpus gets the server's words.
+    page.get_by_label("Look for").fill("   ")
+    page.get_by_role("button", name="Search", exact=True).click()
+    expect(page.locator("#corpus-search-error")).to_have_text("Type what to look for.")
+    ui.open("/ui/search?corpus=atlas&q=gauge")
+    expect(page.get_by_role("alert")).to_contain_text("The search failed.")
+    expect(page.get_by_role("alert")).to_contain_text(
+        "HTTP 404: no searchable corpus 'atlas'; the corpora are: handbook."
+    )
+    expect(page.locator(".corpus-hit")).to_have_count(0)
+    ui.screenshot("unknown-corpus")
+
+    # Back to research: the composer is there again.
+    page.get_by_role("button", name="New research").click()
+    expect(page.locator("#question")).to_be_visible()
+    expect(page.locator(".corpus-search")).to_be_hidden()
 
 
 def test_a_run_halted_by_its_budget_shows_the_guards_and_a_partial_report_marked_incomplete(ui, scripted, web):

@@ -2,6 +2,8 @@
 
 import { Client } from "@langchain/langgraph-sdk/client";
 
+import { corporaOf, searchAnswerOf } from "./corpus";
+import type { CorpusSearchAnswer, CorpusSummary } from "./corpus";
 import type { EvidenceEntry } from "./model";
 import { isRecord } from "./model";
 import type { ScheduleSummary } from "./views/watching";
@@ -68,18 +70,8 @@ export function reportUrl(threadId: string, format: string): string {
   return `${rootPath()}/reports/${encodeURIComponent(threadId)}?format=${encodeURIComponent(format)}`;
 }
 
-/** Every evidence record the thread's runs stored, texts included (`GET /evidence/{thread_id}`). */
-export async function fetchEvidence(apiUrl: string, threadId: string): Promise<EvidenceEntry[]> {
-  return (await fetchJson(`${apiUrl}/evidence/${encodeURIComponent(threadId)}`)) as EvidenceEntry[];
-}
-
-/** The caller's schedules as the Watching list shows them (`GET /schedules`, schedules/listing.py). */
-export async function fetchSchedules(apiUrl: string): Promise<ScheduleSummary[]> {
-  const body = await fetchJson(`${apiUrl}/schedules`);
-  return isRecord(body) && Array.isArray(body.schedules) ? (body.schedules as ScheduleSummary[]) : [];
-}
-
-async function fetchJson(url: string): Promise<unknown> {
+/** A JSON GET on the product's own routes; a refusal becomes an error with the server's `detail`. */
+async function getJson(url: string): Promise<unknown> {
   const response = await fetch(url, { headers: { Accept: "application/json" } });
   const text = await response.text();
   if (!response.ok) {
@@ -93,6 +85,28 @@ async function fetchJson(url: string): Promise<unknown> {
     throw new Error(`HTTP ${response.status}: ${detail || response.statusText}`);
   }
   return JSON.parse(text) as unknown;
+}
+
+/** Every evidence record the thread's runs stored, texts included (`GET /evidence/{thread_id}`). */
+export async function fetchEvidence(apiUrl: string, threadId: string): Promise<EvidenceEntry[]> {
+  return (await getJson(`${apiUrl}/evidence/${encodeURIComponent(threadId)}`)) as EvidenceEntry[];
+}
+
+/** The caller's schedules as the Watching list shows them (`GET /schedules`, schedules/listing.py). */
+export async function fetchSchedules(apiUrl: string): Promise<ScheduleSummary[]> {
+  const body = await getJson(`${apiUrl}/schedules`);
+  return isRecord(body) && Array.isArray(body.schedules) ? (body.schedules as ScheduleSummary[]) : [];
+}
+
+/** The corpora this server can search (`GET /corpora`). */
+export async function fetchCorpora(apiUrl: string): Promise<CorpusSummary[]> {
+  return corporaOf(await getJson(`${apiUrl}/corpora`));
+}
+
+/** One corpus searched by meaning and words, as the research units search it (`GET /corpora/search`). */
+export async function searchCorpus(apiUrl: string, corpus: string, query: string, k = 10): Promise<CorpusSearchAnswer> {
+  const params = new URLSearchParams({ corpus, q: query, k: String(k) });
+  return searchAnswerOf(await getJson(`${apiUrl}/corpora/search?${params}`));
 }
 
 /** A chart of a delivered report, drawn by the server; a run's own when known, so an earlier turn keeps its picture. */

@@ -6,10 +6,12 @@
 import type { Client } from "@langchain/langgraph-sdk/client";
 
 import { GRAPH_ID, STOP_REQUESTS_NAMESPACE, STREAM_MODES, errorText, fetchEvidence, fetchSchedules, rootPath, steerNamespace } from "./api";
+import { searchPageUrl } from "./corpus";
 import { h, replaceChildren } from "./dom";
 import { formatWhen } from "./format";
 import type { EvidenceEntry, Message, StreamPart, ThreadValues } from "./model";
 import { isHarnessMessage, isRecord, messageText } from "./model";
+import { CorpusSearchPage } from "./views/corpus-search";
 import { Turn, answersOf, pendingPlan, problemBox } from "./views/turn";
 import type { PlanAction, PlanDecision, Problem, TurnActions } from "./views/turn";
 import { watchingItems } from "./views/watching";
@@ -49,12 +51,15 @@ export class App implements TurnActions {
   private abort = new AbortController();
   private evidence?: { threadId: string; records: Promise<EvidenceEntry[]> };
   private readonly el: Record<string, HTMLElement> = {};
+  private readonly searchPage: CorpusSearchPage;
 
   constructor(
     private readonly root: HTMLElement,
     private readonly client: Client,
     private readonly apiUrl: string,
-  ) {}
+  ) {
+    this.searchPage = new CorpusSearchPage(apiUrl, rootPath());
+  }
 
   start(): void {
     this.shell();
@@ -88,7 +93,20 @@ export class App implements TurnActions {
     void this.route();
   }
 
+  private isSearchPage(): boolean {
+    return location.pathname.replace(/\/$/, "") === `${this.basePath()}search`;
+  }
+
   private async route(): Promise<void> {
+    const searching = this.isSearchPage();
+    for (const part of [this.el.pageProblem, this.el.turns, this.el.form]) part!.hidden = searching;
+    if (searching) {
+      this.reset(undefined);
+      const params = new URLSearchParams(location.search);
+      await this.searchPage.open(params.get("corpus") ?? "", params.get("q") ?? "");
+      return;
+    }
+    this.searchPage.hide();
     const threadId = this.threadFromUrl();
     if (threadId) await this.openThread(threadId);
     else this.newResearch();
@@ -124,13 +142,20 @@ export class App implements TurnActions {
     });
     const newButton = h("button", { type: "button", class: "new", text: "New research" });
     newButton.addEventListener("click", () => this.navigate());
+    const searchLink = h("a", { href: searchPageUrl(rootPath()), class: "button-link secondary", text: "Search documents" });
+    searchLink.addEventListener("click", (event) => {
+      if (event.ctrlKey || event.metaKey || event.shiftKey) return;
+      event.preventDefault();
+      history.pushState(null, "", searchPageUrl(rootPath()));
+      void this.route();
+    });
     e.pageProblem = h("div", { class: "page-problem" });
     e.turns = h("div", { class: "turns" });
     e.form = this.askForm();
-    e.main = h("main", { id: "main", tabindex: -1 }, e.pageProblem, e.turns, e.form);
+    e.main = h("main", { id: "main", tabindex: -1 }, e.pageProblem, e.turns, e.form, this.searchPage.element);
     replaceChildren(
       this.root,
-      h("header", { class: "top" }, h("h1", null, home), h("div", { class: "top-actions" }, e.menu, newButton)),
+      h("header", { class: "top" }, h("h1", null, home), h("div", { class: "top-actions" }, e.menu, searchLink, newButton)),
       h("div", { class: "layout" }, e.nav, e.main),
     );
   }

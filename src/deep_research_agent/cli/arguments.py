@@ -16,6 +16,7 @@ from ..settings.corpora import HTML_MODES
 
 DEFAULT_K = 10
 MAX_K = 100
+_BACKGROUND_HELP = "embed the passages in a detached process; keyword search works as soon as the command returns"
 
 
 def add_corpus_parsers(commands: argparse._SubParsersAction) -> None:
@@ -35,12 +36,16 @@ def add_corpus_parsers(commands: argparse._SubParsersAction) -> None:
         help="also index what symbolic links lead to outside the directory (default: stay inside it)",
     )
     add.add_argument("--workers", type=int, default=None, help="indexing processes (default: one per core)")
+    add.add_argument("--background", action="store_true", help=_BACKGROUND_HELP)
     reindex = verbs.add_parser("reindex", help="read changed files again, drop deleted ones")
     reindex.add_argument("names", nargs="*", help="corpora to update (default: all)")
     reindex.add_argument(
         "--declared", action="store_true", help="only the corpora DRA_CORPORA declares (what ./run.sh up updates)"
     )
     reindex.add_argument("--workers", type=int, default=None, help="indexing processes (default: one per core)")
+    reindex.add_argument("--background", action="store_true", help=_BACKGROUND_HELP)
+    embed = verbs.add_parser("embed", help="embed the passages that have no vector yet (search by meaning)")
+    embed.add_argument("names", nargs="*", help="corpora to embed (default: all)")
     search = verbs.add_parser("search", help="search one corpus")
     search.add_argument("name")
     search.add_argument("query")

@@ -6,10 +6,13 @@ title, format, SHA-256 of the bytes and sections), or raises ``Unreadable`` with
 is a plain function of the file.
 
 Formats, by file name: HTML (``.html``, ``.htm``, ``.xhtml``; see ``html``), Markdown (``.md``,
-``.markdown``), reStructuredText (``.rst``, ``.rest``, ``.rst.txt``), plain text (``.txt``, ``.text``) and
-PDF (``.pdf``). Plain text is cut at blank lines, each part anchored at its first line (``L12``); a PDF
-is one section per page (``page=N``) under the outline entry that covers it, read with pypdf as
-``web_fetch`` reads PDFs.
+``.markdown``), reStructuredText (``.rst``, ``.rest``, ``.rst.txt``), plain text (``.txt``, ``.text``),
+PDF (``.pdf``), Word (``.docx``), PowerPoint (``.pptx``), Excel (``.xlsx``, ``.xlsm``) and EPUB (``.epub``).
+Plain text is cut at blank lines, each part anchored at its first line (``L12``); a PDF is one section per
+page (``page=N``) under the outline entry that covers it, read with pypdf as ``web_fetch`` reads PDFs.
+The office formats are read by ``documents.office`` as ``web_fetch`` reads them: a Word section is anchored
+at its heading's slug, a slide at ``slide=N``, a block of spreadsheet rows at ``sheet=Name!A5`` (its first
+cell), an EPUB chapter's sections at ``<chapter path>#<id>`` (read as documentation HTML).
 """
 
 from __future__ import annotations
@@ -17,20 +20,22 @@ from __future__ import annotations
 import hashlib
 import io
 import logging
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from ..documents import extract_html
+from ..documents.office import OfficeKind, OfficeUnreadable, epub_chapters, read_office
 from .html import decode_html, parse_html_docs
-from .markup import parse_markdown, parse_rst
+from .markup import github_slug, parse_markdown, parse_rst
 from .passages import Block, Section
 
 if TYPE_CHECKING:
     import pypdf
 
 HtmlMode = Literal["docs", "web"]
-Format = Literal["html", "markdown", "rst", "text", "pdf"]
+Format = Literal["html", "markdown", "rst", "text", "pdf", "docx", "pptx", "xlsx", "epub"]
 
 _SUFFIXES: dict[str, Format] = {
     ".html": "html",
@@ -43,6 +48,11 @@ _SUFFIXES: dict[str, Format] = {
     ".txt": "text",
     ".text": "text",
     ".pdf": "pdf",
+    ".docx": "docx",
+    ".pptx": "pptx",
+    ".xlsx": "xlsx",
+    ".xlsm": "xlsx",
+    ".epub": "epub",
 }
 
 
@@ -81,6 +91,10 @@ def read_document(path: str, relative: str, html_mode: HtmlMode = "docs") -> Ext
             title, sections = _html(data, html_mode, stem)
         elif kind == "pdf":
             title, sections = _pdf(data, stem)
+        elif kind == "epub":
+            title, sections = _epub(data, stem)
+        elif kind in ("docx", "pptx", "xlsx"):
+            title, sections = _office(data, kind, stem)
         else:
             text = _decode(data)
             if kind == "markdown":
@@ -120,6 +134,45 @@ def _html(data: bytes, mode: HtmlMode, stem: str) -> tuple[str, list[Section]]:
         return title, markup.sections
     parsed = parse_html_docs(data)
     return parsed.title or stem, parsed.sections
+
+
+def _office(data: bytes, kind: OfficeKind, stem: str) -> tuple[str, list[Section]]:
+    try:
+        document = read_office(data, kind)
+    except OfficeUnreadable as exc:
+        raise Unreadable(str(exc)) from None
+    title = document.title or stem
+    seen: Counter[str] = Counter()
+    sections = []
+    for part in document.parts:
+        anchor = part.locator or (github_slug(part.headings[-1], seen) if part.headings else None)
+        sections.append(
+            Section(
+                path=(title, *part.headings),
+                anchor=anchor,
+                blocks=[Block(text) for text in part.blocks if text.strip()],
+                heading_line=part.headings[-1] if part.headings else "",
+            )
+        )
+    return title, sections
+
+
+def _epub(data: bytes, stem: str) -> tuple[str, list[Section]]:
+    try:
+        book = epub_chapters(data)
+    except OfficeUnreadable as exc:
+        raise Unreadable(str(exc)) from None
+    title = book.title or stem
+    sections = []
+    for chapter, xhtml in book.chapters:
+        parsed = parse_html_docs(xhtml)
+        for section in parsed.sections:
+            section.path = (title, *section.path)
+            section.anchor = f"{chapter}#{section.anchor}" if section.anchor else chapter
+            for block in section.blocks:
+                block.anchor = f"{chapter}#{block.anchor}" if block.anchor else None
+            sections.append(section)
+    return title, sections
 
 
 def _text_sections(text: str, title: str) -> list[Section]:

@@ -25,9 +25,15 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
+
+from ..embeddings import fuse, rank_by_meaning
+from ..embeddings.ranking import FUSION_POOL
 from .backend import CorpusMeta, FileState, Hit, IndexedDocument, StoredPassage
 from .query import query_terms
 from .snippets import coverage, make_snippet, stem_pattern
+from .vectors import SCHEMA as VECTORS_SCHEMA
+from .vectors import PassageVectors
 
 SCHEMA_VERSION = 1
 TITLE_WEIGHT = 2.0
@@ -37,6 +43,8 @@ TOKENIZER = "porter unicode61 remove_diacritics 2 tokenchars '_'"
 # A word in more than this share of the passages is dropped from a query that has other terms.
 COMMON_FRACTION = 0.3
 RERANK_POOL = 40
+# How many passages nearest the question in meaning join the keyword candidates before fusion.
+MEANING_POOL = FUSION_POOL
 COVERAGE_WEIGHT = 0.5
 # A query reads at most about this many rows per passage of the corpus: past it the most common single
 # words are dropped (never below two terms), which bounds the slowest queries without changing the ranking
@@ -56,6 +64,7 @@ CREATE TABLE IF NOT EXISTS passages(
 );
 CREATE INDEX IF NOT EXISTS passages_by_path ON passages(path, seq);
 CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(title, heading, body, tokenize="{TOKENIZER}");
+{VECTORS_SCHEMA}
 """
 
 _META_TEXT = ("name", "root", "title", "description", "html", "indexed_at")
@@ -88,6 +97,7 @@ class Fts5Index:
         self._db = _connect(path, writable=writable)
         self._in_transaction = False
         self._vocabulary: int | None = None
+        self.vectors = PassageVectors(self._db)
         if writable:
             self._db.executescript(_SCHEMA)
             version = self._meta_value("schema_version")
@@ -105,7 +115,7 @@ class Fts5Index:
 
     # --- writing ----------------------------------------------------------------------------------
 
-    def _begin(self) -> None:
+    def begin(self) -> None:
         if not self._in_transaction:
             self._db.execute("BEGIN IMMEDIATE")
             self._in_transaction = True
@@ -119,14 +129,20 @@ class Fts5Index:
         rows = self._db.execute("SELECT path, size, mtime_ns, error FROM documents")
         return {path: FileState(size, mtime, error) for path, size, mtime, error in rows}
 
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The connection, for the embedding pass (``vectors.embed_passages``) that writes beside the index."""
+        return self._db
+
     def _drop_passages(self, path: str) -> None:
         rowids = [(row,) for (row,) in self._db.execute("SELECT rowid FROM passages WHERE path = ?", (path,))]
         if rowids:
             self._db.executemany("DELETE FROM passages_fts WHERE rowid = ?", rowids)
+            self._db.executemany("DELETE FROM passage_vectors WHERE rowid = ?", rowids)
             self._db.execute("DELETE FROM passages WHERE path = ?", (path,))
 
     def replace_document(self, document: IndexedDocument) -> None:
-        self._begin()
+        self.begin()
         self._drop_passages(document.path)
         title_words = " ".join([document.title, *_PATH_WORDS_RE.findall(document.path)])
         start = self._db.execute("SELECT COALESCE(MAX(rowid), 0) FROM passages").fetchone()[0] + 1
@@ -166,7 +182,7 @@ class Fts5Index:
         )
 
     def mark_unreadable(self, path: str, size: int, mtime_ns: int, reason: str) -> None:
-        self._begin()
+        self.begin()
         self._drop_passages(path)
         self._db.execute(
             "INSERT OR REPLACE INTO documents(path, size, mtime_ns, passages, chars, error) VALUES (?,?,?,0,0,?)",
@@ -174,7 +190,7 @@ class Fts5Index:
         )
 
     def remove(self, paths: Iterable[str]) -> None:
-        self._begin()
+        self.begin()
         for path in paths:
             self._drop_passages(path)
             self._db.execute("DELETE FROM documents WHERE path = ?", (path,))
@@ -202,7 +218,7 @@ class Fts5Index:
         )
 
     def write_meta(self, **values: str | int) -> None:
-        self._begin()
+        self.begin()
         self._set_meta(values)
 
     def meta(self) -> CorpusMeta:
@@ -295,40 +311,63 @@ class Fts5Index:
         stems = list(dict.fromkeys(token for found in tokens.values() for token, _ in found))
         return " OR ".join(kept or terms), stems
 
-    def search(self, query: str, k: int) -> list[Hit]:
-        """The best ``k`` passages: bm25 over the weighted columns picks ``RERANK_POOL`` candidates, then
-        each score is multiplied by ``1 + COVERAGE_WEIGHT × the share of the query's words the passage
-        holds`` (Lucene's coordination factor), so a passage with every term beats one that repeats a few."""
+    def search(self, query: str, k: int, *, meaning: np.ndarray | None = None) -> list[Hit]:
+        """The best ``k`` passages. Keywords: bm25 over the weighted columns picks ``RERANK_POOL`` candidates,
+        then each score is multiplied by ``1 + COVERAGE_WEIGHT × the share of the query's words the passage
+        holds`` (Lucene's coordination factor), so a passage with every term beats one that repeats a few.
+        With ``meaning`` (the query's vector, from the embedder the index was embedded with) the
+        ``MEANING_POOL`` passages nearest it join in and both rankings are fused (``embeddings.fuse``)."""
         if k <= 0:
             return []
         expression, stems = self._analyse(query)
-        if expression is None:
-            return []
+        keyword = self._keyword_ranking(expression, max(k, RERANK_POOL), stems) if expression else []
+        nearest: list[tuple[int, float]] = []
+        if meaning is not None:
+            rowids, matrix = self.vectors.matrix()
+            if len(matrix) and matrix.shape[1] == len(meaning):
+                nearest = [(int(rowids[row]), score) for row, score in rank_by_meaning(meaning, matrix, MEANING_POOL)]
+        scores = [(rowid, score) for rowid, score, _ in keyword]
+        ranked = fuse(scores, nearest, k) if nearest else scores[:k]
+        known = {rowid: passage for rowid, _, passage in keyword}
+        missing = [rowid for rowid, _ in ranked if rowid not in known]
+        known.update(self._passages_by_rowid(missing))
+        pattern = stem_pattern(stems)
+        return [
+            Hit(
+                passage=known[rowid],
+                score=round(score, 3),
+                snippet=make_snippet(known[rowid].text, stems, pattern=pattern),
+            )
+            for rowid, score in ranked
+            if rowid in known
+        ]
+
+    def _passages_by_rowid(self, rowids: list[int]) -> dict[int, StoredPassage]:
+        if not rowids:
+            return {}
+        marks = ",".join("?" * len(rowids))
+        return {
+            row[0]: self._stored(row[1:])
+            for row in self._db.execute(
+                f"SELECT p.rowid, {self._PASSAGE_COLUMNS} FROM {self._PASSAGE_JOIN} WHERE p.rowid IN ({marks})", rowids
+            )
+        }
+
+    def _keyword_ranking(self, expression: str, pool: int, stems: list[str]) -> list[tuple[int, float, StoredPassage]]:
+        """(rowid, score, passage) of the keyword candidates, best first (see ``search``)."""
         ranked = self._db.execute(
             "SELECT rowid, bm25(passages_fts, ?, ?, ?) AS score FROM passages_fts WHERE passages_fts MATCH ? "
             "ORDER BY score LIMIT ?",
-            (TITLE_WEIGHT, HEADING_WEIGHT, BODY_WEIGHT, expression, max(k, RERANK_POOL)),
+            (TITLE_WEIGHT, HEADING_WEIGHT, BODY_WEIGHT, expression, pool),
         ).fetchall()
-        if not ranked:
-            return []
-        marks = ",".join("?" * len(ranked))
-        rows = {
-            row[0]: row[1:]
-            for row in self._db.execute(
-                f"SELECT p.rowid, {self._PASSAGE_COLUMNS} FROM {self._PASSAGE_JOIN} WHERE p.rowid IN ({marks})",
-                [rowid for rowid, _ in ranked],
-            )
-        }
-        scored = []
+        passages = self._passages_by_rowid([rowid for rowid, _ in ranked])
         pattern = stem_pattern(stems)
-        for rowid, score in ranked:
-            passage = self._stored(rows[rowid])
-            scored.append((-score * (1 + COVERAGE_WEIGHT * coverage(passage, stems, pattern)), passage))
-        scored.sort(key=lambda item: item[0], reverse=True)
-        return [
-            Hit(passage=p, score=round(s, 3), snippet=make_snippet(p.text, stems, pattern=pattern))
-            for s, p in scored[:k]
+        scored = [
+            (rowid, -score * (1 + COVERAGE_WEIGHT * coverage(passages[rowid], stems, pattern)), passages[rowid])
+            for rowid, score in ranked
         ]
+        scored.sort(key=lambda item: item[1], reverse=True)
+        return scored
 
     def passage(self, passage_id: str) -> StoredPassage | None:
         row = self._db.execute(

@@ -6,7 +6,8 @@ records anything):
   run's evidence and findings, and every claim against the full text it cites (``vet_report``: figures,
   quotes, names, direction), in a worker thread (it reads every text the run retrieved);
 - with a ``judge`` (``claim_judge`` on, ``lifecycle/claim_judge.py``), the claims those checks cannot settle
-  are then judged by the model against their sources' nearest passages (``report/judge.py``), every batch
+  are then judged by the model against their sources' nearest passages (``report/judge.py``; with an
+  ``embedder``, chosen by meaning as well as by figures, names and words), every batch
   at once and each bounded by ``judge_timeout``; a claim judged on the bounced draft is not judged again
   when the revision leaves it as it was. A judge that fails, times out or answers unparseably leaves
   those claims' deterministic verdicts and, for the draft that is delivered, sends one ``status: warning``
@@ -43,6 +44,7 @@ from ..domain.charts import DEFAULT_MAX_CHARTS
 from ..domain.errors import tool_error_text
 from ..domain.knobs import callable_knob, not_negative
 from ..domain.names import RevisionReason, ToolErrorClass, ToolName
+from ..embeddings import Embedder
 from ..handover.answer_gate import ANSWER, AnswerGate
 from ..protocol.events import WarningStatus, emit
 from ..report.citations import CitationReport
@@ -60,6 +62,7 @@ from ..report.judge import (
     unfounded_detail,
 )
 from ..report.outline import OutlineGaps, gap_problems, outline_gaps, with_outline_note
+from ..report.passages import with_meaning
 from ..report.vetting import VettedReport, finalise, vet_report, with_judgements
 from ..run import Run, UsageMeter, run_hook
 
@@ -98,18 +101,24 @@ class ReportGateMiddleware(AnswerGate):
         judge_timeout: float = 60.0,
         max_charts: int = DEFAULT_MAX_CHARTS,
         outline: Sequence[str] = (),
+        embedder: Embedder | None = None,
     ) -> None:
         """``max_charts``: the charts a report may hold (``report/charts.py``); 0 refuses every chart.
         ``outline``: the sections the reader asked for (``report_outline``): a draft missing one, or with them
-        out of order, is sent back like any other problem; delivered so, it carries a note saying what it lacks."""
+        out of order, is sent back like any other problem; delivered so, it carries a note saying what it lacks.
+        ``embedder``: the judge's passages are chosen by meaning too (``report/passages.py``)."""
         super().__init__()
         callable_knob("ReportGateMiddleware", "judge", getattr(judge, "for_run", None), optional=judge is None)
         not_negative("ReportGateMiddleware", "judge_timeout", judge_timeout)
         not_negative("ReportGateMiddleware", "max_charts", max_charts)
+        callable_knob(
+            "ReportGateMiddleware", "embedder", getattr(embedder, "embed_documents", None), optional=embedder is None
+        )
         self.judge = judge
         self.judge_timeout = judge_timeout
         self.max_charts = max_charts
         self.outline = tuple(outline)
+        self.embedder = embedder
 
     @run_hook
     async def awrap_tool_call(
@@ -207,6 +216,11 @@ class ReportGateMiddleware(AnswerGate):
         except (KeyError, ValueError):
             before = {}
         outcome = await run_judge(
-            vetted.claims, evidence.library(), self.judge.for_run(run.usage), timeout=self.judge_timeout, known=before
+            vetted.claims,
+            evidence.library(),
+            self.judge.for_run(run.usage),
+            timeout=self.judge_timeout,
+            known=before,
+            signals=with_meaning(self.embedder),
         )
         return with_judgements(vetted, outcome.judgements, judge_unreliable=outcome.unreliable), outcome

@@ -1,8 +1,10 @@
-"""A document's title, author, date and text, read from HTML or PDF.
+"""A document's title, author, date and text, read from HTML, PDF or an office file.
 
 ``extract_html`` keeps the main content as Markdown (trafilatura), with a whole-page fallback when
 trafilatura gives up; ``extract_pdf`` reads every page's text (pypdf) and refuses encrypted or image-only
-files with a permanent ``ToolFailure``.
+files with a permanent ``ToolFailure``; ``extract_office`` reads DOCX, PPTX, XLSX and EPUB (``office.py``)
+with a ``[slide=N]``/``[sheet=Name!A1]``/``[chapter=path]`` line before each part, and refuses one it
+cannot read with a permanent ``ToolFailure``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import pypdf
 import trafilatura
 
 from ..domain.errors import ToolFailure
+from ..domain.works import CitationMetadata, citation_metadata
+from .office import OfficeKind, OfficeUnreadable, office_text
 
 _FALLBACK_DROP = "//nav|//header|//form|//noscript|//iframe|//button|//select|//menu"
 
@@ -24,6 +28,8 @@ class Document:
     author: str
     date: str
     text: str
+    # A scholarly page's DOI, arXiv id, title and authors from its meta tags: which work it is.
+    citation: CitationMetadata | None = None
 
     def as_text(self) -> str:
         fields = (("Title", self.title), ("Author", self.author), ("Date", self.date))
@@ -37,15 +43,17 @@ def extract_html(html: str, *, url: str | None = None) -> Document:
     extracted = trafilatura.extract_with_metadata(
         html, url=url, output_format="markdown", include_tables=True, prune_xpath="//nav"
     )
+    citation = citation_metadata(html)
     if extracted is not None and extracted.text:
         return Document(
             title=extracted.title or "",
             author=extracted.author or "",
             date=extracted.date or "",
             text=_strip_front_matter(extracted.text),
+            citation=citation,
         )
     title, text = _fallback_text(html)
-    return Document(title=title, author="", date="", text=text)
+    return Document(title=title, author="", date="", text=text, citation=citation)
 
 
 def _strip_front_matter(markdown: str) -> str:
@@ -91,3 +99,16 @@ def extract_pdf(data: bytes) -> Document:
         date="",
         text=text,
     )
+
+
+def extract_office(data: bytes, kind: OfficeKind) -> Document:
+    try:
+        document, text = office_text(data, kind, lambda xhtml: extract_html(xhtml.decode("utf-8", "replace")).text)
+    except OfficeUnreadable as exc:
+        raise ToolFailure.permanent(f"the file {exc}.") from None
+    hint = {
+        "pptx": "Cite a slide as the URL with #slide=N.",
+        "xlsx": "Cite rows as the URL with #sheet=Name!A1 (the cell in the line before them).",
+        "epub": "Cite a chapter as the URL with #chapter=path.",
+    }.get(kind, "")
+    return Document(title=document.title, author=document.author, date="", text=f"{hint}\n\n{text}" if hint else text)

@@ -1,7 +1,10 @@
 """What a run has seen and can cite: sources, retrieved texts, handed-over findings, delivered citations.
 
 Contract: written only through ``EvidenceStore``'s methods, under its lock; readers get copies.
-- ``add_source`` records each URL once (normalised), in first-seen order, numbered from 1;
+- ``add_source`` records each URL once (normalised), in first-seen order, numbered from 1; a URL of a work
+  already recorded (the same DOI, arXiv id, or title and first author: ``domain/works.py``, from the URL, a
+  scholarly search's ``Paper`` or a page's citation metadata) joins that source's ``urls`` instead of
+  becoming a source of its own, and the checks read the texts of all its URLs as one source (``library``);
 - ``add_evidence`` keeps every retrieved text whole (a page, a search result, a corpus passage), once per URL
   and content; a corpus passage also carries where it lives (``CorpusLocation``); ``adopt`` takes in a
   text an earlier run of the run's task retrieved, with its original retrieval time, so it can be cited
@@ -33,6 +36,7 @@ from ..domain.clock import utc_now_iso
 from ..domain.findings import Findings
 from ..domain.search import Paper
 from ..domain.urls import domain_of, normalise_url
+from ..domain.works import CitationMetadata, work_keys
 from .text import EvidenceLibrary, EvidenceText
 
 
@@ -44,6 +48,9 @@ class SourceRecord:
     domain: str
     # A scholarly search's metadata of the paper at ``url``, for its Sources line.
     paper: Paper | None = None
+    # Every URL the work was reached at, ``url`` first, and the keys that make them one work (``domain/works.py``).
+    urls: tuple[str, ...] = ()
+    work: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -97,28 +104,59 @@ class EvidenceStore:
         self._claim_summary: ClaimSummary | None = None
         self._prepared: dict[str, EvidenceText] = {}
         self._adopted: set[str] = set()
+        # Another URL of a recorded work -> the key of its source; a work key -> the key of its source.
+        self._aliases: dict[str, str] = {}
+        self._works: dict[str, str] = {}
 
-    def add_source(self, url: str, title: str = "", *, paper: Paper | None = None) -> SourceRecord | None:
-        """Record a URL; returns the new record, or None when the run has seen it already (a paper's metadata
-        is still added to a source seen without it)."""
+    def add_source(
+        self, url: str, title: str = "", *, paper: Paper | None = None, work: CitationMetadata | None = None
+    ) -> SourceRecord | None:
+        """Record a URL; returns the new record, or None when the run has seen it already or it is another URL of
+        a work already recorded (a paper's metadata is still added to a source seen without it)."""
         key = normalise_url(url)
+        keys = _work_keys_of(url, title, paper, work)
         with self._lock:
+            key = self._aliases.get(key, key)
             existing = self._sources.get(key)
+            if existing is None:
+                primary = next((self._works[k] for k in sorted(keys) if k in self._works), None)
+                if primary is not None:
+                    existing = self._sources[primary]
+                    self._aliases[key] = primary
+                    key = primary
+                    if url not in existing.urls:
+                        existing = replace(existing, urls=(*existing.urls, url))
             if existing is not None:
                 if title and not existing.title:
-                    existing = self._sources[key] = replace(existing, title=title)
+                    existing = replace(existing, title=title)
                 if paper is not None and existing.paper is None:
-                    self._sources[key] = replace(existing, paper=paper)
+                    existing = replace(existing, paper=paper)
+                existing = replace(existing, work=tuple(sorted({*existing.work, *keys})))
+                self._sources[key] = existing
+                self._works.update({k: key for k in keys})
                 return None
             record = SourceRecord(
-                index=len(self._sources) + 1, url=url, title=title or domain_of(url), domain=domain_of(url), paper=paper
+                index=len(self._sources) + 1,
+                url=url,
+                title=title or domain_of(url),
+                domain=domain_of(url),
+                paper=paper,
+                urls=(url,),
+                work=tuple(sorted(keys)),
             )
             self._sources[key] = record
+            self._works.update({k: key for k in keys})
             return record
 
     def source(self, url: str) -> SourceRecord | None:
         with self._lock:
-            return self._sources.get(normalise_url(url))
+            key = normalise_url(url)
+            return self._sources.get(self._aliases.get(key, key))
+
+    def aliases(self) -> dict[str, str]:
+        """Each other URL of a recorded work (normalised) -> the URL of its source (normalised)."""
+        with self._lock:
+            return dict(self._aliases)
 
     def sources(self) -> list[SourceRecord]:
         with self._lock:
@@ -202,7 +240,7 @@ class EvidenceStore:
 
     def library(self) -> EvidenceLibrary:
         """Every retrieved text, prepared for the citation and claim checks (once per run per text)."""
-        return EvidenceLibrary(self.records(), cache=self._prepared)
+        return EvidenceLibrary(self.records(), cache=self._prepared, aliases=self.aliases())
 
     def stage_findings(self, task_id: str, findings: Findings) -> None:
         """The parsed findings a sub-agent ends with, for its hand-over to take."""
@@ -284,8 +322,18 @@ class EvidenceStore:
         with self._lock:
             for source in snapshot.get("sources", []):
                 paper = source.get("paper")
-                record = SourceRecord(**{**source, "paper": Paper.model_validate(paper) if paper else None})
-                self._sources.setdefault(normalise_url(record.url), record)
+                record = SourceRecord(
+                    **{
+                        **source,
+                        "paper": Paper.model_validate(paper) if paper else None,
+                        "urls": tuple(source.get("urls") or (source["url"],)),
+                        "work": tuple(source.get("work") or ()),
+                    }
+                )
+                key = normalise_url(record.url)
+                self._sources.setdefault(key, record)
+                self._aliases.update({normalise_url(other): key for other in record.urls[1:]})
+                self._works.update({work: key for work in record.work})
             known = {record.id for record in self._evidence}
             self._evidence = sorted(
                 [*self._evidence, *(r for r in records if r.id not in known)], key=lambda r: int(r.id[2:])
@@ -302,6 +350,15 @@ class EvidenceStore:
                 self._claims = [ClaimRecord.model_validate(c) for c in snapshot["claims"]]
             if snapshot.get("claim_summary") and self._claim_summary is None:
                 self._claim_summary = ClaimSummary.model_validate(snapshot["claim_summary"])
+
+
+def _work_keys_of(url: str, title: str, paper: Paper | None, work: CitationMetadata | None) -> frozenset[str]:
+    keys = work_keys(url)
+    if work is not None:
+        keys |= work_keys(url, title=work.title, authors=work.authors, doi=work.doi, arxiv_id=work.arxiv_id)
+    if paper is not None:
+        keys |= work_keys(url, title=title, authors=paper.authors, doi=paper.doi)
+    return keys
 
 
 def _source_json(record: SourceRecord) -> dict[str, Any]:

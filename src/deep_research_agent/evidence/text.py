@@ -405,7 +405,11 @@ class EvidenceLibrary:
         self,
         records: Iterable[EvidenceLike | Mapping[str, Any]],
         cache: MutableMapping[str, EvidenceText] | None = None,
+        aliases: Mapping[str, str] | None = None,
     ) -> None:
+        """``aliases``: another URL of a work (normalised) -> the URL its texts are held under (normalised), so a
+        citation or a finding naming either reads the texts of both."""
+        self._aliases = {source_key(alias): source_key(primary) for alias, primary in (aliases or {}).items()}
         self._by_key: dict[str, list[EvidenceText]] = {}
         for record in records:
             item = as_record(record)
@@ -417,9 +421,13 @@ class EvidenceLibrary:
                 if cache is not None and cache_key:
                     cache[cache_key] = text
             for key in text.keys():
-                self._by_key.setdefault(key, []).append(text)
+                self._by_key.setdefault(self.canonical(key), []).append(text)
+
+    def canonical(self, key: str) -> str:
+        """The key a source's texts are held under: a work's first URL for its other URLs, else ``key``."""
+        return self._aliases.get(key, key)
 
     def for_source(self, source: str) -> list[EvidenceText]:
         """The records held for a source (a URL or a label), read records first."""
-        found = self._by_key.get(source_key(source), [])
+        found = self._by_key.get(self.canonical(source_key(source)), [])
         return [t for t in found if t.read] + [t for t in found if not t.read]

@@ -1,7 +1,8 @@
 """``remember`` and ``query``: the research sub-agents' tools over the user's knowledge base.
 
 Contract:
-- ``build_knowledge_tools(settings)`` returns both tools, or none when ``settings.knowledge_base`` is off.
+- ``build_knowledge_tools(settings, embedder)`` returns both tools, or none when ``settings.knowledge_base`` is off;
+  with ``embedder`` entries are stored with their vector and found by meaning as well as by words (``base.py``).
   They reach the LangGraph store the server gives the run (``get_store()``), in the namespace of the run's
   user and ``settings.knowledge_dataset`` (``namespace.py``). Neither raises: every failure comes back as a
   classified ``TOOL ERROR (tool, class): ...`` text;
@@ -15,7 +16,7 @@ Contract:
   transient error. The run goes on either way;
 - ``query(question)`` returns the best entries (at most ``QUERY_LIMIT``, within ``QUERY_MAX_CHARS``), each
   with its source and when it was remembered, inside a ``<knowledge>`` data block, and says which search the
-  store ran (vector or lexical). An empty dataset is said to be empty, not an error. Each entry returned is
+  search ran (the store's vector index, hybrid or lexical). An empty dataset is said to be empty, not an error. Each entry returned is
   registered as ``knowledge`` evidence under its original source (and that source is added to the run's
   sources), so citing it cites the original source and the claim check reads the stored snippet;
 - costs: neither tool calls a model. ``query`` returns ranked entries, not a synthesised answer, so there
@@ -38,6 +39,7 @@ from pydantic import BaseModel, Field
 from ..domain.clock import utc_now_iso
 from ..domain.errors import ToolFailure
 from ..domain.names import EvidenceKind, RecordKind, ToolName, WarningReason
+from ..embeddings import Embedder
 from ..evidence.store import EvidenceStore
 from ..protocol.events import Source, WarningStatus, emit
 from ..protocol.sender import current_sender
@@ -72,17 +74,17 @@ class QueryArgs(BaseModel):
     question: str = Field(description="What you want to know; specific words and names work best.")
 
 
-def build_knowledge_tools(settings: KnowledgeSettings) -> list[BaseTool]:
+def build_knowledge_tools(settings: KnowledgeSettings, *, embedder: Embedder | None = None) -> list[BaseTool]:
     """``remember`` and ``query`` for one run's settings; none when the knowledge base is off."""
     if not settings.knowledge_base:
         return []
     dataset = settings.knowledge_dataset
 
     async def remember(run: Run, text: str, source: str, sync: bool = False) -> str:
-        return await remember_snippet(run, text, source, sync=sync, dataset=dataset)
+        return await remember_snippet(run, text, source, sync=sync, dataset=dataset, embedder=embedder)
 
     async def query(run: Run, question: str) -> str:
-        return await query_knowledge(run, question, dataset=dataset)
+        return await query_knowledge(run, question, dataset=dataset, embedder=embedder)
 
     return [
         StructuredTool.from_function(
@@ -97,7 +99,7 @@ def build_knowledge_tools(settings: KnowledgeSettings) -> list[BaseTool]:
     ]
 
 
-def run_knowledge_base(dataset: str) -> KnowledgeBase:
+def run_knowledge_base(dataset: str, embedder: Embedder | None = None) -> KnowledgeBase:
     """The knowledge base of the current run's user; a permanent failure when the run has no store."""
     try:
         store: BaseStore | None = get_store()
@@ -107,10 +109,12 @@ def run_knowledge_base(dataset: str) -> KnowledgeBase:
         raise ToolFailure.permanent(
             "this server gives the run no store, so there is no knowledge base; continue without it."
         )
-    return KnowledgeBase(store, knowledge_namespace(run_user(get_config()), dataset))
+    return KnowledgeBase(store, knowledge_namespace(run_user(get_config()), dataset), embedder=embedder)
 
 
-async def remember_snippet(run: Run, text: str, source: str, *, sync: bool, dataset: str) -> str:
+async def remember_snippet(
+    run: Run, text: str, source: str, *, sync: bool, dataset: str, embedder: Embedder | None = None
+) -> str:
     tool = ToolName.REMEMBER
     text, source = (text or "").strip(), (source or "").strip()
     try:
@@ -123,7 +127,7 @@ async def remember_snippet(run: Run, text: str, source: str, *, sync: bool, data
                 f"the text has {len(text):,} characters, over the {MAX_ENTRY_CHARS:,} an entry may hold. Store only the "
                 "important part (the facts, figures and quotes with their context), or split it into several remember calls."
             )
-        base = run_knowledge_base(dataset)
+        base = run_knowledge_base(dataset, embedder)
     except ToolFailure as failure:
         return failure.as_model_text(tool)
     configurable = get_config().get("configurable") or {}
@@ -157,13 +161,13 @@ async def store_entry(base: KnowledgeBase, entry: KnowledgeEntry, run: Run) -> T
     return None
 
 
-async def query_knowledge(run: Run, question: str, *, dataset: str) -> str:
+async def query_knowledge(run: Run, question: str, *, dataset: str, embedder: Embedder | None = None) -> str:
     tool = ToolName.QUERY
     question = (question or "").strip()
     try:
         if not question:
             raise ToolFailure.permanent("the question is empty; pass what you want to know.")
-        base = run_knowledge_base(dataset)
+        base = run_knowledge_base(dataset, embedder)
         try:
             retrieval = await base.search(question, limit=QUERY_LIMIT)
         except Exception as exc:  # noqa: BLE001 - classified for the model, logged for the operator
@@ -177,7 +181,7 @@ async def query_knowledge(run: Run, question: str, *, dataset: str) -> str:
         return f"The knowledge base (dataset {dataset!r}) is empty: nothing has been remembered in it yet. Research on the web."
     if not retrieval.entries:
         return (
-            f"No entry of the knowledge base (dataset {dataset!r}, lexical search over {_entries(retrieval.scanned)}) "
+            f"No entry of the knowledge base (dataset {dataset!r}, {_how(retrieval)}) "
             "matches this question. Try other words, or research on the web."
         )
     shown = _within_budget(retrieval.entries)
@@ -213,8 +217,16 @@ def _neutralise(text: str) -> str:
     return re.sub(r"(?i)<(/?)(entry|knowledge)\b", r"&lt;\1\2", text)
 
 
+def _how(retrieval: Retrieval) -> str:
+    if retrieval.method == "vector":
+        return "vector search"
+    if retrieval.method == "hybrid":
+        return f"search by meaning and words over {_entries(retrieval.scanned)}"
+    return f"lexical search over {_entries(retrieval.scanned)}"
+
+
 def render_retrieval(question: str, dataset: str, retrieval: Retrieval, shown: list[KnowledgeEntry]) -> str:
-    how = "vector search" if retrieval.method == "vector" else f"lexical search over {_entries(retrieval.scanned)}"
+    how = _how(retrieval)
     left_out = len(retrieval.entries) - len(shown)
     lines = [
         f"Knowledge base (dataset {dataset!r}, {how}): {_entries(len(shown))} for "

@@ -96,6 +96,7 @@ def left_in_state(run: Run) -> dict[str, Any]:
         "sources": [
             {"index": s.index, "url": s.url, "domain": s.domain, "title": s.title}
             | ({"paper": s.paper.model_dump(mode="json")} if s.paper else {})
+            | ({"urls": list(s.urls)} if len(s.urls) > 1 else {})
             for s in run.evidence.sources()
         ],
         "evidence": evidence_summaries(run.evidence.records()),

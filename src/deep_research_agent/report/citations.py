@@ -10,6 +10,9 @@ an MCP result, or a ``search_result`` snippet), prepared once in an ``EvidenceLi
   finding in its quote (``figures.py``). An entry with no URL (a source label such as "MCP: pricing-db")
   is matched on the url or title of non-web evidence; a record of any kind other than ``search_result``
   counts as text read in full. The report's own sentences are judged by ``claims.py``.
+- ``one_entry_per_work`` merges Sources entries that are one work (the evidence store's ``source`` of
+  their URLs is the same: an arXiv page and its DOI): the first keeps its number, the others' citations
+  point at it and their lines go. Run on every draft before it is checked.
 - ``repair_report`` is the delivery-time repair, after the one revision: removed citations disappear
   (inline and from Sources) and the rest are renumbered by first use with the Sources list kept in its
   order. Marking what is still unverified is ``claims.mark_unverified``'s job, sentence by sentence.
@@ -20,7 +23,7 @@ URLs match after ``urls.normalise_url`` (scheme and host case, trailing slash, f
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -73,7 +76,7 @@ def check_citations(
     cited = first_use_order(parts.before + parts.after)
     claims: defaultdict[str, list[Finding]] = defaultdict(list)
     for finding in (finding for group in findings for finding in group.findings):
-        claims[source_key(finding.source)].append(finding)
+        claims[library.canonical(source_key(finding.source))].append(finding)
     citations = [_judge(index, entries.get(index), library, claims) for index in sorted(set(cited) | set(entries))]
     return CitationReport(citations=citations, summary=_summarise(citations, previous))
 
@@ -90,7 +93,7 @@ def _judge(
     texts = library.for_source(source)
     if not texts:
         return CitationRecord(**base, verified=False, reason="not_retrieved" if entry.url else "no_url")
-    reason, evidence_id, detail = _weigh(texts, claims.get(source_key(source), []))
+    reason, evidence_id, detail = _weigh(texts, claims.get(library.canonical(source_key(source)), []))
     return CitationRecord(
         **base, evidence_id=evidence_id, verified=CITATION_ACTIONS[reason] == "keep", reason=reason, detail=detail
     )
@@ -176,6 +179,30 @@ def _problem(citation: CitationRecord) -> str | None:
 
 
 # --- repair ---------------------------------------------------------------------------------------
+
+
+def one_entry_per_work(markdown: str, source_of: Callable[[str], str | None]) -> str:
+    """``markdown`` with every Sources entry whose URL ``source_of`` maps to the same source as an earlier
+    entry's merged into that one; unchanged when no two entries are one work."""
+    parts = split_sources(markdown)
+    entries = source_entries(parts.sources)
+    first: dict[str, int] = {}
+    merged: dict[int, int] = {}
+    for entry in entries:
+        work = source_of(entry.url) if entry.url else None
+        if work is None:
+            continue
+        if work in first and first[work] != entry.index:
+            merged[entry.index] = first[work]
+        else:
+            first.setdefault(work, entry.index)
+    if not merged:
+        return markdown
+    numbering = {entry.index: merged.get(entry.index, entry.index) for entry in entries}
+    before = _renumber_inline(parts.before, numbering)
+    after = _renumber_inline(parts.after, numbering)
+    kept = {index: index for index in numbering if index not in merged}
+    return before + _renumber_sources(parts.sources, entries, kept, set(merged)) + after
 
 
 def repair_report(markdown: str, report: CitationReport) -> str:

@@ -4,8 +4,8 @@ Contract:
 - ``judge_batches(check, library)`` picks the claims to judge (``ClaimCheck.judgeable``: unchecked, or
   supported so far with no figure and no quote, or with words beyond the sentences its figures were found
   in), and for each the passages of every cited source it read that hold its facts (``passages.py``: its
-  figures, names and content words together, ``PASSAGES_PER_SOURCE`` per source, never a page's header
-  lines), and packs them into batches of at most ``BATCH_CLAIMS`` claims: one prompt each
+  figures, names and content words together, and their meaning when ``signals`` include it;
+  ``PASSAGES_PER_SOURCE`` per source, never a page's header lines), and packs them into batches of at most ``BATCH_CLAIMS`` claims: one prompt each
   (``JudgeBatch.system``, ``.user``), every passage and claim numbered (``P1``, ``C1``), passages shared
   between claims listed once. With ``control`` (the default) each batch also holds one planted control
   claim and its passage (``judge_guard.py``), placed among the others, never part of the report.
@@ -14,7 +14,7 @@ Contract:
   reason. It tolerates a code fence, a ``<think>`` block and prose around the JSON, a bare list, and a
   mapping of claim ids to verdicts; claims it does not answer keep their deterministic verdict. A reply
   with no usable verdict at all raises ``JudgeReplyError``.
-- ``run_judge(check, library, call, timeout=..., known=...)`` asks ``call(system, user)`` (the model call,
+- ``run_judge(check, library, call, timeout=..., known=..., signals=...)`` asks ``call(system, user)`` (the model call,
   made by the layer that may call models: ``lifecycle/claim_judge.py``) for every batch at once, each
   bounded by ``timeout`` seconds, and returns the judgements by claim key (``judgement_key``) and a line
   per batch that failed (an exception, a time-out, an unparseable answer, the control claim unanswered)
@@ -42,7 +42,7 @@ from ..domain.names import ClaimMethod, ClaimVerdict, WarningReason
 from ..evidence.text import EvidenceLibrary, EvidenceText, Span
 from .claims import CheckedClaim, ClaimCheck
 from .judge_guard import control_for, unfounded_support
-from .passages import ClaimFacts, choose_passages
+from .passages import SIGNALS, ClaimFacts, PassageSignal, choose_passages
 
 JudgeCall = Callable[[str, str], Awaitable[str]]
 
@@ -195,13 +195,15 @@ def judgement_key(checked: CheckedClaim) -> str:
 # --- the prompt ------------------------------------------------------------------------------------
 
 
-def _passages_of(checked: CheckedClaim, library: EvidenceLibrary) -> list[tuple[int, EvidenceText, Span]]:
+def _passages_of(
+    checked: CheckedClaim, library: EvidenceLibrary, signals: Sequence[PassageSignal]
+) -> list[tuple[int, EvidenceText, Span]]:
     facts = ClaimFacts.of(checked.claim)
     found: list[tuple[int, EvidenceText, Span]] = []
     for source in checked.record.sources:
         texts = [t for t in library.for_source(source.url or source.title) if t.read]
         for text in texts[:2]:
-            spans = choose_passages(facts, text, count=PASSAGES_PER_SOURCE)
+            spans = choose_passages(facts, text, count=PASSAGES_PER_SOURCE, signals=signals)
             found.extend((source.index, text, span) for span in sorted(spans))
     return found
 
@@ -213,9 +215,11 @@ def judge_batches(
     skip: frozenset[str] = frozenset(),
     batch_claims: int = BATCH_CLAIMS,
     control: bool = True,
+    signals: Sequence[PassageSignal] = SIGNALS,
 ) -> list[JudgeBatch]:
     """The prompts that judge every judgeable claim of ``check`` whose key is not in ``skip``, each with a
-    planted control claim when ``control`` (``judge_guard.py``)."""
+    planted control claim when ``control`` (``judge_guard.py``), their passages chosen by ``signals``
+    (``passages.with_meaning`` adds meaning)."""
     judgeable = {id(c) for c in check.judgeable()}
     wanted = [
         (position, checked)
@@ -228,7 +232,7 @@ def judge_batches(
         drafts: list[tuple[int, str, str, tuple[int, ...], ClaimFacts | None, list[tuple[str, int]]]] = []
         for position, checked in wanted[start : start + batch_claims]:
             own = []
-            for index, text, span in _passages_of(checked, library):
+            for index, text, span in _passages_of(checked, library, signals):
                 texts.setdefault((text.id, span[0]), (index, text.id, text.sentence(span)))
                 own.append((text.id, span[0]))
             if own:
@@ -359,12 +363,22 @@ async def run_judge(
     known: Mapping[str, Judgement] | None = None,
     batch_claims: int = BATCH_CLAIMS,
     control: bool = True,
+    signals: Sequence[PassageSignal] = SIGNALS,
 ) -> JudgeOutcome:
     """Judge every judgeable claim not judged before, every batch at once (see the module's contract)."""
     known = dict(known or {})
     present = {judgement_key(c) for c in check.judgeable()}
     judgements = {key: judgement for key, judgement in known.items() if key in present}
-    batches = judge_batches(check, library, skip=frozenset(judgements), batch_claims=batch_claims, control=control)
+    # In a thread: choosing passages by meaning embeds the cited texts' sentences (a second or more).
+    batches = await asyncio.to_thread(
+        judge_batches,
+        check,
+        library,
+        skip=frozenset(judgements),
+        batch_claims=batch_claims,
+        control=control,
+        signals=signals,
+    )
     if not batches:
         return JudgeOutcome(judgements)
 

@@ -13,20 +13,27 @@ Contract:
   passage holds, 0 to 1: how the judge's ``supported`` verdicts are held to the passage they name.
 
 A sentence holding the claim's figure outranks one that shares only words: the figure is the fact a judge
-must read. A signal that reads meaning (local embeddings) is one more ``PassageSignal`` passed in ``signals``.
+must read. ``MeaningSignal(embedder)`` is one more ``PassageSignal`` passed in ``signals``: the sentences
+nearest the claim in meaning (the vectors corpus search uses), so a paraphrase that shares no word with its
+source still finds the sentence it restates (``with_meaning(embedder)`` is ``SIGNALS`` plus it).
 No library: the retrieval libraries on the package index rank whole documents or need a model; the judge
 needs the few sentences of one fetched page that hold a claim's own figures and names.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import re
+import threading
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
+
+from ..embeddings import Embedder, EmbeddingFailed
 from ..evidence.figures import DATE, YEAR, Figure, figures_in, masked_for_figures, same_measure, supports
 from ..evidence.text import EvidenceText, Span, content_words, normalise_for_match, quote_fragments
 from .claim_split import Claim
@@ -43,9 +50,24 @@ AKIN_FIGURE_WEIGHT = 1.0
 QUOTE_WEIGHT = 3.0
 NAME_WEIGHT = 2.0
 WORD_WEIGHT = 1.0
+# Meaning: a sentence's cosine with the claim above MEANING_FLOOR counts, scaled to 0..MEANING_WEIGHT at 1.
+# MiniLM puts unrelated sentences near 0.1–0.3 and a restatement near 0.6–0.8, so a close paraphrase weighs
+# about as much as a shared name, and a figure held still outranks it.
+MEANING_WEIGHT = 3.0
+MEANING_FLOOR = 0.3
+# Embedding is the cost of meaning: about 20 to 70 sentences a second on two shared cores. So one text gives
+# at most its first MEANING_SENTENCES body sentences, and one judging pass (one MeaningSignal) embeds at most
+# MEANING_BUDGET in all, about 10 to 40 s; the texts beyond it are chosen by figures, names and words.
+MEANING_SENTENCES = 200
+MEANING_BUDGET = 800
 # A word or name at most this often in a text counts in full; a more common one counts less (by the square
 # root of how much more often it occurs): "POSTGRES" on every line of a page says little about which line.
 _RARE = 2
+
+
+_log = logging.getLogger(__name__)
+# Claim vectors kept by one ``MeaningSignal``: a report's claims, several times over.
+_CLAIMS_KEPT = 512
 
 
 def stems(words: Iterable[str]) -> frozenset[str]:
@@ -61,6 +83,7 @@ class ClaimFacts:
     names: tuple[tuple[str, ...], ...]  # each name's words, folded
     words: frozenset[str]  # content words of the claim, names and figures aside
     word_stems: frozenset[str]
+    sentence: str = ""  # the claim's words, citations aside, casefolded (``Claim.key``): what meaning reads
 
     @classmethod
     def of(cls, claim: Claim) -> ClaimFacts:
@@ -76,6 +99,7 @@ class ClaimFacts:
             names=names,
             words=words,
             word_stems=stems(w for w in words if fold(w) not in name_words),
+            sentence=claim.key,
         )
 
     @property
@@ -163,7 +187,104 @@ class WordSignal:
         return WORD_WEIGHT * sum(_rarity(text, stem) for stem in facts.word_stems & stems(text.words(span)))
 
 
+class MeaningSignal:
+    """The sentences nearest the claim in meaning, each worth up to ``MEANING_WEIGHT`` by its cosine above
+    ``MEANING_FLOOR``. A text's sentences are embedded once (its first ``MEANING_SENTENCES`` body sentences)
+    and kept while the text lives; a claim's vector is kept while its sentence is asked about. Once ``budget``
+    sentences are embedded, a text not embedded yet gets no meaning (``unread`` counts them; logged once).
+    An embedder that fails proposes nothing and scores nothing, so the other signals choose; ``failure`` says
+    why (logged once). Make one per judging pass: its budget and caches are that pass's."""
+
+    def __init__(self, embedder: Embedder, *, budget: int = MEANING_BUDGET) -> None:
+        self.embedder = embedder
+        self.budget = budget
+        self.remaining = budget
+        self.unread = 0
+        self.failure = ""
+        self._lock = threading.Lock()
+        self._texts: weakref.WeakKeyDictionary[EvidenceText, tuple[dict[int, int], list[Span], np.ndarray]] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._claims: dict[str, np.ndarray] = {}
+        self._last: tuple[EvidenceText, str, list[Span], np.ndarray] | None = None
+
+    def propose(self, facts: ClaimFacts, text: EvidenceText) -> Iterable[Span]:
+        spans, cosines = self._cosines(facts, text)
+        nearest = sorted(range(len(spans)), key=lambda row: -cosines[row])[:_HITS]
+        return [spans[row] for row in nearest if cosines[row] > MEANING_FLOOR]
+
+    def score(self, facts: ClaimFacts, text: EvidenceText, span: Span) -> float:
+        spans, cosines = self._cosines(facts, text)
+        row = self._rows(text).get(span[0])
+        cosine = float(cosines[row]) if row is not None else 0.0
+        return MEANING_WEIGHT * max(0.0, cosine - MEANING_FLOOR) / (1 - MEANING_FLOOR)
+
+    def _cosines(self, facts: ClaimFacts, text: EvidenceText) -> tuple[list[Span], np.ndarray]:
+        """The embedded sentences of ``text`` and their cosines to the claim (the last pair asked is kept)."""
+        last = self._last
+        if last is not None and last[0] is text and last[1] == facts.sentence:
+            return last[2], last[3]
+        spans: list[Span] = []
+        cosines = np.zeros(0, dtype=np.float32)
+        if facts.sentence and not self.failure:
+            try:
+                _, spans, matrix = self._sentences(text)
+                cosines = matrix @ self._claim(facts.sentence) if spans else cosines
+            except EmbeddingFailed as exc:
+                self.failure = str(exc)
+                _log.warning("the judge's passages are chosen without meaning: %s", exc)
+                spans = []
+                cosines = np.zeros(0, dtype=np.float32)
+        self._last = (text, facts.sentence, spans, cosines)
+        return spans, cosines
+
+    def _rows(self, text: EvidenceText) -> dict[int, int]:
+        with self._lock:
+            found = self._texts.get(text)
+        return found[0] if found is not None else {}
+
+    def _sentences(self, text: EvidenceText) -> tuple[dict[int, int], list[Span], np.ndarray]:
+        with self._lock:
+            found = self._texts.get(text)
+        if found is None:
+            spans = []
+            for span in _sentences_from(text, 0):
+                if len(spans) >= min(MEANING_SENTENCES, self.remaining):
+                    break
+                spans.append(span)
+            if not spans and self.remaining <= 0:
+                self.unread += 1
+                if self.unread == 1:
+                    _log.warning("meaning read %s sentences; further cited texts are chosen without it", self.budget)
+            self.remaining -= len(spans)
+            matrix = (
+                self.embedder.embed_documents([text.sentence(span) for span in spans])
+                if spans
+                else np.zeros((0, 0), dtype=np.float32)
+            )
+            found = ({span[0]: row for row, span in enumerate(spans)}, spans, matrix)
+            with self._lock:
+                self._texts[text] = found
+        return found
+
+    def _claim(self, sentence: str) -> np.ndarray:
+        with self._lock:
+            vector = self._claims.get(sentence)
+        if vector is None:
+            vector = self.embedder.embed_query(sentence)
+            with self._lock:
+                if len(self._claims) >= _CLAIMS_KEPT:
+                    self._claims.clear()
+                self._claims[sentence] = vector
+        return vector
+
+
 SIGNALS: tuple[PassageSignal, ...] = (FigureSignal(), QuoteSignal(), NameSignal(), WordSignal())
+
+
+def with_meaning(embedder: Embedder | None) -> tuple[PassageSignal, ...]:
+    """``SIGNALS``, and the meaning of ``embedder``'s vectors when there is one."""
+    return SIGNALS if embedder is None else (*SIGNALS, MeaningSignal(embedder))
 
 
 def choose_passages(

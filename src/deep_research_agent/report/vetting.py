@@ -24,14 +24,15 @@ long pages, ``bench/claims.py``): async callers run them in a worker thread.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..domain.charts import DEFAULT_MAX_CHARTS
 from ..domain.claims import ClaimRecord, ClaimSummary, summarise_claims
+from ..domain.urls import normalise_url
 from .charts import ChartCheck, check_charts, with_checked_charts
-from .citations import CitationReport, check_citations, repair_report
+from .citations import CitationReport, check_citations, one_entry_per_work, repair_report
 from .claims import ClaimCheck, check_claims, mark_unverified
 from .corpus_sources import readable_corpus_sources
 from .hygiene import lint_citations, scrub_report
@@ -73,13 +74,23 @@ def vet_report(
 ) -> VettedReport:
     """The scrubbed draft, the verdicts on its citations, claims and charts (at most ``max_charts``), and what
     its writer should fix."""
-    scrubbed = readable_corpus_sources(scrub_report(markdown), evidence)
+    scrubbed = one_entry_per_work(readable_corpus_sources(scrub_report(markdown), evidence), _source_of(evidence))
     library = evidence.library()
     check = check_citations(scrubbed, library, evidence.all_findings(), previous=previous)
     claims = check_claims(scrubbed, check, library)
     charts = check_charts(scrubbed, check, library, max_charts=max_charts)
     problems = [*lint_citations(scrubbed).problems(), *check.problems(), *claims.problems(), *charts.problems()]
     return VettedReport(markdown=scrubbed, check=check, claims=claims, problems=problems, charts=charts)
+
+
+def _source_of(evidence: EvidenceStore) -> Callable[[str], str | None]:
+    """The URL of the source a cited URL belongs to (another URL of a work names the work's first), or None."""
+
+    def source_of(url: str) -> str | None:
+        record = evidence.source(url)
+        return normalise_url(record.url) if record is not None else None
+
+    return source_of
 
 
 def with_judgements(

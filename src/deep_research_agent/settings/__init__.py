@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from .features import (
         BudgetSettings,
         CorporaSettings,
+        EmbeddingSettings,
         ExtensionSettings,
         KnowledgeSettings,
         McpSettings,
@@ -37,6 +38,7 @@ __all__ = [
     "TIER_ORDER",
     "BudgetSettings",
     "CorporaSettings",
+    "EmbeddingSettings",
     "ExtensionSettings",
     "KnowledgeSettings",
     "McpSettings",

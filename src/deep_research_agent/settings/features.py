@@ -426,6 +426,41 @@ class CorporaSettings(BaseModel):
     )
 
 
+EMBEDDERS = ("bundled", "endpoint", "off")
+
+
+class EmbeddingSettings(BaseModel):
+    """How corpus passages, knowledge-base entries and questions become vectors for search by meaning (``embeddings/``).
+
+    Operator-only: a corpus index holds the vectors of one embedder, shared by every run of the server."""
+
+    model_config = ConfigDict(frozen=True)
+
+    embeddings: str = _setting(
+        "bundled",
+        "Embedder for search by meaning in corpora and the knowledge base: bundled (all-MiniLM-L6-v2 int8, installed "
+        "with the project, runs offline) | endpoint (DRA_EMBEDDING_MODEL on DRA_EMBEDDING_BASE_URL's /v1/embeddings) "
+        "| off (keyword search only). A corpus is embedded again on its next reindex after a change.",
+        env="DRA_EMBEDDINGS",
+        operator_only=True,
+    )
+    embedding_base_url: str = _setting(
+        "",
+        "OpenAI-compatible endpoint serving /v1/embeddings, e.g. http://localhost:8080/v1 (DRA_EMBEDDINGS=endpoint).",
+        env="DRA_EMBEDDING_BASE_URL",
+        operator_only=True,
+    )
+    embedding_model: str = _setting(
+        "", "The embedding model's name on DRA_EMBEDDING_BASE_URL.", env="DRA_EMBEDDING_MODEL", operator_only=True
+    )
+    embedding_api_key: SecretStr | None = _setting(
+        None,
+        "Key sent as Bearer to DRA_EMBEDDING_BASE_URL (none when unset).",
+        env="DRA_EMBEDDING_API_KEY",
+        operator_only=True,
+    )
+
+
 class ResultSettings(BaseModel):
     """How much of one tool result enters a model's context, and where the rest goes (``tools/results.py``)."""
 

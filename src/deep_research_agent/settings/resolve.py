@@ -31,9 +31,11 @@ from ..domain.sandbox_providers import missing_package
 from ..domain.url_policy import UrlPolicy
 from .corpora import parse_declarations
 from .features import (
+    EMBEDDERS,
     SANDBOX_URLS,
     BudgetSettings,
     CorporaSettings,
+    EmbeddingSettings,
     ExtensionSettings,
     KnowledgeSettings,
     McpSettings,
@@ -121,6 +123,7 @@ class ResearchConfig(
     ScheduleSettings,
     ExtensionSettings,
     ResultSettings,
+    EmbeddingSettings,
     CorporaSettings,
     SandboxSettings,
     McpSettings,
@@ -467,6 +470,12 @@ class ResearchConfig(
                 warnings.append(
                     f"DRA_DOMAIN_PROMPT_FILE {str(path)!r} cannot be read ({exc.strerror}); no domain prompt."
                 )
+
+        embedder = str(values.get("embeddings", "bundled")).strip().lower()
+        if embedder not in EMBEDDERS:
+            warnings.append(f"DRA_EMBEDDINGS {embedder!r} is not one of {', '.join(EMBEDDERS)}; using 'bundled'.")
+            embedder = "bundled"
+        values["embeddings"] = embedder
 
         values["corpora"], corpus_warnings = parse_declarations(environ.get("DRA_CORPORA", ""), base=PROJECT_ROOT)
         warnings.extend(corpus_warnings)

@@ -1,9 +1,10 @@
 """``corpus_search`` and ``corpus_read``: the research sub-agents' tools over the local corpora.
 
 Contract:
-- ``build_corpus_tools(catalog, default_k)`` returns both tools when the run has at least one searchable
-  corpus, else none. Neither tool raises: failures come back as ``TOOL ERROR (tool, permanent|transient)``.
-- ``corpus_search(query, corpus=None, k=None)`` searches one corpus, or every corpus of the run, and
+- ``build_corpus_tools(catalog, default_k, embedder)`` returns both tools when the run has at least one
+  searchable corpus, else none. Neither tool raises: failures come back as ``TOOL ERROR (tool, permanent|transient)``.
+- ``corpus_search(query, corpus=None, k=None)`` searches one corpus, or every corpus of the run, by
+  keywords and, where the corpus is embedded with ``embedder``, by meaning too (``corpora/search.py``), and
   returns the best ``k`` passages (``default_k``, at most ``MAX_K``) as a ``<corpus_results>`` data block:
   per hit its id, title path, ``corpus://`` URL, score and a snippet with the query terms in ``**bold**``.
   Events per corpus searched: ``search_query`` with ``source: corpus:<name>``, then ``search_results``
@@ -37,8 +38,10 @@ from ..corpora.catalog import Catalog, CorpusEntry
 from ..corpora.fts5 import IndexUnavailable
 from ..corpora.locator import title_of, url_of
 from ..corpora.readers import borrow
+from ..corpora.search import CorpusSearch, search_corpus
 from ..domain.errors import ToolFailure
 from ..domain.names import EvidenceKind, ToolName
+from ..embeddings import Embedder
 from ..evidence.store import CorpusLocation
 from ..protocol.events import PageFetched, Source, emit
 from ..protocol.sender import current_sender
@@ -80,9 +83,9 @@ def _index_failure(entry: CorpusEntry, exc: Exception) -> ToolFailure:
     return ToolFailure.permanent(f"corpus {entry.spec.name} could not be searched ({type(exc).__name__}).")
 
 
-def _search_one(entry: CorpusEntry, query: str, k: int) -> list[Hit]:
+def _search_one(entry: CorpusEntry, query: str, k: int, embedder: Embedder | None) -> CorpusSearch:
     with borrow(entry.spec.name, entry.index) as index:
-        return index.search(query, k)
+        return search_corpus(index, query, k, embedder)
 
 
 def _read(entry: CorpusEntry, passage_id: str, neighbours: int) -> list[StoredPassage]:
@@ -93,7 +96,13 @@ def _read(entry: CorpusEntry, passage_id: str, neighbours: int) -> list[StoredPa
         return [found] if found else []
 
 
-def render_hits(query: str, found: Sequence[_Found], searched: Sequence[str], failures: Sequence[str] = ()) -> str:
+def render_hits(
+    query: str,
+    found: Sequence[_Found],
+    searched: Sequence[str],
+    failures: Sequence[str] = (),
+    notes: Sequence[str] = (),
+) -> str:
     if found:
         body = "\n\n".join(
             f"[{n}] id={item.hit.passage.id} · {_title(item.entry, item.hit.passage)}\n"
@@ -103,6 +112,8 @@ def render_hits(query: str, found: Sequence[_Found], searched: Sequence[str], fa
         body += "\n\nRead a passage in full with corpus_read(id) before citing it."
     else:
         body = "No passage matches. Try the words the documents would use: exact identifiers, option names, synonyms."
+    if notes:
+        body += "\n\nNote: " + " ".join(notes)
     if failures:
         body += "\n\nNot searched: " + " ".join(failures)
     body = re.sub(r"(?i)<(/?)corpus_results\b", r"&lt;\1corpus_results", body)
@@ -139,8 +150,9 @@ class CorpusReadArgs(BaseModel):
     )
 
 
-def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
-    """The two corpus tools over the run's searchable corpora, or an empty list when there are none."""
+def build_corpus_tools(catalog: Catalog, *, default_k: int, embedder: Embedder | None = None) -> list[BaseTool]:
+    """The two corpus tools over the run's searchable corpora, or an empty list when there are none;
+    ``embedder`` (the deployment's, ``embeddings.embedder_for``) adds search by meaning."""
     entries = {entry.spec.name: entry for entry in catalog.ready()}
     if not entries:
         return []
@@ -161,11 +173,12 @@ def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
         found: list[_Found] = []
         agent = current_sender.get().role
         failures: list[ToolFailure] = []
+        notes: list[str] = []
         for entry in chosen:
             name = entry.spec.name
             events = SearchEvents(query, f"corpus:{name}")
             try:
-                hits = await asyncio.to_thread(_search_one, entry, query, count)
+                searched = await asyncio.to_thread(_search_one, entry, query, count, embedder)
             except Exception as exc:  # noqa: BLE001 - one corpus failing must not fail the search of the others
                 if not isinstance(exc, (IndexUnavailable, sqlite3.Error, OSError)):
                     logger.exception("corpus_search failed unexpectedly on %s", name)
@@ -176,6 +189,9 @@ def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
                 events.failed(failure.message)
                 continue
             run.failures.retrieval_succeeded(tool, f"{name}: {query}")
+            hits = searched.hits
+            if searched.note:
+                notes.append(searched.note)
             events.found((_title(entry, h.passage), url_of(h.passage), name, _plain(h.snippet)) for h in hits)
             found.extend(_Found(entry, hit) for hit in hits)
         if failures and not found and len(failures) == len(chosen):
@@ -190,7 +206,9 @@ def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
             )
             if record := run.evidence.add_source(url, title):
                 emit(Source(title=record.title, url=record.url, domain=record.domain))
-        return render_hits(query, found, [entry.spec.name for entry in chosen], [f.message for f in failures])
+        return render_hits(
+            query, found, [entry.spec.name for entry in chosen], [f.message for f in failures], notes=notes
+        )
 
     async def corpus_read(run: Run, id: str, neighbours: int = 0) -> str:  # noqa: A002 - the argument the model sees
         tool = ToolName.CORPUS_READ
@@ -242,8 +260,9 @@ def build_corpus_tools(catalog: Catalog, *, default_k: int) -> list[BaseTool]:
 
     search_description = (
         f"Search the local document corpora: {names}. Returns ranked passages (id, title path, corpus:// URL, "
-        "snippet). Use the documents' own words: exact identifiers (function, option and constant names), "
-        "headings, error messages; rephrase with synonyms when a search misses. Read a passage with corpus_read before citing it."
+        "snippet). Searches by meaning and by words: describe what you need, and add exact identifiers (function, "
+        "option and constant names), headings or error messages when you know them; rephrase when a search misses. "
+        "Read a passage with corpus_read before citing it."
     )
     read_description = (
         "Read a corpus passage in full by its id from corpus_search; neighbours=1 adds the passages around it. "
