@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from playwright.sync_api import Locator, Page, expect
+import pytest
+from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 
 from testkit.agent_server import PROJECT_ROOT
 
@@ -36,6 +39,20 @@ THREAD_URL = re.compile(r"/ui/threads/([0-9a-f-]{36})$")
 
 def chromium_executable() -> str | None:
     return shutil.which("chromium") or (str(Path("/usr/bin/chromium")) if Path("/usr/bin/chromium").exists() else None)
+
+
+@contextmanager
+def headless_chromium() -> Iterator[Browser]:
+    """The system Chromium, launched for a test module; skips without Chromium, fails without the UI bundle."""
+    executable = chromium_executable()
+    if executable is None:
+        pytest.skip("chromium is not installed, and ./run.sh test could not install Debian's chromium package")
+    if not (UI_DIST / "index.html").is_file():
+        pytest.fail("ui/dist is missing: build the UI with `npm ci && npm run build` in ui (./run.sh test does)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        yield browser
+        browser.close()
 
 
 @dataclass

@@ -22,11 +22,11 @@ from typing import Any
 import httpx
 import pytest
 from langgraph_sdk import get_sync_client
-from playwright.sync_api import Browser, expect, sync_playwright
+from playwright.sync_api import Browser, expect
 
 from deep_research_agent.schedules.spec import cron_body
 from testkit.agent_server import GRAPH_ID, AgentServer
-from testkit.browser import CHROMIUM_ARGS, UI_DIST, UiPage, chromium_executable
+from testkit.browser import UiPage, headless_chromium
 from testkit.mcp_caller import mcp_session, text_of
 from testkit.scenarios import FARM_AFTER, FARM_BEFORE, FARM_CHANGED, farm_watch
 from testkit.webhook_receiver import WebhookReceiver
@@ -67,15 +67,8 @@ def watching(server_url: str, user: str | None = None, name: str = "") -> httpx.
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    executable = chromium_executable()
-    if executable is None:
-        pytest.skip("chromium is not installed, and ./run.sh test could not install Debian's chromium package")
-    if not (UI_DIST / "index.html").is_file():
-        pytest.fail("ui/dist is missing: build the UI with `npm ci && npm run build` in ui (./run.sh test does)")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+    with headless_chromium() as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage
@@ -55,8 +55,16 @@ from ..report.series import describe, inline_series
 
 def last_findings_object(text: str) -> dict[str, Any] | None:
     """The last JSON object in ``text`` that carries ``summary`` or ``findings``, wherever it sits."""
-    decoder = json.JSONDecoder()
     found: dict[str, Any] | None = None
+    for value in json_objects(text):
+        if isinstance(value, dict) and ("summary" in value or "findings" in value):
+            found = value
+    return found
+
+
+def json_objects(text: str) -> Iterator[Any]:
+    """Each JSON value that starts at a ``{`` of ``text``, left to right, skipping what does not parse."""
+    decoder = json.JSONDecoder()
     index = text.find("{")
     while index != -1:
         try:
@@ -64,10 +72,8 @@ def last_findings_object(text: str) -> dict[str, Any] | None:
         except json.JSONDecodeError:
             index = text.find("{", index + 1)
             continue
-        if isinstance(value, dict) and ("summary" in value or "findings" in value):
-            found = value
+        yield value
         index = text.find("{", end)
-    return found
 
 
 def parse_findings(text: str) -> Findings | None:
@@ -236,17 +242,7 @@ def copies_placeholder(value: str, placeholders: Collection[str] = _PLACEHOLDERS
 def _shown_examples(text: str) -> set[str]:
     """The words of the string values of the JSON objects in a harness message (an example answer or call it
     showed); never a URL, which an answer is right to cite."""
-    values = []
-    decoder = json.JSONDecoder()
-    index = text.find("{")
-    while index != -1:
-        try:
-            value, end = decoder.raw_decode(text, index)
-        except json.JSONDecodeError:
-            index = text.find("{", index + 1)
-            continue
-        values += _string_values(value)
-        index = text.find("{", end)
+    values = [string for value in json_objects(text) for string in _string_values(value)]
     return {words for value in values if not _URL_RE.match(value.strip()) and (words := _words(value))}
 
 
