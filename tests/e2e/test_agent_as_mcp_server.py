@@ -90,7 +90,7 @@ async def test_research_answers_the_checked_report_as_markdown_with_its_counts_a
     assert (facts["outcome"], facts["end"], facts["partial"]) == ("answered", "done/report_delivered", False)
     assert [source["url"] for source in facts["sources"]] == [url]
     assert facts["cost_usd"] is not None and facts["run_seconds"] > 0 and facts["run_id"]
-    assert "1 of 1 supported" in result.content[1].text
+    assert "claims: 1 of 1 claim checked; 1 supported (citation accuracy 100%)" in result.content[1].text
     assert any(m.startswith("Research started") and facts["thread_id"] in m for m in progress.messages)
     assert any(m.startswith("Research unit started") for m in progress.messages)
     assert any(m.startswith("Research unit done") for m in progress.messages)
@@ -153,7 +153,7 @@ async def test_langchain_mcp_adapters_give_another_agent_the_research_tool_and_i
     assert set(tools) == TOOLS
     text = answer if isinstance(answer, str) else "\n".join(block.get("text", "") for block in answer)
     assert text.startswith("# Sodium-glass batteries") and "## Sources" in text
-    assert "1 of 1 supported" in text
+    assert "1 of 1 claim checked; 1 supported" in text
 
 
 async def test_reading_a_thread_that_does_not_exist_is_a_tool_error(agent_server):
