@@ -62,7 +62,9 @@ async def test_a_research_sub_agent_calls_a_real_mcp_tool_and_the_report_cites_i
         scenario(
             orchestrator(
                 plan_and_delegate("Echo a phrase through MCP"),
-                submit("# Echo\n\nThe server echoed the phrase [1].\n\n## Sources\n[1] MCP: everything\n"),
+                submit(
+                    '# Echo\n\nThe server echoed the phrase "sodium glass 412" [1].\n\n## Sources\n[1] MCP: everything\n'
+                ),
             ),
             researcher(
                 turn(tool_calls=[call("echo", message="sodium glass 412")]),

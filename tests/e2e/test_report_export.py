@@ -154,7 +154,7 @@ async def test_the_html_export_links_every_marker_to_its_source_and_notes_why_a_
     assert pharos in page.by_id("source-1") and "read 20" in page.by_id("source-1")
     assert survey in page.by_id("source-2") and "Divers map the ruins of the Pharos" in page.by_id("source-2")
     assert CJK in text and ARABIC in text
-    assert "Citation accuracy" in text and "Claims checked" in text
+    assert "Coverage" in text and "claims checked" in text and "citation accuracy" in text
 
 
 async def test_the_pdf_export_keeps_links_marks_sources_and_cjk_text(agent_server, delivered):
@@ -175,7 +175,7 @@ async def test_the_pdf_export_keeps_links_marks_sources_and_cjk_text(agent_serve
         if "/A" in annotation.get_object()
     ]
     assert uris.count(pharos) >= 3 and uris.count(survey) >= 2, "each [n] and each Sources title links the source"
-    assert "Sources" in text and "Divers map the ruins of the Pharos" in text and "Citation accuracy" in text
+    assert "Sources" in text and "Divers map the ruins of the Pharos" in text and "Coverage" in text
 
 
 async def test_the_docx_export_notes_every_marker_and_unverified_claim(agent_server, delivered):
@@ -208,7 +208,7 @@ async def test_the_docx_export_notes_every_marker_and_unverified_claim(agent_ser
     assert [h.address for p in paragraphs for h in p.hyperlinks if h.address] == [pharos, survey]
     assert CJK in text and ARABIC in text and "heights = {'pharos': '[1]'}" in text
     cells = [cell.text for table in document.tables for cell in table._cells]
-    assert "Citation accuracy" in cells and "2,500 granite blocks were mapped [2]." in cells
+    assert "Coverage" in cells and "2,500 granite blocks were mapped [2]." in cells
 
 
 async def test_the_markdown_export_rebuilds_the_sources_with_read_times(agent_server, delivered):
