@@ -138,23 +138,40 @@ FARM_AFTER = "In its first year the Norre Bay farm stored 1,310 tonnes of carbon
 FARM_CHANGED = "The Norre Bay farm stored 1,310 tonnes of carbon in its first year."
 
 
-def farm_watch(url: str, sentence: str) -> dict[str, Any]:
-    """One unit reads the farm's page (saying ``sentence``) and hands back its figure; the report cites it."""
-    figure = sentence.split("stored ")[1].split(" of")[0]
+def farm_figure(sentence: str) -> str:
+    """The figure a farm sentence states ("1,240 tonnes")."""
+    return sentence.split("stored ")[1].split(" of")[0]
+
+
+def reads_farm(url: str, sentence: str) -> dict[str, Any]:
+    """A research unit that reads the farm's page (saying ``sentence``) and hands back its figure."""
+    figure = farm_figure(sentence)
     finding = {
         "finding": f"The Norre Bay farm stored {figure} of carbon in its first year.",
         "evidence": f"stored {figure} of carbon",
         "source": url,
     }
-    report = (
+    return researcher(
+        turn(tool_calls=[call("web_fetch", url=url)]), turn(content=findings_json("The farm's carbon.", [finding]))
+    )
+
+
+def farm_report(figure: str, url: str) -> str:
+    """The report that cites the farm's page for ``figure``."""
+    return (
         f"# Norre Bay kelp\n\nThe Norre Bay farm stored {figure} of carbon in its first year [1].\n\n"
         f"## Sources\n[1] Norre Bay kelp farm — {url}\n"
     )
+
+
+def farm_watch(url: str, sentence: str) -> dict[str, Any]:
+    """One unit reads the farm's page (saying ``sentence``) and hands back its figure; the report cites it."""
     return scenario(
-        orchestrator(plan_and_delegate("Find how much carbon the Norre Bay farm stored"), submit(report)),
-        researcher(
-            turn(tool_calls=[call("web_fetch", url=url)]), turn(content=findings_json("The farm's carbon.", [finding]))
+        orchestrator(
+            plan_and_delegate("Find how much carbon the Norre Bay farm stored"),
+            submit(farm_report(farm_figure(sentence), url)),
         ),
+        reads_farm(url, sentence),
     )
 
 

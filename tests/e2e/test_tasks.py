@@ -14,13 +14,15 @@ from langgraph_sdk import get_client
 
 from testkit.agent_server import stream_run
 from testkit.scenarios import (
+    FARM_AFTER,
+    FARM_BEFORE,
     end_of,
-    findings_json,
+    farm_report,
     message_text,
     orchestrator,
     plan_and_delegate,
+    reads_farm,
     requests_of,
-    researcher,
     scenario,
     submit,
 )
@@ -30,25 +32,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 TASK = "kelp-watch"
 USER = "alice@example.org"
-BEFORE = "In its first year the Norre Bay farm stored 1,240 tonnes of carbon in the seabed."
-AFTER = "In its first year the Norre Bay farm stored 1,310 tonnes of carbon in the seabed."
 DECISION = "Count only carbon stored in the seabed, not in harvested kelp."
-
-
-def reads(url: str, sentence: str) -> dict[str, Any]:
-    figure = sentence.split("stored ")[1].split(" of")[0]
-    finding = {
-        "finding": f"The Norre Bay farm stored {figure} of carbon in its first year.",
-        "evidence": f"stored {figure} of carbon",
-        "source": url,
-    }
-    return researcher(
-        turn(tool_calls=[call("web_fetch", url=url)]), turn(content=findings_json("The farm's carbon.", [finding]))
-    )
-
-
-def report(figure: str, url: str) -> str:
-    return f"# Norre Bay kelp\n\nThe Norre Bay farm stored {figure} of carbon in its first year [1].\n\n## Sources\n[1] Norre Bay kelp farm — {url}\n"
 
 
 async def task_thread(client: Any) -> str:
@@ -67,13 +51,15 @@ def fetches(web: Any) -> int:
 async def test_a_task_resumes_with_its_evidence_and_a_re_run_reports_what_changed(agent_server, scripted, web):
     client = get_client(url=agent_server.url)
     config = {"task": TASK, "user_id": USER}
-    url = web.set_page("norre-bay", title="Norre Bay kelp farm", paragraphs=[BEFORE, "The farm covers 40 hectares."])
+    url = web.set_page(
+        "norre-bay", title="Norre Bay kelp farm", paragraphs=[FARM_BEFORE, "The farm covers 40 hectares."]
+    )
 
     # 1. The task's first run: a decision, one research unit, a report.
     scripted.set_scenario(scenario(
         orchestrator(turn(tool_calls=[call("record_decision", text=DECISION, why="Harvested kelp is sold and burnt.")]),
-                     plan_and_delegate("Find how much carbon the Norre Bay farm stored"), submit(report("1,240 tonnes", url))),
-        reads(url, BEFORE),
+                     plan_and_delegate("Find how much carbon the Norre Bay farm stored"), submit(farm_report("1,240 tonnes", url))),
+        reads_farm(url, FARM_BEFORE),
     ))  # fmt: skip
     first = await stream_run(
         client,
@@ -92,7 +78,7 @@ async def test_a_task_resumes_with_its_evidence_and_a_re_run_reports_what_change
     # 2. A follow-up on the same task cites the page read in run 1 without fetching it again.
     scripted.set_scenario(scenario(orchestrator(
         turn(tool_calls=[call("search_decisions", query="carbon seabed")]),
-        submit(report("1,240 tonnes", url)),
+        submit(farm_report("1,240 tonnes", url)),
     )))  # fmt: skip
     thread_id = await task_thread(client)
     assert thread_id == first.thread_id, "the same task name continues the same thread"
@@ -120,10 +106,10 @@ async def test_a_task_resumes_with_its_evidence_and_a_re_run_reports_what_change
     assert not follow_up.of_type("task_diff")
 
     # 3. The page changed; re-running the task researches again and says what changed.
-    web.set_page("norre-bay", title="Norre Bay kelp farm", paragraphs=[AFTER, "The farm covers 40 hectares."])
+    web.set_page("norre-bay", title="Norre Bay kelp farm", paragraphs=[FARM_AFTER, "The farm covers 40 hectares."])
     scripted.set_scenario(scenario(
-        orchestrator(plan_and_delegate("Find how much carbon the Norre Bay farm stored"), submit(report("1,310 tonnes", url))),
-        reads(url, AFTER),
+        orchestrator(plan_and_delegate("Find how much carbon the Norre Bay farm stored"), submit(farm_report("1,310 tonnes", url))),
+        reads_farm(url, FARM_AFTER),
     ))  # fmt: skip
     rerun = await stream_run(client, "Run the task again.", configurable=config, thread_id=await task_thread(client))
 
