@@ -774,3 +774,20 @@ def test_doctor_reports_a_missing_skills_folder_as_a_warning(tmp_path) -> None:
     result = _cli("doctor", env=env)
 
     assert any(line.strip().startswith("!") and "does not exist" in line for line in result.stdout.splitlines())
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("steer", "a-thread", "Focus on Europe"),
+        ("tasks",),
+        ("kb", "list"),
+        ("schedule", "list"),
+    ],
+)
+def test_every_client_command_says_the_same_thing_when_no_server_answers(command: tuple[str, ...]) -> None:
+    url = f"http://127.0.0.1:{_closed_port()}"
+    result = _cli(*command, "--url", url, timeout=20)
+    output = result.stdout + result.stderr
+    assert result.returncode == 2, output
+    assert f"No agent server at {url} — start it with ./run.sh" in output

@@ -59,7 +59,7 @@ from ..domain.questions import question_problem
 from ..domain.reader import OutlineError, language_refusal, parse_outline, style_refusal
 from ..protocol.events import STOP_REQUESTS_NAMESPACE
 from ..run.owner import ANONYMOUS_USER
-from .env import server_answers
+from .env import server_missing
 from .steer_inline import SteerFromTerminal
 from .tasks import task_thread
 from .view import RunView
@@ -415,9 +415,8 @@ def cmd_ask(args: argparse.Namespace, console: Console) -> int:
             console.print(Text(f"Invalid --out: {exc}", "red"))
             return 2
     url = args.url.rstrip("/")
-    if not server_answers(url):
-        message = f"No agent server at {url} — start it with ./run.sh (or pass --url / set DRA_URL)."
-        console.print(Text(message, "red"))
+    if missing := server_missing(url):
+        console.print(Text(missing, "red"))
         return 2
     if getattr(args, "task", None):
         configurable = {

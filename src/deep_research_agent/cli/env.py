@@ -34,6 +34,7 @@ __all__ = [
     "project_root",
     "read_dotenv",
     "server_answers",
+    "server_missing",
     "store_client",
     "refusal",
 ]
@@ -81,6 +82,13 @@ HEALTH_PATHS = ("/ok", "/health")
 def server_answers(url: str, timeout: float = PROBE_TIMEOUT_S) -> bool:
     """True when an agent server at ``url`` answers its health path (``/ok`` on langgraph dev, ``/health`` on Aegra)."""
     return any(probe(f"{url}{path}", timeout) for path in HEALTH_PATHS)
+
+
+def server_missing(url: str) -> str | None:
+    """What a client command says when no agent server answers at ``url`` (None when one does)."""
+    if server_answers(url):
+        return None
+    return f"No agent server at {url} — start it with ./run.sh (or pass --url / set DRA_URL)."
 
 
 async def store_client(url: str) -> tuple[Any, str | None]:

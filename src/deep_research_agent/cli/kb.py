@@ -24,10 +24,11 @@ from typing import Any
 import httpx
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
 
 from ..knowledge.namespace import DEFAULT_DATASET, KNOWLEDGE_NAMESPACE, knowledge_namespace
 from ..run.owner import ANONYMOUS_USER, label_value
-from .env import refusal, server_answers, store_client
+from .env import refusal, server_missing, store_client
 
 _PAGE = 100
 
@@ -37,8 +38,8 @@ def dataset_namespace(user: str, dataset: str) -> list[str]:
 
 
 def cmd_kb(args: argparse.Namespace, console: Console) -> int:
-    if not server_answers(args.url):
-        console.print(f"[red]No agent server answers at {args.url}.[/red] Start it with ./run.sh, or pass --url.")
+    if missing := server_missing(args.url.rstrip("/")):
+        console.print(Text(missing, "red"))
         return 2
     if args.kb_action == "delete" and not args.yes:
         console.print("[red]Nothing deleted:[/red] pass --yes to delete every entry of the dataset.")

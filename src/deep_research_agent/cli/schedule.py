@@ -31,7 +31,7 @@ from rich.text import Text
 
 from ..run.owner import ANONYMOUS_USER
 from ..schedules.spec import cron_body
-from .env import refusal, server_answers
+from .env import refusal, server_missing
 
 SCHEDULES_PATH = "/schedules"  # routes.py, not imported: it needs the server's packages
 SHOWN_DIGESTS = 3
@@ -49,8 +49,8 @@ def cmd_schedule(args: argparse.Namespace, console: Console) -> int:
             console.print(Text("Invalid --config: give a JSON object.", "red"))
             return 2
     url = args.url.rstrip("/")
-    if not server_answers(url):
-        console.print(Text(f"No agent server at {url} — start it with ./run.sh (or pass --url / set DRA_URL).", "red"))
+    if missing := server_missing(url):
+        console.print(Text(missing, "red"))
         return 2
     from langgraph_sdk import get_client
 

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..service.steering import NoRunningRun, SteerRequest, send_steering
-from .env import server_answers
+from .env import server_missing
 
 
 async def steer(url: str, thread_id: str, message: str, console: Console) -> int:
@@ -41,7 +41,7 @@ def cmd_steer(args: argparse.Namespace, console: Console) -> int:
         console.print(Text("A steering message needs some text.", "red"))
         return 2
     url = args.url.rstrip("/")
-    if not server_answers(url):
-        console.print(Text(f"No agent server at {url} — start it with ./run.sh (or pass --url / set DRA_URL).", "red"))
+    if missing := server_missing(url):
+        console.print(Text(missing, "red"))
         return 2
     return asyncio.run(steer(url, args.thread_id, args.message, console))

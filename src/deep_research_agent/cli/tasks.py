@@ -22,7 +22,7 @@ from rich.text import Text
 
 from ..run.owner import ANONYMOUS_USER
 from ..tasks.store import TaskRecord, task_namespace
-from .env import refusal, server_answers, store_client
+from .env import refusal, server_missing, store_client
 
 
 async def task_thread(client: Any, name: str, user: str) -> str:
@@ -67,8 +67,8 @@ def render(console: Console, user: str, records: list[TaskRecord]) -> None:
 
 def cmd_tasks(args: argparse.Namespace, console: Console) -> int:
     url = args.url.rstrip("/")
-    if not server_answers(url):
-        console.print(Text(f"No agent server at {url} — start it with ./run.sh (or pass --url / set DRA_URL).", "red"))
+    if missing := server_missing(url):
+        console.print(Text(missing, "red"))
         return 2
 
     async def listed() -> tuple[str, list[TaskRecord]]:
