@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import httpx
 import pytest
 
 from deep_research_agent.domain.claims import ClaimRecord, summarise_claims
@@ -240,3 +241,20 @@ async def failure_of(call: Any) -> str:
     with pytest.raises(ToolFailure) as raised:
         await call
     return raised.value.message
+
+
+def test_a_client_connection_kept_alive_to_a_stopped_recorder_reaches_the_replay_on_its_port(tmp_path) -> None:
+    """The agent server pools its connections: after recording, the replay on the same port must answer them."""
+    tape = tmp_path / "pages.cassette.json"
+    with httpx.Client() as client:
+        with WebStandIn() as pages:
+            article = pages.url(ARTICLES["pharos-lighthouse"].path)
+            with CassetteServer(
+                tape, mode="record", model_upstream="http://unused", fetch_allow_hosts=(pages.allow_host,)
+            ) as recorder:
+                port = recorder.server.server_address[1]
+                recorded = client.post(recorder.page_url, json={"url": article})
+        with CassetteServer(tape, mode="replay", port=port) as replay:
+            answered = client.post(replay.page_url, json={"url": article})
+            assert replay.misses == []
+    assert (answered.status_code, answered.text) == (200, recorded.text)

@@ -25,9 +25,11 @@ and a loopback proxy answering one request at a time per thread needs none.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import re
+import socket
 import threading
 from collections import defaultdict, deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -180,6 +182,10 @@ class CassetteServer:
         self.http = httpx.Client(timeout=UPSTREAM_TIMEOUT_S)
         self.server = ThreadingHTTPServer((host, port), self._handler())
         self.server.daemon_threads = True
+        # Kept-alive connections outlive ``shutdown()``: a client's pooled connection would reach this proxy's
+        # handler after ``stop()``, even when a new proxy serves the port. ``stop()`` closes them.
+        self.connections: set[socket.socket] = set()
+        self.connections_lock = threading.Lock()
         self.thread: threading.Thread | None = None
 
     @property
@@ -215,6 +221,10 @@ class CassetteServer:
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+        with self.connections_lock:
+            for connection in self.connections:
+                with contextlib.suppress(OSError):
+                    connection.shutdown(socket.SHUT_RDWR)
         self.http.close()
 
     def __enter__(self) -> CassetteServer:
@@ -284,6 +294,16 @@ class CassetteServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+
+            def setup(self) -> None:
+                super().setup()
+                with proxy.connections_lock:
+                    proxy.connections.add(self.connection)
+
+            def finish(self) -> None:
+                with proxy.connections_lock:
+                    proxy.connections.discard(self.connection)
+                super().finish()
 
             def _serve(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("content-length") or 0))
