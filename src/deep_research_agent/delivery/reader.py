@@ -29,7 +29,7 @@ from ..documents.language import detect_language
 from ..domain.conversation import is_user_turn, latest_user_text
 from ..domain.names import Role
 from ..domain.per_role import PerRoleMiddleware
-from ..domain.reader import AUTO_LANGUAGE, ENGLISH, STYLE_TARGETS, ReportStyle, language_name
+from ..domain.reader import AUTO_LANGUAGE, ENGLISH, STYLE_TARGETS, ReportStyle, RunLanguage, language_name
 from ..run import Run, run_hook
 
 _DEPTH = {
@@ -38,13 +38,6 @@ _DEPTH = {
     ReportStyle.DETAILED: "Go deep: background, each angle with its evidence, disagreements between sources, "
     "limitations and what remains open; a table where figures compare.",
 }
-
-
-@dataclass(frozen=True)
-class RunLanguage:
-    """The run's report language once told: a code, or None for the model's own choice."""
-
-    code: str | None
 
 
 @dataclass(frozen=True)
@@ -98,13 +91,15 @@ def _question_language(messages: Sequence[AnyMessage]) -> str | None:
 
 
 async def run_language(run: Run, shape: ReaderShape, messages: Sequence[AnyMessage]) -> str | None:
-    """The run's report language: the configured code, or (``auto``) the question's, told once per run."""
-    if shape.language != AUTO_LANGUAGE:
-        return shape.language
+    """The run's report language: the configured code, or (``auto``) the question's, told once per run; either
+    is attached to the run as its ``RunLanguage``, which later parts of the run (the digest) read."""
     known = run.attachments.get(RunLanguage)
     if known is None:
-        # The detector's model loads on first use (about 1.5 s): never on the event loop.
-        known = RunLanguage(await asyncio.to_thread(_question_language, messages))
+        if shape.language != AUTO_LANGUAGE:
+            known = RunLanguage(shape.language)
+        else:
+            # The detector's model loads on first use (about 1.5 s): never on the event loop.
+            known = RunLanguage(await asyncio.to_thread(_question_language, messages))
         run.attachments.attach(known)
     return known.code
 
@@ -139,7 +134,7 @@ class ReaderShapeMiddleware(PerRoleMiddleware):
             sections = orchestrator_sections(self.shape, language)
         else:
             known = run.attachments.get(RunLanguage)
-            language = self.shape.language if self.shape.language != AUTO_LANGUAGE else (known.code if known else None)
+            language = known.code if known else (None if self.shape.language == AUTO_LANGUAGE else self.shape.language)
             sections = research_sections(language)
         if not sections:
             return await handler(request)

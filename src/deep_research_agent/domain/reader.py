@@ -180,6 +180,14 @@ def language_name(code: str) -> str:
     return LANGUAGES.get(code, code)
 
 
+@dataclass(frozen=True)
+class RunLanguage:
+    """A run's report language once told, attached to the run (``delivery/reader.run_language``): a code, or
+    None when the model chooses (an English question under ``auto``, or one whose language cannot be told)."""
+
+    code: str | None
+
+
 class ReportStyle(StrEnum):
     """How long and deep a report is, and so how many research units its plan has."""
 
