@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from deep_research_agent.delivery.unit_cap import UnitCapMiddleware
 from deep_research_agent.documents.language import detect_language
+from deep_research_agent.domain.knobs import KnobError
 from deep_research_agent.domain.reader import LANGUAGES, MAX_OUTLINE_SECTIONS, OutlineError, parse_outline
+from deep_research_agent.graph import plan_max_units, unit_cap
 from deep_research_agent.settings import ResearchConfig
 
 KEY = {"OPENAI_API_KEY": "sk-test"}
@@ -118,3 +121,22 @@ def test_ask_refuses_a_bad_option_before_asking_a_server(options, message):
     args = argparse.Namespace(**{"language": None, "style": None, "outline": None, **options})
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(".", r"\.")):
         reader_options(args)
+
+
+def test_a_refused_style_or_language_leaves_the_defaults_for_the_graph_that_reports_it():
+    settings = resolve(report_style="epic", report_language="elvish")
+    assert len(settings.problems) == 2 and (settings.report_style, settings.report_language) == ("standard", "auto")
+
+
+def test_a_style_caps_the_units_a_run_starts_and_a_reviewed_plan_has():
+    assert unit_cap(resolve()) == [] and plan_max_units(resolve()) == 10
+    (brief,) = unit_cap(resolve(report_style="brief"))
+    assert brief.max_units == 2 and plan_max_units(resolve(report_style="brief")) == 2
+    assert plan_max_units(resolve(report_style="detailed", plan_max_units=5)) == 5
+    assert plan_max_units(resolve(report_style="detailed", plan_max_units=0)) == 8
+
+
+@pytest.mark.parametrize("knobs", [{"max_units": 0, "style": "brief"}, {"max_units": 2, "style": "epic"}])
+def test_the_unit_cap_refuses_a_cap_or_style_it_cannot_hold(knobs):
+    with pytest.raises(KnobError):
+        UnitCapMiddleware(**knobs)

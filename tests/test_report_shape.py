@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from deep_research_agent.delivery.reader import ReaderShape, orchestrator_sections, research_sections
+from deep_research_agent.report.length import length_gap, length_problem, report_words
 from deep_research_agent.report.outline import gap_problems, outline_gaps, with_outline_note
 
 OUTLINE = ("Context", "Costs", "Risks", "Outlook")
@@ -26,6 +27,37 @@ def test_brief_and_detailed_ask_for_different_plans_and_lengths():
     (detailed,) = orchestrator_sections(ReaderShape(style="detailed"), None)
     assert "plan 1-2 research units" in brief and "300-600 words" in brief
     assert "plan 4-8 research units" in detailed and "2,500-5,000 words" in detailed
+
+
+def prose(words: int) -> str:
+    return " ".join(["figure"] * words)
+
+
+def test_a_report_counts_the_words_of_its_prose_not_its_sources_markers_or_urls():
+    report = "# Title\n\nThe cell holds 412 Wh/kg [1][2], see https://example.org/a.\n\n## Sources\n[1] A — https://a.example\n"
+    assert report_words(report) == 8
+
+
+def test_a_japanese_report_is_counted_on_the_scale_of_an_english_one():
+    japanese = report_words("ナトリウムガラス電池のエネルギー密度は412 Wh/kgです。")
+    english = report_words("The energy density of sodium-glass batteries is 412 Wh/kg.")
+    assert english == 11 and abs(japanese - english) <= 2, japanese
+
+
+def test_a_brief_report_three_times_its_length_is_sent_back_and_a_near_one_is_not():
+    assert length_gap(prose(650), "brief") is None
+    gap = length_gap(prose(1800), "brief")
+    assert gap is not None and gap.too_long
+    assert length_problem(gap).startswith(
+        "The report is about 1,800 words; the reader asked for a brief report of 300-600"
+    )
+
+
+def test_a_detailed_report_of_one_paragraph_is_sent_back_and_standard_asks_no_length():
+    gap = length_gap(prose(200), "detailed")
+    assert gap is not None and not gap.too_long and "cover each angle" in length_problem(gap)
+    assert length_gap(prose(1400), "detailed") is None
+    assert length_gap(prose(20), "standard") is None and length_gap(prose(20_000), "standard") is None
 
 
 def test_the_outline_lists_its_sections_in_order():

@@ -87,9 +87,11 @@ from .delivery.chart_offer import ChartOfferMiddleware
 from .delivery.follow_up import follow_up_section
 from .delivery.reader import ReaderShape, ReaderShapeMiddleware
 from .delivery.steer import SteeringMiddleware
+from .delivery.unit_cap import UnitCapMiddleware
 from .domain.assist import AssistDecision
 from .domain.names import Role, ToolName
 from .domain.plan_answer import PlanRules
+from .domain.reader import style_unit_cap
 from .domain.search import PAPER_BACKENDS
 from .domain.secrets import register_secrets
 from .embeddings import embedder_for
@@ -420,6 +422,8 @@ def orchestrator_agent(
         gate=CompletionMiddleware(),
         own=[
             ClassifiedToolErrorsMiddleware(role=Role.ORCHESTRATOR),
+            # Outside the hand-over: a unit beyond what the report's style allows never starts.
+            *unit_cap(settings),
             HandOverMiddleware(models_by_role=_models_by_role(settings, subagents)),
             # Inside the hand-over: once a chart is called for (a series in the findings, or the user asked for one),
             # how to write one, after the findings JSON; never in the system prompt.
@@ -439,6 +443,7 @@ def orchestrator_agent(
                 embedder=embedder_for(settings.part(EmbeddingSettings)),
                 max_charts=settings.max_charts,
                 outline=settings.report_outline,
+                style=settings.report_style,
             ),
             # Inside the report gate: the "what changed" section is appended to the report it let through.
             # The patch for dangling tool calls runs in the lifecycle's opening hook, not as a node of its own.
@@ -681,13 +686,26 @@ def run_lifecycle(
     )
 
 
+def unit_cap(settings: ResearchConfig) -> list[UnitCapMiddleware]:
+    """The cap on a run's research units its report's style sets (none for ``standard``)."""
+    cap = style_unit_cap(settings.report_style)
+    return [] if cap is None else [UnitCapMiddleware(max_units=cap, style=settings.report_style)]
+
+
+def plan_max_units(settings: ResearchConfig) -> int:
+    """A plan's most units: ``plan_max_units`` (0: no limit), and no more than the report's style allows."""
+    caps = [cap for cap in (settings.plan_max_units, style_unit_cap(settings.report_style)) if cap]
+    return min(caps, default=0)
+
+
 def plan_review(settings: ResearchConfig, *, subagents: Sequence[CompiledSubAgent]) -> PlanReviewMiddleware:
     """The plan review, its estimate from the tier's prices and the run's budgets, a plan's units bounded to
-    ``plan_max_units`` and the ``subagents`` the orchestrator can start; offered with ``plan_review`` on."""
+    ``plan_max_units`` (and the report style's cap) and the ``subagents`` the orchestrator can start; offered
+    with ``plan_review`` on."""
     return PlanReviewMiddleware(
         offered=settings.plan_review,
         timeout_s=settings.plan_review_timeout,
-        rules=PlanRules(max_units=settings.plan_max_units, subagent_types=tuple(agent["name"] for agent in subagents)),
+        rules=PlanRules(max_units=plan_max_units(settings), subagent_types=tuple(agent["name"] for agent in subagents)),
         estimate=partial(
             estimate_plan, tier=settings.tier, unit_tokens=settings.plan_unit_tokens, limits=budget_limits(settings)
         ),

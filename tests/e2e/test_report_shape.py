@@ -1,7 +1,7 @@
 """Reports in the reader's language and shape, through ``langgraph dev`` with the scripted model: a French question
 under ``auto`` gets a French report whose claims still check out, a Japanese report exports to PDF and Word, an
-outline's sections are held to (one missing section is sent back once), and ``brief`` and ``detailed`` ask for
-different plans and lengths.
+outline's sections are held to (one missing section is sent back once), and ``brief`` and ``detailed`` are held
+to their units (a brief run starts two) and lengths (a report far outside its range is sent back once).
 
 The scripted model answers the same whatever its prompt says, so these tests show what the product does around it:
 what each agent is told, what the report gate holds a report to, what the exports render. Whether a real model
@@ -11,6 +11,7 @@ follows the length targets is for ``./run.sh eval``.
 from __future__ import annotations
 
 import io
+import json
 from typing import Any
 
 import docx
@@ -195,26 +196,83 @@ async def test_a_bad_outline_language_or_style_ends_the_run_before_any_model_cal
     assert scripted.requests() == []
 
 
-async def test_brief_and_detailed_differ_in_the_plan_they_ask_for_and_the_report_delivered(agent_server, scripted, web):
-    url = web.url(ARTICLE.path)
-    sentence = "The Halvorsen cell reaches 412 Wh/kg [1]."
-    sources = f"\n\n## Sources\n[1] {ARTICLE.title} — {url}\n"
-    runs = {}
-    for style, briefs, paragraphs in (
-        ("brief", ["Find the density"], 1),
-        ("detailed", ["Find the density", "Find the cycle life", "Find the cost", "Find the outlook"], 12),
-    ):
-        report = "# Sodium-glass\n\n" + "\n\n".join(f"## Part {n}\n\n{sentence}" for n in range(paragraphs)) + sources
-        scripted.set_scenario(scenario(orchestrator(plan_and_delegate(*briefs), submit(report)), reader_of(url)))
-        run = await stream_run(
-            agent_server.url, "How dense are sodium-glass batteries?", configurable={"report_style": style}
-        )
-        assert end_of(run) == ("done", "report_delivered")
-        prompt = system_text(requests_of(scripted, "orchestrator")[0]["body"])
-        units = len(requests_of(scripted, "research-subagent")) // 3
-        runs[style] = (prompt, units, len(run.values["final_report"].split()))
+def styled_report(url: str, paragraphs: int) -> str:
+    """A report of ``paragraphs`` sections, each one cited sentence and some prose: about 30 words a section."""
+    prose = "The sources agree on this figure, and the section sets it against what the question asked about it."
+    body = "\n\n".join(f"## Part {n}\n\nThe Halvorsen cell reaches 412 Wh/kg [1]. {prose}" for n in range(paragraphs))
+    return f"# Sodium-glass\n\n{body}\n\n## Sources\n[1] {ARTICLE.title} — {url}\n"
 
-    assert "plan 1-2 research units, and write 300-600 words" in runs["brief"][0]
-    assert "plan 4-8 research units, and write 2,500-5,000 words" in runs["detailed"][0]
-    assert runs["brief"][1] == 1 and runs["detailed"][1] == 4
-    assert runs["detailed"][2] > 5 * runs["brief"][2]
+
+def units_started(scripted: Any) -> int:
+    return len(requests_of(scripted, "research-subagent")) // 3
+
+
+async def test_a_brief_run_starts_two_units_and_sends_an_essay_back_once(agent_server, scripted, web):
+    url = web.url(ARTICLE.path)
+    essay, brief = styled_report(url, 40), styled_report(url, 8)
+    scripted.set_scenario(
+        scenario(
+            orchestrator(plan_and_delegate("Find the density", "Find the cycle life", "Find the cost"),
+                         submit(essay), submit(brief)),
+            reader_of(url),
+        )
+    )  # fmt: skip
+
+    run = await stream_run(
+        agent_server.url, "How dense are sodium-glass batteries?", configurable={"report_style": "brief"}
+    )
+
+    assert end_of(run) == ("done", "report_delivered")
+    assert "plan 1-2 research units, and write 300-600 words" in system_text(
+        requests_of(scripted, "orchestrator")[0]["body"]
+    )
+    assert units_started(scripted) == 2 and len(run.statuses("subagent_start")) == 2
+    told = json.dumps(requests_of(scripted, "orchestrator")[1]["body"]["messages"])
+    assert "this unit was NOT started: the reader asked for a brief report, which has at most 2" in told
+    (bounce,) = [s for s in run.statuses("revising") if s.get("reason") == "report_quality"]
+    assert "The report is about 1,0" in bounce["detail"] and "brief report of 300-600 words" in bounce["detail"]
+    assert run.values["final_report"].count("## Part") == 8
+    assert not [s for s in run.statuses("warning") if s.get("reason") == "report_length"]
+
+
+async def test_a_detailed_report_of_a_few_paragraphs_is_sent_back_once_then_delivered_with_a_warning(
+    agent_server, scripted, web
+):
+    url = web.url(ARTICLE.path)
+    briefs = ["Find the density", "Find the cycle life", "Find the cost", "Find the outlook"]
+    scripted.set_scenario(
+        scenario(orchestrator(plan_and_delegate(*briefs), submit(styled_report(url, 3)), repeat_last=True),
+                 reader_of(url))
+    )  # fmt: skip
+
+    run = await stream_run(
+        agent_server.url, "How dense are sodium-glass batteries?", configurable={"report_style": "detailed"}
+    )
+
+    assert end_of(run) == ("done", "report_delivered")
+    assert "plan 4-8 research units, and write 2,500-5,000 words" in system_text(
+        requests_of(scripted, "orchestrator")[0]["body"]
+    )
+    assert units_started(scripted) == 4
+    (bounce,) = [s for s in run.statuses("revising") if s.get("reason") == "report_quality"]
+    assert "cover each angle the research found" in bounce["detail"]
+    (warning,) = [s for s in run.statuses("warning") if s.get("reason") == "report_length"]
+    assert warning["detail"].endswith("a detailed report is 2,500-5,000 words.")
+    assert run.values["final_report"].count("## Part") == 3
+
+
+async def test_a_detailed_report_of_its_length_is_delivered_at_once(agent_server, scripted, web):
+    url = web.url(ARTICLE.path)
+    scripted.set_scenario(
+        scenario(orchestrator(plan_and_delegate("Find the density"), submit(styled_report(url, 50))), reader_of(url))
+    )
+
+    run = await stream_run(
+        agent_server.url, "How dense are sodium-glass batteries?", configurable={"report_style": "detailed"}
+    )
+
+    assert end_of(run) == ("done", "report_delivered")
+    assert not run.statuses("revising") and not [
+        s for s in run.statuses("warning") if s.get("reason") == "report_length"
+    ]
+    assert run.values["final_report"].count("## Part") == 50

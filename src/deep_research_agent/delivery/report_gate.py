@@ -22,6 +22,9 @@ records anything):
 - with an ``outline`` (``report_outline``), a draft missing one of its sections, or holding them out of order,
   has that among its problems (``report/outline.py``); a delivered report still missing one carries a note
   saying so, before its Sources;
+- with a ``style`` (``report_style``) other than ``standard``, a draft far outside the length it asks for (a
+  brief one much too long, a detailed one much too short: ``report/length.py``) has that among its problems;
+  a delivered report still outside it sends one ``status: warning`` (reason ``report_length``);
 - any later draft is delivered: citations the run never retrieved are removed and every claim still not
   supported is marked ``[unverified]`` (``finalise``), and ``submit_report`` records and sends that text.
   A bounced draft is therefore never ``final_report`` nor a ``report`` event.
@@ -42,8 +45,9 @@ from langgraph.types import Command
 
 from ..domain.charts import DEFAULT_MAX_CHARTS
 from ..domain.errors import tool_error_text
-from ..domain.knobs import callable_knob, not_negative
-from ..domain.names import RevisionReason, ToolErrorClass, ToolName
+from ..domain.knobs import KnobError, callable_knob, not_negative
+from ..domain.names import RevisionReason, ToolErrorClass, ToolName, WarningReason
+from ..domain.reader import ReportStyle, style_refusal
 from ..embeddings import Embedder
 from ..handover.answer_gate import ANSWER, AnswerGate
 from ..protocol.events import WarningStatus, emit
@@ -61,6 +65,7 @@ from ..report.judge import (
     unfounded_claims,
     unfounded_detail,
 )
+from ..report.length import length_gap, length_problem, length_warning
 from ..report.outline import OutlineGaps, gap_problems, outline_gaps, with_outline_note
 from ..report.passages import with_meaning
 from ..report.vetting import VettedReport, finalise, vet_report, with_judgements
@@ -101,16 +106,20 @@ class ReportGateMiddleware(AnswerGate):
         judge_timeout: float = 60.0,
         max_charts: int = DEFAULT_MAX_CHARTS,
         outline: Sequence[str] = (),
+        style: str = ReportStyle.STANDARD.value,
         embedder: Embedder | None = None,
     ) -> None:
         """``max_charts``: the charts a report may hold (``report/charts.py``); 0 refuses every chart.
         ``outline``: the sections the reader asked for (``report_outline``): a draft missing one, or with them
         out of order, is sent back like any other problem; delivered so, it carries a note saying what it lacks.
+        ``style``: the length preset (``report_style``) a draft far outside is sent back for.
         ``embedder``: the judge's passages are chosen by meaning too (``report/passages.py``)."""
         super().__init__()
         callable_knob("ReportGateMiddleware", "judge", getattr(judge, "for_run", None), optional=judge is None)
         not_negative("ReportGateMiddleware", "judge_timeout", judge_timeout)
         not_negative("ReportGateMiddleware", "max_charts", max_charts)
+        if not isinstance(style, str) or style_refusal(style):
+            raise KnobError("ReportGateMiddleware", "style", style, f"one of {', '.join(ReportStyle)}")
         callable_knob(
             "ReportGateMiddleware", "embedder", getattr(embedder, "embed_documents", None), optional=embedder is None
         )
@@ -118,6 +127,7 @@ class ReportGateMiddleware(AnswerGate):
         self.judge_timeout = judge_timeout
         self.max_charts = max_charts
         self.outline = tuple(outline)
+        self.style = style
         self.embedder = embedder
 
     @run_hook
@@ -144,7 +154,8 @@ class ReportGateMiddleware(AnswerGate):
         unreliable = bool(request.state.get("report_gate_judge_unreliable"))
         vetted, judged_now = await self._judged(run, vetted, evidence, judged or {}, unreliable=unreliable)
         gaps = outline_gaps(vetted.markdown, self.outline) if self.outline else OutlineGaps()
-        problems = [*vetted.problems, *gap_problems(gaps)]
+        off_length = length_gap(vetted.markdown, self.style)
+        problems = [*vetted.problems, *gap_problems(gaps), *([length_problem(off_length)] if off_length else [])]
         if problems and self.may_bounce(spent):
             self.announce(problems)
             message = ToolMessage(
@@ -171,6 +182,8 @@ class ReportGateMiddleware(AnswerGate):
         unfounded = unfounded_claims(vetted.claims, vetted.judgements)
         if unfounded:
             emit(WarningStatus(reason=UNFOUNDED_REASON, detail=unfounded_detail(unfounded)))
+        if off_length:
+            emit(WarningStatus(reason=WarningReason.REPORT_LENGTH, detail=length_warning(off_length)))
         delivered = await asyncio.to_thread(finalise, vetted, evidence)
         if gaps:
             delivered = with_outline_note(delivered, gaps)

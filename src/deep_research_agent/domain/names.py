@@ -201,6 +201,8 @@ class WarningReason(StrEnum):
     EMPTY_REPLY = "empty_reply"
     # The answer to a plan review was not one valid decision: it was not used, and the plan still waits.
     PLAN_REVIEW_ANSWER = "plan_review_answer"
+    # The report is still far outside the length its style asks for after its one revision (``report/length.py``).
+    REPORT_LENGTH = "report_length"
 
 
 class TriageReason(StrEnum):

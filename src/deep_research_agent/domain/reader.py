@@ -7,7 +7,8 @@ Contract:
 - ``language_refusal(code)`` is why a ``report_language`` cannot be used (listing the valid values), or None;
 - ``ReportStyle`` is the length and depth preset (``brief | standard | detailed``); ``STYLE_TARGETS`` says
   what each asks for (research units per plan, words of the report); ``standard`` is the default and asks
-  for nothing, so a run with the defaults is prompted as before;
+  for nothing, so a run with the defaults is prompted as before; ``style_unit_cap`` is the most units a
+  run of a style starts (``delivery/unit_cap.py``; the plan review's bound too);
 - ``parse_outline(raw)`` is the section headings a reader gave (a list, or a Markdown skeleton whose ``#``
   headings are the sections), or raises ``OutlineError`` saying how to fix it: an outline with no heading
   or with more than ``MAX_OUTLINE_SECTIONS``.
@@ -209,6 +210,13 @@ STYLE_TARGETS: dict[ReportStyle, StyleTarget] = {
     ReportStyle.STANDARD: StyleTarget(units=(2, 5), words=(800, 2000)),
     ReportStyle.DETAILED: StyleTarget(units=(4, 8), words=(2500, 5000)),
 }
+
+
+def style_unit_cap(style: str) -> int | None:
+    """The most research units a run of ``style`` starts: the top of its range; None for ``standard``, which
+    asks for nothing (``plan_max_units`` and the budgets bound it)."""
+    preset = ReportStyle(style)
+    return None if preset is ReportStyle.STANDARD else STYLE_TARGETS[preset].units[1]
 
 
 def style_refusal(style: str) -> str | None:

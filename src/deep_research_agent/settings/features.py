@@ -551,9 +551,9 @@ class ReaderSettings(BaseModel):
     )
     report_style: str = _setting(
         ReportStyle.STANDARD.value,
-        "Length and depth of the report: brief (1-2 research units, 300-600 words: about a third of standard's "
-        "tokens), standard (the model's judgement, typically 2-5 units, 800-2,000 words) or detailed (4-8 units, "
-        "2,500-5,000 words: about twice standard's tokens and time). docs/configuration.md.",
+        "Length and depth of the report: brief (at most 2 research units, 300-600 words), standard (the model's "
+        "judgement, typically 2-5 units, 800-2,000 words) or detailed (at most 8 units, 2,500-5,000 words). A brief "
+        "report far over its length or a detailed one far under is sent back once. docs/configuration.md.",
         env="DRA_REPORT_STYLE",
         configurable="report_style",
     )

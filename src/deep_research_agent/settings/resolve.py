@@ -737,14 +737,15 @@ def _resolve_reader(
     """The report's language, style and outline, each checked: one that cannot be followed refuses the run
     (a report in the wrong language or shape is not what was asked for), its message listing the valid values.
     An env outline is a Markdown skeleton or a JSON list; a run's is a list or a skeleton."""
+    # A refused value ends the run with config_error; the graph that says so is built with the default.
     language = str(values.get("report_language", "auto")).strip().lower().replace("_", "-")
     if refusal := language_refusal(language):
         problems.append(refusal + ".")
-    values["report_language"] = language
+    values["report_language"] = "auto" if refusal else language
     style = str(values.get("report_style", "standard")).strip().lower()
     if refusal := style_refusal(style):
         problems.append(refusal + ".")
-    values["report_style"] = style
+    values["report_style"] = "standard" if refusal else style
     raw, origin = _lookup(configurable, environ, {"configurable": ["report_outline"], "env": ["DRA_REPORT_OUTLINE"]})
     if isinstance(raw, str) and raw.strip().startswith("["):
         try:
