@@ -720,6 +720,7 @@ def triage_router(settings: ResearchConfig) -> TriageRouterMiddleware:
         model_factory=models_for(settings),
         on_model_response=side_call_meter(Role.TRIAGE, settings.tier.research),
         research_request=asks_for_research_or_comparison if assisted else asks_for_research,
+        reader=reader_shape(settings),
     )
 
 

@@ -21,6 +21,7 @@ from pypdf import PdfReader
 
 from testkit.agent_server import stream_run
 from testkit.scenarios import (
+    direct_answerer,
     end_of,
     findings_json,
     orchestrator,
@@ -30,6 +31,7 @@ from testkit.scenarios import (
     scenario,
     submit,
     system_text,
+    triage,
 )
 from testkit.scripted_model import call, turn
 from testkit.web import ARTICLES
@@ -106,6 +108,25 @@ async def test_an_english_question_under_auto_is_prompted_as_before(agent_server
         system_text(r["body"]) for r in scripted.requests() if r["agent"] in ("orchestrator", "research-subagent")
     ]
     assert prompts and not any("## Report language" in p or "## Search languages" in p for p in prompts)
+
+
+async def test_a_simple_question_is_answered_in_the_report_language(agent_server, scripted):
+    """The direct answer of a SIMPLE turn is asked for in the run's language; an English one under auto as before."""
+    answers = {}
+    for question, configurable in (
+        ("Qu'est-ce qu'une batterie sodium-verre ?", {}),
+        ("What is a sodium-glass battery?", {"report_language": "de"}),
+        ("What is a sodium-glass battery?", {}),
+    ):
+        scripted.reset()
+        scripted.set_scenario(scenario(triage("SIMPLE"), direct_answerer("Une batterie.")))
+        run = await stream_run(agent_server.url, question, configurable=configurable)
+        assert end_of(run) == ("done", "direct_answer")
+        answers[question, bool(configurable)] = system_text(requests_of(scripted, "direct-answer")[0]["body"])
+
+    assert answers["Qu'est-ce qu'une batterie sodium-verre ?", False].endswith("Write your answer in French.")
+    assert answers["What is a sodium-glass battery?", True].endswith("Write your answer in German.")
+    assert "## Language" not in answers["What is a sodium-glass battery?", False]
 
 
 async def test_a_japanese_report_exports_to_pdf_and_word_readably(agent_server, scripted, web):

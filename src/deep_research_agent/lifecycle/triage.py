@@ -17,6 +17,9 @@ Contract (orchestrator only):
   unparseable verdict, an empty answer) fall through to the full agent. A follow-up on a thread that
   already holds a ``final_report`` is RESEARCH unless plainly SIMPLE: the full agent has the report in
   context;
+- with a ``reader`` shape whose language is told (``report_language``: a code, or ``auto`` and a question not in
+  English), the direct answer is asked for in that language (``prompts/answer_language.md``); the run's told
+  language is the one the orchestrator's report would be in (``delivery/reader.run_language``);
 - emits one ``status: triage`` per turn with ``detail`` ``simple`` or ``research`` and a ``reason``;
 - state: ``triage_verdict`` is ``"simple"`` or ``"research"``, set in the first model call of every turn,
   so the end-of-run hook can tell a direct answer apart.
@@ -42,9 +45,11 @@ from langgraph.types import Command
 
 from .. import prompts
 from ..delivery.clarification import prose_questions
+from ..delivery.reader import ReaderShape, run_language
 from ..domain.conversation import is_fresh_turn, previous_turns, turn_messages
-from ..domain.knobs import callable_knob
+from ..domain.knobs import KnobError, callable_knob
 from ..domain.names import Role, ToolName, TriageReason
+from ..domain.reader import language_name
 from ..protocol.events import TriageStatus, emit
 from ..run import Run, UsageMeter, run_hook
 from ..settings import Slot
@@ -128,14 +133,19 @@ class TriageRouterMiddleware(AgentMiddleware):
         model_factory: ModelFactory,
         on_model_response: Callable[[UsageMeter, AIMessage], None] | None = None,
         research_request: Callable[[str], bool] = asks_for_research,
+        reader: ReaderShape | None = None,
     ) -> None:
         """``model_factory(slot, role)``: builds the router's two models (the ``research`` slot, for the
         ``triage`` and ``direct-answer`` roles) on first use; ``on_model_response``: sees each of their replies;
-        ``research_request``: whether a message asks for research, so the router is not asked."""
+        ``research_request``: whether a message asks for research, so the router is not asked; ``reader``: the
+        report's shape, whose language a direct answer is written in."""
         callable_knob(type(self).__name__, "model_factory", model_factory)
         callable_knob(type(self).__name__, "on_model_response", on_model_response, optional=True)
         callable_knob(type(self).__name__, "research_request", research_request)
+        if reader is not None and not isinstance(reader, ReaderShape):
+            raise KnobError(type(self).__name__, "reader", reader, "a ReaderShape or None")
         super().__init__()
+        self.reader = reader
         self.model_factory = model_factory
         self.on_model_response = on_model_response
         self.research_request = research_request
@@ -157,14 +167,14 @@ class TriageRouterMiddleware(AgentMiddleware):
     ) -> ModelResponse | ExtendedModelResponse:
         if not is_fresh_turn(request.messages):
             return await handler(request)
-        answer = await self._route(run.usage, request.messages, request.state.get("final_report") or "")
+        answer = await self._route(run, request.messages, request.state.get("final_report") or "")
         if answer is None:
             verdict, response = "research", await handler(request)
         else:
             verdict, response = "simple", ModelResponse(result=[answer])
         return ExtendedModelResponse(model_response=response, command=Command(update={"triage_verdict": verdict}))
 
-    async def _route(self, usage: UsageMeter, messages: Sequence[AnyMessage], report: str) -> AIMessage | None:
+    async def _route(self, run: Run, messages: Sequence[AnyMessage], report: str) -> AIMessage | None:
         """The direct answer of a SIMPLE turn, or None when the full agent should run."""
         question = turn_messages(messages)[0].text
         if len(question) > MAX_TRIAGE_CHARS:
@@ -173,12 +183,13 @@ class TriageRouterMiddleware(AgentMiddleware):
             return _research(TriageReason.CLARIFICATION_ANSWER)
         if self.research_request(question):
             return _research(TriageReason.RESEARCH_REQUEST)
-        verdict = await self._classify(usage, question, report)
+        verdict = await self._classify(run.usage, question, report)
         if verdict is None:
             return _research(TriageReason.ROUTER_FAILED)
         if verdict == "research":
             return _research(TriageReason.CLASSIFIED)
-        answer = await self._answer(usage, question)
+        language = await run_language(run, self.reader, messages) if self.reader is not None else None
+        answer = await self._answer(run.usage, question, language)
         if answer is None:
             return _research(TriageReason.ANSWER_FAILED)
         emit(TriageStatus(detail="simple", reason=TriageReason.CLASSIFIED))
@@ -201,11 +212,14 @@ class TriageRouterMiddleware(AgentMiddleware):
         )
         return None if reply is None else parse_verdict(reply.text)
 
-    async def _answer(self, usage: UsageMeter, question: str) -> AIMessage | None:
+    async def _answer(self, usage: UsageMeter, question: str, language: str | None) -> AIMessage | None:
+        system = prompts.render(prompts.Prompt.DIRECT_ANSWER)
+        if language is not None:
+            system += "\n\n" + prompts.fill(prompts.Prompt.ANSWER_LANGUAGE, language=language_name(language))
         reply = await self._call(
             usage,
             self.answer_model,
-            [SystemMessage(prompts.render(prompts.Prompt.DIRECT_ANSWER)), HumanMessage(question)],
+            [SystemMessage(system), HumanMessage(question)],
             max_tokens=ANSWER_MAX_TOKENS,
             tags=[],
         )
