@@ -55,6 +55,7 @@ class Prompt(StrEnum):
     SEARCH_LANGUAGE = "search_language"
     REPORT_STYLE = "report_style"
     REPORT_OUTLINE = "report_outline"
+    DIGEST_WORDING = "digest_wording"
 
 
 @cache
