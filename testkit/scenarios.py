@@ -164,14 +164,16 @@ def farm_report(figure: str, url: str) -> str:
     )
 
 
-def farm_watch(url: str, sentence: str) -> dict[str, Any]:
-    """One unit reads the farm's page (saying ``sentence``) and hands back its figure; the report cites it."""
+def farm_watch(url: str, sentence: str, *others: dict[str, Any]) -> dict[str, Any]:
+    """One unit reads the farm's page (saying ``sentence``) and hands back its figure; the report cites it;
+    ``others`` script more roles (the digest's ``translation``)."""
     return scenario(
         orchestrator(
             plan_and_delegate("Find how much carbon the Norre Bay farm stored"),
             submit(farm_report(farm_figure(sentence), url)),
         ),
         reads_farm(url, sentence),
+        *others,
     )
 
 

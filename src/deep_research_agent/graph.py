@@ -165,6 +165,7 @@ from .settings import (
 )
 from .tasks.middleware import TaskMiddleware
 from .tasks.prompt import tasks_section
+from .tasks.translation import WordingTranslator
 from .tools import ClassifiedToolErrorsMiddleware, build_corpus_tools, build_web_fetch_tool, build_web_search_tool
 from .tools.results import ResultLimits
 from .tools.start import ResearchSources, start_section
@@ -447,7 +448,7 @@ def orchestrator_agent(
             ),
             # Inside the report gate: the "what changed" section is appended to the report it let through.
             # The patch for dangling tool calls runs in the lifecycle's opening hook, not as a node of its own.
-            TaskMiddleware(public_url=settings.public_url),
+            TaskMiddleware(translator=digest_translator(settings), public_url=settings.public_url),
         ],
         state_schema=DeepAgentState,
     )
@@ -859,6 +860,16 @@ def models_for(settings: ResearchConfig) -> ModelFactory:
         return chat_model(options, tier.slot(slot), role)
 
     return model
+
+
+def digest_translator(settings: ResearchConfig) -> WordingTranslator:
+    """The digest's wording in the report's language, on the tier's utility model, metered as ``translation``."""
+    utility = settings.tier.utility
+    return WordingTranslator(
+        model_factory=models_for(settings),
+        model=utility.slug,
+        on_model_response=side_call_meter(Role.TRANSLATION, utility),
+    )
 
 
 def report_judge(settings: ResearchConfig) -> ModelClaimJudge | None:

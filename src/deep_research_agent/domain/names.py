@@ -25,6 +25,9 @@ class Role(StrEnum):
     # The reply to a SIMPLE turn, the router's second call: metered under TRIAGE with the verdict, and named
     # apart only on its model request (``models.AGENT_HEADER``).
     DIRECT_ANSWER = "direct-answer"
+    # The digest's fixed wording put into the report's language, once per language per process
+    # (``tasks/wording.py``).
+    TRANSLATION = "translation"
 
 
 SUBAGENT_ROLES = frozenset({Role.RESEARCH_SUBAGENT, Role.EXTRACT_SUBAGENT, Role.CODING_SUBAGENT})
@@ -203,6 +206,9 @@ class WarningReason(StrEnum):
     PLAN_REVIEW_ANSWER = "plan_review_answer"
     # The report is still far outside the length its style asks for after its one revision (``report/length.py``).
     REPORT_LENGTH = "report_length"
+    # The digest's wording could not be put into the report's language (the call failed, or its answer was not
+    # a usable translation): the digest is in English.
+    DIGEST_IN_ENGLISH = "digest_in_english"
 
 
 class TriageReason(StrEnum):

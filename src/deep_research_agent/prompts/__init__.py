@@ -56,6 +56,7 @@ class Prompt(StrEnum):
     REPORT_STYLE = "report_style"
     REPORT_OUTLINE = "report_outline"
     ANSWER_LANGUAGE = "answer_language"
+    DIGEST_WORDING = "digest_wording"
 
 
 @cache

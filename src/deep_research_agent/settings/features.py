@@ -532,10 +532,10 @@ class ReaderSettings(BaseModel):
 
     report_language: str = _setting(
         AUTO_LANGUAGE,
-        "Language of the report and the clarifying questions: auto (the question's, told locally; an English "
-        "question or one too short to tell leaves it to the model) or a language code (fr, ja, de, ...). Research "
-        "units search in it, and in English too when the topic calls for it; quotes stay in their source's "
-        "language. An unknown code refuses the run, listing the valid ones.",
+        "Language of the report, the clarifying questions and a task's digest: auto (the question's, told "
+        "locally; an English question or one too short to tell leaves it to the model) or a language code (fr, "
+        "ja, de, ...). Research units search in it, and in English too when the topic calls for it; quotes stay "
+        "in their source's language. An unknown code refuses the run, listing the valid ones.",
         env="DRA_REPORT_LANGUAGE",
         configurable="report_language",
     )

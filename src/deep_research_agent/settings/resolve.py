@@ -290,7 +290,7 @@ class ResearchConfig(
     )
     model_utility: str = _setting(
         "",
-        "Model name of the utility slot (extract sub-agent, claim judge), instead of the tier's.",
+        "Model name of the utility slot (extract sub-agent, claim judge, digest translation), instead of the tier's.",
         env="DRA_MODEL_UTILITY",
         configurable="model_utility",
     )

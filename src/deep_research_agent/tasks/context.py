@@ -7,6 +7,7 @@ from typing import Any
 
 from .diff import TaskDiff
 from .store import TaskRecord
+from .wording import DigestWording
 
 
 @dataclass
@@ -25,3 +26,6 @@ class TaskContext:
     """What changed, once the run's report was delivered after researching again."""
     public_url: str = ""
     """Where users reach this server, for the digest's link to the report (``TaskMiddleware``)."""
+    wording: DigestWording | None = None
+    """The digest's wording in the run's language, once the report needed it (``TaskMiddleware``); None:
+    English (a run that failed before it delivered spends no call on it)."""

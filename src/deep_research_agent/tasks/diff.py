@@ -7,8 +7,9 @@ and the pages (and MCP results) this run retrieved itself, as of the task's last
 - a finding is new when its text (whitespace and case aside) is not among the task's findings;
 - a figure moved when a new finding and an earlier finding cite the same source and state figures of the
   same measure (unit and kind) with different values: ``{source, before, after}`` as written;
-- ``section(diff)`` is the report's "What changed since the last run" section (Markdown, no citation
-  markers, so the claim check has nothing to flag in it); an empty diff says nothing changed.
+- ``section(diff, wording)`` is the report's "What changed since the last run" section (Markdown, no citation
+  markers, so the claim check has nothing to flag in it), in the run's ``wording`` (``tasks/wording.py``,
+  English by default); an empty diff says nothing changed.
 """
 
 from __future__ import annotations
@@ -22,8 +23,7 @@ from ..domain.task_diff import MovedFigure
 from ..evidence.figures import figures_in
 from ..evidence.store import EvidenceRecord
 from .store import TaskRecord
-
-SECTION_TITLE = "## What changed since the last run"
+from .wording import ENGLISH_WORDING, DigestWording
 
 
 class TaskDiff(BaseModel):
@@ -82,18 +82,16 @@ def task_diff(
     )
 
 
-def section(diff: TaskDiff) -> str:
-    lines = [SECTION_TITLE, "", f"Compared with the run of {diff.previous_run_at}."]
+def section(diff: TaskDiff, wording: DigestWording = ENGLISH_WORDING) -> str:
+    lines = [f"## {wording.since_last_run}", "", wording.compared_with.format(since=diff.previous_run_at)]
     if diff.empty:
-        return "\n".join(
-            [*lines, "", "Nothing changed: no new findings or sources, and every page read again is unchanged."]
-        )
+        return "\n".join([*lines, "", wording.nothing_changed])
     for title, entries in (
-        ("Figures that moved", [f"{m.before} → {m.after} ({m.source})" for m in diff.moved_figures]),
-        ("Sources gone", diff.gone_sources),
-        ("Changed sources", diff.changed_sources),
-        ("New sources", diff.new_sources),
-        ("New findings", diff.new_findings),
+        (wording.figures_moved, [f"{m.before} → {m.after} ({m.source})" for m in diff.moved_figures]),
+        (wording.sources_gone, diff.gone_sources),
+        (wording.changed_sources, diff.changed_sources),
+        (wording.new_sources, diff.new_sources),
+        (wording.new_findings, diff.new_findings),
     ):
         if entries:
             lines += ["", f"**{title}:**", *(f"- {entry}" for entry in entries)]

@@ -9,6 +9,9 @@ Contract:
   moved (both values and their source), the new findings, the sources gone (read before, not readable
   now, and why), then the pages changed or new; Markdown without citation markers, added inside the report
   gate, so the claim check has nothing to flag in it; ``first_section(task)`` opens a task's first run;
+- every section is written in a ``wording`` (``tasks/wording.py``), English unless the run's report language
+  is another (``TaskMiddleware`` translates it once and keeps it on the ``TaskContext``, so the report and the
+  ``digest`` state key say the same); what comes from the run (findings, figures, sources) is as it was;
 - ``opening_with(report, section)`` puts the section right after the report's title (its first ``# ``
   heading), or at the top of a report without one;
 - ``unchanged_report(draft, section)`` is what a run that found nothing material delivers instead of
@@ -16,7 +19,8 @@ Contract:
 - ``Digest`` is the run's ``digest`` state key: the task, what the digest says (its Markdown, whether it
   is material, the changes), the run's end and outcome and a link to its report. LangGraph's run webhook
   sends the thread's values, so a scheduled run's webhook carries it. ``build_digest`` makes it from the
-  run's task context once the run has ended, and ``headline`` says it in one line for the Watching list.
+  run's task context once the run has ended, and ``headline`` says it in one line for the Watching list,
+  in English whatever the report's language: it is text of the web UI, which is in English.
 """
 
 from __future__ import annotations
@@ -31,8 +35,9 @@ from pydantic import BaseModel, Field
 from ..domain.task_diff import MovedFigure
 from .context import TaskContext
 from .diff import TaskDiff
+from .wording import ENGLISH_WORDING, DigestWording
 
-SECTION_PREFIX = "## What changed since"
+# The Watching list's wording: the English web UI's, whatever the report's language.
 NOTHING_MATERIAL = "Nothing material changed"
 _TITLE = re.compile(r"^# .+$", re.MULTILINE)
 
@@ -57,22 +62,19 @@ def material(diff: TaskDiff) -> bool:
     return bool(diff.new_findings or diff.moved_figures or diff.gone_sources)
 
 
-def digest_section(diff: TaskDiff) -> str:
+def digest_section(diff: TaskDiff, wording: DigestWording = ENGLISH_WORDING) -> str:
     """The opening section of a re-run's report (see the module contract)."""
-    lines = [f"{SECTION_PREFIX} {readable_time(diff.previous_run_at)}", ""]
+    lines = [f"## {wording.changed_since.format(since=readable_time(diff.previous_run_at))}", ""]
     if not material(diff):
         checked = len(diff.changed_sources) + len(diff.new_sources)
-        lines.append(
-            f"{NOTHING_MATERIAL}: no new findings, no figure moved and no source is gone."
-            + (f" Pages that changed in other ways or were new: {checked}." if checked else "")
-        )
+        lines.append(wording.nothing_material + (f" {wording.pages_checked.format(count=checked)}" if checked else ""))
         return "\n".join(lines)
     for title, entries in (
-        ("Figures that moved", [_moved(m) for m in diff.moved_figures]),
-        ("New findings", diff.new_findings),
-        ("Sources gone", diff.gone_sources),
-        ("Pages that changed", diff.changed_sources),
-        ("New pages", diff.new_sources),
+        (wording.figures_moved, [_moved(m) for m in diff.moved_figures]),
+        (wording.new_findings, diff.new_findings),
+        (wording.sources_gone, diff.gone_sources),
+        (wording.pages_changed, diff.changed_sources),
+        (wording.new_pages, diff.new_sources),
     ):
         if entries:
             lines += [f"**{title}:**", *(f"- {entry}" for entry in entries), ""]
@@ -83,16 +85,13 @@ def _moved(figure: MovedFigure) -> str:
     return f"{figure.before} → {figure.after} ({figure.source})"
 
 
-def recalled_section(since: str) -> str:
+def recalled_section(since: str, wording: DigestWording = ENGLISH_WORDING) -> str:
     """The digest of a run that answered from the task's memory without reading anything again."""
-    return f"{SECTION_PREFIX} {readable_time(since)}\n\n{NOTHING_MATERIAL}: the run read nothing again."
+    return f"## {wording.changed_since.format(since=readable_time(since))}\n\n{wording.recalled}"
 
 
-def first_section(task: str) -> str:
-    return (
-        f"## What changed\n\nThis is the first run of the task {task}: there is nothing to compare with yet. "
-        "The next runs open with what changed since this one."
-    )
+def first_section(task: str, wording: DigestWording = ENGLISH_WORDING) -> str:
+    return f"## {wording.first_heading}\n\n{wording.first_run.format(task=task)}"
 
 
 def opening_with(report: str, section: str) -> str:
@@ -131,11 +130,8 @@ class Digest(BaseModel):
     finished_at: str
 
 
-def failed_section(reason: str) -> str:
-    return (
-        f"## This run failed\n\nThe run ended with {reason} before it could compare anything. "
-        "The schedule goes on: the next run compares with the last run that delivered a report."
-    )
+def failed_section(reason: str, wording: DigestWording = ENGLISH_WORDING) -> str:
+    return f"## {wording.failed_heading}\n\n{wording.failed.format(reason=reason)}"
 
 
 def build_digest(
@@ -150,16 +146,16 @@ def build_digest(
     report_url: str | None,
 ) -> Digest:
     """The digest of the scheduled run ``context`` belongs to (see the module contract)."""
-    previous, diff = context.previous, context.diff
+    previous, diff, wording = context.previous, context.diff, context.wording or ENGLISH_WORDING
     since = (previous.last_delivered_at or previous.last_run_at) if previous else None
     if failed:
-        markdown, is_material = failed_section(status), False
+        markdown, is_material = failed_section(status, wording), False
     elif previous is None:
-        markdown, is_material = first_section(context.name), True
+        markdown, is_material = first_section(context.name, wording), True
     elif diff is None:
-        markdown, is_material = recalled_section(since or ""), False
+        markdown, is_material = recalled_section(since or "", wording), False
     else:
-        markdown, is_material = digest_section(diff), material(diff)
+        markdown, is_material = digest_section(diff, wording), material(diff)
     return Digest(
         task=context.name, schedule=context.schedule or context.name, since=since, material=is_material,
         markdown=markdown, new_findings=diff.new_findings if diff else [], moved_figures=diff.moved_figures if diff else [],

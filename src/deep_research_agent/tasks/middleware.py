@@ -14,6 +14,12 @@ Contract (orchestrator only, inside the guards):
   report opens with "What changed since <date>" (on the task's first run, that there is nothing to compare
   with yet); when nothing material changed it delivers the short "nothing material changed" digest under
   the draft's title rather than the report again, and records no claims for it;
+- the digest and the "what changed" section are written in the run's report language (``RunLanguage``, told
+  at the orchestrator's first model call): for a language other than English, the ``translator`` gives the
+  wording (``tasks/translation.py``: one utility-model call per language per process) when the report is
+  submitted, kept on the ``TaskContext`` so ``finish_task``'s digest says the same; a translation that fails
+  or cannot be used leaves the English wording and one ``status: warning`` (``digest_in_english``) saying
+  why, and the run goes on;
 - ``finish_task`` (called by the lifecycle once the end status is known, before the outcome) saves the
   task's record merged with this run: its question, findings and gaps, the latest version of each source,
   the report, the end reason, the outcome as it stands before the save, and the cost so far; a failed write is a recording
@@ -40,11 +46,12 @@ from langgraph.types import Command
 from ..domain.claims import CitationSummary, no_claims
 from ..domain.clock import utc_now_iso
 from ..domain.conversation import last_user_index, latest_user_text
-from ..domain.knobs import KnobError
+from ..domain.knobs import KnobError, callable_knob
 from ..domain.names import EvidenceKind, ToolName, WarningReason
+from ..domain.reader import ENGLISH, RunLanguage, language_name
 from ..domain.url_policy import UrlPolicy
 from ..protocol.events import TaskDiff, WarningStatus, emit
-from ..run import Run, run_hook, stored_evidence
+from ..run import Run, UsageMeter, run_hook, stored_evidence
 from ..run.archive import evidence_record
 from ..run.owner import run_user
 from .context import TaskContext
@@ -73,6 +80,10 @@ from .store import (
     task_of,
 )
 from .view import render_view
+from .wording import ENGLISH_WORDING, DigestWording
+
+# The digest's wording in a language (a code), metered on the run's usage: ``translation.WordingTranslator``.
+Translator = Callable[[UsageMeter, str], Awaitable[DigestWording]]
 
 logger = logging.getLogger(__name__)
 
@@ -108,15 +119,18 @@ class TaskState(AgentState):
 
 class TaskMiddleware(AgentMiddleware):
     """Shows and diffs the run's named task (which ``open_task`` loaded and ``finish_task`` saves); gives the
-    decision tools; ``public_url`` (where users reach this server, or empty) starts a digest's report link."""
+    decision tools; ``translator`` gives the digest's wording in a report language other than English;
+    ``public_url`` (where users reach this server, or empty) starts a digest's report link."""
 
     state_schema = TaskState
     tools = [record_decision, search_decisions]
 
-    def __init__(self, *, public_url: str = "") -> None:
+    def __init__(self, *, translator: Translator, public_url: str = "") -> None:
+        callable_knob(type(self).__name__, "translator", translator)
         if not isinstance(public_url, str) or (public_url and UrlPolicy("public URLs").refusal(public_url)):
             raise KnobError(type(self).__name__, "public_url", public_url, "an http(s) URL, or empty")
         super().__init__()
+        self.translator = translator
         self.public_url = public_url.rstrip("/")
 
     @run_hook
@@ -148,22 +162,48 @@ class TaskMiddleware(AgentMiddleware):
         draft = str(args.get("report_markdown") or "").rstrip()
         if not draft:
             return await handler(request)
+        researched = bool(run.evidence.handovers())
+        if context.schedule is None and (context.previous is None or not researched):
+            return await handler(request)  # nothing is added: no call for a wording
+        wording = await self._wording(run, context)
         if context.previous is None:
-            if context.schedule is None:
-                return await handler(request)
-            return await handler(_with_report(request, opening_with(draft, first_section(context.name))))
-        if not run.evidence.handovers():
-            return await handler(request)  # a follow-up answered from the task's memory: nothing was re-researched
+            return await handler(_with_report(request, opening_with(draft, first_section(context.name, wording))))
+        if not researched:
+            return await handler(request)  # answered from the task's memory: the digest says so, the report is as is
         diff = task_diff(context.previous, _findings(run), _own_pages(run), _failed_reads(run))
         context.diff = diff
         emit(TaskDiff(**diff.model_dump()))
         if context.schedule is None:
-            return await handler(_with_report(request, f"{draft}\n\n{section(diff)}\n"))
+            return await handler(_with_report(request, f"{draft}\n\n{section(diff, wording)}\n"))
         if material(diff):
-            return await handler(_with_report(request, opening_with(draft, digest_section(diff))))
+            return await handler(_with_report(request, opening_with(draft, digest_section(diff, wording))))
         # Nothing material: the short digest is the report, and none of the draft's checked claims is in it.
         run.evidence.deliver_citations([], CitationSummary(), claims=[], claim_summary=no_claims())
-        return await handler(_with_report(request, unchanged_report(draft, digest_section(diff), context.name)))
+        short = unchanged_report(draft, digest_section(diff, wording), context.name)
+        return await handler(_with_report(request, short))
+
+    async def _wording(self, run: Run, context: TaskContext) -> DigestWording:
+        """The run's digest wording: English, or the run's report language's, asked for once per run."""
+        if context.wording is not None:
+            return context.wording
+        told = run.attachments.get(RunLanguage)
+        language = told.code if told is not None else None
+        context.wording = ENGLISH_WORDING
+        if language is not None and language != ENGLISH:
+            try:
+                context.wording = await self.translator(run.usage, language)
+            except Exception as exc:  # noqa: BLE001 - the digest is delivered in English, never lost
+                logger.warning("digest wording in %s failed: %s: %s", language, type(exc).__name__, exc)
+                emit(WarningStatus(reason=WarningReason.DIGEST_IN_ENGLISH, detail=_in_english(language, exc)))
+        return context.wording
+
+
+def _in_english(language: str, exc: Exception) -> str:
+    why = "no answer in time" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {str(exc)[:200]}"
+    return (
+        f"The digest's wording could not be put into {language_name(language)} ({why}); "
+        "the digest is in English, and the report is delivered all the same."
+    )
 
 
 def _with_report(request: ToolCallRequest, report: str) -> ToolCallRequest:
