@@ -49,6 +49,7 @@ from ..domain.conversation import last_user_index, latest_user_text
 from ..domain.knobs import KnobError, callable_knob
 from ..domain.names import EvidenceKind, ToolName, WarningReason
 from ..domain.reader import ENGLISH, RunLanguage, language_name
+from ..domain.secrets import redact
 from ..domain.url_policy import UrlPolicy
 from ..protocol.events import TaskDiff, WarningStatus, emit
 from ..run import Run, UsageMeter, run_hook, stored_evidence
@@ -193,13 +194,14 @@ class TaskMiddleware(AgentMiddleware):
             try:
                 context.wording = await self.translator(run.usage, language)
             except Exception as exc:  # noqa: BLE001 - the digest is delivered in English, never lost
-                logger.warning("digest wording in %s failed: %s: %s", language, type(exc).__name__, exc)
+                logger.warning("digest wording in %s failed: %s", language, redact(f"{type(exc).__name__}: {exc}"))
                 emit(WarningStatus(reason=WarningReason.DIGEST_IN_ENGLISH, detail=_in_english(language, exc)))
         return context.wording
 
 
 def _in_english(language: str, exc: Exception) -> str:
-    why = "no answer in time" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {str(exc)[:200]}"
+    # A provider's error text may echo the request's credentials: redacted before it reaches an event or a log.
+    why = "no answer in time" if isinstance(exc, TimeoutError) else redact(f"{type(exc).__name__}: {exc}")[:200]
     return (
         f"The digest's wording could not be put into {language_name(language)} ({why}); "
         "the digest is in English, and the report is delivered all the same."
