@@ -9,7 +9,8 @@ stand-in (``testkit/web.py``), through a tap (``testkit/model_tap.py``) that rec
 prints each model call's reply as the server sent it, the tool calls parsed from text and the end status.
 Both downloads are cached under ``~/.cache/deep-research-agent/``.
 
-Run: ``uv run python -m bench.local_model`` (``--model``, ``--question``, ``--timeout``, ``--max-run-seconds``,
+Run: ``uv run python -m bench.local_model`` (``--model``, ``--question``, ``--configurable`` the run's options as
+JSON, e.g. ``{"report_style": "brief"}``, ``--timeout``, ``--max-run-seconds``,
 ``--dump`` each call's request and reply to a file, to replay a prompt against the server). Exits 1 when the run ends
 ``answered`` without a search, i.e. what the product did before text tool calls were read.
 """
@@ -180,13 +181,19 @@ def local_env(model_url: str, web_base: str, allow_host: str, alias: str = DEFAU
     }
 
 
-async def research(env: dict[str, str], question: str, timeout: float) -> dict[str, object]:
-    """One run through ``langgraph dev``: what a user would see of it."""
+async def research(
+    env: dict[str, str], question: str, timeout: float, configurable: dict[str, object] | None = None
+) -> dict[str, object]:
+    """One run through ``langgraph dev``: what a user would see of it (``configurable``: the run's options)."""
+    from deep_research_agent.documents.language import detect_language
+    from deep_research_agent.report.length import report_words
     from testkit.agent_server import AgentServer, stream_run
 
     server = AgentServer(env).start(timeout=180)
     try:
-        run = await stream_run(server.url, question, configurable={"clarify": False}, timeout=timeout)
+        run = await stream_run(
+            server.url, question, configurable={"clarify": False, **(configurable or {})}, timeout=timeout
+        )
         if any(e["reason"] == "internal_error" for e in run.end_statuses):
             # The end status points at the server log, which goes with the server: show its errors.
             print("\n".join(line for line in server.log().splitlines() if "Error" in line or "error" in line)[-4000:])
@@ -212,6 +219,13 @@ async def research(env: dict[str, str], question: str, timeout: float) -> dict[s
             e["type"] for e in run.events if e["type"] in ("search_query", "page_fetched", "report")
         ),
         "report": (run.values.get("final_report") or "")[:600],
+        "report_shape": {
+            "words": report_words(run.values.get("final_report") or ""),
+            "language": detect_language(run.values.get("final_report") or ""),
+            "units_started": len(run.statuses("subagent_start")),
+            "sent_back": [s["detail"][:200] for s in run.statuses("revising") if s.get("reason") == "report_quality"],
+            "length_warnings": [e["detail"] for e in run.statuses("warning") if e.get("reason") == "report_length"],
+        },
     }
 
 
@@ -249,6 +263,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", choices=sorted(MODELS), default="0.5b", help="which Qwen2.5-Coder GGUF to run")
     parser.add_argument("--timeout", type=float, default=1200.0)
     parser.add_argument("--max-run-seconds", type=int, default=900, help="the run's time budget")
+    parser.add_argument(
+        "--configurable",
+        type=json.loads,
+        default={},
+        help='the run\'s options as JSON, e.g. \'{"report_style": "brief"}\'',
+    )
     parser.add_argument("--dump", type=Path, help="write each model call (request and reply) to this JSON-lines file")
     args = parser.parse_args(argv)
 
@@ -268,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
         with WebStandIn() as web, ModelTap(f"http://127.0.0.1:{port}", on_call=shown) as tap:
             env = local_env(f"{tap.root_url}/v1", web.base_url, web.allow_host, chosen.alias)
             env["DRA_MAX_RUN_SECONDS"] = str(args.max_run_seconds)
-            result = asyncio.run(research(env, args.question, args.timeout))
+            result = asyncio.run(research(env, args.question, args.timeout, args.configurable))
     finally:
         # A server busy on a reply may outlast SIGTERM; waiting must not hide why the run ended.
         llama.terminate()
@@ -286,6 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"empty or cut-off replies asked for again: {len(result['empty_replies'])}")  # type: ignore[arg-type]
     print(f"orchestrator tool calls whose arguments did not fit (told with an example): {result['argument_errors']}")
     print(f"research events: {dict(result['tool_events'])}")  # type: ignore[call-overload]
+    print(f"report shape: {result['report_shape']}")
     for state, reason, outcome, detail in result["end"]:  # type: ignore[attr-defined]
         print(f"end: {state}/{reason} outcome={outcome}: {detail}")
     print(f"report (head): {result['report']!r}")
